@@ -1,0 +1,108 @@
+//! `ralph events`: list the ledger's events (filtered by `--bot` / `--issue`), and
+//! `ralph events verify`: validate every event file and name the bad ones (exit 1).
+
+use super::Context;
+use crate::error::Exit;
+use crate::ledger::{Ledger, LoadedEvent};
+use crate::report;
+use anyhow::{Context as _, Result};
+use clap::{Args, Subcommand};
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct EventsArgs {
+    #[command(subcommand)]
+    pub action: Option<EventsAction>,
+    /// Only events of this bot
+    #[arg(long, value_name = "BOT_ID")]
+    pub bot: Option<String>,
+    /// Only events of this issue
+    #[arg(long, value_name = "N")]
+    pub issue: Option<u64>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EventsAction {
+    /// Validate every event file and name each bad one (exit 1 if any)
+    Verify,
+}
+
+pub fn run(ctx: &Context, args: EventsArgs) -> Result<Exit> {
+    let ledger = Ledger::new(ctx.root.join(".ralph"));
+    let loaded = ledger
+        .store()
+        .load_all()
+        .with_context(|| format!("cannot read the event log in {}", ledger.store().dir().display()))?;
+    match args.action {
+        Some(EventsAction::Verify) => verify(ctx, &ledger, &loaded),
+        None => list(ctx, &args, &loaded),
+    }
+}
+
+fn list(ctx: &Context, args: &EventsArgs, loaded: &crate::ledger::Loaded) -> Result<Exit> {
+    let selected: Vec<&LoadedEvent> = loaded
+        .events
+        .iter()
+        .filter(|l| args.bot.as_deref().is_none_or(|b| l.event.bot_id == b))
+        .filter(|l| args.issue.is_none_or(|n| l.event.issue_number == n))
+        .collect();
+    if ctx.printer.json_mode() {
+        let rows: Vec<serde_json::Value> = selected
+            .iter()
+            .map(|l| {
+                let mut v = serde_json::to_value(&l.event).unwrap_or_default();
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("file".into(), l.file.clone().into());
+                }
+                v
+            })
+            .collect();
+        ctx.printer.json(&rows)?;
+    } else if selected.is_empty() {
+        ctx.printer.status(if loaded.events.is_empty() {
+            "No events yet."
+        } else {
+            "No events match."
+        });
+    } else {
+        ctx.printer
+            .data(&report::terminal::events(&selected, ctx.printer.paint()))?;
+    }
+    if !loaded.skipped.is_empty() {
+        ctx.printer.warn(&format!(
+            "{} event file(s) could not be used; `ralph events verify` names them",
+            loaded.skipped.len()
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+fn verify(ctx: &Context, ledger: &Ledger, loaded: &crate::ledger::Loaded) -> Result<Exit> {
+    let valid = loaded.events.len();
+    let bad = &loaded.skipped;
+    if ctx.printer.json_mode() {
+        ctx.printer.json(&serde_json::json!({
+            "directory": ledger.store().dir().display().to_string(),
+            "valid": valid,
+            "invalid": bad,
+        }))?;
+    } else {
+        let p = ctx.printer.paint();
+        let mut text = String::new();
+        for s in bad {
+            text.push_str(&format!(
+                "{} {}: {}\n",
+                p.bad("bad"),
+                crate::output::sanitize(&s.file),
+                crate::output::sanitize(&s.reason)
+            ));
+        }
+        text.push_str(&format!(
+            "{valid} valid event file(s), {} bad in {}\n",
+            bad.len(),
+            ledger.store().dir().display()
+        ));
+        ctx.printer.data(&text)?;
+    }
+    Ok(if bad.is_empty() { Exit::Success } else { Exit::Failure })
+}

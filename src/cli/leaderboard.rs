@@ -1,0 +1,89 @@
+//! `ralph leaderboard` (alias `status`): the bots ranked by weight, from the cached fold when
+//! the ledger is unchanged; `--json` for machines, `--html FILE` for a page with a chart.
+
+use super::Context;
+use crate::error::Exit;
+use crate::fsutil::write_atomic;
+use crate::ledger::{CacheUse, Ledger, LedgerState};
+use crate::report;
+use anyhow::{Context as _, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct LeaderboardArgs {
+    /// Also write a self-contained HTML report with a chart of each bot's weight over time
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Context, args: LeaderboardArgs) -> Result<Exit> {
+    let settings = ctx.settings()?;
+    let ledger = Ledger::new(&settings.ralph_dir);
+    let (state, cache) = ledger
+        .state(&settings.config.fold_params())
+        .with_context(|| format!("cannot read the event log in {}", ledger.store().dir().display()))?;
+    tracing::debug!(?cache, events = state.event_count, "ledger state");
+
+    if let Some(path) = &args.html {
+        let name = settings
+            .repo
+            .as_ref()
+            .map(ToString::to_string)
+            .or_else(|| settings.root.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "repository".to_owned());
+        let page = report::html::render(&state, &name, chrono::Utc::now());
+        write_atomic(path, page.as_bytes())
+            .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
+        ctx.printer
+            .status(&format!("Wrote the HTML leaderboard to {}", path.display()));
+    }
+
+    if ctx.printer.json_mode() {
+        ctx.printer.json(&json(&state, cache))?;
+    } else {
+        ctx.printer
+            .data(&report::terminal::leaderboard(&state, ctx.printer.paint()))?;
+        if !settings.ralph_dir.is_dir() {
+            ctx.printer.status(&format!(
+                "No .ralph directory in {}: showing the default bots. `ralph init` creates one.",
+                settings.root.display()
+            ));
+        }
+    }
+    warn_skipped(ctx, &state);
+    Ok(Exit::Success)
+}
+
+/// The `--json` document (README: "JSON output").
+fn json(state: &LedgerState, cache: CacheUse) -> serde_json::Value {
+    serde_json::json!({
+        "bots": state.bots,
+        "total_budget_pool": state.total_budget_pool,
+        "event_count": state.event_count,
+        "skipped": state.skipped,
+        "recent": state.recent,
+        "cache": match cache {
+            CacheUse::Hit => "hit",
+            CacheUse::Rebuilt => "rebuilt",
+            CacheUse::Uncached => "uncached",
+        },
+    })
+}
+
+fn warn_skipped(ctx: &Context, state: &LedgerState) {
+    if state.skipped.is_empty() {
+        return;
+    }
+    ctx.printer.warn(&format!(
+        "skipped {} event file(s) that could not be used (they are kept; `ralph events verify` lists them):",
+        state.skipped.len()
+    ));
+    for s in state.skipped.iter().take(10) {
+        ctx.printer.warn(&format!("  {}: {}", s.file, s.reason));
+    }
+    if state.skipped.len() > 10 {
+        ctx.printer
+            .warn(&format!("  … and {} more", state.skipped.len() - 10));
+    }
+}

@@ -1,0 +1,182 @@
+//! The command line: clap types for the global options and every subcommand, logging set-up,
+//! Ctrl-C, and the one place a command's result becomes an exit code. Each subcommand lives
+//! in its own file as `XxxArgs` plus `fn run(ctx, args)`, a thin wrapper over the library.
+
+mod completions;
+mod events;
+mod init;
+mod leaderboard;
+mod reset;
+
+use crate::config::TrackerKind;
+use crate::error::{classify, render, Exit};
+use crate::output::{ColorChoice, Printer};
+use crate::settings::{find_root, RepoSlug, Settings};
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Run a marketplace competition of AI bots for a GitHub issue, and keep score
+#[derive(Debug, Parser)]
+#[command(name = "ralph", version, propagate_version = true, max_term_width = 100)]
+#[command(after_help = "Exit codes: 0 success, 1 failure, 2 usage or configuration error, 130 interrupted.\nLogging: -v debug, -vv trace; RALPH_LOG overrides (tracing EnvFilter syntax).")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options valid before or after any subcommand.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Repository to work in (default: the current directory)
+    #[arg(short = 'C', long = "dir", value_name = "PATH", global = true)]
+    pub dir: Option<PathBuf>,
+    /// GitHub repository (default: parsed from the origin remote)
+    #[arg(long, value_name = "OWNER/NAME", global = true, value_parser = parse_repo)]
+    pub repo: Option<RepoSlug>,
+    /// Where issues live (default: from the configuration, else github)
+    #[arg(long, value_enum, global = true)]
+    pub tracker: Option<TrackerKind>,
+    /// Print machine-readable JSON on stdout
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// More logging on stderr (-v debug, -vv trace)
+    #[arg(short, long, action = clap::ArgAction::Count, global = true, conflicts_with = "quiet")]
+    pub verbose: u8,
+    /// Less output on stderr: only warnings that matter and errors
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub quiet: u8,
+    /// When to use colour (NO_COLOR is honoured with auto)
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto, global = true)]
+    pub color: ColorChoice,
+}
+
+fn parse_repo(s: &str) -> Result<RepoSlug, String> {
+    s.parse()
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create .ralph/ with a documented config.toml, the events directory and a .gitignore
+    Init(init::InitArgs),
+    /// Show the bots ranked by weight, with budgets and recent events
+    #[command(visible_alias = "status")]
+    Leaderboard(leaderboard::LeaderboardArgs),
+    /// List ledger events, or verify every event file
+    Events(events::EventsArgs),
+    /// Delete the events and caches, keeping the configuration
+    Reset(reset::ResetArgs),
+    /// Print shell completions
+    Completions(completions::CompletionsArgs),
+}
+
+/// What every command gets: where to work, how to print, and the flags that shape settings.
+pub struct Context {
+    pub root: PathBuf,
+    pub printer: Printer,
+    pub global: GlobalArgs,
+}
+
+impl Context {
+    /// Loads the configuration and resolves the settings.
+    pub fn settings(&self) -> Result<Settings> {
+        Ok(Settings::load(
+            self.root.clone(),
+            self.global.repo.clone(),
+            self.global.tracker,
+        )?)
+    }
+}
+
+/// Sets up logging on stderr: `RALPH_LOG` when set, else from `-v`/`-q`.
+fn init_logging(global: &GlobalArgs, color: bool) {
+    use tracing_subscriber::EnvFilter;
+    let default = match (global.quiet, global.verbose) {
+        (q, _) if q > 0 => "error",
+        (_, 0) => "warn",
+        (_, 1) => "ralph=debug,warn",
+        _ => "ralph=trace,info",
+    };
+    let filter = std::env::var("RALPH_LOG")
+        .ok()
+        .and_then(|v| EnvFilter::try_new(v).ok())
+        .unwrap_or_else(|| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(color)
+        .without_time()
+        .with_target(global.verbose > 0)
+        .try_init();
+}
+
+/// Runs a parsed command line and returns the exit code, having rendered any error.
+pub async fn main(cli: Cli) -> Exit {
+    let global = cli.global.clone();
+    let printer = Printer::new(global.json, global.quiet > 0, global.color);
+    init_logging(&global, printer.paint_err().enabled());
+    let result = tokio::select! {
+        r = run(cli) => r,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("{} interrupted", printer.paint_err().warn("warning:"));
+            return Exit::Interrupted;
+        }
+    };
+    match result {
+        Ok(exit) => exit,
+        Err(err) => {
+            let class = classify(&err);
+            if class.broken_pipe {
+                return Exit::Success;
+            }
+            eprint!("{}", render(&err, class.hint.as_deref(), printer.paint_err()));
+            class.exit
+        }
+    }
+}
+
+/// Runs one command.
+#[tracing::instrument(skip_all)]
+pub async fn run(cli: Cli) -> Result<Exit> {
+    let global = cli.global;
+    let printer = Printer::new(global.json, global.quiet > 0, global.color);
+    let root = find_root(global.dir.as_deref())?;
+    tracing::debug!(root = %root.display(), "working directory");
+    let ctx = Context {
+        root,
+        printer,
+        global,
+    };
+    match cli.command {
+        Command::Init(args) => init::run(&ctx, args),
+        Command::Leaderboard(args) => leaderboard::run(&ctx, args),
+        Command::Events(args) => events::run(&ctx, args),
+        Command::Reset(args) => reset::run(&ctx, args).await,
+        Command::Completions(args) => completions::run(&ctx, args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn global_options_work_after_the_subcommand() {
+        let cli = Cli::try_parse_from(["ralph", "leaderboard", "--json", "-C", "/tmp", "--color", "never"]).unwrap();
+        assert!(cli.global.json);
+        assert_eq!(cli.global.dir.as_deref(), Some(std::path::Path::new("/tmp")));
+        assert_eq!(cli.global.color, ColorChoice::Never);
+        let cli = Cli::try_parse_from(["ralph", "status"]).unwrap();
+        assert!(matches!(cli.command, Command::Leaderboard(_)));
+        assert!(Cli::try_parse_from(["ralph", "--repo", "nope", "status"]).is_err());
+        assert!(Cli::try_parse_from(["ralph", "-v", "-q", "status"]).is_err());
+    }
+}

@@ -1,0 +1,162 @@
+//! The on-disk shapes of the configuration: `.ralph/config.toml` (strict: unknown keys are
+//! errors that name the key) and the prototype's `.ralph/config.json` (lenient: unknown keys
+//! are ignored with a warning, since the prototype may have written keys ralph never used).
+
+use super::{BackendKind, ConfigError, TrackerKind};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ConfigFile {
+    pub tracker: Option<TrackerKind>,
+    pub max_iterations: Option<i64>,
+    pub marketplace: Option<MarketplaceFile>,
+    pub scoring: Option<ScoringFile>,
+    pub defaults: Option<AgentFile>,
+    pub bots: Option<Vec<AgentFile>>,
+    pub arbiter: Option<AgentFile>,
+    pub implementer: Option<AgentFile>,
+    pub checks: Option<ChecksFile>,
+    pub github: Option<GithubFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MarketplaceFile {
+    pub num_bots: Option<i64>,
+    pub base_budget_per_bot: Option<i64>,
+    pub weight_min: Option<f64>,
+    pub weight_max: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ScoringFile {
+    pub weights: Option<WeightsFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WeightsFile {
+    pub spec_alignment: Option<f64>,
+    pub technical_quality: Option<f64>,
+    pub innovation: Option<f64>,
+    pub risk: Option<f64>,
+    pub efficiency: Option<f64>,
+    pub specialist_validation: Option<f64>,
+}
+
+/// A bot (`[[bots]]`, which needs `id`) or a role section (`[defaults]`, `[arbiter]`,
+/// `[implementer]`, which must not have one).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AgentFile {
+    pub id: Option<String>,
+    pub backend: Option<BackendKind>,
+    pub model: Option<String>,
+    pub command: Option<Vec<String>>,
+    pub base_url: Option<String>,
+    pub timeout_secs: Option<i64>,
+    pub dir: Option<PathBuf>,
+    pub api_key_env: Option<String>,
+    pub max_tokens: Option<i64>,
+    pub temperature: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct ChecksFile {
+    pub coverage: Option<CoverageFile>,
+    #[serde(flatten)]
+    pub commands: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct CoverageFile {
+    pub command: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct GithubFile {
+    pub ready_label: Option<String>,
+}
+
+/// Parses `config.toml` text.
+pub(super) fn parse_toml(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: path.to_owned(),
+        message: e.to_string().trim_end().to_owned(),
+    })
+}
+
+/// Translates the prototype's `config.json` into the TOML shape. Its keys: `num_bots`,
+/// `base_budget_per_bot`, `scoring_weights{…}`, `weight_constraints{min,max}`.
+pub(super) fn parse_legacy_json(path: &Path, text: &str) -> Result<ConfigFile, ConfigError> {
+    let invalid = |key: &str, message: String| ConfigError::Invalid {
+        path: path.to_owned(),
+        key: key.to_owned(),
+        message,
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ConfigError::Parse {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let object = value
+        .as_object()
+        .ok_or_else(|| invalid("(top level)", "must be a JSON object".into()))?;
+    let int = |key: &str, v: &serde_json::Value| {
+        v.as_i64()
+            .ok_or_else(|| invalid(key, format!("must be an integer, found {v}")))
+    };
+    let float = |key: &str, v: &serde_json::Value| {
+        v.as_f64()
+            .ok_or_else(|| invalid(key, format!("must be a number, found {v}")))
+    };
+    let mut file = ConfigFile::default();
+    let mut market = MarketplaceFile::default();
+    for (key, v) in object {
+        match key.as_str() {
+            "num_bots" => market.num_bots = Some(int(key, v)?),
+            "base_budget_per_bot" => market.base_budget_per_bot = Some(int(key, v)?),
+            "weight_constraints" => {
+                let o = v
+                    .as_object()
+                    .ok_or_else(|| invalid(key, "must be an object {min, max}".into()))?;
+                for (k, v) in o {
+                    let name = format!("weight_constraints.{k}");
+                    match k.as_str() {
+                        "min" => market.weight_min = Some(float(&name, v)?),
+                        "max" => market.weight_max = Some(float(&name, v)?),
+                        _ => tracing::warn!("{}: ignoring unknown key `{name}`", path.display()),
+                    }
+                }
+            }
+            "scoring_weights" => {
+                let o = v
+                    .as_object()
+                    .ok_or_else(|| invalid(key, "must be an object of weights".into()))?;
+                let mut w = WeightsFile::default();
+                for (k, v) in o {
+                    let name = format!("scoring_weights.{k}");
+                    let slot = match k.as_str() {
+                        "spec_alignment" => &mut w.spec_alignment,
+                        "technical_quality" => &mut w.technical_quality,
+                        "innovation" => &mut w.innovation,
+                        "risk" => &mut w.risk,
+                        "efficiency" => &mut w.efficiency,
+                        "specialist_validation" => &mut w.specialist_validation,
+                        _ => return Err(invalid(&name, "is not a scoring dimension (expected spec_alignment, technical_quality, innovation, risk, efficiency, specialist_validation)".into())),
+                    };
+                    *slot = Some(float(&name, v)?);
+                }
+                file.scoring = Some(ScoringFile { weights: Some(w) });
+            }
+            _ => tracing::warn!("{}: ignoring unknown key `{key}`", path.display()),
+        }
+    }
+    file.marketplace = Some(market);
+    Ok(file)
+}

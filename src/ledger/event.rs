@@ -1,0 +1,319 @@
+//! The event schema (SPEC §8.2): one JSON file per outcome per bot.
+//!
+//! The prototype's fields are all kept with their names; the fields ralph added are optional
+//! so that the prototype's files (schema version 0, no `schema_version` key) still load.
+
+use crate::market::{Outcome, Scores};
+use chrono::{DateTime, SubsecRound, Utc};
+use serde::{Deserialize, Serialize};
+
+/// The schema version ralph writes. Files without the key are the prototype's (version 0).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One ledger event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// `0` for the prototype's files, [`SCHEMA_VERSION`] for ralph's.
+    #[serde(default)]
+    pub schema_version: u32,
+    pub timestamp: DateTime<Utc>,
+    pub issue_number: u64,
+    pub bot_id: String,
+    pub outcome: Outcome,
+    #[serde(default)]
+    pub proposal_score: Option<f64>,
+    #[serde(default)]
+    pub implementation_score: Option<f64>,
+    #[serde(default)]
+    pub accuracy: Option<f64>,
+    pub weight_delta: f64,
+    /// The prototype's iteration counter: the round the event belongs to.
+    #[serde(default)]
+    pub iteration_count: Option<u32>,
+    #[serde(default)]
+    pub metrics: Option<Metrics>,
+    /// The competition run that wrote the event.
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// 1-based round number within the run.
+    #[serde(default)]
+    pub round: Option<u32>,
+    #[serde(default)]
+    pub phase: Option<Phase>,
+    /// The bot's proposal rank in the round (1 = winner).
+    #[serde(default)]
+    pub rank: Option<u32>,
+    #[serde(default)]
+    pub scores: Option<EventScores>,
+    /// The bot's own estimate that its proposal would pass.
+    #[serde(default)]
+    pub success_probability: Option<f64>,
+    #[serde(default)]
+    pub tokens: Option<Tokens>,
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+}
+
+/// Verification metrics of the round (the prototype's `metrics` object).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    #[serde(default)]
+    pub tests_passed: Option<bool>,
+    #[serde(default)]
+    pub code_quality_passed: Option<bool>,
+    #[serde(default)]
+    pub coverage_delta: Option<f64>,
+    #[serde(default)]
+    pub lines_changed: Option<u64>,
+    #[serde(default)]
+    pub files_affected: Option<u64>,
+}
+
+/// Whether the round was the initial one or a replan after a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Initial,
+    Replan,
+}
+
+/// Per-dimension scores of the bot's proposal and, when it was implemented, of the
+/// implementation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventScores {
+    pub proposal: Scores,
+    #[serde(default)]
+    pub implementation: Option<Scores>,
+}
+
+/// Tokens used by the bot's calls in the round.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+}
+
+/// The rule for bot ids: `[a-z0-9_-]{1,64}` (SPEC §3). Event files written by the prototype
+/// follow it too.
+pub fn valid_bot_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+impl Event {
+    /// A new event stamped now (to the microsecond, the resolution of file names), with every
+    /// optional field empty.
+    pub fn new(issue_number: u64, bot_id: &str, outcome: Outcome, weight_delta: f64) -> Event {
+        Event {
+            schema_version: SCHEMA_VERSION,
+            timestamp: Utc::now().trunc_subsecs(6),
+            issue_number,
+            bot_id: bot_id.to_owned(),
+            outcome,
+            proposal_score: None,
+            implementation_score: None,
+            accuracy: None,
+            weight_delta,
+            iteration_count: None,
+            metrics: None,
+            run_id: None,
+            round: None,
+            phase: None,
+            rank: None,
+            scores: None,
+            success_probability: None,
+            tokens: None,
+            cost_usd: None,
+            duration_ms: None,
+        }
+    }
+
+    /// The file name of SPEC §8.2: `<timestamp>-<bot_id>-<outcome>.json`, with the timestamp
+    /// as `2026-01-29T10-15-00-123456Z` (no colons, so it is valid on every file system).
+    pub fn file_name(&self) -> String {
+        format!(
+            "{}-{}-{}.json",
+            self.timestamp.format("%Y-%m-%dT%H-%M-%S-%6fZ"),
+            self.bot_id,
+            self.outcome
+        )
+    }
+
+    /// Checks everything a well-formed event must satisfy, including that `file_name` (the
+    /// name it was loaded from) ends with its bot and outcome. Returns the first problem.
+    pub fn validate(&self, file_name: &str) -> Result<(), String> {
+        if self.schema_version > SCHEMA_VERSION {
+            return Err(format!(
+                "schema_version {} is newer than this ralph understands ({SCHEMA_VERSION}); upgrade ralph",
+                self.schema_version
+            ));
+        }
+        if !valid_bot_id(&self.bot_id) {
+            return Err(format!(
+                "bot_id {:?} is not a valid bot id ([a-z0-9_-], 1 to 64 characters)",
+                self.bot_id
+            ));
+        }
+        let suffix = format!("-{}-{}.json", self.bot_id, self.outcome);
+        if !file_name.ends_with(&suffix) {
+            return Err(format!(
+                "file name does not match its content: expected a name ending in `{suffix}`"
+            ));
+        }
+        if !self.weight_delta.is_finite() || self.weight_delta.abs() > 1.0 {
+            return Err(format!(
+                "weight_delta {} is outside [-1, 1]",
+                self.weight_delta
+            ));
+        }
+        let unit = [
+            ("proposal_score", self.proposal_score),
+            ("implementation_score", self.implementation_score),
+            ("accuracy", self.accuracy),
+            ("success_probability", self.success_probability),
+        ];
+        for (name, value) in unit {
+            if let Some(v) = value {
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(format!("{name} {v} is outside [0, 1]"));
+                }
+            }
+        }
+        if let Some(scores) = &self.scores {
+            let sets = [("proposal", Some(&scores.proposal)), ("implementation", scores.implementation.as_ref())];
+            for (which, set) in sets {
+                if let Some((dimension, v)) = set.and_then(Scores::first_out_of_unit_range) {
+                    return Err(format!(
+                        "scores.{which}.{} {v} is outside [0, 1]",
+                        dimension.key()
+                    ));
+                }
+            }
+        }
+        if let Some(cost) = self.cost_usd {
+            if !cost.is_finite() || cost < 0.0 {
+                return Err(format!("cost_usd {cost} is negative or not a number"));
+            }
+        }
+        if self.round == Some(0) {
+            return Err("round is 1-based; 0 is not a round".to_owned());
+        }
+        Ok(())
+    }
+
+    /// The round this event belongs to: `round`, else the prototype's `iteration_count`.
+    pub fn round_number(&self) -> Option<u32> {
+        self.round.or(self.iteration_count)
+    }
+}
+
+/// Parses and validates one event file's bytes. `file_name` is the name it was read from.
+pub fn parse_event(file_name: &str, bytes: &[u8]) -> Result<Event, String> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err("file is empty".to_owned());
+    }
+    let event: Event = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+    event.validate(file_name)?;
+    Ok(event)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROTOTYPE: &str = r#"{
+      "timestamp": "2026-01-29T10:30:00Z",
+      "issue_number": 123,
+      "bot_id": "smart_bot_2",
+      "outcome": "success",
+      "proposal_score": 0.87,
+      "implementation_score": 0.85,
+      "accuracy": 0.98,
+      "weight_delta": 0.15,
+      "iteration_count": 3,
+      "metrics": {
+        "tests_passed": true,
+        "code_quality_passed": true,
+        "coverage_delta": 2.5,
+        "lines_changed": 45,
+        "files_affected": 3
+      }
+    }"#;
+
+    #[test]
+    fn prototype_event_loads_as_schema_zero() {
+        let e = parse_event("2026-01-29T10:30:00Z-smart_bot_2-success.json", PROTOTYPE.as_bytes())
+            .unwrap();
+        assert_eq!(e.schema_version, 0);
+        assert_eq!(e.bot_id, "smart_bot_2");
+        assert_eq!(e.outcome, Outcome::Success);
+        assert_eq!(e.weight_delta, 0.15);
+        assert_eq!(e.round_number(), Some(3));
+        assert_eq!(e.metrics.unwrap().lines_changed, Some(45));
+    }
+
+    #[test]
+    fn file_name_follows_the_spec_and_round_trips() {
+        let mut e = Event::new(7, "smart_bot_1", Outcome::ReplanFailure, -0.2);
+        e.timestamp = "2026-01-29T10:15:00.123456Z".parse().unwrap();
+        assert_eq!(
+            e.file_name(),
+            "2026-01-29T10-15-00-123456Z-smart_bot_1-replan_failure.json"
+        );
+        let json = serde_json::to_vec(&e).unwrap();
+        assert_eq!(parse_event(&e.file_name(), &json).unwrap(), e);
+    }
+
+    #[test]
+    fn invalid_events_are_described() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("x-smart_bot_2-success.json", "", "empty"),
+            ("x-smart_bot_2-success.json", "{not json", "invalid JSON"),
+            ("x-smart_bot_2-success.json", r#"{"bot_id":"smart_bot_2"}"#, "missing field"),
+            ("x-smart_bot_9-success.json", PROTOTYPE, "does not match"),
+            (
+                "x-smart_bot_2-success.json",
+                &PROTOTYPE.replace("0.98", "1.7"),
+                "accuracy 1.7 is outside",
+            ),
+            (
+                "x-smart_bot_2-success.json",
+                &PROTOTYPE.replace("\"success\"", "\"won\""),
+                "unknown variant",
+            ),
+            (
+                "x-Smart Bot-success.json",
+                &PROTOTYPE.replace("smart_bot_2", "Smart Bot"),
+                "not a valid bot id",
+            ),
+            (
+                "x-smart_bot_2-success.json",
+                &PROTOTYPE.replace("\"timestamp\"", "\"schema_version\": 9, \"timestamp\""),
+                "upgrade ralph",
+            ),
+            (
+                "x-smart_bot_2-success.json",
+                &PROTOTYPE.replace("0.15", "4.0"),
+                "weight_delta",
+            ),
+        ];
+        for (name, body, needle) in cases {
+            let err = parse_event(name, body.as_bytes()).unwrap_err();
+            assert!(err.contains(needle), "{name}: {err:?} should mention {needle:?}");
+        }
+    }
+
+    #[test]
+    fn bot_id_rule() {
+        assert!(valid_bot_id("smart_bot_1"));
+        assert!(valid_bot_id("claude-opus-4"));
+        assert!(!valid_bot_id(""));
+        assert!(!valid_bot_id("Bot"));
+        assert!(!valid_bot_id("a/b"));
+        assert!(!valid_bot_id(&"a".repeat(65)));
+    }
+}

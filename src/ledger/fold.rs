@@ -1,0 +1,385 @@
+//! Folding the event log into the marketplace state (SPEC §8.3): weights, efficiency,
+//! successes, failures, accuracy and budgets. Pure: the caller loads and orders the events.
+
+use super::budget::allocate;
+use super::event::Event;
+use super::weights::project;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// At most this many points of weight history are kept for the chart; beyond it the history
+/// is sampled evenly (always keeping the first and the last point).
+pub const HISTORY_LIMIT: usize = 2000;
+
+/// What the fold needs from the configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FoldParams {
+    /// The configured bots, in configuration order.
+    pub bots: Vec<String>,
+    pub weight_min: f64,
+    pub weight_max: f64,
+    /// The iteration budget pool: `num_bots × base_budget_per_bot`.
+    pub pool: u32,
+}
+
+/// One bot's standing after the fold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BotStanding {
+    pub bot_id: String,
+    /// Current weight; 0 for retired bots, which no longer take part.
+    pub weight: f64,
+    /// `successes / (successes + failures)`, 1.0 before any attempt.
+    pub efficiency: f64,
+    pub successes: u32,
+    pub failures: u32,
+    /// Mean accuracy over the bot's implemented proposals that recorded one.
+    pub average_accuracy: Option<f64>,
+    /// Share of the iteration budget pool; 0 for retired bots.
+    pub budget: u32,
+    /// Found in events but no longer configured.
+    pub retired: bool,
+    /// Number of events about this bot.
+    pub event_count: u64,
+    /// Sum of the bot's weight deltas as recorded in its events.
+    pub total_delta: f64,
+    pub last_event: Option<DateTime<Utc>>,
+}
+
+/// The weights of the configured bots after events, for the chart.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WeightHistory {
+    /// Column order of `points[].weights`.
+    pub bots: Vec<String>,
+    pub points: Vec<HistoryPoint>,
+}
+
+/// The weights after one event (`event_index` 0 is the starting point, before any event).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryPoint {
+    pub event_index: u64,
+    pub timestamp: Option<DateTime<Utc>>,
+    pub weights: Vec<f64>,
+}
+
+/// The result of a fold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Folded {
+    /// Active bots by weight (heaviest first, ties by id), then retired bots by id.
+    pub bots: Vec<BotStanding>,
+    pub history: WeightHistory,
+    pub event_count: u64,
+}
+
+#[derive(Default)]
+struct Tally {
+    successes: u32,
+    failures: u32,
+    accuracy_sum: f64,
+    accuracy_n: u32,
+    events: u64,
+    total_delta: f64,
+    last: Option<DateTime<Utc>>,
+}
+
+impl Tally {
+    fn add(&mut self, event: &Event) {
+        self.events += 1;
+        self.total_delta += event.weight_delta;
+        self.last = Some(event.timestamp);
+        if event.outcome.is_success() {
+            self.successes += 1;
+        } else if event.outcome.is_failure() {
+            self.failures += 1;
+        }
+        if event.outcome.is_implementation() {
+            if let Some(a) = event.accuracy {
+                self.accuracy_sum += a;
+                self.accuracy_n += 1;
+            }
+        }
+    }
+
+    fn efficiency(&self) -> f64 {
+        efficiency(self.successes, self.failures)
+    }
+}
+
+/// `successes / (successes + failures)`, 1.0 with no attempts.
+pub fn efficiency(successes: u32, failures: u32) -> f64 {
+    let attempts = successes + failures;
+    if attempts == 0 {
+        1.0
+    } else {
+        f64::from(successes) / f64::from(attempts)
+    }
+}
+
+/// Folds `events`, which must already be in timestamp order, into the marketplace state.
+/// Configured bots start at `1/N`; each event's delta takes effect at once, after which the
+/// weights are projected back onto the bounded simplex ([`project`]). Events of bots that are
+/// no longer configured count towards those bots' statistics only.
+pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>) -> Folded {
+    let n = params.bots.len();
+    let index: BTreeMap<&str, usize> = params
+        .bots
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.as_str(), i))
+        .collect();
+    let mut weights = vec![if n == 0 { 0.0 } else { 1.0 / n as f64 }; n];
+    let mut tallies: Vec<Tally> = (0..n).map(|_| Tally::default()).collect();
+    let mut retired: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut points = vec![HistoryPoint {
+        event_index: 0,
+        timestamp: None,
+        weights: weights.clone(),
+    }];
+    let mut count = 0u64;
+    for event in events {
+        count += 1;
+        match index.get(event.bot_id.as_str()) {
+            Some(&i) => {
+                weights[i] += event.weight_delta;
+                project(&mut weights, params.weight_min, params.weight_max);
+                tallies[i].add(event);
+            }
+            None => retired.entry(event.bot_id.clone()).or_default().add(event),
+        }
+        points.push(HistoryPoint {
+            event_index: count,
+            timestamp: Some(event.timestamp),
+            weights: weights.clone(),
+        });
+    }
+
+    let shares: Vec<f64> = (0..n).map(|i| weights[i] * tallies[i].efficiency()).collect();
+    let budgets = allocate(params.pool, &shares);
+    let standing = |bot_id: &str, tally: &Tally, weight: f64, budget: u32, retired: bool| {
+        BotStanding {
+            bot_id: bot_id.to_owned(),
+            weight,
+            efficiency: tally.efficiency(),
+            successes: tally.successes,
+            failures: tally.failures,
+            average_accuracy: (tally.accuracy_n > 0)
+                .then(|| tally.accuracy_sum / f64::from(tally.accuracy_n)),
+            budget,
+            retired,
+            event_count: tally.events,
+            total_delta: tally.total_delta,
+            last_event: tally.last,
+        }
+    };
+    let mut bots: Vec<BotStanding> = (0..n)
+        .map(|i| standing(&params.bots[i], &tallies[i], weights[i], budgets[i], false))
+        .collect();
+    bots.sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.bot_id.cmp(&b.bot_id)));
+    bots.extend(
+        retired
+            .iter()
+            .map(|(id, tally)| standing(id, tally, 0.0, 0, true)),
+    );
+    Folded {
+        bots,
+        history: WeightHistory {
+            bots: params.bots.clone(),
+            points: downsample(points, HISTORY_LIMIT),
+        },
+        event_count: count,
+    }
+}
+
+/// Keeps at most `limit` points, evenly spaced, always including the first and the last.
+fn downsample(points: Vec<HistoryPoint>, limit: usize) -> Vec<HistoryPoint> {
+    let len = points.len();
+    if len <= limit || limit < 2 {
+        return points;
+    }
+    let step = (len - 1) as f64 / (limit - 1) as f64;
+    let mut wanted = (0..limit).map(|k| ((k as f64) * step).round() as usize).peekable();
+    points
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            if wanted.peek() == Some(&i) {
+                while wanted.peek() == Some(&i) {
+                    wanted.next();
+                }
+                Some(p)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::market::Outcome;
+    use chrono::Duration;
+
+    fn params(bots: &[&str]) -> FoldParams {
+        FoldParams {
+            bots: bots.iter().map(|b| b.to_string()).collect(),
+            weight_min: 0.05,
+            weight_max: 0.60,
+            pool: bots.len() as u32 * 10,
+        }
+    }
+
+    fn event(seq: i64, bot: &str, outcome: Outcome, delta: f64, accuracy: Option<f64>) -> Event {
+        let mut e = Event::new(1, bot, outcome, delta);
+        e.timestamp = "2026-01-01T00:00:00Z".parse::<DateTime<Utc>>().unwrap()
+            + Duration::seconds(seq);
+        e.accuracy = accuracy;
+        e
+    }
+
+    fn weight(f: &Folded, bot: &str) -> f64 {
+        f.bots.iter().find(|b| b.bot_id == bot).unwrap().weight
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+
+    #[test]
+    fn no_events_means_equal_weights_and_full_efficiency() {
+        let f = fold(&params(&["a", "b", "c"]), &[]);
+        assert_eq!(f.event_count, 0);
+        for b in &f.bots {
+            assert!(close(b.weight, 1.0 / 3.0));
+            assert_eq!(b.efficiency, 1.0);
+            assert_eq!(b.budget, 10);
+            assert_eq!(b.average_accuracy, None);
+        }
+        assert_eq!(f.history.points.len(), 1);
+    }
+
+    #[test]
+    fn hand_computed_sequence() {
+        // Start 1/3 each.
+        // 1. a success +0.15: a = 0.48333, sum 1.15 → a 0.42029, b = c = 0.28986.
+        // 2. b not_selected −0.02: b 0.26986, sum 0.98 → a 0.42887, b 0.27537, c 0.29577.
+        // 3. c failure −0.15: c 0.14577, sum 0.85 → a 0.50455, b 0.32396, c 0.17149.
+        let events = [
+            event(1, "a", Outcome::Success, 0.15, Some(0.9)),
+            event(2, "b", Outcome::NotSelected, -0.02, None),
+            event(3, "c", Outcome::Failure, -0.15, Some(0.4)),
+        ];
+        let f = fold(&params(&["a", "b", "c"]), &events);
+        let third = 1.0 / 3.0;
+        let (a1, b1) = ((third + 0.15) / 1.15, third / 1.15);
+        let (a2, b2, c2) = (a1 / 0.98, (b1 - 0.02) / 0.98, b1 / 0.98);
+        let (a3, b3, c3) = (a2 / 0.85, b2 / 0.85, (c2 - 0.15) / 0.85);
+        assert!(close(weight(&f, "a"), a3), "{}", weight(&f, "a"));
+        assert!(close(weight(&f, "b"), b3));
+        assert!(close(weight(&f, "c"), c3));
+        assert_eq!(
+            f.bots.iter().map(|b| b.bot_id.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        let a = &f.bots[0];
+        assert_eq!((a.successes, a.failures, a.efficiency), (1, 0, 1.0));
+        assert_eq!(a.average_accuracy, Some(0.9));
+        let c = &f.bots[2];
+        assert_eq!((c.successes, c.failures, c.efficiency), (0, 1, 0.0));
+        // Budgets ∝ weight × efficiency: c has efficiency 0 → 1; a and b split 29.
+        assert_eq!(c.budget, 1);
+        assert_eq!(f.bots.iter().map(|b| b.budget).sum::<u32>(), 30);
+        assert_eq!(f.history.points.len(), 4);
+        assert!(close(f.history.points[1].weights[0], a1));
+    }
+
+    #[test]
+    fn clamping_at_both_bounds() {
+        // Three successes for a: the cap of 0.60 binds; repeated failures for c: floor 0.05.
+        let mut events = Vec::new();
+        for k in 0..3 {
+            events.push(event(k, "a", Outcome::Success, 0.15, None));
+        }
+        for k in 3..8 {
+            events.push(event(k, "c", Outcome::ReplanFailure, -0.20, None));
+        }
+        let f = fold(&params(&["a", "b", "c"]), &events);
+        assert!(close(weight(&f, "a"), 0.60));
+        assert!(close(weight(&f, "c"), 0.05));
+        assert!(close(weight(&f, "b"), 0.35));
+    }
+
+    #[test]
+    fn two_bots_where_the_cap_binds() {
+        // a +0.10: 0.6/0.5 → 0.5455/0.4545. a +0.15: 0.6955/0.4545 → cap: 0.60/0.40.
+        let events = [
+            event(1, "a", Outcome::Success, 0.10, None),
+            event(2, "a", Outcome::Success, 0.15, None),
+        ];
+        let f = fold(&params(&["a", "b"]), &events);
+        assert!(close(f.history.points[1].weights[0], 0.6 / 1.1));
+        assert!(close(weight(&f, "a"), 0.60));
+        assert!(close(weight(&f, "b"), 0.40));
+    }
+
+    #[test]
+    fn a_delta_that_pushes_a_weight_below_zero() {
+        // Two bots at 0.5; b −0.7 → −0.2 → counts as 0 → floor... but a is capped at 0.6, so
+        // b holds the remaining 0.4.
+        let f = fold(&params(&["a", "b"]), &[event(1, "b", Outcome::ReplanFailure, -0.7, None)]);
+        assert!(close(weight(&f, "a"), 0.60));
+        assert!(close(weight(&f, "b"), 0.40));
+        // Three bots: c −0.5 → 0 → min 0.05; a and b share 0.95 equally.
+        let f = fold(
+            &params(&["a", "b", "c"]),
+            &[event(1, "c", Outcome::ReplanFailure, -0.5, None)],
+        );
+        assert!(close(weight(&f, "c"), 0.05));
+        assert!(close(weight(&f, "a"), 0.475));
+    }
+
+    #[test]
+    fn retired_bots_keep_statistics_but_no_weight() {
+        let events = [
+            event(1, "old", Outcome::Success, 0.10, Some(0.8)),
+            event(2, "a", Outcome::Failure, -0.15, Some(0.2)),
+        ];
+        let f = fold(&params(&["a", "b"]), &events);
+        let old = f.bots.last().unwrap();
+        assert!(old.retired);
+        assert_eq!((old.bot_id.as_str(), old.weight, old.budget, old.successes), ("old", 0.0, 0, 1));
+        let active: f64 = f.bots.iter().filter(|b| !b.retired).map(|b| b.weight).sum();
+        assert!(close(active, 1.0));
+        // The retired bot's event leaves the active weights unchanged.
+        assert_eq!(f.history.points[1].weights, f.history.points[0].weights);
+    }
+
+    #[test]
+    fn accuracy_counts_only_implemented_proposals() {
+        let mut not_selected = event(2, "a", Outcome::NotSelected, -0.02, Some(0.1));
+        not_selected.accuracy = Some(0.1);
+        let events = [
+            event(1, "a", Outcome::Success, 0.15, Some(0.9)),
+            not_selected,
+            event(3, "a", Outcome::ReplanSuccess, 0.12, Some(0.7)),
+        ];
+        let f = fold(&params(&["a", "b"]), &events);
+        let a = f.bots.iter().find(|b| b.bot_id == "a").unwrap();
+        assert!(close(a.average_accuracy.unwrap(), 0.8));
+        assert_eq!(a.successes, 2);
+        assert_eq!(a.event_count, 3);
+    }
+
+    #[test]
+    fn history_is_sampled_beyond_the_limit() {
+        let events: Vec<Event> = (0..5000)
+            .map(|k| event(k, if k % 2 == 0 { "a" } else { "b" }, Outcome::NotSelected, -0.02, None))
+            .collect();
+        let f = fold(&params(&["a", "b"]), &events);
+        let pts = &f.history.points;
+        assert_eq!(pts.len(), HISTORY_LIMIT);
+        assert_eq!(pts[0].event_index, 0);
+        assert_eq!(pts.last().unwrap().event_index, 5000);
+        assert!(pts.windows(2).all(|w| w[0].event_index < w[1].event_index));
+    }
+}

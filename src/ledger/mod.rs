@@ -1,0 +1,196 @@
+//! The marketplace ledger (SPEC §8): the append-only event log in `.ralph/events/`, its fold
+//! into bot weights, efficiency and budgets, and the cache of the folded state.
+//!
+//! `event`, `weights`, `budget` and `fold` are pure; `store` and `cache` do the file I/O.
+
+mod budget;
+mod cache;
+mod event;
+mod fold;
+mod store;
+mod weights;
+
+pub use budget::allocate;
+pub use event::{parse_event, valid_bot_id, Event, EventScores, Metrics, Phase, Tokens, SCHEMA_VERSION};
+pub use fold::{efficiency, fold, BotStanding, FoldParams, Folded, HistoryPoint, WeightHistory, HISTORY_LIMIT};
+pub use store::{EventFile, EventStore, Loaded, LoadedEvent, Skipped};
+pub use weights::{effective_bounds, project};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// How many of the latest events the leaderboard shows.
+pub const RECENT_LIMIT: usize = 10;
+
+/// One line of the "recent events" list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventSummary {
+    pub file: String,
+    pub timestamp: DateTime<Utc>,
+    pub issue_number: u64,
+    pub bot_id: String,
+    pub outcome: crate::market::Outcome,
+    pub weight_delta: f64,
+}
+
+/// Everything the leaderboard shows: the fold plus the bookkeeping around it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LedgerState {
+    /// Active bots by weight, then retired bots.
+    pub bots: Vec<BotStanding>,
+    pub total_budget_pool: u32,
+    /// Number of valid events folded.
+    pub event_count: u64,
+    /// Files that could not be used, with the reason.
+    pub skipped: Vec<Skipped>,
+    /// The latest events, newest last.
+    pub recent: Vec<EventSummary>,
+    pub history: WeightHistory,
+}
+
+/// Whether a state came from the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheUse {
+    /// The cache matched: no event file was read.
+    Hit,
+    /// The events were loaded and folded; the cache was refreshed.
+    Rebuilt,
+    /// The events were loaded and folded; the cache could not be written (reason logged).
+    Uncached,
+}
+
+/// The ledger of one repository: `.ralph/events/` and `.ralph/marketplace.json`.
+#[derive(Debug, Clone)]
+pub struct Ledger {
+    ralph_dir: PathBuf,
+    store: EventStore,
+}
+
+impl Ledger {
+    /// The ledger under a `.ralph` directory.
+    pub fn new(ralph_dir: impl Into<PathBuf>) -> Ledger {
+        let ralph_dir = ralph_dir.into();
+        Ledger {
+            store: EventStore::new(ralph_dir.join("events")),
+            ralph_dir,
+        }
+    }
+
+    pub fn store(&self) -> &EventStore {
+        &self.store
+    }
+
+    /// `.ralph/marketplace.json`.
+    pub fn cache_path(&self) -> PathBuf {
+        self.ralph_dir.join("marketplace.json")
+    }
+
+    /// Folds a loaded event set into the leaderboard state.
+    pub fn build_state(params: &FoldParams, loaded: &Loaded) -> LedgerState {
+        let folded = fold(params, loaded.events.iter().map(|l| &l.event));
+        let recent = loaded
+            .events
+            .iter()
+            .rev()
+            .take(RECENT_LIMIT)
+            .rev()
+            .map(|l| EventSummary {
+                file: l.file.clone(),
+                timestamp: l.event.timestamp,
+                issue_number: l.event.issue_number,
+                bot_id: l.event.bot_id.clone(),
+                outcome: l.event.outcome,
+                weight_delta: l.event.weight_delta,
+            })
+            .collect();
+        LedgerState {
+            bots: folded.bots,
+            total_budget_pool: params.pool,
+            event_count: folded.event_count,
+            skipped: loaded.skipped.clone(),
+            recent,
+            history: folded.history,
+        }
+    }
+
+    /// The current state: from the cache when the event set and parameters are unchanged,
+    /// otherwise loaded, folded and cached again. The cache is written only when the `.ralph`
+    /// directory exists (ralph never creates it behind the user's back).
+    pub fn state(&self, params: &FoldParams) -> io::Result<(LedgerState, CacheUse)> {
+        let files = self.store.list()?;
+        let fp = cache::fingerprint(params, &files);
+        let cache_path = self.cache_path();
+        if let Some(state) = cache::read(&cache_path, &fp) {
+            tracing::debug!(path = %cache_path.display(), "ledger cache hit");
+            return Ok((state, CacheUse::Hit));
+        }
+        let loaded = self.store.load(&files);
+        let state = Self::build_state(params, &loaded);
+        if !self.ralph_dir.is_dir() {
+            return Ok((state, CacheUse::Uncached));
+        }
+        match cache::write(&cache_path, &fp, &state) {
+            Ok(()) => Ok((state, CacheUse::Rebuilt)),
+            Err(e) => {
+                tracing::warn!("could not write the ledger cache {}: {e}", cache_path.display());
+                Ok((state, CacheUse::Uncached))
+            }
+        }
+    }
+
+    /// The `.ralph` directory this ledger lives in.
+    pub fn ralph_dir(&self) -> &Path {
+        &self.ralph_dir
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::market::Outcome;
+    use std::fs;
+
+    fn params() -> FoldParams {
+        FoldParams {
+            bots: vec!["a".into(), "b".into()],
+            weight_min: 0.05,
+            weight_max: 0.6,
+            pool: 20,
+        }
+    }
+
+    #[test]
+    fn cache_is_reused_until_the_event_set_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::new(dir.path());
+        ledger.store().append(&Event::new(1, "a", Outcome::Success, 0.1)).unwrap();
+        let (first, how) = ledger.state(&params()).unwrap();
+        assert_eq!(how, CacheUse::Rebuilt);
+        let (second, how) = ledger.state(&params()).unwrap();
+        assert_eq!(how, CacheUse::Hit);
+        assert_eq!(first, second);
+        ledger.store().append(&Event::new(1, "b", Outcome::Failure, -0.15)).unwrap();
+        let (third, how) = ledger.state(&params()).unwrap();
+        assert_eq!(how, CacheUse::Rebuilt);
+        assert_eq!(third.event_count, 2);
+        // Other parameters: not the same fold.
+        let mut p = params();
+        p.pool = 30;
+        assert_eq!(ledger.state(&p).unwrap().1, CacheUse::Rebuilt);
+        // A corrupt cache is simply rebuilt.
+        fs::write(ledger.cache_path(), b"garbage").unwrap();
+        assert_eq!(ledger.state(&p).unwrap().1, CacheUse::Rebuilt);
+    }
+
+    #[test]
+    fn a_missing_ralph_directory_is_never_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::new(dir.path().join(".ralph"));
+        let (state, how) = ledger.state(&params()).unwrap();
+        assert_eq!(how, CacheUse::Uncached);
+        assert_eq!(state.event_count, 0);
+        assert!(!dir.path().join(".ralph").exists());
+    }
+}

@@ -1,0 +1,249 @@
+//! The event directory on disk: listing, parallel loading and atomic, never-overwriting
+//! appends (SPEC §8.2). Corrupt or unreadable files are reported with their reason and
+//! skipped; they are never fatal and never deleted.
+
+use super::event::{parse_event, Event};
+use crate::fsutil::create_atomic;
+use chrono::Duration;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+/// A file in the event directory, as seen by `stat` (enough to fingerprint the directory).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventFile {
+    pub name: String,
+    pub size: u64,
+    /// Modification time in nanoseconds since the epoch (0 when unavailable).
+    pub mtime_ns: i128,
+}
+
+/// A successfully loaded event and the file it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedEvent {
+    pub file: String,
+    pub event: Event,
+}
+
+/// A file that could not be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub file: String,
+    pub reason: String,
+}
+
+/// Everything in the event directory: the good events in fold order, and the bad files.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    pub events: Vec<LoadedEvent>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// The event directory, `.ralph/events/`.
+#[derive(Debug, Clone)]
+pub struct EventStore {
+    dir: PathBuf,
+}
+
+/// Whether a directory entry is an event file: a visible `*.json` file. Temporary files
+/// (leading dot) and anything else (`.gitkeep`, notes) are not events.
+fn is_event_name(name: &str) -> bool {
+    !name.starts_with('.') && name.ends_with(".json")
+}
+
+impl EventStore {
+    pub fn new(dir: impl Into<PathBuf>) -> EventStore {
+        EventStore { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The event files, sorted by name. A missing directory has no events. Entries whose name
+    /// is not UTF-8 are listed under a lossy name, so they are reported rather than hidden.
+    pub fn list(&self) -> io::Result<Vec<EventFile>> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut files = Vec::new();
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !is_event_name(&name) {
+                continue;
+            }
+            let (size, mtime_ns) = match entry.metadata() {
+                Ok(meta) if meta.is_dir() => continue,
+                Ok(meta) => (
+                    meta.len(),
+                    meta.modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_nanos() as i128),
+                ),
+                Err(_) => (0, 0),
+            };
+            files.push(EventFile {
+                name,
+                size,
+                mtime_ns,
+            });
+        }
+        files.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(files)
+    }
+
+    /// Reads and validates every listed file in parallel, then orders the events by timestamp
+    /// (ties by file name) — the order of the fold.
+    pub fn load(&self, files: &[EventFile]) -> Loaded {
+        let results: Vec<Result<LoadedEvent, Skipped>> = files
+            .par_iter()
+            .map(|f| {
+                let path = self.dir.join(&f.name);
+                let bytes = fs::read(&path).map_err(|e| Skipped {
+                    file: f.name.clone(),
+                    reason: format!("unreadable: {e}"),
+                })?;
+                parse_event(&f.name, &bytes)
+                    .map(|event| LoadedEvent {
+                        file: f.name.clone(),
+                        event,
+                    })
+                    .map_err(|reason| Skipped {
+                        file: f.name.clone(),
+                        reason,
+                    })
+            })
+            .collect();
+        let mut loaded = Loaded::default();
+        for r in results {
+            match r {
+                Ok(e) => loaded.events.push(e),
+                Err(s) => loaded.skipped.push(s),
+            }
+        }
+        loaded.events.par_sort_by(|a, b| {
+            a.event
+                .timestamp
+                .cmp(&b.event.timestamp)
+                .then_with(|| a.file.cmp(&b.file))
+        });
+        loaded
+    }
+
+    /// Lists and loads everything.
+    pub fn load_all(&self) -> io::Result<Loaded> {
+        Ok(self.load(&self.list()?))
+    }
+
+    /// Writes `event` as a new file and returns its name. The file appears atomically and
+    /// never replaces another: if the name is taken (same microsecond, bot and outcome), the
+    /// timestamp moves on by one microsecond until a free name is found.
+    pub fn append(&self, event: &Event) -> io::Result<String> {
+        fs::create_dir_all(&self.dir)?;
+        let mut event = event.clone();
+        for _ in 0..10_000 {
+            let name = event.file_name();
+            let mut bytes = serde_json::to_vec_pretty(&event).map_err(io::Error::other)?;
+            bytes.push(b'\n');
+            match create_atomic(&self.dir.join(&name), &bytes) {
+                Ok(()) => return Ok(name),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    event.timestamp += Duration::microseconds(1);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "no free event file name for {} after 10000 attempts",
+                event.file_name()
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::market::Outcome;
+    use std::sync::Arc;
+
+    #[test]
+    fn append_then_load_round_trips_and_skips_bad_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EventStore::new(dir.path().join("events"));
+        assert!(store.load_all().unwrap().events.is_empty());
+        let e = Event::new(4, "smart_bot_1", Outcome::Success, 0.1);
+        let name = store.append(&e).unwrap();
+        assert_eq!(name, e.file_name());
+        fs::write(store.dir().join("zz-bad-success.json"), b"{oops").unwrap();
+        fs::write(store.dir().join(".gitkeep"), b"").unwrap();
+        fs::write(store.dir().join("notes.txt"), b"hi").unwrap();
+        let loaded = store.load_all().unwrap();
+        assert_eq!(loaded.events.len(), 1);
+        assert_eq!(loaded.events[0].event, e);
+        assert_eq!(loaded.skipped.len(), 1);
+        assert_eq!(loaded.skipped[0].file, "zz-bad-success.json");
+        assert!(loaded.skipped[0].reason.contains("invalid JSON"));
+        assert!(store.dir().join("zz-bad-success.json").exists());
+    }
+
+    #[test]
+    fn same_microsecond_appends_get_distinct_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EventStore::new(dir.path());
+        let e = Event::new(4, "smart_bot_1", Outcome::NotSelected, -0.02);
+        let a = store.append(&e).unwrap();
+        let b = store.append(&e).unwrap();
+        assert_ne!(a, b);
+        let loaded = store.load_all().unwrap();
+        assert_eq!(loaded.events.len(), 2);
+        assert!(loaded.events[0].event.timestamp < loaded.events[1].event.timestamp);
+    }
+
+    #[test]
+    fn concurrent_appends_never_lose_or_clobber_an_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(EventStore::new(dir.path().join("events")));
+        let threads = 8;
+        let per_thread = 50;
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let store = Arc::clone(&store);
+                std::thread::spawn(move || {
+                    (0..per_thread)
+                        .map(|k| {
+                            // Same bot and outcome everywhere, so names collide as often as
+                            // the clock allows; the issue number tells the events apart.
+                            let e = Event::new(t * 1000 + k, "smart_bot_1", Outcome::Success, 0.1);
+                            store.append(&e).unwrap()
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut names: Vec<String> = handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), (threads * per_thread) as usize);
+        let loaded = store.load_all().unwrap();
+        assert!(loaded.skipped.is_empty(), "{:?}", loaded.skipped);
+        let mut issues: Vec<u64> = loaded.events.iter().map(|e| e.event.issue_number).collect();
+        issues.sort();
+        let expected: Vec<u64> = (0..threads)
+            .flat_map(|t| (0..per_thread).map(move |k| t * 1000 + k))
+            .collect();
+        assert_eq!(issues, expected);
+    }
+}

@@ -1,0 +1,17 @@
+//! ralph runs a marketplace competition of AI bots for a GitHub issue, verifies the winner's
+//! implementation itself, and keeps a ledger of how every bot performs.
+//!
+//! The binary (`src/main.rs`) is a thin shell over [`cli::run`]; the commands in [`cli`] are
+//! thin wrappers over the library modules: [`config`] and [`settings`] resolve what the user
+//! asked for, [`ledger`] owns the event log and its fold, [`market`] the pure scoring rules and
+//! their data, and [`report`] renders results for terminals and browsers.
+
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod fsutil;
+pub mod ledger;
+pub mod market;
+pub mod output;
+pub mod report;
+pub mod settings;

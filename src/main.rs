@@ -1,0 +1,19 @@
+//! The `ralph` binary: parse the command line, build the runtime, run, map the result to an
+//! exit code. Everything else lives in the library.
+
+use clap::Parser;
+use ralph::cli::{self, Cli};
+
+fn main() {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = runtime.block_on(cli::main(cli));
+    // Exit without waiting for blocking tasks (a confirmation prompt interrupted by Ctrl-C).
+    std::process::exit(code.code());
+}

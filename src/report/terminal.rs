@@ -1,0 +1,136 @@
+//! Terminal views of the ledger: the leaderboard and the event list.
+
+use super::{opt, signed, Align, Table};
+use crate::ledger::{LedgerState, LoadedEvent};
+use crate::output::Paint;
+
+/// The leaderboard: bots by weight, retired bots, and the latest events.
+pub fn leaderboard(state: &LedgerState, paint: Paint) -> String {
+    let active = state.bots.iter().filter(|b| !b.retired).count();
+    let mut out = format!(
+        "{} · {} bot{} · {} event{} · budget pool {}\n\n",
+        paint.bold("Bot leaderboard"),
+        active,
+        plural(active as u64),
+        state.event_count,
+        plural(state.event_count),
+        state.total_budget_pool
+    );
+    let mut table = Table::new(&[
+        ("#", Align::Right),
+        ("bot", Align::Left),
+        ("weight", Align::Right),
+        ("efficiency", Align::Right),
+        ("successes", Align::Right),
+        ("failures", Align::Right),
+        ("mean accuracy", Align::Right),
+        ("budget", Align::Right),
+    ]);
+    let mut rank = 0;
+    for b in &state.bots {
+        let place = if b.retired {
+            "–".to_owned()
+        } else {
+            rank += 1;
+            rank.to_string()
+        };
+        let name = if b.retired {
+            format!("{} (retired)", b.bot_id)
+        } else {
+            b.bot_id.clone()
+        };
+        table.row(vec![
+            place,
+            name,
+            if b.retired { "–".into() } else { format!("{:.4}", b.weight) },
+            format!("{:.2}", b.efficiency),
+            b.successes.to_string(),
+            b.failures.to_string(),
+            opt(b.average_accuracy, 2),
+            if b.retired { "–".into() } else { b.budget.to_string() },
+        ]);
+    }
+    out.push_str(&table.render("  ", paint, |r, _, s| {
+        if state.bots.get(r).is_some_and(|b| b.retired) {
+            paint.dim(s)
+        } else {
+            s.to_owned()
+        }
+    }));
+    if state.event_count == 0 {
+        out.push_str(&format!(
+            "\nNo events yet: every bot starts at weight 1/{active}.\n"
+        ));
+    }
+    if !state.recent.is_empty() {
+        out.push_str(&format!("\n{}\n", paint.bold("Recent events")));
+        let mut recent = Table::new(&[
+            ("time (UTC)", Align::Left),
+            ("issue", Align::Right),
+            ("bot", Align::Left),
+            ("outcome", Align::Left),
+            ("delta", Align::Right),
+        ]);
+        for e in state.recent.iter().rev() {
+            recent.row(vec![
+                e.timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
+                format!("#{}", e.issue_number),
+                e.bot_id.clone(),
+                e.outcome.to_string(),
+                signed(e.weight_delta),
+            ]);
+        }
+        out.push_str(&recent.render("  ", paint, |_, c, s| delta_style(paint, c == 4, s)));
+    }
+    out
+}
+
+/// The event list of `ralph events`.
+pub fn events(events: &[&LoadedEvent], paint: Paint) -> String {
+    let mut table = Table::new(&[
+        ("time (UTC)", Align::Left),
+        ("issue", Align::Right),
+        ("round", Align::Right),
+        ("bot", Align::Left),
+        ("outcome", Align::Left),
+        ("delta", Align::Right),
+        ("proposal", Align::Right),
+        ("impl.", Align::Right),
+        ("accuracy", Align::Right),
+    ]);
+    for l in events {
+        let e = &l.event;
+        table.row(vec![
+            e.timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
+            format!("#{}", e.issue_number),
+            e.round_number().map_or_else(|| "–".into(), |r| r.to_string()),
+            e.bot_id.clone(),
+            e.outcome.to_string(),
+            signed(e.weight_delta),
+            opt(e.proposal_score, 2),
+            opt(e.implementation_score, 2),
+            opt(e.accuracy, 2),
+        ]);
+    }
+    table.render("", paint, |_, c, s| delta_style(paint, c == 5, s))
+}
+
+fn delta_style(paint: Paint, is_delta: bool, cell: &str) -> String {
+    if !is_delta {
+        cell.to_owned()
+    } else if cell.trim_start().starts_with('+') {
+        paint.good(cell)
+    } else if cell.trim_start().starts_with('-') {
+        paint.bad(cell)
+    } else {
+        cell.to_owned()
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
