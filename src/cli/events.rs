@@ -3,10 +3,27 @@
 
 use super::Context;
 use crate::error::Exit;
-use crate::ledger::{Ledger, LoadedEvent};
+use crate::ledger::{Event, Ledger, Loaded, LoadedEvent, Skipped};
+use serde::Serialize;
 use crate::report;
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
+
+/// One element of `ralph events --json`: the file name, then the event's own fields.
+#[derive(Serialize)]
+struct EventRow<'a> {
+    file: &'a str,
+    #[serde(flatten)]
+    event: &'a Event,
+}
+
+/// The document of `ralph events verify --json`.
+#[derive(Serialize)]
+struct VerifyJson<'a> {
+    directory: String,
+    valid: usize,
+    invalid: &'a [Skipped],
+}
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -39,7 +56,7 @@ pub fn run(ctx: &Context, args: EventsArgs) -> Result<Exit> {
     }
 }
 
-fn list(ctx: &Context, args: &EventsArgs, loaded: &crate::ledger::Loaded) -> Result<Exit> {
+fn list(ctx: &Context, args: &EventsArgs, loaded: &Loaded) -> Result<Exit> {
     let selected: Vec<&LoadedEvent> = loaded
         .events
         .iter()
@@ -47,14 +64,11 @@ fn list(ctx: &Context, args: &EventsArgs, loaded: &crate::ledger::Loaded) -> Res
         .filter(|l| args.issue.is_none_or(|n| l.event.issue_number == n))
         .collect();
     if ctx.printer.json_mode() {
-        let rows: Vec<serde_json::Value> = selected
+        let rows: Vec<EventRow<'_>> = selected
             .iter()
-            .map(|l| {
-                let mut v = serde_json::to_value(&l.event).unwrap_or_default();
-                if let Some(obj) = v.as_object_mut() {
-                    obj.insert("file".into(), l.file.clone().into());
-                }
-                v
+            .map(|l| EventRow {
+                file: &l.file,
+                event: &l.event,
             })
             .collect();
         ctx.printer.json(&rows)?;
@@ -77,15 +91,15 @@ fn list(ctx: &Context, args: &EventsArgs, loaded: &crate::ledger::Loaded) -> Res
     Ok(Exit::Success)
 }
 
-fn verify(ctx: &Context, ledger: &Ledger, loaded: &crate::ledger::Loaded) -> Result<Exit> {
+fn verify(ctx: &Context, ledger: &Ledger, loaded: &Loaded) -> Result<Exit> {
     let valid = loaded.events.len();
     let bad = &loaded.skipped;
     if ctx.printer.json_mode() {
-        ctx.printer.json(&serde_json::json!({
-            "directory": ledger.store().dir().display().to_string(),
-            "valid": valid,
-            "invalid": bad,
-        }))?;
+        ctx.printer.json(&VerifyJson {
+            directory: ledger.store().dir().display().to_string(),
+            valid,
+            invalid: bad,
+        })?;
     } else {
         let p = ctx.printer.paint();
         let mut text = String::new();

@@ -4,7 +4,8 @@
 use super::Context;
 use crate::error::Exit;
 use crate::fsutil::write_atomic;
-use crate::ledger::{CacheUse, Ledger, LedgerState};
+use crate::ledger::{BotStanding, CacheUse, EventSummary, Ledger, LedgerState, Skipped};
+use serde::Serialize;
 use crate::report;
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -56,19 +57,30 @@ pub fn run(ctx: &Context, args: LeaderboardArgs) -> Result<Exit> {
 }
 
 /// The `--json` document (README: "JSON output").
-fn json(state: &LedgerState, cache: CacheUse) -> serde_json::Value {
-    serde_json::json!({
-        "bots": state.bots,
-        "total_budget_pool": state.total_budget_pool,
-        "event_count": state.event_count,
-        "skipped": state.skipped,
-        "recent": state.recent,
-        "cache": match cache {
+#[derive(Serialize)]
+struct LeaderboardJson<'a> {
+    bots: &'a [BotStanding],
+    total_budget_pool: u32,
+    event_count: u64,
+    skipped: &'a [Skipped],
+    recent: &'a [EventSummary],
+    /// `hit` (no event file was read), `rebuilt` or `uncached`.
+    cache: &'static str,
+}
+
+fn json(state: &LedgerState, cache: CacheUse) -> LeaderboardJson<'_> {
+    LeaderboardJson {
+        bots: &state.bots,
+        total_budget_pool: state.total_budget_pool,
+        event_count: state.event_count,
+        skipped: &state.skipped,
+        recent: &state.recent,
+        cache: match cache {
             CacheUse::Hit => "hit",
             CacheUse::Rebuilt => "rebuilt",
             CacheUse::Uncached => "uncached",
         },
-    })
+    }
 }
 
 fn warn_skipped(ctx: &Context, state: &LedgerState) {
