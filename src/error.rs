@@ -103,10 +103,20 @@ pub fn render(err: &anyhow::Error, hint: Option<&str>, paint: Paint) -> String {
     let mut out = String::new();
     let mut chain = err.chain();
     if let Some(top) = chain.next() {
-        let _ = writeln!(out, "{} {}", paint.error("error:"), sanitize_multiline(&top.to_string()));
+        let _ = writeln!(
+            out,
+            "{} {}",
+            paint.error("error:"),
+            sanitize_multiline(&top.to_string())
+        );
     }
     for cause in chain {
-        let _ = writeln!(out, "{} {}", paint.dim("Caused by:"), sanitize_multiline(&cause.to_string()));
+        let _ = writeln!(
+            out,
+            "{} {}",
+            paint.dim("Caused by:"),
+            sanitize_multiline(&cause.to_string())
+        );
     }
     if let Some(hint) = hint {
         let _ = writeln!(out, "{} {}", paint.hint("hint:"), sanitize_multiline(hint));
@@ -116,10 +126,7 @@ pub fn render(err: &anyhow::Error, hint: Option<&str>, paint: Paint) -> String {
 
 /// Sanitises each line and indents continuation lines under the label.
 fn sanitize_multiline(text: &str) -> String {
-    text.lines()
-        .map(sanitize)
-        .collect::<Vec<_>>()
-        .join("\n  ")
+    text.lines().map(sanitize).collect::<Vec<_>>().join("\n  ")
 }
 
 #[cfg(test)]
@@ -135,7 +142,10 @@ mod tests {
         assert_eq!(c.exit, Exit::Usage);
         assert_eq!(c.hint.as_deref(), Some("try again"));
         let text = render(&err, c.hint.as_deref(), Paint::plain());
-        assert_eq!(text, "error: while doing the thing\nCaused by: bad input\nhint: try again\n");
+        assert_eq!(
+            text,
+            "error: while doing the thing\nCaused by: bad input\nhint: try again\n"
+        );
     }
 
     #[test]
@@ -153,6 +163,9 @@ mod tests {
     fn rendered_errors_have_no_control_characters() {
         let err = anyhow::anyhow!("bad file \u{1b}[31mred\u{202e}txt.json");
         let text = render(&err, None, Paint::plain());
-        assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}'), "{text:?}");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+            "{text:?}"
+        );
     }
 }

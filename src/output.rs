@@ -176,7 +176,10 @@ mod tests {
         assert_eq!(sanitize("plain text ✓ 日本"), "plain text ✓ 日本");
         assert_eq!(sanitize("a\u{1b}[2Jb"), "a\u{fffd}[2Jb");
         assert_eq!(sanitize("evil\u{202e}gnp.exe"), "evil\u{fffd}gnp.exe");
-        assert_eq!(sanitize("zero\u{200b}width\r\n"), "zero\u{fffd}width\u{fffd}\u{fffd}");
+        assert_eq!(
+            sanitize("zero\u{200b}width\r\n"),
+            "zero\u{fffd}width\u{fffd}\u{fffd}"
+        );
         assert_eq!(sanitize("a\tb"), "a b");
     }
 

@@ -51,11 +51,10 @@ pub fn find_root(dir: Option<&Path>) -> Result<PathBuf, UserError> {
     let start = match dir {
         Some(d) => {
             if !d.is_dir() {
-                return Err(UserError::usage(format!(
-                    "-C {}: no such directory",
-                    d.display()
-                ))
-                .with_hint("pass the path of the repository to work in"));
+                return Err(
+                    UserError::usage(format!("-C {}: no such directory", d.display()))
+                        .with_hint("pass the path of the repository to work in"),
+                );
             }
             d.to_path_buf()
         }
@@ -113,7 +112,10 @@ mod tests {
     #[test]
     fn repo_slugs() {
         let r: RepoSlug = "octo-org/octo.repo".parse().unwrap();
-        assert_eq!((r.owner.as_str(), r.name.as_str()), ("octo-org", "octo.repo"));
+        assert_eq!(
+            (r.owner.as_str(), r.name.as_str()),
+            ("octo-org", "octo.repo")
+        );
         assert_eq!(r.to_string(), "octo-org/octo.repo");
         assert_eq!("a/b.git".parse::<RepoSlug>().unwrap().name, "b");
         for bad in ["", "noslash", "a/", "/b", "a/b/c", "a b/c", "../x"] {
@@ -136,7 +138,11 @@ mod tests {
     fn the_tracker_flag_overrides_the_configuration() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join(".ralph")).unwrap();
-        std::fs::write(dir.path().join(".ralph/config.toml"), "tracker = \"local\"\n").unwrap();
+        std::fs::write(
+            dir.path().join(".ralph/config.toml"),
+            "tracker = \"local\"\n",
+        )
+        .unwrap();
         let s = Settings::load(dir.path().into(), None, None).unwrap();
         assert_eq!(s.tracker, TrackerKind::Local);
         let s = Settings::load(dir.path().into(), None, Some(TrackerKind::Github)).unwrap();

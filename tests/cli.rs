@@ -25,12 +25,23 @@ fn repo() -> TempDir {
 
 fn json_of(cmd: &mut Command) -> Value {
     let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// A prototype event file, as the original arbiter wrote them (colons in the name).
-fn prototype_event(dir: &Path, time: &str, bot: &str, outcome: &str, delta: f64, accuracy: Option<f64>) {
+fn prototype_event(
+    dir: &Path,
+    time: &str,
+    bot: &str,
+    outcome: &str,
+    delta: f64,
+    accuracy: Option<f64>,
+) {
     let body = serde_json::json!({
         "timestamp": time,
         "issue_number": 123,
@@ -69,20 +80,36 @@ fn init_is_idempotent_and_force_rewrites_only_config_files() {
         assert!(gitignore.lines().any(|l| l == line), "{line}");
     }
     fs::write(ralph_dir.join("config.toml"), "max_iterations = 3\n").unwrap();
-    prototype_event(dir.path(), "2026-01-29T10:30:00Z", "smart_bot_2", "success", 0.15, Some(0.98));
+    prototype_event(
+        dir.path(),
+        "2026-01-29T10:30:00Z",
+        "smart_bot_2",
+        "success",
+        0.15,
+        Some(0.98),
+    );
     ralph(dir.path())
         .arg("init")
         .assert()
         .success()
         .stdout(predicate::str::contains("kept  .ralph/config.toml"));
-    assert_eq!(fs::read_to_string(ralph_dir.join("config.toml")).unwrap(), "max_iterations = 3\n");
+    assert_eq!(
+        fs::read_to_string(ralph_dir.join("config.toml")).unwrap(),
+        "max_iterations = 3\n"
+    );
     ralph(dir.path())
         .args(["init", "--force"])
         .assert()
         .success()
         .stdout(predicate::str::contains("overwritten  .ralph/config.toml"));
-    assert!(fs::read_to_string(ralph_dir.join("config.toml")).unwrap().contains("max_iterations = 15"));
-    assert_eq!(fs::read_dir(ralph_dir.join("events")).unwrap().count(), 2, "events untouched");
+    assert!(fs::read_to_string(ralph_dir.join("config.toml"))
+        .unwrap()
+        .contains("max_iterations = 15"));
+    assert_eq!(
+        fs::read_dir(ralph_dir.join("events")).unwrap().count(),
+        2,
+        "events untouched"
+    );
 }
 
 #[test]
@@ -101,27 +128,50 @@ fn leaderboard_without_events_shows_the_configured_bots() {
             assert!(b.get(key).is_some(), "{key}");
         }
     }
-    ralph(dir.path())
-        .arg("status")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("smart_bot_1").and(predicate::str::contains("No events yet")));
+    ralph(dir.path()).arg("status").assert().success().stdout(
+        predicate::str::contains("smart_bot_1").and(predicate::str::contains("No events yet")),
+    );
 }
 
 #[test]
 fn prototype_events_fold_into_the_expected_leaderboard() {
     let dir = repo();
     // 1/3 each; smart_bot_2 +0.15 → 0.48333/1.15; smart_bot_1 −0.02; old_bot is not configured.
-    prototype_event(dir.path(), "2026-01-29T10:30:00Z", "smart_bot_2", "success", 0.15, Some(0.98));
-    prototype_event(dir.path(), "2026-01-29T10:31:00Z", "smart_bot_1", "not_selected", -0.02, None);
-    prototype_event(dir.path(), "2026-01-30T09:00:00Z", "old_bot", "failure", -0.15, Some(0.5));
+    prototype_event(
+        dir.path(),
+        "2026-01-29T10:30:00Z",
+        "smart_bot_2",
+        "success",
+        0.15,
+        Some(0.98),
+    );
+    prototype_event(
+        dir.path(),
+        "2026-01-29T10:31:00Z",
+        "smart_bot_1",
+        "not_selected",
+        -0.02,
+        None,
+    );
+    prototype_event(
+        dir.path(),
+        "2026-01-30T09:00:00Z",
+        "old_bot",
+        "failure",
+        -0.15,
+        Some(0.5),
+    );
     let lb = json_of(ralph(dir.path()).args(["leaderboard", "--json"]));
     assert_eq!(lb["event_count"], 3);
     assert_eq!(lb["skipped"].as_array().unwrap().len(), 0);
     let third = 1.0 / 3.0;
     let (w2, w1, w3) = ((third + 0.15) / 1.15, third / 1.15, third / 1.15);
     let (w2, w1, w3) = (w2 / 0.98, (w1 - 0.02) / 0.98, w3 / 0.98);
-    for (id, w) in [("smart_bot_2", w2), ("smart_bot_1", w1), ("smart_bot_3", w3)] {
+    for (id, w) in [
+        ("smart_bot_2", w2),
+        ("smart_bot_1", w1),
+        ("smart_bot_3", w3),
+    ] {
         let got = bot(&lb, id)["weight"].as_f64().unwrap();
         assert!((got - w).abs() < 1e-12, "{id}: {got} vs {w}");
     }
@@ -132,7 +182,12 @@ fn prototype_events_fold_into_the_expected_leaderboard() {
     assert_eq!(old["retired"], true);
     assert_eq!(old["failures"], 1);
     assert_eq!(old["efficiency"], 0.0);
-    let budgets: u64 = lb["bots"].as_array().unwrap().iter().map(|b| b["budget"].as_u64().unwrap()).sum();
+    let budgets: u64 = lb["bots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["budget"].as_u64().unwrap())
+        .sum();
     assert_eq!(budgets, 30);
     assert_eq!(lb["recent"].as_array().unwrap().len(), 3);
 
@@ -146,36 +201,82 @@ fn prototype_events_fold_into_the_expected_leaderboard() {
 #[test]
 fn corrupt_files_are_named_skipped_and_kept() {
     let dir = repo();
-    prototype_event(dir.path(), "2026-01-29T10:30:00Z", "smart_bot_2", "success", 0.15, Some(0.98));
+    prototype_event(
+        dir.path(),
+        "2026-01-29T10:30:00Z",
+        "smart_bot_2",
+        "success",
+        0.15,
+        Some(0.98),
+    );
     let events = dir.path().join(".ralph/events");
-    fs::write(events.join("2026-02-01T00-00-00-000000Z-smart_bot_1-success.json"), "{\"half\":").unwrap();
-    fs::write(events.join("2026-02-02T00-00-00-000000Z-smart_bot_1-success.json"), "").unwrap();
+    fs::write(
+        events.join("2026-02-01T00-00-00-000000Z-smart_bot_1-success.json"),
+        "{\"half\":",
+    )
+    .unwrap();
+    fs::write(
+        events.join("2026-02-02T00-00-00-000000Z-smart_bot_1-success.json"),
+        "",
+    )
+    .unwrap();
     let wrong_name = events.join("2026-02-03T00-00-00-000000Z-smart_bot_3-failure.json");
-    prototype_event(dir.path(), "2026-02-03T00:00:00Z", "smart_bot_1", "success", 0.1, Some(0.9));
-    fs::rename(events.join("2026-02-03T00:00:00Z-smart_bot_1-success.json"), &wrong_name).unwrap();
+    prototype_event(
+        dir.path(),
+        "2026-02-03T00:00:00Z",
+        "smart_bot_1",
+        "success",
+        0.1,
+        Some(0.9),
+    );
+    fs::rename(
+        events.join("2026-02-03T00:00:00Z-smart_bot_1-success.json"),
+        &wrong_name,
+    )
+    .unwrap();
 
-    let out = ralph(dir.path()).args(["leaderboard", "--json"]).output().unwrap();
+    let out = ralph(dir.path())
+        .args(["leaderboard", "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let lb: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(lb["event_count"], 1);
     let skipped = lb["skipped"].as_array().unwrap();
     assert_eq!(skipped.len(), 3);
-    let reasons: Vec<String> = skipped.iter().map(|s| s["reason"].as_str().unwrap().to_owned()).collect();
-    assert!(reasons.iter().any(|r| r.contains("invalid JSON")), "{reasons:?}");
+    let reasons: Vec<String> = skipped
+        .iter()
+        .map(|s| s["reason"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r.contains("invalid JSON")),
+        "{reasons:?}"
+    );
     assert!(reasons.iter().any(|r| r.contains("empty")), "{reasons:?}");
-    assert!(reasons.iter().any(|r| r.contains("does not match")), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|r| r.contains("does not match")),
+        "{reasons:?}"
+    );
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.contains("2026-02-01T00-00-00-000000Z-smart_bot_1-success.json"), "{stderr}");
+    assert!(
+        stderr.contains("2026-02-01T00-00-00-000000Z-smart_bot_1-success.json"),
+        "{stderr}"
+    );
 
     ralph(dir.path())
         .args(["events", "verify"])
         .assert()
         .code(1)
         .stdout(
-            predicate::str::contains("bad 2026-02-02T00-00-00-000000Z-smart_bot_1-success.json: file is empty")
-                .and(predicate::str::contains("1 valid event file(s), 3 bad")),
+            predicate::str::contains(
+                "bad 2026-02-02T00-00-00-000000Z-smart_bot_1-success.json: file is empty",
+            )
+            .and(predicate::str::contains("1 valid event file(s), 3 bad")),
         );
-    let v = ralph(dir.path()).args(["events", "verify", "--json"]).output().unwrap();
+    let v = ralph(dir.path())
+        .args(["events", "verify", "--json"])
+        .output()
+        .unwrap();
     assert_eq!(v.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&v.stdout).unwrap();
     assert_eq!(v["valid"], 1);
@@ -187,7 +288,14 @@ fn corrupt_files_are_named_skipped_and_kept() {
 #[test]
 fn events_verify_passes_on_a_clean_ledger() {
     let dir = repo();
-    prototype_event(dir.path(), "2026-01-29T10:30:00Z", "smart_bot_2", "success", 0.15, Some(0.98));
+    prototype_event(
+        dir.path(),
+        "2026-01-29T10:30:00Z",
+        "smart_bot_2",
+        "success",
+        0.15,
+        Some(0.98),
+    );
     ralph(dir.path())
         .args(["events", "verify"])
         .assert()
@@ -198,11 +306,28 @@ fn events_verify_passes_on_a_clean_ledger() {
 #[test]
 fn events_are_listed_and_filtered() {
     let dir = repo();
-    prototype_event(dir.path(), "2026-01-29T10:30:00Z", "smart_bot_2", "success", 0.15, Some(0.98));
-    prototype_event(dir.path(), "2026-01-29T10:31:00Z", "smart_bot_1", "not_selected", -0.02, None);
+    prototype_event(
+        dir.path(),
+        "2026-01-29T10:30:00Z",
+        "smart_bot_2",
+        "success",
+        0.15,
+        Some(0.98),
+    );
+    prototype_event(
+        dir.path(),
+        "2026-01-29T10:31:00Z",
+        "smart_bot_1",
+        "not_selected",
+        -0.02,
+        None,
+    );
     let all = json_of(ralph(dir.path()).args(["events", "--json"]));
     assert_eq!(all.as_array().unwrap().len(), 2);
-    assert_eq!(all[0]["file"], "2026-01-29T10:30:00Z-smart_bot_2-success.json");
+    assert_eq!(
+        all[0]["file"],
+        "2026-01-29T10:30:00Z-smart_bot_2-success.json"
+    );
     assert_eq!(all[0]["outcome"], "success");
     assert_eq!(all[0]["metrics"]["lines_changed"], 45);
     let one = json_of(ralph(dir.path()).args(["events", "--json", "--bot", "smart_bot_1"]));
@@ -220,14 +345,28 @@ fn events_are_listed_and_filtered() {
 #[test]
 fn the_cache_is_reused_until_events_change() {
     let dir = repo();
-    prototype_event(dir.path(), "2026-01-29T10:30:00Z", "smart_bot_2", "success", 0.15, Some(0.98));
+    prototype_event(
+        dir.path(),
+        "2026-01-29T10:30:00Z",
+        "smart_bot_2",
+        "success",
+        0.15,
+        Some(0.98),
+    );
     let first = json_of(ralph(dir.path()).args(["leaderboard", "--json"]));
     assert_eq!(first["cache"], "rebuilt");
     assert!(dir.path().join(".ralph/marketplace.json").exists());
     let second = json_of(ralph(dir.path()).args(["leaderboard", "--json"]));
     assert_eq!(second["cache"], "hit");
     assert_eq!(first["bots"], second["bots"]);
-    prototype_event(dir.path(), "2026-01-29T10:31:00Z", "smart_bot_1", "failure", -0.15, Some(0.2));
+    prototype_event(
+        dir.path(),
+        "2026-01-29T10:31:00Z",
+        "smart_bot_1",
+        "failure",
+        -0.15,
+        Some(0.2),
+    );
     let third = json_of(ralph(dir.path()).args(["leaderboard", "--json"]));
     assert_eq!(third["cache"], "rebuilt");
     assert_eq!(third["event_count"], 2);
@@ -236,7 +375,14 @@ fn the_cache_is_reused_until_events_change() {
 #[test]
 fn html_report_has_a_chart_per_bot() {
     let dir = repo();
-    prototype_event(dir.path(), "2026-01-29T10:30:00Z", "smart_bot_2", "success", 0.15, Some(0.98));
+    prototype_event(
+        dir.path(),
+        "2026-01-29T10:30:00Z",
+        "smart_bot_2",
+        "success",
+        0.15,
+        Some(0.98),
+    );
     let page = dir.path().join("report.html");
     ralph(dir.path())
         .args(["leaderboard", "--html"])
@@ -253,7 +399,14 @@ fn html_report_has_a_chart_per_bot() {
 #[test]
 fn reset_needs_confirmation_and_keeps_the_configuration() {
     let dir = repo();
-    prototype_event(dir.path(), "2026-01-29T10:30:00Z", "smart_bot_2", "success", 0.15, Some(0.98));
+    prototype_event(
+        dir.path(),
+        "2026-01-29T10:30:00Z",
+        "smart_bot_2",
+        "success",
+        0.15,
+        Some(0.98),
+    );
     ralph(dir.path()).arg("leaderboard").assert().success();
     fs::create_dir_all(dir.path().join(".ralph/runs/12")).unwrap();
     ralph(dir.path())
@@ -265,7 +418,12 @@ fn reset_needs_confirmation_and_keeps_the_configuration() {
             predicate::str::contains("error: refusing to delete 1 event file(s)")
                 .and(predicate::str::contains("hint: run `ralph reset --yes`")),
         );
-    assert_eq!(fs::read_dir(dir.path().join(".ralph/events")).unwrap().count(), 2);
+    assert_eq!(
+        fs::read_dir(dir.path().join(".ralph/events"))
+            .unwrap()
+            .count(),
+        2
+    );
     ralph(dir.path())
         .args(["reset", "--yes"])
         .assert()
@@ -283,7 +441,11 @@ fn reset_needs_confirmation_and_keeps_the_configuration() {
 #[test]
 fn configuration_errors_exit_2_and_name_the_key_and_file() {
     let dir = repo();
-    fs::write(dir.path().join(".ralph/config.toml"), "[marketplace]\nnum_bot = 4\n").unwrap();
+    fs::write(
+        dir.path().join(".ralph/config.toml"),
+        "[marketplace]\nnum_bot = 4\n",
+    )
+    .unwrap();
     ralph(dir.path())
         .arg("leaderboard")
         .assert()
@@ -294,12 +456,18 @@ fn configuration_errors_exit_2_and_name_the_key_and_file() {
                 .and(predicate::str::contains("num_bot"))
                 .and(predicate::str::contains("hint:")),
         );
-    fs::write(dir.path().join(".ralph/config.toml"), "[scoring.weights]\nrisk = 0.4\n").unwrap();
+    fs::write(
+        dir.path().join(".ralph/config.toml"),
+        "[scoring.weights]\nrisk = 0.4\n",
+    )
+    .unwrap();
     ralph(dir.path())
         .arg("leaderboard")
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("must sum to 1.0, but they sum to 1.200000"));
+        .stderr(predicate::str::contains(
+            "must sum to 1.0, but they sum to 1.200000",
+        ));
 }
 
 #[test]
@@ -333,7 +501,10 @@ fn global_options_and_usage_errors() {
         .assert()
         .success();
     ralph(dir.path()).arg("frobnicate").assert().code(2);
-    ralph(dir.path()).args(["--repo", "not-a-slug", "status"]).assert().code(2);
+    ralph(dir.path())
+        .args(["--repo", "not-a-slug", "status"])
+        .assert()
+        .code(2);
     ralph(dir.path())
         .args(["leaderboard", "--color", "always"])
         .assert()
@@ -359,5 +530,8 @@ fn completions_are_generated() {
             .success()
             .stdout(predicate::str::contains("leaderboard"));
     }
-    ralph(dir.path()).args(["completions", "tcsh"]).assert().code(2);
+    ralph(dir.path())
+        .args(["completions", "tcsh"])
+        .assert()
+        .code(2);
 }

@@ -4,10 +4,10 @@
 use super::Context;
 use crate::error::Exit;
 use crate::ledger::{Event, Ledger, Loaded, LoadedEvent, Skipped};
-use serde::Serialize;
 use crate::report;
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
+use serde::Serialize;
 
 /// One element of `ralph events --json`: the file name, then the event's own fields.
 #[derive(Serialize)]
@@ -46,10 +46,12 @@ pub enum EventsAction {
 
 pub fn run(ctx: &Context, args: EventsArgs) -> Result<Exit> {
     let ledger = Ledger::new(ctx.root.join(".ralph"));
-    let loaded = ledger
-        .store()
-        .load_all()
-        .with_context(|| format!("cannot read the event log in {}", ledger.store().dir().display()))?;
+    let loaded = ledger.store().load_all().with_context(|| {
+        format!(
+            "cannot read the event log in {}",
+            ledger.store().dir().display()
+        )
+    })?;
     match args.action {
         Some(EventsAction::Verify) => verify(ctx, &ledger, &loaded),
         None => list(ctx, &args, &loaded),
@@ -118,5 +120,9 @@ fn verify(ctx: &Context, ledger: &Ledger, loaded: &Loaded) -> Result<Exit> {
         ));
         ctx.printer.data(&text)?;
     }
-    Ok(if bad.is_empty() { Exit::Success } else { Exit::Failure })
+    Ok(if bad.is_empty() {
+        Exit::Success
+    } else {
+        Exit::Failure
+    })
 }

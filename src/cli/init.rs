@@ -79,8 +79,9 @@ pub fn run(ctx: &Context, args: InitArgs) -> Result<Exit> {
         }
         ctx.printer.data(&text)?;
         if actions.iter().any(|a| a.action == "kept") {
-            ctx.printer
-                .status("Existing files were kept; `ralph init --force` rewrites them with the defaults.");
+            ctx.printer.status(
+                "Existing files were kept; `ralph init --force` rewrites them with the defaults.",
+            );
         }
         if ralph.join("config.json").exists() {
             ctx.printer.status(

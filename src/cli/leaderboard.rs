@@ -5,10 +5,10 @@ use super::Context;
 use crate::error::Exit;
 use crate::fsutil::write_atomic;
 use crate::ledger::{BotStanding, CacheUse, EventSummary, Ledger, LedgerState, Skipped};
-use serde::Serialize;
 use crate::report;
 use anyhow::{Context as _, Result};
 use clap::Args;
+use serde::Serialize;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -23,7 +23,12 @@ pub fn run(ctx: &Context, args: LeaderboardArgs) -> Result<Exit> {
     let ledger = Ledger::new(&settings.ralph_dir);
     let (state, cache) = ledger
         .state(&settings.config.fold_params())
-        .with_context(|| format!("cannot read the event log in {}", ledger.store().dir().display()))?;
+        .with_context(|| {
+            format!(
+                "cannot read the event log in {}",
+                ledger.store().dir().display()
+            )
+        })?;
     tracing::debug!(?cache, events = state.event_count, "ledger state");
 
     if let Some(path) = &args.html {
@@ -31,7 +36,12 @@ pub fn run(ctx: &Context, args: LeaderboardArgs) -> Result<Exit> {
             .repo
             .as_ref()
             .map(ToString::to_string)
-            .or_else(|| settings.root.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .or_else(|| {
+                settings
+                    .root
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+            })
             .unwrap_or_else(|| "repository".to_owned());
         let page = report::html::render(&state, &name, chrono::Utc::now());
         write_atomic(path, page.as_bytes())

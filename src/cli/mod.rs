@@ -18,8 +18,15 @@ use std::path::PathBuf;
 
 /// Run a marketplace competition of AI bots for a GitHub issue, and keep score
 #[derive(Debug, Parser)]
-#[command(name = "ralph", version, propagate_version = true, max_term_width = 100)]
-#[command(after_help = "Exit codes: 0 success, 1 failure, 2 usage or configuration error, 130 interrupted.\nLogging: -v debug, -vv trace; RALPH_LOG overrides (tracing EnvFilter syntax).")]
+#[command(
+    name = "ralph",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+#[command(
+    after_help = "Exit codes: 0 success, 1 failure, 2 usage or configuration error, 130 interrupted.\nLogging: -v debug, -vv trace; RALPH_LOG overrides (tracing EnvFilter syntax)."
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -131,7 +138,10 @@ pub async fn main(cli: Cli) -> Exit {
             if class.broken_pipe {
                 return Exit::Success;
             }
-            eprint!("{}", render(&err, class.hint.as_deref(), printer.paint_err()));
+            eprint!(
+                "{}",
+                render(&err, class.hint.as_deref(), printer.paint_err())
+            );
             class.exit
         }
     }
@@ -170,9 +180,21 @@ mod tests {
 
     #[test]
     fn global_options_work_after_the_subcommand() {
-        let cli = Cli::try_parse_from(["ralph", "leaderboard", "--json", "-C", "/tmp", "--color", "never"]).unwrap();
+        let cli = Cli::try_parse_from([
+            "ralph",
+            "leaderboard",
+            "--json",
+            "-C",
+            "/tmp",
+            "--color",
+            "never",
+        ])
+        .unwrap();
         assert!(cli.global.json);
-        assert_eq!(cli.global.dir.as_deref(), Some(std::path::Path::new("/tmp")));
+        assert_eq!(
+            cli.global.dir.as_deref(),
+            Some(std::path::Path::new("/tmp"))
+        );
         assert_eq!(cli.global.color, ColorChoice::Never);
         let cli = Cli::try_parse_from(["ralph", "status"]).unwrap();
         assert!(matches!(cli.command, Command::Leaderboard(_)));

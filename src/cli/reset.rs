@@ -27,7 +27,8 @@ pub async fn run(ctx: &Context, args: ResetArgs) -> Result<Exit> {
     let cache = ledger.cache_path();
     let runs = ralph.join("runs");
     if files.is_empty() && !cache.exists() && !runs.exists() {
-        ctx.printer.status("Nothing to reset: no events and no caches.");
+        ctx.printer
+            .status("Nothing to reset: no events and no caches.");
         return Ok(Exit::Success);
     }
     let question = format!(
@@ -71,8 +72,9 @@ pub async fn run(ctx: &Context, args: ResetArgs) -> Result<Exit> {
         ctx.printer
             .json(&serde_json::json!({ "deleted_events": deleted, "caches_cleared": true }))?;
     } else {
-        ctx.printer
-            .data(&format!("Deleted {deleted} event file(s) and the caches.\n"))?;
+        ctx.printer.data(&format!(
+            "Deleted {deleted} event file(s) and the caches.\n"
+        ))?;
     }
     Ok(Exit::Success)
 }
@@ -83,5 +85,8 @@ fn ask(question: &str) -> io::Result<bool> {
     err.flush()?;
     let mut answer = String::new();
     io::stdin().lock().read_line(&mut answer)?;
-    Ok(matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
 }

@@ -229,7 +229,10 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
     let int_in = |key: &str, value: Option<i64>, default: u32, lo: u32, hi: u32| {
         let v = value.unwrap_or(i64::from(default));
         if v < i64::from(lo) || v > i64::from(hi) {
-            Err(invalid(key, format!("= {v} is out of range: allowed {lo} to {hi}")))
+            Err(invalid(
+                key,
+                format!("= {v} is out of range: allowed {lo} to {hi}"),
+            ))
         } else {
             Ok(v as u32)
         }
@@ -238,8 +241,13 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
     let max_iterations = int_in("max_iterations", file.max_iterations, 15, 1, 1000)?;
 
     let m = file.marketplace.unwrap_or_default();
-    let base_budget_per_bot =
-        int_in("marketplace.base_budget_per_bot", m.base_budget_per_bot, 10, 1, 10_000)?;
+    let base_budget_per_bot = int_in(
+        "marketplace.base_budget_per_bot",
+        m.base_budget_per_bot,
+        10,
+        1,
+        10_000,
+    )?;
     let weight_min = m.weight_min.unwrap_or(0.05);
     let weight_max = m.weight_max.unwrap_or(0.60);
     if !(0.0..1.0).contains(&weight_min) {
@@ -290,7 +298,9 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
         if (sum - 1.0).abs() > 1e-6 {
             return Err(invalid(
                 "scoring.weights",
-                format!("must sum to 1.0, but they sum to {sum:.6} (unset weights keep their defaults)"),
+                format!(
+                    "must sum to 1.0, but they sum to {sum:.6} (unset weights keep their defaults)"
+                ),
             ));
         }
     }
@@ -303,7 +313,10 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
     let role = |section: &str, f: Option<AgentFile>| -> Result<AgentConfig, ConfigError> {
         let f = f.unwrap_or_default();
         if f.id.is_some() {
-            return Err(invalid(&format!("{section}.id"), "is only allowed in [[bots]]".into()));
+            return Err(invalid(
+                &format!("{section}.id"),
+                "is only allowed in [[bots]]".into(),
+            ));
         }
         agent(&f, Some(&defaults_file), section, path)
     };
@@ -327,10 +340,9 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
             let mut bots = Vec::new();
             for (i, b) in list.iter().enumerate() {
                 let section = format!("bots[{i}]");
-                let id = b
-                    .id
-                    .clone()
-                    .ok_or_else(|| invalid(&format!("{section}.id"), "is required for every bot".into()))?;
+                let id = b.id.clone().ok_or_else(|| {
+                    invalid(&format!("{section}.id"), "is required for every bot".into())
+                })?;
                 if !valid_bot_id(&id) {
                     return Err(invalid(
                         &format!("{section}.id"),
@@ -338,18 +350,29 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
                     ));
                 }
                 if !seen.insert(id.clone()) {
-                    return Err(invalid(&format!("{section}.id"), format!("= {id:?} is used by two bots")));
+                    return Err(invalid(
+                        &format!("{section}.id"),
+                        format!("= {id:?} is used by two bots"),
+                    ));
                 }
                 let agent = agent(b, Some(&defaults_file), &section, path)?;
                 bots.push(BotConfig { id, agent });
             }
             if bots.len() > 64 {
-                return Err(invalid("bots", format!("lists {} bots; at most 64 are allowed", bots.len())));
+                return Err(invalid(
+                    "bots",
+                    format!("lists {} bots; at most 64 are allowed", bots.len()),
+                ));
             }
             let n = bots.len() as u32;
             (bots, n)
         }
-        Some(_) => return Err(invalid("bots", "is empty; list at least one bot or remove it".into())),
+        Some(_) => {
+            return Err(invalid(
+                "bots",
+                "is empty; list at least one bot or remove it".into(),
+            ))
+        }
         None => {
             let n = int_in("marketplace.num_bots", m.num_bots, 3, 1, 64)?;
             let bots = (1..=n)
@@ -367,11 +390,14 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
         for (name, command) in c.commands {
             let key = format!("checks.{name}");
             let name_ok = !name.is_empty()
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+                && name.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-'
+                });
             if !name_ok {
-                return Err(invalid(&key, "is not a valid check name: use a-z, 0-9, _ and -".into()));
+                return Err(invalid(
+                    &key,
+                    "is not a valid check name: use a-z, 0-9, _ and -".into(),
+                ));
             }
             if command.trim().is_empty() {
                 return Err(invalid(&key, "is an empty command".into()));
@@ -381,7 +407,10 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
         if let Some(cov) = c.coverage {
             match cov.command {
                 Some(cmd) if cmd.trim().is_empty() => {
-                    return Err(invalid("checks.coverage.command", "is an empty command".into()))
+                    return Err(invalid(
+                        "checks.coverage.command",
+                        "is an empty command".into(),
+                    ))
                 }
                 other => checks.coverage_command = other,
             }
@@ -422,7 +451,12 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
 /// `[defaults]`; one that names the same backend as `[defaults]` inherits the keys it leaves
 /// unset; one that names another backend inherits only the backend-neutral keys
 /// (`timeout_secs`, `max_tokens`, `temperature`).
-fn agent(f: &AgentFile, defaults: Option<&AgentFile>, section: &str, path: &Path) -> Result<AgentConfig, ConfigError> {
+fn agent(
+    f: &AgentFile,
+    defaults: Option<&AgentFile>,
+    section: &str,
+    path: &Path,
+) -> Result<AgentConfig, ConfigError> {
     let invalid = |key: &str, message: String| ConfigError::Invalid {
         path: path.to_owned(),
         key: format!("{section}.{key}"),
@@ -434,7 +468,8 @@ fn agent(f: &AgentFile, defaults: Option<&AgentFile>, section: &str, path: &Path
     let backend = f.backend.unwrap_or(default_backend);
     let same = backend == default_backend;
     let pick = |own: &Option<String>, inherited: &Option<String>| {
-        own.clone().or_else(|| if same { inherited.clone() } else { None })
+        own.clone()
+            .or_else(|| if same { inherited.clone() } else { None })
     };
     let model = pick(&f.model, &d.model);
     let base_url = pick(&f.base_url, &d.base_url);
@@ -443,43 +478,74 @@ fn agent(f: &AgentFile, defaults: Option<&AgentFile>, section: &str, path: &Path
         .command
         .clone()
         .or_else(|| if same { d.command.clone() } else { None });
-    let dir = f.dir.clone().or_else(|| if same { d.dir.clone() } else { None });
-    let timeout = f.timeout_secs.or(d.timeout_secs).unwrap_or(DEFAULT_TIMEOUT_SECS as i64);
+    let dir = f
+        .dir
+        .clone()
+        .or_else(|| if same { d.dir.clone() } else { None });
+    let timeout = f
+        .timeout_secs
+        .or(d.timeout_secs)
+        .unwrap_or(DEFAULT_TIMEOUT_SECS as i64);
     let max_tokens = f.max_tokens.or(d.max_tokens);
     let temperature = f.temperature.or(d.temperature);
 
     if !(1..=86_400).contains(&timeout) {
-        return Err(invalid("timeout_secs", format!("= {timeout} is out of range: allowed 1 to 86400")));
+        return Err(invalid(
+            "timeout_secs",
+            format!("= {timeout} is out of range: allowed 1 to 86400"),
+        ));
     }
     if let Some(t) = max_tokens {
         if !(1..=10_000_000).contains(&t) {
-            return Err(invalid("max_tokens", format!("= {t} is out of range: allowed 1 to 10000000")));
+            return Err(invalid(
+                "max_tokens",
+                format!("= {t} is out of range: allowed 1 to 10000000"),
+            ));
         }
     }
     if let Some(t) = temperature {
         if !(0.0..=2.0).contains(&t) {
-            return Err(invalid("temperature", format!("= {t} is out of range: allowed 0 to 2")));
+            return Err(invalid(
+                "temperature",
+                format!("= {t} is out of range: allowed 0 to 2"),
+            ));
         }
     }
     if model.as_deref().is_some_and(|m| m.trim().is_empty()) {
-        return Err(invalid("model", "is empty; remove it to use the backend's default model".into()));
+        return Err(invalid(
+            "model",
+            "is empty; remove it to use the backend's default model".into(),
+        ));
     }
     if let Some(url) = &base_url {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(invalid("base_url", format!("= {url:?} must start with http:// or https://")));
+            return Err(invalid(
+                "base_url",
+                format!("= {url:?} must start with http:// or https://"),
+            ));
         }
     }
     if let Some(var) = &api_key_env {
         if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(invalid("api_key_env", format!("= {var:?} is not an environment variable name")));
+            return Err(invalid(
+                "api_key_env",
+                format!("= {var:?} is not an environment variable name"),
+            ));
         }
     }
     let only_for = |key: &str, present: bool, allowed: &[BackendKind]| {
         if present && !allowed.contains(&backend) {
-            let names: Vec<_> = allowed.iter().map(|b| format!("\"{}\"", b.as_str())).collect();
+            let names: Vec<_> = allowed
+                .iter()
+                .map(|b| format!("\"{}\"", b.as_str()))
+                .collect();
             Err(invalid(
                 key,
-                format!("is only used with backend = {}, not \"{}\"", names.join(" or "), backend.as_str()),
+                format!(
+                    "is only used with backend = {}, not \"{}\"",
+                    names.join(" or "),
+                    backend.as_str()
+                ),
             ))
         } else {
             Ok(())
@@ -487,14 +553,25 @@ fn agent(f: &AgentFile, defaults: Option<&AgentFile>, section: &str, path: &Path
     };
     only_for("command", f.command.is_some(), &[BackendKind::Command])?;
     only_for("dir", f.dir.is_some(), &[BackendKind::Replay])?;
-    only_for("base_url", f.base_url.is_some(), &[BackendKind::Anthropic, BackendKind::Openai])?;
-    only_for("api_key_env", f.api_key_env.is_some(), &[BackendKind::Anthropic, BackendKind::Openai])?;
+    only_for(
+        "base_url",
+        f.base_url.is_some(),
+        &[BackendKind::Anthropic, BackendKind::Openai],
+    )?;
+    only_for(
+        "api_key_env",
+        f.api_key_env.is_some(),
+        &[BackendKind::Anthropic, BackendKind::Openai],
+    )?;
     let command = command.unwrap_or_default();
     if backend == BackendKind::Command && command.first().is_none_or(|p| p.trim().is_empty()) {
         return Err(invalid("command", "is required with backend = \"command\": the program and its arguments, e.g. [\"./bot.sh\"]".into()));
     }
     if backend == BackendKind::Replay && dir.is_none() {
-        return Err(invalid("dir", "is required with backend = \"replay\": the directory of recorded responses".into()));
+        return Err(invalid(
+            "dir",
+            "is required with backend = \"replay\": the directory of recorded responses".into(),
+        ));
     }
     Ok(AgentConfig {
         backend,

@@ -97,19 +97,28 @@ ready_label = "ralph-ready"
     // No backend named: everything from [defaults].
     assert_eq!(c.bots[3].agent.backend, BackendKind::Codex);
     assert_eq!(c.bots[3].agent.model.as_deref(), Some("gpt-5-codex"));
-    assert_eq!(c.bots[4].agent.dir.as_deref(), Some(Path::new("fixtures/replay")));
+    assert_eq!(
+        c.bots[4].agent.dir.as_deref(),
+        Some(Path::new("fixtures/replay"))
+    );
     assert_eq!(c.implementer.backend, BackendKind::Codex);
     assert_eq!(c.implementer.timeout_secs, 1800);
     assert_eq!(c.arbiter.model.as_deref(), Some("claude-opus-4-1"));
     assert_eq!(c.checks.commands["test"], "cargo test");
-    assert_eq!(c.checks.coverage_command.as_deref(), Some("cargo llvm-cov --summary-only --json"));
+    assert_eq!(
+        c.checks.coverage_command.as_deref(),
+        Some("cargo llvm-cov --summary-only --json")
+    );
     assert_eq!(c.github.ready_label, "ralph-ready");
 }
 
 #[test]
 fn unknown_keys_are_rejected_by_name() {
     let e = err("max_iteration = 3\n");
-    assert!(e.contains("max_iteration") && e.contains("config.toml"), "{e}");
+    assert!(
+        e.contains("max_iteration") && e.contains("config.toml"),
+        "{e}"
+    );
     let e = err("[marketplace]\nnum_bot = 3\n");
     assert!(e.contains("num_bot"), "{e}");
     let e = err("[[bots]]\nid = \"a\"\nmodle = \"x\"\n");
@@ -126,25 +135,52 @@ fn invalid_values_say_what_is_allowed() {
         ("tracker = \"jira\"", "jira"),
         ("max_iterations = 0", "allowed 1 to 1000"),
         ("[marketplace]\nnum_bots = -1", "allowed 1 to 64"),
-        ("[marketplace]\nbase_budget_per_bot = 0", "allowed 1 to 10000"),
+        (
+            "[marketplace]\nbase_budget_per_bot = 0",
+            "allowed 1 to 10000",
+        ),
         ("[marketplace]\nweight_min = 1.5", "weight_min < 1"),
         ("[marketplace]\nweight_max = 0", "weight_max ≤ 1"),
-        ("[marketplace]\nweight_min = 0.5\nweight_max = 0.4", "larger than"),
+        (
+            "[marketplace]\nweight_min = 0.5\nweight_max = 0.4",
+            "larger than",
+        ),
         ("[scoring.weights]\nrisk = 0.5", "sum to 1.300000"),
         ("[scoring.weights]\nrisk = -0.1", "allowed 0 to 1"),
         ("[defaults]\nbackend = \"gpt\"", "gpt"),
         ("[defaults]\ntimeout_secs = 0", "allowed 1 to 86400"),
-        ("[defaults]\nbackend = \"command\"", "is required with backend = \"command\""),
-        ("[defaults]\nbackend = \"replay\"", "is required with backend = \"replay\""),
-        ("[defaults]\ncommand = [\"x\"]", "only used with backend = \"command\""),
+        (
+            "[defaults]\nbackend = \"command\"",
+            "is required with backend = \"command\"",
+        ),
+        (
+            "[defaults]\nbackend = \"replay\"",
+            "is required with backend = \"replay\"",
+        ),
+        (
+            "[defaults]\ncommand = [\"x\"]",
+            "only used with backend = \"command\"",
+        ),
         ("[defaults]\nid = \"x\"", "only allowed in [[bots]]"),
         ("[arbiter]\ntemperature = 3.0", "allowed 0 to 2"),
-        ("[arbiter]\nbackend = \"openai\"\nbase_url = \"localhost:1234\"", "must start with http"),
-        ("[arbiter]\nbackend = \"openai\"\napi_key_env = \"MY-KEY\"", "not an environment variable"),
+        (
+            "[arbiter]\nbackend = \"openai\"\nbase_url = \"localhost:1234\"",
+            "must start with http",
+        ),
+        (
+            "[arbiter]\nbackend = \"openai\"\napi_key_env = \"MY-KEY\"",
+            "not an environment variable",
+        ),
         ("[[bots]]\nbackend = \"claude\"", "bots[0].id` is required"),
         ("[[bots]]\nid = \"Bot One\"", "not a valid bot id"),
-        ("[[bots]]\nid = \"a\"\n[[bots]]\nid = \"a\"", "used by two bots"),
-        ("[marketplace]\nnum_bots = 2\n[[bots]]\nid = \"a\"", "num_bots` = 2 but 1"),
+        (
+            "[[bots]]\nid = \"a\"\n[[bots]]\nid = \"a\"",
+            "used by two bots",
+        ),
+        (
+            "[marketplace]\nnum_bots = 2\n[[bots]]\nid = \"a\"",
+            "num_bots` = 2 but 1",
+        ),
         ("bots = []", "is empty"),
         ("[checks]\n\"Format!\" = \"x\"", "not a valid check name"),
         ("[checks]\ntest = \"  \"", "empty command"),
@@ -153,7 +189,10 @@ fn invalid_values_say_what_is_allowed() {
     ];
     for (text, needle) in cases {
         let e = err(text);
-        assert!(e.contains(needle), "{text:?}: {e:?} should contain {needle:?}");
+        assert!(
+            e.contains(needle),
+            "{text:?}: {e:?} should contain {needle:?}"
+        );
         assert!(e.contains("/repo/.ralph/config.toml"), "{e}");
     }
 }
@@ -181,10 +220,16 @@ fn load_prefers_toml_then_prototype_json_then_defaults() {
         "arbiter_model": "something the prototype had"}"#;
     fs::write(dir.path().join("config.json"), json).unwrap();
     let (c, src) = Config::load(dir.path()).unwrap();
-    assert_eq!(src, ConfigSource::PrototypeJson(dir.path().join("config.json")));
+    assert_eq!(
+        src,
+        ConfigSource::PrototypeJson(dir.path().join("config.json"))
+    );
     assert_eq!(c.marketplace.num_bots, 4);
     assert_eq!(c.budget_pool(), 20);
-    assert_eq!((c.marketplace.weight_min, c.marketplace.weight_max), (0.1, 0.5));
+    assert_eq!(
+        (c.marketplace.weight_min, c.marketplace.weight_max),
+        (0.1, 0.5)
+    );
     assert_eq!(c.bot_ids().len(), 4);
 
     fs::write(dir.path().join("config.toml"), "max_iterations = 2\n").unwrap();
@@ -202,8 +247,14 @@ fn bad_prototype_json_is_explained() {
         ("{", "invalid configuration file"),
         ("[1]", "must be a JSON object"),
         (r#"{"num_bots": "three"}"#, "must be an integer"),
-        (r#"{"weight_constraints": {"min": "low"}}"#, "must be a number"),
-        (r#"{"scoring_weights": {"speed": 1.0}}"#, "not a scoring dimension"),
+        (
+            r#"{"weight_constraints": {"min": "low"}}"#,
+            "must be a number",
+        ),
+        (
+            r#"{"scoring_weights": {"speed": 1.0}}"#,
+            "not a scoring dimension",
+        ),
         (r#"{"scoring_weights": {"risk": 0.9}}"#, "must sum to 1.0"),
     ] {
         fs::write(&path, json).unwrap();
@@ -215,7 +266,8 @@ fn bad_prototype_json_is_explained() {
 
 #[test]
 fn fold_params_follow_the_configuration() {
-    let c = parse("[marketplace]\nnum_bots = 2\nbase_budget_per_bot = 7\nweight_max = 0.8\n").unwrap();
+    let c =
+        parse("[marketplace]\nnum_bots = 2\nbase_budget_per_bot = 7\nweight_max = 0.8\n").unwrap();
     let p = c.fold_params();
     assert_eq!(p.bots, ["smart_bot_1", "smart_bot_2"]);
     assert_eq!(p.pool, 14);

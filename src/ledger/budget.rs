@@ -44,7 +44,13 @@ pub fn allocate(pool: u32, shares: &[f64]) -> Vec<u32> {
         }
     }
     let mut budgets: Vec<u32> = (0..n)
-        .map(|i| if fixed[i] { 1 } else { quotas[i].floor() as u32 })
+        .map(|i| {
+            if fixed[i] {
+                1
+            } else {
+                quotas[i].floor() as u32
+            }
+        })
         .collect();
     let given: usize = budgets.iter().map(|&b| b as usize).sum();
     let mut left = pool as usize - given.min(pool as usize);

@@ -57,7 +57,8 @@ pub fn fingerprint(params: &FoldParams, files: &[EventFile]) -> String {
 pub fn read(path: &Path, fingerprint: &str) -> Option<LedgerState> {
     let bytes = std::fs::read(path).ok()?;
     let cache: CacheFile = serde_json::from_slice(&bytes).ok()?;
-    (cache.cache_version == CACHE_VERSION && cache.fingerprint == fingerprint).then_some(cache.state)
+    (cache.cache_version == CACHE_VERSION && cache.fingerprint == fingerprint)
+        .then_some(cache.state)
 }
 
 /// Writes the cache atomically.

@@ -184,7 +184,10 @@ impl Event {
             }
         }
         if let Some(scores) = &self.scores {
-            let sets = [("proposal", Some(&scores.proposal)), ("implementation", scores.implementation.as_ref())];
+            let sets = [
+                ("proposal", Some(&scores.proposal)),
+                ("implementation", scores.implementation.as_ref()),
+            ];
             for (which, set) in sets {
                 if let Some((dimension, v)) = set.and_then(Scores::first_out_of_unit_range) {
                     return Err(format!(
@@ -246,8 +249,11 @@ mod tests {
 
     #[test]
     fn prototype_event_loads_as_schema_zero() {
-        let e = parse_event("2026-01-29T10:30:00Z-smart_bot_2-success.json", PROTOTYPE.as_bytes())
-            .unwrap();
+        let e = parse_event(
+            "2026-01-29T10:30:00Z-smart_bot_2-success.json",
+            PROTOTYPE.as_bytes(),
+        )
+        .unwrap();
         assert_eq!(e.schema_version, 0);
         assert_eq!(e.bot_id, "smart_bot_2");
         assert_eq!(e.outcome, Outcome::Success);
@@ -273,7 +279,11 @@ mod tests {
         let cases: &[(&str, &str, &str)] = &[
             ("x-smart_bot_2-success.json", "", "empty"),
             ("x-smart_bot_2-success.json", "{not json", "invalid JSON"),
-            ("x-smart_bot_2-success.json", r#"{"bot_id":"smart_bot_2"}"#, "missing field"),
+            (
+                "x-smart_bot_2-success.json",
+                r#"{"bot_id":"smart_bot_2"}"#,
+                "missing field",
+            ),
             ("x-smart_bot_9-success.json", PROTOTYPE, "does not match"),
             (
                 "x-smart_bot_2-success.json",
@@ -303,7 +313,10 @@ mod tests {
         ];
         for (name, body, needle) in cases {
             let err = parse_event(name, body.as_bytes()).unwrap_err();
-            assert!(err.contains(needle), "{name}: {err:?} should mention {needle:?}");
+            assert!(
+                err.contains(needle),
+                "{name}: {err:?} should mention {needle:?}"
+            );
         }
     }
 

@@ -153,10 +153,12 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
         });
     }
 
-    let shares: Vec<f64> = (0..n).map(|i| weights[i] * tallies[i].efficiency()).collect();
+    let shares: Vec<f64> = (0..n)
+        .map(|i| weights[i] * tallies[i].efficiency())
+        .collect();
     let budgets = allocate(params.pool, &shares);
-    let standing = |bot_id: &str, tally: &Tally, weight: f64, budget: u32, retired: bool| {
-        BotStanding {
+    let standing =
+        |bot_id: &str, tally: &Tally, weight: f64, budget: u32, retired: bool| BotStanding {
             bot_id: bot_id.to_owned(),
             weight,
             efficiency: tally.efficiency(),
@@ -169,8 +171,7 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
             event_count: tally.events,
             total_delta: tally.total_delta,
             last_event: tally.last,
-        }
-    };
+        };
     let mut bots: Vec<BotStanding> = (0..n)
         .map(|i| standing(&params.bots[i], &tallies[i], weights[i], budgets[i], false))
         .collect();
@@ -197,7 +198,9 @@ fn downsample(points: Vec<HistoryPoint>, limit: usize) -> Vec<HistoryPoint> {
         return points;
     }
     let step = (len - 1) as f64 / (limit - 1) as f64;
-    let mut wanted = (0..limit).map(|k| ((k as f64) * step).round() as usize).peekable();
+    let mut wanted = (0..limit)
+        .map(|k| ((k as f64) * step).round() as usize)
+        .peekable();
     points
         .into_iter()
         .enumerate()
@@ -231,8 +234,8 @@ mod tests {
 
     fn event(seq: i64, bot: &str, outcome: Outcome, delta: f64, accuracy: Option<f64>) -> Event {
         let mut e = Event::new(1, bot, outcome, delta);
-        e.timestamp = "2026-01-01T00:00:00Z".parse::<DateTime<Utc>>().unwrap()
-            + Duration::seconds(seq);
+        e.timestamp =
+            "2026-01-01T00:00:00Z".parse::<DateTime<Utc>>().unwrap() + Duration::seconds(seq);
         e.accuracy = accuracy;
         e
     }
@@ -326,7 +329,10 @@ mod tests {
     fn a_delta_that_pushes_a_weight_below_zero() {
         // Two bots at 0.5; b −0.7 → −0.2 → counts as 0 → floor... but a is capped at 0.6, so
         // b holds the remaining 0.4.
-        let f = fold(&params(&["a", "b"]), &[event(1, "b", Outcome::ReplanFailure, -0.7, None)]);
+        let f = fold(
+            &params(&["a", "b"]),
+            &[event(1, "b", Outcome::ReplanFailure, -0.7, None)],
+        );
         assert!(close(weight(&f, "a"), 0.60));
         assert!(close(weight(&f, "b"), 0.40));
         // Three bots: c −0.5 → 0 → min 0.05; a and b share 0.95 equally.
@@ -347,7 +353,10 @@ mod tests {
         let f = fold(&params(&["a", "b"]), &events);
         let old = f.bots.last().unwrap();
         assert!(old.retired);
-        assert_eq!((old.bot_id.as_str(), old.weight, old.budget, old.successes), ("old", 0.0, 0, 1));
+        assert_eq!(
+            (old.bot_id.as_str(), old.weight, old.budget, old.successes),
+            ("old", 0.0, 0, 1)
+        );
         let active: f64 = f.bots.iter().filter(|b| !b.retired).map(|b| b.weight).sum();
         assert!(close(active, 1.0));
         // The retired bot's event leaves the active weights unchanged.
@@ -373,7 +382,15 @@ mod tests {
     #[test]
     fn history_is_sampled_beyond_the_limit() {
         let events: Vec<Event> = (0..5000)
-            .map(|k| event(k, if k % 2 == 0 { "a" } else { "b" }, Outcome::NotSelected, -0.02, None))
+            .map(|k| {
+                event(
+                    k,
+                    if k % 2 == 0 { "a" } else { "b" },
+                    Outcome::NotSelected,
+                    -0.02,
+                    None,
+                )
+            })
             .collect();
         let f = fold(&params(&["a", "b"]), &events);
         let pts = &f.history.points;

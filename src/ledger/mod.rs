@@ -11,8 +11,12 @@ mod store;
 mod weights;
 
 pub use budget::allocate;
-pub use event::{parse_event, valid_bot_id, Event, EventScores, Metrics, Phase, Tokens, SCHEMA_VERSION};
-pub use fold::{efficiency, fold, BotStanding, FoldParams, Folded, HistoryPoint, WeightHistory, HISTORY_LIMIT};
+pub use event::{
+    parse_event, valid_bot_id, Event, EventScores, Metrics, Phase, Tokens, SCHEMA_VERSION,
+};
+pub use fold::{
+    efficiency, fold, BotStanding, FoldParams, Folded, HistoryPoint, WeightHistory, HISTORY_LIMIT,
+};
 pub use store::{EventFile, EventStore, Loaded, LoadedEvent, Skipped};
 pub use weights::{effective_bounds, project};
 
@@ -134,7 +138,10 @@ impl Ledger {
         match cache::write(&cache_path, &fp, &state) {
             Ok(()) => Ok((state, CacheUse::Rebuilt)),
             Err(e) => {
-                tracing::warn!("could not write the ledger cache {}: {e}", cache_path.display());
+                tracing::warn!(
+                    "could not write the ledger cache {}: {e}",
+                    cache_path.display()
+                );
                 Ok((state, CacheUse::Uncached))
             }
         }
@@ -165,13 +172,19 @@ mod tests {
     fn cache_is_reused_until_the_event_set_changes() {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::new(dir.path());
-        ledger.store().append(&Event::new(1, "a", Outcome::Success, 0.1)).unwrap();
+        ledger
+            .store()
+            .append(&Event::new(1, "a", Outcome::Success, 0.1))
+            .unwrap();
         let (first, how) = ledger.state(&params()).unwrap();
         assert_eq!(how, CacheUse::Rebuilt);
         let (second, how) = ledger.state(&params()).unwrap();
         assert_eq!(how, CacheUse::Hit);
         assert_eq!(first, second);
-        ledger.store().append(&Event::new(1, "b", Outcome::Failure, -0.15)).unwrap();
+        ledger
+            .store()
+            .append(&Event::new(1, "b", Outcome::Failure, -0.15))
+            .unwrap();
         let (third, how) = ledger.state(&params()).unwrap();
         assert_eq!(how, CacheUse::Rebuilt);
         assert_eq!(third.event_count, 2);

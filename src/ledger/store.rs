@@ -150,9 +150,8 @@ impl EventStore {
         let mut event = event.clone();
         for _ in 0..10_000 {
             let name = event.file_name();
-            let mut bytes = serde_json::to_vec_pretty(&event).map_err(io::Error::other)?;
-            bytes.push(b'\n');
-            match create_atomic(&self.dir.join(&name), &bytes) {
+            let text = serde_json::to_string_pretty(&event).map_err(io::Error::other)? + "\n";
+            match create_atomic(&self.dir.join(&name), text.as_bytes()) {
                 Ok(()) => return Ok(name),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     event.timestamp += Duration::microseconds(1);

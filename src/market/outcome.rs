@@ -81,7 +81,10 @@ impl FromStr for Outcome {
             .find(|o| o.as_str() == s)
             .ok_or_else(|| {
                 let known: Vec<_> = Outcome::ALL.iter().map(|o| o.as_str()).collect();
-                format!("unknown outcome `{s}` (expected one of: {})", known.join(", "))
+                format!(
+                    "unknown outcome `{s}` (expected one of: {})",
+                    known.join(", ")
+                )
             })
     }
 }
@@ -97,13 +100,22 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", outcome.as_str()));
             assert_eq!(outcome.as_str().parse::<Outcome>().unwrap(), outcome);
         }
-        assert!("won".parse::<Outcome>().unwrap_err().contains("replan_success"));
+        assert!("won"
+            .parse::<Outcome>()
+            .unwrap_err()
+            .contains("replan_success"));
     }
 
     #[test]
     fn success_and_failure_classes_are_disjoint() {
-        let successes: Vec<_> = Outcome::ALL.into_iter().filter(|o| o.is_success()).collect();
-        let failures: Vec<_> = Outcome::ALL.into_iter().filter(|o| o.is_failure()).collect();
+        let successes: Vec<_> = Outcome::ALL
+            .into_iter()
+            .filter(|o| o.is_success())
+            .collect();
+        let failures: Vec<_> = Outcome::ALL
+            .into_iter()
+            .filter(|o| o.is_failure())
+            .collect();
         assert_eq!(successes, [Outcome::Success, Outcome::ReplanSuccess]);
         assert_eq!(failures, [Outcome::Failure, Outcome::ReplanFailure]);
         assert!(!Outcome::NotSelected.is_implementation());

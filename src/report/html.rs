@@ -63,10 +63,22 @@ th:nth-child(2),td:nth-child(2){{text-align:left}}th{{background:#f6f8fa}}tr.ret
             format!("<span class=\"swatch\" style=\"background:{c}\"></span>")
         });
         let (class, place, weight, budget, name) = if b.retired {
-            ("retired", "–".to_owned(), "–".to_owned(), "–".to_owned(), format!("{} (retired)", escape(&b.bot_id)))
+            (
+                "retired",
+                "–".to_owned(),
+                "–".to_owned(),
+                "–".to_owned(),
+                format!("{} (retired)", escape(&b.bot_id)),
+            )
         } else {
             rank += 1;
-            ("", rank.to_string(), format!("{:.4}", b.weight), b.budget.to_string(), escape(&b.bot_id))
+            (
+                "",
+                rank.to_string(),
+                format!("{:.4}", b.weight),
+                b.budget.to_string(),
+                escape(&b.bot_id),
+            )
         };
         let _ = writeln!(
             h,
@@ -101,7 +113,12 @@ th:nth-child(2),td:nth-child(2){{text-align:left}}th{{background:#f6f8fa}}tr.ret
     if !state.skipped.is_empty() {
         h.push_str("<h2>Skipped event files</h2>\n<ul>\n");
         for s in &state.skipped {
-            let _ = writeln!(h, "<li><code>{}</code>: {}</li>", escape(&s.file), escape(&s.reason));
+            let _ = writeln!(
+                h,
+                "<li><code>{}</code>: {}</li>",
+                escape(&s.file),
+                escape(&s.reason)
+            );
         }
         h.push_str("</ul>\n");
     }
@@ -208,14 +225,20 @@ mod tests {
         let mut e = crate::ledger::Event::new(3, "a", Outcome::Success, 0.1);
         e.timestamp = "2026-02-01T00:00:00Z".parse().unwrap();
         let loaded = Loaded {
-            events: vec![LoadedEvent { file: e.file_name(), event: e }],
+            events: vec![LoadedEvent {
+                file: e.file_name(),
+                event: e,
+            }],
             skipped: vec![Skipped {
                 file: "<script>x.json".into(),
                 reason: "invalid JSON".into(),
             }],
         };
         let state = Ledger::build_state(&params, &loaded);
-        assert_eq!(fold(&params, loaded.events.iter().map(|l| &l.event)).event_count, 1);
+        assert_eq!(
+            fold(&params, loaded.events.iter().map(|l| &l.event)).event_count,
+            1
+        );
         let page = render(&state, "octo/repo", "2026-02-02T00:00:00Z".parse().unwrap());
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.contains("<svg"));

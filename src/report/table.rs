@@ -36,9 +36,18 @@ impl Table {
 
     /// Renders with two spaces between columns and `indent` before each line. `style` may
     /// restyle a padded cell given its row and column.
-    pub fn render(&self, indent: &str, paint: Paint, style: impl Fn(usize, usize, &str) -> String) -> String {
+    pub fn render(
+        &self,
+        indent: &str,
+        paint: Paint,
+        style: impl Fn(usize, usize, &str) -> String,
+    ) -> String {
         let cols = self.headers.len();
-        let mut widths: Vec<usize> = self.headers.iter().map(|(h, _)| h.chars().count()).collect();
+        let mut widths: Vec<usize> = self
+            .headers
+            .iter()
+            .map(|(h, _)| h.chars().count())
+            .collect();
         for row in &self.rows {
             for (c, cell) in row.iter().enumerate().take(cols) {
                 widths[c] = widths[c].max(cell.chars().count());
@@ -52,7 +61,9 @@ impl Table {
             }
         };
         let mut out = String::new();
-        let header: Vec<String> = (0..cols).map(|c| paint.bold(&pad(&self.headers[c].0, c))).collect();
+        let header: Vec<String> = (0..cols)
+            .map(|c| paint.bold(&pad(&self.headers[c].0, c)))
+            .collect();
         out.push_str(indent);
         out.push_str(header.join("  ").trim_end());
         out.push('\n');

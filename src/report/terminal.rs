@@ -42,12 +42,20 @@ pub fn leaderboard(state: &LedgerState, paint: Paint) -> String {
         table.row(vec![
             place,
             name,
-            if b.retired { "–".into() } else { format!("{:.4}", b.weight) },
+            if b.retired {
+                "–".into()
+            } else {
+                format!("{:.4}", b.weight)
+            },
             format!("{:.2}", b.efficiency),
             b.successes.to_string(),
             b.failures.to_string(),
             opt(b.average_accuracy, 2),
-            if b.retired { "–".into() } else { b.budget.to_string() },
+            if b.retired {
+                "–".into()
+            } else {
+                b.budget.to_string()
+            },
         ]);
     }
     out.push_str(&table.render("  ", paint, |r, _, s| {
@@ -103,7 +111,8 @@ pub fn events(events: &[&LoadedEvent], paint: Paint) -> String {
         table.row(vec![
             e.timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
             format!("#{}", e.issue_number),
-            e.round_number().map_or_else(|| "–".into(), |r| r.to_string()),
+            e.round_number()
+                .map_or_else(|| "–".into(), |r| r.to_string()),
             e.bot_id.clone(),
             e.outcome.to_string(),
             signed(e.weight_delta),
