@@ -12,10 +12,10 @@
 //! `RALPH_BENCH_EVENTS` changes the number of events (default 100000).
 
 use chrono::{DateTime, Duration, Utc};
-use rayon::prelude::*;
 use ralph::config::Config;
 use ralph::ledger::{CacheUse, Event, Ledger, Metrics};
 use ralph::market::Outcome;
+use rayon::prelude::*;
 use std::fs;
 use std::path::Path;
 use std::time::Instant;
@@ -42,7 +42,8 @@ fn generate(events_dir: &Path, count: usize) {
         e.proposal_score = Some(0.5 + (i % 50) as f64 / 100.0);
         if outcome.is_implementation() {
             e.implementation_score = Some(0.4 + (i % 60) as f64 / 100.0);
-            e.accuracy = Some(1.0 - (e.proposal_score.unwrap() - e.implementation_score.unwrap()).abs());
+            e.accuracy =
+                Some(1.0 - (e.proposal_score.unwrap() - e.implementation_score.unwrap()).abs());
         }
         e.round = Some(1 + (i % 15) as u32);
         e.run_id = Some(format!("run-{}", i / 20));
@@ -121,7 +122,8 @@ fn main() {
         cached.push(ms);
 
         let loaded = ledger.store().load_all().unwrap();
-        let (ms, folded) = time(|| ralph::ledger::fold(&params, loaded.events.iter().map(|l| &l.event)));
+        let (ms, folded) =
+            time(|| ralph::ledger::fold(&params, loaded.events.iter().map(|l| &l.event)));
         assert_eq!(folded.event_count as usize, count);
         fold_only.push(ms);
     }
@@ -143,9 +145,21 @@ fn main() {
 
     let (r, c) = (median(read_only), median(cold));
     println!("  read only (list + read every file)      {r:9.1} ms");
-    println!("  cold fold (Ledger::state, no cache)     {c:9.1} ms   = {:.2}x read only (target <= 2x)", c / r);
-    println!("    of which the pure fold                {:9.1} ms", median(fold_only));
-    println!("  cached (unchanged ledger, no parsing)   {:9.1} ms", median(cached));
-    println!("  `ralph leaderboard --json`, cached      {:9.1} ms", median(process));
+    println!(
+        "  cold fold (Ledger::state, no cache)     {c:9.1} ms   = {:.2}x read only (target <= 2x)",
+        c / r
+    );
+    println!(
+        "    of which the pure fold                {:9.1} ms",
+        median(fold_only)
+    );
+    println!(
+        "  cached (unchanged ledger, no parsing)   {:9.1} ms",
+        median(cached)
+    );
+    println!(
+        "  `ralph leaderboard --json`, cached      {:9.1} ms",
+        median(process)
+    );
     println!("  (medians of {RUNS} runs; page cache warm)");
 }
