@@ -190,12 +190,22 @@ fn prototype_events_fold_into_the_expected_leaderboard() {
         .sum();
     assert_eq!(budgets, 30);
     assert_eq!(lb["recent"].as_array().unwrap().len(), 3);
+    // SPEC §8.5 extras: Beta(2,1) for one success; the winner outranks the bot it beat.
+    let rate = &bot(&lb, "smart_bot_2")["success_rate"];
+    assert!((rate["mean"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    assert!((rate["low"].as_f64().unwrap() - 0.05f64.sqrt()).abs() < 1e-9);
+    let rating = |id: &str| bot(&lb, id)["rating"]["conservative"].as_f64().unwrap();
+    assert!(rating("smart_bot_2") > rating("smart_bot_1"));
+    assert_eq!(lb["arbiter_health"]["pairs"], 2);
+    assert!(lb["arbiter_health"]["rank_correlation"].is_null());
 
     let text = ralph(dir.path()).arg("leaderboard").output().unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("old_bot (retired)"), "{text}");
     assert!(text.contains("Recent events"), "{text}");
     assert!(text.contains("+0.150"), "{text}");
+    assert!(text.contains("0.67 [0.22–0.97]"), "{text}");
+    assert!(text.contains("Arbiter health"), "{text}");
 }
 
 #[test]

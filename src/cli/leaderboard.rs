@@ -4,7 +4,9 @@
 use super::Context;
 use crate::error::Exit;
 use crate::fsutil::write_atomic;
-use crate::ledger::{BotStanding, CacheUse, EventSummary, Ledger, LedgerState, Skipped};
+use crate::ledger::{
+    ArbiterHealth, BotStanding, CacheUse, EventSummary, Ledger, LedgerState, Skipped,
+};
 use crate::report;
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -74,6 +76,7 @@ struct LeaderboardJson<'a> {
     event_count: u64,
     skipped: &'a [Skipped],
     recent: &'a [EventSummary],
+    arbiter_health: ArbiterHealth,
     /// `hit` (no event file was read), `rebuilt` or `uncached`.
     cache: &'static str,
 }
@@ -85,6 +88,7 @@ fn json(state: &LedgerState, cache: CacheUse) -> LeaderboardJson<'_> {
         event_count: state.event_count,
         skipped: &state.skipped,
         recent: &state.recent,
+        arbiter_health: state.arbiter_health,
         cache: match cache {
             CacheUse::Hit => "hit",
             CacheUse::Rebuilt => "rebuilt",

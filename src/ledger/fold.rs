@@ -3,6 +3,7 @@
 
 use super::budget::allocate;
 use super::event::Event;
+use super::stats::{self, BetaSummary, Rating};
 use super::weights::project;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -44,6 +45,23 @@ pub struct BotStanding {
     /// Sum of the bot's weight deltas as recorded in its events.
     pub total_delta: f64,
     pub last_event: Option<DateTime<Utc>>,
+    /// Success rate when selected: Beta(1 + successes, 1 + failures), mean and 90% interval.
+    pub success_rate: BetaSummary,
+    /// Proposal skill from the per-round rankings (Weng–Lin); `conservative` is μ − 3σ.
+    pub rating: Rating,
+    /// Brier score of the bot's `success_probability` on its implemented proposals (lower is
+    /// better; 0.25 is a coin flip); `None` before any such forecast.
+    pub brier_score: Option<f64>,
+}
+
+/// How well the arbiter's proposal scores predict the implementation scores.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ArbiterHealth {
+    /// Spearman's rank correlation between proposal and implementation scores of every
+    /// implemented proposal; `None` with fewer than three or without variation.
+    pub rank_correlation: Option<f64>,
+    /// How many implemented proposals had both scores.
+    pub pairs: u64,
 }
 
 /// The weights of the configured bots after events, for the chart.
@@ -69,6 +87,7 @@ pub struct Folded {
     pub bots: Vec<BotStanding>,
     pub history: WeightHistory,
     pub event_count: u64,
+    pub arbiter_health: ArbiterHealth,
 }
 
 #[derive(Default)]
@@ -80,6 +99,8 @@ struct Tally {
     events: u64,
     total_delta: f64,
     last: Option<DateTime<Utc>>,
+    brier_sum: f64,
+    brier_n: u32,
 }
 
 impl Tally {
@@ -96,6 +117,11 @@ impl Tally {
             if let Some(a) = event.accuracy {
                 self.accuracy_sum += a;
                 self.accuracy_n += 1;
+            }
+            if let Some(p) = event.success_probability {
+                let happened = if event.outcome.is_success() { 1.0 } else { 0.0 };
+                self.brier_sum += (p - happened) * (p - happened);
+                self.brier_n += 1;
             }
         }
     }
@@ -136,8 +162,16 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
         weights: weights.clone(),
     }];
     let mut count = 0u64;
+    let mut rounds = Rounds::default();
+    let mut score_pairs = Vec::new();
     for event in events {
         count += 1;
+        rounds.add(event);
+        if event.outcome.is_implementation() {
+            if let (Some(p), Some(i)) = (event.proposal_score, event.implementation_score) {
+                score_pairs.push((p, i));
+            }
+        }
         match index.get(event.bot_id.as_str()) {
             Some(&i) => {
                 weights[i] += event.weight_delta;
@@ -157,8 +191,12 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
         .map(|i| weights[i] * tallies[i].efficiency())
         .collect();
     let budgets = allocate(params.pool, &shares);
+    let ratings = rounds.ratings();
     let standing =
         |bot_id: &str, tally: &Tally, weight: f64, budget: u32, retired: bool| BotStanding {
+            success_rate: stats::success_rate(tally.successes, tally.failures),
+            rating: ratings.get(bot_id).copied().unwrap_or_default(),
+            brier_score: stats::brier_score(tally.brier_sum, tally.brier_n),
             bot_id: bot_id.to_owned(),
             weight,
             efficiency: tally.efficiency(),
@@ -188,6 +226,65 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
             points: downsample(points, HISTORY_LIMIT),
         },
         event_count: count,
+        arbiter_health: ArbiterHealth {
+            rank_correlation: stats::spearman(&score_pairs),
+            pairs: score_pairs.len() as u64,
+        },
+    }
+}
+
+/// The rankings of every round, gathered while folding. A round is identified by its run
+/// (`run_id`, or the issue for the prototype's events, which have none) and its number.
+#[derive(Default)]
+struct Rounds {
+    /// Round key (run, round number) → the round's placings.
+    rounds: BTreeMap<(String, u32), Placings>,
+    seen: u64,
+}
+
+/// The order in which a round first appeared, and its participants with their place.
+type Placings = (u64, Vec<(String, u32)>);
+
+impl Rounds {
+    /// Records the bot's place in its round. The winner is first (or its recorded `rank`); a
+    /// winner whose implementation failed counts as last; bots not selected take their recorded
+    /// rank, else tie for second. Penalty events (`collective_failure`, `resubmitted_same`)
+    /// are not placings.
+    fn add(&mut self, event: &Event) {
+        use crate::market::Outcome;
+        let Some(round) = event.round_number() else {
+            return;
+        };
+        let place = match event.outcome {
+            Outcome::Failure | Outcome::ReplanFailure => u32::MAX,
+            Outcome::Success | Outcome::ReplanSuccess => event.rank.unwrap_or(1),
+            Outcome::NotSelected => event.rank.unwrap_or(2),
+            Outcome::CollectiveFailure | Outcome::ResubmittedSame => return,
+        };
+        let run = event
+            .run_id
+            .clone()
+            .unwrap_or_else(|| format!("issue-{}", event.issue_number));
+        self.seen += 1;
+        let seen = self.seen;
+        let entry = self
+            .rounds
+            .entry((run, round))
+            .or_insert_with(|| (seen, Vec::new()));
+        if !entry.1.iter().any(|(bot, _)| *bot == event.bot_id) {
+            entry.1.push((event.bot_id.clone(), place));
+        }
+    }
+
+    /// Replays the rounds in the order they began.
+    fn ratings(self) -> BTreeMap<String, Rating> {
+        let mut rounds: Vec<_> = self.rounds.into_values().collect();
+        rounds.sort_by_key(|(seen, _)| *seen);
+        let mut ratings = BTreeMap::new();
+        for (_, ranking) in rounds {
+            stats::update_ratings(&mut ratings, &ranking);
+        }
+        ratings
     }
 }
 
@@ -377,6 +474,43 @@ mod tests {
         assert!(close(a.average_accuracy.unwrap(), 0.8));
         assert_eq!(a.successes, 2);
         assert_eq!(a.event_count, 3);
+    }
+
+    #[test]
+    fn extras_rate_rank_and_check_the_arbiter() {
+        let mut events = Vec::new();
+        // Round 1 of run r1: a wins and passes; b not selected. Round 2: b wins and fails.
+        for (seq, bot, outcome, round, p, i, prob) in [
+            (1, "a", Outcome::Success, 1, 0.9, 0.85, Some(0.8)),
+            (2, "b", Outcome::NotSelected, 1, 0.6, f64::NAN, None),
+            (3, "b", Outcome::Failure, 2, 0.7, 0.3, Some(0.9)),
+            (4, "a", Outcome::NotSelected, 2, 0.5, f64::NAN, None),
+            (5, "a", Outcome::Success, 3, 0.8, 0.75, Some(0.6)),
+            (6, "b", Outcome::CollectiveFailure, 3, 0.1, f64::NAN, None),
+        ] {
+            let mut e = event(seq, bot, outcome, 0.0, None);
+            e.run_id = Some("r1".into());
+            e.round = Some(round);
+            e.proposal_score = Some(p);
+            e.implementation_score = (!i.is_nan()).then_some(i);
+            e.success_probability = prob;
+            events.push(e);
+        }
+        let f = fold(&params(&["a", "b"]), &events);
+        let a = f.bots.iter().find(|b| b.bot_id == "a").unwrap();
+        let b = f.bots.iter().find(|b| b.bot_id == "b").unwrap();
+        // a: 2 successes → Beta(3,1), mean 0.75. b: 1 failure → Beta(1,2), mean 1/3.
+        assert!(close(a.success_rate.mean, 0.75));
+        assert!(close(b.success_rate.mean, 1.0 / 3.0));
+        // a beat b in rounds 1 and 2 (b failed, so it counts last); round 3 has one placing.
+        assert!(a.rating.mu > 25.0 && b.rating.mu < 25.0);
+        assert!(a.rating.conservative > b.rating.conservative);
+        // Brier: a (0.8−1)², (0.6−1)² → (0.04 + 0.16)/2 = 0.1; b (0.9 − 0)² = 0.81.
+        assert!(close(a.brier_score.unwrap(), 0.1));
+        assert!(close(b.brier_score.unwrap(), 0.81));
+        // Arbiter: proposal 0.9, 0.7, 0.8 vs implementation 0.85, 0.3, 0.75 → same order.
+        assert_eq!(f.arbiter_health.pairs, 3);
+        assert!(close(f.arbiter_health.rank_correlation.unwrap(), 1.0));
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod budget;
 mod cache;
 mod event;
 mod fold;
+mod stats;
 mod store;
 mod weights;
 
@@ -15,7 +16,11 @@ pub use event::{
     parse_event, valid_bot_id, Event, EventScores, Metrics, Phase, Tokens, SCHEMA_VERSION,
 };
 pub use fold::{
-    efficiency, fold, BotStanding, FoldParams, Folded, HistoryPoint, WeightHistory, HISTORY_LIMIT,
+    efficiency, fold, ArbiterHealth, BotStanding, FoldParams, Folded, HistoryPoint, WeightHistory,
+    HISTORY_LIMIT,
+};
+pub use stats::{
+    beta_cdf, beta_quantile, spearman, success_rate, update_ratings, BetaSummary, Rating,
 };
 pub use store::{EventFile, EventStore, Loaded, LoadedEvent, Skipped};
 pub use weights::{effective_bounds, project};
@@ -52,6 +57,7 @@ pub struct LedgerState {
     /// The latest events, newest last.
     pub recent: Vec<EventSummary>,
     pub history: WeightHistory,
+    pub arbiter_health: ArbiterHealth,
 }
 
 /// Whether a state came from the cache.
@@ -116,6 +122,7 @@ impl Ledger {
             skipped: loaded.skipped.clone(),
             recent,
             history: folded.history,
+            arbiter_health: folded.arbiter_health,
         }
     }
 

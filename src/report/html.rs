@@ -91,6 +91,39 @@ th:nth-child(2),td:nth-child(2){{text-align:left}}th{{background:#f6f8fa}}tr.ret
     }
     h.push_str("</tbody>\n</table>\n");
 
+    h.push_str("<h2>Skill and calibration</h2>\n<table>\n<thead><tr><th></th><th>bot</th><th>success rate when selected (90% interval)</th><th>rating μ−3σ</th><th>μ ± σ</th><th>Brier</th></tr></thead>\n<tbody>\n");
+    for b in &state.bots {
+        let r = &b.success_rate;
+        let _ = writeln!(
+            h,
+            "<tr><td></td><td>{}</td><td>{:.2} [{:.2}–{:.2}]</td><td>{:.1}</td><td>{:.1} ± {:.1}</td><td>{}</td></tr>",
+            escape(&b.bot_id),
+            r.mean,
+            r.low,
+            r.high,
+            b.rating.conservative,
+            b.rating.mu,
+            b.rating.sigma,
+            opt(b.brier_score, 3)
+        );
+    }
+    h.push_str("</tbody>\n</table>\n");
+    let health = &state.arbiter_health;
+    let _ = writeln!(
+        h,
+        "<p>Arbiter health: {}</p>",
+        match health.rank_correlation {
+            Some(rho) => format!(
+                "proposal vs implementation score rank correlation <strong>{rho:+.2}</strong> over {} implemented proposals",
+                health.pairs
+            ),
+            None => format!(
+                "not enough implemented proposals with both scores yet ({} of 3)",
+                health.pairs
+            ),
+        }
+    );
+
     h.push_str("<h2>Weight after every event</h2>\n");
     h.push_str(&chart(&state.history, state.event_count));
 

@@ -69,6 +69,9 @@ pub fn leaderboard(state: &LedgerState, paint: Paint) -> String {
         out.push_str(&format!(
             "\nNo events yet: every bot starts at weight 1/{active}.\n"
         ));
+    } else {
+        out.push('\n');
+        out.push_str(&skill(state, paint));
     }
     if !state.recent.is_empty() {
         out.push_str(&format!("\n{}\n", paint.bold("Recent events")));
@@ -90,6 +93,42 @@ pub fn leaderboard(state: &LedgerState, paint: Paint) -> String {
         }
         out.push_str(&recent.render("  ", paint, |_, c, s| delta_style(paint, c == 4, s)));
     }
+    out
+}
+
+/// The extras of SPEC §8.5: success rate when selected, proposal rating, calibration, and the
+/// arbiter's health.
+fn skill(state: &LedgerState, paint: Paint) -> String {
+    let mut out = format!("{}\n", paint.bold("Skill and calibration"));
+    let mut table = Table::new(&[
+        ("bot", Align::Left),
+        ("success rate when selected (90%)", Align::Right),
+        ("rating μ−3σ", Align::Right),
+        ("μ ± σ", Align::Right),
+        ("Brier", Align::Right),
+    ]);
+    for b in &state.bots {
+        let r = &b.success_rate;
+        table.row(vec![
+            b.bot_id.clone(),
+            format!("{:.2} [{:.2}–{:.2}]", r.mean, r.low, r.high),
+            format!("{:.1}", b.rating.conservative),
+            format!("{:.1} ± {:.1}", b.rating.mu, b.rating.sigma),
+            opt(b.brier_score, 3),
+        ]);
+    }
+    out.push_str(&table.render("  ", paint, |_, _, s| s.to_owned()));
+    let health = &state.arbiter_health;
+    out.push_str(&match health.rank_correlation {
+        Some(rho) => format!(
+            "  Arbiter health: proposal vs implementation score rank correlation {rho:+.2} over {} implemented proposals\n",
+            health.pairs
+        ),
+        None => format!(
+            "  Arbiter health: not enough implemented proposals with both scores yet ({} of 3)\n",
+            health.pairs
+        ),
+    });
     out
 }
 
