@@ -59,6 +59,31 @@ fn prototype_event(
     fs::write(path, serde_json::to_string_pretty(&body).unwrap()).unwrap();
 }
 
+/// The prototype's record of a round of issue 123 won by smart_bot_2.
+fn prototype_win(dir: &Path) {
+    prototype_event(
+        dir,
+        "2026-01-29T10:30:00Z",
+        "smart_bot_2",
+        "success",
+        0.15,
+        Some(0.98),
+    );
+}
+
+/// The same round with smart_bot_1 not selected.
+fn prototype_round(dir: &Path) {
+    prototype_win(dir);
+    prototype_event(
+        dir,
+        "2026-01-29T10:31:00Z",
+        "smart_bot_1",
+        "not_selected",
+        -0.02,
+        None,
+    );
+}
+
 fn bot<'a>(lb: &'a Value, id: &str) -> &'a Value {
     lb["bots"]
         .as_array()
@@ -80,14 +105,7 @@ fn init_is_idempotent_and_force_rewrites_only_config_files() {
         assert!(gitignore.lines().any(|l| l == line), "{line}");
     }
     fs::write(ralph_dir.join("config.toml"), "max_iterations = 3\n").unwrap();
-    prototype_event(
-        dir.path(),
-        "2026-01-29T10:30:00Z",
-        "smart_bot_2",
-        "success",
-        0.15,
-        Some(0.98),
-    );
+    prototype_win(dir.path());
     ralph(dir.path())
         .arg("init")
         .assert()
@@ -137,22 +155,7 @@ fn leaderboard_without_events_shows_the_configured_bots() {
 fn prototype_events_fold_into_the_expected_leaderboard() {
     let dir = repo();
     // 1/3 each; smart_bot_2 +0.15 → 0.48333/1.15; smart_bot_1 −0.02; old_bot is not configured.
-    prototype_event(
-        dir.path(),
-        "2026-01-29T10:30:00Z",
-        "smart_bot_2",
-        "success",
-        0.15,
-        Some(0.98),
-    );
-    prototype_event(
-        dir.path(),
-        "2026-01-29T10:31:00Z",
-        "smart_bot_1",
-        "not_selected",
-        -0.02,
-        None,
-    );
+    prototype_round(dir.path());
     prototype_event(
         dir.path(),
         "2026-01-30T09:00:00Z",
@@ -211,14 +214,7 @@ fn prototype_events_fold_into_the_expected_leaderboard() {
 #[test]
 fn corrupt_files_are_named_skipped_and_kept() {
     let dir = repo();
-    prototype_event(
-        dir.path(),
-        "2026-01-29T10:30:00Z",
-        "smart_bot_2",
-        "success",
-        0.15,
-        Some(0.98),
-    );
+    prototype_win(dir.path());
     let events = dir.path().join(".ralph/events");
     fs::write(
         events.join("2026-02-01T00-00-00-000000Z-smart_bot_1-success.json"),
@@ -298,14 +294,7 @@ fn corrupt_files_are_named_skipped_and_kept() {
 #[test]
 fn events_verify_passes_on_a_clean_ledger() {
     let dir = repo();
-    prototype_event(
-        dir.path(),
-        "2026-01-29T10:30:00Z",
-        "smart_bot_2",
-        "success",
-        0.15,
-        Some(0.98),
-    );
+    prototype_win(dir.path());
     ralph(dir.path())
         .args(["events", "verify"])
         .assert()
@@ -316,22 +305,7 @@ fn events_verify_passes_on_a_clean_ledger() {
 #[test]
 fn events_are_listed_and_filtered() {
     let dir = repo();
-    prototype_event(
-        dir.path(),
-        "2026-01-29T10:30:00Z",
-        "smart_bot_2",
-        "success",
-        0.15,
-        Some(0.98),
-    );
-    prototype_event(
-        dir.path(),
-        "2026-01-29T10:31:00Z",
-        "smart_bot_1",
-        "not_selected",
-        -0.02,
-        None,
-    );
+    prototype_round(dir.path());
     let all = json_of(ralph(dir.path()).args(["events", "--json"]));
     assert_eq!(all.as_array().unwrap().len(), 2);
     assert_eq!(
@@ -355,14 +329,7 @@ fn events_are_listed_and_filtered() {
 #[test]
 fn the_cache_is_reused_until_events_change() {
     let dir = repo();
-    prototype_event(
-        dir.path(),
-        "2026-01-29T10:30:00Z",
-        "smart_bot_2",
-        "success",
-        0.15,
-        Some(0.98),
-    );
+    prototype_win(dir.path());
     let first = json_of(ralph(dir.path()).args(["leaderboard", "--json"]));
     assert_eq!(first["cache"], "rebuilt");
     assert!(dir.path().join(".ralph/marketplace.json").exists());
@@ -385,14 +352,7 @@ fn the_cache_is_reused_until_events_change() {
 #[test]
 fn html_report_has_a_chart_per_bot() {
     let dir = repo();
-    prototype_event(
-        dir.path(),
-        "2026-01-29T10:30:00Z",
-        "smart_bot_2",
-        "success",
-        0.15,
-        Some(0.98),
-    );
+    prototype_win(dir.path());
     let page = dir.path().join("report.html");
     ralph(dir.path())
         .args(["leaderboard", "--html"])
@@ -409,14 +369,7 @@ fn html_report_has_a_chart_per_bot() {
 #[test]
 fn reset_needs_confirmation_and_keeps_the_configuration() {
     let dir = repo();
-    prototype_event(
-        dir.path(),
-        "2026-01-29T10:30:00Z",
-        "smart_bot_2",
-        "success",
-        0.15,
-        Some(0.98),
-    );
+    prototype_win(dir.path());
     ralph(dir.path()).arg("leaderboard").assert().success();
     fs::create_dir_all(dir.path().join(".ralph/runs/12")).unwrap();
     ralph(dir.path())

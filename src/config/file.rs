@@ -3,6 +3,7 @@
 //! are ignored with a warning, since the prototype may have written keys ralph never used).
 
 use super::{BackendKind, ConfigError, TrackerKind};
+use crate::market::Dimension;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,12 +41,30 @@ pub(super) struct ScoringFile {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct WeightsFile {
-    pub spec_alignment: Option<f64>,
-    pub technical_quality: Option<f64>,
-    pub innovation: Option<f64>,
-    pub risk: Option<f64>,
-    pub efficiency: Option<f64>,
-    pub specialist_validation: Option<f64>,
+    spec_alignment: Option<f64>,
+    technical_quality: Option<f64>,
+    innovation: Option<f64>,
+    risk: Option<f64>,
+    efficiency: Option<f64>,
+    specialist_validation: Option<f64>,
+}
+
+impl WeightsFile {
+    fn slot(&mut self, dimension: Dimension) -> &mut Option<f64> {
+        match dimension {
+            Dimension::SpecAlignment => &mut self.spec_alignment,
+            Dimension::TechnicalQuality => &mut self.technical_quality,
+            Dimension::Innovation => &mut self.innovation,
+            Dimension::Risk => &mut self.risk,
+            Dimension::Efficiency => &mut self.efficiency,
+            Dimension::SpecialistValidation => &mut self.specialist_validation,
+        }
+    }
+
+    /// The weight given for a dimension, if any.
+    pub fn get(&mut self, dimension: Dimension) -> Option<f64> {
+        *self.slot(dimension)
+    }
 }
 
 /// A bot (`[[bots]]`, which needs `id`) or a role section (`[defaults]`, `[arbiter]`,
@@ -141,16 +160,20 @@ pub(super) fn parse_legacy_json(path: &Path, text: &str) -> Result<ConfigFile, C
                 let mut w = WeightsFile::default();
                 for (k, v) in o {
                     let name = format!("scoring_weights.{k}");
-                    let slot = match k.as_str() {
-                        "spec_alignment" => &mut w.spec_alignment,
-                        "technical_quality" => &mut w.technical_quality,
-                        "innovation" => &mut w.innovation,
-                        "risk" => &mut w.risk,
-                        "efficiency" => &mut w.efficiency,
-                        "specialist_validation" => &mut w.specialist_validation,
-                        _ => return Err(invalid(&name, "is not a scoring dimension (expected spec_alignment, technical_quality, innovation, risk, efficiency, specialist_validation)".into())),
-                    };
-                    *slot = Some(float(&name, v)?);
+                    let dimension = Dimension::ALL
+                        .into_iter()
+                        .find(|d| d.key() == k)
+                        .ok_or_else(|| {
+                            let keys: Vec<_> = Dimension::ALL.iter().map(|d| d.key()).collect();
+                            invalid(
+                                &name,
+                                format!(
+                                    "is not a scoring dimension (expected one of: {})",
+                                    keys.join(", ")
+                                ),
+                            )
+                        })?;
+                    *w.slot(dimension) = Some(float(&name, v)?);
                 }
                 file.scoring = Some(ScoringFile { weights: Some(w) });
             }

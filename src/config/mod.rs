@@ -5,7 +5,7 @@
 mod file;
 
 use crate::ledger::{valid_bot_id, FoldParams};
-use crate::market::{tables, Scores};
+use crate::market::{tables, Dimension, Scores};
 use file::{AgentFile, ConfigFile};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -270,27 +270,15 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
     }
 
     let mut weights = tables().default_weights;
-    if let Some(w) = file.scoring.and_then(|s| s.weights) {
-        let given = [
-            ("spec_alignment", w.spec_alignment),
-            ("technical_quality", w.technical_quality),
-            ("innovation", w.innovation),
-            ("risk", w.risk),
-            ("efficiency", w.efficiency),
-            ("specialist_validation", w.specialist_validation),
-        ];
-        for (key, value) in given {
-            if let Some(v) = value {
+    if let Some(mut w) = file.scoring.and_then(|s| s.weights) {
+        for dimension in Dimension::ALL {
+            if let Some(v) = w.get(dimension) {
                 if !(0.0..=1.0).contains(&v) {
                     return Err(invalid(
-                        &format!("scoring.weights.{key}"),
+                        &format!("scoring.weights.{}", dimension.key()),
                         format!("= {v} is out of range: allowed 0 to 1"),
                     ));
                 }
-                let dimension = crate::market::Dimension::ALL
-                    .into_iter()
-                    .find(|d| d.key() == key)
-                    .expect("every key is a dimension");
                 weights.set(dimension, v);
             }
         }
