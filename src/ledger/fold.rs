@@ -513,6 +513,44 @@ mod tests {
         assert!(close(f.arbiter_health.rank_correlation.unwrap(), 1.0));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_event_sequence_keeps_weights_and_budgets_valid(
+            bots in 1usize..7,
+            base in 1u32..20,
+            min in 0.0f64..0.15,
+            max in 0.3f64..1.0,
+            seq in proptest::collection::vec((0usize..8, 0usize..7, -0.5f64..0.5), 0..60),
+        ) {
+            let ids: Vec<String> = (0..bots).map(|i| format!("bot_{i}")).collect();
+            let params = FoldParams { bots: ids.clone(), weight_min: min, weight_max: max, pool: bots as u32 * base };
+            // Bot index 7 is never configured: a retired bot's events mix in.
+            let events: Vec<Event> = seq
+                .iter()
+                .enumerate()
+                .map(|(k, &(b, o, delta))| {
+                    let id = if b < bots { ids[b].as_str() } else { "retired_bot" };
+                    event(k as i64, id, crate::market::Outcome::ALL[o], delta, Some(0.5))
+                })
+                .collect();
+            let f = fold(&params, &events);
+            let (lo, hi) = crate::ledger::effective_bounds(bots, min, max);
+            let active: Vec<&BotStanding> = f.bots.iter().filter(|b| !b.retired).collect();
+            proptest::prop_assert_eq!(active.len(), bots);
+            let sum: f64 = active.iter().map(|b| b.weight).sum();
+            proptest::prop_assert!((sum - 1.0).abs() < 1e-9, "sum {}", sum);
+            for b in &active {
+                proptest::prop_assert!(b.weight >= lo - 1e-12 && b.weight <= hi + 1e-12);
+                proptest::prop_assert!(b.budget >= 1);
+                proptest::prop_assert!((0.0..=1.0).contains(&b.efficiency));
+            }
+            proptest::prop_assert_eq!(active.iter().map(|b| b.budget).sum::<u32>(), params.pool);
+            for p in &f.history.points {
+                proptest::prop_assert!((p.weights.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            }
+        }
+    }
+
     #[test]
     fn history_is_sampled_beyond_the_limit() {
         let events: Vec<Event> = (0..5000)
