@@ -125,9 +125,11 @@ pub async fn main(cli: Cli) -> Exit {
     let printer = Printer::new(global.json, global.quiet > 0, global.color);
     init_logging(&global, printer.paint_err().enabled());
     let result = tokio::select! {
-        r = run(cli) => r,
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("{} interrupted", printer.paint_err().warn("warning:"));
+        r = run(cli, printer) => r,
+        // A handler that cannot be installed yields Err: that branch is then disabled.
+        Ok(()) = tokio::signal::ctrl_c() => {
+            // Start on a fresh line: the interrupt usually lands mid-line (a prompt, a bar).
+            eprintln!("\n{} interrupted", printer.paint_err().warn("warning:"));
             return Exit::Interrupted;
         }
     };
@@ -147,11 +149,10 @@ pub async fn main(cli: Cli) -> Exit {
     }
 }
 
-/// Runs one command.
+/// Runs one command, printing through `printer`.
 #[tracing::instrument(skip_all)]
-pub async fn run(cli: Cli) -> Result<Exit> {
+pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
     let global = cli.global;
-    let printer = Printer::new(global.json, global.quiet > 0, global.color);
     let root = find_root(global.dir.as_deref())?;
     tracing::debug!(root = %root.display(), "working directory");
     let ctx = Context {

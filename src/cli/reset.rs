@@ -80,9 +80,13 @@ pub async fn run(ctx: &Context, args: ResetArgs) -> Result<Exit> {
 }
 
 fn ask(question: &str) -> io::Result<bool> {
-    let mut err = io::stderr().lock();
-    err.write_all(question.as_bytes())?;
-    err.flush()?;
+    // The stderr lock must not be held while waiting for the answer: Ctrl-C prints on stderr
+    // from another thread, which would otherwise wait for this one forever.
+    {
+        let mut err = io::stderr().lock();
+        err.write_all(question.as_bytes())?;
+        err.flush()?;
+    }
     let mut answer = String::new();
     io::stdin().lock().read_line(&mut answer)?;
     Ok(matches!(
