@@ -7,7 +7,7 @@ use super::stats::{self, BetaSummary, Rating};
 use super::weights::project;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// At most this many points of weight history are kept for the chart; beyond it the history
 /// is sampled evenly (always keeping the first and the last point).
@@ -156,11 +156,10 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
     let mut weights = vec![if n == 0 { 0.0 } else { 1.0 / n as f64 }; n];
     let mut tallies: Vec<Tally> = (0..n).map(|_| Tally::default()).collect();
     let mut retired: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut points = vec![HistoryPoint {
-        event_index: 0,
-        timestamp: None,
-        weights: weights.clone(),
-    }];
+    // The weights after every event, flat (n per point): one buffer instead of a vector per
+    // event; the chart's points are sampled from it at the end.
+    let mut trace: Vec<f64> = weights.clone();
+    let mut stamps: Vec<Option<DateTime<Utc>>> = vec![None];
     let mut count = 0u64;
     let mut rounds = Rounds::default();
     let mut score_pairs = Vec::new();
@@ -180,11 +179,8 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
             }
             None => retired.entry(event.bot_id.clone()).or_default().add(event),
         }
-        points.push(HistoryPoint {
-            event_index: count,
-            timestamp: Some(event.timestamp),
-            weights: weights.clone(),
-        });
+        trace.extend_from_slice(&weights);
+        stamps.push(Some(event.timestamp));
     }
 
     let shares: Vec<f64> = (0..n)
@@ -223,7 +219,13 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
         bots,
         history: WeightHistory {
             bots: params.bots.clone(),
-            points: downsample(points, HISTORY_LIMIT),
+            points: sample_indices(stamps.len(), HISTORY_LIMIT)
+                .map(|k| HistoryPoint {
+                    event_index: k as u64,
+                    timestamp: stamps[k],
+                    weights: trace[k * n..(k + 1) * n].to_vec(),
+                })
+                .collect(),
         },
         event_count: count,
         arbiter_health: ArbiterHealth {
@@ -235,22 +237,30 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
 
 /// The rankings of every round, gathered while folding. A round is identified by its run
 /// (`run_id`, or the issue for the prototype's events, which have none) and its number.
+/// Everything is borrowed from the events: folding allocates nothing per event here.
 #[derive(Default)]
-struct Rounds {
-    /// Round key (run, round number) → the round's placings.
-    rounds: BTreeMap<(String, u32), Placings>,
+struct Rounds<'a> {
+    /// Round key → the round's placings.
+    rounds: HashMap<(RunKey<'a>, u32), Placings<'a>>,
     seen: u64,
 }
 
-/// The order in which a round first appeared, and its participants with their place.
-type Placings = (u64, Vec<(String, u32)>);
+/// The run a round belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum RunKey<'a> {
+    Run(&'a str),
+    Issue(u64),
+}
 
-impl Rounds {
+/// The order in which a round first appeared, and its participants with their place.
+type Placings<'a> = (u64, Vec<(&'a str, u32)>);
+
+impl<'a> Rounds<'a> {
     /// Records the bot's place in its round. The winner is first (or its recorded `rank`); a
     /// winner whose implementation failed counts as last; bots not selected take their recorded
     /// rank, else tie for second. Penalty events (`collective_failure`, `resubmitted_same`)
     /// are not placings.
-    fn add(&mut self, event: &Event) {
+    fn add(&mut self, event: &'a Event) {
         use crate::market::Outcome;
         let Some(round) = event.round_number() else {
             return;
@@ -261,10 +271,10 @@ impl Rounds {
             Outcome::NotSelected => event.rank.unwrap_or(2),
             Outcome::CollectiveFailure | Outcome::ResubmittedSame => return,
         };
-        let run = event
-            .run_id
-            .clone()
-            .unwrap_or_else(|| format!("issue-{}", event.issue_number));
+        let run = match &event.run_id {
+            Some(id) => RunKey::Run(id),
+            None => RunKey::Issue(event.issue_number),
+        };
         self.seen += 1;
         let seen = self.seen;
         let entry = self
@@ -272,7 +282,7 @@ impl Rounds {
             .entry((run, round))
             .or_insert_with(|| (seen, Vec::new()));
         if !entry.1.iter().any(|(bot, _)| *bot == event.bot_id) {
-            entry.1.push((event.bot_id.clone(), place));
+            entry.1.push((&event.bot_id, place));
         }
     }
 
@@ -288,30 +298,27 @@ impl Rounds {
     }
 }
 
-/// Keeps at most `limit` points, evenly spaced, always including the first and the last.
-fn downsample(points: Vec<HistoryPoint>, limit: usize) -> Vec<HistoryPoint> {
-    let len = points.len();
-    if len <= limit || limit < 2 {
-        return points;
-    }
-    let step = (len - 1) as f64 / (limit - 1) as f64;
-    let mut wanted = (0..limit)
-        .map(|k| ((k as f64) * step).round() as usize)
-        .peekable();
-    points
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, p)| {
-            if wanted.peek() == Some(&i) {
-                while wanted.peek() == Some(&i) {
-                    wanted.next();
-                }
-                Some(p)
-            } else {
-                None
-            }
+/// Indices of at most `limit` of `len` points, evenly spaced, always including the first and
+/// the last, in increasing order.
+fn sample_indices(len: usize, limit: usize) -> impl Iterator<Item = usize> {
+    let step = if len <= limit || limit < 2 {
+        1.0
+    } else {
+        (len - 1) as f64 / (limit - 1) as f64
+    };
+    let count = if len <= limit || limit < 2 {
+        len
+    } else {
+        limit
+    };
+    let mut last = None;
+    (0..count).filter_map(move |k| {
+        let i = ((k as f64) * step).round() as usize;
+        (last != Some(i)).then(|| {
+            last = Some(i);
+            i
         })
-        .collect()
+    })
 }
 
 #[cfg(test)]

@@ -133,13 +133,13 @@ impl Rating {
 /// Applies one round's ranking to the ratings. `ranking` holds each participant once with its
 /// place (smaller is better; equal places are ties). Weng & Lin (2011), Algorithm 1 with the
 /// Bradley–Terry full-pair model: every pair of participants is a game.
-pub fn update_ratings(ratings: &mut BTreeMap<String, Rating>, ranking: &[(String, u32)]) {
+pub fn update_ratings(ratings: &mut BTreeMap<String, Rating>, ranking: &[(&str, u32)]) {
     if ranking.len() < 2 {
         return;
     }
     let before: Vec<Rating> = ranking
         .iter()
-        .map(|(bot, _)| ratings.get(bot).copied().unwrap_or_default())
+        .map(|(bot, _)| ratings.get(*bot).copied().unwrap_or_default())
         .collect();
     let beta2 = RATING_BETA * RATING_BETA;
     for (i, (bot, place_i)) in ranking.iter().enumerate() {
@@ -166,7 +166,12 @@ pub fn update_ratings(ratings: &mut BTreeMap<String, Rating>, ranking: &[(String
         }
         let mu = ri.mu + omega;
         let sigma = (var_i * (1.0 - delta).max(RATING_KAPPA)).sqrt();
-        ratings.insert(bot.clone(), Rating::new(mu, sigma));
+        match ratings.get_mut(*bot) {
+            Some(r) => *r = Rating::new(mu, sigma),
+            None => {
+                ratings.insert((*bot).to_owned(), Rating::new(mu, sigma));
+            }
+        }
     }
 }
 
@@ -261,11 +266,7 @@ mod tests {
     #[test]
     fn ratings_reward_the_winner_and_shrink_uncertainty() {
         let mut r = BTreeMap::new();
-        let round = vec![
-            ("a".to_owned(), 1),
-            ("b".to_owned(), 2),
-            ("c".to_owned(), 3),
-        ];
+        let round = [("a", 1), ("b", 2), ("c", 3)];
         update_ratings(&mut r, &round);
         let (a, b, c) = (r["a"], r["b"], r["c"]);
         assert!(a.mu > b.mu && b.mu > c.mu);
@@ -277,11 +278,11 @@ mod tests {
         assert!(close(a.conservative, a.mu - 3.0 * a.sigma, 1e-12));
         // A two-way tie between equals changes no mean.
         let mut t = BTreeMap::new();
-        update_ratings(&mut t, &[("x".to_owned(), 1), ("y".to_owned(), 1)]);
+        update_ratings(&mut t, &[("x", 1), ("y", 1)]);
         assert!(close(t["x"].mu, RATING_MU, 1e-12));
         // One participant is no game.
         let mut solo = BTreeMap::new();
-        update_ratings(&mut solo, &[("x".to_owned(), 1)]);
+        update_ratings(&mut solo, &[("x", 1)]);
         assert!(solo.is_empty());
     }
 
@@ -290,7 +291,7 @@ mod tests {
         // Two new bots, a beats b. c² = 2σ² + 2β², p = 0.5, γ = σ/c.
         // μ_a = 25 + σ²/c · 0.5; σ_a² = σ² (1 − γ σ²/c² · 0.25).
         let mut r = BTreeMap::new();
-        update_ratings(&mut r, &[("a".to_owned(), 1), ("b".to_owned(), 2)]);
+        update_ratings(&mut r, &[("a", 1), ("b", 2)]);
         let s2 = RATING_SIGMA * RATING_SIGMA;
         let c = (2.0 * s2 + 2.0 * RATING_BETA * RATING_BETA).sqrt();
         let mu = RATING_MU + s2 / c * 0.5;

@@ -36,6 +36,17 @@ pub fn project(weights: &mut [f64], min: f64, max: f64) {
         weights.fill(1.0 / n as f64);
         return;
     }
+    // Fast path, the common case: plain rescaling already lands every weight within bounds.
+    // (Zero weights need the floor, so they always take the general path.)
+    if zeros == 0 {
+        let sum: f64 = weights.iter().sum();
+        if weights.iter().all(|&w| (lo..=hi).contains(&(w / sum))) {
+            for w in weights.iter_mut() {
+                *w /= sum;
+            }
+            return;
+        }
+    }
     let clamp = |x: f64| x.clamp(lo, hi);
     // The most the weights can add up to when every positive weight is scaled up to `max`
     // and the zero ones stay at `min`. Below 1, the zero-weight bots share what is left.
