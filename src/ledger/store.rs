@@ -71,30 +71,36 @@ impl EventStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let mut files = Vec::new();
+        // The listing itself is sequential; the `stat` calls (most of the cost on a large
+        // ledger) run in parallel.
+        let mut names = Vec::new();
         for entry in entries {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if !is_event_name(&name) {
-                continue;
+            if is_event_name(&name) && !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                names.push(name);
             }
-            let (size, mtime_ns) = match entry.metadata() {
-                Ok(meta) if meta.is_dir() => continue,
-                Ok(meta) => (
-                    meta.len(),
-                    meta.modified()
-                        .ok()
-                        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                        .map_or(0, |d| d.as_nanos() as i128),
-                ),
-                Err(_) => (0, 0),
-            };
-            files.push(EventFile {
-                name,
-                size,
-                mtime_ns,
-            });
         }
+        let mut files: Vec<EventFile> = names
+            .into_par_iter()
+            .map(|name| {
+                let (size, mtime_ns) = match fs::metadata(self.dir.join(&name)) {
+                    Ok(meta) => (
+                        meta.len(),
+                        meta.modified()
+                            .ok()
+                            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                            .map_or(0, |d| d.as_nanos() as i128),
+                    ),
+                    Err(_) => (0, 0),
+                };
+                EventFile {
+                    name,
+                    size,
+                    mtime_ns,
+                }
+            })
+            .collect();
         files.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(files)
     }

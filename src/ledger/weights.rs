@@ -3,8 +3,9 @@
 //! After an event's delta is applied, the weights must sum to 1 and each must lie in
 //! `[min, max]`. Alternating "normalise, clamp, normalise…" depends on how many rounds one
 //! runs; its fixed point is `w_i' = clamp(s · w_i, min, max)` for the one scale `s` that makes
-//! the weights sum to 1. [`project`] computes that point directly: it is exact, independent of
-//! any iteration count, and keeps the proportions between the bots that are not at a bound.
+//! the weights sum to 1. [`project`] computes that point directly, by eliminating the bots that
+//! must sit at a bound (at most one pass per bot): it is exact, independent of any iteration
+//! count, and keeps the proportions between the bots that are not at a bound.
 
 /// The bounds actually enforced for `n` bots: `[min, max]` widened to contain `1/n`, since no
 /// distribution over `n` bots can otherwise satisfy them (one bot cannot weigh at most 0.6).
@@ -30,85 +31,69 @@ pub fn project(weights: &mut [f64], min: f64, max: f64) {
             *w = 0.0;
         }
     }
-    let positive: Vec<usize> = (0..n).filter(|&i| weights[i] > 0.0).collect();
-    let zeros = n - positive.len();
-    if positive.is_empty() {
+    let positives = weights.iter().filter(|&&w| w > 0.0).count();
+    let zeros = n - positives;
+    if positives == 0 {
         weights.fill(1.0 / n as f64);
         return;
     }
-    // Fast path, the common case: plain rescaling already lands every weight within bounds.
-    // (Zero weights need the floor, so they always take the general path.)
-    if zeros == 0 {
-        let sum: f64 = weights.iter().sum();
-        if weights.iter().all(|&w| (lo..=hi).contains(&(w / sum))) {
-            for w in weights.iter_mut() {
-                *w /= sum;
-            }
-            return;
-        }
-    }
-    let clamp = |x: f64| x.clamp(lo, hi);
     // The most the weights can add up to when every positive weight is scaled up to `max`
     // and the zero ones stay at `min`. Below 1, the zero-weight bots share what is left.
-    let saturated = positive.len() as f64 * hi + zeros as f64 * lo;
+    let saturated = positives as f64 * hi + zeros as f64 * lo;
     if saturated < 1.0 {
-        let share = (1.0 - positive.len() as f64 * hi) / zeros as f64;
+        let share = (1.0 - positives as f64 * hi) / zeros as f64;
         for w in weights.iter_mut() {
             *w = if *w > 0.0 { hi } else { share.clamp(lo, hi) };
         }
         return;
     }
-    let total = |s: f64, w: &[f64]| -> f64 {
-        w.iter()
-            .map(|&x| if x > 0.0 { clamp(s * x) } else { lo })
-            .sum()
-    };
-    // total(s) is non-decreasing in s, total(0) = n·lo ≤ 1 and total(s_max) ≥ 1: bisect.
-    let smallest = positive
+    // Zero weights sit at the floor for every scale; the others are found by elimination.
+    // With s = (free mass) / (Σ free weights) and f(s) = Σ clamp(s·wᵢ): if f(s) > 1, the
+    // solution's scale is smaller, so every free weight with s·wᵢ ≤ min is at the floor there
+    // too; if f(s) < 1, every one with s·wᵢ ≥ max is at the cap. Fix those and repeat: each
+    // pass fixes at least one bot, so at most n passes, and the result is exact.
+    let mut fixed: Vec<Option<f64>> = weights
         .iter()
-        .map(|&i| weights[i])
-        .fold(f64::INFINITY, f64::min);
-    let (mut s_lo, mut s_hi) = (0.0_f64, hi / smallest);
-    for _ in 0..200 {
-        let mid = 0.5 * (s_lo + s_hi);
-        if total(mid, weights) < 1.0 {
-            s_lo = mid;
-        } else {
-            s_hi = mid;
-        }
-        if s_hi - s_lo <= f64::EPSILON * s_hi {
+        .map(|&w| if w > 0.0 { None } else { Some(lo) })
+        .collect();
+    loop {
+        let fixed_mass: f64 = fixed.iter().flatten().sum();
+        let free_sum: f64 = (0..n)
+            .filter(|&i| fixed[i].is_none())
+            .map(|i| weights[i])
+            .sum();
+        if free_sum <= 0.0 {
             break;
         }
-    }
-    let s = 0.5 * (s_lo + s_hi);
-    // With the bound each weight sits at known, solve the free ones exactly.
-    let mut fixed_mass = 0.0;
-    let mut free_mass = 0.0;
-    let mut free = vec![false; n];
-    for i in 0..n {
-        let scaled = s * weights[i];
-        if weights[i] == 0.0 || scaled <= lo {
-            fixed_mass += lo;
-        } else if scaled >= hi {
-            fixed_mass += hi;
-        } else {
-            free[i] = true;
-            free_mass += weights[i];
+        let s = (1.0 - fixed_mass) / free_sum;
+        let total: f64 = fixed_mass
+            + (0..n)
+                .filter(|&i| fixed[i].is_none())
+                .map(|i| (s * weights[i]).clamp(lo, hi))
+                .sum::<f64>();
+        let mut changed = false;
+        for i in 0..n {
+            if fixed[i].is_some() {
+                continue;
+            }
+            let scaled = s * weights[i];
+            if total > 1.0 + 1e-15 && scaled <= lo {
+                fixed[i] = Some(lo);
+                changed = true;
+            } else if total < 1.0 - 1e-15 && scaled >= hi {
+                fixed[i] = Some(hi);
+                changed = true;
+            }
+        }
+        if !changed {
+            for i in 0..n {
+                weights[i] = fixed[i].unwrap_or_else(|| (s * weights[i]).clamp(lo, hi));
+            }
+            return;
         }
     }
-    let exact = if free_mass > 0.0 {
-        (1.0 - fixed_mass) / free_mass
-    } else {
-        s
-    };
     for i in 0..n {
-        weights[i] = if weights[i] == 0.0 {
-            lo
-        } else if free[i] {
-            clamp(exact * weights[i])
-        } else {
-            clamp(s * weights[i])
-        };
+        weights[i] = fixed[i].unwrap_or(lo);
     }
 }
 
