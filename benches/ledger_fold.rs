@@ -100,6 +100,8 @@ fn main() {
     let mut cold = Vec::new();
     let mut cached = Vec::new();
     let mut fold_only = Vec::new();
+    let mut list_only = Vec::new();
+    let mut load_only = Vec::new();
     for _ in 0..RUNS {
         let (ms, bytes) = time(|| {
             let files = ledger.store().list().unwrap();
@@ -121,7 +123,10 @@ fn main() {
         assert_eq!(how, CacheUse::Hit);
         cached.push(ms);
 
-        let loaded = ledger.store().load_all().unwrap();
+        let (ms, files) = time(|| ledger.store().list().unwrap());
+        list_only.push(ms);
+        let (ms, loaded) = time(|| ledger.store().load(&files));
+        load_only.push(ms);
         let (ms, folded) =
             time(|| ralph::ledger::fold(&params, loaded.events.iter().map(|l| &l.event)));
         assert_eq!(folded.event_count as usize, count);
@@ -150,7 +155,15 @@ fn main() {
         c / r
     );
     println!(
-        "    of which the pure fold                {:9.1} ms",
+        "    listing (readdir + stat)              {:9.1} ms",
+        median(list_only)
+    );
+    println!(
+        "    reading, parsing, validating, sorting {:9.1} ms",
+        median(load_only)
+    );
+    println!(
+        "    the pure fold                         {:9.1} ms",
         median(fold_only)
     );
     println!(
