@@ -35,36 +35,9 @@ pub(super) struct MarketplaceFile {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ScoringFile {
-    pub weights: Option<WeightsFile>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct WeightsFile {
-    spec_alignment: Option<f64>,
-    technical_quality: Option<f64>,
-    innovation: Option<f64>,
-    risk: Option<f64>,
-    efficiency: Option<f64>,
-    specialist_validation: Option<f64>,
-}
-
-impl WeightsFile {
-    fn slot(&mut self, dimension: Dimension) -> &mut Option<f64> {
-        match dimension {
-            Dimension::SpecAlignment => &mut self.spec_alignment,
-            Dimension::TechnicalQuality => &mut self.technical_quality,
-            Dimension::Innovation => &mut self.innovation,
-            Dimension::Risk => &mut self.risk,
-            Dimension::Efficiency => &mut self.efficiency,
-            Dimension::SpecialistValidation => &mut self.specialist_validation,
-        }
-    }
-
-    /// The weight given for a dimension, if any.
-    pub fn get(&mut self, dimension: Dimension) -> Option<f64> {
-        *self.slot(dimension)
-    }
+    /// Dimension key → weight; the keys are checked against the six dimensions when the
+    /// configuration is resolved.
+    pub weights: Option<BTreeMap<String, f64>>,
 }
 
 /// A bot (`[[bots]]`, which needs `id`) or a role section (`[defaults]`, `[arbiter]`,
@@ -157,23 +130,19 @@ pub(super) fn parse_legacy_json(path: &Path, text: &str) -> Result<ConfigFile, C
                 let o = v
                     .as_object()
                     .ok_or_else(|| invalid(key, "must be an object of weights".into()))?;
-                let mut w = WeightsFile::default();
+                let mut w = BTreeMap::new();
                 for (k, v) in o {
                     let name = format!("scoring_weights.{k}");
-                    let dimension = Dimension::ALL
-                        .into_iter()
-                        .find(|d| d.key() == k)
-                        .ok_or_else(|| {
-                            let keys: Vec<_> = Dimension::ALL.iter().map(|d| d.key()).collect();
-                            invalid(
-                                &name,
-                                format!(
-                                    "is not a scoring dimension (expected one of: {})",
-                                    keys.join(", ")
-                                ),
-                            )
-                        })?;
-                    *w.slot(dimension) = Some(float(&name, v)?);
+                    if Dimension::from_key(k).is_none() {
+                        return Err(invalid(
+                            &name,
+                            format!(
+                                "is not a scoring dimension (expected one of: {})",
+                                Dimension::key_list()
+                            ),
+                        ));
+                    }
+                    w.insert(k.clone(), float(&name, v)?);
                 }
                 file.scoring = Some(ScoringFile { weights: Some(w) });
             }

@@ -270,17 +270,25 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
     }
 
     let mut weights = tables().default_weights;
-    if let Some(mut w) = file.scoring.and_then(|s| s.weights) {
-        for dimension in Dimension::ALL {
-            if let Some(v) = w.get(dimension) {
-                if !(0.0..=1.0).contains(&v) {
-                    return Err(invalid(
-                        &format!("scoring.weights.{}", dimension.key()),
-                        format!("= {v} is out of range: allowed 0 to 1"),
-                    ));
-                }
-                weights.set(dimension, v);
+    if let Some(given) = file.scoring.and_then(|s| s.weights) {
+        for (key, v) in given {
+            let name = format!("scoring.weights.{key}");
+            let dimension = Dimension::from_key(&key).ok_or_else(|| {
+                invalid(
+                    &name,
+                    format!(
+                        "is not a scoring dimension (expected one of: {})",
+                        Dimension::key_list()
+                    ),
+                )
+            })?;
+            if !(0.0..=1.0).contains(&v) {
+                return Err(invalid(
+                    &name,
+                    format!("= {v} is out of range: allowed 0 to 1"),
+                ));
             }
+            weights.set(dimension, v);
         }
         let sum = weights.sum();
         if (sum - 1.0).abs() > 1e-6 {

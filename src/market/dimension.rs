@@ -25,6 +25,16 @@ impl Dimension {
         Dimension::SpecialistValidation,
     ];
 
+    /// The dimension whose key is `key`.
+    pub fn from_key(key: &str) -> Option<Dimension> {
+        Dimension::ALL.into_iter().find(|d| d.key() == key)
+    }
+
+    /// The keys of all six dimensions, comma-separated, for messages.
+    pub fn key_list() -> String {
+        Dimension::ALL.map(Dimension::key).join(", ")
+    }
+
     /// The key used in configuration, JSON and `scoring/`.
     pub fn key(self) -> &'static str {
         match self {
