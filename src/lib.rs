@@ -15,3 +15,4 @@ pub mod market;
 pub mod output;
 pub mod report;
 pub mod settings;
+pub mod spec;
