@@ -2,8 +2,11 @@
 
 use super::*;
 
+/// (text, checked, section) of one requirement.
+type Found = (String, bool, Option<String>);
+
 /// (text, checked, section) of every requirement, in order.
-fn extract(body: &str) -> Vec<(String, bool, Option<String>)> {
+fn extract(body: &str) -> Vec<Found> {
     find_checkboxes(body)
         .into_iter()
         .enumerate()
@@ -14,13 +17,13 @@ fn extract(body: &str) -> Vec<(String, bool, Option<String>)> {
         .collect()
 }
 
-fn r(text: &str, checked: bool, section: Option<&str>) -> (String, bool, Option<String>) {
+fn r(text: &str, checked: bool, section: Option<&str>) -> Found {
     (text.to_owned(), checked, section.map(str::to_owned))
 }
 
 #[test]
 fn extraction_table() {
-    let cases: Vec<(&str, &str, Vec<(String, bool, Option<String>)>)> = vec![
+    let cases: Vec<(&str, &str, Vec<Found>)> = vec![
         ("empty body", "", vec![]),
         ("no checkboxes", "Just prose.\n\n- a plain item\n", vec![]),
         (
