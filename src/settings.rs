@@ -44,6 +44,14 @@ impl fmt::Display for RepoSlug {
     }
 }
 
+/// The name of ralph's directory in a repository.
+pub const RALPH_DIR: &str = ".ralph";
+
+/// `<root>/.ralph`.
+pub fn ralph_dir(root: &Path) -> PathBuf {
+    root.join(RALPH_DIR)
+}
+
 /// Finds the repository to work in: `-C PATH` (or the current directory), then upwards to
 /// the nearest directory holding `.ralph` or `.git`; the starting directory when neither is
 /// found (so `ralph init` works in a fresh directory).
@@ -66,7 +74,7 @@ pub fn find_root(dir: Option<&Path>) -> Result<PathBuf, UserError> {
     let start = start.canonicalize().unwrap_or(start);
     let found = start
         .ancestors()
-        .find(|d| d.join(".ralph").is_dir() || d.join(".git").exists());
+        .find(|d| ralph_dir(d).is_dir() || d.join(".git").exists());
     Ok(found.unwrap_or(&start).to_path_buf())
 }
 
@@ -92,7 +100,7 @@ impl Settings {
         repo: Option<RepoSlug>,
         tracker: Option<TrackerKind>,
     ) -> Result<Settings, ConfigError> {
-        let ralph_dir = root.join(".ralph");
+        let ralph_dir = ralph_dir(&root);
         let (config, config_source) = Config::load(&ralph_dir)?;
         Ok(Settings {
             tracker: tracker.unwrap_or(config.tracker),

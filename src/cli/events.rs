@@ -45,7 +45,7 @@ pub enum EventsAction {
 }
 
 pub fn run(ctx: &Context, args: EventsArgs) -> Result<Exit> {
-    let ledger = Ledger::new(ctx.root.join(".ralph"));
+    let ledger = Ledger::new(&ctx.ralph_dir);
     let loaded = ledger.store().load_all().with_context(|| {
         format!(
             "cannot read the event log in {}",

@@ -30,7 +30,7 @@ struct Action {
 }
 
 pub fn run(ctx: &Context, args: InitArgs) -> Result<Exit> {
-    let ralph = ctx.root.join(".ralph");
+    let ralph = &ctx.ralph_dir;
     let mut actions = Vec::new();
     for dir in [ralph.clone(), ralph.join("events")] {
         let existed = dir.is_dir();

@@ -11,7 +11,7 @@ mod reset;
 use crate::config::TrackerKind;
 use crate::error::{classify, render, Exit};
 use crate::output::{ColorChoice, Printer};
-use crate::settings::{find_root, RepoSlug, Settings};
+use crate::settings::{find_root, ralph_dir, RepoSlug, Settings};
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -82,6 +82,8 @@ pub enum Command {
 /// What every command gets: where to work, how to print, and the flags that shape settings.
 pub struct Context {
     pub root: PathBuf,
+    /// `<root>/.ralph`.
+    pub ralph_dir: PathBuf,
     pub printer: Printer,
     pub global: GlobalArgs,
 }
@@ -156,6 +158,7 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
     let root = find_root(global.dir.as_deref())?;
     tracing::debug!(root = %root.display(), "working directory");
     let ctx = Context {
+        ralph_dir: ralph_dir(&root),
         root,
         printer,
         global,

@@ -18,8 +18,8 @@ pub struct ResetArgs {
 }
 
 pub async fn run(ctx: &Context, args: ResetArgs) -> Result<Exit> {
-    let ralph = ctx.root.join(".ralph");
-    let ledger = Ledger::new(&ralph);
+    let ralph = &ctx.ralph_dir;
+    let ledger = Ledger::new(ralph);
     let files = ledger
         .store()
         .list()

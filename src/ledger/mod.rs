@@ -28,7 +28,7 @@ pub use weights::{effective_bounds, project};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// How many of the latest events the leaderboard shows.
 pub const RECENT_LIMIT: usize = 10;
@@ -152,11 +152,6 @@ impl Ledger {
                 Ok((state, CacheUse::Uncached))
             }
         }
-    }
-
-    /// The `.ralph` directory this ledger lives in.
-    pub fn ralph_dir(&self) -> &Path {
-        &self.ralph_dir
     }
 }
 
