@@ -4,7 +4,10 @@
 //! The binary (`src/main.rs`) is a thin shell over [`cli::run`]; the commands in [`cli`] are
 //! thin wrappers over the library modules: [`config`] and [`settings`] resolve what the user
 //! asked for, [`ledger`] owns the event log and its fold, [`market`] the pure scoring rules and
-//! their data, and [`report`] renders results for terminals and browsers.
+//! their data, [`spec`] extracts requirements from issue bodies, [`tracker`] talks to where
+//! issues live (GitHub or local files), and [`report`] renders results for terminals and
+//! browsers. [`process`] is the one wrapper for running other programs; [`secret`] keeps
+//! tokens out of every output.
 
 pub mod cli;
 pub mod config;
@@ -13,6 +16,9 @@ pub mod fsutil;
 pub mod ledger;
 pub mod market;
 pub mod output;
+pub mod process;
 pub mod report;
+pub mod secret;
 pub mod settings;
 pub mod spec;
+pub mod tracker;

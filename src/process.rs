@@ -1,0 +1,465 @@
+//! The one way ralph runs another program (`git`, `gh`, agents, checks): arguments as a list
+//! (never through a shell unless the caller asks for `sh -c` explicitly), a timeout that kills
+//! the whole process group, and stdout/stderr captured up to a bound (the head and the tail are
+//! kept, the middle is dropped and counted). The child never outlives ralph: dropping the
+//! future (Ctrl-C) kills its process group too.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+/// Default bound on each captured stream.
+pub const DEFAULT_MAX_OUTPUT: usize = 1 << 20;
+
+/// How long a process group gets between SIGTERM and SIGKILL after a timeout.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// How long to keep reading pipes after the child exited (a grandchild may hold them open).
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// A command to run.
+#[derive(Debug, Clone)]
+pub struct Cmd {
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: Option<PathBuf>,
+    env: Vec<(OsString, OsString)>,
+    env_remove: Vec<OsString>,
+    stdin: Option<Vec<u8>>,
+    timeout: Duration,
+    max_output: usize,
+}
+
+impl Cmd {
+    pub fn new(program: impl AsRef<OsStr>) -> Cmd {
+        Cmd {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            stdin: None,
+            timeout: Duration::from_secs(60),
+            max_output: DEFAULT_MAX_OUTPUT,
+        }
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Cmd {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Cmd
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Cmd {
+        self.cwd = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Cmd {
+        self.env
+            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    /// Removes a variable from the child's environment (e.g. tokens agents must not see).
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Cmd {
+        self.env_remove.push(key.as_ref().to_owned());
+        self
+    }
+
+    /// Bytes written to the child's stdin (then closed). Without it stdin is `/dev/null`.
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Cmd {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Cmd {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Bound on each captured stream, in bytes.
+    pub fn max_output(mut self, bytes: usize) -> Cmd {
+        self.max_output = bytes.max(64);
+        self
+    }
+
+    /// The command line for messages: program and arguments, shell-quoted where needed.
+    pub fn display(&self) -> String {
+        std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|a| {
+                let a = a.to_string_lossy();
+                if !a.is_empty()
+                    && a.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
+                {
+                    a.into_owned()
+                } else {
+                    format!("'{}'", a.replace('\'', r"'\''"))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// What a finished (or timed-out) command produced.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// The exit code; `None` when killed by a signal (including after a timeout).
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// Some of stdout or stderr was dropped to stay within the bound.
+    pub truncated: bool,
+    pub timed_out: bool,
+    pub duration: Duration,
+}
+
+impl Output {
+    /// Exited with 0 within the timeout.
+    pub fn success(&self) -> bool {
+        self.code == Some(0) && !self.timed_out
+    }
+
+    /// The last `lines` lines of stderr, else of stdout: for error messages.
+    pub fn tail(&self, lines: usize) -> String {
+        let text = if self.stderr.trim().is_empty() {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        let all: Vec<&str> = text.trim_end().lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+}
+
+/// A command that could not be run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("`{program}` was not found on PATH")]
+    NotFound { program: String },
+    #[error("could not start `{program}`")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("lost track of `{program}`")]
+    Wait {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Keeps the first and last `limit / 2` bytes of a stream and counts the rest.
+struct Capture {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    half: usize,
+    total: usize,
+}
+
+impl Capture {
+    fn new(limit: usize) -> Capture {
+        Capture {
+            head: Vec::new(),
+            tail: Vec::new(),
+            half: limit / 2,
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len();
+        if self.head.len() < self.half {
+            let take = (self.half - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+        }
+        self.tail.extend_from_slice(bytes);
+        // Amortised: trim only when the tail has grown to twice its bound.
+        if self.tail.len() > 2 * self.half.max(1) {
+            let cut = self.tail.len() - self.half;
+            self.tail.drain(..cut);
+        }
+    }
+
+    fn finish(mut self) -> (String, bool) {
+        if self.tail.len() > self.half {
+            let cut = self.tail.len() - self.half;
+            self.tail.drain(..cut);
+        }
+        let kept = self.head.len() + self.tail.len();
+        let omitted = self.total - kept;
+        let mut text = String::from_utf8_lossy(&self.head).into_owned();
+        if omitted > 0 {
+            let _ = write!(text, "\n[… {omitted} bytes omitted …]\n");
+        }
+        text.push_str(&String::from_utf8_lossy(&self.tail));
+        (text, omitted > 0)
+    }
+}
+
+async fn capture(mut reader: impl AsyncRead + Unpin, limit: usize) -> Capture {
+    let mut cap = Capture::new(limit);
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => cap.push(&buf[..n]),
+        }
+    }
+    cap
+}
+
+/// Kills the child's process group when dropped, unless the child has been reaped.
+struct GroupGuard {
+    pid: Option<u32>,
+}
+
+impl GroupGuard {
+    fn signal(&self, _sig: i32) {
+        #[cfg(unix)]
+        if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
+            // SAFETY: kill(2) with a negative pid signals the process group we created for
+            // the child (process_group(0)); it touches no memory of ours.
+            unsafe {
+                libc::kill(-pid, _sig);
+            }
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        self.signal(libc::SIGKILL);
+    }
+}
+
+/// Runs `cmd` to completion or timeout and captures its output. A non-zero exit is not an
+/// error here: the caller decides what it means.
+pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
+    let program = cmd.program.to_string_lossy().into_owned();
+    let mut command = tokio::process::Command::new(&cmd.program);
+    command
+        .args(&cmd.args)
+        .stdin(if cmd.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    if let Some(dir) = &cmd.cwd {
+        command.current_dir(dir);
+    }
+    for key in &cmd.env_remove {
+        command.env_remove(key);
+    }
+    for (k, v) in &cmd.env {
+        command.env(k, v);
+    }
+    let started = Instant::now();
+    let mut child = command.spawn().map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            ProcessError::NotFound {
+                program: program.clone(),
+            }
+        } else {
+            ProcessError::Spawn {
+                program: program.clone(),
+                source,
+            }
+        }
+    })?;
+    let mut guard = GroupGuard { pid: child.id() };
+    tracing::debug!(command = %cmd.display(), pid = ?guard.pid, "started");
+
+    if let (Some(bytes), Some(mut stdin)) = (cmd.stdin.clone(), child.stdin.take()) {
+        tokio::spawn(async move {
+            // A child that exits without reading its input closes the pipe: not our error.
+            let _ = stdin.write_all(&bytes).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let out = tokio::spawn(capture(
+        child.stdout.take().expect("stdout is piped"),
+        cmd.max_output,
+    ));
+    let err = tokio::spawn(capture(
+        child.stderr.take().expect("stderr is piped"),
+        cmd.max_output,
+    ));
+
+    let mut timed_out = false;
+    let status = match tokio::time::timeout(cmd.timeout, child.wait()).await {
+        Ok(status) => status,
+        Err(_) => {
+            timed_out = true;
+            #[cfg(unix)]
+            guard.signal(libc::SIGTERM);
+            match tokio::time::timeout(KILL_GRACE, child.wait()).await {
+                Ok(status) => status,
+                Err(_) => {
+                    let _ = child.start_kill();
+                    child.wait().await
+                }
+            }
+        }
+    }
+    .map_err(|source| ProcessError::Wait {
+        program: program.clone(),
+        source,
+    })?;
+    // Whatever the child left behind in its group goes with it.
+    #[cfg(unix)]
+    guard.signal(libc::SIGKILL);
+    guard.pid = None;
+
+    let drain = async {
+        let o = out.await.unwrap_or_else(|_| Capture::new(0));
+        let e = err.await.unwrap_or_else(|_| Capture::new(0));
+        (o, e)
+    };
+    let (o, e) = tokio::time::timeout(DRAIN_GRACE, drain)
+        .await
+        .unwrap_or_else(|_| (Capture::new(0), Capture::new(0)));
+    let (stdout, t1) = o.finish();
+    let (stderr, t2) = e.finish();
+    let output = Output {
+        code: status.code(),
+        stdout,
+        stderr,
+        truncated: t1 || t2,
+        timed_out,
+        duration: started.elapsed(),
+    };
+    tracing::debug!(
+        command = %cmd.display(),
+        code = ?output.code,
+        timed_out,
+        ms = output.duration.as_millis() as u64,
+        "finished"
+    );
+    Ok(output)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Cmd {
+        Cmd::new("sh").arg("-c").arg(script)
+    }
+
+    #[tokio::test]
+    async fn captures_exit_code_and_both_streams() {
+        let out = run(&sh("echo out; echo err >&2; exit 3")).await.unwrap();
+        assert_eq!(out.code, Some(3));
+        assert_eq!(out.stdout, "out\n");
+        assert_eq!(out.stderr, "err\n");
+        assert!(!out.success() && !out.timed_out && !out.truncated);
+        assert_eq!(out.tail(5), "err");
+    }
+
+    #[tokio::test]
+    async fn feeds_stdin_and_sets_the_environment() {
+        let cmd = sh("cat; printf ' %s' \"$RALPH_T\"")
+            .stdin("hello")
+            .env("RALPH_T", "v");
+        let out = run(&cmd).await.unwrap();
+        assert!(out.success());
+        assert_eq!(out.stdout, "hello v");
+    }
+
+    #[tokio::test]
+    async fn removed_variables_do_not_reach_the_child() {
+        std::env::set_var("RALPH_PROCESS_TEST_SECRET", "x");
+        let out = run(&sh("printf '[%s]' \"$RALPH_PROCESS_TEST_SECRET\"")
+            .env_remove("RALPH_PROCESS_TEST_SECRET"))
+        .await
+        .unwrap();
+        assert_eq!(out.stdout, "[]");
+    }
+
+    #[tokio::test]
+    async fn a_timeout_kills_the_whole_group() {
+        let started = Instant::now();
+        // The grandchild (sleep) holds the pipes: it must die with its parent.
+        let out = run(&sh("sleep 30 & sleep 30; echo never").timeout(Duration::from_millis(200)))
+            .await
+            .unwrap();
+        assert!(out.timed_out);
+        assert!(!out.success());
+        assert_eq!(out.code, None);
+        assert!(!out.stdout.contains("never"));
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[tokio::test]
+    async fn output_is_bounded_keeping_head_and_tail() {
+        let out = run(
+            &sh("echo START; head -c 100000 /dev/zero | tr '\\0' x; echo; echo END")
+                .max_output(1000),
+        )
+        .await
+        .unwrap();
+        assert!(out.truncated);
+        assert!(out.stdout.starts_with("START\n"));
+        assert!(out.stdout.trim_end().ends_with("END"));
+        assert!(out.stdout.contains("bytes omitted"));
+        assert!(out.stdout.len() < 1100);
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_reported_by_name() {
+        let err = run(&Cmd::new("ralph-no-such-program-xyz"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProcessError::NotFound { .. }));
+        assert!(err.to_string().contains("ralph-no-such-program-xyz"));
+    }
+
+    #[test]
+    fn display_quotes_what_a_shell_would_split() {
+        let c = Cmd::new("git").args(["commit", "-m", "it's done", "--author=a@b"]);
+        assert_eq!(c.display(), r"git commit -m 'it'\''s done' --author=a@b");
+    }
+
+    #[test]
+    fn capture_keeps_everything_under_the_bound() {
+        let mut c = Capture::new(100);
+        for _ in 0..10 {
+            c.push(b"0123456789");
+        }
+        let (text, truncated) = c.finish();
+        assert_eq!(text.len(), 100);
+        assert!(!truncated);
+        let mut c = Capture::new(10);
+        c.push(b"abcdefghijklmnopqrstuvwxyz");
+        let (text, truncated) = c.finish();
+        assert!(truncated);
+        assert!(text.starts_with("abcde\n"));
+        assert!(text.ends_with("vwxyz"));
+        assert!(text.contains("16 bytes omitted"));
+    }
+}

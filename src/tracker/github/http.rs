@@ -1,0 +1,459 @@
+//! The HTTP layer of the GitHub tracker: one `send` that every call goes through, over
+//! octocrab's transport (base URL, auth header, TLS, timeouts). It retries what is worth
+//! retrying — 5xx, connection errors, secondary rate limits (`retry-after`) and a primary rate
+//! limit whose reset is near — with exponential backoff and jitter, maps the rest to distinct
+//! [`TrackerError`]s, and follows `Link: rel="next"` for lists.
+
+use super::super::{Result, TrackerError};
+use super::wire::ErrorBody;
+use chrono::{DateTime, Utc};
+use http::{HeaderMap, Method, StatusCode};
+use http_body_util::BodyExt;
+use octocrab::Octocrab;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::time::Duration;
+
+/// Pages followed at most for one list (100 items each): a loop guard, not a real limit.
+const MAX_PAGES: usize = 500;
+
+/// How hard to try before giving up.
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    /// Attempts per request, the first included.
+    pub max_attempts: u32,
+    /// The first backoff; it doubles per attempt.
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+    /// The longest ralph waits for a rate limit (`retry-after` or `x-ratelimit-reset`) before
+    /// failing with the reset time instead.
+    pub max_rate_limit_wait: Duration,
+    /// The wait after a secondary rate limit that names no `retry-after` (GitHub asks for a
+    /// minute).
+    pub secondary_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 5,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            max_rate_limit_wait: Duration::from_secs(300),
+            secondary_wait: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The backoff before attempt `attempt + 1`: half of the exponential step plus a random
+    /// part of the other half ("equal jitter"), so retries spread out but never come at once.
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let step = self
+            .base_delay
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(16))
+            .min(self.max_delay);
+        step / 2 + step.mul_f64(jitter() / 2.0)
+    }
+}
+
+/// A number in [0, 1) from the standard library's randomly seeded hasher.
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// A successful answer.
+pub struct Reply {
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn json<T: DeserializeOwned>(&self, action: &str) -> Result<T> {
+        serde_json::from_slice(&self.body).map_err(|e| TrackerError::Decode {
+            action: action.to_owned(),
+            message: e.to_string(),
+        })
+    }
+}
+
+/// One request: what to send and how to describe it in errors.
+pub struct Request<'a> {
+    pub method: Method,
+    /// Path and query below the API base, starting with `/`.
+    pub path: String,
+    pub body: Option<&'a serde_json::Value>,
+    /// What the request does, for messages: "get issue #12".
+    pub action: String,
+    /// What a 404 means, for messages: "issue #12 in octo/repo".
+    pub subject: String,
+}
+
+impl<'a> Request<'a> {
+    pub fn new(method: Method, path: impl Into<String>, action: impl Into<String>) -> Self {
+        let action = action.into();
+        Request {
+            method,
+            path: path.into(),
+            body: None,
+            subject: action.clone(),
+            action,
+        }
+    }
+
+    pub fn body(mut self, body: &'a serde_json::Value) -> Self {
+        self.body = Some(body);
+        self
+    }
+
+    pub fn subject(mut self, subject: impl Into<String>) -> Self {
+        self.subject = subject.into();
+        self
+    }
+}
+
+/// The API client: octocrab's transport plus ralph's retry and error rules.
+pub struct Api {
+    octo: Octocrab,
+    policy: RetryPolicy,
+    token_source: String,
+}
+
+/// What to do after a failed attempt.
+enum Verdict {
+    Retry(Duration),
+    Fail(TrackerError),
+}
+
+impl Api {
+    pub fn new(octo: Octocrab, policy: RetryPolicy, token_source: String) -> Api {
+        Api {
+            octo,
+            policy,
+            token_source,
+        }
+    }
+
+    async fn attempt(
+        &self,
+        req: &Request<'_>,
+    ) -> std::result::Result<(StatusCode, HeaderMap, Vec<u8>), String> {
+        let path = req.path.as_str();
+        let sent = match req.method {
+            Method::GET => self.octo._get(path).await,
+            Method::POST => self.octo._post(path, req.body).await,
+            Method::PATCH => self.octo._patch(path, req.body).await,
+            Method::PUT => self.octo._put(path, req.body).await,
+            Method::DELETE => self.octo._delete(path, req.body).await,
+            ref other => return Err(format!("unsupported method {other}")),
+        };
+        let response = sent.map_err(|e| describe_transport_error(&e))?;
+        let (parts, body) = response.into_parts();
+        let bytes = body
+            .collect()
+            .await
+            .map_err(|e| describe_transport_error(&e))?
+            .to_bytes();
+        Ok((parts.status, parts.headers, bytes.to_vec()))
+    }
+
+    /// Sends a request, retrying transient failures, and returns a 2xx answer or the error.
+    pub async fn send(&self, req: Request<'_>) -> Result<Reply> {
+        let max = self.policy.max_attempts.max(1);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            tracing::debug!(method = %req.method, path = %req.path, attempt, "GitHub request");
+            let verdict = match self.attempt(&req).await {
+                Ok((status, headers, body)) if status.is_success() => {
+                    tracing::trace!(status = status.as_u16(), bytes = body.len(), "GitHub reply");
+                    return Ok(Reply { headers, body });
+                }
+                Ok((status, headers, body)) => {
+                    tracing::debug!(status = status.as_u16(), "GitHub error reply");
+                    self.judge(&req, status, &headers, &body, attempt)
+                }
+                Err(message) => {
+                    if attempt < max {
+                        Verdict::Retry(self.policy.backoff(attempt))
+                    } else {
+                        Verdict::Fail(TrackerError::Connection {
+                            action: req.action.clone(),
+                            attempts: attempt,
+                            message,
+                        })
+                    }
+                }
+            };
+            match verdict {
+                Verdict::Fail(e) => return Err(e),
+                // `judge` and the transport branch above fail on the last attempt, so a retry
+                // always has an attempt left.
+                Verdict::Retry(wait) => {
+                    tracing::warn!(
+                        "GitHub: retrying `{}` in {:.1}s (attempt {} of {})",
+                        req.action,
+                        wait.as_secs_f64(),
+                        attempt + 1,
+                        max
+                    );
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+
+    /// Decides what a non-2xx answer means.
+    fn judge(
+        &self,
+        req: &Request<'_>,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: &[u8],
+        attempt: u32,
+    ) -> Verdict {
+        let last = attempt >= self.policy.max_attempts.max(1);
+        let error: ErrorBody = serde_json::from_slice(body).unwrap_or_default();
+        let message = error.summary(status);
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let now = Utc::now();
+
+        if status == StatusCode::FORBIDDEN || status == StatusCode::TOO_MANY_REQUESTS {
+            // Primary rate limit: nothing left until the reset.
+            if header("x-ratelimit-remaining") == Some("0") {
+                let reset = header("x-ratelimit-reset")
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .and_then(|s| DateTime::from_timestamp(s, 0))
+                    .unwrap_or(now + chrono::Duration::seconds(60));
+                let wait =
+                    (reset - now).to_std().unwrap_or(Duration::ZERO) + Duration::from_secs(1);
+                return if !last && wait <= self.policy.max_rate_limit_wait {
+                    tracing::warn!(
+                        "GitHub rate limit used up: waiting until it resets at {reset} ({}s)",
+                        wait.as_secs()
+                    );
+                    Verdict::Retry(wait)
+                } else {
+                    Verdict::Fail(TrackerError::RateLimited {
+                        action: req.action.clone(),
+                        reset,
+                    })
+                };
+            }
+            // Secondary rate limit with retry-after (seconds).
+            if let Some(secs) = header("retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
+                let wait = Duration::from_secs(secs);
+                return if !last && wait <= self.policy.max_rate_limit_wait {
+                    Verdict::Retry(wait)
+                } else {
+                    Verdict::Fail(TrackerError::RateLimited {
+                        action: req.action.clone(),
+                        reset: now + chrono::Duration::seconds(secs as i64),
+                    })
+                };
+            }
+            let secondary = message.to_ascii_lowercase().contains("rate limit");
+            if status == StatusCode::TOO_MANY_REQUESTS || secondary {
+                return if last {
+                    Verdict::Fail(TrackerError::RateLimited {
+                        action: req.action.clone(),
+                        reset: now
+                            + chrono::Duration::from_std(self.policy.secondary_wait)
+                                .unwrap_or_default(),
+                    })
+                } else {
+                    Verdict::Retry(self.policy.secondary_wait.max(self.policy.backoff(attempt)))
+                };
+            }
+            return Verdict::Fail(TrackerError::Forbidden {
+                action: req.action.clone(),
+                message,
+            });
+        }
+        if status.is_server_error() {
+            return if last {
+                Verdict::Fail(TrackerError::Http {
+                    action: req.action.clone(),
+                    status: status.as_u16(),
+                    attempts: attempt,
+                    message,
+                })
+            } else {
+                Verdict::Retry(self.policy.backoff(attempt))
+            };
+        }
+        Verdict::Fail(match status {
+            StatusCode::UNAUTHORIZED => TrackerError::BadCredentials {
+                source_name: self.token_source.clone(),
+            },
+            StatusCode::NOT_FOUND | StatusCode::GONE => TrackerError::NotFound {
+                what: req.subject.clone(),
+                local: false,
+            },
+            StatusCode::UNPROCESSABLE_ENTITY => TrackerError::Unprocessable {
+                action: req.action.clone(),
+                message,
+            },
+            _ => TrackerError::Http {
+                action: req.action.clone(),
+                status: status.as_u16(),
+                attempts: attempt,
+                message,
+            },
+        })
+    }
+
+    /// A GET returning JSON.
+    pub async fn get<T: DeserializeOwned>(
+        &self,
+        path: impl Into<String>,
+        action: impl Into<String>,
+        subject: impl Into<String>,
+    ) -> Result<T> {
+        let req = Request::new(Method::GET, path, action).subject(subject);
+        let action = req.action.clone();
+        self.send(req).await?.json(&action)
+    }
+
+    /// A request with a JSON body.
+    pub async fn send_json<B: Serialize>(
+        &self,
+        method: Method,
+        path: impl Into<String>,
+        body: &B,
+        action: impl Into<String>,
+        subject: impl Into<String>,
+    ) -> Result<Reply> {
+        let value = serde_json::to_value(body).map_err(|e| TrackerError::Decode {
+            action: "encode a request".into(),
+            message: e.to_string(),
+        })?;
+        self.send(
+            Request::new(method, path, action)
+                .body(&value)
+                .subject(subject),
+        )
+        .await
+    }
+
+    /// Every page of a list, following `Link: rel="next"`.
+    pub async fn get_all<T: DeserializeOwned>(
+        &self,
+        first: String,
+        action: &str,
+        subject: &str,
+    ) -> Result<Vec<T>> {
+        let mut items = Vec::new();
+        let mut next = Some(first);
+        let mut seen = std::collections::HashSet::new();
+        while let Some(path) = next.take() {
+            if !seen.insert(path.clone()) || seen.len() > MAX_PAGES {
+                return Err(TrackerError::Decode {
+                    action: action.to_owned(),
+                    message: format!("pagination did not end (page link {path} repeats or more than {MAX_PAGES} pages)"),
+                });
+            }
+            let reply = self
+                .send(Request::new(Method::GET, path, action).subject(subject))
+                .await?;
+            let page: Vec<T> = reply.json(action)?;
+            items.extend(page);
+            next = reply
+                .headers
+                .get_all(http::header::LINK)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .find_map(next_link)
+                .and_then(|url| path_and_query(&url));
+        }
+        Ok(items)
+    }
+}
+
+/// A transport error in words, without anything that could hold a secret (octocrab's errors
+/// carry no headers; the redactor masks the token anyway).
+fn describe_transport_error(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// The `rel="next"` URL of a `Link` header value.
+pub fn next_link(header: &str) -> Option<String> {
+    let mut rest = header;
+    while let Some(start) = rest.find('<') {
+        let after = &rest[start + 1..];
+        let end = after.find('>')?;
+        let url = &after[..end];
+        let params_end = after[end..].find('<').map_or(after.len(), |i| end + i);
+        let params = &after[end + 1..params_end];
+        if params.split(';').any(|p| {
+            matches!(
+                p.trim().trim_end_matches(',').trim(),
+                "rel=\"next\"" | "rel=next"
+            )
+        }) {
+            return Some(url.to_owned());
+        }
+        rest = &after[params_end..];
+    }
+    None
+}
+
+/// The path and query of a URL, so the request goes through the same base and auth layer.
+fn path_and_query(url: &str) -> Option<String> {
+    let uri: http::Uri = url.parse().ok()?;
+    uri.path_and_query().map(|pq| pq.as_str().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_headers_yield_the_next_page() {
+        let h = r#"<https://api.github.com/repositories/1/issues?labels=a,b&page=2>; rel="next", <https://api.github.com/repositories/1/issues?page=5>; rel="last""#;
+        assert_eq!(
+            next_link(h).as_deref(),
+            Some("https://api.github.com/repositories/1/issues?labels=a,b&page=2")
+        );
+        let last_page = r#"<https://x/i?page=1>; rel="first", <https://x/i?page=4>; rel="prev""#;
+        assert_eq!(next_link(last_page), None);
+        assert_eq!(next_link(""), None);
+        assert_eq!(
+            path_and_query("http://127.0.0.1:9/api/v3/repos/o/r/issues?page=2").as_deref(),
+            Some("/api/v3/repos/o/r/issues?page=2")
+        );
+    }
+
+    #[test]
+    fn backoff_grows_jitters_and_is_capped() {
+        let p = RetryPolicy {
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(1000),
+            ..RetryPolicy::default()
+        };
+        for attempt in 1..=10 {
+            let step = (100u64 << (attempt - 1)).min(1000);
+            let d = p.backoff(attempt).as_millis() as u64;
+            assert!(
+                d >= step / 2 && d <= step,
+                "attempt {attempt}: {d} not in [{}, {step}]",
+                step / 2
+            );
+        }
+    }
+}

@@ -1,0 +1,378 @@
+//! [`IssueTracker`] over the GitHub REST API. octocrab provides the transport (base URL from
+//! `GITHUB_API_URL`, the token in the `Authorization` header, TLS, timeouts); [`http`] adds the
+//! retry and error rules; [`wire`] holds the JSON shapes read.
+
+mod http;
+mod wire;
+
+pub use self::http::RetryPolicy;
+
+use self::http::Api;
+use self::wire::{WireEvent, WireIssue, WireLabel, WirePermission, WirePull};
+use super::discover::Token;
+use super::{
+    Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, NewPullRequest,
+    Permission, PullRequest, Result, TrackerError,
+};
+use crate::settings::RepoSlug;
+use ::http::Method;
+use async_trait::async_trait;
+use serde_json::json;
+use std::time::Duration;
+
+/// Connect and read timeouts for each request.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The GitHub tracker for one repository.
+pub struct GithubTracker {
+    api: Api,
+    repo: RepoSlug,
+}
+
+/// Percent-encodes one path segment (label names may hold spaces, `/`, `:` or emoji).
+fn segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl GithubTracker {
+    /// A tracker for `repo` on the API at `api_url`, authenticated with `token`.
+    pub fn new(
+        api_url: &str,
+        repo: RepoSlug,
+        token: Token,
+        policy: RetryPolicy,
+    ) -> Result<GithubTracker> {
+        let bad = |reason: String| TrackerError::BadApiUrl {
+            url: api_url.to_owned(),
+            reason,
+        };
+        let octo = octocrab::Octocrab::builder()
+            .base_uri(api_url)
+            .map_err(|e| bad(e.to_string()))?
+            .personal_token(token.secret.expose().to_owned())
+            .set_connect_timeout(Some(CONNECT_TIMEOUT))
+            .set_read_timeout(Some(READ_TIMEOUT))
+            .add_header(
+                ::http::header::USER_AGENT,
+                format!("ralph/{}", env!("CARGO_PKG_VERSION")),
+            )
+            .build()
+            .map_err(|e| bad(e.to_string()))?;
+        Ok(GithubTracker {
+            api: Api::new(octo, policy, token.source.to_string()),
+            repo,
+        })
+    }
+
+    /// `/repos/{owner}/{name}` followed by `rest`.
+    fn path(&self, rest: &str) -> String {
+        format!(
+            "/repos/{}/{}{rest}",
+            segment(&self.repo.owner),
+            segment(&self.repo.name)
+        )
+    }
+
+    fn issue_subject(&self, number: u64) -> String {
+        format!("issue #{number} in {}", self.repo)
+    }
+}
+
+#[async_trait]
+impl IssueTracker for GithubTracker {
+    fn describe(&self) -> String {
+        format!("GitHub {}", self.repo)
+    }
+
+    async fn issue(&self, number: u64) -> Result<Issue> {
+        let wire: WireIssue = self
+            .api
+            .get(
+                self.path(&format!("/issues/{number}")),
+                format!("get issue #{number}"),
+                self.issue_subject(number),
+            )
+            .await?;
+        Ok(wire.into())
+    }
+
+    async fn issues(&self, query: &IssueQuery) -> Result<Vec<Issue>> {
+        let state = match query.state {
+            Some(IssueState::Open) => "open",
+            Some(IssueState::Closed) => "closed",
+            None => "all",
+        };
+        let mut path = self.path(&format!(
+            "/issues?state={state}&sort=created&direction=asc&per_page=100"
+        ));
+        if !query.labels.is_empty() {
+            let labels: Vec<String> = query.labels.iter().map(|l| segment(l)).collect();
+            path.push_str(&format!("&labels={}", labels.join(",")));
+        }
+        let wire: Vec<WireIssue> = self
+            .api
+            .get_all(path, "list issues", &format!("repository {}", self.repo))
+            .await?;
+        Ok(wire.into_iter().map(Issue::from).collect())
+    }
+
+    async fn add_labels(&self, number: u64, labels: &[String]) -> Result<()> {
+        if labels.is_empty() {
+            return Ok(());
+        }
+        self.api
+            .send_json(
+                Method::POST,
+                self.path(&format!("/issues/{number}/labels")),
+                &json!({ "labels": labels }),
+                format!("add labels {} to issue #{number}", labels.join(", ")),
+                self.issue_subject(number),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn remove_label(&self, number: u64, label: &str) -> Result<bool> {
+        let req = self::http::Request::new(
+            Method::DELETE,
+            self.path(&format!("/issues/{number}/labels/{}", segment(label))),
+            format!("remove label {label} from issue #{number}"),
+        )
+        .subject(format!("label {label} on issue #{number} in {}", self.repo));
+        match self.api.send(req).await {
+            Ok(_) => Ok(true),
+            // GitHub answers 404 both for a missing issue and for a label the issue lacks:
+            // tell them apart by asking for the issue.
+            Err(TrackerError::NotFound { .. }) => {
+                self.issue(number).await?;
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn ensure_labels(&self, labels: &[LabelSpec]) -> Result<Vec<(String, LabelAction)>> {
+        let existing: Vec<WireLabel> = self
+            .api
+            .get_all(
+                self.path("/labels?per_page=100"),
+                "list labels",
+                &format!("repository {}", self.repo),
+            )
+            .await?;
+        let mut done = Vec::new();
+        for spec in labels {
+            let found = existing
+                .iter()
+                .find(|l| l.name.eq_ignore_ascii_case(&spec.name));
+            let action = match found {
+                Some(l)
+                    if l.color.eq_ignore_ascii_case(&spec.color)
+                        && l.description.as_deref().unwrap_or("") == spec.description =>
+                {
+                    LabelAction::Exists
+                }
+                Some(_) => LabelAction::ExistsDifferent,
+                None => {
+                    let created = self
+                        .api
+                        .send_json(
+                            Method::POST,
+                            self.path("/labels"),
+                            &json!({
+                                "name": spec.name,
+                                "color": spec.color,
+                                "description": spec.description,
+                            }),
+                            format!("create label {}", spec.name),
+                            format!("repository {}", self.repo),
+                        )
+                        .await;
+                    match created {
+                        Ok(_) => LabelAction::Created,
+                        // Created meanwhile by someone else: fine.
+                        Err(TrackerError::Unprocessable { message, .. })
+                            if message.contains("already_exists") =>
+                        {
+                            LabelAction::Exists
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            };
+            done.push((spec.name.clone(), action));
+        }
+        Ok(done)
+    }
+
+    async fn set_body(&self, number: u64, body: &str) -> Result<()> {
+        self.api
+            .send_json(
+                Method::PATCH,
+                self.path(&format!("/issues/{number}")),
+                &json!({ "body": body }),
+                format!("update the body of issue #{number}"),
+                self.issue_subject(number),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn comment(&self, number: u64, body: &str) -> Result<()> {
+        self.api
+            .send_json(
+                Method::POST,
+                self.path(&format!("/issues/{number}/comments")),
+                &json!({ "body": body }),
+                format!("comment on issue #{number}"),
+                self.issue_subject(number),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn assign(&self, number: u64, logins: &[String]) -> Result<()> {
+        if logins.is_empty() {
+            return Ok(());
+        }
+        self.api
+            .send_json(
+                Method::POST,
+                self.path(&format!("/issues/{number}/assignees")),
+                &json!({ "assignees": logins }),
+                format!("assign issue #{number} to {}", logins.join(", ")),
+                self.issue_subject(number),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn current_user(&self) -> Result<Option<String>> {
+        match self
+            .api
+            .get::<wire::User>("/user", "find the token's user", "the token's user")
+            .await
+        {
+            Ok(u) => Ok(Some(u.login)),
+            // Tokens of GitHub Apps (Actions' GITHUB_TOKEN) have no user: 403 or 404.
+            Err(TrackerError::Forbidden { .. }) | Err(TrackerError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn create_pull_request(&self, pr: &NewPullRequest) -> Result<PullRequest> {
+        let created = self
+            .api
+            .send_json(
+                Method::POST,
+                self.path("/pulls"),
+                &json!({
+                    "title": pr.title,
+                    "head": pr.head,
+                    "base": pr.base,
+                    "body": pr.body,
+                }),
+                format!("open a pull request from {} into {}", pr.head, pr.base),
+                format!("repository {} or branch {}", self.repo, pr.base),
+            )
+            .await;
+        match created {
+            Ok(reply) => Ok(reply.json::<WirePull>("open a pull request")?.into()),
+            // "A pull request already exists for owner:branch": return that one.
+            Err(TrackerError::Unprocessable { message, action }) => {
+                match self.find_pull_request(&pr.head).await? {
+                    Some(existing) => Ok(existing),
+                    None => Err(TrackerError::Unprocessable { message, action }),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn find_pull_request(&self, branch: &str) -> Result<Option<PullRequest>> {
+        let path = self.path(&format!(
+            "/pulls?state=open&head={}:{}&per_page=100",
+            segment(&self.repo.owner),
+            segment(branch)
+        ));
+        let pulls: Vec<WirePull> = self
+            .api
+            .get_all(
+                path,
+                &format!("find a pull request for {branch}"),
+                &format!("repository {}", self.repo),
+            )
+            .await?;
+        Ok(pulls
+            .into_iter()
+            .find(|p| p.head.name == branch)
+            .map(PullRequest::from))
+    }
+
+    async fn label_applied_by(&self, number: u64, label: &str) -> Result<Option<String>> {
+        let events: Vec<WireEvent> = self
+            .api
+            .get_all(
+                self.path(&format!("/issues/{number}/events?per_page=100")),
+                &format!("read the events of issue #{number}"),
+                &self.issue_subject(number),
+            )
+            .await?;
+        Ok(events
+            .into_iter()
+            .filter(|e| {
+                e.event == "labeled"
+                    && e.label
+                        .as_ref()
+                        .is_some_and(|l| l.name.eq_ignore_ascii_case(label))
+            })
+            .filter_map(|e| e.actor.map(|a| a.login))
+            .next_back())
+    }
+
+    async fn permission(&self, login: &str) -> Result<Permission> {
+        let result = self
+            .api
+            .get::<WirePermission>(
+                self.path(&format!("/collaborators/{}/permission", segment(login))),
+                format!("read the permission of {login}"),
+                format!("user {login} in {}", self.repo),
+            )
+            .await;
+        match result {
+            Ok(p) => {
+                // role_name is finer (maintain, triage) where present.
+                let role = p
+                    .role_name
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or(p.permission);
+                Ok(Permission::from_github(&role))
+            }
+            // Not a collaborator.
+            Err(TrackerError::NotFound { .. }) => Ok(Permission::None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_segments_are_encoded() {
+        assert_eq!(segment("ready"), "ready");
+        assert_eq!(segment("good first issue"), "good%20first%20issue");
+        assert_eq!(segment("a/b:c"), "a%2Fb%3Ac");
+        assert_eq!(segment("🚀"), "%F0%9F%9A%80");
+    }
+}

@@ -1,0 +1,240 @@
+//! The GitHub REST objects ralph reads, as lenient serde structs: only the fields used, every
+//! optional field defaulted, so an API that adds or omits fields does not break ralph.
+
+use super::super::{Issue, IssueState, PullRequest};
+use chrono::{DateTime, Utc};
+use http::StatusCode;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+pub struct User {
+    pub login: String,
+}
+
+/// Issue labels come as objects; some endpoints and old payloads use bare strings.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum LabelRef {
+    Object { name: String },
+    Name(String),
+}
+
+impl LabelRef {
+    fn name(self) -> String {
+        match self {
+            LabelRef::Object { name } | LabelRef::Name(name) => name,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WireIssue {
+    pub number: u64,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub state: Option<String>,
+    #[serde(default)]
+    pub labels: Vec<LabelRef>,
+    #[serde(default)]
+    pub assignees: Option<Vec<User>>,
+    #[serde(default)]
+    pub assignee: Option<User>,
+    #[serde(default)]
+    pub user: Option<User>,
+    #[serde(default)]
+    pub created_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub html_url: Option<String>,
+    #[serde(default)]
+    pub pull_request: Option<serde::de::IgnoredAny>,
+}
+
+impl From<WireIssue> for Issue {
+    fn from(w: WireIssue) -> Issue {
+        let mut assignees: Vec<String> = w
+            .assignees
+            .unwrap_or_default()
+            .into_iter()
+            .map(|u| u.login)
+            .collect();
+        if let Some(a) = w.assignee {
+            if !assignees.contains(&a.login) {
+                assignees.push(a.login);
+            }
+        }
+        Issue {
+            number: w.number,
+            title: w.title,
+            body: w.body.unwrap_or_default(),
+            labels: w.labels.into_iter().map(LabelRef::name).collect(),
+            state: match w.state.as_deref() {
+                Some("closed") => IssueState::Closed,
+                _ => IssueState::Open,
+            },
+            assignees,
+            author: w.user.map(|u| u.login),
+            created_at: w.created_at,
+            is_pull_request: w.pull_request.is_some(),
+            url: w.html_url,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WireLabel {
+    pub name: String,
+    #[serde(default)]
+    pub color: String,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Branch {
+    #[serde(rename = "ref")]
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WirePull {
+    pub number: u64,
+    #[serde(default)]
+    pub title: String,
+    pub head: Branch,
+    pub base: Branch,
+    #[serde(default)]
+    pub html_url: Option<String>,
+}
+
+impl From<WirePull> for PullRequest {
+    fn from(w: WirePull) -> PullRequest {
+        PullRequest {
+            number: w.number,
+            title: w.title,
+            head: w.head.name,
+            base: w.base.name,
+            url: w.html_url,
+        }
+    }
+}
+
+/// An issue event (`GET /repos/{o}/{r}/issues/{n}/events`).
+#[derive(Debug, Deserialize)]
+pub struct WireEvent {
+    pub event: String,
+    #[serde(default)]
+    pub actor: Option<User>,
+    #[serde(default)]
+    pub label: Option<LabelName>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct LabelName {
+    pub name: String,
+}
+
+/// `GET /repos/{o}/{r}/collaborators/{user}/permission`.
+#[derive(Debug, Deserialize)]
+pub struct WirePermission {
+    #[serde(default)]
+    pub permission: String,
+    #[serde(default)]
+    pub role_name: Option<String>,
+}
+
+/// GitHub's error body: `{"message": …, "errors": [{"resource","field","code","message"}]}`.
+#[derive(Debug, Default, Deserialize)]
+pub struct ErrorBody {
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub errors: Vec<ErrorDetail>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ErrorDetail {
+    pub resource: Option<String>,
+    pub field: Option<String>,
+    pub code: Option<String>,
+    pub message: Option<String>,
+}
+
+impl ErrorBody {
+    /// One line: the message and the details of each error.
+    pub fn summary(&self, status: StatusCode) -> String {
+        let mut text = self
+            .message
+            .clone()
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_owned());
+        let details: Vec<String> = self
+            .errors
+            .iter()
+            .map(|d| {
+                d.message.clone().unwrap_or_else(|| {
+                    [&d.resource, &d.field, &d.code]
+                        .iter()
+                        .filter_map(|p| p.as_deref())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+            })
+            .filter(|d| !d.is_empty())
+            .collect();
+        if !details.is_empty() {
+            text.push_str(" (");
+            text.push_str(&details.join("; "));
+            text.push(')');
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_real_issue_object_parses() {
+        let json = include_str!("../../../tests/fixtures/github/issue_12.json");
+        let issue: Issue = serde_json::from_str::<WireIssue>(json).unwrap().into();
+        assert_eq!(issue.number, 12);
+        assert_eq!(issue.state, IssueState::Open);
+        assert_eq!(issue.labels, ["ready", "enhancement"]);
+        assert_eq!(issue.author.as_deref(), Some("octocat"));
+        assert!(!issue.is_pull_request);
+        assert!(issue.body.contains("- [ ]"));
+    }
+
+    #[test]
+    fn pull_requests_in_issue_lists_are_marked_and_nulls_tolerated() {
+        let json = r#"{"number":7,"title":"t","body":null,"state":"closed","labels":["x"],
+            "assignees":null,"assignee":{"login":"a"},"user":null,"pull_request":{"url":"u"}}"#;
+        let issue: Issue = serde_json::from_str::<WireIssue>(json).unwrap().into();
+        assert!(issue.is_pull_request);
+        assert_eq!(issue.state, IssueState::Closed);
+        assert_eq!(issue.body, "");
+        assert_eq!(issue.labels, ["x"]);
+        assert_eq!(issue.assignees, ["a"]);
+    }
+
+    #[test]
+    fn error_bodies_summarise_their_details() {
+        let e: ErrorBody = serde_json::from_str(
+            r#"{"message":"Validation Failed","errors":[{"resource":"Label","code":"already_exists","field":"name"},{"message":"head is invalid"}],"documentation_url":"x"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            e.summary(StatusCode::UNPROCESSABLE_ENTITY),
+            "Validation Failed (Label name already_exists; head is invalid)"
+        );
+        assert_eq!(
+            ErrorBody::default().summary(StatusCode::BAD_GATEWAY),
+            "Bad Gateway"
+        );
+    }
+}

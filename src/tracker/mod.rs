@@ -1,0 +1,343 @@
+//! Where issues live. [`IssueTracker`] is the narrow interface the competition needs (read an
+//! issue, move labels, edit the body, comment, open a pull request, check who may trigger a
+//! run); [`github::GithubTracker`] implements it over the GitHub REST API with octocrab and
+//! [`local::LocalTracker`] over markdown files in `.ralph/issues/`. [`open`] picks one from
+//! the settings. The workflow rules on top (labels, the queue) are in [`workflow`].
+
+pub mod discover;
+pub mod github;
+pub mod local;
+pub mod workflow;
+
+use crate::config::TrackerKind;
+use crate::error::Exit;
+use crate::settings::Settings;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::PathBuf;
+
+/// Whether an issue is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IssueState {
+    Open,
+    Closed,
+}
+
+impl fmt::Display for IssueState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IssueState::Open => "open",
+            IssueState::Closed => "closed",
+        })
+    }
+}
+
+/// An issue, as much of it as ralph uses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Issue {
+    pub number: u64,
+    pub title: String,
+    pub body: String,
+    pub labels: Vec<String>,
+    pub state: IssueState,
+    pub assignees: Vec<String>,
+    /// The login of whoever opened it (`None` on the local tracker when not recorded).
+    pub author: Option<String>,
+    /// When it was opened (`None` on the local tracker when not recorded).
+    pub created_at: Option<DateTime<Utc>>,
+    /// GitHub lists pull requests among issues; ralph never competes on one.
+    pub is_pull_request: bool,
+    /// Where a person can read it (`None` on the local tracker).
+    pub url: Option<String>,
+}
+
+impl Issue {
+    pub fn has_label(&self, label: &str) -> bool {
+        self.labels.iter().any(|l| l.eq_ignore_ascii_case(label))
+    }
+}
+
+/// Which issues to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssueQuery {
+    /// Issues carrying all of these labels.
+    pub labels: Vec<String>,
+    /// `None`: open and closed.
+    pub state: Option<IssueState>,
+}
+
+/// A repository label and how it should look.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LabelSpec {
+    pub name: String,
+    /// Six hex digits, no `#`.
+    pub color: String,
+    pub description: String,
+}
+
+/// What [`IssueTracker::ensure_labels`] did with one label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LabelAction {
+    /// It did not exist and was created.
+    Created,
+    /// It existed as specified.
+    Exists,
+    /// It existed with another colour or description, which was left as the user set it.
+    ExistsDifferent,
+    /// The tracker needs no label set-up (local files take any label).
+    NotNeeded,
+}
+
+/// A pull request ralph opened or found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequest {
+    pub number: u64,
+    pub title: String,
+    /// The branch with the change.
+    pub head: String,
+    /// The branch it merges into.
+    pub base: String,
+    pub url: Option<String>,
+}
+
+/// A pull request to open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NewPullRequest {
+    /// The issue it resolves (the local tracker files the PR under it).
+    pub issue: u64,
+    pub title: String,
+    pub head: String,
+    pub base: String,
+    pub body: String,
+}
+
+/// A user's permission on the repository, weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Permission {
+    None,
+    Read,
+    Triage,
+    Write,
+    Maintain,
+    Admin,
+}
+
+impl Permission {
+    /// From GitHub's `permission`/`role_name` strings; unknown roles count as read.
+    pub fn from_github(s: &str) -> Permission {
+        match s {
+            "admin" => Permission::Admin,
+            "maintain" => Permission::Maintain,
+            "write" | "push" => Permission::Write,
+            "triage" => Permission::Triage,
+            "none" => Permission::None,
+            _ => Permission::Read,
+        }
+    }
+
+    /// Write access or more: may trigger a run in Action mode (SPEC §9).
+    pub fn can_write(self) -> bool {
+        self >= Permission::Write
+    }
+}
+
+/// Everything that can go wrong talking to a tracker. Each variant says what happened and,
+/// through [`TrackerError::hint`], what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum TrackerError {
+    #[error("no GitHub token: GITHUB_TOKEN and GH_TOKEN are unset and `gh auth token` gave none")]
+    NoToken,
+    #[error("cannot tell which GitHub repository to use: {reason}")]
+    NoRepository { reason: String },
+    #[error("GITHUB_API_URL `{url}` is not a usable URL: {reason}")]
+    BadApiUrl { url: String, reason: String },
+    #[error("GitHub rejected the token from {source_name} (401 Bad credentials)")]
+    BadCredentials { source_name: String },
+    #[error("GitHub refused to {action} (403 Forbidden): {message}")]
+    Forbidden { action: String, message: String },
+    #[error("{what} not found")]
+    NotFound { what: String, local: bool },
+    #[error("GitHub could not {action} (422 Unprocessable): {message}")]
+    Unprocessable { action: String, message: String },
+    #[error("GitHub's rate limit is used up until {reset} (while trying to {action})")]
+    RateLimited {
+        action: String,
+        reset: DateTime<Utc>,
+    },
+    #[error("GitHub answered {status} to `{action}` after {attempts} attempt(s): {message}")]
+    Http {
+        action: String,
+        status: u16,
+        attempts: u32,
+        message: String,
+    },
+    #[error("could not reach GitHub to {action} after {attempts} attempt(s): {message}")]
+    Connection {
+        action: String,
+        attempts: u32,
+        message: String,
+    },
+    #[error("unexpected answer from GitHub to `{action}`: {message}")]
+    Decode { action: String, message: String },
+    #[error("{path}: {message}")]
+    LocalFormat { path: PathBuf, message: String },
+    #[error("{path}: {source}")]
+    LocalIo {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl TrackerError {
+    /// The exit code: set-up and preflight problems are 2, failures during work are 1.
+    pub fn exit(&self) -> Exit {
+        match self {
+            TrackerError::NoToken
+            | TrackerError::NoRepository { .. }
+            | TrackerError::BadApiUrl { .. }
+            | TrackerError::BadCredentials { .. }
+            | TrackerError::Forbidden { .. }
+            | TrackerError::NotFound { .. }
+            | TrackerError::LocalFormat { .. } => Exit::Usage,
+            TrackerError::Unprocessable { .. }
+            | TrackerError::RateLimited { .. }
+            | TrackerError::Http { .. }
+            | TrackerError::Connection { .. }
+            | TrackerError::Decode { .. }
+            | TrackerError::LocalIo { .. } => Exit::Failure,
+        }
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            TrackerError::NoToken => "set GITHUB_TOKEN (or GH_TOKEN) to a token that can write issues and pull requests, or run `gh auth login`; use --tracker local to work offline".into(),
+            TrackerError::NoRepository { .. } => "pass --repo OWNER/NAME, set GITHUB_REPOSITORY, or add a GitHub `origin` remote".into(),
+            TrackerError::BadApiUrl { .. } => "set GITHUB_API_URL to the API root, e.g. https://api.github.com or https://HOST/api/v3, or unset it".into(),
+            TrackerError::BadCredentials { source_name } => format!("the token from {source_name} is invalid, expired or revoked: create a new one (it needs issues and pull requests write access) and export it as GITHUB_TOKEN"),
+            TrackerError::Forbidden { .. } => "the token needs the `repo` scope (classic token) or Issues and Pull requests: Read and write (fine-grained token) on this repository".into(),
+            TrackerError::NotFound { local: true, .. } => "local issues are markdown files .ralph/issues/N.md (front matter with title, labels, state); see the README".into(),
+            TrackerError::NotFound { local: false, .. } => "check the issue number and the repository (--repo OWNER/NAME); GitHub also answers 404 when the token cannot see a private repository".into(),
+            TrackerError::RateLimited { .. } => "wait until the reset time, or use a token with a higher rate limit".into(),
+            TrackerError::Http { status, .. } if *status >= 500 => "GitHub seems to be having trouble: try again later".into(),
+            TrackerError::Connection { .. } => "check the network connection and GITHUB_API_URL".into(),
+            TrackerError::LocalFormat { .. } => "a local issue file starts with a front-matter block: ---, title: …, labels: [a, b], state: open, ---, then the body".into(),
+            _ => return None,
+        })
+    }
+}
+
+pub type Result<T, E = TrackerError> = std::result::Result<T, E>;
+
+/// The tracker operations the competition needs. Implementations are cheap to share
+/// (`&self` everywhere) and never print: they return data or a [`TrackerError`].
+#[async_trait]
+pub trait IssueTracker: Send + Sync {
+    /// A short description for messages, e.g. `GitHub octo/repo` or `local .ralph/issues`.
+    fn describe(&self) -> String;
+
+    async fn issue(&self, number: u64) -> Result<Issue>;
+
+    /// Every issue matching `query` (all pages), pull requests included: callers filter.
+    async fn issues(&self, query: &IssueQuery) -> Result<Vec<Issue>>;
+
+    /// Adds labels (already present ones are fine).
+    async fn add_labels(&self, number: u64, labels: &[String]) -> Result<()>;
+
+    /// Removes a label; `Ok(false)` when the issue did not have it.
+    async fn remove_label(&self, number: u64, label: &str) -> Result<bool>;
+
+    /// Creates the repository labels that do not exist; never changes existing ones.
+    async fn ensure_labels(&self, labels: &[LabelSpec]) -> Result<Vec<(String, LabelAction)>>;
+
+    /// Replaces the issue body.
+    async fn set_body(&self, number: u64, body: &str) -> Result<()>;
+
+    async fn comment(&self, number: u64, body: &str) -> Result<()>;
+
+    async fn assign(&self, number: u64, logins: &[String]) -> Result<()>;
+
+    /// The user the credentials belong to (`None` when the tracker has no users).
+    async fn current_user(&self) -> Result<Option<String>>;
+
+    /// Opens a pull request; when one is already open for the branch, returns that one.
+    async fn create_pull_request(&self, pr: &NewPullRequest) -> Result<PullRequest>;
+
+    /// The open pull request whose head is `branch`, if any.
+    async fn find_pull_request(&self, branch: &str) -> Result<Option<PullRequest>>;
+
+    /// Who most recently applied `label` to the issue (`None` when nobody on record).
+    async fn label_applied_by(&self, number: u64, label: &str) -> Result<Option<String>>;
+
+    /// A user's permission on the repository.
+    async fn permission(&self, login: &str) -> Result<Permission>;
+}
+
+/// Opens the tracker the settings name. For GitHub this finds the repository, the API URL
+/// and the token (running `gh auth token` if needed); nothing is sent over the network yet.
+pub async fn open(settings: &Settings) -> Result<Box<dyn IssueTracker>> {
+    match settings.tracker {
+        TrackerKind::Local => Ok(Box::new(local::LocalTracker::new(
+            settings.ralph_dir.join("issues"),
+        ))),
+        TrackerKind::Github => {
+            let repo = discover::repository(settings.repo.clone(), &settings.root).await?;
+            let api = discover::api_url()?;
+            let token = discover::token(&api).await?;
+            Ok(Box::new(github::GithubTracker::new(
+                &api,
+                repo,
+                token,
+                github::RetryPolicy::default(),
+            )?))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permissions_order_and_parse() {
+        assert!(Permission::from_github("admin").can_write());
+        assert!(Permission::from_github("maintain").can_write());
+        assert!(Permission::from_github("write").can_write());
+        assert!(!Permission::from_github("triage").can_write());
+        assert!(!Permission::from_github("read").can_write());
+        assert!(!Permission::from_github("none").can_write());
+        assert_eq!(Permission::from_github("custom-role"), Permission::Read);
+    }
+
+    #[test]
+    fn every_error_has_an_exit_code_and_set_up_errors_have_hints() {
+        let e = TrackerError::BadCredentials {
+            source_name: "GITHUB_TOKEN".into(),
+        };
+        assert_eq!(e.exit(), Exit::Usage);
+        assert!(e.hint().unwrap().contains("GITHUB_TOKEN"));
+        let e = TrackerError::RateLimited {
+            action: "get issue #1".into(),
+            reset: DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+        };
+        assert_eq!(e.exit(), Exit::Failure);
+        assert!(e.to_string().contains("2027-01-15"));
+        for e in [
+            TrackerError::NoToken,
+            TrackerError::NoRepository { reason: "x".into() },
+            TrackerError::NotFound {
+                what: "issue #3".into(),
+                local: false,
+            },
+        ] {
+            assert_eq!(e.exit(), Exit::Usage);
+            assert!(e.hint().is_some());
+        }
+    }
+}
