@@ -3,6 +3,8 @@
 
 use crate::config::ConfigError;
 use crate::output::{sanitize, Paint};
+use crate::secret::redact;
+use crate::tracker::TrackerError;
 use std::fmt::Write as _;
 use std::io;
 
@@ -82,6 +84,11 @@ pub fn classify(err: &anyhow::Error) -> Classified {
             out.hint = out.hint.or_else(|| e.hint.clone());
             break;
         }
+        if let Some(e) = cause.downcast_ref::<TrackerError>() {
+            out.exit = e.exit();
+            out.hint = out.hint.or_else(|| e.hint());
+            break;
+        }
         if let Some(e) = cause.downcast_ref::<ConfigError>() {
             out.exit = Exit::Usage;
             out.hint = Some(e.hint());
@@ -126,7 +133,11 @@ pub fn render(err: &anyhow::Error, hint: Option<&str>, paint: Paint) -> String {
 
 /// Sanitises each line and indents continuation lines under the label.
 fn sanitize_multiline(text: &str) -> String {
-    text.lines().map(sanitize).collect::<Vec<_>>().join("\n  ")
+    redact(text)
+        .lines()
+        .map(sanitize)
+        .collect::<Vec<_>>()
+        .join("\n  ")
 }
 
 #[cfg(test)]

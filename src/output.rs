@@ -1,7 +1,9 @@
 //! The output layer: data to stdout, progress, warnings and errors to stderr; colour decided
 //! once from `--color`, `NO_COLOR` and whether the stream is a terminal; and sanitising of any
 //! text that came from outside (file names, issue text, model output) before it is printed.
+//! Everything printed passes the secret redactor ([`crate::secret::redact`]).
 
+use crate::secret::redact;
 use anstyle::{AnsiColor, Style};
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
@@ -143,7 +145,7 @@ impl Printer {
     /// (and `main` turns into a quiet exit 0).
     pub fn data(&self, text: &str) -> io::Result<()> {
         let mut out = io::stdout().lock();
-        out.write_all(text.as_bytes())?;
+        out.write_all(redact(text).as_bytes())?;
         out.flush()
     }
 
@@ -157,13 +159,13 @@ impl Printer {
     /// A progress or status line on stderr (hidden by `-q`).
     pub fn status(&self, text: &str) {
         if !self.quiet {
-            eprintln!("{text}");
+            eprintln!("{}", redact(text));
         }
     }
 
     /// A warning on stderr (shown even with `-q`).
     pub fn warn(&self, text: &str) {
-        eprintln!("{} {}", self.err.warn("warning:"), sanitize(text));
+        eprintln!("{} {}", self.err.warn("warning:"), sanitize(&redact(text)));
     }
 }
 

@@ -6,11 +6,16 @@ mod completions;
 mod events;
 mod init;
 mod leaderboard;
+mod queue;
+mod ready;
 mod reset;
+mod setup;
+mod spec;
 
 use crate::config::TrackerKind;
 use crate::error::{classify, render, Exit};
 use crate::output::{ColorChoice, Printer};
+use crate::secret::RedactingWriter;
 use crate::settings::{find_root, ralph_dir, RepoSlug, Settings};
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
@@ -75,6 +80,14 @@ pub enum Command {
     Events(events::EventsArgs),
     /// Delete the events and caches, keeping the configuration
     Reset(reset::ResetArgs),
+    /// Create the workflow labels on the tracker (idempotent)
+    Setup(setup::SetupArgs),
+    /// Mark issue N ready: add the ready label, remove in-refinement
+    Ready(ready::ReadyArgs),
+    /// Print the requirements extracted from issue N
+    Spec(spec::SpecArgs),
+    /// List the issues ready for a competition, oldest first
+    Queue(queue::QueueArgs),
     /// Print shell completions
     Completions(completions::CompletionsArgs),
 }
@@ -114,7 +127,8 @@ fn init_logging(global: &GlobalArgs, color: bool) {
         .unwrap_or_else(|| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        // Log lines pass the redactor: a token must not appear even at -vv.
+        .with_writer(|| RedactingWriter(std::io::stderr()))
         .with_ansi(color)
         .without_time()
         .with_target(global.verbose > 0)
@@ -168,6 +182,10 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
         Command::Leaderboard(args) => leaderboard::run(&ctx, args),
         Command::Events(args) => events::run(&ctx, args),
         Command::Reset(args) => reset::run(&ctx, args).await,
+        Command::Setup(args) => setup::run(&ctx, args).await,
+        Command::Ready(args) => ready::run(&ctx, args).await,
+        Command::Spec(args) => spec::run(&ctx, args).await,
+        Command::Queue(args) => queue::run(&ctx, args).await,
         Command::Completions(args) => completions::run(&ctx, args),
     }
 }
