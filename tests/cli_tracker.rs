@@ -162,6 +162,14 @@ async fn ready_adds_ready_and_removes_in_refinement() {
 #[tokio::test(flavor = "multi_thread")]
 async fn spec_json_is_the_requirements_document() {
     let server = MockServer::start().await;
+    // A transient failure first: ralph retries and the user sees only a warning.
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(502))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .expect(1)
+        .mount(&server)
+        .await;
     Mock::given(method("GET"))
         .and(path(format!("{REPO}/issues/12")))
         .respond_with(json_reply(200, "issue_12.json"))
@@ -170,8 +178,14 @@ async fn spec_json_is_the_requirements_document() {
     let dir = workdir();
     let r = run(ralph(dir.path(), &server.uri()).args(["spec", "12", "--json"]));
     assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("retrying `get issue #12`"),
+        "{}",
+        r.stderr
+    );
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["issue"], 12);
+    assert_eq!(v["guidance_files"], json!([]));
     let explicit = v["explicit_requirements"].as_array().unwrap();
     let ids: Vec<&str> = explicit.iter().map(|r| r["id"].as_str().unwrap()).collect();
     assert_eq!(

@@ -1,11 +1,12 @@
 //! `ralph spec N`: the requirements ralph extracts from issue N (SPEC §5.1) — its checkboxes
 //! as explicit requirements and the implicit ones — as a readable list or, with `--json`, the
-//! requirements document.
+//! requirements document. Also names the guidance files found (CLAUDE.md, AGENTS.md,
+//! CONTRIBUTING.md), which the `extract` role reads for implicit requirements.
 
 use super::Context;
 use crate::error::{Exit, UserError};
 use crate::output::{sanitize, Paint};
-use crate::spec::Requirements;
+use crate::spec::{read_guidance, Requirements};
 use crate::tracker::{self, Issue, IssueState};
 use anyhow::Result;
 use clap::Args;
@@ -30,6 +31,8 @@ struct SpecJson<'a> {
     /// How components were found: `checkboxes` (each checkbox is its own component) until an
     /// `extract` agent is configured.
     extraction: &'static str,
+    /// The guidance files the `extract` role and the bots will read.
+    guidance_files: Vec<&'a str>,
     #[serde(flatten)]
     requirements: &'a Requirements,
 }
@@ -48,6 +51,8 @@ pub async fn run(ctx: &Context, args: SpecArgs) -> Result<Exit> {
         .into());
     }
     let requirements = Requirements::from_body(&issue.body);
+    let guidance = read_guidance(&settings.root);
+    let guidance_files: Vec<&str> = guidance.iter().map(|g| g.path.as_str()).collect();
     if ctx.printer.json_mode() {
         ctx.printer.json(&SpecJson {
             issue: issue.number,
@@ -56,18 +61,23 @@ pub async fn run(ctx: &Context, args: SpecArgs) -> Result<Exit> {
             labels: &issue.labels,
             url: issue.url.as_deref(),
             extraction: "checkboxes",
+            guidance_files,
             requirements: &requirements,
         })?;
     } else {
-        ctx.printer
-            .data(&render(&issue, &requirements, ctx.printer.paint()))?;
+        ctx.printer.data(&render(
+            &issue,
+            &requirements,
+            &guidance_files,
+            ctx.printer.paint(),
+        ))?;
     }
     Ok(Exit::Success)
 }
 
 /// The human view: the issue line, then the checkboxes grouped under their headings, then the
 /// implicit requirements.
-fn render(issue: &Issue, reqs: &Requirements, paint: Paint) -> String {
+fn render(issue: &Issue, reqs: &Requirements, guidance: &[&str], paint: Paint) -> String {
     let mut out = String::new();
     let labels = if issue.labels.is_empty() {
         "no labels".to_owned()
@@ -127,6 +137,16 @@ fn render(issue: &Issue, reqs: &Requirements, paint: Paint) -> String {
     for r in &reqs.implicit_requirements {
         let _ = writeln!(out, "    {:<16} {}", r.id, sanitize(&r.text));
     }
+    let _ = writeln!(
+        out,
+        "\n{} {}",
+        paint.bold("Guidance files:"),
+        if guidance.is_empty() {
+            "none (CLAUDE.md, AGENTS.md, CONTRIBUTING.md)".to_owned()
+        } else {
+            guidance.join(", ")
+        }
+    );
     out
 }
 
@@ -149,7 +169,7 @@ mod tests {
             url: None,
         };
         let reqs = Requirements::from_body(&issue.body);
-        let text = render(&issue, &reqs, Paint::plain());
+        let text = render(&issue, &reqs, &["CLAUDE.md"], Paint::plain());
         assert!(
             text.starts_with("#12 Add\u{fffd}[31m a widget  (open · ready)\n"),
             "{text}"
@@ -163,5 +183,6 @@ mod tests {
         assert!(text.contains("[x] req_2   two"));
         assert!(text.contains("Implicit requirements: 4"));
         assert!(text.contains("req_implicit_4"));
+        assert!(text.ends_with("Guidance files: CLAUDE.md\n"));
     }
 }

@@ -3,10 +3,13 @@
 //! repository's guidance files. Also the one function that checks boxes off in a body without
 //! changing any other byte, and the cleaning of untrusted text before it reaches a prompt.
 //!
-//! Pure: no I/O. The tracker supplies the body, the agent layer the `extract` answer.
+//! Pure but for [`guidance`], which reads the guidance files. The tracker supplies the body,
+//! the agent layer the `extract` answer.
 
+mod guidance;
 mod markdown;
 
+pub use guidance::{read_guidance, Guidance, MAX_GUIDANCE_BYTES};
 pub use markdown::{check_off, find_checkboxes, strip_for_prompt, Checkbox};
 
 use serde::{Deserialize, Serialize};
