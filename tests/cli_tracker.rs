@@ -3,7 +3,10 @@
 //! GITHUB_TOKEN) and offline with `--tracker local`. Also: bad credentials exit 2 with a hint,
 //! and the token never reaches stdout or stderr, even at trace level.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{json_reply, REPO};
 use serde_json::{json, Value};
 use std::path::Path;
 use tempfile::TempDir;
@@ -11,19 +14,6 @@ use wiremock::matchers::{body_json, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const TOKEN: &str = "ghp_cliTestToken9876543210abcdef";
-const REPO: &str = "/repos/octo-org/octo-repo";
-
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!(
-        "{}/tests/fixtures/github/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-}
-
-fn json_reply(status: u16, name: &str) -> ResponseTemplate {
-    ResponseTemplate::new(status).set_body_raw(fixture(name), "application/json")
-}
 
 /// `ralph` in `dir`, pointed at `api` with the test token, environment otherwise clean.
 fn ralph(dir: &Path, api: &str) -> Command {

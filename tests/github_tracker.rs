@@ -2,6 +2,9 @@
 //! retries (502s, 429 with retry-after, primary rate limits) and connection failures. Fixtures
 //! in tests/fixtures/github/ are in the shape of real GitHub objects.
 
+mod common;
+
+use common::{fixture, json_reply, REPO};
 use ralph::tracker::discover::{Token, TokenSource};
 use ralph::tracker::github::{GithubTracker, RetryPolicy};
 use ralph::tracker::{
@@ -14,19 +17,6 @@ use wiremock::matchers::{body_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
 const TOKEN: &str = "ghp_wiremockTestToken0123456789";
-const REPO: &str = "/repos/octo-org/octo-repo";
-
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!(
-        "{}/tests/fixtures/github/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-}
-
-fn json_reply(status: u16, name: &str) -> ResponseTemplate {
-    ResponseTemplate::new(status).set_body_raw(fixture(name), "application/json")
-}
 
 fn error_reply(status: u16, message: &str) -> ResponseTemplate {
     ResponseTemplate::new(status).set_body_json(json!({
