@@ -85,7 +85,8 @@ pub struct Settings {
     pub root: PathBuf,
     /// `<root>/.ralph`.
     pub ralph_dir: PathBuf,
-    /// `--repo`, when given (later: the `origin` remote).
+    /// `--repo`, when given; the GitHub tracker falls back to `GITHUB_REPOSITORY` and the
+    /// `origin` remote (`tracker::discover::repository`).
     pub repo: Option<RepoSlug>,
     /// `--tracker`, else the configuration's `tracker`.
     pub tracker: TrackerKind,

@@ -29,9 +29,10 @@ pub struct IssueFile {
     lines: Vec<String>,
     /// `\r\n` when the file uses CRLF.
     newline: &'static str,
-    /// Everything after the closing fence's line ending, up to the comments marker.
+    /// Everything after the closing fence's line ending, up to the comments section.
     pub body: String,
-    /// The marker and everything after it (empty when there are no comments yet).
+    /// The blank line before the marker, the marker and everything after it (empty when there
+    /// are no comments yet).
     pub comments: String,
 }
 
