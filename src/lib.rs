@@ -1,6 +1,8 @@
 //! ralph runs a marketplace competition of AI bots for a GitHub issue, verifies the winner's
 //! implementation itself, and keeps a ledger of how every bot performs.
 //!
+//! [`agent`] runs model calls (roles over backends) and parses their answers.
+//!
 //! The binary (`src/main.rs`) is a thin shell over [`cli::run`]; the commands in [`cli`] are
 //! thin wrappers over the library modules: [`config`] and [`settings`] resolve what the user
 //! asked for, [`ledger`] owns the event log and its fold, [`market`] the pure scoring rules and
@@ -9,6 +11,7 @@
 //! browsers. [`process`] is the one wrapper for running other programs; [`secret`] keeps
 //! tokens out of every output.
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod error;

@@ -1,0 +1,257 @@
+//! Talking to models (SPEC §4). Every model call is a *role* (`extract`, `propose`, `judge`,
+//! `implement`, `verify`) run by a *backend*; [`Backend`] is the one narrow interface: send
+//! one prompt, get the response text and its accounting back. The backends are subprocess CLIs
+//! ([`command`], [`claude`], [`codex`]), HTTP APIs ([`anthropic`], [`openai`]) and recorded
+//! answers ([`replay`]). [`protocol`] turns response text into a role's typed answer.
+
+pub mod claude;
+pub mod codex;
+pub mod command;
+pub mod replay;
+mod subprocess;
+
+use crate::config::{AgentConfig, BackendKind};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a model is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Extract,
+    Propose,
+    Judge,
+    Implement,
+    Verify,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Extract => "extract",
+            Role::Propose => "propose",
+            Role::Judge => "judge",
+            Role::Implement => "implement",
+            Role::Verify => "verify",
+        }
+    }
+
+    /// Whether the role may change files (only the implementer does).
+    pub fn edits(self) -> bool {
+        self == Role::Implement
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether a round is the first try or a replan after a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Initial,
+    Replan,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Initial => "initial",
+            Phase::Replan => "replan",
+        }
+    }
+}
+
+/// One call: the prompt and everything a backend needs to place it.
+#[derive(Debug, Clone)]
+pub struct AgentCall {
+    pub role: Role,
+    pub prompt: String,
+    /// The worktree for `implement`, the repository root otherwise.
+    pub workdir: PathBuf,
+    /// The bot making the call (`propose` only).
+    pub bot_id: Option<String>,
+    pub issue: u64,
+    /// 1-based.
+    pub round: u32,
+    pub phase: Phase,
+    pub timeout: Duration,
+    /// 0 for the first attempt, 1 for the repair retry (replay keys on it).
+    pub attempt: u32,
+}
+
+/// Tokens and money spent by a call, as far as the backend reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// `None` when the backend does not report cost.
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+    }
+
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+/// What came back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentReply {
+    pub text: String,
+    pub usage: Usage,
+    pub duration: Duration,
+    /// The backend's own id for the session or request, for logs and `--resume`.
+    pub session_id: Option<String>,
+}
+
+/// Why a call failed, sorted by what the caller reports ("failed to start", "timed out", …).
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("could not start {backend}: {message}")]
+    Start { backend: String, message: String },
+    #[error("{backend} timed out after {}s", .after.as_secs())]
+    Timeout { backend: String, after: Duration },
+    #[error("{backend} exited with {status}: {tail}")]
+    Exit {
+        backend: String,
+        status: String,
+        tail: String,
+    },
+    #[error("{backend} rejected the credentials: {message}")]
+    Auth { backend: String, message: String },
+    #[error("{backend} answered HTTP {status} after {attempts} attempt(s): {message}")]
+    Http {
+        backend: String,
+        status: u16,
+        attempts: u32,
+        message: String,
+    },
+    #[error("could not reach {backend} after {attempts} attempt(s): {message}")]
+    Connection {
+        backend: String,
+        attempts: u32,
+        message: String,
+    },
+    #[error("{backend} reported an error: {message}")]
+    Reported { backend: String, message: String },
+    #[error("{backend}: {message}")]
+    Output { backend: String, message: String },
+    #[error("{message}")]
+    Config { message: String },
+}
+
+impl AgentError {
+    /// The short reason shown when a bot is skipped.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentError::Start { .. } | AgentError::Config { .. } | AgentError::Auth { .. } => {
+                "failed to start"
+            }
+            AgentError::Timeout { .. } => "timed out",
+            AgentError::Exit { .. }
+            | AgentError::Http { .. }
+            | AgentError::Connection { .. }
+            | AgentError::Reported { .. } => "failed",
+            AgentError::Output { .. } => "invalid answer",
+        }
+    }
+}
+
+/// A model behind one interface. Implementations keep no per-call state: one backend value
+/// serves concurrent calls.
+#[async_trait]
+pub trait Backend: Send + Sync {
+    /// For messages: `claude (sonnet)`, `command ./bot.sh`, `replay recordings/`.
+    fn describe(&self) -> String;
+
+    async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError>;
+}
+
+/// Builds the backend an agent's configuration names. `root` resolves relative paths.
+pub fn build(config: &AgentConfig, root: &Path) -> Result<Arc<dyn Backend>, AgentError> {
+    let model = config.model.clone();
+    Ok(match config.backend {
+        BackendKind::Command => Arc::new(command::CommandBackend::new(config.command.clone())?),
+        BackendKind::Claude => Arc::new(claude::ClaudeBackend::new(
+            std::env::var("RALPH_CLAUDE_BIN").unwrap_or_else(|_| "claude".into()),
+            model,
+        )),
+        BackendKind::Codex => Arc::new(codex::CodexBackend::new(
+            std::env::var("RALPH_CODEX_BIN").unwrap_or_else(|_| "codex".into()),
+            model,
+        )),
+        BackendKind::Replay => {
+            let dir = config.dir.clone().ok_or_else(|| AgentError::Config {
+                message: "backend = \"replay\" needs `dir`".into(),
+            })?;
+            let dir = if dir.is_absolute() {
+                dir
+            } else {
+                root.join(dir)
+            };
+            Arc::new(replay::ReplayBackend::new(dir))
+        }
+        BackendKind::Anthropic | BackendKind::Openai => {
+            return Err(AgentError::Config {
+                message: format!(
+                    "backend \"{}\" is not available in this build yet",
+                    config.backend.as_str()
+                ),
+            })
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_adds_and_keeps_unknown_cost_unknown() {
+        let mut u = Usage::default();
+        u.add(Usage {
+            input_tokens: 10,
+            output_tokens: 5,
+            cost_usd: None,
+        });
+        assert_eq!(u.cost_usd, None);
+        u.add(Usage {
+            input_tokens: 1,
+            output_tokens: 1,
+            cost_usd: Some(0.5),
+        });
+        assert_eq!((u.total_tokens(), u.cost_usd), (17, Some(0.5)));
+    }
+
+    #[test]
+    fn error_kinds_name_the_skip_reason() {
+        let e = AgentError::Timeout {
+            backend: "claude".into(),
+            after: Duration::from_secs(3),
+        };
+        assert_eq!(e.kind(), "timed out");
+        assert_eq!(e.to_string(), "claude timed out after 3s");
+        let e = AgentError::Output {
+            backend: "x".into(),
+            message: "no JSON".into(),
+        };
+        assert_eq!(e.kind(), "invalid answer");
+    }
+}
