@@ -7,6 +7,7 @@
 pub mod claude;
 pub mod codex;
 pub mod command;
+pub mod protocol;
 pub mod replay;
 mod subprocess;
 

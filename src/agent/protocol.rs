@@ -1,0 +1,441 @@
+//! The role protocol (SPEC §4, §5.2): find the JSON answer in a response (a bare object or a
+//! fenced block; the last one that is valid for the role wins), check it into a typed struct,
+//! and, when there is none, ask once more with the validation error before giving up.
+
+use super::{AgentCall, AgentError, AgentReply, Backend, Usage};
+use crate::spec::ExtractAnswer;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// How many `{` positions are tried at most: a response full of stray braces must not make
+/// the search quadratic.
+const MAX_OBJECT_STARTS: usize = 20_000;
+
+/// Every JSON object in `text`, in order: fenced blocks' contents and bare objects. Objects
+/// nested in a found object are not listed separately.
+pub fn json_objects(text: &str) -> Vec<Value> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut tries = 0;
+    while i < bytes.len() && tries < MAX_OBJECT_STARTS {
+        let Some(off) = text[i..].find('{') else {
+            break;
+        };
+        let start = i + off;
+        tries += 1;
+        let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(v @ Value::Object(_))) => {
+                found.push(v);
+                i = start + stream.byte_offset();
+            }
+            _ => i = start + 1,
+        }
+    }
+    found
+}
+
+/// A role's answer: how to check it beyond its JSON shape.
+pub trait Answer: DeserializeOwned + Sized {
+    /// Checks the answer; `Err` says what is wrong, for the repair prompt.
+    fn validate(&mut self, ctx: &AnswerContext) -> Result<(), String>;
+}
+
+/// What validation needs to know about the round.
+#[derive(Debug, Default)]
+pub struct AnswerContext {
+    /// Requirement ids that exist (explicit and implicit).
+    pub requirement_ids: BTreeSet<String>,
+    /// Proposal ids the judge may score.
+    pub proposal_ids: BTreeSet<String>,
+    /// Warnings collected while validating (unknown ids dropped, …).
+    pub warnings: std::sync::Mutex<Vec<String>>,
+}
+
+impl AnswerContext {
+    /// The warnings so far, leaving none.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn warn(&self, w: String) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(w);
+    }
+
+    /// Keeps the known ids of `ids`, warning about the rest.
+    fn known_ids(&self, what: &str, ids: &mut Vec<String>) {
+        if self.requirement_ids.is_empty() {
+            return;
+        }
+        let (known, unknown): (Vec<String>, Vec<String>) = std::mem::take(ids)
+            .into_iter()
+            .partition(|id| self.requirement_ids.contains(id));
+        if !unknown.is_empty() {
+            self.warn(format!(
+                "{what}: unknown requirement ids ignored: {}",
+                unknown.join(", ")
+            ));
+        }
+        *ids = known;
+    }
+}
+
+/// The first answer that parses and validates, searching from the end of the text.
+pub fn parse_answer<T: Answer>(text: &str, ctx: &AnswerContext) -> Result<T, String> {
+    let objects = json_objects(text);
+    if objects.is_empty() {
+        return Err("the response contains no JSON object".into());
+    }
+    let mut last_error = String::new();
+    for value in objects.into_iter().rev() {
+        match serde_json::from_value::<T>(value) {
+            Ok(mut answer) => match answer.validate(ctx) {
+                Ok(()) => return Ok(answer),
+                Err(e) => {
+                    if last_error.is_empty() {
+                        last_error = e;
+                    }
+                }
+            },
+            Err(e) => {
+                if last_error.is_empty() {
+                    last_error = e.to_string();
+                }
+            }
+        }
+    }
+    Err(last_error)
+}
+
+/// A typed answer and what getting it cost.
+#[derive(Debug, Clone)]
+pub struct Asked<T> {
+    pub answer: T,
+    /// Both calls when a repair was needed.
+    pub usage: Usage,
+    pub duration: Duration,
+    pub repaired: bool,
+    pub session_id: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// The prompt of the repair retry: the original, then what was wrong.
+pub fn repair_prompt(original: &str, error: &str) -> String {
+    format!(
+        "{original}\n\n---\nYour previous answer could not be used: {error}\n\
+         Answer again. End your response with the complete JSON object for this role, \
+         in a ```json fenced block, and nothing after it."
+    )
+}
+
+/// Calls the backend and returns the role's answer, with one repair retry.
+pub async fn ask<T: Answer>(
+    backend: &dyn Backend,
+    call: &AgentCall,
+    ctx: &AnswerContext,
+) -> Result<Asked<T>, AgentError> {
+    let first: AgentReply = backend.call(call).await?;
+    let mut usage = first.usage;
+    let mut duration = first.duration;
+    let error = match parse_answer::<T>(&first.text, ctx) {
+        Ok(answer) => {
+            return Ok(Asked {
+                answer,
+                usage,
+                duration,
+                repaired: false,
+                session_id: first.session_id,
+                warnings: ctx.take_warnings(),
+            })
+        }
+        Err(e) => e,
+    };
+    tracing::debug!(role = %call.role, bot = ?call.bot_id, %error, "answer invalid; asking for a repair");
+    let mut retry = call.clone();
+    retry.prompt = repair_prompt(&call.prompt, &error);
+    retry.attempt = call.attempt + 1;
+    let second = backend.call(&retry).await?;
+    usage.add(second.usage);
+    duration += second.duration;
+    match parse_answer::<T>(&second.text, ctx) {
+        Ok(answer) => Ok(Asked {
+            answer,
+            usage,
+            duration,
+            repaired: true,
+            session_id: second.session_id,
+            warnings: ctx.take_warnings(),
+        }),
+        Err(e) => Err(AgentError::Output {
+            backend: backend.describe(),
+            message: format!("no valid {} answer after a repair retry: {e}", call.role),
+        }),
+    }
+}
+
+fn unit(name: &str, v: f64) -> Result<(), String> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("`{name}` must be between 0 and 1, not {v}"))
+    }
+}
+
+fn non_empty(name: &str, v: &str) -> Result<(), String> {
+    if v.trim().is_empty() {
+        Err(format!("`{name}` must not be empty"))
+    } else {
+        Ok(())
+    }
+}
+
+fn one_of(name: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
+    if allowed.contains(&v) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is `{v}`; use one of {}",
+            allowed.join(", ")
+        ))
+    }
+}
+
+/// A path a proposal may name: relative, inside the repository.
+pub fn safe_relative_path(path: &str) -> bool {
+    let p = std::path::Path::new(path);
+    !path.is_empty()
+        && !p.is_absolute()
+        && !path.starts_with(['/', '\\', '~'])
+        && !path.contains(':')
+        && p.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
+}
+
+/// A file a proposal will touch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileChange {
+    pub path: String,
+    pub change_type: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Complexity {
+    pub lines_of_code: u64,
+    pub files: u64,
+    #[serde(default)]
+    pub modules: u64,
+    pub difficulty: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RiskAssessment {
+    pub breaking_changes: bool,
+    pub security_critical: bool,
+    #[serde(default)]
+    pub deployment_impact: String,
+    pub overall_risk: String,
+    #[serde(default)]
+    pub mitigation: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecAlignment {
+    #[serde(default)]
+    pub checkboxes_addressed: Vec<String>,
+    #[serde(default)]
+    pub components_addressed: Vec<String>,
+    #[serde(default)]
+    pub implicit_requirements_addressed: Vec<String>,
+    #[serde(default)]
+    pub reasoning: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Consultation {
+    pub specialist: String,
+    #[serde(default)]
+    pub question: String,
+    #[serde(default)]
+    pub answer: String,
+    #[serde(default)]
+    pub applied: String,
+}
+
+/// A bot's proposal (SPEC §5.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Proposal {
+    pub approach_summary: String,
+    #[serde(default)]
+    pub pseudo_code: String,
+    pub files_affected: Vec<FileChange>,
+    pub estimated_complexity: Complexity,
+    pub risk_assessment: RiskAssessment,
+    pub spec_alignment: SpecAlignment,
+    #[serde(default)]
+    pub specialist_consultations: Vec<Consultation>,
+    #[serde(default)]
+    pub innovation: String,
+    pub success_probability: f64,
+}
+
+const LEVELS: [&str; 4] = ["low", "medium", "high", "critical"];
+const CHANGE_TYPES: [&str; 5] = ["create", "modify", "delete", "rename", "test"];
+
+impl Answer for Proposal {
+    fn validate(&mut self, ctx: &AnswerContext) -> Result<(), String> {
+        non_empty("approach_summary", &self.approach_summary)?;
+        unit("success_probability", self.success_probability)?;
+        if self.files_affected.is_empty() {
+            return Err("`files_affected` must name at least one file".into());
+        }
+        for f in &self.files_affected {
+            if !safe_relative_path(&f.path) {
+                return Err(format!(
+                    "`files_affected` path `{}` must be relative and stay inside the repository",
+                    f.path
+                ));
+            }
+            one_of("change_type", &f.change_type, &CHANGE_TYPES)?;
+        }
+        one_of(
+            "estimated_complexity.difficulty",
+            &self.estimated_complexity.difficulty,
+            &LEVELS,
+        )?;
+        one_of(
+            "risk_assessment.overall_risk",
+            &self.risk_assessment.overall_risk,
+            &LEVELS,
+        )?;
+        ctx.known_ids(
+            "checkboxes_addressed",
+            &mut self.spec_alignment.checkboxes_addressed,
+        );
+        ctx.known_ids(
+            "implicit_requirements_addressed",
+            &mut self.spec_alignment.implicit_requirements_addressed,
+        );
+        Ok(())
+    }
+}
+
+/// One proposal's subjective scores from the judge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeScore {
+    pub proposal_id: String,
+    pub technical_quality: f64,
+    #[serde(default)]
+    pub technical_quality_reasoning: String,
+    pub innovation: f64,
+    #[serde(default)]
+    pub innovation_reasoning: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeAnswer {
+    pub scores: Vec<JudgeScore>,
+}
+
+impl Answer for JudgeAnswer {
+    fn validate(&mut self, ctx: &AnswerContext) -> Result<(), String> {
+        let mut seen = BTreeSet::new();
+        for s in &self.scores {
+            unit("technical_quality", s.technical_quality)?;
+            unit("innovation", s.innovation)?;
+            if !ctx.proposal_ids.is_empty() && !ctx.proposal_ids.contains(&s.proposal_id) {
+                return Err(format!("`{}` is not one of the proposals", s.proposal_id));
+            }
+            if !seen.insert(s.proposal_id.clone()) {
+                return Err(format!("`{}` is scored twice", s.proposal_id));
+            }
+        }
+        if let Some(missing) = ctx.proposal_ids.iter().find(|p| !seen.contains(*p)) {
+            return Err(format!("`{missing}` has no score"));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImplementAnswer {
+    pub summary: String,
+    #[serde(default)]
+    pub checkboxes_completed: Vec<String>,
+}
+
+impl Answer for ImplementAnswer {
+    fn validate(&mut self, ctx: &AnswerContext) -> Result<(), String> {
+        non_empty("summary", &self.summary)?;
+        ctx.known_ids("checkboxes_completed", &mut self.checkboxes_completed);
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Satisfied {
+    pub id: String,
+    #[serde(default)]
+    pub evidence: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unsatisfied {
+    pub id: String,
+    #[serde(default)]
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifyAnswer {
+    #[serde(default)]
+    pub satisfied: Vec<Satisfied>,
+    #[serde(default)]
+    pub unsatisfied: Vec<Unsatisfied>,
+}
+
+impl Answer for VerifyAnswer {
+    fn validate(&mut self, ctx: &AnswerContext) -> Result<(), String> {
+        if self.satisfied.is_empty() && self.unsatisfied.is_empty() {
+            return Err("`satisfied` and `unsatisfied` are both empty".into());
+        }
+        if let Some(both) = self
+            .satisfied
+            .iter()
+            .find(|s| self.unsatisfied.iter().any(|u| u.id == s.id))
+        {
+            return Err(format!("`{}` is both satisfied and unsatisfied", both.id));
+        }
+        let before = self.satisfied.len();
+        if !ctx.requirement_ids.is_empty() {
+            self.satisfied
+                .retain(|s| ctx.requirement_ids.contains(&s.id));
+            if self.satisfied.len() != before {
+                ctx.warn("verify: unknown requirement ids ignored".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Answer for ExtractAnswer {
+    fn validate(&mut self, _ctx: &AnswerContext) -> Result<(), String> {
+        // Unknown ids and empty lists are dropped with warnings by `merge_extraction`.
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
