@@ -4,9 +4,12 @@
 //! ([`command`], [`claude`], [`codex`]), HTTP APIs ([`anthropic`], [`openai`]) and recorded
 //! answers ([`replay`]). [`protocol`] turns response text into a role's typed answer.
 
+pub mod anthropic;
 pub mod claude;
 pub mod codex;
 pub mod command;
+mod http;
+pub mod openai;
 pub mod protocol;
 pub mod replay;
 mod subprocess;
@@ -209,14 +212,20 @@ pub fn build(config: &AgentConfig, root: &Path) -> Result<Arc<dyn Backend>, Agen
             };
             Arc::new(replay::ReplayBackend::new(dir))
         }
-        BackendKind::Anthropic | BackendKind::Openai => {
-            return Err(AgentError::Config {
-                message: format!(
-                    "backend \"{}\" is not available in this build yet",
-                    config.backend.as_str()
-                ),
-            })
-        }
+        BackendKind::Anthropic => Arc::new(anthropic::AnthropicBackend::new(
+            config.base_url.clone(),
+            config.api_key_env.clone(),
+            model,
+            config.max_tokens,
+            config.temperature,
+        )?),
+        BackendKind::Openai => Arc::new(openai::OpenAiBackend::new(
+            config.base_url.clone(),
+            config.api_key_env.clone(),
+            model,
+            config.max_tokens,
+            config.temperature,
+        )?),
     })
 }
 

@@ -1,0 +1,188 @@
+//! `backend = "anthropic"`: the Messages API (`POST {base_url}/v1/messages`), key from
+//! `ANTHROPIC_API_KEY` (or `api_key_env`), streamed as server-sent events (`message_start`
+//! with input tokens, `content_block_delta` text, `message_delta` with output tokens, `error`);
+//! a plain JSON answer is read too, for servers that do not stream.
+
+use super::http::{self, SseEvent};
+use super::{AgentCall, AgentError, AgentReply, Backend, Usage};
+use crate::secret::Secret;
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use std::time::Instant;
+
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+const API_VERSION: &str = "2023-06-01";
+const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+pub struct AnthropicBackend {
+    base_url: String,
+    key: Secret,
+    model: String,
+    max_tokens: u32,
+    temperature: Option<f64>,
+}
+
+impl AnthropicBackend {
+    /// Fails when the model or the key is missing.
+    pub fn new(
+        base_url: Option<String>,
+        key_env: Option<String>,
+        model: Option<String>,
+        max_tokens: Option<u32>,
+        temperature: Option<f64>,
+    ) -> Result<AnthropicBackend, AgentError> {
+        let model = model.ok_or_else(|| AgentError::Config {
+            message: "backend = \"anthropic\" needs `model` (e.g. \"claude-sonnet-4-5\")".into(),
+        })?;
+        let var = key_env.unwrap_or_else(|| "ANTHROPIC_API_KEY".into());
+        let key = std::env::var(&var)
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+            .ok_or_else(|| AgentError::Config {
+                message: format!("backend = \"anthropic\" needs an API key in {var}"),
+            })?;
+        Ok(AnthropicBackend {
+            base_url: base_url
+                .unwrap_or_else(|| DEFAULT_BASE_URL.into())
+                .trim_end_matches('/')
+                .to_owned(),
+            key: Secret::new(key.trim()),
+            model,
+            max_tokens: max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            temperature,
+        })
+    }
+
+    fn body(&self, prompt: &str) -> Value {
+        let mut body = json!({
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "stream": true,
+            "messages": [{"role": "user", "content": prompt}],
+        });
+        if let Some(t) = self.temperature {
+            body["temperature"] = json!(t);
+        }
+        body
+    }
+}
+
+/// Folds one streamed event into the answer so far.
+pub fn apply_event(
+    event: &SseEvent,
+    text: &mut String,
+    usage: &mut Usage,
+    id: &mut Option<String>,
+) -> Result<(), String> {
+    let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
+        return Ok(());
+    };
+    let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+    match data.get("type").and_then(Value::as_str) {
+        Some("message_start") => {
+            *id = data
+                .pointer("/message/id")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            usage.input_tokens += n(data.pointer("/message/usage/input_tokens"))
+                + n(data.pointer("/message/usage/cache_creation_input_tokens"))
+                + n(data.pointer("/message/usage/cache_read_input_tokens"));
+        }
+        Some("content_block_delta") => {
+            if let Some(t) = data.pointer("/delta/text").and_then(Value::as_str) {
+                text.push_str(t);
+            }
+        }
+        // Output tokens are cumulative in message_delta.
+        Some("message_delta") => {
+            if let Some(o) = data.pointer("/usage/output_tokens").and_then(Value::as_u64) {
+                usage.output_tokens = o;
+            }
+        }
+        Some("error") => {
+            return Err(data
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("stream error")
+                .to_owned())
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The text and usage of a non-streamed answer.
+pub fn parse_message(body: &Value) -> (String, Usage, Option<String>) {
+    let text = body
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("")
+        })
+        .unwrap_or_default();
+    let n = |p: &str| body.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    let usage = Usage {
+        input_tokens: n("/usage/input_tokens")
+            + n("/usage/cache_creation_input_tokens")
+            + n("/usage/cache_read_input_tokens"),
+        output_tokens: n("/usage/output_tokens"),
+        cost_usd: None,
+    };
+    let id = body.get("id").and_then(Value::as_str).map(str::to_owned);
+    (text, usage, id)
+}
+
+#[async_trait]
+impl Backend for AnthropicBackend {
+    fn describe(&self) -> String {
+        format!("anthropic ({})", self.model)
+    }
+
+    async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
+        let started = Instant::now();
+        let name = self.describe();
+        let url = format!("{}/v1/messages", self.base_url);
+        let body = self.body(&call.prompt);
+        let resp = http::send(&name, call.timeout, || {
+            http::client()
+                .post(&url)
+                .header("x-api-key", self.key.expose())
+                .header("anthropic-version", API_VERSION)
+                .json(&body)
+        })
+        .await?;
+        let (mut text, mut usage, mut id) = (String::new(), Usage::default(), None);
+        if http::is_event_stream(&resp) {
+            let work = http::read_events(&name, resp, |event| {
+                apply_event(&event, &mut text, &mut usage, &mut id).map_err(|message| {
+                    AgentError::Reported {
+                        backend: name.clone(),
+                        message,
+                    }
+                })
+            });
+            tokio::time::timeout(call.timeout, work)
+                .await
+                .map_err(|_| AgentError::Timeout {
+                    backend: name.clone(),
+                    after: call.timeout,
+                })??;
+        } else {
+            let value: Value = resp.json().await.map_err(|e| AgentError::Output {
+                backend: name.clone(),
+                message: format!("the answer is not JSON: {e}"),
+            })?;
+            (text, usage, id) = parse_message(&value);
+        }
+        Ok(AgentReply {
+            text,
+            usage,
+            duration: started.elapsed(),
+            session_id: id,
+        })
+    }
+}

@@ -1,0 +1,293 @@
+//! What the HTTP backends share: one reqwest client (rustls with ring), retries with backoff
+//! on 429 (honouring `retry-after`), 5xx/529 and connection errors, errors sorted into
+//! [`AgentError`]s, and a server-sent-events reader for streamed answers.
+
+use super::AgentError;
+use crate::secret::redact;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Attempts per call, the first included.
+const MAX_ATTEMPTS: u32 = 4;
+const BASE_DELAY: Duration = Duration::from_secs(1);
+const MAX_DELAY: Duration = Duration::from_secs(30);
+/// The longest `retry-after` ralph waits for.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+
+/// Test-only switch: with `RALPH_TEST_NO_RETRY_DELAY=1` retries happen at once.
+fn delays_enabled() -> bool {
+    std::env::var_os("RALPH_TEST_NO_RETRY_DELAY").is_none_or(|v| v != "1")
+}
+
+/// The shared client. Requests carry their own timeout (the call's).
+pub fn client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT.get_or_init(|| {
+        // reqwest is built without a crypto provider of its own: use ring, as octocrab does.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        reqwest::Client::builder()
+            .user_agent(concat!("ralph/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(15))
+            .build()
+            .expect("the HTTP client builds with a crypto provider installed")
+    })
+}
+
+/// The wait before attempt `attempt + 1` (equal jitter), or the server's `retry-after`.
+fn backoff(attempt: u32, retry_after: Option<Duration>) -> Duration {
+    if !delays_enabled() {
+        return Duration::ZERO;
+    }
+    if let Some(ra) = retry_after {
+        return ra.min(MAX_RETRY_AFTER);
+    }
+    let step = BASE_DELAY
+        .saturating_mul(1 << attempt.saturating_sub(1).min(10))
+        .min(MAX_DELAY);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    step / 2 + step.mul_f64(f64::from(nanos % 1000) / 2000.0)
+}
+
+/// Sends a request built by `build` (once per attempt), retrying transient failures, and
+/// returns a 2xx response. `backend` names the API in errors; `timeout` bounds each attempt,
+/// body included.
+pub async fn send(
+    backend: &str,
+    timeout: Duration,
+    build: impl Fn() -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, AgentError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let last = attempt >= MAX_ATTEMPTS;
+        match build().timeout(timeout).send().await {
+            Ok(resp) if resp.status().is_success() => return Ok(resp),
+            Ok(resp) => {
+                let status = resp.status().as_u16();
+                let retry_after = resp
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .map(Duration::from_secs);
+                let body = resp.text().await.unwrap_or_default();
+                let message = error_message(&body);
+                let transient = status == 429 || status >= 500;
+                if transient && !last {
+                    let wait = backoff(attempt, retry_after);
+                    tracing::warn!(
+                        "{backend}: HTTP {status}; retrying in {:.1}s (attempt {} of {MAX_ATTEMPTS})",
+                        wait.as_secs_f64(),
+                        attempt + 1
+                    );
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                return Err(if status == 401 || status == 403 {
+                    AgentError::Auth {
+                        backend: backend.to_owned(),
+                        message: format!("HTTP {status}: {message}"),
+                    }
+                } else {
+                    AgentError::Http {
+                        backend: backend.to_owned(),
+                        status,
+                        attempts: attempt,
+                        message,
+                    }
+                });
+            }
+            Err(e) if e.is_timeout() => {
+                return Err(AgentError::Timeout {
+                    backend: backend.to_owned(),
+                    after: timeout,
+                })
+            }
+            Err(e) => {
+                if !last {
+                    let wait = backoff(attempt, None);
+                    tracing::warn!("{backend}: {e}; retrying in {:.1}s", wait.as_secs_f64());
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                return Err(AgentError::Connection {
+                    backend: backend.to_owned(),
+                    attempts: attempt,
+                    message: redact(&e.to_string()).into_owned(),
+                });
+            }
+        }
+    }
+}
+
+/// The message of an API error body (`{"error": {"message": …}}` in both APIs), else the
+/// body's start.
+pub fn error_message(body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("message"))
+            .or_else(|| v.get("error"))
+            .and_then(|m| m.as_str())
+            .map(str::to_owned)
+    });
+    let text = message.unwrap_or_else(|| body.chars().take(300).collect());
+    redact(text.trim()).into_owned()
+}
+
+/// Reads server-sent events from a byte stream fed in chunks.
+#[derive(Debug, Default)]
+pub struct SseReader {
+    buf: String,
+    event: Option<String>,
+    data: Vec<String>,
+}
+
+/// One event: its `event:` name (if any) and its joined `data:` lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    pub event: Option<String>,
+    pub data: String,
+}
+
+impl SseReader {
+    /// Feeds a chunk and returns the events it completed.
+    pub fn push(&mut self, chunk: &str) -> Vec<SseEvent> {
+        self.buf.push_str(chunk);
+        let mut out = Vec::new();
+        while let Some(nl) = self.buf.find('\n') {
+            let line: String = self.buf.drain(..=nl).collect();
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.is_empty() {
+                if !self.data.is_empty() || self.event.is_some() {
+                    out.push(SseEvent {
+                        event: self.event.take(),
+                        data: std::mem::take(&mut self.data).join("\n"),
+                    });
+                }
+            } else if let Some(v) = line.strip_prefix("data:") {
+                self.data.push(v.strip_prefix(' ').unwrap_or(v).to_owned());
+            } else if let Some(v) = line.strip_prefix("event:") {
+                self.event = Some(v.trim().to_owned());
+            }
+            // Comments (`:`), `id:` and `retry:` lines carry nothing ralph uses.
+        }
+        out
+    }
+
+    /// The event left when the stream ends without a final blank line.
+    pub fn finish(&mut self) -> Option<SseEvent> {
+        let rest = std::mem::take(&mut self.buf);
+        let mut events = self.push(&rest);
+        events.extend(self.push("\n\n"));
+        events.pop()
+    }
+}
+
+/// Reads a whole response body as SSE events, chunk by chunk.
+pub async fn read_events(
+    backend: &str,
+    mut resp: reqwest::Response,
+    mut on_event: impl FnMut(SseEvent) -> Result<(), AgentError>,
+) -> Result<(), AgentError> {
+    let mut reader = SseReader::default();
+    let mut pending = Vec::new();
+    loop {
+        let chunk = resp.chunk().await.map_err(|e| AgentError::Connection {
+            backend: backend.to_owned(),
+            attempts: 1,
+            message: format!("the stream broke: {}", redact(&e.to_string())),
+        })?;
+        let Some(chunk) = chunk else { break };
+        // A chunk may end inside a multi-byte character: keep the incomplete tail.
+        pending.extend_from_slice(&chunk);
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(s) => s.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        let text = String::from_utf8_lossy(&pending[..valid]).into_owned();
+        pending.drain(..valid);
+        for event in reader.push(&text) {
+            on_event(event)?;
+        }
+    }
+    if let Some(event) = reader.finish() {
+        on_event(event)?;
+    }
+    Ok(())
+}
+
+/// Whether a response is a stream of events.
+pub fn is_event_stream(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_events_across_chunk_boundaries() {
+        let mut r = SseReader::default();
+        assert!(r.push("event: message_start\ndata: {\"a\"").is_empty());
+        let ev = r.push(
+            ":1}\n\n: keep-alive comment\n\ndata: line one\r\ndata: line two\r\n\r\ndata: [DONE]",
+        );
+        assert_eq!(
+            ev,
+            [
+                SseEvent {
+                    event: Some("message_start".into()),
+                    data: "{\"a\":1}".into()
+                },
+                SseEvent {
+                    event: None,
+                    data: "line one\nline two".into()
+                },
+            ]
+        );
+        assert_eq!(
+            r.finish(),
+            Some(SseEvent {
+                event: None,
+                data: "[DONE]".into()
+            })
+        );
+    }
+
+    #[test]
+    fn retry_after_is_honoured_up_to_a_bound_and_backoff_grows() {
+        // The lib tests never set RALPH_TEST_NO_RETRY_DELAY.
+        assert_eq!(
+            backoff(1, Some(Duration::from_secs(7))),
+            Duration::from_secs(7)
+        );
+        assert_eq!(backoff(1, Some(Duration::from_secs(3600))), MAX_RETRY_AFTER);
+        let first = backoff(1, None);
+        assert!(first >= BASE_DELAY / 2 && first <= BASE_DELAY);
+        let third = backoff(3, None);
+        assert!(third >= BASE_DELAY * 2 && third <= BASE_DELAY * 4);
+        assert!(backoff(30, None) <= MAX_DELAY);
+    }
+
+    #[test]
+    fn api_error_bodies_give_their_message() {
+        assert_eq!(
+            error_message(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
+        assert_eq!(
+            error_message(r#"{"error":"model not found"}"#),
+            "model not found"
+        );
+        assert_eq!(error_message("<html>502</html>"), "<html>502</html>");
+    }
+}
