@@ -227,28 +227,78 @@ async fn capture(mut reader: impl AsyncRead + Unpin, limit: usize) -> Capture {
     cap
 }
 
+/// The process groups of the children running now, so that an interrupt can kill them all
+/// even when no destructor will run (`std::process::exit`).
+fn live_groups() -> &'static std::sync::Mutex<std::collections::BTreeSet<i32>> {
+    static LIVE: std::sync::OnceLock<std::sync::Mutex<std::collections::BTreeSet<i32>>> =
+        std::sync::OnceLock::new();
+    LIVE.get_or_init(Default::default)
+}
+
+/// Kills every child process group still running (Ctrl-C, before the process exits).
+pub fn kill_all() {
+    let groups: Vec<i32> = live_groups()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .copied()
+        .collect();
+    for pid in groups {
+        GroupGuard::signal_pid(pid, KILL);
+    }
+}
+
+#[cfg(unix)]
+const KILL: i32 = libc::SIGKILL;
+#[cfg(not(unix))]
+const KILL: i32 = 9;
+
 /// Kills the child's process group when dropped, unless the child has been reaped.
 struct GroupGuard {
     pid: Option<u32>,
 }
 
 impl GroupGuard {
-    fn signal(&self, _sig: i32) {
+    fn new(pid: Option<u32>) -> GroupGuard {
+        if let Some(p) = pid.and_then(|p| i32::try_from(p).ok()) {
+            live_groups()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(p);
+        }
+        GroupGuard { pid }
+    }
+
+    fn signal_pid(_pid: i32, _sig: i32) {
         #[cfg(unix)]
+        // SAFETY: kill(2) with a negative pid signals a process group we created for a child
+        // (process_group(0)); it touches no memory of ours.
+        unsafe {
+            libc::kill(-_pid, _sig);
+        }
+    }
+
+    /// The child has been reaped: forget its group (after a last kill of stragglers).
+    fn release(&mut self) {
+        if let Some(p) = self.pid.take().and_then(|p| i32::try_from(p).ok()) {
+            Self::signal_pid(p, KILL);
+            live_groups()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&p);
+        }
+    }
+
+    fn signal(&self, sig: i32) {
         if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
-            // SAFETY: kill(2) with a negative pid signals the process group we created for
-            // the child (process_group(0)); it touches no memory of ours.
-            unsafe {
-                libc::kill(-pid, _sig);
-            }
+            Self::signal_pid(pid, sig);
         }
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        #[cfg(unix)]
-        self.signal(libc::SIGKILL);
+        self.release();
     }
 }
 
@@ -291,7 +341,7 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
             }
         }
     })?;
-    let mut guard = GroupGuard { pid: child.id() };
+    let mut guard = GroupGuard::new(child.id());
     tracing::debug!(command = %cmd.display(), pid = ?guard.pid, "started");
 
     if let (Some(bytes), Some(mut stdin)) = (cmd.stdin.clone(), child.stdin.take()) {
@@ -331,9 +381,7 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
         source,
     })?;
     // Whatever the child left behind in its group goes with it.
-    #[cfg(unix)]
-    guard.signal(libc::SIGKILL);
-    guard.pid = None;
+    guard.release();
 
     let drain = async {
         let o = out.await.unwrap_or_else(|_| Capture::new(0));

@@ -507,3 +507,79 @@ async fn an_unresponsive_api_times_out() {
     assert_eq!(err.kind(), "timed out", "{err:?}");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[tokio::test]
+async fn the_fan_out_keeps_every_bot_and_says_why_one_was_skipped() {
+    use ralph::agent::fanout::{gather, BotOutcome, BotTask, Progress};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let good = script(
+        dir.path(),
+        "good.sh",
+        &format!("cat >/dev/null; sleep 0.3; echo '{PROPOSAL}'"),
+    );
+    let slow = script(
+        dir.path(),
+        "slow.sh",
+        &format!("cat >/dev/null; sleep 0.6; echo '{PROPOSAL}'"),
+    );
+    let hung = script(dir.path(), "hung.sh", "sleep 30");
+    let broken = script(dir.path(), "broken.sh", "echo nope >&2; exit 1");
+    let bots: Vec<(&str, Arc<dyn Backend>)> = vec![
+        ("good", Arc::new(command(good))),
+        ("hung", Arc::new(command(hung))),
+        ("broken", Arc::new(command(broken))),
+        ("missing", Arc::new(command("/nonexistent/bot".into()))),
+        ("slow", Arc::new(command(slow))),
+    ];
+    let tasks = bots
+        .into_iter()
+        .map(|(id, backend)| BotTask {
+            bot_id: id.into(),
+            backend,
+            call: AgentCall {
+                bot_id: Some(id.into()),
+                ..call(dir.path(), Duration::from_secs(1))
+            },
+        })
+        .collect();
+    let started = Instant::now();
+    let results = gather(
+        tasks,
+        &["req_1".to_owned()].into(),
+        8,
+        &Progress::new(false),
+    )
+    .await;
+    let elapsed = started.elapsed();
+    let summary: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| {
+            (
+                r.bot_id.as_str(),
+                match &r.outcome {
+                    BotOutcome::Proposal { .. } => "proposal",
+                    BotOutcome::Skipped { reason, .. } => reason,
+                },
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("good", "proposal"),
+            ("hung", "timed out"),
+            ("broken", "failed"),
+            ("missing", "failed to start"),
+            ("slow", "proposal"),
+        ]
+    );
+    // Concurrent: bounded by the 1 s timeout, not the sum.
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    // Ties go to the earlier submission: the fast bot's stamp is earlier.
+    let stamp = |i: usize| match &results[i].outcome {
+        BotOutcome::Proposal { submitted_at, .. } => *submitted_at,
+        _ => unreachable!(),
+    };
+    assert!(stamp(0) < stamp(4));
+}

@@ -8,6 +8,7 @@ pub mod anthropic;
 pub mod claude;
 pub mod codex;
 pub mod command;
+pub mod fanout;
 mod http;
 pub mod openai;
 pub mod protocol;

@@ -146,6 +146,8 @@ pub async fn main(cli: Cli) -> Exit {
         Ok(()) = tokio::signal::ctrl_c() => {
             // Start on a fresh line: the interrupt usually lands mid-line (a prompt, a bar).
             eprintln!("\n{} interrupted", printer.paint_err().warn("warning:"));
+            // The process exits without running destructors: kill the agents and checks now.
+            crate::process::kill_all();
             return Exit::Interrupted;
         }
     };
