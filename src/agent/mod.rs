@@ -11,6 +11,7 @@ pub mod command;
 pub mod fanout;
 mod http;
 pub mod openai;
+pub mod prompts;
 pub mod protocol;
 pub mod replay;
 mod subprocess;
