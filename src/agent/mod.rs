@@ -252,6 +252,53 @@ mod tests {
         assert_eq!((u.total_tokens(), u.cost_usd), (17, Some(0.5)));
     }
 
+    fn agent(backend: BackendKind) -> AgentConfig {
+        AgentConfig {
+            backend,
+            model: None,
+            command: vec![],
+            base_url: None,
+            timeout_secs: 60,
+            dir: None,
+            api_key_env: None,
+            max_tokens: None,
+            temperature: None,
+        }
+    }
+
+    #[test]
+    fn every_backend_kind_builds_or_says_what_is_missing() {
+        let root = Path::new("/repo");
+        let err = |c: &AgentConfig| build(c, root).err().expect("an error").to_string();
+        assert!(err(&agent(BackendKind::Command)).contains("needs `command"));
+        assert!(err(&agent(BackendKind::Replay)).contains("needs `dir`"));
+        assert!(err(&agent(BackendKind::Anthropic)).contains("needs `model`"));
+        let mut a = agent(BackendKind::Anthropic);
+        a.model = Some("claude-sonnet-4-5".into());
+        a.api_key_env = Some("RALPH_TEST_UNSET_KEY_VAR".into());
+        assert!(err(&a).contains("RALPH_TEST_UNSET_KEY_VAR"));
+        let mut o = agent(BackendKind::Openai);
+        o.model = Some("llama3.1".into());
+        o.base_url = Some("http://localhost:11434/v1".into());
+        assert_eq!(build(&o, root).unwrap().describe(), "openai (llama3.1)");
+        let mut r = agent(BackendKind::Replay);
+        r.dir = Some("recordings".into());
+        assert_eq!(
+            build(&r, root).unwrap().describe(),
+            "replay /repo/recordings"
+        );
+        let mut c = agent(BackendKind::Claude);
+        c.model = Some("sonnet".into());
+        assert_eq!(build(&c, root).unwrap().describe(), "claude (sonnet)");
+        assert_eq!(
+            build(&agent(BackendKind::Codex), root).unwrap().describe(),
+            "codex"
+        );
+        let mut cmd = agent(BackendKind::Command);
+        cmd.command = vec!["./bot.sh".into(), "--fast".into()];
+        assert_eq!(build(&cmd, root).unwrap().describe(), "command ./bot.sh");
+    }
+
     #[test]
     fn error_kinds_name_the_skip_reason() {
         let e = AgentError::Timeout {
