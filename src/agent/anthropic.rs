@@ -3,7 +3,7 @@
 //! with input tokens, `content_block_delta` text, `message_delta` with output tokens, `error`);
 //! a plain JSON answer is read too, for servers that do not stream.
 
-use super::http::{self, SseEvent};
+use super::http::{self, Collected, SseEvent};
 use super::{AgentCall, AgentError, AgentReply, Backend, Usage};
 use crate::secret::Secret;
 use async_trait::async_trait;
@@ -68,35 +68,30 @@ impl AnthropicBackend {
 }
 
 /// Folds one streamed event into the answer so far.
-pub fn apply_event(
-    event: &SseEvent,
-    text: &mut String,
-    usage: &mut Usage,
-    id: &mut Option<String>,
-) -> Result<(), String> {
+pub fn apply_event(event: &SseEvent, c: &mut Collected) -> Result<(), String> {
     let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
         return Ok(());
     };
     let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
     match data.get("type").and_then(Value::as_str) {
         Some("message_start") => {
-            *id = data
+            c.id = data
                 .pointer("/message/id")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
-            usage.input_tokens += n(data.pointer("/message/usage/input_tokens"))
+            c.usage.input_tokens += n(data.pointer("/message/usage/input_tokens"))
                 + n(data.pointer("/message/usage/cache_creation_input_tokens"))
                 + n(data.pointer("/message/usage/cache_read_input_tokens"));
         }
         Some("content_block_delta") => {
             if let Some(t) = data.pointer("/delta/text").and_then(Value::as_str) {
-                text.push_str(t);
+                c.text.push_str(t);
             }
         }
         // Output tokens are cumulative in message_delta.
         Some("message_delta") => {
             if let Some(o) = data.pointer("/usage/output_tokens").and_then(Value::as_u64) {
-                usage.output_tokens = o;
+                c.usage.output_tokens = o;
             }
         }
         Some("error") => {
@@ -112,7 +107,7 @@ pub fn apply_event(
 }
 
 /// The text and usage of a non-streamed answer.
-pub fn parse_message(body: &Value) -> (String, Usage, Option<String>) {
+pub fn parse_message(body: &Value) -> Collected {
     let text = body
         .get("content")
         .and_then(Value::as_array)
@@ -133,7 +128,7 @@ pub fn parse_message(body: &Value) -> (String, Usage, Option<String>) {
         cost_usd: None,
     };
     let id = body.get("id").and_then(Value::as_str).map(str::to_owned);
-    (text, usage, id)
+    Collected { text, usage, id }
 }
 
 #[async_trait]
@@ -155,34 +150,12 @@ impl Backend for AnthropicBackend {
                 .json(&body)
         })
         .await?;
-        let (mut text, mut usage, mut id) = (String::new(), Usage::default(), None);
-        if http::is_event_stream(&resp) {
-            let work = http::read_events(&name, resp, |event| {
-                apply_event(&event, &mut text, &mut usage, &mut id).map_err(|message| {
-                    AgentError::Reported {
-                        backend: name.clone(),
-                        message,
-                    }
-                })
-            });
-            tokio::time::timeout(call.timeout, work)
-                .await
-                .map_err(|_| AgentError::Timeout {
-                    backend: name.clone(),
-                    after: call.timeout,
-                })??;
-        } else {
-            let value: Value = resp.json().await.map_err(|e| AgentError::Output {
-                backend: name.clone(),
-                message: format!("the answer is not JSON: {e}"),
-            })?;
-            (text, usage, id) = parse_message(&value);
-        }
+        let c = http::collect(&name, resp, call.timeout, apply_event, parse_message).await?;
         Ok(AgentReply {
-            text,
-            usage,
+            text: c.text,
+            usage: c.usage,
             duration: started.elapsed(),
-            session_id: id,
+            session_id: c.id,
         })
     }
 }

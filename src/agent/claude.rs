@@ -4,7 +4,7 @@
 //! `user` tool results, and a final `result` with the answer, usage and cost — or an error.
 //! Bots and the arbiter get read-only tools; the implementer gets edit tools.
 
-use super::subprocess::{agent_cmd, run_agent};
+use super::subprocess::{call_cli, Parsed};
 use super::{AgentCall, AgentError, AgentReply, Backend, Role, Usage};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -188,19 +188,17 @@ impl Backend for ClaudeBackend {
     }
 
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
-        let cmd = agent_cmd(&self.program, &self.args(call.role), call);
-        let out = run_agent(&self.describe(), &cmd, call).await?;
-        let t = parse_stream(&out.stdout).map_err(|message| AgentError::Reported {
-            backend: self.describe(),
-            message,
-        })?;
-        tracing::debug!(tools = ?t.tools_used, skipped = t.skipped_lines, "claude transcript");
-        Ok(AgentReply {
-            text: t.text,
-            usage: t.usage,
-            duration: out.duration,
-            session_id: t.session_id,
+        let args = self.args(call.role);
+        call_cli(&self.describe(), &self.program, &args, call, |stdout| {
+            let t = parse_stream(stdout)?;
+            tracing::debug!(tools = ?t.tools_used, skipped = t.skipped_lines, "claude transcript");
+            Ok(Parsed {
+                text: t.text,
+                usage: t.usage,
+                session_id: t.session_id,
+            })
         })
+        .await
     }
 }
 

@@ -4,7 +4,7 @@
 //! `turn.failed` / `error`. Bots and the arbiter run in a read-only sandbox, the implementer in
 //! a workspace-write one.
 
-use super::subprocess::{agent_cmd, run_agent};
+use super::subprocess::{call_cli, Parsed};
 use super::{AgentCall, AgentError, AgentReply, Backend, Role, Usage};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -133,19 +133,17 @@ impl Backend for CodexBackend {
     }
 
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
-        let cmd = agent_cmd(&self.program, &self.args(call.role), call);
-        let out = run_agent(&self.describe(), &cmd, call).await?;
-        let t = parse_stream(&out.stdout).map_err(|message| AgentError::Reported {
-            backend: self.describe(),
-            message,
-        })?;
-        tracing::debug!(items = ?t.items, "codex transcript");
-        Ok(AgentReply {
-            text: t.text,
-            usage: t.usage,
-            duration: out.duration,
-            session_id: t.thread_id,
+        let args = self.args(call.role);
+        call_cli(&self.describe(), &self.program, &args, call, |stdout| {
+            let t = parse_stream(stdout)?;
+            tracing::debug!(items = ?t.items, "codex transcript");
+            Ok(Parsed {
+                text: t.text,
+                usage: t.usage,
+                session_id: t.thread_id,
+            })
         })
+        .await
     }
 }
 

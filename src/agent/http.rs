@@ -2,7 +2,7 @@
 //! on 429 (honouring `retry-after`), 5xx/529 and connection errors, errors sorted into
 //! [`AgentError`]s, and a server-sent-events reader for streamed answers.
 
-use super::AgentError;
+use super::{AgentError, Usage};
 use crate::secret::redact;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -218,6 +218,51 @@ pub async fn read_events(
         on_event(event)?;
     }
     Ok(())
+}
+
+/// An answer being put together from a stream (or read whole).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Collected {
+    pub text: String,
+    pub usage: Usage,
+    /// The API's id for the message or completion.
+    pub id: Option<String>,
+}
+
+/// Reads a 2xx response: as server-sent events folded by `apply` when it is a stream, else as
+/// one JSON document read by `plain`. The whole read is bounded by `timeout`.
+pub async fn collect(
+    backend: &str,
+    resp: reqwest::Response,
+    timeout: Duration,
+    mut apply: impl FnMut(&SseEvent, &mut Collected) -> Result<(), String>,
+    plain: impl FnOnce(&serde_json::Value) -> Collected,
+) -> Result<Collected, AgentError> {
+    let work = async {
+        if is_event_stream(&resp) {
+            let mut c = Collected::default();
+            read_events(backend, resp, |event| {
+                apply(&event, &mut c).map_err(|message| AgentError::Reported {
+                    backend: backend.to_owned(),
+                    message,
+                })
+            })
+            .await?;
+            Ok(c)
+        } else {
+            let value: serde_json::Value = resp.json().await.map_err(|e| AgentError::Output {
+                backend: backend.to_owned(),
+                message: format!("the answer is not JSON: {e}"),
+            })?;
+            Ok(plain(&value))
+        }
+    };
+    tokio::time::timeout(timeout, work)
+        .await
+        .map_err(|_| AgentError::Timeout {
+            backend: backend.to_owned(),
+            after: timeout,
+        })?
 }
 
 /// Whether a response is a stream of events.

@@ -4,7 +4,7 @@
 //! events (`choices[0].delta.content`, usage in the last chunk, `data: [DONE]`); a plain JSON
 //! answer is read too.
 
-use super::http::{self, SseEvent};
+use super::http::{self, Collected, SseEvent};
 use super::{AgentCall, AgentError, AgentReply, Backend, Usage};
 use crate::secret::Secret;
 use async_trait::async_trait;
@@ -82,46 +82,43 @@ fn usage_of(v: &Value) -> Option<Usage> {
     })
 }
 
-/// Folds one streamed chunk into the answer so far; `Ok(true)` at `[DONE]`.
-pub fn apply_chunk(
-    event: &SseEvent,
-    text: &mut String,
-    usage: &mut Usage,
-    id: &mut Option<String>,
-) -> Result<bool, String> {
-    if event.data.trim() == "[DONE]" {
-        return Ok(true);
-    }
+/// Folds one streamed chunk into the answer so far (`[DONE]` and non-JSON lines carry
+/// nothing).
+pub fn apply_chunk(event: &SseEvent, c: &mut Collected) -> Result<(), String> {
     let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
-        return Ok(false);
+        return Ok(());
     };
     if let Some(msg) = data.pointer("/error/message").and_then(Value::as_str) {
         return Err(msg.to_owned());
     }
-    if id.is_none() {
-        *id = data.get("id").and_then(Value::as_str).map(str::to_owned);
+    if c.id.is_none() {
+        c.id = data.get("id").and_then(Value::as_str).map(str::to_owned);
     }
     if let Some(t) = data
         .pointer("/choices/0/delta/content")
         .and_then(Value::as_str)
     {
-        text.push_str(t);
+        c.text.push_str(t);
     }
     if let Some(u) = usage_of(&data) {
-        *usage = u;
+        c.usage = u;
     }
-    Ok(false)
+    Ok(())
 }
 
 /// The text and usage of a non-streamed answer.
-pub fn parse_completion(body: &Value) -> (String, Usage, Option<String>) {
+pub fn parse_completion(body: &Value) -> Collected {
     let text = body
         .pointer("/choices/0/message/content")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
     let id = body.get("id").and_then(Value::as_str).map(str::to_owned);
-    (text, usage_of(body).unwrap_or_default(), id)
+    Collected {
+        text,
+        usage: usage_of(body).unwrap_or_default(),
+        id,
+    }
 }
 
 #[async_trait]
@@ -143,34 +140,12 @@ impl Backend for OpenAiBackend {
             }
         })
         .await?;
-        let (mut text, mut usage, mut id) = (String::new(), Usage::default(), None);
-        if http::is_event_stream(&resp) {
-            let work = http::read_events(&name, resp, |event| {
-                apply_chunk(&event, &mut text, &mut usage, &mut id)
-                    .map(|_| ())
-                    .map_err(|message| AgentError::Reported {
-                        backend: name.clone(),
-                        message,
-                    })
-            });
-            tokio::time::timeout(call.timeout, work)
-                .await
-                .map_err(|_| AgentError::Timeout {
-                    backend: name.clone(),
-                    after: call.timeout,
-                })??;
-        } else {
-            let value: Value = resp.json().await.map_err(|e| AgentError::Output {
-                backend: name.clone(),
-                message: format!("the answer is not JSON: {e}"),
-            })?;
-            (text, usage, id) = parse_completion(&value);
-        }
+        let c = http::collect(&name, resp, call.timeout, apply_chunk, parse_completion).await?;
         Ok(AgentReply {
-            text,
-            usage,
+            text: c.text,
+            usage: c.usage,
             duration: started.elapsed(),
-            session_id: id,
+            session_id: c.id,
         })
     }
 }

@@ -3,7 +3,7 @@
 //! directory, secrets scrubbed from the environment, the prompt on stdin, the timeout and the
 //! bounded capture — and turning the outcome into an [`AgentError`] when it failed.
 
-use super::{AgentCall, AgentError};
+use super::{AgentCall, AgentError, AgentReply, Usage};
 use crate::process::{self, Cmd, Output, ProcessError};
 
 /// Each captured stream keeps at most this much (head and tail): a bot printing a gigabyte
@@ -81,6 +81,36 @@ pub async fn run_agent(backend: &str, cmd: &Cmd, call: &AgentCall) -> Result<Out
         );
     }
     Ok(out)
+}
+
+/// What a CLI's transcript yields.
+pub struct Parsed {
+    pub text: String,
+    pub usage: Usage,
+    pub session_id: Option<String>,
+}
+
+/// Runs an agent CLI whose stdout is a transcript, and parses it with `parse` (whose error is
+/// the CLI's own report).
+pub async fn call_cli(
+    backend: &str,
+    program: &str,
+    args: &[String],
+    call: &AgentCall,
+    parse: impl FnOnce(&str) -> Result<Parsed, String>,
+) -> Result<AgentReply, AgentError> {
+    let cmd = agent_cmd(program, args, call);
+    let out = run_agent(backend, &cmd, call).await?;
+    let parsed = parse(&out.stdout).map_err(|message| AgentError::Reported {
+        backend: backend.to_owned(),
+        message,
+    })?;
+    Ok(AgentReply {
+        text: parsed.text,
+        usage: parsed.usage,
+        duration: out.duration,
+        session_id: parsed.session_id,
+    })
 }
 
 fn describe(e: &dyn std::error::Error) -> String {
