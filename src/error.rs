@@ -104,6 +104,22 @@ pub fn classify(err: &anyhow::Error) -> Classified {
     out
 }
 
+/// An error and its causes on one line, `outer: inner: …`, each message once: layered errors
+/// (HTTP clients, process spawns) often repeat their inner error's words.
+pub fn chain_text(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
+
 /// Renders an error for stderr. Every line is sanitised: error messages may quote file
 /// names or content that came from outside.
 pub fn render(err: &anyhow::Error, hint: Option<&str>, paint: Paint) -> String {
@@ -144,6 +160,17 @@ fn sanitize_multiline(text: &str) -> String {
 mod tests {
     use super::*;
     use anyhow::Context;
+
+    #[test]
+    fn chain_text_joins_causes_once() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("client error (Connect): {0}")]
+        struct Outer(#[source] io::Error);
+        let e = Outer(io::Error::new(io::ErrorKind::ConnectionRefused, "refused"));
+        assert_eq!(chain_text(&e), "client error (Connect): refused");
+        let e = anyhow::Error::new(io::Error::other("disk full")).context("cannot write");
+        assert_eq!(chain_text(e.as_ref()), "cannot write: disk full");
+    }
 
     #[test]
     fn user_errors_keep_their_exit_code_and_hint_through_context() {

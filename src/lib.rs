@@ -21,6 +21,7 @@ pub mod market;
 pub mod output;
 pub mod process;
 pub mod report;
+pub mod retry;
 pub mod secret;
 pub mod settings;
 pub mod spec;

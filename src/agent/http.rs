@@ -41,14 +41,7 @@ fn backoff(attempt: u32, retry_after: Option<Duration>) -> Duration {
     if let Some(ra) = retry_after {
         return ra.min(MAX_RETRY_AFTER);
     }
-    let step = BASE_DELAY
-        .saturating_mul(1 << attempt.saturating_sub(1).min(10))
-        .min(MAX_DELAY);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    step / 2 + step.mul_f64(f64::from(nanos % 1000) / 2000.0)
+    crate::retry::backoff(BASE_DELAY, MAX_DELAY, attempt)
 }
 
 /// Sends a request built by `build` (once per attempt), retrying transient failures, and

@@ -4,6 +4,7 @@
 //! bounded capture — and turning the outcome into an [`AgentError`] when it failed.
 
 use super::{AgentCall, AgentError, AgentReply, Usage};
+use crate::error::chain_text;
 use crate::process::{self, Cmd, Output, ProcessError};
 
 /// Each captured stream keeps at most this much (head and tail): a bot printing a gigabyte
@@ -55,7 +56,7 @@ pub async fn run_agent(backend: &str, cmd: &Cmd, call: &AgentCall) -> Result<Out
                     "`{program}` was not found on PATH (install it, or configure another backend)"
                 )
             }
-            other => describe(other),
+            other => chain_text(other),
         },
     })?;
     if out.timed_out {
@@ -111,13 +112,4 @@ pub async fn call_cli(
         duration: out.duration,
         session_id: parsed.session_id,
     })
-}
-
-fn describe(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    if let Some(s) = e.source() {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-    }
-    text
 }

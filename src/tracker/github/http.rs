@@ -6,6 +6,7 @@
 
 use super::super::{Result, TrackerError};
 use super::wire::ErrorBody;
+use crate::error::chain_text;
 use chrono::{DateTime, Utc};
 use http::{HeaderMap, Method, StatusCode};
 use http_body_util::BodyExt;
@@ -46,28 +47,10 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The backoff before attempt `attempt + 1`: half of the exponential step plus a random
-    /// part of the other half ("equal jitter"), so retries spread out but never come at once.
+    /// The backoff before attempt `attempt + 1` (exponential, with jitter).
     pub fn backoff(&self, attempt: u32) -> Duration {
-        let step = self
-            .base_delay
-            .saturating_mul(1u32 << attempt.saturating_sub(1).min(16))
-            .min(self.max_delay);
-        step / 2 + step.mul_f64(jitter() / 2.0)
+        crate::retry::backoff(self.base_delay, self.max_delay, attempt)
     }
-}
-
-/// A number in [0, 1) from the standard library's randomly seeded hasher.
-fn jitter() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// A successful answer.
@@ -155,13 +138,9 @@ impl Api {
             Method::DELETE => self.octo._delete(path, req.body).await,
             ref other => return Err(format!("unsupported method {other}")),
         };
-        let response = sent.map_err(|e| describe_transport_error(&e))?;
+        let response = sent.map_err(|e| chain_text(&e))?;
         let (parts, body) = response.into_parts();
-        let bytes = body
-            .collect()
-            .await
-            .map_err(|e| describe_transport_error(&e))?
-            .to_bytes();
+        let bytes = body.collect().await.map_err(|e| chain_text(&e))?.to_bytes();
         Ok((parts.status, parts.headers, bytes.to_vec()))
     }
 
@@ -376,23 +355,6 @@ impl Api {
         }
         Ok(items)
     }
-}
-
-/// A transport error in words, without anything that could hold a secret (octocrab's errors
-/// carry no headers; the redactor masks the token anyway).
-fn describe_transport_error(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        // Layers often repeat their inner error's words: keep each message once.
-        let part = s.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = s.source();
-    }
-    text
 }
 
 /// The `rel="next"` URL of a `Link` header value.
