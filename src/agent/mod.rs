@@ -58,22 +58,7 @@ impl fmt::Display for Role {
     }
 }
 
-/// Whether a round is the first try or a replan after a failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    Initial,
-    Replan,
-}
-
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Initial => "initial",
-            Phase::Replan => "replan",
-        }
-    }
-}
+pub use crate::market::Phase;
 
 /// One call: the prompt and everything a backend needs to place it.
 #[derive(Debug, Clone)]

@@ -3,6 +3,10 @@
 //! and, when there is none, ask once more with the validation error before giving up.
 
 use super::{AgentCall, AgentError, AgentReply, Backend, Usage};
+pub use crate::market::{
+    safe_relative_path, Complexity, Consultation, FileChange, Proposal, RiskAssessment,
+    SpecAlignment,
+};
 use crate::spec::ExtractAnswer;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -196,138 +200,12 @@ fn non_empty(name: &str, v: &str) -> Result<(), String> {
     }
 }
 
-fn one_of(name: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
-    if allowed.contains(&v) {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{name}` is `{v}`; use one of {}",
-            allowed.join(", ")
-        ))
-    }
-}
-
-/// A path a proposal may name: relative, inside the repository.
-pub fn safe_relative_path(path: &str) -> bool {
-    let p = std::path::Path::new(path);
-    !path.is_empty()
-        && !p.is_absolute()
-        && !path.starts_with(['/', '\\', '~'])
-        && !path.contains(':')
-        && p.components().all(|c| {
-            matches!(
-                c,
-                std::path::Component::Normal(_) | std::path::Component::CurDir
-            )
-        })
-}
-
-/// A file a proposal will touch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FileChange {
-    pub path: String,
-    pub change_type: String,
-    #[serde(default)]
-    pub description: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Complexity {
-    pub lines_of_code: u64,
-    pub files: u64,
-    #[serde(default)]
-    pub modules: u64,
-    pub difficulty: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RiskAssessment {
-    pub breaking_changes: bool,
-    pub security_critical: bool,
-    #[serde(default)]
-    pub deployment_impact: String,
-    pub overall_risk: String,
-    #[serde(default)]
-    pub mitigation: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SpecAlignment {
-    #[serde(default)]
-    pub checkboxes_addressed: Vec<String>,
-    #[serde(default)]
-    pub components_addressed: Vec<String>,
-    #[serde(default)]
-    pub implicit_requirements_addressed: Vec<String>,
-    #[serde(default)]
-    pub reasoning: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Consultation {
-    pub specialist: String,
-    #[serde(default)]
-    pub question: String,
-    #[serde(default)]
-    pub answer: String,
-    #[serde(default)]
-    pub applied: String,
-}
-
-/// A bot's proposal (SPEC §5.2).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Proposal {
-    pub approach_summary: String,
-    #[serde(default)]
-    pub pseudo_code: String,
-    pub files_affected: Vec<FileChange>,
-    pub estimated_complexity: Complexity,
-    pub risk_assessment: RiskAssessment,
-    pub spec_alignment: SpecAlignment,
-    #[serde(default)]
-    pub specialist_consultations: Vec<Consultation>,
-    #[serde(default)]
-    pub innovation: String,
-    pub success_probability: f64,
-}
-
-const LEVELS: [&str; 4] = ["low", "medium", "high", "critical"];
-const CHANGE_TYPES: [&str; 5] = ["create", "modify", "delete", "rename", "test"];
-
 impl Answer for Proposal {
     fn validate(&mut self, ctx: &AnswerContext) -> Result<(), String> {
-        non_empty("approach_summary", &self.approach_summary)?;
-        unit("success_probability", self.success_probability)?;
-        if self.files_affected.is_empty() {
-            return Err("`files_affected` must name at least one file".into());
+        let warnings = self.check(&ctx.requirement_ids)?;
+        for w in warnings {
+            ctx.warn(w);
         }
-        for f in &self.files_affected {
-            if !safe_relative_path(&f.path) {
-                return Err(format!(
-                    "`files_affected` path `{}` must be relative and stay inside the repository",
-                    f.path
-                ));
-            }
-            one_of("change_type", &f.change_type, &CHANGE_TYPES)?;
-        }
-        one_of(
-            "estimated_complexity.difficulty",
-            &self.estimated_complexity.difficulty,
-            &LEVELS,
-        )?;
-        one_of(
-            "risk_assessment.overall_risk",
-            &self.risk_assessment.overall_risk,
-            &LEVELS,
-        )?;
-        ctx.known_ids(
-            "checkboxes_addressed",
-            &mut self.spec_alignment.checkboxes_addressed,
-        );
-        ctx.known_ids(
-            "implicit_requirements_addressed",
-            &mut self.spec_alignment.implicit_requirements_addressed,
-        );
         Ok(())
     }
 }

@@ -3,7 +3,7 @@
 //! The prototype's fields are all kept with their names; the fields ralph added are optional
 //! so that the prototype's files (schema version 0, no `schema_version` key) still load.
 
-use crate::market::{Outcome, Scores};
+use crate::market::{Outcome, Phase, Scores};
 use chrono::{DateTime, SubsecRound, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -69,14 +69,6 @@ pub struct Metrics {
     pub lines_changed: Option<u64>,
     #[serde(default)]
     pub files_affected: Option<u64>,
-}
-
-/// Whether the round was the initial one or a replan after a failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    Initial,
-    Replan,
 }
 
 /// Per-dimension scores of the bot's proposal and, when it was implemented, of the

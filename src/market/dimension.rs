@@ -49,7 +49,7 @@ impl Dimension {
 }
 
 /// A value per dimension: scores in [0, 1], or the dimension weights.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scores {
     pub spec_alignment: f64,

@@ -10,6 +10,10 @@ use std::sync::OnceLock;
 
 const WEIGHTS_TOML: &str = include_str!("../../scoring/weights.toml");
 const DELTAS_TOML: &str = include_str!("../../scoring/deltas.toml");
+const PROPOSAL_TOML: &str = include_str!("../../scoring/proposal.toml");
+const SPECIALISTS_TOML: &str = include_str!("../../scoring/specialists.toml");
+/// The judge's rubric (`scoring/rubric.md`), given to every judge prompt.
+pub const RUBRIC: &str = include_str!("../../scoring/rubric.md");
 
 /// The parsed contents of `scoring/`.
 #[derive(Debug, Clone)]
@@ -18,6 +22,99 @@ pub struct Tables {
     pub default_weights: Scores,
     /// Weight deltas per outcome and the accuracy bonus (`scoring/deltas.toml`).
     pub deltas: DeltaTable,
+    /// Normalisations and thresholds (`scoring/proposal.toml`).
+    pub scoring: ScoringParams,
+    /// Expected specialists by language and area (`scoring/specialists.toml`).
+    pub specialists: Vec<Specialist>,
+}
+
+/// `scoring/proposal.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScoringParams {
+    pub spec_alignment: AlignmentParams,
+    pub risk: RiskParams,
+    pub efficiency: EfficiencyParams,
+    pub ranking: RankingParams,
+    pub judge: JudgeParams,
+    pub similarity: SimilarityParams,
+    pub implementation: ImplementationParams,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlignmentParams {
+    pub checkboxes: f64,
+    pub components: f64,
+    pub implicit: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RiskParams {
+    pub files: f64,
+    pub files_half: f64,
+    pub breaking: f64,
+    pub unmitigated_security: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EfficiencyParams {
+    pub lines: f64,
+    pub lines_half: f64,
+    pub files: f64,
+    pub files_half: f64,
+    pub modules: f64,
+    pub modules_half: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RankingParams {
+    pub human_review_below: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeParams {
+    pub unavailable: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimilarityParams {
+    pub shingle_words: usize,
+    pub threshold: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImplementationParams {
+    pub tests: f64,
+    pub coverage: f64,
+    pub size: f64,
+    pub attempts: f64,
+    pub unknown: f64,
+}
+
+/// One specialist a proposal may be expected to consult.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Specialist {
+    pub name: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    #[serde(default)]
+    pub extensions: Vec<String>,
+    #[serde(default)]
+    pub path_words: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecialistsFile {
+    specialist: Vec<Specialist>,
 }
 
 /// The weight delta of every outcome (SPEC §8.1).
@@ -66,13 +163,64 @@ fn parse() -> Result<Tables, String> {
     if let Some(missing) = Outcome::ALL.iter().find(|o| !deltas.contains_key(o)) {
         return Err(format!("scoring/deltas.toml: no delta for `{missing}`"));
     }
+    let scoring: ScoringParams =
+        toml::from_str(PROPOSAL_TOML).map_err(|e| format!("scoring/proposal.toml: {e}"))?;
+    check_params(&scoring).map_err(|e| format!("scoring/proposal.toml: {e}"))?;
+    let specialists: SpecialistsFile =
+        toml::from_str(SPECIALISTS_TOML).map_err(|e| format!("scoring/specialists.toml: {e}"))?;
     Ok(Tables {
         default_weights,
         deltas: DeltaTable {
             deltas,
             accuracy_bonus: file.accuracy_bonus,
         },
+        scoring,
+        specialists: specialists.specialist,
     })
+}
+
+/// The rules a scoring table must keep for every score to stay in [0, 1].
+fn check_params(p: &ScoringParams) -> Result<(), String> {
+    let sums = [
+        (
+            "spec_alignment",
+            p.spec_alignment.checkboxes + p.spec_alignment.components + p.spec_alignment.implicit,
+        ),
+        (
+            "risk",
+            p.risk.files + p.risk.breaking + p.risk.unmitigated_security,
+        ),
+        (
+            "efficiency",
+            p.efficiency.lines + p.efficiency.files + p.efficiency.modules,
+        ),
+        (
+            "implementation risk",
+            p.implementation.tests + p.implementation.coverage,
+        ),
+        (
+            "implementation efficiency",
+            p.implementation.size + p.implementation.attempts,
+        ),
+    ];
+    for (name, sum) in sums {
+        if (sum - 1.0).abs() > 1e-9 {
+            return Err(format!("the {name} weights sum to {sum}, not 1"));
+        }
+    }
+    let halves = [
+        p.risk.files_half,
+        p.efficiency.lines_half,
+        p.efficiency.files_half,
+        p.efficiency.modules_half,
+    ];
+    if halves.iter().any(|h| *h <= 0.0) {
+        return Err("every `*_half` must be positive".into());
+    }
+    if p.similarity.shingle_words == 0 {
+        return Err("`similarity.shingle_words` must be at least 1".into());
+    }
+    Ok(())
 }
 
 /// The embedded tables. Panics only if `scoring/` was edited into an invalid state, which the
@@ -106,5 +254,10 @@ mod tests {
         }
         assert_eq!(t.deltas.accuracy_bonus.delta, 0.05);
         assert_eq!(t.deltas.accuracy_bonus.threshold, 0.85);
+        assert_eq!(t.scoring.ranking.human_review_below, 0.5);
+        assert_eq!(t.scoring.similarity.threshold, 0.70);
+        assert_eq!(t.scoring.similarity.shingle_words, 5);
+        assert!(t.specialists.iter().any(|s| s.name == "rust"));
+        assert!(RUBRIC.contains("technical_quality") && RUBRIC.contains("innovation"));
     }
 }
