@@ -4,6 +4,7 @@
 //! ([`command`], [`claude`], [`codex`]), HTTP APIs ([`anthropic`], [`openai`]) and recorded
 //! answers ([`replay`]). [`protocol`] turns response text into a role's typed answer.
 
+pub mod accounts;
 pub mod anthropic;
 pub mod claude;
 pub mod codex;

@@ -21,6 +21,14 @@ pub(super) struct ConfigFile {
     pub implementer: Option<AgentFile>,
     pub checks: Option<ChecksFile>,
     pub github: Option<GithubFile>,
+    pub limits: Option<LimitsFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LimitsFile {
+    pub max_cost_usd: Option<f64>,
+    pub max_tokens: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -30,6 +38,7 @@ pub(super) struct MarketplaceFile {
     pub base_budget_per_bot: Option<i64>,
     pub weight_min: Option<f64>,
     pub weight_max: Option<f64>,
+    pub concurrency: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -55,6 +64,8 @@ pub(super) struct AgentFile {
     pub api_key_env: Option<String>,
     pub max_tokens: Option<i64>,
     pub temperature: Option<f64>,
+    /// `[arbiter]` only: several judges whose median is taken.
+    pub judges: Option<Vec<AgentFile>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -82,6 +82,18 @@ pub struct MarketplaceConfig {
     pub base_budget_per_bot: u32,
     pub weight_min: f64,
     pub weight_max: f64,
+    /// How many bots are asked at once.
+    pub concurrency: u32,
+}
+
+/// Caps on one `ralph compete` run: when one is reached the run stops cleanly, keeping its
+/// work (SPEC §4 accounting).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct LimitsConfig {
+    /// Stop once the known cost of the run's model calls reaches this many US dollars.
+    pub max_cost_usd: Option<f64>,
+    /// Stop once the run's model calls have used this many tokens (input + output).
+    pub max_tokens: Option<u64>,
 }
 
 /// Check commands that override auto-detection.
@@ -108,9 +120,12 @@ pub struct Config {
     pub defaults: AgentConfig,
     pub bots: Vec<BotConfig>,
     pub arbiter: AgentConfig,
+    /// Judges for the `judge` role; empty means the arbiter judges alone.
+    pub judges: Vec<AgentConfig>,
     pub implementer: AgentConfig,
     pub checks: ChecksConfig,
     pub github: GithubConfig,
+    pub limits: LimitsConfig,
 }
 
 /// Where the configuration came from.
@@ -306,6 +321,12 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
         return Err(invalid("defaults.id", "is only allowed in [[bots]]".into()));
     }
     let defaults = agent(&defaults_file, None, "defaults", path)?;
+    if defaults_file.judges.is_some() {
+        return Err(invalid(
+            "defaults.judges",
+            "is only allowed in [arbiter]".into(),
+        ));
+    }
     let role = |section: &str, f: Option<AgentFile>| -> Result<AgentConfig, ConfigError> {
         let f = f.unwrap_or_default();
         if f.id.is_some() {
@@ -316,7 +337,44 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
         }
         agent(&f, Some(&defaults_file), section, path)
     };
-    let arbiter = role("arbiter", file.arbiter)?;
+    let mut arbiter_file = file.arbiter.unwrap_or_default();
+    let judge_files = arbiter_file.judges.take().unwrap_or_default();
+    let arbiter = role("arbiter", Some(arbiter_file.clone()))?;
+    let mut judges = Vec::new();
+    for (i, j) in judge_files.into_iter().enumerate() {
+        let section = format!("arbiter.judges[{i}]");
+        if j.judges.is_some() {
+            return Err(invalid(
+                &format!("{section}.judges"),
+                "cannot be nested".into(),
+            ));
+        }
+        if j.id.is_some() {
+            return Err(invalid(
+                &format!("{section}.id"),
+                "is only allowed in [[bots]]".into(),
+            ));
+        }
+        // A judge inherits from [arbiter] as the arbiter inherits from [defaults].
+        let parent = merge_parent(&arbiter_file, &defaults_file);
+        judges.push(agent(&j, Some(&parent), &section, path)?);
+    }
+    if judges.len() > 9 {
+        return Err(invalid(
+            "arbiter.judges",
+            format!("lists {} judges; at most 9 are allowed", judges.len()),
+        ));
+    }
+    if file
+        .implementer
+        .as_ref()
+        .is_some_and(|f| f.judges.is_some())
+    {
+        return Err(invalid(
+            "implementer.judges",
+            "is only allowed in [arbiter]".into(),
+        ));
+    }
     let implementer = role("implementer", file.implementer)?;
 
     let (bots, num_bots) = match file.bots {
@@ -349,6 +407,12 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
                     return Err(invalid(
                         &format!("{section}.id"),
                         format!("= {id:?} is used by two bots"),
+                    ));
+                }
+                if b.judges.is_some() {
+                    return Err(invalid(
+                        &format!("{section}.judges"),
+                        "is only allowed in [arbiter]".into(),
                     ));
                 }
                 let agent = agent(b, Some(&defaults_file), &section, path)?;
@@ -424,6 +488,30 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
         ));
     }
 
+    let concurrency = int_in("marketplace.concurrency", m.concurrency, 8, 1, 64)?;
+
+    let l = file.limits.unwrap_or_default();
+    if let Some(c) = l.max_cost_usd {
+        if !(c.is_finite() && c > 0.0) {
+            return Err(invalid(
+                "limits.max_cost_usd",
+                format!("= {c} must be a positive number of US dollars"),
+            ));
+        }
+    }
+    if let Some(t) = l.max_tokens {
+        if t < 1 {
+            return Err(invalid(
+                "limits.max_tokens",
+                format!("= {t} must be at least 1"),
+            ));
+        }
+    }
+    let limits = LimitsConfig {
+        max_cost_usd: l.max_cost_usd,
+        max_tokens: l.max_tokens.map(|t| t as u64),
+    };
+
     Ok(Config {
         tracker: file.tracker.unwrap_or(TrackerKind::Github),
         max_iterations,
@@ -432,15 +520,48 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
             base_budget_per_bot,
             weight_min,
             weight_max,
+            concurrency,
         },
         scoring_weights: weights,
         defaults,
         bots,
         arbiter,
+        judges,
         implementer,
         checks,
         github: GithubConfig { ready_label },
+        limits,
     })
+}
+
+/// The section a judge inherits from: `[arbiter]`'s own keys over `[defaults]`.
+fn merge_parent(arbiter: &AgentFile, defaults: &AgentFile) -> AgentFile {
+    let same = arbiter.backend.is_none() || arbiter.backend == defaults.backend;
+    let inherit = |own: &Option<String>, d: &Option<String>| {
+        own.clone().or_else(|| if same { d.clone() } else { None })
+    };
+    AgentFile {
+        id: None,
+        backend: arbiter.backend.or(defaults.backend),
+        model: inherit(&arbiter.model, &defaults.model),
+        command: arbiter.command.clone().or_else(|| {
+            if same {
+                defaults.command.clone()
+            } else {
+                None
+            }
+        }),
+        base_url: inherit(&arbiter.base_url, &defaults.base_url),
+        timeout_secs: arbiter.timeout_secs.or(defaults.timeout_secs),
+        dir: arbiter
+            .dir
+            .clone()
+            .or_else(|| if same { defaults.dir.clone() } else { None }),
+        api_key_env: inherit(&arbiter.api_key_env, &defaults.api_key_env),
+        max_tokens: arbiter.max_tokens.or(defaults.max_tokens),
+        temperature: arbiter.temperature.or(defaults.temperature),
+        judges: None,
+    }
 }
 
 /// Resolves one agent section. A section that names no backend inherits every key of

@@ -38,6 +38,7 @@ max_iterations = 4
 base_budget_per_bot = 5
 weight_min = 0.1
 weight_max = 0.5
+concurrency = 2
 [scoring.weights]
 spec_alignment = 0.25
 technical_quality = 0.25
@@ -75,6 +76,7 @@ dir = "fixtures/replay"
 backend = "anthropic"
 base_url = "https://api.example.test"
 model = "claude-opus-4-1"
+judges = [{ model = "claude-sonnet-4-5" }, { backend = "openai", model = "gpt-4.1", temperature = 0.0 }]
 [implementer]
 timeout_secs = 1800
 [checks]
@@ -84,6 +86,9 @@ test = "cargo test"
 command = "cargo llvm-cov --summary-only --json"
 [github]
 ready_label = "ralph-ready"
+[limits]
+max_cost_usd = 2.5
+max_tokens = 100000
 "#,
     )
     .unwrap();
@@ -110,6 +115,49 @@ ready_label = "ralph-ready"
         Some("cargo llvm-cov --summary-only --json")
     );
     assert_eq!(c.github.ready_label, "ralph-ready");
+    assert_eq!(c.marketplace.concurrency, 2);
+    assert_eq!(c.limits.max_cost_usd, Some(2.5));
+    assert_eq!(c.limits.max_tokens, Some(100_000));
+    // Judges inherit from [arbiter]: the first keeps its backend and base_url.
+    assert_eq!(c.judges.len(), 2);
+    assert_eq!(c.judges[0].backend, BackendKind::Anthropic);
+    assert_eq!(
+        c.judges[0].base_url.as_deref(),
+        Some("https://api.example.test")
+    );
+    assert_eq!(c.judges[0].model.as_deref(), Some("claude-sonnet-4-5"));
+    assert_eq!(c.judges[1].backend, BackendKind::Openai);
+    assert_eq!(c.judges[1].base_url, None);
+    assert_eq!(c.judges[1].temperature, Some(0.0));
+}
+
+#[test]
+fn run_limits_and_judges_are_checked() {
+    let c = Config::default();
+    assert_eq!(c.marketplace.concurrency, 8);
+    assert_eq!(c.limits, LimitsConfig::default());
+    assert!(c.judges.is_empty());
+    for (text, expected) in [
+        ("[limits]\nmax_cost_usd = 0", "positive number"),
+        ("[limits]\nmax_cost_usd = -1.0", "positive number"),
+        ("[limits]\nmax_tokens = 0", "at least 1"),
+        ("[limits]\nmax_token = 5", "max_token"),
+        ("[marketplace]\nconcurrency = 0", "allowed 1 to 64"),
+        ("[defaults]\njudges = []", "only allowed in [arbiter]"),
+        ("[implementer]\njudges = []", "only allowed in [arbiter]"),
+        (
+            "[[bots]]\nid = \"a\"\njudges = []",
+            "only allowed in [arbiter]",
+        ),
+        ("[arbiter]\njudges = [{ judges = [] }]", "cannot be nested"),
+        (
+            "[arbiter]\njudges = [{ backend = \"command\" }]",
+            "arbiter.judges[0].command",
+        ),
+    ] {
+        let e = err(text);
+        assert!(e.contains(expected), "{text}: {e}");
+    }
 }
 
 #[test]
