@@ -54,6 +54,7 @@ fn main() {
                     phase: Phase::Initial,
                     timeout,
                     attempt: 0,
+                    speaker: None,
                 },
             })
             .collect();

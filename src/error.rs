@@ -94,6 +94,16 @@ pub fn classify(err: &anyhow::Error) -> Classified {
             out.hint = Some(e.hint());
             break;
         }
+        if cause
+            .downcast_ref::<crate::agent::prompts::PromptError>()
+            .is_some()
+        {
+            out.exit = Exit::Usage;
+            out.hint = Some(
+                "fix or remove the template override in .ralph/prompts/ (its variables are listed in prompts/README.md of ralph's source)".into(),
+            );
+            break;
+        }
         if let Some(e) = cause.downcast_ref::<io::Error>() {
             if e.kind() == io::ErrorKind::BrokenPipe {
                 out.broken_pipe = true;

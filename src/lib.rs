@@ -13,6 +13,7 @@
 
 pub mod agent;
 pub mod cli;
+pub mod compete;
 pub mod config;
 pub mod error;
 pub mod fsutil;

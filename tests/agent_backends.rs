@@ -26,6 +26,7 @@ fn call(dir: &Path, timeout: Duration) -> AgentCall {
         phase: Phase::Replan,
         timeout,
         attempt: 0,
+        speaker: None,
     }
 }
 

@@ -77,6 +77,9 @@ pub struct AgentCall {
     pub timeout: Duration,
     /// 0 for the first attempt, 1 for the repair retry (replay keys on it).
     pub attempt: u32,
+    /// Who a non-bot call speaks for in recordings and logs when it is not the default
+    /// (`arbiter` / `implementer`): `judge_2` for the second of several judges.
+    pub speaker: Option<String>,
 }
 
 /// Tokens and money spent by a call, as far as the backend reports them.

@@ -310,7 +310,14 @@ impl Answer for VerifyAnswer {
 
 impl Answer for ExtractAnswer {
     fn validate(&mut self, _ctx: &AnswerContext) -> Result<(), String> {
-        // Unknown ids and empty lists are dropped with warnings by `merge_extraction`.
+        // Unknown ids and empty lists are dropped with warnings by `merge_extraction`; an
+        // answer with neither list is some other object, not an extraction.
+        if self.explicit_requirements.is_empty() && self.implicit_requirements.is_empty() {
+            return Err(
+                "`explicit_requirements` and `implicit_requirements` are both missing or empty"
+                    .into(),
+            );
+        }
         Ok(())
     }
 }

@@ -2,7 +2,8 @@
 //! [`Recorder`], which wraps a real backend and writes what it answers (`--record DIR`).
 //!
 //! A response is the file `<dir>/<who>.<role>.r<round>.txt`, where `who` is the bot id for
-//! `propose`, `arbiter` for `extract`/`judge`/`verify` and `implementer` for `implement`. Lookup
+//! `propose`, `arbiter` for `extract`/`judge`/`verify` (`judge_2`, `judge_3`… for the further
+//! judges of `[arbiter] judges`) and `implementer` for `implement`. Lookup
 //! tries, in order: `<who>.<role>.r<round>.a<attempt>.txt` (the repair retry is attempt 1),
 //! `<who>.<role>.r<round>.txt`, then `<who>.<role>.txt` (any round).
 
@@ -15,10 +16,11 @@ use std::time::Instant;
 
 /// Who a call speaks for, in file names.
 pub fn who(call: &AgentCall) -> String {
-    match (&call.bot_id, call.role) {
-        (Some(bot), _) => bot.clone(),
-        (None, Role::Implement) => "implementer".into(),
-        (None, _) => "arbiter".into(),
+    match (&call.bot_id, &call.speaker, call.role) {
+        (Some(bot), _, _) => bot.clone(),
+        (None, Some(speaker), _) => speaker.clone(),
+        (None, None, Role::Implement) => "implementer".into(),
+        (None, None, _) => "arbiter".into(),
     }
 }
 
@@ -133,6 +135,7 @@ mod tests {
             phase: Phase::Initial,
             timeout: Duration::from_secs(1),
             attempt,
+            speaker: None,
         }
     }
 

@@ -2,6 +2,7 @@
 //! Ctrl-C, and the one place a command's result becomes an exit code. Each subcommand lives
 //! in its own file as `XxxArgs` plus `fn run(ctx, args)`, a thin wrapper over the library.
 
+mod compete;
 mod completions;
 mod events;
 mod init;
@@ -88,6 +89,8 @@ pub enum Command {
     Spec(spec::SpecArgs),
     /// List the issues ready for a competition, oldest first
     Queue(queue::QueueArgs),
+    /// Run the competition on issue N (this version: --dry-run, proposals and ranking only)
+    Compete(compete::CompeteArgs),
     /// Print shell completions
     Completions(completions::CompletionsArgs),
 }
@@ -188,6 +191,7 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
         Command::Ready(args) => ready::run(&ctx, args).await,
         Command::Spec(args) => spec::run(&ctx, args).await,
         Command::Queue(args) => queue::run(&ctx, args).await,
+        Command::Compete(args) => compete::run(&ctx, args).await,
         Command::Completions(args) => completions::run(&ctx, args),
     }
 }

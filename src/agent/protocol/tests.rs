@@ -199,6 +199,7 @@ fn call() -> AgentCall {
         phase: Phase::Initial,
         timeout: Duration::from_secs(5),
         attempt: 0,
+        speaker: None,
     }
 }
 
