@@ -311,3 +311,102 @@ proptest! {
         prop_assert!((0.0..=1.0).contains(&b));
     }
 }
+
+/// The worked example of `scoring/README.md`: three proposals for an issue with two open
+/// checkboxes. Keeps the document and the code in agreement.
+#[test]
+fn the_worked_example_of_the_scoring_readme() {
+    let reqs = crate::spec::Requirements::from_body(
+        "- [ ] Parse a `--verbose` flag\n- [ ] Print timings when verbose\n",
+    );
+    let targets = Targets::from_requirements(&reqs);
+    let weights = tables().default_weights;
+    let files = |paths: &[&str]| -> Vec<FileChange> {
+        paths
+            .iter()
+            .map(|p| FileChange {
+                path: p.to_string(),
+                change_type: "modify".into(),
+                description: String::new(),
+            })
+            .collect()
+    };
+    let judge = |tq: f64, inn: f64| Subjective {
+        technical_quality: tq,
+        technical_quality_reasoning: String::new(),
+        innovation: inn,
+        innovation_reasoning: String::new(),
+        judges: 1,
+    };
+    let mut a = with_alignment(
+        &["req_1", "req_2"],
+        &["Parse a `--verbose` flag", "Print timings when verbose"],
+        &["req_implicit_2", "req_implicit_3"],
+    );
+    a.files_affected = files(&["src/cli.rs", "src/run.rs"]);
+    (
+        a.estimated_complexity.lines_of_code,
+        a.estimated_complexity.files,
+        a.estimated_complexity.modules,
+    ) = (120, 2, 2);
+    a.specialist_consultations = vec![consult("rust", "derive the flag with clap")];
+
+    let mut b = with_alignment(&["req_1"], &["Parse a `--verbose` flag"], &[]);
+    b.files_affected = files(&["src/main.rs"]);
+    (
+        b.estimated_complexity.lines_of_code,
+        b.estimated_complexity.files,
+        b.estimated_complexity.modules,
+    ) = (30, 1, 1);
+
+    let mut c = with_alignment(
+        &["req_1", "req_2"],
+        &["Parse a `--verbose` flag", "Print timings when verbose"],
+        &[
+            "req_implicit_1",
+            "req_implicit_2",
+            "req_implicit_3",
+            "req_implicit_4",
+        ],
+    );
+    c.files_affected = files(&[
+        "src/auth/a.rs",
+        "src/auth/b.rs",
+        "src/c.rs",
+        "src/d.rs",
+        "src/e.rs",
+        "src/f.rs",
+        "src/g.rs",
+        "src/h.rs",
+    ]);
+    (
+        c.estimated_complexity.lines_of_code,
+        c.estimated_complexity.files,
+        c.estimated_complexity.modules,
+    ) = (900, 8, 4);
+    c.risk_assessment.breaking_changes = true;
+    c.risk_assessment.security_critical = true;
+    c.specialist_consultations = vec![consult("rust", "keep the error type")];
+
+    let score = |p: &Proposal, j: Subjective| {
+        score_proposal(p, &targets, &j, &weights, params(), &tables().specialists)
+    };
+    let (sa, sb, sc) = (
+        score(&a, judge(0.8, 0.6)),
+        score(&b, judge(0.7, 0.8)),
+        score(&c, judge(0.5, 0.3)),
+    );
+    let r = |v: f64| (v * 1000.0).round() / 1000.0;
+    let row = |s: &ProposalScore| {
+        [
+            r(s.scores.spec_alignment),
+            r(s.scores.risk),
+            r(s.scores.efficiency),
+            r(s.scores.specialist_validation),
+            r(s.total),
+        ]
+    };
+    assert_eq!(row(&sa), [0.9, 0.886, 0.647, 1.0, 0.812]);
+    assert_eq!(row(&sb), [0.4, 0.933, 0.835, 0.0, 0.65]);
+    assert_eq!(row(&sc), [1.0, 0.154, 0.292, 0.5, 0.53]);
+}
