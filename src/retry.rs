@@ -14,8 +14,14 @@ pub fn backoff(base: Duration, max: Duration, attempt: u32) -> Duration {
     step / 2 + step.mul_f64(jitter() / 2.0)
 }
 
-/// A number in [0, 1) from the standard library's randomly seeded hasher.
+/// A number in [0, 1).
 fn jitter() -> f64 {
+    (random_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// 64 unpredictable bits without a dependency: the standard library's hasher, seeded from the
+/// OS per process, over the current time (so two calls differ). Not for cryptography.
+pub fn random_u64() -> u64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(
         std::time::SystemTime::now()
@@ -23,7 +29,7 @@ fn jitter() -> f64 {
             .map(|d| d.as_nanos())
             .unwrap_or(0),
     );
-    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+    h.finish()
 }
 
 #[cfg(test)]

@@ -2,6 +2,9 @@
 //! backends, wiremock servers for the Anthropic and OpenAI APIs (streamed and not, 429 with
 //! retry-after, 500 then success, 401).
 
+mod common;
+use common::script;
+
 use ralph::agent::anthropic::AnthropicBackend;
 use ralph::agent::claude::ClaudeBackend;
 use ralph::agent::codex::CodexBackend;
@@ -28,18 +31,6 @@ fn call(dir: &Path, timeout: Duration) -> AgentCall {
         attempt: 0,
         speaker: None,
     }
-}
-
-/// Writes an executable shell script and returns its path.
-fn script(dir: &Path, name: &str, body: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    path.to_string_lossy().into_owned()
 }
 
 fn command(program: String) -> CommandBackend {

@@ -5,6 +5,9 @@
 //! failing (neutral scores, the run goes on), every proposal below 0.5 (human review), the
 //! `--record` layout, and every number of the ranking recomputed from the report.
 
+mod common;
+use common::script;
+
 use assert_cmd::Command;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -33,18 +36,6 @@ fn proposal(summary: &str, lines: u64, files: &[&str], boxes: Value) -> Value {
 
 fn fenced(v: &Value) -> String {
     format!("My plan follows.\n```json\n{v}\n```\n")
-}
-
-/// Writes an executable shell script.
-fn script(dir: &Path, name: &str, body: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    path.to_string_lossy().into_owned()
 }
 
 fn judge_answer(n: usize) -> String {

@@ -3,6 +3,7 @@
 //! and, when there is none, ask once more with the validation error before giving up.
 
 use super::{AgentCall, AgentError, AgentReply, Backend, Usage};
+use crate::market::proposal::{non_empty, unit};
 pub use crate::market::{
     safe_relative_path, Complexity, Consultation, FileChange, Proposal, RiskAssessment,
     SpecAlignment,
@@ -181,22 +182,6 @@ pub async fn ask<T: Answer>(
             backend: backend.describe(),
             message: format!("no valid {} answer after a repair retry: {e}", call.role),
         }),
-    }
-}
-
-fn unit(name: &str, v: f64) -> Result<(), String> {
-    if (0.0..=1.0).contains(&v) {
-        Ok(())
-    } else {
-        Err(format!("`{name}` must be between 0 and 1, not {v}"))
-    }
-}
-
-fn non_empty(name: &str, v: &str) -> Result<(), String> {
-    if v.trim().is_empty() {
-        Err(format!("`{name}` must not be empty"))
-    } else {
-        Ok(())
     }
 }
 

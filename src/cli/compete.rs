@@ -59,16 +59,7 @@ pub async fn run(ctx: &Context, args: CompeteArgs) -> Result<Exit> {
         settings.config.bots.truncate(k as usize);
     }
     let tracker = tracker::open(&settings).await?;
-    let issue = tracker.issue(args.issue).await?;
-    if issue.is_pull_request {
-        return Err(UserError::usage(format!(
-            "#{} in {} is a pull request, not an issue",
-            issue.number,
-            tracker.describe()
-        ))
-        .with_hint("pass the number of the issue the pull request is for")
-        .into());
-    }
+    let issue = super::fetch_issue(tracker.as_ref(), args.issue).await?;
     if issue.state == IssueState::Closed {
         ctx.printer.warn(&format!(
             "#{} is closed; the dry run goes ahead, a real run would refuse",

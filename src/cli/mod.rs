@@ -115,6 +115,24 @@ impl Context {
     }
 }
 
+/// Reads issue `number`, refusing a pull request (exit 2): every issue command needs an issue.
+async fn fetch_issue(
+    tracker: &dyn crate::tracker::IssueTracker,
+    number: u64,
+) -> Result<crate::tracker::Issue> {
+    let issue = tracker.issue(number).await?;
+    if issue.is_pull_request {
+        return Err(crate::error::UserError::usage(format!(
+            "#{} in {} is a pull request, not an issue",
+            issue.number,
+            tracker.describe()
+        ))
+        .with_hint("pass the number of the issue the pull request is for")
+        .into());
+    }
+    Ok(issue)
+}
+
 /// Sets up logging on stderr: `RALPH_LOG` when set, else from `-v`/`-q`.
 fn init_logging(global: &GlobalArgs, color: bool) {
     use tracing_subscriber::EnvFilter;

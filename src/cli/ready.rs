@@ -20,12 +20,7 @@ pub async fn run(ctx: &Context, args: ReadyArgs) -> Result<Exit> {
     let ready = settings.config.github.ready_label.clone();
     // Read first: a clear "not found" beats a failed label call, and a closed issue or a pull
     // request is refused rather than labelled.
-    let issue = tracker.issue(args.issue).await?;
-    if issue.is_pull_request {
-        return Err(
-            UserError::usage(format!("#{} is a pull request, not an issue", issue.number)).into(),
-        );
-    }
+    let issue = super::fetch_issue(tracker.as_ref(), args.issue).await?;
     if issue.state == IssueState::Closed {
         return Err(
             UserError::usage(format!("issue #{} is closed", issue.number))

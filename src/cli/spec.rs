@@ -4,7 +4,7 @@
 //! CONTRIBUTING.md), which the `extract` role reads for implicit requirements.
 
 use super::Context;
-use crate::error::{Exit, UserError};
+use crate::error::Exit;
 use crate::output::{sanitize, Paint};
 use crate::spec::{read_guidance, Requirements};
 use crate::tracker::{self, Issue, IssueState};
@@ -40,16 +40,7 @@ struct SpecJson<'a> {
 pub async fn run(ctx: &Context, args: SpecArgs) -> Result<Exit> {
     let settings = ctx.settings()?;
     let tracker = tracker::open(&settings).await?;
-    let issue = tracker.issue(args.issue).await?;
-    if issue.is_pull_request {
-        return Err(UserError::usage(format!(
-            "#{} in {} is a pull request, not an issue",
-            issue.number,
-            tracker.describe()
-        ))
-        .with_hint("pass the number of the issue the pull request is for")
-        .into());
-    }
+    let issue = super::fetch_issue(tracker.as_ref(), args.issue).await?;
     let requirements = Requirements::from_body(&issue.body);
     let guidance = read_guidance(&settings.root);
     let guidance_files: Vec<&str> = guidance.iter().map(|g| g.path.as_str()).collect();

@@ -51,21 +51,12 @@ pub fn new_run_id(issue: u64, now: chrono::DateTime<chrono::Utc>) -> String {
     format!(
         "{}-{issue}-{:04x}",
         now.format("%Y%m%dT%H%M%SZ"),
-        random_seed() & 0xffff
+        crate::retry::random_u64() & 0xffff
     )
 }
 
 /// A seed for the blind order: different for every round and run, recorded in the report so a
 /// ranking can be reproduced.
 pub fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    // RandomState is seeded from the OS per process; mixing in the time makes rounds differ.
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.finish()
+    crate::retry::random_u64()
 }

@@ -199,7 +199,8 @@ impl Proposal {
     }
 }
 
-fn unit(name: &str, v: f64) -> Result<(), String> {
+/// `Err` naming the field unless `v` is in [0, 1].
+pub(crate) fn unit(name: &str, v: f64) -> Result<(), String> {
     if (0.0..=1.0).contains(&v) {
         Ok(())
     } else {
@@ -207,7 +208,8 @@ fn unit(name: &str, v: f64) -> Result<(), String> {
     }
 }
 
-fn non_empty(name: &str, v: &str) -> Result<(), String> {
+/// `Err` naming the field when `v` is blank.
+pub(crate) fn non_empty(name: &str, v: &str) -> Result<(), String> {
     if v.trim().is_empty() {
         Err(format!("`{name}` must not be empty"))
     } else {

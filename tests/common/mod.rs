@@ -1,4 +1,6 @@
-//! Helpers shared by the test binaries that fake GitHub with wiremock.
+//! Helpers shared by the test binaries: GitHub fixtures for wiremock, and fake agent programs.
+//! Each test binary uses a part of them.
+#![allow(dead_code)]
 
 use wiremock::ResponseTemplate;
 
@@ -17,4 +19,16 @@ pub fn fixture(name: &str) -> String {
 /// A JSON reply with a fixture as its body.
 pub fn json_reply(status: u16, name: &str) -> ResponseTemplate {
     ResponseTemplate::new(status).set_body_raw(fixture(name), "application/json")
+}
+
+/// Writes an executable shell script `dir/name` with `body` and returns its path.
+pub fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path.to_string_lossy().into_owned()
 }
