@@ -448,7 +448,7 @@ fn a_failing_judge_gives_neutral_scores_and_the_ranking_goes_on() {
     script(
         p,
         "judge.sh",
-        "cat >/dev/null\necho 'model overloaded' >&2\nexit 3",
+        "cat > \"judge_prompt_$RALPH_ROLE.txt\"\necho 'model overloaded' >&2\nexit 3",
     );
     let out = run(repo.ralph().args(["compete", "7", "--dry-run", "--json"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -482,6 +482,52 @@ fn a_failing_judge_gives_neutral_scores_and_the_ranking_goes_on() {
     assert!(time(first) <= time(second));
     assert!(out.stderr.contains("## Phase 1: Requirement Extraction"));
     assert!(out.stderr.contains("judge arbiter failed"));
+    // The judge saw the proposals blind: labels and rubric, no bot id.
+    let prompt = std::fs::read_to_string(p.join("judge_prompt_judge.txt")).unwrap();
+    assert!(prompt.contains("proposal_1") && prompt.contains("proposal_2"));
+    assert!(
+        prompt.contains("technical_quality"),
+        "the rubric is in the prompt"
+    );
+    assert!(
+        !prompt.contains("alpha") && !prompt.contains("beta"),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn several_judges_give_the_median() {
+    let config = format!(
+        "{TWO_COMMAND_BOTS}judges = [{{ backend = \"replay\", dir = \"replay\" }}, {{ backend = \"replay\", dir = \"replay\" }}, {{ backend = \"command\", command = [\"./missing-judge.sh\"] }}]\n"
+    );
+    let repo = Repo::new(&config);
+    let p = repo.path();
+    std::fs::write(
+        p.join("answer.txt"),
+        fenced(&proposal("Plan", 40, &["src/main.rs"], json!(["req_1"]))),
+    )
+    .unwrap();
+    script(p, "bot.sh", "cat >/dev/null\ncat answer.txt");
+    let answer = |tq: f64| {
+        fenced(&json!({"scores": [
+            {"proposal_id": "proposal_1", "technical_quality": tq, "technical_quality_reasoning": format!("tq {tq}"), "innovation": 0.5, "innovation_reasoning": "i"},
+            {"proposal_id": "proposal_2", "technical_quality": tq, "technical_quality_reasoning": format!("tq {tq}"), "innovation": 0.5, "innovation_reasoning": "i"}
+        ]}))
+    };
+    // The first judge speaks as `arbiter`, the second as `judge_2`; the third cannot start.
+    repo.write("replay/arbiter.judge.txt", &answer(0.2));
+    repo.write("replay/judge_2.judge.txt", &answer(0.6));
+    let out = run(repo.ralph().args(["compete", "7", "--dry-run", "--json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let round = &report["rounds"][0];
+    assert_eq!(round["judges"]["answered"], json!(["arbiter", "judge_2"]));
+    assert_eq!(round["judges"]["failures"][0]["judge"], "judge_3");
+    for p in round["proposals"].as_array().unwrap() {
+        // The median of 0.2 and 0.6; the reasoning of the lower middle judge.
+        assert!((p["scores"]["technical_quality"].as_f64().unwrap() - 0.4).abs() < 1e-9);
+        assert_eq!(p["reasons"]["technical_quality"], "tq 0.2");
+    }
 }
 
 #[test]
