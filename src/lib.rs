@@ -12,6 +12,7 @@
 //! tokens out of every output.
 
 pub mod agent;
+pub mod checks;
 pub mod cli;
 pub mod compete;
 pub mod config;

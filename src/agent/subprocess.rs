@@ -6,20 +6,11 @@
 use super::{AgentCall, AgentError, AgentReply, Usage};
 use crate::error::chain_text;
 use crate::process::{self, Cmd, Output, ProcessError};
+use crate::secret::SCRUBBED_ENV;
 
 /// Each captured stream keeps at most this much (head and tail): a bot printing a gigabyte
 /// costs ralph 16 MiB.
 pub const MAX_AGENT_OUTPUT: usize = 16 << 20;
-
-/// Variables never passed to an agent: GitHub credentials and the Actions runtime tokens.
-pub const SCRUBBED_ENV: [&str; 6] = [
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-    "ACTIONS_RUNTIME_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-];
 
 /// The command for one call: `program args…` in the call's working directory, with the
 /// protocol environment, the prompt on stdin and the call's timeout.

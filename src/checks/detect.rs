@@ -1,0 +1,301 @@
+//! Which checks a repository has. `[checks]` in the configuration wins; otherwise the first
+//! layout found: a `maskfile.md` with `development <language> <check>` commands (seed 003),
+//! then a Cargo, Python (through `uv run` when there is a `uv.lock`) or Node project.
+
+use super::{CheckKind, CheckSpec};
+use crate::config::ChecksConfig;
+use serde::Serialize;
+use std::path::Path;
+
+/// The checks to run and the coverage command, with where they came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckPlan {
+    /// `config`, `maskfile.md`, `cargo`, `python`, `node` or `none`.
+    pub source: String,
+    pub checks: Vec<CheckSpec>,
+    /// A command whose output holds the total coverage percentage.
+    pub coverage: Option<String>,
+}
+
+/// The check names of a maskfile that ralph runs, in the order it runs them.
+const MASK_CHECKS: [&str; 6] = ["format", "lint", "type-check", "check", "dead-code", "test"];
+
+/// The checks of the repository at `root`.
+pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
+    if !config.commands.is_empty() || config.coverage_command.is_some() {
+        return CheckPlan {
+            source: "config".into(),
+            checks: config
+                .commands
+                .iter()
+                .map(|(name, command)| CheckSpec::new(name, command))
+                .collect(),
+            coverage: config.coverage_command.clone(),
+        };
+    }
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).ok();
+    if let Some(text) = read("maskfile.md") {
+        let checks = mask_checks(&text);
+        if !checks.is_empty() {
+            return CheckPlan {
+                source: "maskfile.md".into(),
+                checks,
+                coverage: None,
+            };
+        }
+    }
+    if root.join("Cargo.toml").is_file() {
+        return CheckPlan {
+            source: "cargo".into(),
+            checks: vec![
+                CheckSpec::new("format", "cargo fmt --all -- --check"),
+                CheckSpec::new("lint", "cargo clippy --all-targets -- -D warnings"),
+                CheckSpec::new("check", "cargo check --all-targets"),
+                CheckSpec::new("test", "cargo test"),
+            ],
+            coverage: None,
+        };
+    }
+    let pyproject = read("pyproject.toml");
+    let python = pyproject.is_some()
+        || ["setup.py", "setup.cfg", "requirements.txt"]
+            .iter()
+            .any(|f| root.join(f).is_file());
+    if python {
+        let py = pyproject.unwrap_or_default();
+        let prefix = if root.join("uv.lock").is_file() {
+            "uv run "
+        } else {
+            ""
+        };
+        let mypy = py.contains("[tool.mypy")
+            || root.join("mypy.ini").is_file()
+            || root.join(".mypy.ini").is_file()
+            || read("setup.cfg").is_some_and(|c| c.contains("[mypy"));
+        let mut checks = vec![
+            CheckSpec::new("format", &format!("{prefix}ruff format --check")),
+            CheckSpec::new("lint", &format!("{prefix}ruff check")),
+        ];
+        if mypy {
+            checks.push(CheckSpec::new("type-check", &format!("{prefix}mypy .")));
+        }
+        checks.push(CheckSpec::new("test", &format!("{prefix}pytest")));
+        let coverage = (py.contains("[tool.coverage") || root.join(".coveragerc").is_file())
+            .then(|| {
+                format!(
+                    "{prefix}coverage run -m pytest -q >/dev/null 2>&1; {prefix}coverage report --format=total"
+                )
+            });
+        return CheckPlan {
+            source: "python".into(),
+            checks,
+            coverage,
+        };
+    }
+    if let Some(text) = read("package.json") {
+        let scripts: Vec<String> = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("scripts").and_then(|s| s.as_object()).cloned())
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        let has = |s: &str| scripts.iter().any(|k| k == s);
+        let mut checks = Vec::new();
+        for (name, candidates) in [
+            (
+                "format",
+                &["format:check", "format-check", "prettier:check"][..],
+            ),
+            ("lint", &["lint"][..]),
+            ("type-check", &["typecheck", "type-check", "tsc"][..]),
+        ] {
+            if let Some(script) = candidates.iter().find(|c| has(c)) {
+                checks.push(CheckSpec::new(name, &format!("npm run --silent {script}")));
+            }
+        }
+        if has("test") {
+            checks.push(CheckSpec::new("test", "npm test"));
+        }
+        return CheckPlan {
+            source: "node".into(),
+            checks,
+            coverage: None,
+        };
+    }
+    CheckPlan {
+        source: "none".into(),
+        checks: Vec::new(),
+        coverage: None,
+    }
+}
+
+/// The `development <language> <check>` commands of a maskfile, as `mask development …`
+/// checks named `<language>-<check>`. Mask commands are headings from level 2 down (level 1 is
+/// the title); nesting is by level.
+pub fn mask_checks(text: &str) -> Vec<CheckSpec> {
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    let mut found: Vec<(String, String)> = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        let level = trimmed.bytes().take_while(|b| *b == b'#').count();
+        // Level 1 is the maskfile's title; commands are level 2 and deeper.
+        if !(2..=6).contains(&level) || !trimmed[level..].starts_with(" ") {
+            continue;
+        }
+        // A heading's command name is its first word; `(args)` and the rest are not.
+        let Some(name) = trimmed[level..].split_whitespace().next() else {
+            continue;
+        };
+        while stack.last().is_some_and(|(l, _)| *l >= level) {
+            stack.pop();
+        }
+        stack.push((level, name.to_lowercase()));
+        let path: Vec<&str> = stack.iter().map(|(_, n)| n.as_str()).collect();
+        if let ["development", language, check] = path.as_slice() {
+            if MASK_CHECKS.contains(check) {
+                found.push((language.to_string(), check.to_string()));
+            }
+        }
+    }
+    // Quality checks in the seed's order, then tests; languages in file order.
+    found.sort_by_key(|(_, check)| MASK_CHECKS.iter().position(|c| c == check));
+    found
+        .into_iter()
+        .map(|(language, check)| {
+            let mut spec = CheckSpec::new(
+                &format!("{language}-{check}"),
+                &format!("mask development {language} {check}"),
+            );
+            if check == "test" {
+                spec.kind = CheckKind::Test;
+            }
+            spec
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    fn names(plan: &CheckPlan) -> Vec<(String, String, CheckKind)> {
+        plan.checks
+            .iter()
+            .map(|c| (c.name.clone(), c.command.clone(), c.kind))
+            .collect()
+    }
+
+    const MASKFILE: &str = "# Tasks\n\n## development\n\n### python\n\n#### test\n\n```sh\npytest\n```\n\n#### format\n\n```sh\nruff format --check\n```\n\n### rust\n\n#### lint (crate)\n\n```sh\ncargo clippy\n```\n\n#### test\n\n```sh\ncargo test\n```\n\n#### deploy\n\n## release\n\n### rust\n\n#### test\n";
+
+    #[test]
+    fn a_maskfile_gives_development_checks_quality_first() {
+        let dir = project(&[("maskfile.md", MASKFILE), ("Cargo.toml", "[package]")]);
+        let plan = detect(dir.path(), &ChecksConfig::default());
+        assert_eq!(plan.source, "maskfile.md");
+        let got: Vec<(String, CheckKind)> = plan
+            .checks
+            .iter()
+            .map(|c| (c.name.clone(), c.kind))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("python-format".to_owned(), CheckKind::Quality),
+                ("rust-lint".to_owned(), CheckKind::Quality),
+                ("python-test".to_owned(), CheckKind::Test),
+                ("rust-test".to_owned(), CheckKind::Test),
+            ]
+        );
+        assert_eq!(plan.checks[1].command, "mask development rust lint");
+        assert_eq!(plan.checks[1].program.as_deref(), Some("mask"));
+    }
+
+    #[test]
+    fn cargo_python_and_node_layouts() {
+        let cargo = project(&[("Cargo.toml", "[package]\nname = \"x\"")]);
+        let plan = detect(cargo.path(), &ChecksConfig::default());
+        assert_eq!(plan.source, "cargo");
+        assert_eq!(plan.checks.len(), 4);
+        assert_eq!(plan.checks[3].kind, CheckKind::Test);
+
+        let uv = project(&[
+            (
+                "pyproject.toml",
+                "[project]\nname='x'\n[tool.mypy]\nstrict=true\n[tool.coverage.run]\n",
+            ),
+            ("uv.lock", ""),
+        ]);
+        let plan = detect(uv.path(), &ChecksConfig::default());
+        assert_eq!(plan.source, "python");
+        let n = names(&plan);
+        assert_eq!(n[0].1, "uv run ruff format --check");
+        assert_eq!(n[2].0, "type-check");
+        assert_eq!(
+            n[3],
+            ("test".into(), "uv run pytest".into(), CheckKind::Test)
+        );
+        assert!(plan
+            .coverage
+            .unwrap()
+            .contains("uv run coverage report --format=total"));
+
+        let plain = project(&[("requirements.txt", "requests\n")]);
+        let plan = detect(plain.path(), &ChecksConfig::default());
+        assert_eq!(plan.checks.len(), 3, "no mypy without its configuration");
+        assert!(plan.coverage.is_none());
+
+        let node = project(&[(
+            "package.json",
+            r#"{"scripts": {"test": "jest", "lint": "eslint .", "typecheck": "tsc --noEmit"}}"#,
+        )]);
+        let plan = detect(node.path(), &ChecksConfig::default());
+        assert_eq!(plan.source, "node");
+        assert_eq!(
+            names(&plan)
+                .iter()
+                .map(|n| n.1.as_str())
+                .collect::<Vec<_>>(),
+            [
+                "npm run --silent lint",
+                "npm run --silent typecheck",
+                "npm test"
+            ]
+        );
+        let none = project(&[("README.md", "hi")]);
+        assert_eq!(detect(none.path(), &ChecksConfig::default()).source, "none");
+    }
+
+    #[test]
+    fn configured_checks_win_over_detection() {
+        let dir = project(&[("Cargo.toml", "[package]")]);
+        let mut config = ChecksConfig::default();
+        config
+            .commands
+            .insert("unit-test".into(), "make test".into());
+        config.commands.insert("style".into(), "make lint".into());
+        let plan = detect(dir.path(), &config);
+        assert_eq!(plan.source, "config");
+        assert_eq!(
+            names(&plan),
+            [
+                ("style".into(), "make lint".into(), CheckKind::Quality),
+                ("unit-test".into(), "make test".into(), CheckKind::Test),
+            ]
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! The checks ralph runs itself on an implementation (SPEC §6 step 7): which ones
+//! ([`detect`]: `[checks]` from the configuration, else a `maskfile.md`, Cargo, Python or Node
+//! project), running them ([`run`]: quality checks concurrently, tests after them, each with a
+//! timeout, exit code, duration and a bounded output tail; a missing tool is "unavailable", not
+//! a crash), and reading a coverage total from a tool's output ([`coverage`]).
+
+pub mod coverage;
+pub mod detect;
+pub mod run;
+
+pub use detect::{detect, CheckPlan};
+pub use run::{run_checks, CheckResult, CheckStatus};
+
+use serde::Serialize;
+
+/// Whether a check is a quality check (format, lint, types, dead code) or a test run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckKind {
+    Quality,
+    Test,
+}
+
+/// One check: a name and the shell command that runs it in the worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckSpec {
+    pub name: String,
+    pub command: String,
+    pub kind: CheckKind,
+    /// The program the command needs, to report it as unavailable when it is missing.
+    pub program: Option<String>,
+}
+
+impl CheckSpec {
+    /// A check whose kind follows from its name: `test`, `tests` and names ending in `-test`
+    /// or `_test` run tests; everything else is a quality check.
+    pub fn new(name: &str, command: &str) -> CheckSpec {
+        let test = name == "test"
+            || name == "tests"
+            || name.ends_with("-test")
+            || name.ends_with("_test")
+            || name.ends_with("-tests");
+        CheckSpec {
+            name: name.to_owned(),
+            command: command.to_owned(),
+            kind: if test {
+                CheckKind::Test
+            } else {
+                CheckKind::Quality
+            },
+            program: first_program(command),
+        }
+    }
+}
+
+/// The program a shell command starts: its first word that is not a `VAR=value` assignment.
+fn first_program(command: &str) -> Option<String> {
+    command
+        .split_whitespace()
+        .find(|w| !w.contains('='))
+        .map(str::to_owned)
+}
+
+/// Whether `program` can be started: a path that exists, or a name found on `PATH`.
+pub fn on_path(program: &str) -> bool {
+    if program.contains('/') {
+        return std::path::Path::new(program).exists();
+    }
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| {
+            let candidate = dir.join(program);
+            candidate.is_file() && is_executable(&candidate)
+        })
+    })
+}
+
+#[cfg(unix)]
+fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(_path: &std::path::Path) -> bool {
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_follow_names_and_programs_skip_assignments() {
+        assert_eq!(CheckSpec::new("test", "cargo test").kind, CheckKind::Test);
+        assert_eq!(CheckSpec::new("rust-test", "x").kind, CheckKind::Test);
+        assert_eq!(CheckSpec::new("lint", "x").kind, CheckKind::Quality);
+        assert_eq!(CheckSpec::new("contest", "x").kind, CheckKind::Quality);
+        let c = CheckSpec::new("lint", "RUSTFLAGS=-Dwarnings cargo clippy");
+        assert_eq!(c.program.as_deref(), Some("cargo"));
+        assert!(on_path("sh"));
+        assert!(!on_path("definitely-not-a-program-ralph"));
+    }
+}
