@@ -22,6 +22,15 @@ pub(super) struct ConfigFile {
     pub checks: Option<ChecksFile>,
     pub github: Option<GithubFile>,
     pub limits: Option<LimitsFile>,
+    pub git: Option<GitFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct GitFile {
+    pub author: Option<String>,
+    pub base: Option<String>,
+    pub remote: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

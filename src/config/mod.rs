@@ -110,6 +110,18 @@ pub struct GithubConfig {
     pub ready_label: String,
 }
 
+/// How ralph uses git.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GitConfig {
+    /// The author and committer of ralph's commits.
+    pub author_name: String,
+    pub author_email: String,
+    /// The branch competitions start from; `None`: the remote's default branch.
+    pub base: Option<String>,
+    /// The remote branches are pushed to.
+    pub remote: String,
+}
+
 /// The resolved configuration: every value known, every rule checked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Config {
@@ -126,6 +138,7 @@ pub struct Config {
     pub checks: ChecksConfig,
     pub github: GithubConfig,
     pub limits: LimitsConfig,
+    pub git: GitConfig,
 }
 
 /// Where the configuration came from.
@@ -512,6 +525,44 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
         max_tokens: l.max_tokens.map(|t| t as u64),
     };
 
+    let g = file.git.unwrap_or_default();
+    let author = g
+        .author
+        .unwrap_or_else(|| "ralph <ralph@localhost>".to_owned());
+    let (author_name, author_email) = parse_author(&author).ok_or_else(|| {
+        invalid(
+            "git.author",
+            format!("= {author:?} must read `Name <email>`, e.g. \"ralph <ralph@example.com>\""),
+        )
+    })?;
+    let valid_ref = |v: &str| {
+        !v.is_empty()
+            && !v.starts_with('-')
+            && !v.contains("..")
+            && !v.contains(|c: char| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c))
+    };
+    if let Some(base) = &g.base {
+        if !valid_ref(base) {
+            return Err(invalid(
+                "git.base",
+                format!("= {base:?} is not a branch name"),
+            ));
+        }
+    }
+    let remote = g.remote.unwrap_or_else(|| "origin".to_owned());
+    if !valid_ref(&remote) {
+        return Err(invalid(
+            "git.remote",
+            format!("= {remote:?} is not a remote name"),
+        ));
+    }
+    let git = GitConfig {
+        author_name,
+        author_email,
+        base: g.base,
+        remote,
+    };
+
     Ok(Config {
         tracker: file.tracker.unwrap_or(TrackerKind::Github),
         max_iterations,
@@ -531,7 +582,17 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
         checks,
         github: GithubConfig { ready_label },
         limits,
+        git,
     })
+}
+
+/// `Name <email>` split in two; both parts non-empty.
+fn parse_author(text: &str) -> Option<(String, String)> {
+    let (name, rest) = text.split_once('<')?;
+    let email = rest.strip_suffix('>')?.trim();
+    let name = name.trim();
+    (!name.is_empty() && email.contains('@') && !email.contains(['<', '>']))
+        .then(|| (name.to_owned(), email.to_owned()))
 }
 
 /// The section a judge inherits from: `[arbiter]`'s own keys over `[defaults]`.

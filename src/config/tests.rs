@@ -89,6 +89,10 @@ ready_label = "ralph-ready"
 [limits]
 max_cost_usd = 2.5
 max_tokens = 100000
+[git]
+author = "Ralph Bot <bot@example.com>"
+base = "develop"
+remote = "upstream"
 "#,
     )
     .unwrap();
@@ -116,6 +120,12 @@ max_tokens = 100000
     );
     assert_eq!(c.github.ready_label, "ralph-ready");
     assert_eq!(c.marketplace.concurrency, 2);
+    assert_eq!(
+        (c.git.author_name.as_str(), c.git.author_email.as_str()),
+        ("Ralph Bot", "bot@example.com")
+    );
+    assert_eq!(c.git.base.as_deref(), Some("develop"));
+    assert_eq!(c.git.remote, "upstream");
     assert_eq!(c.limits.max_cost_usd, Some(2.5));
     assert_eq!(c.limits.max_tokens, Some(100_000));
     // Judges inherit from [arbiter]: the first keeps its backend and base_url.
@@ -143,6 +153,11 @@ fn run_limits_and_judges_are_checked() {
         ("[limits]\nmax_tokens = 0", "at least 1"),
         ("[limits]\nmax_token = 5", "max_token"),
         ("[marketplace]\nconcurrency = 0", "allowed 1 to 64"),
+        ("[git]\nauthor = \"ralph\"", "Name <email>"),
+        ("[git]\nauthor = \"<a@b>\"", "Name <email>"),
+        ("[git]\nbase = \"-x\"", "not a branch name"),
+        ("[git]\nbase = \"a..b\"", "not a branch name"),
+        ("[git]\nremote = \"a b\"", "not a remote name"),
         ("[defaults]\njudges = []", "only allowed in [arbiter]"),
         ("[implementer]\njudges = []", "only allowed in [arbiter]"),
         (
