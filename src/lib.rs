@@ -28,3 +28,4 @@ pub mod secret;
 pub mod settings;
 pub mod spec;
 pub mod tracker;
+pub mod workspace;
