@@ -1,0 +1,450 @@
+//! The git side against hermetic fixtures: repositories built with git2 in temporary
+//! directories (no user or system git configuration, a fixed identity) and a local bare
+//! repository as the remote. Preflight refusals change nothing; the worktree isolates the
+//! implementation from the user's checkout; resets, diffs, protected paths, the pre-commit hook,
+//! commits with trailers, and the push to the bare remote.
+
+use git2::{Repository, Signature};
+use ralph::workspace::{
+    analyse, commit, create_worktree, preflight, protected_findings, push, remove_worktree,
+    reset_worktree, CommitInfo, Preflight, PreflightOptions, WorkspaceError,
+};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Once;
+use tempfile::TempDir;
+
+/// No user or system git configuration reaches libgit2 or the git program in this binary.
+fn hermetic() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let home = std::env::temp_dir().join(format!("ralph-git-home-{}", std::process::id()));
+        std::fs::create_dir_all(&home).unwrap();
+        std::env::set_var("HOME", &home);
+        std::env::set_var("XDG_CONFIG_HOME", &home);
+        std::env::set_var("GIT_CONFIG_NOSYSTEM", "1");
+        std::env::set_var("GIT_CONFIG_GLOBAL", home.join("gitconfig"));
+        std::env::set_var("GIT_AUTHOR_NAME", "Fixture");
+        std::env::set_var("GIT_AUTHOR_EMAIL", "fixture@example.com");
+        std::env::set_var("GIT_COMMITTER_NAME", "Fixture");
+        std::env::set_var("GIT_COMMITTER_EMAIL", "fixture@example.com");
+    });
+}
+
+fn sig() -> Signature<'static> {
+    Signature::new(
+        "Fixture",
+        "fixture@example.com",
+        &git2::Time::new(1_800_000_000, 0),
+    )
+    .unwrap()
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Writes files and commits them all on the current branch.
+fn commit_files(repo: &Repository, files: &[(&str, &str)], message: &str) {
+    let root = repo.workdir().unwrap();
+    for (path, text) in files {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.update_all(["*"], None).unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let parents: Vec<git2::Commit> = repo
+        .head()
+        .ok()
+        .and_then(|h| h.peel_to_commit().ok())
+        .into_iter()
+        .collect();
+    let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
+    repo.commit(Some("HEAD"), &sig(), &sig(), message, &tree, &parent_refs)
+        .unwrap();
+}
+
+struct Fixture {
+    _dir: TempDir,
+    root: PathBuf,
+    remote: PathBuf,
+}
+
+impl Fixture {
+    /// A repository on `main` with a small project, pushed to a bare `origin` whose HEAD is set.
+    fn new() -> Fixture {
+        hermetic();
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("work");
+        let remote = dir.path().join("origin.git");
+        let mut opts = git2::RepositoryInitOptions::new();
+        opts.initial_head("main");
+        let repo = Repository::init_opts(&root, &opts).unwrap();
+        commit_files(
+            &repo,
+            &[
+                (".gitignore", "target/\n.ralph/worktrees/\n"),
+                (
+                    "src/lib.rs",
+                    "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+                ),
+                ("src/old.rs", "// to be deleted\n"),
+                (
+                    "tests/add.rs",
+                    "#[test]\nfn adds() {\n    assert_eq!(ralph_fixture::add(1, 2), 3);\n}\n",
+                ),
+                (".ralph/config.toml", "tracker = \"local\"\n"),
+            ],
+            "initial",
+        );
+        let mut bare = git2::RepositoryInitOptions::new();
+        bare.bare(true).initial_head("main");
+        Repository::init_opts(&remote, &bare).unwrap();
+        repo.remote("origin", remote.to_str().unwrap()).unwrap();
+        git(&root, &["push", "--quiet", "origin", "main"]);
+        git(&root, &["remote", "set-head", "origin", "main"]);
+        Fixture {
+            _dir: dir,
+            root: root.canonicalize().unwrap(),
+            remote,
+        }
+    }
+
+    fn repo(&self) -> Repository {
+        Repository::open(&self.root).unwrap()
+    }
+
+    fn refs(&self) -> Vec<String> {
+        let mut r: Vec<String> = self
+            .repo()
+            .references()
+            .unwrap()
+            .flatten()
+            .filter_map(|r| r.name().map(String::from))
+            .collect();
+        r.sort();
+        r
+    }
+
+    fn options(&self) -> PreflightOptions<'static> {
+        PreflightOptions {
+            issue: 12,
+            title: "Add a --verbose flag",
+            base: None,
+            remote: "origin",
+            resume: false,
+        }
+    }
+
+    fn preflight(&self) -> Preflight {
+        preflight(&self.root, &self.options()).unwrap()
+    }
+}
+
+fn refusal(r: Result<Preflight, WorkspaceError>) -> (String, String) {
+    match r {
+        Err(WorkspaceError::Refused { message, hint }) => (message, hint),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn preflight_finds_the_base_and_the_branch_name() {
+    let f = Fixture::new();
+    let p = f.preflight();
+    assert_eq!(p.base, "main");
+    assert_eq!(p.branch, "ralph/12-add-a-verbose-flag");
+    assert!(p.has_remote);
+    // Changes under .ralph/ are allowed (events land there).
+    std::fs::create_dir_all(f.root.join(".ralph/events")).unwrap();
+    std::fs::write(f.root.join(".ralph/events/e.json"), "{}").unwrap();
+    std::fs::write(f.root.join(".ralph/config.toml"), "tracker = \"github\"\n").unwrap();
+    assert!(preflight(&f.root, &f.options()).is_ok());
+}
+
+#[test]
+fn preflight_refusals_say_what_to_do_and_change_nothing() {
+    let f = Fixture::new();
+    let before = f.refs();
+
+    let plain = tempfile::tempdir().unwrap();
+    let (msg, hint) = refusal(preflight(plain.path(), &f.options()));
+    assert!(msg.contains("not a git repository"), "{msg}");
+    assert!(hint.contains("-C"));
+
+    std::fs::write(f.root.join("src/lib.rs"), "changed").unwrap();
+    std::fs::write(f.root.join("notes.txt"), "untracked").unwrap();
+    let (msg, hint) = refusal(preflight(&f.root, &f.options()));
+    assert!(
+        msg.contains("src/lib.rs") && msg.contains("notes.txt"),
+        "{msg}"
+    );
+    assert!(hint.contains("commit or stash"));
+    git(&f.root, &["checkout", "--quiet", "--", "src/lib.rs"]);
+    std::fs::remove_file(f.root.join("notes.txt")).unwrap();
+
+    let mut opts = f.options();
+    opts.base = Some("release");
+    let (msg, _) = refusal(preflight(&f.root, &opts));
+    assert!(msg.contains("`release` does not exist"), "{msg}");
+
+    // The branch exists locally…
+    git(&f.root, &["branch", "ralph/12-add-a-verbose-flag"]);
+    let (msg, hint) = refusal(preflight(&f.root, &f.options()));
+    assert!(msg.contains("already exists"), "{msg}");
+    assert!(hint.contains("--resume"));
+    let mut resume = f.options();
+    resume.resume = true;
+    assert!(preflight(&f.root, &resume).is_ok(), "--resume accepts it");
+    git(&f.root, &["branch", "-D", "ralph/12-add-a-verbose-flag"]);
+
+    // …or only on the remote, pushed from another clone.
+    let other = tempfile::tempdir().unwrap();
+    git(
+        other.path(),
+        &["clone", "--quiet", f.remote.to_str().unwrap(), "c"],
+    );
+    let clone = other.path().join("c");
+    git(
+        &clone,
+        &[
+            "push",
+            "--quiet",
+            "origin",
+            "main:refs/heads/ralph/12-add-a-verbose-flag",
+        ],
+    );
+    let (msg, _) = refusal(preflight(&f.root, &f.options()));
+    assert!(msg.contains("already exists on `origin`"), "{msg}");
+    git(
+        &clone,
+        &[
+            "push",
+            "--quiet",
+            "origin",
+            "--delete",
+            "ralph/12-add-a-verbose-flag",
+        ],
+    );
+
+    // No remote HEAD: the default branch is unknown.
+    git(&f.root, &["remote", "set-head", "origin", "--delete"]);
+    let (msg, hint) = refusal(preflight(&f.root, &f.options()));
+    assert!(msg.contains("default branch"), "{msg}");
+    assert!(hint.contains("git remote set-head origin --auto") && hint.contains("--base"));
+    git(&f.root, &["remote", "set-head", "origin", "main"]);
+
+    assert_eq!(f.refs(), before, "preflight changed no reference");
+    assert!(!f.root.join(".ralph/worktrees").exists());
+}
+
+#[test]
+fn the_worktree_isolates_the_implementation_and_resets_between_attempts() {
+    let f = Fixture::new();
+    let p = f.preflight();
+    let head_before = f.repo().head().unwrap().target().unwrap();
+    let wt = create_worktree(&p, "origin").unwrap();
+    assert_eq!(wt.path, f.root.join(".ralph/worktrees/12"));
+    assert_eq!(
+        git(&wt.path, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "ralph/12-add-a-verbose-flag"
+    );
+
+    // An attempt edits, adds and ignores files in the worktree only.
+    std::fs::write(wt.path.join("src/lib.rs"), "broken").unwrap();
+    std::fs::write(wt.path.join("src/new.rs"), "new").unwrap();
+    std::fs::create_dir_all(wt.path.join("target")).unwrap();
+    std::fs::write(wt.path.join("target/cache"), "kept").unwrap();
+    assert!(
+        git(&f.root, &["status", "--porcelain"]).is_empty(),
+        "the main checkout is untouched"
+    );
+    assert_eq!(f.repo().head().unwrap().target().unwrap(), head_before);
+    assert!(!f.root.join("src/new.rs").exists());
+
+    reset_worktree(&wt).unwrap();
+    assert!(std::fs::read_to_string(wt.path.join("src/lib.rs"))
+        .unwrap()
+        .contains("a + b"));
+    assert!(!wt.path.join("src/new.rs").exists());
+    assert!(
+        wt.path.join("target/cache").exists(),
+        "ignored build output is kept"
+    );
+
+    // Resuming finds the same worktree.
+    let mut resume = f.options();
+    resume.resume = true;
+    let again = create_worktree(&preflight(&f.root, &resume).unwrap(), "origin").unwrap();
+    assert_eq!(again, wt);
+
+    remove_worktree(&f.root, &wt).unwrap();
+    assert!(!wt.path.exists());
+    assert!(!git(&f.root, &["worktree", "list"]).contains(".ralph/worktrees/12"));
+    assert!(f
+        .repo()
+        .find_branch("ralph/12-add-a-verbose-flag", git2::BranchType::Local)
+        .is_ok());
+}
+
+#[test]
+fn diff_stats_count_known_changes_and_find_protected_paths() {
+    let f = Fixture::new();
+    let wt = create_worktree(&f.preflight(), "origin").unwrap();
+    // +2 −1 in lib.rs, a new 3-line file, a deleted 1-line file.
+    std::fs::write(
+        wt.path.join("src/lib.rs"),
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a.wrapping_add(b)\n}\n\npub fn one() -> i32 { 1 }\n",
+    )
+    .unwrap();
+    std::fs::write(wt.path.join("src/verbose.rs"), "a\nb\nc\n").unwrap();
+    std::fs::remove_file(wt.path.join("src/old.rs")).unwrap();
+    let stats = analyse(&wt).unwrap();
+    let mut files: Vec<(String, &str, u64, u64)> = stats
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.status, f.added, f.removed))
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            ("src/lib.rs".into(), "modified", 3, 1),
+            ("src/old.rs".into(), "deleted", 0, 1),
+            ("src/verbose.rs".into(), "added", 3, 0),
+        ]
+    );
+    assert_eq!(
+        (
+            stats.lines_added,
+            stats.lines_removed,
+            stats.files_affected()
+        ),
+        (6, 2, 3)
+    );
+    assert!(protected_findings(&stats).is_empty());
+
+    // Skipping the test and touching CI are caught.
+    std::fs::write(
+        wt.path.join("tests/add.rs"),
+        "#[test]\n#[ignore]\nfn adds() {\n    assert_eq!(ralph_fixture::add(1, 2), 3);\n}\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(wt.path.join(".github/workflows")).unwrap();
+    std::fs::write(wt.path.join(".github/workflows/ci.yml"), "on: push\n").unwrap();
+    let findings = protected_findings(&analyse(&wt).unwrap());
+    let reasons: Vec<String> = findings
+        .iter()
+        .map(|f| format!("{}: {}", f.path, f.reason))
+        .collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("tests/add.rs: skips 1")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with(".github/workflows/ci.yml")),
+        "{reasons:?}"
+    );
+}
+
+fn info<'a>() -> CommitInfo<'a> {
+    CommitInfo {
+        message: "Add a --verbose flag (#12)",
+        author_name: "ralph",
+        author_email: "ralph@example.com",
+        bot: "smart_bot_2",
+        run_id: "20261122T101500Z-12-abcd",
+    }
+}
+
+#[cfg(unix)]
+fn hook(root: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = root.join(".git/hooks/pre-commit");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
+    let f = Fixture::new();
+    let wt = create_worktree(&f.preflight(), "origin").unwrap();
+    std::fs::write(
+        wt.path.join("src/verbose.rs"),
+        "pub const VERBOSE: bool = true;\n",
+    )
+    .unwrap();
+
+    hook(
+        &f.root,
+        "echo 'lint: src/verbose.rs:1 unused constant' >&2\nexit 1",
+    );
+    match commit(&wt, &info()) {
+        Err(WorkspaceError::Hook { code, output }) => {
+            assert_eq!(code, "1");
+            assert!(output.contains("unused constant"), "{output}");
+        }
+        other => panic!("expected the hook to fail: {other:?}"),
+    }
+    // A hook that fixes a file: its fix is part of the commit.
+    hook(&f.root, "echo '// formatted' >> src/verbose.rs");
+    let id = commit(&wt, &info()).unwrap();
+    let repo = Repository::open(&wt.path).unwrap();
+    let c = repo.find_commit(git2::Oid::from_str(&id).unwrap()).unwrap();
+    assert_eq!(c.author().name(), Some("ralph"));
+    assert_eq!(c.committer().email(), Some("ralph@example.com"));
+    let msg = c.message().unwrap();
+    assert!(msg.starts_with("Add a --verbose flag (#12)\n\n"), "{msg}");
+    assert!(msg.contains("\nRalph-Bot: smart_bot_2\nRalph-Run: 20261122T101500Z-12-abcd\n"));
+    let committed = git(&wt.path, &["show", "HEAD:src/verbose.rs"]);
+    assert!(committed.contains("// formatted"));
+    assert!(git(&wt.path, &["status", "--porcelain"]).is_empty());
+
+    // A token is not used for a local remote; the push lands in the bare repository.
+    let token = ralph::secret::Secret::new("ghp_workspaceTestToken0123456789");
+    push(&wt, "origin", Some(&token)).unwrap();
+    let bare = Repository::open_bare(&f.remote).unwrap();
+    let pushed = bare
+        .refname_to_id("refs/heads/ralph/12-add-a-verbose-flag")
+        .unwrap();
+    assert_eq!(pushed.to_string(), id);
+    // The user's checkout still has no such file.
+    assert!(!f.root.join("src/verbose.rs").exists());
+}
+
+#[test]
+fn a_failed_push_says_why() {
+    let f = Fixture::new();
+    let wt = create_worktree(&f.preflight(), "origin").unwrap();
+    std::fs::remove_dir_all(&f.remote).unwrap();
+    match push(&wt, "origin", None) {
+        Err(WorkspaceError::Push { message }) => assert!(!message.is_empty()),
+        other => panic!("expected a push error: {other:?}"),
+    }
+    match push(&wt, "upstream", None) {
+        Err(WorkspaceError::Push { message }) => assert!(message.contains("no remote `upstream`")),
+        other => panic!("expected a push error: {other:?}"),
+    }
+}
