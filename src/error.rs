@@ -94,6 +94,13 @@ pub fn classify(err: &anyhow::Error) -> Classified {
             out.hint = Some(e.hint());
             break;
         }
+        if let Some(e) = cause.downcast_ref::<crate::workspace::WorkspaceError>() {
+            if let Some(hint) = e.hint() {
+                out.exit = Exit::Usage;
+                out.hint = Some(hint.to_owned());
+                break;
+            }
+        }
         if cause
             .downcast_ref::<crate::agent::prompts::PromptError>()
             .is_some()

@@ -28,4 +28,5 @@ pub mod secret;
 pub mod settings;
 pub mod spec;
 pub mod tracker;
+pub mod verify;
 pub mod workspace;

@@ -1,0 +1,414 @@
+//! Verification of an implementation (SPEC §6 step 7): the checks ralph runs itself, coverage
+//! before and after, the diff against the base and the protected-path rule — gathered into one
+//! report, rendered for the terminal and as markdown (for comments and the PR body). The git2
+//! work runs on a blocking thread, off the async runtime.
+
+use crate::checks::coverage::{from_report_files, parse_total};
+use crate::checks::{run_checks, CheckKind, CheckPlan, CheckResult, CheckStatus};
+use crate::output::Paint;
+use crate::process::{self, Cmd};
+use crate::secret::SCRUBBED_ENV;
+use crate::workspace::{analyse, protected_findings, DiffStats, Finding, WorkspaceError, Worktree};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+/// Coverage measured before and after the change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Coverage {
+    pub before: Option<f64>,
+    pub after: Option<f64>,
+}
+
+impl Coverage {
+    /// `after − before`, when both were measured.
+    pub fn delta(&self) -> Option<f64> {
+        Some(self.after? - self.before?)
+    }
+
+    /// Coverage fell (by more than rounding noise).
+    pub fn dropped(&self) -> bool {
+        self.delta().is_some_and(|d| d < -0.005)
+    }
+}
+
+/// Everything verification found.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerificationReport {
+    pub checks: Vec<CheckResult>,
+    pub coverage: Coverage,
+    pub diff: DiffStats,
+    pub protected: Vec<Finding>,
+}
+
+impl VerificationReport {
+    /// Every check that ran passed (unavailable ones say nothing), coverage did not drop, and
+    /// no protected path was touched.
+    pub fn passed(&self) -> bool {
+        self.failing_checks().next().is_none()
+            && !self.coverage.dropped()
+            && self.protected.is_empty()
+    }
+
+    /// Checks that failed or timed out.
+    pub fn failing_checks(&self) -> impl Iterator<Item = &CheckResult> {
+        self.checks
+            .iter()
+            .filter(|c| matches!(c.status, CheckStatus::Failed | CheckStatus::TimedOut))
+    }
+
+    /// `(passed, ran)` of one kind of check, unavailable ones not counted.
+    pub fn tally(&self, kind: CheckKind) -> (usize, usize) {
+        let ran: Vec<&CheckResult> = self
+            .checks
+            .iter()
+            .filter(|c| c.kind == kind && c.status != CheckStatus::Unavailable)
+            .collect();
+        (ran.iter().filter(|c| c.passed()).count(), ran.len())
+    }
+
+    /// Why verification failed, one reason per line; empty when it passed.
+    pub fn failure_reasons(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .failing_checks()
+            .map(|c| format!("check `{}` {}", c.name, status_word(c.status)))
+            .collect();
+        if self.coverage.dropped() {
+            out.push(format!(
+                "coverage dropped from {:.2}% to {:.2}%",
+                self.coverage.before.unwrap_or_default(),
+                self.coverage.after.unwrap_or_default()
+            ));
+        }
+        out.extend(
+            self.protected
+                .iter()
+                .map(|f| format!("{}: {}", f.path, f.reason)),
+        );
+        out
+    }
+}
+
+fn status_word(s: CheckStatus) -> &'static str {
+    match s {
+        CheckStatus::Passed => "passed",
+        CheckStatus::Failed => "failed",
+        CheckStatus::TimedOut => "timed out",
+        CheckStatus::Unavailable => "unavailable",
+    }
+}
+
+/// Runs the coverage command in `dir` and reads the total from its output, else from a report
+/// file it wrote. `None` when there is no command or no total could be read.
+pub async fn measure_coverage(command: Option<&str>, dir: &Path, timeout: Duration) -> Option<f64> {
+    let command = command?;
+    let mut cmd = Cmd::new("sh")
+        .args(["-c", command])
+        .current_dir(dir)
+        .timeout(timeout);
+    for var in SCRUBBED_ENV {
+        cmd = cmd.env_remove(var);
+    }
+    let out = process::run(&cmd).await.ok()?;
+    if out.timed_out {
+        tracing::warn!(
+            "the coverage command timed out after {}s",
+            timeout.as_secs()
+        );
+        return None;
+    }
+    parse_total(&out.stdout)
+        .or_else(|| from_report_files(dir).map(|(p, _)| p))
+        .or_else(|| {
+            tracing::warn!("no coverage total in the output of `{command}`");
+            None
+        })
+}
+
+/// Verifies the worktree: the checks (quality at once, then tests), coverage after (`before`
+/// was measured on the base), the diff and the protected-path rule.
+pub async fn verify(
+    wt: &Worktree,
+    plan: &CheckPlan,
+    coverage_before: Option<f64>,
+    timeout: Duration,
+) -> Result<VerificationReport, WorkspaceError> {
+    let checks = run_checks(&plan.checks, &wt.path, timeout).await;
+    let after = measure_coverage(plan.coverage.as_deref(), &wt.path, timeout).await;
+    let wt_owned = wt.clone();
+    let diff = tokio::task::spawn_blocking(move || analyse(&wt_owned))
+        .await
+        .map_err(|e| WorkspaceError::Git {
+            message: format!("the diff analysis stopped: {e}"),
+            source: None,
+        })??;
+    let protected = protected_findings(&diff);
+    Ok(VerificationReport {
+        checks,
+        coverage: Coverage {
+            before: coverage_before,
+            after,
+        },
+        diff,
+        protected,
+    })
+}
+
+fn cov(v: Option<f64>) -> String {
+    v.map_or_else(|| "not measured".to_owned(), |p| format!("{p:.2}%"))
+}
+
+/// The report for the terminal.
+pub fn render_terminal(r: &VerificationReport, paint: Paint) -> String {
+    let mut out = String::new();
+    for c in &r.checks {
+        let mark = match c.status {
+            CheckStatus::Passed => paint.good("✓"),
+            CheckStatus::Unavailable => paint.dim("-"),
+            _ => paint.bad("✗"),
+        };
+        let _ = writeln!(
+            out,
+            "  {mark} {:<16} {:<11} {:>6.1}s  {}",
+            c.name,
+            status_word(c.status),
+            c.duration_ms as f64 / 1000.0,
+            paint.dim(&c.command)
+        );
+        if let Some(h) = &c.hint {
+            let _ = writeln!(out, "      {} {h}", paint.hint("hint:"));
+        }
+        if matches!(c.status, CheckStatus::Failed | CheckStatus::TimedOut) {
+            for line in c
+                .output_tail
+                .lines()
+                .rev()
+                .take(10)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+            {
+                let _ = writeln!(out, "      {}", paint.dim(line));
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  coverage: {} → {}{}",
+        cov(r.coverage.before),
+        cov(r.coverage.after),
+        r.coverage
+            .delta()
+            .map(|d| format!(" ({d:+.2})"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "  diff: +{} −{} in {} file(s)",
+        r.diff.lines_added,
+        r.diff.lines_removed,
+        r.diff.files_affected()
+    );
+    for f in &r.protected {
+        let _ = writeln!(
+            out,
+            "  {} {}: {}",
+            paint.bad("protected:"),
+            f.path,
+            f.reason
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  {}",
+        if r.passed() {
+            paint.good("verification passed")
+        } else {
+            paint.bad("verification failed")
+        }
+    );
+    out
+}
+
+/// The report as markdown, for issue comments and pull requests. Check output is fenced.
+pub fn render_markdown(r: &VerificationReport) -> String {
+    let mut out = String::from("| check | result | time |\n|---|---|---|\n");
+    for c in &r.checks {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {:.1}s |",
+            c.name.replace('|', "\\|"),
+            match c.status {
+                CheckStatus::Passed => "✅ passed",
+                CheckStatus::Failed => "❌ failed",
+                CheckStatus::TimedOut => "⏱️ timed out",
+                CheckStatus::Unavailable => "➖ unavailable",
+            },
+            c.duration_ms as f64 / 1000.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nCoverage: {} → {}{}. Diff: +{} −{} in {} file(s).",
+        cov(r.coverage.before),
+        cov(r.coverage.after),
+        r.coverage
+            .delta()
+            .map(|d| format!(" ({d:+.2})"))
+            .unwrap_or_default(),
+        r.diff.lines_added,
+        r.diff.lines_removed,
+        r.diff.files_affected()
+    );
+    for f in &r.protected {
+        let _ = writeln!(out, "\n**Protected path** `{}`: {}", f.path, f.reason);
+    }
+    for c in r.failing_checks() {
+        let tail = c.output_tail.replace("```", "`\u{200b}``");
+        let _ = writeln!(
+            out,
+            "\n<details><summary><code>{}</code> output (last lines)</summary>\n\n```\n{}\n```\n</details>",
+            c.name, tail
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(name: &str, kind: CheckKind, status: CheckStatus) -> CheckResult {
+        CheckResult {
+            name: name.into(),
+            kind,
+            command: format!("run {name}"),
+            status,
+            exit_code: Some(if status == CheckStatus::Passed { 0 } else { 1 }),
+            duration_ms: 1500,
+            output_tail: "error[E0308]: mismatched types\n```\nend".into(),
+            hint: None,
+        }
+    }
+
+    fn report(
+        checks: Vec<CheckResult>,
+        coverage: Coverage,
+        protected: Vec<Finding>,
+    ) -> VerificationReport {
+        VerificationReport {
+            checks,
+            coverage,
+            diff: DiffStats {
+                files: vec![],
+                lines_added: 10,
+                lines_removed: 2,
+            },
+            protected,
+        }
+    }
+
+    #[test]
+    fn pass_and_fail_rules() {
+        let ok = report(
+            vec![
+                check("format", CheckKind::Quality, CheckStatus::Passed),
+                check("mypy", CheckKind::Quality, CheckStatus::Unavailable),
+                check("test", CheckKind::Test, CheckStatus::Passed),
+            ],
+            Coverage {
+                before: Some(80.0),
+                after: Some(80.0),
+            },
+            vec![],
+        );
+        assert!(ok.passed());
+        assert_eq!(
+            ok.tally(CheckKind::Quality),
+            (1, 1),
+            "unavailable is not counted"
+        );
+        assert!(ok.failure_reasons().is_empty());
+
+        let failing = report(
+            vec![check("test", CheckKind::Test, CheckStatus::TimedOut)],
+            Coverage {
+                before: Some(80.0),
+                after: Some(79.0),
+            },
+            vec![Finding {
+                path: "tests/a.rs".into(),
+                reason: "deletes a test file".into(),
+            }],
+        );
+        assert!(!failing.passed());
+        assert_eq!(
+            failing.failure_reasons(),
+            [
+                "check `test` timed out",
+                "coverage dropped from 80.00% to 79.00%",
+                "tests/a.rs: deletes a test file",
+            ]
+        );
+        // Unknown coverage never fails; a rounding wobble neither.
+        assert!(!Coverage {
+            before: None,
+            after: Some(1.0)
+        }
+        .dropped());
+        assert!(!Coverage {
+            before: Some(80.0),
+            after: Some(79.999)
+        }
+        .dropped());
+    }
+
+    #[test]
+    fn renderings_show_every_check_and_keep_fences_closed() {
+        let r = report(
+            vec![
+                check("lint", CheckKind::Quality, CheckStatus::Failed),
+                check("test", CheckKind::Test, CheckStatus::Passed),
+            ],
+            Coverage {
+                before: Some(75.0),
+                after: Some(76.5),
+            },
+            vec![],
+        );
+        let md = render_markdown(&r);
+        assert!(md.contains("| `lint` | ❌ failed | 1.5s |"), "{md}");
+        assert!(md.contains("75.00% → 76.50% (+1.50)"));
+        assert!(md.contains("<summary><code>lint</code> output"));
+        assert_eq!(
+            md.matches("\n```").count(),
+            2,
+            "the output's own fence is broken up: {md}"
+        );
+        let term = render_terminal(&r, Paint::plain());
+        assert!(term.contains("✗ lint") && term.contains("✓ test"), "{term}");
+        assert!(term.contains("mismatched types"));
+        assert!(term.contains("verification failed"));
+    }
+
+    #[tokio::test]
+    async fn coverage_is_read_from_output_or_report_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Duration::from_secs(5);
+        assert_eq!(
+            measure_coverage(Some("echo 81.5"), dir.path(), t).await,
+            Some(81.5)
+        );
+        assert_eq!(measure_coverage(None, dir.path(), t).await, None);
+        assert_eq!(
+            measure_coverage(Some("printf 'LF:10\\nLH:9\\n' > lcov.info"), dir.path(), t).await,
+            Some(90.0)
+        );
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(
+            measure_coverage(Some("echo no total"), empty.path(), t).await,
+            None
+        );
+    }
+}
