@@ -448,3 +448,83 @@ fn a_failed_push_says_why() {
         other => panic!("expected a push error: {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() {
+    use ralph::checks::{CheckPlan, CheckSpec, CheckStatus};
+    use ralph::verify::{measure_coverage, verify};
+    use std::time::Duration;
+
+    let f = Fixture::new();
+    // git work runs off the async runtime, as ralph runs it.
+    let pre = f.preflight();
+    let wt = tokio::task::spawn_blocking(move || create_worktree(&pre, "origin"))
+        .await
+        .unwrap()
+        .unwrap();
+    // Coverage is the number in COVERAGE, or 90 when the file is absent.
+    let plan = CheckPlan {
+        source: "config".into(),
+        checks: vec![
+            CheckSpec::new("format", "! grep -q '  $' src/lib.rs"),
+            CheckSpec::new("lint", "no-such-linter-ralph src"),
+            CheckSpec::new("test", "grep -q 'a + b' src/lib.rs"),
+        ],
+        coverage: Some("cat COVERAGE 2>/dev/null || echo 90".into()),
+    };
+    let t = Duration::from_secs(20);
+    let before = measure_coverage(plan.coverage.as_deref(), &wt.path, t).await;
+    assert_eq!(before, Some(90.0));
+
+    // A good change: passes, with the missing linter reported as unavailable.
+    std::fs::write(
+        wt.path.join("src/extra.rs"),
+        "pub fn one() -> i32 {\n    1\n}\n",
+    )
+    .unwrap();
+    let good = verify(&wt, &plan, before, t).await.unwrap();
+    let statuses: Vec<CheckStatus> = good.checks.iter().map(|c| c.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            CheckStatus::Passed,
+            CheckStatus::Unavailable,
+            CheckStatus::Passed
+        ]
+    );
+    assert!(good.passed(), "{:?}", good.failure_reasons());
+    assert_eq!(good.coverage.delta(), Some(0.0));
+    assert_eq!((good.diff.lines_added, good.diff.files_affected()), (3, 1));
+
+    // A bad one: the test fails, coverage drops, and a test file is deleted.
+    std::fs::write(
+        wt.path.join("src/lib.rs"),
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+    )
+    .unwrap();
+    std::fs::write(wt.path.join("COVERAGE"), "85.5\n").unwrap();
+    std::fs::remove_file(wt.path.join("tests/add.rs")).unwrap();
+    let bad = verify(&wt, &plan, before, t).await.unwrap();
+    assert!(!bad.passed());
+    let reasons = bad.failure_reasons();
+    assert!(
+        reasons.contains(&"check `test` failed".to_owned()),
+        "{reasons:?}"
+    );
+    assert!(reasons
+        .iter()
+        .any(|r| r.contains("coverage dropped from 90.00% to 85.50%")));
+    assert!(reasons
+        .iter()
+        .any(|r| r == "tests/add.rs: deletes a test file"));
+
+    // Reset for the next attempt: back to the branch's last commit.
+    let w = wt.clone();
+    tokio::task::spawn_blocking(move || reset_worktree(&w))
+        .await
+        .unwrap()
+        .unwrap();
+    let again = verify(&wt, &plan, before, t).await.unwrap();
+    assert!(again.passed());
+    assert_eq!(again.diff.files_affected(), 0);
+}

@@ -53,12 +53,23 @@ impl CheckSpec {
     }
 }
 
-/// The program a shell command starts: its first word that is not a `VAR=value` assignment.
+/// Shell words that are not programs on `PATH`.
+const SHELL_WORDS: [&str; 16] = [
+    "!", "(", "{", "if", "for", "while", "case", "cd", "test", "[", "true", "false", "echo",
+    "printf", "exec", "set",
+];
+
+/// The program a shell command starts: its first word that is not a `VAR=value` assignment or
+/// `!`. `None` when the command starts with a shell keyword or builtin: only the shell's exit
+/// code (127) can tell then that a tool is missing.
 fn first_program(command: &str) -> Option<String> {
-    command
+    let word = command
         .split_whitespace()
-        .find(|w| !w.contains('='))
-        .map(str::to_owned)
+        .find(|w| !w.contains('=') && *w != "!")?;
+    if SHELL_WORDS.contains(&word) || word.starts_with(['(', '{', '$', '`']) {
+        return None;
+    }
+    Some(word.to_owned())
 }
 
 /// Whether `program` can be started: a path that exists, or a name found on `PATH`.
@@ -98,6 +109,9 @@ mod tests {
         assert_eq!(CheckSpec::new("contest", "x").kind, CheckKind::Quality);
         let c = CheckSpec::new("lint", "RUSTFLAGS=-Dwarnings cargo clippy");
         assert_eq!(c.program.as_deref(), Some("cargo"));
+        assert_eq!(first_program("! grep -q x f").as_deref(), Some("grep"));
+        assert_eq!(first_program("cd sub && make"), None);
+        assert_eq!(first_program("(make test)"), None);
         assert!(on_path("sh"));
         assert!(!on_path("definitely-not-a-program-ralph"));
     }

@@ -72,8 +72,17 @@ fn git_cmd(dir: &Path) -> Cmd {
         .timeout(REMOTE_TIMEOUT)
 }
 
-/// Runs `git` synchronously (these functions run on a blocking thread).
+/// Runs `git` synchronously: these functions run on a blocking thread (`spawn_blocking`), where
+/// the runtime's handle drives the process wrapper; without a runtime, a small one is made.
 fn run_git(cmd: Cmd) -> Result<process::Output, WorkspaceError> {
+    let to_error = |e: process::ProcessError| WorkspaceError::Git {
+        message: crate::error::chain_text(&e),
+        source: None,
+    };
+    if let Ok(handle) = tokio::runtime::Handle::try_current() {
+        return tokio::task::block_in_place(|| handle.block_on(process::run(&cmd)))
+            .map_err(to_error);
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -81,11 +90,7 @@ fn run_git(cmd: Cmd) -> Result<process::Output, WorkspaceError> {
             message: format!("cannot start a runtime for git: {e}"),
             source: None,
         })?;
-    rt.block_on(process::run(&cmd))
-        .map_err(|e| WorkspaceError::Git {
-            message: crate::error::chain_text(&e),
-            source: None,
-        })
+    rt.block_on(process::run(&cmd)).map_err(to_error)
 }
 
 /// The paths that make the working tree unclean: every change outside `.ralph/`.
