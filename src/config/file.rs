@@ -80,6 +80,7 @@ pub(super) struct AgentFile {
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct ChecksFile {
     pub coverage: Option<CoverageFile>,
+    pub timeout_secs: Option<i64>,
     #[serde(flatten)]
     pub commands: BTreeMap<String, String>,
 }

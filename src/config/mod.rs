@@ -97,11 +97,23 @@ pub struct LimitsConfig {
 }
 
 /// Check commands that override auto-detection.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChecksConfig {
     /// Check name → shell command.
     pub commands: BTreeMap<String, String>,
     pub coverage_command: Option<String>,
+    /// How long one check (or the coverage command) may run.
+    pub timeout_secs: u64,
+}
+
+impl Default for ChecksConfig {
+    fn default() -> ChecksConfig {
+        ChecksConfig {
+            commands: BTreeMap::new(),
+            coverage_command: None,
+            timeout_secs: 1800,
+        }
+    }
 }
 
 /// GitHub workflow settings.
@@ -460,6 +472,15 @@ fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
 
     let mut checks = ChecksConfig::default();
     if let Some(c) = file.checks {
+        if let Some(t) = c.timeout_secs {
+            if !(1..=86_400).contains(&t) {
+                return Err(invalid(
+                    "checks.timeout_secs",
+                    format!("= {t} is out of range: allowed 1 to 86400"),
+                ));
+            }
+            checks.timeout_secs = t as u64;
+        }
         for (name, command) in c.commands {
             let key = format!("checks.{name}");
             let name_ok = !name.is_empty()

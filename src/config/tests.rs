@@ -80,6 +80,7 @@ judges = [{ model = "claude-sonnet-4-5" }, { backend = "openai", model = "gpt-4.
 [implementer]
 timeout_secs = 1800
 [checks]
+timeout_secs = 600
 format = "cargo fmt --all -- --check"
 test = "cargo test"
 [checks.coverage]
@@ -120,6 +121,8 @@ remote = "upstream"
     );
     assert_eq!(c.github.ready_label, "ralph-ready");
     assert_eq!(c.marketplace.concurrency, 2);
+    assert_eq!(c.checks.timeout_secs, 600);
+    assert_eq!(c.checks.commands.len(), 2, "timeout_secs is not a check");
     assert_eq!(
         (c.git.author_name.as_str(), c.git.author_email.as_str()),
         ("Ralph Bot", "bot@example.com")
@@ -153,6 +156,7 @@ fn run_limits_and_judges_are_checked() {
         ("[limits]\nmax_tokens = 0", "at least 1"),
         ("[limits]\nmax_token = 5", "max_token"),
         ("[marketplace]\nconcurrency = 0", "allowed 1 to 64"),
+        ("[checks]\ntimeout_secs = 0", "allowed 1 to 86400"),
         ("[git]\nauthor = \"ralph\"", "Name <email>"),
         ("[git]\nauthor = \"<a@b>\"", "Name <email>"),
         ("[git]\nbase = \"-x\"", "not a branch name"),
