@@ -69,6 +69,12 @@ impl Repo {
         self.dir.path()
     }
 
+    /// Every command bot (`./bot.sh`) answers with `proposal`.
+    fn bots_answer(&self, proposal: &Value) {
+        self.write("answer.txt", &fenced(proposal));
+        script(self.path(), "bot.sh", "cat >/dev/null\ncat answer.txt");
+    }
+
     fn write(&self, rel: &str, text: &str) {
         std::fs::write(self.path().join(rel), text).unwrap();
     }
@@ -434,17 +440,12 @@ command = ["./judge.sh"]
 fn a_failing_judge_gives_neutral_scores_and_the_ranking_goes_on() {
     let repo = Repo::new(TWO_COMMAND_BOTS);
     let p = repo.path();
-    std::fs::write(
-        p.join("answer.txt"),
-        fenced(&proposal(
-            "A plan",
-            40,
-            &["src/main.rs"],
-            json!(["req_1", "req_2"]),
-        )),
-    )
-    .unwrap();
-    script(p, "bot.sh", "cat >/dev/null\ncat answer.txt");
+    repo.bots_answer(&proposal(
+        "A plan",
+        40,
+        &["src/main.rs"],
+        json!(["req_1", "req_2"]),
+    ));
     script(
         p,
         "judge.sh",
@@ -501,13 +502,7 @@ fn several_judges_give_the_median() {
         "{TWO_COMMAND_BOTS}judges = [{{ backend = \"replay\", dir = \"replay\" }}, {{ backend = \"replay\", dir = \"replay\" }}, {{ backend = \"command\", command = [\"./missing-judge.sh\"] }}]\n"
     );
     let repo = Repo::new(&config);
-    let p = repo.path();
-    std::fs::write(
-        p.join("answer.txt"),
-        fenced(&proposal("Plan", 40, &["src/main.rs"], json!(["req_1"]))),
-    )
-    .unwrap();
-    script(p, "bot.sh", "cat >/dev/null\ncat answer.txt");
+    repo.bots_answer(&proposal("Plan", 40, &["src/main.rs"], json!(["req_1"])));
     let answer = |tq: f64| {
         fenced(&json!({"scores": [
             {"proposal_id": "proposal_1", "technical_quality": tq, "technical_quality_reasoning": format!("tq {tq}"), "innovation": 0.5, "innovation_reasoning": "i"},
@@ -550,8 +545,7 @@ fn all_proposals_below_the_threshold_go_to_human_review() {
     poor["spec_alignment"]["components_addressed"] = json!([]);
     poor["spec_alignment"]["implicit_requirements_addressed"] = json!([]);
     poor["specialist_consultations"] = json!([]);
-    std::fs::write(p.join("answer.txt"), fenced(&poor)).unwrap();
-    script(p, "bot.sh", "cat >/dev/null\ncat answer.txt");
+    repo.bots_answer(&poor);
     let zero: Vec<Value> = (1..=2)
         .map(|i| json!({"proposal_id": format!("proposal_{i}"), "technical_quality": 0.1, "technical_quality_reasoning": "no", "innovation": 0.1, "innovation_reasoning": "no"}))
         .collect();
@@ -576,12 +570,7 @@ fn all_proposals_below_the_threshold_go_to_human_review() {
 fn record_writes_the_replay_layout_and_a_replay_run_reproduces_the_ranking() {
     let repo = Repo::new(TWO_COMMAND_BOTS);
     let p = repo.path();
-    std::fs::write(
-        p.join("answer.txt"),
-        fenced(&proposal("Plan", 40, &["src/main.rs"], json!(["req_1"]))),
-    )
-    .unwrap();
-    script(p, "bot.sh", "cat >/dev/null\ncat answer.txt");
+    repo.bots_answer(&proposal("Plan", 40, &["src/main.rs"], json!(["req_1"])));
     std::fs::write(p.join("judge.txt"), judge_answer(2)).unwrap();
     script(p, "judge.sh", "cat >/dev/null\ncat judge.txt");
     let out = run(repo.ralph().args([

@@ -43,6 +43,16 @@ impl DiffStats {
     }
 }
 
+/// The path a delta is about: the new one, or the old one for a deletion.
+fn delta_path(delta: &git2::DiffDelta<'_>) -> String {
+    delta
+        .new_file()
+        .path()
+        .or_else(|| delta.old_file().path())
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// The diff of the worktree (committed, staged, unstaged and untracked changes) against the
 /// commit the branch started from.
 pub fn analyse(wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
@@ -64,12 +74,7 @@ pub fn analyse(wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
 
     let mut stats = DiffStats::default();
     for delta in diff.deltas() {
-        let path = delta
-            .new_file()
-            .path()
-            .or_else(|| delta.old_file().path())
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let path = delta_path(&delta);
         let status = match delta.status() {
             Delta::Added | Delta::Untracked => "added",
             Delta::Deleted => "deleted",
@@ -96,12 +101,7 @@ pub fn analyse(wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
         None,
         None,
         Some(&mut |delta, _hunk, line| {
-            let path = delta
-                .new_file()
-                .path()
-                .or_else(|| delta.old_file().path())
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let path = delta_path(&delta);
             let Some(&i) = index_of.get(&path) else {
                 return true;
             };
