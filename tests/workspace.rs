@@ -528,3 +528,19 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
     assert!(again.passed());
     assert_eq!(again.diff.files_affected(), 0);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_hook_that_is_not_executable_is_not_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let wt = create_worktree(&f.preflight(), "origin").unwrap();
+    hook(&f.root, "exit 1");
+    let path = f.root.join(".git/hooks/pre-commit");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::write(wt.path.join("src/x.rs"), "// x\n").unwrap();
+    assert!(
+        commit(&wt, &info()).is_ok(),
+        "git ignores a hook without the executable bit"
+    );
+}

@@ -75,7 +75,8 @@ fn first_program(command: &str) -> Option<String> {
 /// Whether `program` can be started: a path that exists, or a name found on `PATH`.
 pub fn on_path(program: &str) -> bool {
     if program.contains('/') {
-        return std::path::Path::new(program).exists();
+        let path = std::path::Path::new(program);
+        return path.is_file() && is_executable(path);
     }
     std::env::var_os("PATH").is_some_and(|paths| {
         std::env::split_paths(&paths).any(|dir| {
