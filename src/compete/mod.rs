@@ -9,6 +9,7 @@ pub mod extract;
 pub mod judge;
 pub mod propose;
 pub mod report;
+pub mod round;
 
 pub use dry_run::{dry_run, DryRunInput};
 

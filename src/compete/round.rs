@@ -1,0 +1,308 @@
+//! The parts of a round that the dry run and the full competition share: the bots' standing,
+//! gathering proposals, and evaluating them — blinding, judging, scoring, ranking — with the
+//! phase output on stderr.
+
+use super::agents::Agents;
+use super::judge::judge;
+use super::propose::{proposals, FailureContext, ProposeRound, Standing};
+use super::report::{JudgesReport, ProposalReport, RoundReport, SkippedBot};
+use super::{random_seed, CallSite};
+use crate::agent::accounts::Accounts;
+use crate::agent::fanout::{BotOutcome, Progress};
+use crate::agent::prompts::Prompts;
+use crate::agent::Role;
+use crate::ledger::{Ledger, LedgerState};
+use crate::market::{
+    blind_label, blind_order, rank, score_proposal, tables, Entry, Proposal, Subjective, Targets,
+};
+use crate::output::Printer;
+use crate::settings::Settings;
+use crate::spec::{Guidance, Requirements};
+use crate::tracker::Issue;
+use anyhow::{Context as _, Result};
+use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+
+/// What every phase of a run needs.
+pub struct Shared<'a> {
+    pub settings: &'a Settings,
+    pub agents: &'a Agents,
+    pub prompts: &'a Prompts,
+    pub guidance: &'a [Guidance],
+    pub printer: &'a Printer,
+    /// Per-bot spinners on stderr.
+    pub spinners: bool,
+}
+
+/// A proposal that arrived, before blinding.
+#[derive(Debug, Clone)]
+pub struct Arrived {
+    pub bot_id: String,
+    pub proposal: Proposal,
+    pub submitted_at: DateTime<Utc>,
+    pub repaired: bool,
+    pub warnings: Vec<String>,
+}
+
+/// The ledger folded in memory (no cache is written).
+pub fn ledger_state(settings: &Settings) -> Result<LedgerState> {
+    let ledger = Ledger::new(&settings.ralph_dir);
+    let loaded = ledger.store().load_all().with_context(|| {
+        format!(
+            "cannot read the event log in {}",
+            ledger.store().dir().display()
+        )
+    })?;
+    Ok(Ledger::build_state(&settings.config.fold_params(), &loaded))
+}
+
+/// Every bot's weight, efficiency and budget.
+pub fn standings(state: &LedgerState) -> BTreeMap<String, Standing> {
+    state
+        .bots
+        .iter()
+        .map(|b| {
+            (
+                b.bot_id.clone(),
+                Standing {
+                    weight: b.weight,
+                    efficiency: b.efficiency,
+                    budget: b.budget,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Asks every bot for a proposal; returns the proposals in bot order and the skipped bots.
+#[allow(clippy::too_many_arguments)]
+pub async fn gather(
+    shared: &Shared<'_>,
+    issue: &Issue,
+    reqs: &Requirements,
+    standings: &BTreeMap<String, Standing>,
+    failure: Option<&FailureContext>,
+    site: &CallSite,
+    accounts: &mut Accounts,
+) -> Result<(Vec<Arrived>, Vec<SkippedBot>)> {
+    let round = ProposeRound {
+        issue,
+        requirements: reqs,
+        guidance: shared.guidance,
+        standings,
+        failure,
+        site,
+        concurrency: shared.settings.config.marketplace.concurrency as usize,
+    };
+    let results = proposals(
+        &shared.agents.bots,
+        shared.prompts,
+        &round,
+        &Progress::new(shared.spinners),
+    )
+    .await?;
+    let mut arrived = Vec::new();
+    let mut skipped = Vec::new();
+    for r in results {
+        match r.outcome {
+            BotOutcome::Proposal {
+                asked,
+                submitted_at,
+            } => {
+                accounts.record(&r.bot_id, Role::Propose, asked.usage, asked.duration);
+                arrived.push(Arrived {
+                    bot_id: r.bot_id,
+                    proposal: asked.answer,
+                    submitted_at,
+                    repaired: asked.repaired,
+                    warnings: asked.warnings,
+                });
+            }
+            BotOutcome::Skipped { reason, detail } => skipped.push(SkippedBot {
+                bot_id: r.bot_id,
+                reason: reason.to_owned(),
+                detail,
+            }),
+        }
+    }
+    Ok((arrived, skipped))
+}
+
+/// A round after evaluation: its report, and each blinded proposal with what the bot sent.
+pub struct Evaluated {
+    pub report: RoundReport,
+    /// By proposal id.
+    pub proposals: BTreeMap<String, Arrived>,
+    /// A run cap was reached before judging: the judge was not asked.
+    pub stopped: Option<String>,
+}
+
+impl Evaluated {
+    /// The winning proposal, its bot and its report entry.
+    pub fn winner(&self) -> Option<(&Arrived, &ProposalReport)> {
+        let id = self.report.winner.as_ref()?;
+        let arrived = self.proposals.get(id)?;
+        let scored = self
+            .report
+            .proposals
+            .iter()
+            .find(|p| &p.proposal_id == id)?;
+        Some((arrived, scored))
+    }
+}
+
+/// Blinds, judges, scores and ranks the arrived proposals, printing the phase.
+#[allow(clippy::too_many_arguments)]
+pub async fn evaluate(
+    shared: &Shared<'_>,
+    issue: &Issue,
+    reqs: &Requirements,
+    arrived: Vec<Arrived>,
+    skipped: Vec<SkippedBot>,
+    site: &CallSite,
+    seed: Option<u64>,
+    accounts: &mut Accounts,
+) -> Result<Evaluated> {
+    let config = &shared.settings.config;
+    let printer = shared.printer;
+    printer.status(&format!(
+        "- Received {} proposal(s){}",
+        arrived.len(),
+        if skipped.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; skipped: {}",
+                skipped
+                    .iter()
+                    .map(|s| format!("{} ({})", s.bot_id, s.reason))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    ));
+
+    // Blinding: a fresh order per round; the judge sees only the labels.
+    let seed = seed.unwrap_or_else(random_seed);
+    let order = blind_order(arrived.len(), seed);
+    let mut slots: Vec<Option<Arrived>> = arrived.into_iter().map(Some).collect();
+    let blinded: Vec<(String, Arrived)> = order
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &at)| slots[at].take().map(|a| (blind_label(i), a)))
+        .collect();
+
+    let mut stopped = None;
+    let judged = if blinded.is_empty() {
+        None
+    } else if let Some(cap) = accounts.cap_reached(&config.limits) {
+        stopped = Some(cap.to_string());
+        None
+    } else {
+        let for_judge: Vec<(String, Proposal)> = blinded
+            .iter()
+            .map(|(id, a)| (id.clone(), a.proposal.clone()))
+            .collect();
+        let j = judge(
+            &shared.agents.judges,
+            shared.prompts,
+            issue,
+            reqs,
+            &for_judge,
+            site,
+        )
+        .await?;
+        for (name, usage, duration) in &j.spend {
+            accounts.record(name, Role::Judge, *usage, *duration);
+        }
+        for f in &j.failures {
+            printer.warn(&format!("judge {} failed: {}", f.judge, f.reason));
+        }
+        Some(j)
+    };
+
+    let params = &tables().scoring;
+    let targets = Targets::from_requirements(reqs);
+    let mut scored = Vec::new();
+    for (id, a) in &blinded {
+        let view = judged
+            .as_ref()
+            .and_then(|j| j.views.get(id).cloned())
+            .unwrap_or_else(|| {
+                Subjective::unavailable(params, stopped.as_deref().unwrap_or("not asked"))
+            });
+        let s = score_proposal(
+            &a.proposal,
+            &targets,
+            &view,
+            &config.scoring_weights,
+            params,
+            &tables().specialists,
+        );
+        scored.push(ProposalReport {
+            proposal_id: id.clone(),
+            bot_id: a.bot_id.clone(),
+            total_score: s.total,
+            scores: s.scores,
+            reasons: s.details,
+            submission_time: a.submitted_at,
+            success_probability: a.proposal.success_probability,
+            approach_summary: a.proposal.approach_summary.clone(),
+            files_affected: a.proposal.paths().into_iter().map(String::from).collect(),
+            repaired: a.repaired,
+            warnings: a.warnings.clone(),
+        });
+    }
+    let entries: Vec<Entry> = scored
+        .iter()
+        .map(|p| Entry {
+            proposal_id: p.proposal_id.clone(),
+            total: p.total_score,
+            submitted_at: p.submission_time,
+        })
+        .collect();
+    let ranking = rank(&entries, params.ranking.human_review_below);
+    let winner = ranking.winner().map(String::from);
+    let winner_bot = winner.as_ref().and_then(|w| {
+        scored
+            .iter()
+            .find(|p| &p.proposal_id == w)
+            .map(|p| p.bot_id.clone())
+    });
+    let listing: Vec<String> = ranking
+        .order
+        .iter()
+        .filter_map(|id| scored.iter().find(|p| &p.proposal_id == id))
+        .map(|p| format!("{}: {:.3}", p.proposal_id, p.total_score))
+        .collect();
+    printer.status(&format!("- Rankings: [{}]", listing.join(", ")));
+    match (&winner, &winner_bot) {
+        (Some(w), Some(bot)) => printer.status(&format!("- Selected: {w} ({bot})")),
+        _ => printer.status(&format!(
+            "- No winner: every proposal is below {}; a human must review",
+            params.ranking.human_review_below
+        )),
+    }
+    Ok(Evaluated {
+        report: RoundReport {
+            round: site.round,
+            phase: site.phase,
+            seed,
+            proposals: scored,
+            skipped,
+            human_review: ranking.human_review,
+            ranking: ranking.order,
+            winner,
+            winner_bot,
+            judges: judged
+                .map(|j| JudgesReport {
+                    answered: j.answered,
+                    failures: j.failures,
+                })
+                .unwrap_or_default(),
+            checks: Vec::new(),
+        },
+        proposals: blinded.into_iter().collect(),
+        stopped,
+    })
+}
