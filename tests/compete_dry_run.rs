@@ -625,11 +625,17 @@ fn record_writes_the_replay_layout_and_a_replay_run_reproduces_the_ranking() {
 }
 
 #[test]
-fn without_dry_run_compete_refuses_and_bad_bots_counts_are_usage_errors() {
+fn preflight_and_bad_bot_counts_are_usage_errors() {
     let repo = Repo::new(TWO_COMMAND_BOTS);
+    // A real run needs a git repository; the refusal changes nothing.
+    let before = std::fs::read_to_string(repo.path().join(".ralph/issues/7.md")).unwrap();
     let out = run(repo.ralph().args(["compete", "7"]));
-    assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("--dry-run"), "{}", out.stderr);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("not a git repository"), "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join(".ralph/issues/7.md")).unwrap(),
+        before
+    );
     let out = run(repo
         .ralph()
         .args(["compete", "7", "--dry-run", "--bots", "5"]));

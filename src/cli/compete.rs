@@ -1,12 +1,12 @@
-//! `ralph compete N`: the competition on issue N (SPEC §6). This version runs the read-only
-//! front half, `--dry-run`: requirements, proposals from every bot, blind judging, scoring and
-//! the ranking, printed as a table (or, with `--json`, the run report) — nothing is written to
-//! the tracker, the ledger or git. The implementation half (worktree, checks, events, PR) is
-//! not built yet, so without `--dry-run` the command refuses with exit 2 and says so.
+//! `ralph compete N`: the competition on issue N (SPEC §6), or with `--dry-run` its read-only
+//! front half (requirements, proposals, blind judging, scoring, ranking; nothing written).
+//! Ctrl-C during a run kills the agents and checks, escalates the issue through the same path
+//! as any failure, and exits 130; `--resume` continues.
 
 use super::Context;
 use crate::compete::agents::Agents;
 use crate::compete::report::{render_round, RunOutcome};
+use crate::compete::run::{compete, escalate_interrupted, RunInput, RunOptions};
 use crate::compete::{dry_run, DryRunInput};
 use crate::error::{Exit, UserError};
 use crate::tracker::{self, IssueState};
@@ -26,6 +26,18 @@ pub struct CompeteArgs {
     /// Use only the first K configured bots
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub bots: Option<u32>,
+    /// Rounds at most (default: `max_iterations` from the configuration)
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_iterations: Option<u32>,
+    /// Continue a stopped run from its last completed round
+    #[arg(long, conflicts_with = "dry_run")]
+    pub resume: bool,
+    /// Stop before pushing: no push, no pull request; the branch stays local
+    #[arg(long, conflicts_with = "dry_run")]
+    pub no_push: bool,
+    /// The branch to start from (default: `[git] base`, else the remote's default branch)
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
     /// Record every agent's answers into DIR, in the layout the replay backend reads
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
@@ -35,17 +47,6 @@ pub struct CompeteArgs {
 }
 
 pub async fn run(ctx: &Context, args: CompeteArgs) -> Result<Exit> {
-    if !args.dry_run {
-        return Err(UserError::usage(
-            "ralph compete runs only with --dry-run in this version: the implementation \
-             phase (worktree, checks, events, pull request) is not built yet",
-        )
-        .with_hint(format!(
-            "run `ralph compete {} --dry-run` to see the proposals, scores and ranking",
-            args.issue
-        ))
-        .into());
-    }
     let mut settings = ctx.settings()?;
     if let Some(k) = args.bots {
         let have = settings.config.bots.len();
@@ -59,6 +60,9 @@ pub async fn run(ctx: &Context, args: CompeteArgs) -> Result<Exit> {
         settings.config.bots.truncate(k as usize);
     }
     let tracker = tracker::open(&settings).await?;
+    if !args.dry_run {
+        return competition(ctx, &settings, tracker.as_ref(), &args).await;
+    }
     let issue = super::fetch_issue(tracker.as_ref(), args.issue).await?;
     if issue.state == IssueState::Closed {
         ctx.printer.warn(&format!(
@@ -99,5 +103,66 @@ pub async fn run(ctx: &Context, args: CompeteArgs) -> Result<Exit> {
     Ok(match report.outcome {
         RunOutcome::Aborted | RunOutcome::Escalated => Exit::Failure,
         _ => Exit::Success,
+    })
+}
+
+/// The real run, with Ctrl-C handled here so the issue is escalated before ralph exits.
+async fn competition(
+    ctx: &Context,
+    settings: &crate::settings::Settings,
+    tracker: &dyn crate::tracker::IssueTracker,
+    args: &CompeteArgs,
+) -> Result<Exit> {
+    let agents = Agents::build(&settings.config, &settings.root, args.record.as_deref());
+    let spinners = std::io::stderr().is_terminal() && ctx.global.quiet == 0;
+    let token =
+        crate::tracker::discover::token_from_env(|k| std::env::var(k).ok()).map(|t| t.secret);
+    let input = RunInput {
+        settings,
+        tracker,
+        issue: args.issue,
+        agents,
+        printer: &ctx.printer,
+        spinners,
+        options: RunOptions {
+            max_iterations: args
+                .max_iterations
+                .unwrap_or(settings.config.max_iterations),
+            resume: args.resume,
+            no_push: args.no_push,
+            base: args.base.clone(),
+            token,
+        },
+    };
+    let report = tokio::select! {
+        r = compete(input) => r?,
+        Ok(()) = tokio::signal::ctrl_c() => {
+            eprintln!("\n{} interrupted: escalating #{}", ctx.printer.paint_err().warn("warning:"), args.issue);
+            crate::process::kill_all();
+            if let Err(e) = escalate_interrupted(settings, tracker, args.issue).await {
+                ctx.printer.warn(&format!("could not escalate #{}: {e:#}", args.issue));
+            }
+            return Ok(Exit::Interrupted);
+        }
+    };
+    if ctx.printer.json_mode() {
+        ctx.printer.json(&report)?;
+    } else {
+        let t = &report.total;
+        ctx.printer.status(&format!(
+            "Outcome: {:?} · {} event(s) · {} call(s), {} tokens{}",
+            report.outcome,
+            report.events.len(),
+            t.calls,
+            t.tokens(),
+            t.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
+        ));
+        if let Some(why) = &report.escalation {
+            ctx.printer.status(&format!("Escalated: {why}"));
+        }
+    }
+    Ok(match report.outcome {
+        RunOutcome::Complete | RunOutcome::Success | RunOutcome::DryRun => Exit::Success,
+        RunOutcome::Aborted | RunOutcome::Escalated => Exit::Failure,
     })
 }

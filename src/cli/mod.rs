@@ -159,12 +159,14 @@ fn init_logging(global: &GlobalArgs, color: bool) {
 /// Runs a parsed command line and returns the exit code, having rendered any error.
 pub async fn main(cli: Cli) -> Exit {
     let global = cli.global.clone();
+    // A real competition handles Ctrl-C itself: it escalates the issue before exiting.
+    let own_interrupt = matches!(&cli.command, Command::Compete(a) if !a.dry_run);
     let printer = Printer::new(global.json, global.quiet > 0, global.color);
     init_logging(&global, printer.paint_err().enabled());
     let result = tokio::select! {
         r = run(cli, printer) => r,
         // A handler that cannot be installed yields Err: that branch is then disabled.
-        Ok(()) = tokio::signal::ctrl_c() => {
+        Ok(()) = tokio::signal::ctrl_c(), if !own_interrupt => {
             // Start on a fresh line: the interrupt usually lands mid-line (a prompt, a bar).
             eprintln!("\n{} interrupted", printer.paint_err().warn("warning:"));
             // The process exits without running destructors: kill the agents and checks now.

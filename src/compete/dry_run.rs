@@ -92,6 +92,9 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         accounts: Vec::new(),
         total: Default::default(),
         stopped: None,
+        branch: None,
+        pr_url: None,
+        escalation: None,
         warnings: Vec::new(),
     };
 

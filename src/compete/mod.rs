@@ -10,6 +10,7 @@ pub mod judge;
 pub mod propose;
 pub mod report;
 pub mod round;
+pub mod run;
 
 pub use dry_run::{dry_run, DryRunInput};
 

@@ -25,14 +25,14 @@ pub struct Standing {
 }
 
 /// A failing check as the replan prompt shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct FailedCheck {
     pub name: String,
     pub output_tail: String,
 }
 
 /// What the replan round tells the bots about the failure (seed 001).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct FailureContext {
     /// The bot whose proposal failed.
     pub failed_bot: String,

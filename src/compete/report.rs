@@ -47,6 +47,12 @@ pub struct RunReport {
     pub total: Spend,
     /// Why the run stopped early, when it did (a `[limits]` cap).
     pub stopped: Option<String>,
+    /// The branch of the run (none for a dry run).
+    pub branch: Option<String>,
+    /// The pull request opened when the issue was completed.
+    pub pr_url: Option<String>,
+    /// Why the run was escalated to a human.
+    pub escalation: Option<String>,
     pub warnings: Vec<String>,
 }
 

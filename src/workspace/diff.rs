@@ -139,6 +139,43 @@ pub fn analyse(wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
     Ok(stats)
 }
 
+/// The unified diff of the worktree against its base, cut at `limit` bytes (with a note), for
+/// the `verify` prompt.
+pub fn patch_text(wt: &Worktree, limit: usize) -> Result<String, WorkspaceError> {
+    let repo =
+        Repository::open(&wt.path).map_err(|e| WorkspaceError::git("opening the worktree", e))?;
+    let base = git2::Oid::from_str(&wt.base_commit)
+        .and_then(|oid| repo.find_commit(oid))
+        .and_then(|c| c.tree())
+        .map_err(|e| WorkspaceError::git("reading the base commit", e))?;
+    let mut opts = DiffOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .show_untracked_content(true);
+    let diff = repo
+        .diff_tree_to_workdir_with_index(Some(&base), Some(&mut opts))
+        .map_err(|e| WorkspaceError::git("computing the diff", e))?;
+    let mut out = String::new();
+    let mut cut = false;
+    diff.print(git2::DiffFormat::Patch, |_, _, line| {
+        if out.len() >= limit {
+            cut = true;
+            return false;
+        }
+        if matches!(line.origin(), '+' | '-' | ' ') {
+            out.push(line.origin());
+        }
+        out.push_str(&String::from_utf8_lossy(line.content()));
+        true
+    })
+    .or_else(|e| if cut { Ok(()) } else { Err(e) })
+    .map_err(|e| WorkspaceError::git("printing the diff", e))?;
+    if cut {
+        out.push_str("\n[… diff cut here …]\n");
+    }
+    Ok(out)
+}
+
 /// A reason the diff fails verification.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {

@@ -12,7 +12,7 @@
 mod diff;
 mod git;
 
-pub use diff::{analyse, protected_findings, DiffStats, FileChange, Finding};
+pub use diff::{analyse, patch_text, protected_findings, DiffStats, FileChange, Finding};
 pub use git::{
     commit, create_worktree, preflight, push, remove_worktree, reset_worktree, CommitInfo,
     Preflight, PreflightOptions, Worktree,
