@@ -16,6 +16,7 @@ pub mod checks;
 pub mod cli;
 pub mod compete;
 pub mod config;
+pub mod demo;
 pub mod error;
 pub mod fsutil;
 pub mod ledger;

@@ -631,7 +631,11 @@ fn preflight_and_bad_bot_counts_are_usage_errors() {
     let before = std::fs::read_to_string(repo.path().join(".ralph/issues/7.md")).unwrap();
     let out = run(repo.ralph().args(["compete", "7"]));
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("not a git repository"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("not a git repository"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(
         std::fs::read_to_string(repo.path().join(".ralph/issues/7.md")).unwrap(),
         before

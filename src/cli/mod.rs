@@ -4,6 +4,7 @@
 
 mod compete;
 mod completions;
+mod demo;
 mod events;
 mod init;
 mod leaderboard;
@@ -91,6 +92,8 @@ pub enum Command {
     Queue(queue::QueueArgs),
     /// Run the competition on issue N (this version: --dry-run, proposals and ranking only)
     Compete(compete::CompeteArgs),
+    /// Run a whole competition offline on a sample repository, then show the leaderboard
+    Demo(demo::DemoArgs),
     /// Print shell completions
     Completions(completions::CompletionsArgs),
 }
@@ -212,6 +215,7 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
         Command::Spec(args) => spec::run(&ctx, args).await,
         Command::Queue(args) => queue::run(&ctx, args).await,
         Command::Compete(args) => compete::run(&ctx, args).await,
+        Command::Demo(args) => demo::run(&ctx, args).await,
         Command::Completions(args) => completions::run(&ctx, args),
     }
 }
