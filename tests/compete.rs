@@ -1,0 +1,444 @@
+//! `ralph compete N` and `ralph demo` end to end through the binary: a temporary git repository
+//! with a bare remote, the local tracker, fake agent programs for the bots, the arbiter and the
+//! implementer (which really edits the worktree), and checks that really run. Each test asserts
+//! labels, body, comments, pull request, branch contents, events and their deltas — and that no
+//! token appears anywhere.
+
+mod common;
+
+use assert_cmd::Command;
+use common::script;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+const TOKEN: &str = "ghp_competeTestToken0123456789abcdef";
+
+const ISSUE: &str = "---\ntitle: Add a greet function\nlabels: [ready]\n---\n## Tasks\n- [ ] `greet NAME` prints `Hello, NAME!`\n- [x] Keep `add` working\n";
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+struct Repo {
+    _dir: TempDir,
+    root: PathBuf,
+    tools: PathBuf,
+    remote: PathBuf,
+}
+
+/// The proposal every fake bot sends, naming itself so proposals differ.
+const BOT: &str = r#"cat > "$RALPH_BOT_ID.prompt"
+env > "$RALPH_BOT_ID.env"
+cat <<JSON
+{"approach_summary":"Add greet to lib.sh, plan of $RALPH_BOT_ID in round $RALPH_ROUND","pseudo_code":"greet() { echo Hello; } by $RALPH_BOT_ID for round $RALPH_ROUND of the competition","files_affected":[{"path":"lib.sh","change_type":"modify"}],"estimated_complexity":{"lines_of_code":3,"files":1,"modules":1,"difficulty":"low"},"risk_assessment":{"breaking_changes":false,"security_critical":false,"overall_risk":"low"},"spec_alignment":{"checkboxes_addressed":["req_1"],"components_addressed":[],"implicit_requirements_addressed":["req_implicit_2"]},"success_probability":0.8}
+JSON"#;
+
+const ARBITER: &str = r#"cat > /dev/null
+case "$RALPH_ROLE" in
+  verify) echo '{"satisfied":[{"id":"req_1","evidence":"greet in lib.sh"}],"unsatisfied":[]}';;
+  *) echo 'no' >&2; exit 1;;
+esac"#;
+
+/// An implementer that writes a correct greet.
+const GOOD: &str = r#"cat > /dev/null
+echo 'greet() { echo "Hello, $1!"; }' >> lib.sh
+echo '{"summary":"added greet","checkboxes_completed":["req_1"]}'"#;
+
+/// An implementer whose greet is always wrong.
+const BAD: &str = r#"cat > /dev/null
+echo 'greet() { echo "Hi $1"; }' >> lib.sh
+echo '{"summary":"added greet","checkboxes_completed":["req_1"]}'"#;
+
+impl Repo {
+    fn new(implementer: &str, bots: &[&str]) -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("work");
+        let tools = dir.path().join("tools");
+        let remote = dir.path().join("origin.git");
+        std::fs::create_dir_all(root.join(".ralph/issues")).unwrap();
+        std::fs::create_dir_all(&tools).unwrap();
+        std::fs::write(root.join(".ralph/issues/3.md"), ISSUE).unwrap();
+        std::fs::write(root.join(".gitignore"), ".ralph/worktrees/\n.ralph/runs/\n").unwrap();
+        std::fs::write(root.join("lib.sh"), "add() { echo $(($1 + $2)); }\n").unwrap();
+        std::fs::write(
+            root.join("test.sh"),
+            ". ./lib.sh\n[ \"$(add 1 2)\" = 3 ] || exit 1\nif type greet >/dev/null 2>&1; then [ \"$(greet Ann)\" = 'Hello, Ann!' ] || { echo \"greet gave: $(greet Ann)\"; exit 1; }; fi\necho ok\n",
+        )
+        .unwrap();
+        let bot = script(&tools, "bot.sh", BOT);
+        let arbiter = script(&tools, "arbiter.sh", ARBITER);
+        let implementer = script(&tools, "implementer.sh", implementer);
+        let mut config = format!(
+            "tracker = \"local\"\nmax_iterations = 5\n[marketplace]\nbase_budget_per_bot = 1\n[defaults]\nbackend = \"command\"\ncommand = [\"{bot}\"]\n"
+        );
+        for b in bots {
+            config.push_str(&format!("[[bots]]\nid = \"{b}\"\n"));
+        }
+        config.push_str(&format!(
+            "[arbiter]\ncommand = [\"{arbiter}\"]\n[implementer]\ncommand = [\"{implementer}\"]\n[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"sh test.sh\"\n[git]\nauthor = \"ralph <ralph@example.com>\"\n"
+        ));
+        std::fs::write(root.join(".ralph/config.toml"), config).unwrap();
+        git(&root, &["init", "--quiet", "-b", "main"]);
+        git(&root, &["add", "-A"]);
+        git(
+            &root,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "--quiet",
+                "-m",
+                "init",
+            ],
+        );
+        git(
+            dir.path(),
+            &["init", "--quiet", "--bare", "-b", "main", "origin.git"],
+        );
+        git(
+            &root,
+            &["remote", "add", "origin", remote.to_str().unwrap()],
+        );
+        git(&root, &["push", "--quiet", "-u", "origin", "main"]);
+        git(&root, &["remote", "set-head", "origin", "main"]);
+        Repo {
+            root,
+            tools,
+            remote,
+            _dir: dir,
+        }
+    }
+
+    fn ralph(&self) -> Command {
+        let mut cmd = Command::cargo_bin("ralph").unwrap();
+        cmd.current_dir(&self.root)
+            .env_remove("RALPH_LOG")
+            .env("GITHUB_TOKEN", TOKEN)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &self.tools)
+            .env("NO_COLOR", "1");
+        cmd
+    }
+
+    fn issue(&self) -> String {
+        std::fs::read_to_string(self.root.join(".ralph/issues/3.md")).unwrap()
+    }
+
+    fn events(&self) -> Vec<Value> {
+        let dir = self.root.join(".ralph/events");
+        let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        names.sort();
+        names
+            .iter()
+            .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+            .collect()
+    }
+
+    /// No token in any file ralph or an agent wrote.
+    fn assert_no_token(&self) {
+        for entry in walk(&self.root).into_iter().chain(walk(&self.tools)) {
+            if let Ok(text) = std::fs::read_to_string(&entry) {
+                assert!(!text.contains(TOKEN), "the token is in {}", entry.display());
+            }
+        }
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.file_name().is_some_and(|n| n == ".git") {
+                continue;
+            }
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(cmd: &mut Command) -> Out {
+    let out = cmd.output().unwrap();
+    let o = Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(
+        !o.stdout.contains(TOKEN) && !o.stderr.contains(TOKEN),
+        "the token leaked"
+    );
+    o
+}
+
+fn outcomes(events: &[Value]) -> Vec<(String, String, f64)> {
+    let mut v: Vec<(String, String, f64)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["bot_id"].as_str().unwrap().to_owned(),
+                e["outcome"].as_str().unwrap().to_owned(),
+                (e["weight_delta"].as_f64().unwrap() * 1000.0).round() / 1000.0,
+            )
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    v
+}
+
+#[test]
+fn success_in_one_round_opens_the_pull_request() {
+    let repo = Repo::new(GOOD, &["alpha", "beta"]);
+    let out = run(repo.ralph().args(["compete", "3", "--json"]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["outcome"], "complete");
+    assert_eq!(report["branch"], "ralph/3-add-a-greet-function");
+    assert_eq!(report["rounds"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        report["rounds"][0]["checks"],
+        json!([{"name": "syntax", "passed": true, "duration_ms": report["rounds"][0]["checks"][0]["duration_ms"]},
+               {"name": "test", "passed": true, "duration_ms": report["rounds"][0]["checks"][1]["duration_ms"]}])
+    );
+    assert!(out.stderr.contains("<promise>COMPLETE</promise>"));
+
+    // The body: exactly the satisfied checkbox flipped; the labels released.
+    let issue = repo.issue();
+    assert!(
+        issue.contains("- [x] `greet NAME` prints `Hello, NAME!`"),
+        "{issue}"
+    );
+    assert!(issue.contains("labels: []"), "{issue}");
+    // The pull request, recorded by the local tracker, says what it fixes.
+    let prs = std::fs::read_to_string(repo.root.join(".ralph/issues/3.prs.json")).unwrap();
+    assert!(prs.contains("ralph/3-add-a-greet-function"), "{prs}");
+    let body_file = std::fs::read_dir(repo.root.join(".ralph/issues"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains(".pr-"))
+        .unwrap();
+    let body = std::fs::read_to_string(body_file).unwrap();
+    assert!(body.contains("Fixes #3") && body.contains("| rank | proposal | bot | total |"));
+
+    // The branch is on the remote with the change and the trailers.
+    let log = git(
+        &repo.remote,
+        &[
+            "log",
+            "-1",
+            "--format=%an <%ae>%n%B",
+            "ralph/3-add-a-greet-function",
+        ],
+    );
+    assert!(
+        log.starts_with("ralph <ralph@example.com>\nAdd a greet function (#3)"),
+        "{log}"
+    );
+    assert!(log.contains("Ralph-Bot: ") && log.contains("Ralph-Run: "));
+    let lib = git(
+        &repo.remote,
+        &["show", "ralph/3-add-a-greet-function:lib.sh"],
+    );
+    assert!(lib.contains("greet()"));
+    // The user's checkout did not change; the worktree is gone.
+    assert!(!std::fs::read_to_string(repo.root.join("lib.sh"))
+        .unwrap()
+        .contains("greet"));
+    assert!(!repo.root.join(".ralph/worktrees/3").exists());
+
+    // Events: the winner's success (with the accuracy bonus or not) and the other's not_selected.
+    let events = repo.events();
+    let o = outcomes(&events);
+    assert_eq!(o.len(), 2, "{o:?}");
+    let winner = events.iter().find(|e| e["outcome"] == "success").unwrap();
+    let bonus = winner["accuracy"].as_f64().unwrap() > 0.85;
+    assert!(
+        (winner["weight_delta"].as_f64().unwrap() - if bonus { 0.15 } else { 0.10 }).abs() < 1e-9
+    );
+    assert_eq!(winner["metrics"]["tests_passed"], true);
+    assert_eq!(winner["round"], 1);
+    assert_eq!(winner["phase"], "initial");
+    assert_eq!(winner["rank"], 1);
+    let loser = events
+        .iter()
+        .find(|e| e["outcome"] == "not_selected")
+        .unwrap();
+    assert_eq!(loser["weight_delta"], -0.02);
+    assert_eq!(report["events"].as_array().unwrap().len(), 2);
+    // The run summary is kept.
+    assert!(repo.root.join(".ralph/runs/3/summary.md").is_file());
+    assert!(!repo.root.join(".ralph/runs/3.lock").exists());
+    // No token reached the bots or any file.
+    let env = std::fs::read_to_string(repo.root.join("alpha.env")).unwrap();
+    assert!(!env.contains("GITHUB_TOKEN"));
+    repo.assert_no_token();
+}
+
+#[test]
+fn replan_failure_escalates_with_every_penalty() {
+    let repo = Repo::new(BAD, &["alpha", "beta", "gamma"]);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let issue = repo.issue();
+    assert!(issue.contains("labels: [attention-needed]"), "{issue}");
+    assert!(
+        issue.contains("- [ ] `greet NAME`"),
+        "nothing checked off: {issue}"
+    );
+    let comment = issue.split("<!-- ralph comments -->").nth(1).unwrap();
+    assert!(
+        comment.contains("the implementation failed, and so did the replan"),
+        "{comment}"
+    );
+    assert!(comment.contains("Initial round") && comment.contains("Replan round"));
+    assert!(
+        comment.contains("greet gave: Hi Ann"),
+        "the failing output: {comment}"
+    );
+    assert!(comment.contains("ralph/3-add-a-greet-function"));
+    assert!(
+        comment.contains(".ralph/worktrees/3"),
+        "the worktree is named"
+    );
+    assert!(
+        repo.root.join(".ralph/worktrees/3").is_dir(),
+        "kept for inspection"
+    );
+
+    let o = outcomes(&repo.events());
+    let failure: Vec<_> = o.iter().filter(|e| e.1 == "failure").collect();
+    let replan: Vec<_> = o.iter().filter(|e| e.1 == "replan_failure").collect();
+    let collective: Vec<_> = o.iter().filter(|e| e.1 == "collective_failure").collect();
+    assert_eq!(failure.len(), 1, "{o:?}");
+    assert_eq!(failure[0].2, -0.15);
+    assert_eq!(replan.len(), 1);
+    assert_eq!(replan[0].2, -0.2);
+    assert_eq!(collective.len(), 3, "every bot");
+    assert!(collective.iter().all(|e| e.2 == -0.05));
+    // The bots saw the failure in the replan prompt.
+    let prompt = std::fs::read_to_string(repo.root.join("alpha.prompt")).unwrap();
+    assert!(
+        prompt.contains("The previous attempt failed") && prompt.contains("greet gave"),
+        "{prompt}"
+    );
+    // Nothing was pushed.
+    assert!(!git(&repo.remote, &["branch", "--list"]).contains("ralph/"));
+    repo.assert_no_token();
+}
+
+#[test]
+fn a_second_run_on_the_same_issue_is_refused_while_one_holds_the_lock() {
+    let repo = Repo::new(GOOD, &["alpha"]);
+    std::fs::create_dir_all(repo.root.join(".ralph/runs")).unwrap();
+    // Our own test process is alive: the lock is held.
+    std::fs::write(
+        repo.root.join(".ralph/runs/3.lock"),
+        format!("{}\n", std::process::id()),
+    )
+    .unwrap();
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("another `ralph compete 3` is running"),
+        "{}",
+        out.stderr
+    );
+    assert!(repo.issue().contains("labels: [ready]"), "nothing changed");
+    // A stale lock (no such process) is taken over.
+    std::fs::write(repo.root.join(".ralph/runs/3.lock"), "999999999\n").unwrap();
+    let out = run(repo.ralph().args(["compete", "3", "--no-push"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        !git(&repo.remote, &["branch", "--list"]).contains("ralph/"),
+        "--no-push"
+    );
+}
+
+#[test]
+fn an_issue_that_is_not_ready_is_refused_without_changes() {
+    let repo = Repo::new(GOOD, &["alpha"]);
+    std::fs::write(
+        repo.root.join(".ralph/issues/3.md"),
+        ISSUE.replace("labels: [ready]", "labels: []"),
+    )
+    .unwrap();
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("ralph ready 3"), "{}", out.stderr);
+    assert!(repo.events().is_empty());
+}
+
+#[test]
+fn the_demo_runs_a_whole_competition_offline() {
+    let out = Command::cargo_bin("ralph")
+        .unwrap()
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .env("NO_COLOR", "1")
+        .args(["demo", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["report"]["outcome"], "complete");
+    assert_eq!(v["report"]["rounds"].as_array().unwrap().len(), 2);
+    assert_eq!(v["report"]["rounds"][1]["phase"], "replan");
+    let bots: Vec<(&str, &str)> = v["leaderboard"]["recent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["bot_id"].as_str().unwrap(),
+                e["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        bots,
+        [
+            ("smart_bot_2", "failure"),
+            ("smart_bot_3", "replan_success"),
+            ("smart_bot_1", "not_selected"),
+            ("smart_bot_2", "resubmitted_same"),
+        ]
+    );
+    assert!(stderr.contains("## Phase 3: Implementation") && stderr.contains("## Result: FAILURE"));
+    assert!(stderr.contains("resubmitted its failed proposal"));
+    // The temporary directory is removed without --keep.
+    let path = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("Sample repository: "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap();
+    assert!(!Path::new(path).exists(), "{path} was not cleaned up");
+}
