@@ -9,6 +9,7 @@ mod common;
 use assert_cmd::Command;
 use common::script;
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
@@ -40,10 +41,10 @@ struct Repo {
 }
 
 /// The proposal every fake bot sends, naming itself so proposals differ.
-const BOT: &str = r#"cat > "$RALPH_BOT_ID.prompt"
-env > "$RALPH_BOT_ID.env"
+const BOT: &str = r#"cat > "$HOME/$RALPH_BOT_ID.prompt"
+env > "$HOME/$RALPH_BOT_ID.env"
 cat <<JSON
-{"approach_summary":"Add greet to lib.sh, plan of $RALPH_BOT_ID in round $RALPH_ROUND","pseudo_code":"greet() { echo Hello; } by $RALPH_BOT_ID for round $RALPH_ROUND of the competition","files_affected":[{"path":"lib.sh","change_type":"modify"}],"estimated_complexity":{"lines_of_code":3,"files":1,"modules":1,"difficulty":"low"},"risk_assessment":{"breaking_changes":false,"security_critical":false,"overall_risk":"low"},"spec_alignment":{"checkboxes_addressed":["req_1"],"components_addressed":[],"implicit_requirements_addressed":["req_implicit_2"]},"success_probability":0.8}
+{"approach_summary":"Add greet to lib.sh, plan of $RALPH_BOT_ID in round $RALPH_ROUND","pseudo_code":"greet() { echo Hello; } by $RALPH_BOT_ID for round $RALPH_ROUND of the competition","files_affected":[{"path":"lib.sh","change_type":"modify"}],"estimated_complexity":{"lines_of_code":3,"files":1,"modules":1,"difficulty":"low"},"risk_assessment":{"breaking_changes":false,"security_critical":false,"overall_risk":"low"},"spec_alignment":{"checkboxes_addressed":["req_1","req_2"],"components_addressed":[],"implicit_requirements_addressed":["req_implicit_2"]},"success_probability":0.8}
 JSON"#;
 
 const ARBITER: &str = r#"cat > /dev/null
@@ -62,15 +63,57 @@ const BAD: &str = r#"cat > /dev/null
 echo 'greet() { echo "Hi $1"; }' >> lib.sh
 echo '{"summary":"added greet","checkboxes_completed":["req_1"]}'"#;
 
+/// What a test repository is made of; `Repo::new` takes the defaults.
+struct Setup<'a> {
+    implementer: &'a str,
+    bots: &'a [&'a str],
+    arbiter: &'a str,
+    /// Extra `[[bots]]` entries, verbatim.
+    extra_bots: &'a str,
+    base_budget_per_bot: u32,
+    issues: &'a [(u64, &'a str)],
+}
+
+impl Default for Setup<'_> {
+    fn default() -> Self {
+        Setup {
+            implementer: GOOD,
+            bots: &["alpha"],
+            arbiter: ARBITER,
+            extra_bots: "",
+            base_budget_per_bot: 1,
+            issues: &[(3, ISSUE)],
+        }
+    }
+}
+
 impl Repo {
     fn new(implementer: &str, bots: &[&str]) -> Repo {
+        Repo::with(Setup {
+            implementer,
+            bots,
+            ..Setup::default()
+        })
+    }
+
+    fn with(setup: Setup<'_>) -> Repo {
+        let Setup {
+            implementer,
+            bots,
+            arbiter,
+            extra_bots,
+            base_budget_per_bot,
+            issues,
+        } = setup;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("work");
         let tools = dir.path().join("tools");
         let remote = dir.path().join("origin.git");
         std::fs::create_dir_all(root.join(".ralph/issues")).unwrap();
         std::fs::create_dir_all(&tools).unwrap();
-        std::fs::write(root.join(".ralph/issues/3.md"), ISSUE).unwrap();
+        for (n, text) in issues {
+            std::fs::write(root.join(format!(".ralph/issues/{n}.md")), text).unwrap();
+        }
         std::fs::write(root.join(".gitignore"), ".ralph/worktrees/\n.ralph/runs/\n").unwrap();
         std::fs::write(root.join("lib.sh"), "add() { echo $(($1 + $2)); }\n").unwrap();
         std::fs::write(
@@ -79,14 +122,15 @@ impl Repo {
         )
         .unwrap();
         let bot = script(&tools, "bot.sh", BOT);
-        let arbiter = script(&tools, "arbiter.sh", ARBITER);
+        let arbiter = script(&tools, "arbiter.sh", arbiter);
         let implementer = script(&tools, "implementer.sh", implementer);
         let mut config = format!(
-            "tracker = \"local\"\nmax_iterations = 5\n[marketplace]\nbase_budget_per_bot = 1\n[defaults]\nbackend = \"command\"\ncommand = [\"{bot}\"]\n"
+            "tracker = \"local\"\nmax_iterations = 5\n[marketplace]\nbase_budget_per_bot = {base_budget_per_bot}\n[defaults]\nbackend = \"command\"\ncommand = [\"{bot}\"]\n"
         );
         for b in bots {
             config.push_str(&format!("[[bots]]\nid = \"{b}\"\n"));
         }
+        config.push_str(extra_bots);
         config.push_str(&format!(
             "[arbiter]\ncommand = [\"{arbiter}\"]\n[implementer]\ncommand = [\"{implementer}\"]\n[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"sh test.sh\"\n[git]\nauthor = \"ralph <ralph@example.com>\"\n"
         ));
@@ -297,7 +341,7 @@ fn success_in_one_round_opens_the_pull_request() {
     assert!(repo.root.join(".ralph/runs/3/summary.md").is_file());
     assert!(!repo.root.join(".ralph/runs/3.lock").exists());
     // No token reached the bots or any file.
-    let env = std::fs::read_to_string(repo.root.join("alpha.env")).unwrap();
+    let env = std::fs::read_to_string(repo.tools.join("alpha.env")).unwrap();
     assert!(!env.contains("GITHUB_TOKEN"));
     repo.assert_no_token();
 }
@@ -344,7 +388,7 @@ fn replan_failure_escalates_with_every_penalty() {
     assert_eq!(collective.len(), 3, "every bot");
     assert!(collective.iter().all(|e| e.2 == -0.05));
     // The bots saw the failure in the replan prompt.
-    let prompt = std::fs::read_to_string(repo.root.join("alpha.prompt")).unwrap();
+    let prompt = std::fs::read_to_string(repo.tools.join("alpha.prompt")).unwrap();
     assert!(
         prompt.contains("The previous attempt failed") && prompt.contains("greet gave"),
         "{prompt}"
@@ -441,4 +485,249 @@ fn the_demo_runs_a_whole_competition_offline() {
         .and_then(|l| l.split(' ').next())
         .unwrap();
     assert!(!Path::new(path).exists(), "{path} was not cleaned up");
+}
+
+const TWO_BOXES: &str = "---\ntitle: Add greet and wave\nlabels: [ready]\n---\n- [ ] `greet NAME` prints `Hello, NAME!`\n- [ ] `wave` prints `o/`\n";
+
+/// Round 1 adds greet, round 2 adds wave.
+const ROUND_BY_ROUND: &str = r#"cat > /dev/null
+if [ "$RALPH_ROUND" = 1 ]; then echo 'greet() { echo "Hello, $1!"; }' >> lib.sh; else echo 'wave() { echo "o/"; }' >> lib.sh; fi
+echo '{"summary":"one more function","checkboxes_completed":[]}'"#;
+
+/// The verify role confirms one checkbox per round.
+const ONE_PER_ROUND: &str = r#"cat > /dev/null
+case "$RALPH_ROLE" in
+  verify) echo "{\"satisfied\":[{\"id\":\"req_$RALPH_ROUND\",\"evidence\":\"see lib.sh\"}],\"unsatisfied\":[]}";;
+  *) exit 1;;
+esac"#;
+
+#[test]
+fn success_over_two_rounds_with_the_checkboxes_split() {
+    let repo = Repo::with(Setup {
+        implementer: ROUND_BY_ROUND,
+        arbiter: ONE_PER_ROUND,
+        issues: &[(3, TWO_BOXES)],
+        ..Setup::default()
+    });
+    let out = run(repo.ralph().args(["compete", "3", "--json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["outcome"], "complete");
+    assert_eq!(report["rounds"].as_array().unwrap().len(), 2);
+    assert!(
+        out.stderr.contains("1 checkbox(es) remain"),
+        "{}",
+        out.stderr
+    );
+    let issue = repo.issue();
+    assert!(
+        issue.contains("- [x] `greet NAME`") && issue.contains("- [x] `wave`"),
+        "{issue}"
+    );
+    let log = git(
+        &repo.remote,
+        &["log", "--format=%s", "ralph/3-add-greet-and-wave"],
+    );
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.starts_with("Add greet and wave (#3)"))
+            .count(),
+        2
+    );
+    let o = outcomes(&repo.events());
+    assert_eq!(o.iter().filter(|e| e.1 == "success").count(), 2, "{o:?}");
+}
+
+/// Wrong on the first attempt, right on the second.
+const SECOND_TIME: &str = r#"cat > /dev/null
+if [ "$RALPH_ATTEMPT" = 0 ]; then echo 'greet() { echo "Hi $1"; }' >> lib.sh; else echo 'greet() { echo "Hello, $1!"; }' >> lib.sh; fi
+echo '{"summary":"added greet","checkboxes_completed":["req_1"]}'"#;
+
+#[test]
+fn success_on_a_second_attempt_within_the_budget() {
+    let repo = Repo::with(Setup {
+        implementer: SECOND_TIME,
+        base_budget_per_bot: 2,
+        ..Setup::default()
+    });
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Attempt 1/2: check `test` failed"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("Attempt 2/2: verification passed"));
+    let events = repo.events();
+    assert_eq!(outcomes(&events)[0].1, "success", "one round, no replan");
+    // Efficiency of the implementation counts the second attempt: 0.5·size + 0.5·(1 − 1/2).
+    let eff = events[0]["scores"]["implementation"]["efficiency"]
+        .as_f64()
+        .unwrap();
+    assert!(eff <= 0.75 + 1e-9, "{eff}");
+    // The final commit has only the good version.
+    let lib = git(
+        &repo.remote,
+        &["show", "ralph/3-add-a-greet-function:lib.sh"],
+    );
+    assert!(
+        lib.contains("Hello, $1!") && !lib.contains("Hi $1"),
+        "{lib}"
+    );
+}
+
+#[test]
+fn a_crashing_bot_is_skipped_and_a_failing_judge_gives_neutral_scores() {
+    let repo = Repo::with(Setup {
+        bots: &["alpha"],
+        extra_bots:
+            "[[bots]]\nid = \"crasher\"\ncommand = [\"sh\", \"-c\", \"echo boom >&2; exit 9\"]\n",
+        ..Setup::default()
+    });
+    let out = run(repo.ralph().args(["compete", "3", "--json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let round = &report["rounds"][0];
+    assert_eq!(round["skipped"][0]["bot_id"], "crasher");
+    assert_eq!(round["skipped"][0]["reason"], "failed");
+    assert!(round["skipped"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("boom"));
+    assert_eq!(round["judges"]["answered"], json!([]));
+    assert_eq!(round["proposals"][0]["scores"]["technical_quality"], 0.5);
+    // A bot that did not propose gets no not_selected event.
+    let o = outcomes(&repo.events());
+    assert_eq!(o.len(), 1, "{o:?}");
+}
+
+#[test]
+fn all_proposals_below_the_threshold_escalate() {
+    // A proposal touching 40 files with breaking changes and nothing addressed.
+    let poor = r#"cat > /dev/null
+files=""
+for i in $(seq 1 40); do files="$files{\"path\":\"src/m$i.sh\",\"change_type\":\"modify\"},"; done
+files="${files%,}"
+echo "{\"approach_summary\":\"Rewrite everything\",\"files_affected\":[$files],\"estimated_complexity\":{\"lines_of_code\":9000,\"files\":40,\"modules\":20,\"difficulty\":\"high\"},\"risk_assessment\":{\"breaking_changes\":true,\"security_critical\":true,\"overall_risk\":\"high\"},\"spec_alignment\":{},\"success_probability\":0.1}""#;
+    let repo = Repo::new(GOOD, &["alpha"]);
+    script(&repo.tools, "bot.sh", poor);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let issue = repo.issue();
+    assert!(issue.contains("attention-needed"), "{issue}");
+    assert!(issue.contains("below 0.5"), "{issue}");
+    assert!(repo.events().is_empty(), "no implementation, no events");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_mid_implementation_escalates_and_resume_finishes_without_duplicate_events() {
+    // Round 1 fails fast (events written), the replan's implementer hangs until interrupted.
+    let slow = r#"cat > /dev/null
+if [ "$RALPH_ROUND" = 1 ]; then echo 'greet() { echo "Hi $1"; }' >> lib.sh
+elif [ -f "$HOME/fast" ]; then echo 'greet() { echo "Hello, $1!"; }' >> lib.sh
+else touch "$HOME/started"; sleep 60; fi
+echo '{"summary":"added greet","checkboxes_completed":["req_1"]}'"#;
+    let repo = Repo::with(Setup {
+        implementer: slow,
+        bots: &["alpha", "beta"],
+        ..Setup::default()
+    });
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("ralph"))
+        .current_dir(&repo.root)
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("HOME", &repo.tools)
+        .env("NO_COLOR", "1")
+        .args(["compete", "3"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !repo.tools.join("started").exists() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the replan never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the hung implementer was killed"
+    );
+    let issue = repo.issue();
+    assert!(
+        issue.contains("attention-needed") && issue.contains("interrupted"),
+        "{issue}"
+    );
+    let before = repo.events();
+    assert_eq!(outcomes(&before).len(), 1, "round 1's failure only");
+
+    // Resume: the implementer is fast now; the replan round runs again and completes.
+    std::fs::write(repo.tools.join("fast"), "").unwrap();
+    let out = run(repo.ralph().args(["compete", "3", "--resume"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let after = repo.events();
+    let o = outcomes(&after);
+    assert_eq!(
+        o.iter().filter(|e| e.1 == "failure").count(),
+        1,
+        "not written twice: {o:?}"
+    );
+    assert_eq!(
+        o.iter().filter(|e| e.1 == "replan_success").count(),
+        1,
+        "{o:?}"
+    );
+    let run_ids: BTreeSet<&str> = after
+        .iter()
+        .map(|e| e["run_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(run_ids.len(), 1, "the same run");
+    assert!(repo.issue().contains("- [x] `greet NAME`"));
+}
+
+#[test]
+fn two_issues_compete_at_the_same_time_in_one_repository() {
+    let other = ISSUE
+        .replace("Add a greet function", "Add a wave function")
+        .replace("`greet NAME` prints `Hello, NAME!`", "`wave` prints `o/`");
+    let repo = Repo::with(Setup {
+        issues: &[(3, ISSUE), (4, &other)],
+        ..Setup::default()
+    });
+    let spawn = |n: &str| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("ralph"))
+            .current_dir(&repo.root)
+            .env("HOME", &repo.tools)
+            .env("NO_COLOR", "1")
+            .args(["compete", n])
+            .output()
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| spawn("3"));
+        let b = s.spawn(|| spawn("4"));
+        (a.join().unwrap().unwrap(), b.join().unwrap().unwrap())
+    });
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    let branches = git(&repo.remote, &["branch", "--list"]);
+    assert!(
+        branches.contains("ralph/3-add-a-greet-function")
+            && branches.contains("ralph/4-add-a-wave-function"),
+        "{branches}"
+    );
+    let issues: BTreeSet<u64> = repo
+        .events()
+        .iter()
+        .map(|e| e["issue_number"].as_u64().unwrap())
+        .collect();
+    assert_eq!(issues, BTreeSet::from([3, 4]));
 }
