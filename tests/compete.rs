@@ -731,3 +731,170 @@ fn two_issues_compete_at_the_same_time_in_one_repository() {
         .collect();
     assert_eq!(issues, BTreeSet::from([3, 4]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_github_issue_is_completed_through_the_api() {
+    use wiremock::matchers::{method, path, path_regex};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    const REPO_PATH: &str = "/repos/octo-org/octo-repo";
+    let server = MockServer::start().await;
+    let fixture = |name: &str| common::fixture(name);
+    Mock::given(method("GET"))
+        .and(path(format!("{REPO_PATH}/issues/12")))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(fixture("issue_12.json"), "application/json"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path(format!("{REPO_PATH}/issues/12")))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(fixture("issue_12.json"), "application/json"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(format!("{REPO_PATH}/issues/12/labels")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&server)
+        .await;
+    Mock::given(method("DELETE"))
+        .and(path_regex(format!("^{REPO_PATH}/issues/12/labels/.+$")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/user"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(fixture("user.json"), "application/json"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(format!("{REPO_PATH}/issues/12/assignees")))
+        .respond_with(
+            ResponseTemplate::new(201).set_body_raw(fixture("issue_12.json"), "application/json"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(format!("{REPO_PATH}/pulls")))
+        .respond_with(
+            ResponseTemplate::new(201)
+                .set_body_raw(fixture("pull_request.json"), "application/json"),
+        )
+        .mount(&server)
+        .await;
+
+    // Every open checkbox of the fixture (req_1 and the nested req_3) is verified.
+    let verify_all = r#"cat > /dev/null
+case "$RALPH_ROLE" in
+  verify) echo '{"satisfied":[{"id":"req_1","evidence":"setup() takes notify"},{"id":"req_3","evidence":"CHANGELOG"}],"unsatisfied":[]}';;
+  *) exit 1;;
+esac"#;
+    let repo = Repo::with(Setup {
+        arbiter: verify_all,
+        issues: &[],
+        ..Setup::default()
+    });
+    script(
+        &repo.tools,
+        "bot.sh",
+        &BOT.replace(r#"["req_1","req_2"]"#, r#"["req_1","req_3"]"#),
+    );
+    let out = tokio::task::spawn_blocking({
+        let mut cmd = repo.ralph();
+        cmd.env("GITHUB_API_URL", server.uri()).args([
+            "--tracker",
+            "github",
+            "--repo",
+            "octo-org/octo-repo",
+            "compete",
+            "12",
+            "--json",
+        ]);
+        move || run(&mut cmd)
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["outcome"], "complete");
+    assert!(report["pr_url"].as_str().unwrap().starts_with("https://"));
+
+    let requests = server.received_requests().await.unwrap();
+    let calls: Vec<String> = requests
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.url.path()))
+        .collect();
+    let has = |c: &str| calls.iter().any(|x| x == c);
+    assert!(
+        has(&format!("POST {REPO_PATH}/issues/12/labels")),
+        "{calls:?}"
+    );
+    assert!(
+        has(&format!("DELETE {REPO_PATH}/issues/12/labels/ready")),
+        "{calls:?}"
+    );
+    assert!(
+        has(&format!("DELETE {REPO_PATH}/issues/12/labels/in-progress")),
+        "{calls:?}"
+    );
+    assert!(
+        has(&format!("DELETE {REPO_PATH}/issues/12/labels/ralph")),
+        "{calls:?}"
+    );
+    assert!(has(&format!("POST {REPO_PATH}/issues/12/assignees")));
+    let added: Value = requests
+        .iter()
+        .find(|r| r.method.as_str() == "POST" && r.url.path().ends_with("/issues/12/labels"))
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .unwrap();
+    assert_eq!(added, json!({"labels": ["in-progress", "ralph"]}));
+    // The body: exactly the two open boxes flipped, CRLF and everything else kept.
+    let patch: Value = requests
+        .iter()
+        .find(|r| r.method.as_str() == "PATCH")
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .unwrap();
+    let original: Value = serde_json::from_str(&fixture("issue_12.json")).unwrap();
+    let before = original["body"].as_str().unwrap();
+    let after = patch["body"].as_str().unwrap();
+    assert_eq!(before.len(), after.len());
+    let diffs: Vec<usize> = before
+        .bytes()
+        .zip(after.bytes())
+        .enumerate()
+        .filter(|(_, (a, b))| a != b)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(diffs.len(), 2, "two bytes changed");
+    assert!(after.contains("- [x] Add a `notify` option") && after.contains("  - [x] Nested"));
+    assert!(
+        after.contains("- [ ] not a requirement (code block)"),
+        "code blocks untouched"
+    );
+    // The pull request: the issue's title, the branch, `Fixes #12`.
+    let pr: Value = requests
+        .iter()
+        .find(|r| r.url.path().ends_with("/pulls"))
+        .map(|r| serde_json::from_slice(&r.body).unwrap())
+        .unwrap();
+    assert_eq!(pr["title"], "Add option to remove the notification");
+    assert!(pr["head"]
+        .as_str()
+        .unwrap()
+        .starts_with("ralph/12-add-option-to-remove"));
+    assert_eq!(pr["base"], "main");
+    assert!(pr["body"].as_str().unwrap().contains("Fixes #12"));
+    // The token went only into the Authorization header, never into a body.
+    for r in &requests {
+        assert!(!String::from_utf8_lossy(&r.body).contains(TOKEN));
+    }
+    let remote_branches = git(&repo.remote, &["branch", "--list"]);
+    assert!(
+        remote_branches.contains("ralph/12-add-option-to-remove"),
+        "{remote_branches}"
+    );
+    repo.assert_no_token();
+}
