@@ -314,6 +314,9 @@ pub fn create_worktree(pre: &Preflight, remote: &str) -> Result<Worktree, Worksp
             source: None,
         }
     })?;
+    // libgit2 fails when another process creates `.git/worktrees` at the same moment (two
+    // competitions on different issues): make sure it exists first.
+    let _ = std::fs::create_dir_all(repo.commondir().join("worktrees"));
     let reference = branch_ref.into_reference();
     let mut opts = WorktreeAddOptions::new();
     opts.reference(Some(&reference));
