@@ -291,6 +291,10 @@ fn success_in_one_round_opens_the_pull_request() {
         .unwrap();
     let body = std::fs::read_to_string(body_file).unwrap();
     assert!(body.contains("Fixes #3") && body.contains("| rank | proposal | bot | total |"));
+    assert!(
+        body.contains("| ✅ | greet in lib.sh |"),
+        "the evidence: {body}"
+    );
 
     // The branch is on the remote with the change and the trailers.
     let log = git(
@@ -886,7 +890,12 @@ esac"#;
         .unwrap()
         .starts_with("ralph/12-add-option-to-remove"));
     assert_eq!(pr["base"], "main");
-    assert!(pr["body"].as_str().unwrap().contains("Fixes #12"));
+    let pr_body = pr["body"].as_str().unwrap();
+    assert!(pr_body.contains("Fixes #12"));
+    assert!(
+        pr_body.contains("| req_1 | Add a `notify` option to `setup()` (default `true`) | ✅ | setup() takes notify |"),
+        "{pr_body}"
+    );
     // The token went only into the Authorization header, never into a body.
     for r in &requests {
         assert!(!String::from_utf8_lossy(&r.body).contains(TOKEN));

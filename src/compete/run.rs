@@ -93,6 +93,9 @@ struct RunState {
     /// Event files written so far.
     events: Vec<String>,
     coverage_before: Option<f64>,
+    /// Why each checked-off requirement counts as done, for the pull request.
+    #[serde(default)]
+    evidence: std::collections::BTreeMap<String, String>,
 }
 
 fn runs_dir(settings: &Settings, issue: u64) -> PathBuf {
@@ -310,6 +313,7 @@ pub async fn compete(input: RunInput<'_>) -> Result<RunReport> {
         initial_failure: None,
         events: Vec::new(),
         coverage_before: None,
+        evidence: Default::default(),
     });
     let mut report = RunReport {
         issue: n,
@@ -343,7 +347,7 @@ pub async fn compete(input: RunInput<'_>) -> Result<RunReport> {
     .await;
     report.accounts = accounts.rows();
     report.total = accounts.total();
-    if let Err(e) = keep_summary(settings, &report) {
+    if let Err(e) = keep_summary(settings, &report, &state.evidence) {
         printer.warn(&format!("could not write the run summary: {e:#}"));
     }
     match result {
@@ -473,7 +477,7 @@ async fn rounds(
             reqs.implicit_requirements.len()
         ));
         if open.is_empty() {
-            return complete(input, pre, &wt, report).await;
+            return complete(input, pre, &wt, report, &state.evidence).await;
         }
         if let Some(cap) = accounts.cap_reached(&config.limits) {
             report.outcome = RunOutcome::Aborted;
@@ -577,7 +581,7 @@ async fn rounds(
         printer.status(&paint.bold("## Phase 4: Marketplace Update"));
         let (satisfied, summary) = match &outcome {
             Some(answer) => {
-                let satisfied = verify_requirements(
+                let evidence = verify_requirements(
                     input,
                     &prompts,
                     &site,
@@ -591,6 +595,8 @@ async fn rounds(
                     accounts,
                 )
                 .await?;
+                let satisfied: BTreeSet<String> = evidence.keys().cloned().collect();
+                state.evidence.extend(evidence);
                 (satisfied, answer.summary.clone())
             }
             None => (BTreeSet::new(), String::new()),
@@ -703,7 +709,7 @@ async fn rounds(
                 "- Iteration {round}/{max}; {remaining} checkbox(es) remain"
             ));
             if remaining == 0 {
-                return complete(input, pre, &wt, report).await;
+                return complete(input, pre, &wt, report, &state.evidence).await;
             }
             continue;
         }
@@ -893,7 +899,7 @@ async fn verify_requirements(
     answer: &ImplementAnswer,
     verification: Option<&VerificationReport>,
     accounts: &mut Accounts,
-) -> Result<BTreeSet<String>> {
+) -> Result<std::collections::BTreeMap<String, String>> {
     let w2 = wt.clone();
     let diff = blocking(move || patch_text(&w2, MAX_VERIFY_DIFF)).await?;
     let checks: Vec<serde_json::Value> = verification
@@ -914,14 +920,19 @@ async fn verify_requirements(
         }),
     )?;
     let arbiter = &input.agents.arbiter;
-    let fallback = || -> BTreeSet<String> {
+    let fallback = || -> std::collections::BTreeMap<String, String> {
         winner
             .proposal
             .spec_alignment
             .checkboxes_addressed
             .iter()
             .filter(|id| open.contains(*id) && answer.checkboxes_completed.contains(id))
-            .cloned()
+            .map(|id| {
+                (
+                    id.clone(),
+                    "claimed by the proposal and the implementer; every check passed".to_owned(),
+                )
+            })
             .collect()
     };
     let Ok(backend) = &arbiter.backend else {
@@ -942,8 +953,8 @@ async fn verify_requirements(
                 .answer
                 .satisfied
                 .into_iter()
-                .map(|s| s.id)
-                .filter(|id| open.contains(id))
+                .filter(|s| open.contains(&s.id))
+                .map(|s| (s.id, crate::spec::strip_for_prompt(&s.evidence)))
                 .collect())
         }
         Err(e) => {
@@ -1035,6 +1046,7 @@ async fn complete(
     pre: &Preflight,
     wt: &Worktree,
     report: &mut RunReport,
+    evidence: &std::collections::BTreeMap<String, String>,
 ) -> Result<()> {
     let tracker = input.tracker;
     let n = input.issue;
@@ -1068,7 +1080,7 @@ async fn complete(
                 title: issue.title.clone(),
                 head: wt.branch.clone(),
                 base: pre.base.clone(),
-                body: redact(&pr_body(n, report)).into_owned(),
+                body: redact(&pr_body(n, report, evidence)).into_owned(),
             })
             .await?;
         printer.status(&format!(
@@ -1091,7 +1103,11 @@ async fn complete(
 
 /// Keeps the run report (`report.json`) and a markdown summary (`summary.md`) in
 /// `.ralph/runs/N/`.
-fn keep_summary(settings: &Settings, report: &RunReport) -> Result<()> {
+fn keep_summary(
+    settings: &Settings,
+    report: &RunReport,
+    evidence: &std::collections::BTreeMap<String, String>,
+) -> Result<()> {
     let dir = runs_dir(settings, report.issue);
     std::fs::create_dir_all(&dir)?;
     let json = serde_json::to_string_pretty(report)? + "\n";
@@ -1103,7 +1119,7 @@ fn keep_summary(settings: &Settings, report: &RunReport) -> Result<()> {
     if let Some(why) = &report.escalation {
         let _ = writeln!(md, "Escalated: {why}\n");
     }
-    md.push_str(&pr_body(report.issue, report));
+    md.push_str(&pr_body(report.issue, report, evidence));
     let _ = writeln!(md, "\nEvents:\n");
     for e in &report.events {
         let _ = writeln!(md, "- `{e}`");
@@ -1113,18 +1129,30 @@ fn keep_summary(settings: &Settings, report: &RunReport) -> Result<()> {
 }
 
 /// The pull request's body: summary, requirements with evidence, ranking, checks, run id.
-fn pr_body(n: u64, report: &RunReport) -> String {
+fn pr_body(
+    n: u64,
+    report: &RunReport,
+    evidence: &std::collections::BTreeMap<String, String>,
+) -> String {
     let mut out = format!(
-        "Implemented by ralph's marketplace competition (run `{}`).\n\n## Requirements\n\n| id | requirement | done |\n|---|---|---|\n",
+        "Implemented by ralph's marketplace competition (run `{}`).\n\n## Requirements\n\n| id | requirement | done | evidence |\n|---|---|---|---|\n",
         report.run_id
     );
     for r in &report.requirements.explicit_requirements {
         let _ = writeln!(
             out,
-            "| {} | {} | {} |",
+            "| {} | {} | {} | {} |",
             r.id,
             r.text.replace('|', "\\|"),
-            if r.checked { "✅" } else { "⬜" }
+            if r.checked || evidence.contains_key(&r.id) {
+                "✅"
+            } else {
+                "⬜"
+            },
+            evidence
+                .get(&r.id)
+                .map(|e| e.replace('|', "\\|").replace('\n', " "))
+                .unwrap_or_default()
         );
     }
     for round in &report.rounds {
