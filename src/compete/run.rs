@@ -37,6 +37,7 @@ use crate::workspace::{
     self, commit, create_worktree, patch_text, CommitInfo, Preflight, PreflightOptions, Worktree,
 };
 use anyhow::{Context as _, Result};
+use futures_util::FutureExt as _;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -335,7 +336,8 @@ pub async fn compete(input: RunInput<'_>) -> Result<RunReport> {
     let mut accounts = Accounts::default();
     let mut worktree: Option<Worktree> = None;
     let mut trouble = Trouble::default();
-    let result = rounds(
+    // A panic must not leave the issue `in-progress`: it is escalated like any other error.
+    let result = std::panic::AssertUnwindSafe(rounds(
         &input,
         &pre,
         &mut state,
@@ -343,8 +345,17 @@ pub async fn compete(input: RunInput<'_>) -> Result<RunReport> {
         &mut accounts,
         &mut worktree,
         &mut trouble,
-    )
-    .await;
+    ))
+    .catch_unwind()
+    .await
+    .unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "an unknown panic".into());
+        Err(anyhow::anyhow!("ralph panicked: {what}"))
+    });
     report.accounts = accounts.rows();
     report.total = accounts.total();
     if let Err(e) = keep_summary(settings, &report, &state.evidence) {
@@ -643,6 +654,47 @@ async fn rounds(
             resubmitted_same: resubmitted,
         };
         let awarded = awards(&facts, &tables().deltas);
+        // The side effects first (commit and check-off, or the reset), then the events, then
+        // the state: an interruption never leaves events that a resumed run writes again.
+        let mut changed = Vec::new();
+        if passed {
+            let message = format!("{} (#{n})\n\n{}", issue.title, summary.trim());
+            let (w2, bot, run_id) = (wt.clone(), winner.bot_id.clone(), state.run_id.clone());
+            let (name, email) = (
+                config.git.author_name.clone(),
+                config.git.author_email.clone(),
+            );
+            let id = blocking(move || {
+                commit(
+                    &w2,
+                    &CommitInfo {
+                        message: &message,
+                        author_name: &name,
+                        author_email: &email,
+                        bot: &bot,
+                        run_id: &run_id,
+                    },
+                )
+            })
+            .await?;
+            let (body, flipped) = check_off(&issue.body, &satisfied);
+            changed = flipped;
+            if !changed.is_empty() {
+                tracker.set_body(n, &body).await?;
+            }
+            printer.status(&format!(
+                "- Committed {} · checked off: {}",
+                &id[..id.len().min(10)],
+                if changed.is_empty() {
+                    "none".to_owned()
+                } else {
+                    changed.join(", ")
+                }
+            ));
+        } else {
+            let w2 = wt.clone();
+            blocking(move || workspace::reset_worktree(&w2)).await?;
+        }
         let written = write_events(
             settings,
             state,
@@ -665,38 +717,6 @@ async fn rounds(
         report.rounds.push(round_report.clone());
 
         if passed {
-            let message = format!("{} (#{n})\n\n{}", issue.title, summary.trim());
-            let (w2, bot, run_id) = (wt.clone(), winner.bot_id.clone(), state.run_id.clone());
-            let (name, email) = (
-                config.git.author_name.clone(),
-                config.git.author_email.clone(),
-            );
-            let id = blocking(move || {
-                commit(
-                    &w2,
-                    &CommitInfo {
-                        message: &message,
-                        author_name: &name,
-                        author_email: &email,
-                        bot: &bot,
-                        run_id: &run_id,
-                    },
-                )
-            })
-            .await?;
-            let (body, changed) = check_off(&issue.body, &satisfied);
-            if !changed.is_empty() {
-                tracker.set_body(n, &body).await?;
-            }
-            printer.status(&format!(
-                "- Committed {} · checked off: {}",
-                &id[..id.len().min(10)],
-                if changed.is_empty() {
-                    "none".to_owned()
-                } else {
-                    changed.join(", ")
-                }
-            ));
             state.coverage_before = v.coverage.after.or(state.coverage_before);
             state.failure = None;
             state.initial_failure = None;
@@ -714,9 +734,7 @@ async fn rounds(
             continue;
         }
 
-        // The implementation failed: reset, then replan or escalate.
-        let w2 = wt.clone();
-        blocking(move || workspace::reset_worktree(&w2)).await?;
+        // The implementation failed: replan or escalate.
         let failure = failure_of(&winner, &v);
         printer.status(&paint.bold("## Result: FAILURE"));
         for r in &failure.reasons {
@@ -966,7 +984,8 @@ async fn verify_requirements(
     }
 }
 
-/// Writes one event per award, with the round's facts, and records them in the state.
+/// Writes one event per award, with the round's facts, and records them in the state (which
+/// the caller saves together with the round's progress).
 #[allow(clippy::too_many_arguments)]
 fn write_events(
     settings: &Settings,
@@ -1036,7 +1055,6 @@ fn write_events(
         state.events.push(name.clone());
         written.push(name);
     }
-    state.save(settings)?;
     Ok(written)
 }
 
