@@ -53,11 +53,16 @@ fn delta_path(delta: &git2::DiffDelta<'_>) -> String {
         .unwrap_or_default()
 }
 
-/// The diff of the worktree (committed, staged, unstaged and untracked changes) against the
-/// commit the branch started from.
-pub fn analyse(wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
-    let repo =
-        Repository::open(&wt.path).map_err(|e| WorkspaceError::git("opening the worktree", e))?;
+fn open_worktree(wt: &Worktree) -> Result<Repository, WorkspaceError> {
+    Repository::open(&wt.path).map_err(|e| WorkspaceError::git("opening the worktree", e))
+}
+
+/// Everything in the worktree that differs from the base commit: committed, staged, unstaged
+/// and untracked (with their content).
+fn worktree_diff<'r>(
+    repo: &'r Repository,
+    wt: &Worktree,
+) -> Result<git2::Diff<'r>, WorkspaceError> {
     let base = git2::Oid::from_str(&wt.base_commit)
         .and_then(|oid| repo.find_commit(oid))
         .and_then(|c| c.tree())
@@ -66,9 +71,15 @@ pub fn analyse(wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)
         .show_untracked_content(true);
-    let mut diff = repo
-        .diff_tree_to_workdir_with_index(Some(&base), Some(&mut opts))
-        .map_err(|e| WorkspaceError::git("computing the diff", e))?;
+    repo.diff_tree_to_workdir_with_index(Some(&base), Some(&mut opts))
+        .map_err(|e| WorkspaceError::git("computing the diff", e))
+}
+
+/// The diff of the worktree (committed, staged, unstaged and untracked changes) against the
+/// commit the branch started from.
+pub fn analyse(wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
+    let repo = open_worktree(wt)?;
+    let mut diff = worktree_diff(&repo, wt)?;
     diff.find_similar(None)
         .map_err(|e| WorkspaceError::git("finding renames", e))?;
 
@@ -142,19 +153,8 @@ pub fn analyse(wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
 /// The unified diff of the worktree against its base, cut at `limit` bytes (with a note), for
 /// the `verify` prompt.
 pub fn patch_text(wt: &Worktree, limit: usize) -> Result<String, WorkspaceError> {
-    let repo =
-        Repository::open(&wt.path).map_err(|e| WorkspaceError::git("opening the worktree", e))?;
-    let base = git2::Oid::from_str(&wt.base_commit)
-        .and_then(|oid| repo.find_commit(oid))
-        .and_then(|c| c.tree())
-        .map_err(|e| WorkspaceError::git("reading the base commit", e))?;
-    let mut opts = DiffOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .show_untracked_content(true);
-    let diff = repo
-        .diff_tree_to_workdir_with_index(Some(&base), Some(&mut opts))
-        .map_err(|e| WorkspaceError::git("computing the diff", e))?;
+    let repo = open_worktree(wt)?;
+    let diff = worktree_diff(&repo, wt)?;
     let mut out = String::new();
     let mut cut = false;
     diff.print(git2::DiffFormat::Patch, |_, _, line| {
