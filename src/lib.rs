@@ -11,6 +11,7 @@
 //! browsers. [`process`] is the one wrapper for running other programs; [`secret`] keeps
 //! tokens out of every output.
 
+pub mod action;
 pub mod agent;
 pub mod checks;
 pub mod cli;

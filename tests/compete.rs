@@ -736,11 +736,12 @@ fn two_issues_compete_at_the_same_time_in_one_repository() {
     assert_eq!(issues, BTreeSet::from([3, 4]));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_github_issue_is_completed_through_the_api() {
+const REPO_PATH: &str = "/repos/octo-org/octo-repo";
+
+/// A wiremock GitHub serving issue 12 of the fixtures and accepting every change a run makes.
+async fn github_server() -> wiremock::MockServer {
     use wiremock::matchers::{method, path, path_regex};
     use wiremock::{Mock, MockServer, ResponseTemplate};
-    const REPO_PATH: &str = "/repos/octo-org/octo-repo";
     let server = MockServer::start().await;
     let fixture = |name: &str| common::fixture(name);
     Mock::given(method("GET"))
@@ -790,7 +791,12 @@ async fn a_github_issue_is_completed_through_the_api() {
         .mount(&server)
         .await;
 
-    // Every open checkbox of the fixture (req_1 and the nested req_3) is verified.
+    server
+}
+
+/// The repository for the GitHub runs: every open checkbox of issue 12 (req_1 and the nested
+/// req_3) is proposed and verified.
+fn github_repo() -> Repo {
     let verify_all = r#"cat > /dev/null
 case "$RALPH_ROLE" in
   verify) echo '{"satisfied":[{"id":"req_1","evidence":"setup() takes notify"},{"id":"req_3","evidence":"CHANGELOG"}],"unsatisfied":[]}';;
@@ -806,6 +812,14 @@ esac"#;
         "bot.sh",
         &BOT.replace(r#"["req_1","req_2"]"#, r#"["req_1","req_3"]"#),
     );
+    repo
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_github_issue_is_completed_through_the_api() {
+    let server = github_server().await;
+    let fixture = |name: &str| common::fixture(name);
+    let repo = github_repo();
     let out = tokio::task::spawn_blocking({
         let mut cmd = repo.ralph();
         cmd.env("GITHUB_API_URL", server.uri()).args([
@@ -906,4 +920,93 @@ esac"#;
         "{remote_branches}"
     );
     repo.assert_no_token();
+}
+
+/// Mounts who applied `ready` (the fixture's events: lastly `maintainer`) and that user's
+/// permission.
+async fn labeler(server: &wiremock::MockServer, role: &str) {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    Mock::given(method("GET"))
+        .and(path(format!("{REPO_PATH}/issues/12/events")))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(common::fixture("issue_12_events.json"), "application/json"),
+        )
+        .mount(server)
+        .await;
+    let permission = if role == "read" { "read" } else { "write" };
+    Mock::given(method("GET"))
+        .and(path(format!(
+            "{REPO_PATH}/collaborators/maintainer/permission"
+        )))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!({"permission": permission, "role_name": role, "user": {"login": "maintainer"}}),
+        ))
+        .mount(server)
+        .await;
+}
+
+fn action_mode(repo: &Repo, server: &wiremock::MockServer, dir: &Path) -> Command {
+    let mut cmd = repo.ralph();
+    cmd.env("GITHUB_API_URL", server.uri())
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "octo-org/octo-repo")
+        .env("GITHUB_STEP_SUMMARY", dir.join("summary.md"))
+        .env("GITHUB_OUTPUT", dir.join("output"))
+        .args(["--tracker", "github", "compete", "12"]);
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_actions_a_read_only_labeler_is_refused() {
+    let server = github_server().await;
+    labeler(&server, "read").await;
+    let repo = github_repo();
+    let files = tempfile::tempdir().unwrap();
+    let mut cmd = action_mode(&repo, &server, files.path());
+    let out = tokio::task::spawn_blocking(move || run(&mut cmd))
+        .await
+        .unwrap();
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("applied by maintainer, who has read access"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("hint:"));
+    // Nothing changed on GitHub.
+    let requests = server.received_requests().await.unwrap();
+    assert!(
+        requests.iter().all(|r| r.method.as_str() == "GET"),
+        "only reads"
+    );
+    assert!(repo.events().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_actions_a_maintainers_label_runs_and_leaves_summary_and_outputs() {
+    let server = github_server().await;
+    labeler(&server, "maintain").await;
+    let repo = github_repo();
+    let files = tempfile::tempdir().unwrap();
+    let mut cmd = action_mode(&repo, &server, files.path());
+    let out = tokio::task::spawn_blocking(move || run(&mut cmd))
+        .await
+        .unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let outputs = std::fs::read_to_string(files.path().join("output")).unwrap();
+    assert!(outputs.contains("outcome=complete\n"), "{outputs}");
+    assert!(outputs.contains("pr-url=https://"), "{outputs}");
+    assert!(outputs.contains("winner=alpha\n"), "{outputs}");
+    assert!(
+        outputs.contains("branch=ralph/12-add-option-to-remove"),
+        "{outputs}"
+    );
+    let summary = std::fs::read_to_string(files.path().join("summary.md")).unwrap();
+    assert!(summary.contains("## ralph · issue #12: Add option to remove the notification"));
+    assert!(summary.contains("| 1 | proposal_1 | alpha |"), "{summary}");
+    assert!(summary.contains("`test` ✅"));
+    assert!(!summary.contains(TOKEN));
 }

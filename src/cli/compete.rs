@@ -4,6 +4,7 @@
 //! as any failure, and exits 130; `--resume` continues.
 
 use super::Context;
+use crate::action::{annotations, trust_gate, ActionEnv};
 use crate::compete::agents::Agents;
 use crate::compete::report::{render_round, RunOutcome};
 use crate::compete::run::{compete, escalate_interrupted, RunInput, RunOptions};
@@ -81,6 +82,9 @@ pub async fn run(ctx: &Context, args: CompeteArgs) -> Result<Exit> {
         seed: args.seed,
     })
     .await?;
+    if let Some(env) = ActionEnv::detect(|k| std::env::var(k).ok()) {
+        env.publish(&report)?;
+    }
     if ctx.printer.json_mode() {
         ctx.printer.json(&report)?;
     } else {
@@ -113,6 +117,11 @@ async fn competition(
     tracker: &dyn crate::tracker::IssueTracker,
     args: &CompeteArgs,
 ) -> Result<Exit> {
+    let action = ActionEnv::detect(|k| std::env::var(k).ok());
+    if action.is_some() {
+        // SPEC §9: in Actions, only issues a user with write access marked ready.
+        trust_gate(tracker, args.issue, &settings.config.github.ready_label).await?;
+    }
     let agents = Agents::build(&settings.config, &settings.root, args.record.as_deref());
     let spinners = std::io::stderr().is_terminal() && ctx.global.quiet == 0;
     let token =
@@ -145,6 +154,14 @@ async fn competition(
             return Ok(Exit::Interrupted);
         }
     };
+    if let Some(env) = &action {
+        env.publish(&report)?;
+        if !ctx.printer.json_mode() {
+            for a in annotations(&report) {
+                ctx.printer.data(&format!("{a}\n"))?;
+            }
+        }
+    }
     if ctx.printer.json_mode() {
         ctx.printer.json(&report)?;
     } else {

@@ -1,0 +1,332 @@
+//! Action mode (`GITHUB_ACTIONS=true`, SPEC §9 and issue 8): the trust gate — compete only on
+//! issues whose ready label was applied by someone with write access — and what a run leaves
+//! for the workflow: a markdown job summary appended to `GITHUB_STEP_SUMMARY`, the step outputs
+//! in `GITHUB_OUTPUT` (`outcome`, `pr-url`, `winner`, `branch`), and error annotations.
+
+use crate::compete::report::{RunOutcome, RunReport};
+use crate::error::UserError;
+use crate::tracker::{IssueTracker, Permission};
+use anyhow::{Context as _, Result};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The files the runner gives a step, when ralph runs inside GitHub Actions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ActionEnv {
+    pub step_summary: Option<PathBuf>,
+    pub output: Option<PathBuf>,
+}
+
+impl ActionEnv {
+    /// Action mode from the environment: `GITHUB_ACTIONS=true`.
+    pub fn detect(get: impl Fn(&str) -> Option<String>) -> Option<ActionEnv> {
+        if get("GITHUB_ACTIONS").as_deref() != Some("true") {
+            return None;
+        }
+        let path = |k: &str| get(k).filter(|v| !v.trim().is_empty()).map(PathBuf::from);
+        Some(ActionEnv {
+            step_summary: path("GITHUB_STEP_SUMMARY"),
+            output: path("GITHUB_OUTPUT"),
+        })
+    }
+
+    /// Appends the job summary and writes the outputs of a run.
+    pub fn publish(&self, report: &RunReport) -> Result<()> {
+        if let Some(p) = &self.step_summary {
+            append(p, &summary_markdown(report))?;
+        }
+        if let Some(p) = &self.output {
+            let mut text = String::new();
+            for (k, v) in outputs(report) {
+                let _ = writeln!(text, "{k}={}", one_line(&v));
+            }
+            append(p, &text)?;
+        }
+        Ok(())
+    }
+}
+
+fn append(path: &Path, text: &str) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    f.write_all(crate::secret::redact(text).as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// A value safe for one `key=value` line.
+fn one_line(v: &str) -> String {
+    v.replace(['\r', '\n'], " ")
+}
+
+fn outcome_word(o: RunOutcome) -> &'static str {
+    match o {
+        RunOutcome::Complete => "complete",
+        RunOutcome::Success => "success",
+        RunOutcome::Escalated => "escalated",
+        RunOutcome::Aborted => "aborted",
+        RunOutcome::DryRun => "dry_run",
+    }
+}
+
+/// The step outputs: `outcome`, `pr-url`, `winner` (the bot of the last round's winner) and
+/// `branch`; empty values when there is none.
+pub fn outputs(report: &RunReport) -> Vec<(&'static str, String)> {
+    let winner = report
+        .rounds
+        .iter()
+        .rev()
+        .find_map(|r| r.winner_bot.clone())
+        .unwrap_or_default();
+    vec![
+        ("outcome", outcome_word(report.outcome).to_owned()),
+        ("pr-url", report.pr_url.clone().unwrap_or_default()),
+        ("winner", winner),
+        ("branch", report.branch.clone().unwrap_or_default()),
+    ]
+}
+
+/// The job summary: the issue and outcome, each round's ranking with its scores and checks,
+/// what the run cost, and the links.
+pub fn summary_markdown(report: &RunReport) -> String {
+    let mut md = format!(
+        "## ralph · issue #{}: {}\n\n**Outcome:** {}",
+        report.issue,
+        report.title.replace('\n', " "),
+        outcome_word(report.outcome)
+    );
+    if let Some(why) = report.escalation.as_ref().or(report.stopped.as_ref()) {
+        let _ = write!(md, " — {why}");
+    }
+    md.push_str("\n\n");
+    if let Some(url) = &report.pr_url {
+        let _ = writeln!(md, "Pull request: {url}\n");
+    }
+    if let Some(b) = &report.branch {
+        let _ = writeln!(md, "Branch: `{b}` · run `{}`\n", report.run_id);
+    }
+    for r in &report.rounds {
+        let _ = writeln!(
+            md,
+            "### Round {} ({})\n\n| rank | proposal | bot | total | spec | quality | innovation | risk | efficiency | specialist |\n|---:|---|---|---:|---:|---:|---:|---:|---:|---:|",
+            r.round,
+            r.phase.as_str()
+        );
+        for (i, id) in r.ranking.iter().enumerate() {
+            if let Some(p) = r.proposals.iter().find(|p| &p.proposal_id == id) {
+                let s = &p.scores;
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                    i + 1,
+                    p.proposal_id,
+                    p.bot_id,
+                    p.total_score,
+                    s.spec_alignment,
+                    s.technical_quality,
+                    s.innovation,
+                    s.risk,
+                    s.efficiency,
+                    s.specialist_validation
+                );
+            }
+        }
+        for s in &r.skipped {
+            let _ = writeln!(md, "\nSkipped `{}`: {}", s.bot_id, s.reason);
+        }
+        if !r.checks.is_empty() {
+            let checks: Vec<String> = r
+                .checks
+                .iter()
+                .map(|c| format!("`{}` {}", c.name, if c.passed { "✅" } else { "❌" }))
+                .collect();
+            let _ = writeln!(md, "\nChecks: {}", checks.join(" · "));
+        }
+        md.push('\n');
+    }
+    let t = &report.total;
+    let _ = writeln!(
+        md,
+        "Cost: {} call(s), {} tokens{}, {:.0}s of agent time. Events: {}.\n",
+        t.calls,
+        t.tokens(),
+        t.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default(),
+        t.duration.as_secs_f64(),
+        report.events.len()
+    );
+    md
+}
+
+/// Escapes a workflow-command message (`%`, CR, LF).
+fn escape(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Error annotations for a run that did not succeed.
+pub fn annotations(report: &RunReport) -> Vec<String> {
+    let why = match report.outcome {
+        RunOutcome::Escalated => report.escalation.clone(),
+        RunOutcome::Aborted => report.stopped.clone(),
+        _ => None,
+    };
+    why.map(|w| {
+        format!(
+            "::error title=ralph: issue #{}::{}",
+            report.issue,
+            escape(&crate::secret::redact(&w))
+        )
+    })
+    .into_iter()
+    .collect()
+}
+
+/// The trust gate: the ready label must have been applied by a user with write access (or
+/// more). Refuses with exit 2, naming who applied it and their permission.
+pub async fn trust_gate(tracker: &dyn IssueTracker, issue: u64, ready_label: &str) -> Result<()> {
+    let Some(login) = tracker.label_applied_by(issue, ready_label).await? else {
+        return Err(UserError::usage(format!(
+            "nobody on record applied `{ready_label}` to #{issue}, so ralph cannot tell it was approved"
+        ))
+        .with_hint(format!(
+            "a maintainer should remove and re-apply `{ready_label}` (or run `ralph ready {issue}`)"
+        ))
+        .into());
+    };
+    let permission = tracker.permission(&login).await?;
+    if permission < Permission::Write {
+        return Err(UserError::usage(format!(
+            "`{ready_label}` on #{issue} was applied by {login}, who has {} access; in Actions ralph only competes on issues a user with write access marked ready",
+            serde_json::to_value(permission)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_else(|| "no".into())
+        ))
+        .with_hint(format!(
+            "someone with write access should review #{issue} and apply `{ready_label}` themselves"
+        ))
+        .into());
+    }
+    tracing::debug!(%login, ?permission, "trust gate passed");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compete::report::{ProposalReport, RoundReport, SkippedBot};
+    use crate::market::Scores;
+
+    fn report(outcome: RunOutcome) -> RunReport {
+        RunReport {
+            issue: 12,
+            title: "Add option".into(),
+            run_id: "r-1".into(),
+            outcome,
+            requirements: crate::spec::Requirements::from_body(""),
+            extraction: "checkboxes",
+            rounds: vec![RoundReport {
+                round: 1,
+                phase: crate::market::Phase::Initial,
+                seed: 1,
+                proposals: vec![ProposalReport {
+                    proposal_id: "proposal_1".into(),
+                    bot_id: "smart_bot_2".into(),
+                    total_score: 0.8123,
+                    scores: Scores::default(),
+                    reasons: Default::default(),
+                    submission_time: chrono::Utc::now(),
+                    success_probability: 0.7,
+                    approach_summary: "s".into(),
+                    files_affected: vec![],
+                    repaired: false,
+                    warnings: vec![],
+                }],
+                skipped: vec![SkippedBot {
+                    bot_id: "smart_bot_3".into(),
+                    reason: "timed out".into(),
+                    detail: String::new(),
+                }],
+                ranking: vec!["proposal_1".into()],
+                winner: Some("proposal_1".into()),
+                winner_bot: Some("smart_bot_2".into()),
+                human_review: false,
+                judges: Default::default(),
+                checks: vec![],
+            }],
+            events: vec!["e.json".into()],
+            accounts: vec![],
+            total: Default::default(),
+            stopped: None,
+            branch: Some("ralph/12-add-option".into()),
+            pr_url: Some("https://github.com/o/r/pull/13".into()),
+            escalation: None,
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn detection_needs_github_actions_true() {
+        assert_eq!(ActionEnv::detect(|_| None), None);
+        let env = ActionEnv::detect(|k| match k {
+            "GITHUB_ACTIONS" => Some("true".into()),
+            "GITHUB_OUTPUT" => Some("/tmp/out".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(env.output.as_deref(), Some(Path::new("/tmp/out")));
+        assert_eq!(env.step_summary, None);
+    }
+
+    #[test]
+    fn summary_outputs_and_annotations() {
+        let r = report(RunOutcome::Complete);
+        let md = summary_markdown(&r);
+        assert!(md.contains("## ralph · issue #12: Add option"));
+        assert!(
+            md.contains("| 1 | proposal_1 | smart_bot_2 | 0.812 |"),
+            "{md}"
+        );
+        assert!(md.contains("Skipped `smart_bot_3`: timed out"));
+        assert!(md.contains("Pull request: https://github.com/o/r/pull/13"));
+        assert_eq!(
+            outputs(&r),
+            [
+                ("outcome", "complete".to_owned()),
+                ("pr-url", "https://github.com/o/r/pull/13".to_owned()),
+                ("winner", "smart_bot_2".to_owned()),
+                ("branch", "ralph/12-add-option".to_owned()),
+            ]
+        );
+        assert!(annotations(&r).is_empty());
+        let mut e = report(RunOutcome::Escalated);
+        e.escalation = Some("100% failed\nagain".into());
+        assert_eq!(
+            annotations(&e),
+            ["::error title=ralph: issue #12::100%25 failed%0Aagain"]
+        );
+    }
+
+    #[test]
+    fn publish_appends_to_the_runner_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = ActionEnv {
+            step_summary: Some(dir.path().join("summary.md")),
+            output: Some(dir.path().join("output")),
+        };
+        std::fs::write(dir.path().join("output"), "earlier=1\n").unwrap();
+        env.publish(&report(RunOutcome::Complete)).unwrap();
+        let out = std::fs::read_to_string(dir.path().join("output")).unwrap();
+        assert_eq!(
+            out,
+            "earlier=1\noutcome=complete\npr-url=https://github.com/o/r/pull/13\nwinner=smart_bot_2\nbranch=ralph/12-add-option\n"
+        );
+        assert!(std::fs::read_to_string(dir.path().join("summary.md"))
+            .unwrap()
+            .contains("**Outcome:** complete"));
+    }
+}
