@@ -42,9 +42,22 @@ pub struct EventsArgs {
 pub enum EventsAction {
     /// Validate every event file and name each bad one (exit 1 if any)
     Verify,
+    /// Commit the new event files to a branch and push them (for CI), retrying on races
+    Push(PushArgs),
 }
 
-pub fn run(ctx: &Context, args: EventsArgs) -> Result<Exit> {
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The branch to commit the events to (default: `[git] base`, else the remote's default
+    /// branch, else the current branch)
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
+}
+
+pub async fn run(ctx: &Context, args: EventsArgs) -> Result<Exit> {
+    if let Some(EventsAction::Push(push)) = &args.action {
+        return push_events(ctx, push).await;
+    }
     let ledger = Ledger::new(&ctx.ralph_dir);
     let loaded = ledger.store().load_all().with_context(|| {
         format!(
@@ -54,6 +67,7 @@ pub fn run(ctx: &Context, args: EventsArgs) -> Result<Exit> {
     })?;
     match args.action {
         Some(EventsAction::Verify) => verify(ctx, &ledger, &loaded),
+        Some(EventsAction::Push(_)) => unreachable!("handled above"),
         None => list(ctx, &args, &loaded),
     }
 }
@@ -125,4 +139,80 @@ fn verify(ctx: &Context, ledger: &Ledger, loaded: &Loaded) -> Result<Exit> {
     } else {
         Exit::Failure
     })
+}
+
+/// `ralph events push`: the new event files, committed and pushed from a temporary worktree.
+async fn push_events(ctx: &Context, args: &PushArgs) -> Result<Exit> {
+    let settings = ctx.settings()?;
+    let git = &settings.config.git;
+    let root = settings.root.clone();
+    let remote = git.remote.clone();
+    let branch = match args.branch.clone().or_else(|| git.base.clone()) {
+        Some(b) => b,
+        None => default_branch(&root, &remote).await?,
+    };
+    let token =
+        crate::tracker::discover::token_from_env(|k| std::env::var(k).ok()).map(|t| t.secret);
+    let (name, email) = (git.author_name.clone(), git.author_email.clone());
+    let b2 = branch.clone();
+    let pushed = tokio::task::spawn_blocking(move || {
+        crate::workspace::push_events(
+            &root,
+            &crate::workspace::LedgerTarget {
+                remote: &remote,
+                branch: &b2,
+                author_name: &name,
+                author_email: &email,
+                message: "ralph: record marketplace events",
+                token: token.as_ref(),
+            },
+        )
+    })
+    .await
+    .context("the ledger push stopped")??;
+    if ctx.printer.json_mode() {
+        ctx.printer.json(&pushed)?;
+    } else if pushed.files.is_empty() {
+        ctx.printer.status(&format!(
+            "No new event files: `{branch}` already has them all"
+        ));
+    } else {
+        ctx.printer.status(&format!(
+            "Pushed {} event file(s) to `{}` ({} attempt(s))",
+            pushed.files.len(),
+            pushed.branch,
+            pushed.attempts
+        ));
+    }
+    Ok(Exit::Success)
+}
+
+/// The remote's default branch (`refs/remotes/<remote>/HEAD`), else the current branch.
+async fn default_branch(root: &std::path::Path, remote: &str) -> Result<String> {
+    let ask = |args: Vec<String>| {
+        crate::process::Cmd::new("git")
+            .current_dir(root)
+            .args(args)
+            .timeout(std::time::Duration::from_secs(30))
+    };
+    let head = format!("refs/remotes/{remote}/HEAD");
+    let out =
+        crate::process::run(&ask(vec!["symbolic-ref".into(), "--short".into(), head])).await?;
+    if out.success() {
+        let name = out.stdout.trim();
+        return Ok(name
+            .strip_prefix(&format!("{remote}/"))
+            .unwrap_or(name)
+            .to_owned());
+    }
+    let out = crate::process::run(&ask(vec!["branch".into(), "--show-current".into()])).await?;
+    let current = out.stdout.trim();
+    if out.success() && !current.is_empty() {
+        return Ok(current.to_owned());
+    }
+    Err(
+        crate::error::UserError::usage("cannot tell which branch the events belong on")
+            .with_hint("pass --branch BRANCH, or set `[git] base` in .ralph/config.toml")
+            .into(),
+    )
 }

@@ -208,7 +208,7 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
     match cli.command {
         Command::Init(args) => init::run(&ctx, args),
         Command::Leaderboard(args) => leaderboard::run(&ctx, args),
-        Command::Events(args) => events::run(&ctx, args),
+        Command::Events(args) => events::run(&ctx, args).await,
         Command::Reset(args) => reset::run(&ctx, args).await,
         Command::Setup(args) => setup::run(&ctx, args).await,
         Command::Ready(args) => ready::run(&ctx, args).await,

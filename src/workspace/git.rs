@@ -64,17 +64,28 @@ fn open(root: &Path) -> Result<Repository, WorkspaceError> {
 }
 
 /// A `git` command in `dir` that never prompts and never reads the user's terminal.
-fn git_cmd(dir: &Path) -> Cmd {
-    Cmd::new("git")
+pub(super) fn git_cmd(dir: &Path) -> Cmd {
+    let mut cmd = Cmd::new("git")
         .current_dir(dir)
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ASKPASS", "true")
-        .timeout(REMOTE_TIMEOUT)
+        .timeout(REMOTE_TIMEOUT);
+    // Inherited from a hook or a wrapper, these would point git at another repository.
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_PREFIX",
+        "GIT_COMMON_DIR",
+    ] {
+        cmd = cmd.env_remove(var);
+    }
+    cmd
 }
 
 /// Runs `git` synchronously: these functions run on a blocking thread (`spawn_blocking`), where
 /// the runtime's handle drives the process wrapper; without a runtime, a small one is made.
-fn run_git(cmd: Cmd) -> Result<process::Output, WorkspaceError> {
+pub(super) fn run_git(cmd: Cmd) -> Result<process::Output, WorkspaceError> {
     let to_error = |e: process::ProcessError| WorkspaceError::Git {
         message: crate::error::chain_text(&e),
         source: None,
@@ -494,6 +505,28 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// Hands `token` to git for an HTTPS `url` as an `http.https://<host>/.extraheader`, through
+/// `GIT_CONFIG_*` environment variables (never in the arguments, so other users' `ps` cannot
+/// see it); the header is registered with the redactor. Other URLs are left to the user's git
+/// credential setup.
+pub(super) fn token_env(cmd: Cmd, url: &str, token: Option<&Secret>) -> Cmd {
+    let (Some(token), Some(rest)) = (token, url.strip_prefix("https://")) else {
+        return cmd;
+    };
+    let host = rest.split('/').next().unwrap_or(rest);
+    let host = host.rsplit('@').next().unwrap_or(host);
+    let header = Secret::new(format!(
+        "AUTHORIZATION: basic {}",
+        base64(format!("x-access-token:{}", token.expose()).as_bytes())
+    ));
+    cmd.env("GIT_CONFIG_COUNT", "1")
+        .env(
+            "GIT_CONFIG_KEY_0",
+            format!("http.https://{host}/.extraheader"),
+        )
+        .env("GIT_CONFIG_VALUE_0", header.expose())
+}
+
 /// Pushes the branch. With a token and an HTTPS remote, the token goes to git as an
 /// `http.<origin>.extraheader` through `GIT_CONFIG_*` environment variables (never in the
 /// arguments, so other users' `ps` cannot see it); otherwise the user's git credential setup
@@ -508,24 +541,11 @@ pub fn push(wt: &Worktree, remote: &str, token: Option<&Secret>) -> Result<(), W
             message: format!("there is no remote `{remote}`"),
         })?;
     let refspec = format!("refs/heads/{0}:refs/heads/{0}", wt.branch);
-    let mut cmd = git_cmd(&wt.path).args(["push", "--quiet", remote, &refspec]);
-    if let (Some(token), Some(rest)) = (token, url.strip_prefix("https://")) {
-        let host = rest.split('/').next().unwrap_or(rest);
-        let host = host.rsplit('@').next().unwrap_or(host);
-        let header = format!(
-            "AUTHORIZATION: basic {}",
-            base64(format!("x-access-token:{}", token.expose()).as_bytes())
-        );
-        // A secret too: registered with the redactor, so no message can show it.
-        let header = Secret::new(header);
-        cmd = cmd
-            .env("GIT_CONFIG_COUNT", "1")
-            .env(
-                "GIT_CONFIG_KEY_0",
-                format!("http.https://{host}/.extraheader"),
-            )
-            .env("GIT_CONFIG_VALUE_0", header.expose());
-    }
+    let cmd = token_env(
+        git_cmd(&wt.path).args(["push", "--quiet", remote, &refspec]),
+        &url,
+        token,
+    );
     let out = run_git(cmd)?;
     if out.success() {
         Ok(())

@@ -11,12 +11,14 @@
 
 mod diff;
 mod git;
+mod ledger_push;
 
 pub use diff::{analyse, patch_text, protected_findings, DiffStats, FileChange, Finding};
 pub use git::{
     commit, create_worktree, preflight, push, remove_worktree, reset_worktree, CommitInfo,
     Preflight, PreflightOptions, Worktree,
 };
+pub use ledger_push::{push_events, LedgerPush, LedgerTarget, PUSH_ATTEMPTS};
 
 /// The branch slug of SPEC §6: the title lower-cased, runs of anything but `a-z0-9` turned into
 /// one `-`, trimmed of `-`, at most 30 characters.

@@ -1,0 +1,180 @@
+//! `ralph events push` (issue 8, ledger persistence) against two clones of a bare remote: the
+//! new event files are committed to the branch from a temporary worktree (the checkout is not
+//! touched), and when the other clone pushed in between, the commit is rebased and pushed again.
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn clone(base: &Path, name: &str) -> std::path::PathBuf {
+    git(
+        base,
+        &[
+            "clone",
+            "--quiet",
+            base.join("origin.git").to_str().unwrap(),
+            name,
+        ],
+    );
+    let dir = base.join(name);
+    std::fs::create_dir_all(dir.join(".ralph/events")).unwrap();
+    dir
+}
+
+fn event(dir: &Path, name: &str) {
+    let text = format!(
+        "{{\"schema_version\":1,\"timestamp\":\"2026-11-22T10:00:00Z\",\"issue_number\":1,\"bot_id\":\"{name}\",\"outcome\":\"success\",\"weight_delta\":0.1}}\n"
+    );
+    std::fs::write(
+        dir.join(format!(
+            ".ralph/events/2026-11-22T10-00-00-000000Z-{name}-success.json"
+        )),
+        text,
+    )
+    .unwrap();
+}
+
+fn ralph(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("ralph").unwrap();
+    cmd.current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+#[test]
+fn events_are_pushed_and_a_concurrent_push_is_rebased_over() {
+    let base = tempfile::tempdir().unwrap();
+    let b = base.path();
+    git(
+        b,
+        &["init", "--quiet", "--bare", "-b", "main", "origin.git"],
+    );
+    let seed = b.join("seed");
+    std::fs::create_dir_all(&seed).unwrap();
+    git(&seed, &["init", "--quiet", "-b", "main"]);
+    std::fs::write(seed.join("README.md"), "hi\n").unwrap();
+    git(&seed, &["add", "-A"]);
+    git(
+        &seed,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--quiet",
+            "-m",
+            "init",
+        ],
+    );
+    git(
+        &seed,
+        &[
+            "push",
+            "--quiet",
+            b.join("origin.git").to_str().unwrap(),
+            "main",
+        ],
+    );
+
+    let a = clone(b, "a");
+    let other = clone(b, "b");
+    event(&a, "bot_a");
+    event(&other, "bot_b");
+    // The other job pushes first — from inside A's push, right before it reaches the remote.
+    let hook = a.join(".git/hooks/pre-push");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\n[ -f \"{m}\" ] && exit 0\ntouch \"{m}\"\ncd \"{o}\" && \"{bin}\" events push >/dev/null 2>&1\n",
+            m = b.join("hook-ran").display(),
+            o = other.display(),
+            bin = assert_cmd::cargo::cargo_bin("ralph").display()
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = ralph(&a)
+        .args(["events", "push", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        b.join("hook-ran").exists(),
+        "the other job pushed in between"
+    );
+    assert_eq!(
+        report["attempts"], 2,
+        "rejected once, rebased, pushed: {report}"
+    );
+    assert_eq!(report["branch"], "main");
+
+    // Both events are on main, each in its own commit, on top of the first commit.
+    let verify = b.join("verify");
+    git(
+        b,
+        &[
+            "clone",
+            "--quiet",
+            b.join("origin.git").to_str().unwrap(),
+            "verify",
+        ],
+    );
+    let files = git(&verify, &["ls-files", ".ralph/events"]);
+    assert!(
+        files.contains("bot_a-success.json") && files.contains("bot_b-success.json"),
+        "{files}"
+    );
+    let log = git(&verify, &["log", "--format=%an %s"]);
+    assert_eq!(
+        log.lines()
+            .filter(|l| l.contains("record marketplace events"))
+            .count(),
+        2,
+        "{log}"
+    );
+    assert!(
+        log.lines().all(|l| !l.contains("Merge")),
+        "rebased, not merged: {log}"
+    );
+    // A's checkout was not touched: its event is still untracked there, HEAD unchanged.
+    assert!(git(&a, &["status", "--porcelain"]).contains("?? .ralph/"));
+    assert!(!a.join(".ralph/worktrees/ledger").exists());
+
+    // Nothing new: nothing pushed.
+    let out = ralph(&a)
+        .args(["events", "push", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["files"], serde_json::json!([]));
+}
