@@ -1,0 +1,95 @@
+//! `action.yml` and the example workflow are valid YAML with the documented inputs, outputs,
+//! triggers, least-privilege permissions and per-issue concurrency.
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+fn load(path: &str) -> Yaml {
+    let text = std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let mut docs = YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert_eq!(docs.len(), 1, "{path}: one document");
+    docs.remove(0)
+}
+
+fn keys(y: &Yaml) -> Vec<String> {
+    y.as_hash()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_action_has_the_documented_inputs_and_outputs() {
+    let action = load("action.yml");
+    let inputs = keys(&action["inputs"]);
+    for input in [
+        "issue",
+        "config",
+        "github-token",
+        "bots",
+        "dry-run",
+        "max-iterations",
+    ] {
+        assert!(
+            inputs.contains(&input.to_owned()),
+            "input {input}: {inputs:?}"
+        );
+        assert!(action["inputs"][input]["description"].as_str().is_some());
+    }
+    let outputs = keys(&action["outputs"]);
+    for output in ["outcome", "pr-url", "winner", "branch"] {
+        assert!(outputs.contains(&output.to_owned()), "output {output}");
+        assert!(action["outputs"][output]["value"]
+            .as_str()
+            .unwrap()
+            .contains("steps.compete.outputs"));
+    }
+    assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
+    let steps = action["runs"]["steps"].as_vec().unwrap();
+    assert!(steps
+        .iter()
+        .all(|s| s["uses"].as_str().is_some() || s["shell"].as_str() == Some("bash")));
+    // No input is spliced into a script: they reach the shell as environment variables.
+    for s in steps {
+        if let Some(run) = s["run"].as_str() {
+            assert!(!run.contains("${{"), "an expression inside a script: {run}");
+        }
+    }
+    let compete = steps
+        .iter()
+        .find(|s| s["id"].as_str() == Some("compete"))
+        .unwrap();
+    assert_eq!(
+        compete["env"]["GITHUB_TOKEN"].as_str(),
+        Some("${{ inputs.github-token }}")
+    );
+}
+
+#[test]
+fn the_example_workflow_is_scheduled_least_privileged_and_serialised_per_issue() {
+    let wf = load("examples/workflows/ralph.yml");
+    let on = keys(&wf["on"]);
+    assert!(on.contains(&"schedule".to_owned()) && on.contains(&"workflow_dispatch".to_owned()));
+    assert!(
+        wf["permissions"].as_hash().unwrap().is_empty(),
+        "nothing by default"
+    );
+    let queue = &wf["jobs"]["queue"];
+    assert_eq!(queue["permissions"]["contents"].as_str(), Some("read"));
+    assert_eq!(queue["steps"][1]["with"]["mode"].as_str(), Some("queue"));
+    let compete = &wf["jobs"]["compete"];
+    let mut perms = keys(&compete["permissions"]);
+    perms.sort();
+    assert_eq!(perms, ["contents", "issues", "pull-requests"]);
+    for p in &perms {
+        assert_eq!(compete["permissions"][p.as_str()].as_str(), Some("write"));
+    }
+    assert!(compete["concurrency"]["group"]
+        .as_str()
+        .unwrap()
+        .contains("matrix.issue"));
+    assert!(compete["strategy"]["matrix"]
+        .as_str()
+        .unwrap()
+        .contains("needs.queue.outputs.matrix"));
+}
