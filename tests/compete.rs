@@ -7,7 +7,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::script;
+use common::{git, script};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -16,22 +16,6 @@ use tempfile::TempDir;
 const TOKEN: &str = "ghp_competeTestToken0123456789abcdef";
 
 const ISSUE: &str = "---\ntitle: Add a greet function\nlabels: [ready]\n---\n## Tasks\n- [ ] `greet NAME` prints `Hello, NAME!`\n- [x] Keep `add` working\n";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 struct Repo {
     _dir: TempDir,

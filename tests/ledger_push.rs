@@ -2,24 +2,11 @@
 //! new event files are committed to the branch from a temporary worktree (the checkout is not
 //! touched), and when the other clone pushed in between, the commit is rebased and pushed again.
 
+mod common;
+use common::git;
+
 use assert_cmd::Command;
 use std::path::Path;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn clone(base: &Path, name: &str) -> std::path::PathBuf {
     git(

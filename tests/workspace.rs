@@ -4,13 +4,15 @@
 //! implementation from the user's checkout; resets, diffs, protected paths, the pre-commit hook,
 //! commits with trailers, and the push to the bare remote.
 
+mod common;
+use common::git;
+
 use git2::{Repository, Signature};
 use ralph::workspace::{
     analyse, commit, create_worktree, preflight, protected_findings, push, remove_worktree,
     reset_worktree, CommitInfo, Preflight, PreflightOptions, WorkspaceError,
 };
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Once;
 use tempfile::TempDir;
 
@@ -38,20 +40,6 @@ fn sig() -> Signature<'static> {
         &git2::Time::new(1_800_000_000, 0),
     )
     .unwrap()
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Writes files and commits them all on the current branch.

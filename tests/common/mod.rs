@@ -32,3 +32,21 @@ pub fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
     }
     path.to_string_lossy().into_owned()
 }
+
+/// Runs `git` in `dir` without the user's or the system's configuration; panics with git's
+/// stderr when it fails, and returns its stdout.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
