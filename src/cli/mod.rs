@@ -90,7 +90,7 @@ pub enum Command {
     Spec(spec::SpecArgs),
     /// List the issues ready for a competition, oldest first
     Queue(queue::QueueArgs),
-    /// Run the competition on issue N (this version: --dry-run, proposals and ranking only)
+    /// Run the competition on issue N: proposals, ranking, implementation, checks, PR or escalation
     Compete(compete::CompeteArgs),
     /// Run a whole competition offline on a sample repository, then show the leaderboard
     Demo(demo::DemoArgs),
