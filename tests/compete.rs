@@ -7,7 +7,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{git, script};
+use common::{git, run_without, script, Out};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -207,24 +207,8 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn run(cmd: &mut Command) -> Out {
-    let out = cmd.output().unwrap();
-    let o = Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(
-        !o.stdout.contains(TOKEN) && !o.stderr.contains(TOKEN),
-        "the token leaked"
-    );
-    o
+    run_without(cmd, &[TOKEN])
 }
 
 fn outcomes(events: &[Value]) -> Vec<(String, String, f64)> {
@@ -724,57 +708,42 @@ const REPO_PATH: &str = "/repos/octo-org/octo-repo";
 
 /// A wiremock GitHub serving issue 12 of the fixtures and accepting every change a run makes.
 async fn github_server() -> wiremock::MockServer {
-    use wiremock::matchers::{method, path, path_regex};
+    use wiremock::matchers::{method, path_regex};
     use wiremock::{Mock, MockServer, ResponseTemplate};
     let server = MockServer::start().await;
-    let fixture = |name: &str| common::fixture(name);
-    Mock::given(method("GET"))
-        .and(path(format!("{REPO_PATH}/issues/12")))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw(fixture("issue_12.json"), "application/json"),
-        )
-        .mount(&server)
-        .await;
-    Mock::given(method("PATCH"))
-        .and(path(format!("{REPO_PATH}/issues/12")))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw(fixture("issue_12.json"), "application/json"),
-        )
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(format!("{REPO_PATH}/issues/12/labels")))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(&server)
-        .await;
-    Mock::given(method("DELETE"))
-        .and(path_regex(format!("^{REPO_PATH}/issues/12/labels/.+$")))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(&server)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/user"))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw(fixture("user.json"), "application/json"),
-        )
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(format!("{REPO_PATH}/issues/12/assignees")))
-        .respond_with(
-            ResponseTemplate::new(201).set_body_raw(fixture("issue_12.json"), "application/json"),
-        )
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(format!("{REPO_PATH}/pulls")))
-        .respond_with(
-            ResponseTemplate::new(201)
-                .set_body_raw(fixture("pull_request.json"), "application/json"),
-        )
-        .mount(&server)
-        .await;
-
+    let issue = format!("^{REPO_PATH}/issues/12$");
+    let reply = |status: u16, file: &str| {
+        ResponseTemplate::new(status).set_body_raw(common::fixture(file), "application/json")
+    };
+    let empty = || ResponseTemplate::new(200).set_body_json(json!([]));
+    let routes = [
+        ("GET", issue.clone(), reply(200, "issue_12.json")),
+        ("PATCH", issue, reply(200, "issue_12.json")),
+        ("POST", format!("^{REPO_PATH}/issues/12/labels$"), empty()),
+        (
+            "DELETE",
+            format!("^{REPO_PATH}/issues/12/labels/.+$"),
+            empty(),
+        ),
+        ("GET", "^/user$".to_owned(), reply(200, "user.json")),
+        (
+            "POST",
+            format!("^{REPO_PATH}/issues/12/assignees$"),
+            reply(201, "issue_12.json"),
+        ),
+        (
+            "POST",
+            format!("^{REPO_PATH}/pulls$"),
+            reply(201, "pull_request.json"),
+        ),
+    ];
+    for (verb, route, response) in routes {
+        Mock::given(method(verb))
+            .and(path_regex(route))
+            .respond_with(response)
+            .mount(&server)
+            .await;
+    }
     server
 }
 

@@ -147,10 +147,15 @@ async fn push_events(ctx: &Context, args: &PushArgs) -> Result<Exit> {
     let git = &settings.config.git;
     let root = settings.root.clone();
     let remote = git.remote.clone();
-    let branch = match args.branch.clone().or_else(|| git.base.clone()) {
-        Some(b) => b,
-        None => default_branch(&root, &remote).await?,
-    };
+    let branch = args
+        .branch
+        .clone()
+        .or_else(|| git.base.clone())
+        .or_else(|| crate::workspace::default_branch(&root, &remote))
+        .ok_or_else(|| {
+            crate::error::UserError::usage("cannot tell which branch the events belong on")
+                .with_hint("pass --branch BRANCH, or set `[git] base` in .ralph/config.toml")
+        })?;
     let token =
         crate::tracker::discover::token_from_env(|k| std::env::var(k).ok()).map(|t| t.secret);
     let (name, email) = (git.author_name.clone(), git.author_email.clone());
@@ -185,34 +190,4 @@ async fn push_events(ctx: &Context, args: &PushArgs) -> Result<Exit> {
         ));
     }
     Ok(Exit::Success)
-}
-
-/// The remote's default branch (`refs/remotes/<remote>/HEAD`), else the current branch.
-async fn default_branch(root: &std::path::Path, remote: &str) -> Result<String> {
-    let ask = |args: Vec<String>| {
-        crate::process::Cmd::new("git")
-            .current_dir(root)
-            .args(args)
-            .timeout(std::time::Duration::from_secs(30))
-    };
-    let head = format!("refs/remotes/{remote}/HEAD");
-    let out =
-        crate::process::run(&ask(vec!["symbolic-ref".into(), "--short".into(), head])).await?;
-    if out.success() {
-        let name = out.stdout.trim();
-        return Ok(name
-            .strip_prefix(&format!("{remote}/"))
-            .unwrap_or(name)
-            .to_owned());
-    }
-    let out = crate::process::run(&ask(vec!["branch".into(), "--show-current".into()])).await?;
-    let current = out.stdout.trim();
-    if out.success() && !current.is_empty() {
-        return Ok(current.to_owned());
-    }
-    Err(
-        crate::error::UserError::usage("cannot tell which branch the events belong on")
-            .with_hint("pass --branch BRANCH, or set `[git] base` in .ralph/config.toml")
-            .into(),
-    )
 }

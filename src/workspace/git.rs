@@ -132,6 +132,18 @@ fn remote_head(repo: &Repository, remote: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The branch new work belongs on when none is named: the remote's default branch, else the
+/// branch HEAD is on. `None` when neither is known (or `root` is not a repository).
+pub fn default_branch(root: &Path, remote: &str) -> Option<String> {
+    let repo = Repository::open(root).ok()?;
+    remote_head(&repo, remote).or_else(|| {
+        repo.head()
+            .ok()
+            .filter(|h| h.is_branch())
+            .and_then(|h| h.shorthand().map(str::to_owned))
+    })
+}
+
 /// The commit a base branch points at: the remote-tracking branch when there is one (it is
 /// fetched before a worktree is made), else the local branch.
 fn base_commit(repo: &Repository, remote: &str, base: &str) -> Option<git2::Oid> {

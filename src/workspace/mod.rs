@@ -15,8 +15,8 @@ mod ledger_push;
 
 pub use diff::{analyse, patch_text, protected_findings, DiffStats, FileChange, Finding};
 pub use git::{
-    commit, create_worktree, preflight, push, remove_worktree, reset_worktree, CommitInfo,
-    Preflight, PreflightOptions, Worktree,
+    commit, create_worktree, default_branch, preflight, push, remove_worktree, reset_worktree,
+    CommitInfo, Preflight, PreflightOptions, Worktree,
 };
 pub use ledger_push::{push_events, LedgerPush, LedgerTarget, PUSH_ATTEMPTS};
 

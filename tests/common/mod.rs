@@ -50,3 +50,29 @@ pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// What a finished `ralph` printed.
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `cmd` and checks that none of `secrets` appears on stdout or stderr.
+pub fn run_without(cmd: &mut assert_cmd::Command, secrets: &[&str]) -> Out {
+    let out = cmd.output().unwrap();
+    let o = Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    for s in secrets {
+        assert!(
+            !o.stdout.contains(s) && !o.stderr.contains(s),
+            "a secret leaked:\n{}\n{}",
+            o.stdout,
+            o.stderr
+        );
+    }
+    o
+}
