@@ -329,7 +329,20 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
         command.env(k, v);
     }
     let started = Instant::now();
-    let mut child = command.spawn().map_err(|source| {
+    // A program written a moment ago can still be open for writing in a child forked by
+    // another thread before its exec: the kernel says "text file busy" until that exec.
+    // It clears within milliseconds, so the spawn is tried again a few times.
+    let mut busy_retries = 0;
+    let spawned = loop {
+        match command.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && busy_retries < 5 => {
+                busy_retries += 1;
+                tokio::time::sleep(Duration::from_millis(20 * busy_retries)).await;
+            }
+            other => break other,
+        }
+    };
+    let mut child = spawned.map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound {
             ProcessError::NotFound {
                 program: program.clone(),
