@@ -21,13 +21,13 @@ pub struct ActionEnv {
 impl ActionEnv {
     /// Action mode from the environment: `GITHUB_ACTIONS=true`.
     pub fn detect(get: impl Fn(&str) -> Option<String>) -> Option<ActionEnv> {
-        if get("GITHUB_ACTIONS").as_deref() != Some("true") {
+        if get(crate::env::GITHUB_ACTIONS).as_deref() != Some("true") {
             return None;
         }
         let path = |k: &str| get(k).filter(|v| !v.trim().is_empty()).map(PathBuf::from);
         Some(ActionEnv {
-            step_summary: path("GITHUB_STEP_SUMMARY"),
-            output: path("GITHUB_OUTPUT"),
+            step_summary: path(crate::env::GITHUB_STEP_SUMMARY),
+            output: path(crate::env::GITHUB_OUTPUT),
         })
     }
 

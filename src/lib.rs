@@ -18,6 +18,7 @@ pub mod cli;
 pub mod compete;
 pub mod config;
 pub mod demo;
+pub mod env;
 pub mod error;
 pub mod fsutil;
 pub mod ledger;

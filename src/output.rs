@@ -27,8 +27,8 @@ impl ColorChoice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
             ColorChoice::Auto => {
-                let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-                let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+                let no_color = crate::env::is_set(crate::env::NO_COLOR);
+                let dumb = crate::env::get(crate::env::TERM).is_some_and(|t| t == "dumb");
                 is_terminal && !no_color && !dumb
             }
         }

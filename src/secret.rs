@@ -86,16 +86,6 @@ impl<W: Write> Write for RedactingWriter<W> {
     }
 }
 
-/// Variables never passed to an agent or check: GitHub credentials and the Actions runtime tokens.
-pub const SCRUBBED_ENV: [&str; 6] = [
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-    "ACTIONS_RUNTIME_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;

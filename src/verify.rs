@@ -7,7 +7,6 @@ use crate::checks::coverage::{from_report_files, parse_total};
 use crate::checks::{run_checks, CheckKind, CheckPlan, CheckResult, CheckStatus};
 use crate::output::Paint;
 use crate::process::{self, Cmd};
-use crate::secret::SCRUBBED_ENV;
 use crate::workspace::{analyse, protected_findings, DiffStats, Finding, WorkspaceError, Worktree};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -107,7 +106,7 @@ pub async fn measure_coverage(command: Option<&str>, dir: &Path, timeout: Durati
         .args(["-c", command])
         .current_dir(dir)
         .timeout(timeout);
-    for var in SCRUBBED_ENV {
+    for var in crate::env::SCRUBBED {
         cmd = cmd.env_remove(var);
     }
     let out = process::run(&cmd).await.ok()?;

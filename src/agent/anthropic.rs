@@ -34,9 +34,8 @@ impl AnthropicBackend {
         let model = model.ok_or_else(|| AgentError::Config {
             message: "backend = \"anthropic\" needs `model` (e.g. \"claude-sonnet-4-5\")".into(),
         })?;
-        let var = key_env.unwrap_or_else(|| "ANTHROPIC_API_KEY".into());
-        let key = std::env::var(&var)
-            .ok()
+        let var = key_env.unwrap_or_else(|| crate::env::ANTHROPIC_API_KEY.into());
+        let key = crate::env::get(&var)
             .filter(|k| !k.trim().is_empty())
             .ok_or_else(|| AgentError::Config {
                 message: format!("backend = \"anthropic\" needs an API key in {var}"),

@@ -16,7 +16,7 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
 /// Test-only switch: with `RALPH_TEST_NO_RETRY_DELAY=1` retries happen at once.
 fn delays_enabled() -> bool {
-    std::env::var_os("RALPH_TEST_NO_RETRY_DELAY").is_none_or(|v| v != "1")
+    crate::env::get(crate::env::RALPH_TEST_NO_RETRY_DELAY).is_none_or(|v| v != "1")
 }
 
 /// The shared client. Requests carry their own timeout (the call's).

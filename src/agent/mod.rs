@@ -185,11 +185,11 @@ pub fn build(config: &AgentConfig, root: &Path) -> Result<Arc<dyn Backend>, Agen
     Ok(match config.backend {
         BackendKind::Command => Arc::new(command::CommandBackend::new(config.command.clone())?),
         BackendKind::Claude => Arc::new(claude::ClaudeBackend::new(
-            std::env::var("RALPH_CLAUDE_BIN").unwrap_or_else(|_| "claude".into()),
+            crate::env::get(crate::env::RALPH_CLAUDE_BIN).unwrap_or_else(|| "claude".into()),
             model,
         )),
         BackendKind::Codex => Arc::new(codex::CodexBackend::new(
-            std::env::var("RALPH_CODEX_BIN").unwrap_or_else(|_| "codex".into()),
+            crate::env::get(crate::env::RALPH_CODEX_BIN).unwrap_or_else(|| "codex".into()),
             model,
         )),
         BackendKind::Replay => {

@@ -32,9 +32,10 @@ impl OpenAiBackend {
         let model = model.ok_or_else(|| AgentError::Config {
             message: "backend = \"openai\" needs `model` (e.g. \"gpt-4.1\" or \"llama3.1\")".into(),
         })?;
-        let var = key_env.clone().unwrap_or_else(|| "OPENAI_API_KEY".into());
-        let key = std::env::var(&var)
-            .ok()
+        let var = key_env
+            .clone()
+            .unwrap_or_else(|| crate::env::OPENAI_API_KEY.into());
+        let key = crate::env::get(&var)
             .filter(|k| !k.trim().is_empty())
             .map(|k| Secret::new(k.trim()));
         // The public API needs a key; a local server usually does not.

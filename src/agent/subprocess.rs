@@ -6,7 +6,6 @@
 use super::{AgentCall, AgentError, AgentReply, Usage};
 use crate::error::chain_text;
 use crate::process::{self, Cmd, Output, ProcessError};
-use crate::secret::SCRUBBED_ENV;
 
 /// Each captured stream keeps at most this much (head and tail): a bot printing a gigabyte
 /// costs ralph 16 MiB.
@@ -31,7 +30,7 @@ pub fn agent_cmd(program: &str, args: &[String], call: &AgentCall) -> Cmd {
     if let Some(bot) = &call.bot_id {
         cmd = cmd.env("RALPH_BOT_ID", bot);
     }
-    for var in SCRUBBED_ENV {
+    for var in crate::env::SCRUBBED {
         cmd = cmd.env_remove(var);
     }
     cmd

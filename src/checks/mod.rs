@@ -78,7 +78,7 @@ pub fn on_path(program: &str) -> bool {
         let path = std::path::Path::new(program);
         return path.is_file() && is_executable(path);
     }
-    std::env::var_os("PATH").is_some_and(|paths| {
+    crate::env::get_os(crate::env::PATH).is_some_and(|paths| {
         std::env::split_paths(&paths).any(|dir| {
             let candidate = dir.join(program);
             candidate.is_file() && is_executable(&candidate)

@@ -5,7 +5,6 @@
 
 use super::{on_path, CheckKind, CheckSpec};
 use crate::process::{self, Cmd};
-use crate::secret::SCRUBBED_ENV;
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
@@ -74,7 +73,7 @@ pub async fn run_check(spec: &CheckSpec, workdir: &Path, timeout: Duration) -> C
         .current_dir(workdir)
         .timeout(timeout)
         .max_output(MAX_CHECK_OUTPUT);
-    for var in SCRUBBED_ENV {
+    for var in crate::env::SCRUBBED {
         cmd = cmd.env_remove(var);
     }
     let out = match process::run(&cmd).await {

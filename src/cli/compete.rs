@@ -82,7 +82,7 @@ pub async fn run(ctx: &Context, args: CompeteArgs) -> Result<Exit> {
         seed: args.seed,
     })
     .await?;
-    if let Some(env) = ActionEnv::detect(|k| std::env::var(k).ok()) {
+    if let Some(env) = ActionEnv::detect(crate::env::get) {
         env.publish(&report)?;
     }
     if ctx.printer.json_mode() {
@@ -117,15 +117,14 @@ async fn competition(
     tracker: &dyn crate::tracker::IssueTracker,
     args: &CompeteArgs,
 ) -> Result<Exit> {
-    let action = ActionEnv::detect(|k| std::env::var(k).ok());
+    let action = ActionEnv::detect(crate::env::get);
     if action.is_some() {
         // SPEC §9: in Actions, only issues a user with write access marked ready.
         trust_gate(tracker, args.issue, &settings.config.github.ready_label).await?;
     }
     let agents = Agents::build(&settings.config, &settings.root, args.record.as_deref());
     let spinners = std::io::stderr().is_terminal() && ctx.global.quiet == 0;
-    let token =
-        crate::tracker::discover::token_from_env(|k| std::env::var(k).ok()).map(|t| t.secret);
+    let token = crate::tracker::discover::token_from_env(crate::env::get).map(|t| t.secret);
     let input = RunInput {
         settings,
         tracker,

@@ -156,8 +156,7 @@ async fn push_events(ctx: &Context, args: &PushArgs) -> Result<Exit> {
             crate::error::UserError::usage("cannot tell which branch the events belong on")
                 .with_hint("pass --branch BRANCH, or set `[git] base` in .ralph/config.toml")
         })?;
-    let token =
-        crate::tracker::discover::token_from_env(|k| std::env::var(k).ok()).map(|t| t.secret);
+    let token = crate::tracker::discover::token_from_env(crate::env::get).map(|t| t.secret);
     let (name, email) = (git.author_name.clone(), git.author_email.clone());
     let b2 = branch.clone();
     let pushed = tokio::task::spawn_blocking(move || {

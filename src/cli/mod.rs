@@ -6,6 +6,7 @@ mod compete;
 mod completions;
 mod demo;
 mod events;
+mod exit;
 mod init;
 mod leaderboard;
 mod queue;
@@ -15,12 +16,13 @@ mod setup;
 mod spec;
 
 use crate::config::TrackerKind;
-use crate::error::{classify, render, Exit};
+use crate::error::Exit;
 use crate::output::{ColorChoice, Printer};
 use crate::secret::RedactingWriter;
 use crate::settings::{find_root, ralph_dir, RepoSlug, Settings};
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
+use exit::{classify, render};
 use std::path::PathBuf;
 
 /// Run a marketplace competition of AI bots for a GitHub issue, and keep score
@@ -145,8 +147,7 @@ fn init_logging(global: &GlobalArgs, color: bool) {
         (_, 1) => "ralph=debug,warn",
         _ => "ralph=trace,info",
     };
-    let filter = std::env::var("RALPH_LOG")
-        .ok()
+    let filter = crate::env::get(crate::env::RALPH_LOG)
         .and_then(|v| EnvFilter::try_new(v).ok())
         .unwrap_or_else(|| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()

@@ -52,7 +52,7 @@ impl Token {
 
 /// The API base URL: `GITHUB_API_URL` when set, else the public API.
 pub fn api_url() -> Result<String> {
-    api_url_from(std::env::var("GITHUB_API_URL").ok().as_deref())
+    api_url_from(crate::env::get(crate::env::GITHUB_API_URL).as_deref())
 }
 
 /// Checks an API base URL (scheme http or https, a host) and trims a trailing slash.
@@ -82,8 +82,8 @@ pub fn api_url_from(value: Option<&str>) -> Result<String> {
 /// The token from the environment: `GITHUB_TOKEN`, then `GH_TOKEN` (blank values skipped).
 pub fn token_from_env(get: impl Fn(&str) -> Option<String>) -> Option<Token> {
     [
-        ("GITHUB_TOKEN", TokenSource::GithubToken),
-        ("GH_TOKEN", TokenSource::GhToken),
+        (crate::env::GITHUB_TOKEN, TokenSource::GithubToken),
+        (crate::env::GH_TOKEN, TokenSource::GhToken),
     ]
     .into_iter()
     .find_map(|(var, source)| {
@@ -96,7 +96,7 @@ pub fn token_from_env(get: impl Fn(&str) -> Option<String>) -> Option<Token> {
 /// The token: from the environment, else `gh auth token` (for the API's host when it is not
 /// the public API).
 pub async fn token(api_url: &str) -> Result<Token> {
-    if let Some(t) = token_from_env(|k| std::env::var(k).ok()) {
+    if let Some(t) = token_from_env(crate::env::get) {
         return Ok(t);
     }
     let mut cmd = Cmd::new("gh")
@@ -138,7 +138,7 @@ pub async fn repository(flag: Option<RepoSlug>, root: &Path) -> Result<RepoSlug>
     if let Some(r) = flag {
         return Ok(r);
     }
-    if let Ok(value) = std::env::var("GITHUB_REPOSITORY") {
+    if let Some(value) = crate::env::get(crate::env::GITHUB_REPOSITORY) {
         if !value.trim().is_empty() {
             return value
                 .trim()

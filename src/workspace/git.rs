@@ -457,13 +457,11 @@ pub fn commit(wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceE
     let repo = open(&wt.path)?;
     stage_all(&repo)?;
     if let Some(hook) = hook(&repo, &wt.path, "pre-commit") {
-        let out = run_git(
-            Cmd::new(&hook)
-                .current_dir(&wt.path)
-                .env_remove("GITHUB_TOKEN")
-                .env_remove("GH_TOKEN")
-                .timeout(HOOK_TIMEOUT),
-        )?;
+        let mut cmd = Cmd::new(&hook).current_dir(&wt.path).timeout(HOOK_TIMEOUT);
+        for var in crate::env::SCRUBBED {
+            cmd = cmd.env_remove(var);
+        }
+        let out = run_git(cmd)?;
         if !out.success() {
             return Err(WorkspaceError::Hook {
                 code: out
