@@ -1,10 +1,11 @@
 //! Action mode (`GITHUB_ACTIONS=true`, SPEC §9 and issue 8): the trust gate — compete only on
 //! issues whose ready label was applied by someone with write access — and what a run leaves
-//! for the workflow: a markdown job summary appended to `GITHUB_STEP_SUMMARY`, the step outputs
+//! for the workflow: the markdown job summary (`render::run::job_summary`) appended to
+//! `GITHUB_STEP_SUMMARY`, the step outputs
 //! in `GITHUB_OUTPUT` (`outcome`, `pr-url`, `winner`, `branch`), and error annotations.
 
-use crate::compete::report::{RunOutcome, RunReport};
 use crate::error::UserError;
+use crate::run_report::{RunOutcome, RunReport};
 use crate::tracker::{IssueTracker, Permission};
 use anyhow::{Context as _, Result};
 use std::fmt::Write as _;
@@ -34,7 +35,7 @@ impl ActionEnv {
     /// Appends the job summary and writes the outputs of a run.
     pub fn publish(&self, report: &RunReport) -> Result<()> {
         if let Some(p) = &self.step_summary {
-            append(p, &summary_markdown(report))?;
+            append(p, &crate::render::run::job_summary(report))?;
         }
         if let Some(p) = &self.output {
             let mut text = String::new();
@@ -62,16 +63,6 @@ fn one_line(v: &str) -> String {
     v.replace(['\r', '\n'], " ")
 }
 
-fn outcome_word(o: RunOutcome) -> &'static str {
-    match o {
-        RunOutcome::Complete => "complete",
-        RunOutcome::Success => "success",
-        RunOutcome::Escalated => "escalated",
-        RunOutcome::Aborted => "aborted",
-        RunOutcome::DryRun => "dry_run",
-    }
-}
-
 /// The step outputs: `outcome`, `pr-url`, `winner` (the bot of the last round's winner) and
 /// `branch`; empty values when there is none.
 pub fn outputs(report: &RunReport) -> Vec<(&'static str, String)> {
@@ -82,82 +73,11 @@ pub fn outputs(report: &RunReport) -> Vec<(&'static str, String)> {
         .find_map(|r| r.winner_bot.clone())
         .unwrap_or_default();
     vec![
-        ("outcome", outcome_word(report.outcome).to_owned()),
+        ("outcome", report.outcome.to_string()),
         ("pr-url", report.pr_url.clone().unwrap_or_default()),
         ("winner", winner),
         ("branch", report.branch.clone().unwrap_or_default()),
     ]
-}
-
-/// The job summary: the issue and outcome, each round's ranking with its scores and checks,
-/// what the run cost, and the links.
-pub fn summary_markdown(report: &RunReport) -> String {
-    let mut md = format!(
-        "## ralph · issue #{}: {}\n\n**Outcome:** {}",
-        report.issue,
-        report.title.replace('\n', " "),
-        outcome_word(report.outcome)
-    );
-    if let Some(why) = report.escalation.as_ref().or(report.stopped.as_ref()) {
-        let _ = write!(md, " — {why}");
-    }
-    md.push_str("\n\n");
-    if let Some(url) = &report.pr_url {
-        let _ = writeln!(md, "Pull request: {url}\n");
-    }
-    if let Some(b) = &report.branch {
-        let _ = writeln!(md, "Branch: `{b}` · run `{}`\n", report.run_id);
-    }
-    for r in &report.rounds {
-        let _ = writeln!(
-            md,
-            "### Round {} ({})\n\n| rank | proposal | bot | total | spec | quality | innovation | risk | efficiency | specialist |\n|---:|---|---|---:|---:|---:|---:|---:|---:|---:|",
-            r.round,
-            r.phase.as_str()
-        );
-        for (i, id) in r.ranking.iter().enumerate() {
-            if let Some(p) = r.proposals.iter().find(|p| &p.proposal_id == id) {
-                let s = &p.scores;
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
-                    i + 1,
-                    p.proposal_id,
-                    p.bot_id,
-                    p.total_score,
-                    s.spec_alignment,
-                    s.technical_quality,
-                    s.innovation,
-                    s.risk,
-                    s.efficiency,
-                    s.specialist_validation
-                );
-            }
-        }
-        for s in &r.skipped {
-            let _ = writeln!(md, "\nSkipped `{}`: {}", s.bot_id, s.reason);
-        }
-        if !r.checks.is_empty() {
-            let checks: Vec<String> = r
-                .checks
-                .iter()
-                .map(|c| format!("`{}` {}", c.name, if c.passed { "✅" } else { "❌" }))
-                .collect();
-            let _ = writeln!(md, "\nChecks: {}", checks.join(" · "));
-        }
-        md.push('\n');
-    }
-    let t = &report.total;
-    let _ = writeln!(
-        md,
-        "Cost: {} call(s), {} tokens{}, {:.0}s of agent time. Events: {}.\n",
-        t.calls,
-        t.tokens(),
-        t.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default(),
-        t.duration.as_secs_f64(),
-        report.events.len()
-    );
-    md
 }
 
 /// Escapes a workflow-command message (`%`, CR, LF).
@@ -216,12 +136,12 @@ pub async fn trust_gate(tracker: &dyn IssueTracker, issue: u64, ready_label: &st
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::compete::report::{ProposalReport, RoundReport, SkippedBot};
     use crate::market::Scores;
+    use crate::run_report::{ProposalReport, RoundReport, SkippedBot};
 
-    fn report(outcome: RunOutcome) -> RunReport {
+    pub(crate) fn report(outcome: RunOutcome) -> RunReport {
         RunReport {
             issue: 12,
             title: "Add option".into(),
@@ -283,16 +203,8 @@ mod tests {
     }
 
     #[test]
-    fn summary_outputs_and_annotations() {
+    fn outputs_and_annotations() {
         let r = report(RunOutcome::Complete);
-        let md = summary_markdown(&r);
-        assert!(md.contains("## ralph · issue #12: Add option"));
-        assert!(
-            md.contains("| 1 | proposal_1 | smart_bot_2 | 0.812 |"),
-            "{md}"
-        );
-        assert!(md.contains("Skipped `smart_bot_3`: timed out"));
-        assert!(md.contains("Pull request: https://github.com/o/r/pull/13"));
         assert_eq!(
             outputs(&r),
             [

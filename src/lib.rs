@@ -7,8 +7,8 @@
 //! thin wrappers over the library modules: [`config`] and [`settings`] resolve what the user
 //! asked for, [`ledger`] owns the event log and its fold, [`market`] the pure scoring rules and
 //! their data, [`spec`] extracts requirements from issue bodies, [`tracker`] talks to where
-//! issues live (GitHub or local files), and [`report`] renders results for terminals and
-//! browsers. [`process`] is the one wrapper for running other programs; [`secret`] keeps
+//! issues live (GitHub or local files), and [`render`] renders runs, verification and the ledger for terminals,
+//! markdown and browsers ([`run_report`] is the run report it renders). [`process`] is the one wrapper for running other programs; [`secret`] keeps
 //! tokens out of every output.
 
 pub mod action;
@@ -25,8 +25,9 @@ pub mod ledger;
 pub mod market;
 pub mod output;
 pub mod process;
-pub mod report;
+pub mod render;
 pub mod retry;
+pub mod run_report;
 pub mod secret;
 pub mod settings;
 pub mod spec;

@@ -1,15 +1,13 @@
 //! Verification of an implementation (SPEC §6 step 7): the checks ralph runs itself, coverage
 //! before and after, the diff against the base and the protected-path rule — gathered into one
-//! report, rendered for the terminal and as markdown (for comments and the PR body). The git2
-//! work runs on a blocking thread, off the async runtime.
+//! report (rendered by `render::verification`). The git2 work runs on a blocking thread, off the
+//! async runtime.
 
 use crate::checks::coverage::{from_report_files, parse_total};
 use crate::checks::{run_checks, CheckKind, CheckPlan, CheckResult, CheckStatus};
-use crate::output::Paint;
 use crate::process::{self, Cmd};
 use crate::workspace::{analyse, protected_findings, DiffStats, Finding, WorkspaceError, Worktree};
 use serde::Serialize;
-use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
@@ -89,7 +87,8 @@ impl VerificationReport {
     }
 }
 
-fn status_word(s: CheckStatus) -> &'static str {
+/// How a check ended, in words.
+pub fn status_word(s: CheckStatus) -> &'static str {
     match s {
         CheckStatus::Passed => "passed",
         CheckStatus::Failed => "failed",
@@ -152,126 +151,6 @@ pub async fn verify(
         diff,
         protected,
     })
-}
-
-fn cov(v: Option<f64>) -> String {
-    v.map_or_else(|| "not measured".to_owned(), |p| format!("{p:.2}%"))
-}
-
-/// The report for the terminal.
-pub fn render_terminal(r: &VerificationReport, paint: Paint) -> String {
-    let mut out = String::new();
-    for c in &r.checks {
-        let mark = match c.status {
-            CheckStatus::Passed => paint.good("✓"),
-            CheckStatus::Unavailable => paint.dim("-"),
-            _ => paint.bad("✗"),
-        };
-        let _ = writeln!(
-            out,
-            "  {mark} {:<16} {:<11} {:>6.1}s  {}",
-            c.name,
-            status_word(c.status),
-            c.duration_ms as f64 / 1000.0,
-            paint.dim(&c.command)
-        );
-        if let Some(h) = &c.hint {
-            let _ = writeln!(out, "      {} {h}", paint.hint("hint:"));
-        }
-        if matches!(c.status, CheckStatus::Failed | CheckStatus::TimedOut) {
-            for line in c
-                .output_tail
-                .lines()
-                .rev()
-                .take(10)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-            {
-                let _ = writeln!(out, "      {}", paint.dim(line));
-            }
-        }
-    }
-    let _ = writeln!(
-        out,
-        "  coverage: {} → {}{}",
-        cov(r.coverage.before),
-        cov(r.coverage.after),
-        r.coverage
-            .delta()
-            .map(|d| format!(" ({d:+.2})"))
-            .unwrap_or_default()
-    );
-    let _ = writeln!(
-        out,
-        "  diff: +{} −{} in {} file(s)",
-        r.diff.lines_added,
-        r.diff.lines_removed,
-        r.diff.files_affected()
-    );
-    for f in &r.protected {
-        let _ = writeln!(
-            out,
-            "  {} {}: {}",
-            paint.bad("protected:"),
-            f.path,
-            f.reason
-        );
-    }
-    let _ = writeln!(
-        out,
-        "  {}",
-        if r.passed() {
-            paint.good("verification passed")
-        } else {
-            paint.bad("verification failed")
-        }
-    );
-    out
-}
-
-/// The report as markdown, for issue comments and pull requests. Check output is fenced.
-pub fn render_markdown(r: &VerificationReport) -> String {
-    let mut out = String::from("| check | result | time |\n|---|---|---|\n");
-    for c in &r.checks {
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {:.1}s |",
-            c.name.replace('|', "\\|"),
-            match c.status {
-                CheckStatus::Passed => "✅ passed",
-                CheckStatus::Failed => "❌ failed",
-                CheckStatus::TimedOut => "⏱️ timed out",
-                CheckStatus::Unavailable => "➖ unavailable",
-            },
-            c.duration_ms as f64 / 1000.0
-        );
-    }
-    let _ = writeln!(
-        out,
-        "\nCoverage: {} → {}{}. Diff: +{} −{} in {} file(s).",
-        cov(r.coverage.before),
-        cov(r.coverage.after),
-        r.coverage
-            .delta()
-            .map(|d| format!(" ({d:+.2})"))
-            .unwrap_or_default(),
-        r.diff.lines_added,
-        r.diff.lines_removed,
-        r.diff.files_affected()
-    );
-    for f in &r.protected {
-        let _ = writeln!(out, "\n**Protected path** `{}`: {}", f.path, f.reason);
-    }
-    for c in r.failing_checks() {
-        let tail = c.output_tail.replace("```", "`\u{200b}``");
-        let _ = writeln!(
-            out,
-            "\n<details><summary><code>{}</code> output (last lines)</summary>\n\n```\n{}\n```\n</details>",
-            c.name, tail
-        );
-    }
-    out
 }
 
 #[cfg(test)]
@@ -361,34 +240,6 @@ mod tests {
             after: Some(79.999)
         }
         .dropped());
-    }
-
-    #[test]
-    fn renderings_show_every_check_and_keep_fences_closed() {
-        let r = report(
-            vec![
-                check("lint", CheckKind::Quality, CheckStatus::Failed),
-                check("test", CheckKind::Test, CheckStatus::Passed),
-            ],
-            Coverage {
-                before: Some(75.0),
-                after: Some(76.5),
-            },
-            vec![],
-        );
-        let md = render_markdown(&r);
-        assert!(md.contains("| `lint` | ❌ failed | 1.5s |"), "{md}");
-        assert!(md.contains("75.00% → 76.50% (+1.50)"));
-        assert!(md.contains("<summary><code>lint</code> output"));
-        assert_eq!(
-            md.matches("\n```").count(),
-            2,
-            "the output's own fence is broken up: {md}"
-        );
-        let term = render_terminal(&r, Paint::plain());
-        assert!(term.contains("✗ lint") && term.contains("✓ test"), "{term}");
-        assert!(term.contains("mismatched types"));
-        assert!(term.contains("verification failed"));
     }
 
     #[tokio::test]

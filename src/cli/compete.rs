@@ -6,10 +6,11 @@
 use super::Context;
 use crate::action::{annotations, trust_gate, ActionEnv};
 use crate::compete::agents::Agents;
-use crate::compete::report::{render_round, RunOutcome};
 use crate::compete::run::{compete, escalate_interrupted, RunInput, RunOptions};
 use crate::compete::{dry_run, DryRunInput};
 use crate::error::{Exit, UserError};
+use crate::render::run::render_round;
+use crate::run_report::RunOutcome;
 use crate::tracker::{self, IssueState};
 use anyhow::Result;
 use clap::Args;
@@ -166,7 +167,7 @@ async fn competition(
     } else {
         let t = &report.total;
         ctx.printer.status(&format!(
-            "Outcome: {:?} · {} event(s) · {} call(s), {} tokens{}",
+            "Outcome: {} · {} event(s) · {} call(s), {} tokens{}",
             report.outcome,
             report.events.len(),
             t.calls,

@@ -8,7 +8,7 @@ use crate::compete::round::ledger_state;
 use crate::compete::run::{compete, RunInput, RunOptions};
 use crate::demo::{set_up, DEMO_ISSUE};
 use crate::error::Exit;
-use crate::report;
+use crate::render;
 use crate::settings::Settings;
 use crate::tracker;
 use anyhow::{Context as _, Result};
@@ -63,7 +63,7 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
                 .bold("## Leaderboard after the demo"),
         );
         ctx.printer
-            .data(&report::terminal::leaderboard(&state, ctx.printer.paint()))?;
+            .data(&render::terminal::leaderboard(&state, ctx.printer.paint()))?;
     }
     if args.keep {
         let kept = temp.keep();
@@ -74,7 +74,7 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
         ));
     }
     Ok(match report.outcome {
-        crate::compete::report::RunOutcome::Complete => Exit::Success,
+        crate::run_report::RunOutcome::Complete => Exit::Success,
         _ => Exit::Failure,
     })
 }

@@ -4,7 +4,7 @@
 use super::Context;
 use crate::error::Exit;
 use crate::ledger::{Event, Ledger, Loaded, LoadedEvent, Skipped};
-use crate::report;
+use crate::render;
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -96,7 +96,7 @@ fn list(ctx: &Context, args: &EventsArgs, loaded: &Loaded) -> Result<Exit> {
         });
     } else {
         ctx.printer
-            .data(&report::terminal::events(&selected, ctx.printer.paint()))?;
+            .data(&render::terminal::events(&selected, ctx.printer.paint()))?;
     }
     if !loaded.skipped.is_empty() {
         ctx.printer.warn(&format!(

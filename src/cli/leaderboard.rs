@@ -7,7 +7,7 @@ use crate::fsutil::write_atomic;
 use crate::ledger::{
     ArbiterHealth, BotStanding, CacheUse, EventSummary, Ledger, LedgerState, Skipped,
 };
-use crate::report;
+use crate::render;
 use anyhow::{Context as _, Result};
 use clap::Args;
 use serde::Serialize;
@@ -45,7 +45,7 @@ pub fn run(ctx: &Context, args: LeaderboardArgs) -> Result<Exit> {
                     .map(|n| n.to_string_lossy().into_owned())
             })
             .unwrap_or_else(|| "repository".to_owned());
-        let page = report::html::render(&state, &name, chrono::Utc::now());
+        let page = render::html::render(&state, &name, chrono::Utc::now());
         write_atomic(path, page.as_bytes())
             .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
         ctx.printer
@@ -56,7 +56,7 @@ pub fn run(ctx: &Context, args: LeaderboardArgs) -> Result<Exit> {
         ctx.printer.json(&json(&state, cache))?;
     } else {
         ctx.printer
-            .data(&report::terminal::leaderboard(&state, ctx.printer.paint()))?;
+            .data(&render::terminal::leaderboard(&state, ctx.printer.paint()))?;
         if !settings.ralph_dir.is_dir() {
             ctx.printer.status(&format!(
                 "No .ralph directory in {}: showing the default bots. `ralph init` creates one.",

@@ -4,13 +4,13 @@
 
 use super::agents::Agents;
 use super::extract::extract;
-use super::report::{RunOutcome, RunReport};
 use super::round::{evaluate, gather, ledger_state, standings, Shared};
 use super::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
 use crate::agent::{Phase, Role};
 use crate::output::Printer;
+use crate::run_report::{RunOutcome, RunReport};
 use crate::settings::Settings;
 use crate::spec::read_guidance;
 use crate::tracker::Issue;

@@ -11,9 +11,9 @@ use crate::agent::protocol::{ask, AnswerContext, JudgeAnswer};
 use crate::agent::{Role, Usage};
 use crate::market::scoring::median_view;
 use crate::market::{tables, Proposal, Subjective, RUBRIC};
+pub use crate::run_report::JudgeFailure;
 use crate::spec::Requirements;
 use crate::tracker::Issue;
-use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -29,12 +29,6 @@ pub struct Judged {
     pub failures: Vec<JudgeFailure>,
     /// What each answering judge's calls cost.
     pub spend: Vec<(String, Usage, Duration)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct JudgeFailure {
-    pub judge: String,
-    pub reason: String,
 }
 
 /// Asks every judge to score the blinded proposals `(proposal id, proposal)`.

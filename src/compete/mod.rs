@@ -8,7 +8,6 @@ mod dry_run;
 pub mod extract;
 pub mod judge;
 pub mod propose;
-pub mod report;
 pub mod round;
 pub mod run;
 

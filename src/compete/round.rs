@@ -5,7 +5,6 @@
 use super::agents::Agents;
 use super::judge::judge;
 use super::propose::{proposals, FailureContext, ProposeRound, Standing};
-use super::report::{JudgesReport, ProposalReport, RoundReport, SkippedBot};
 use super::{random_seed, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::fanout::{BotOutcome, Progress};
@@ -16,6 +15,7 @@ use crate::market::{
     blind_label, blind_order, rank, score_proposal, tables, Entry, Proposal, Subjective, Targets,
 };
 use crate::output::Printer;
+use crate::run_report::{JudgesReport, ProposalReport, RoundReport, SkippedBot};
 use crate::settings::Settings;
 use crate::spec::{Guidance, Requirements};
 use crate::tracker::Issue;

@@ -9,7 +9,6 @@
 use super::agents::Agents;
 use super::extract::{extract, prompt_json, PromptIssue};
 use super::propose::{FailedCheck, FailureContext};
-use super::report::{CheckReport, RoundReport, RunOutcome, RunReport};
 use super::round::{evaluate, gather, ledger_state, standings, Arrived, Evaluated, Shared};
 use super::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
@@ -25,14 +24,15 @@ use crate::market::{
     Verified,
 };
 use crate::output::Printer;
+use crate::render::run::{escalation_comment, pr_body, run_summary, EscalationNote, FailureNote};
+use crate::render::verification::render_terminal;
+use crate::run_report::{CheckReport, RoundReport, RunOutcome, RunReport};
 use crate::secret::{redact, Secret};
 use crate::settings::Settings;
 use crate::spec::{check_off, read_guidance, Requirements};
 use crate::tracker::workflow::{LABEL_ATTENTION, LABEL_IN_PROGRESS, LABEL_RALPH};
 use crate::tracker::{IssueState, IssueTracker, NewPullRequest};
-use crate::verify::{
-    measure_coverage, render_markdown, render_terminal, verify, VerificationReport,
-};
+use crate::verify::{measure_coverage, verify, VerificationReport};
 use crate::workspace::{
     self, commit, create_worktree, patch_text, CommitInfo, Preflight, PreflightOptions, Worktree,
 };
@@ -40,7 +40,6 @@ use anyhow::{Context as _, Result};
 use futures_util::FutureExt as _;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -1098,7 +1097,7 @@ async fn complete(
                 title: issue.title.clone(),
                 head: wt.branch.clone(),
                 base: pre.base.clone(),
-                body: redact(&pr_body(n, report, evidence)).into_owned(),
+                body: redact(&pr_body(report, evidence)).into_owned(),
             })
             .await?;
         printer.status(&format!(
@@ -1130,83 +1129,9 @@ fn keep_summary(
     std::fs::create_dir_all(&dir)?;
     let json = serde_json::to_string_pretty(report)? + "\n";
     write_atomic(&dir.join("report.json"), redact(&json).as_bytes())?;
-    let mut md = format!(
-        "# Run {} on issue #{}: {:?}\n\n",
-        report.run_id, report.issue, report.outcome
-    );
-    if let Some(why) = &report.escalation {
-        let _ = writeln!(md, "Escalated: {why}\n");
-    }
-    md.push_str(&pr_body(report.issue, report, evidence));
-    let _ = writeln!(md, "\nEvents:\n");
-    for e in &report.events {
-        let _ = writeln!(md, "- `{e}`");
-    }
+    let md = run_summary(report, evidence);
     write_atomic(&dir.join("summary.md"), redact(&md).as_bytes())?;
     Ok(())
-}
-
-/// The pull request's body: summary, requirements with evidence, ranking, checks, run id.
-fn pr_body(
-    n: u64,
-    report: &RunReport,
-    evidence: &std::collections::BTreeMap<String, String>,
-) -> String {
-    let mut out = format!(
-        "Implemented by ralph's marketplace competition (run `{}`).\n\n## Requirements\n\n| id | requirement | done | evidence |\n|---|---|---|---|\n",
-        report.run_id
-    );
-    for r in &report.requirements.explicit_requirements {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} |",
-            r.id,
-            r.text.replace('|', "\\|"),
-            if r.checked || evidence.contains_key(&r.id) {
-                "✅"
-            } else {
-                "⬜"
-            },
-            evidence
-                .get(&r.id)
-                .map(|e| e.replace('|', "\\|").replace('\n', " "))
-                .unwrap_or_default()
-        );
-    }
-    for round in &report.rounds {
-        let _ = writeln!(
-            out,
-            "\n## Round {} ({})\n\n| rank | proposal | bot | total |\n|---|---|---|---|",
-            round.round,
-            round.phase.as_str()
-        );
-        for (i, id) in round.ranking.iter().enumerate() {
-            if let Some(p) = round.proposals.iter().find(|p| &p.proposal_id == id) {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} | {:.3} |",
-                    i + 1,
-                    p.proposal_id,
-                    p.bot_id,
-                    p.total_score
-                );
-            }
-        }
-        if !round.checks.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nChecks: {}",
-                round
-                    .checks
-                    .iter()
-                    .map(|c| format!("`{}` {}", c.name, if c.passed { "✅" } else { "❌" }))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    }
-    let _ = writeln!(out, "\nFixes #{n}");
-    out
 }
 
 /// Hands the issue to a human: `attention-needed`, no `in-progress`/`ralph`, and a comment
@@ -1218,59 +1143,24 @@ async fn escalate(
     pre: &Preflight,
     wt: Option<&Worktree>,
 ) -> Result<()> {
-    let mut body = format!("ralph needs a human: {}.\n", trouble.reason);
-    for (title, failure) in [
-        ("Initial round", &trouble.initial),
-        ("Replan round", &trouble.replan),
-    ] {
-        if let Some(f) = failure {
-            let _ = writeln!(
-                body,
-                "\n**{title}** — {} ({}): {}\n",
-                f.context.failed_bot,
-                f.context.kind,
-                f.context.proposal_summary.trim()
-            );
-            for r in &f.reasons {
-                let _ = writeln!(body, "- {r}");
-            }
+    fn note(f: &Failure) -> FailureNote<'_> {
+        FailureNote {
+            bot: &f.context.failed_bot,
+            kind: &f.context.kind,
+            proposal_summary: &f.context.proposal_summary,
+            reasons: &f.reasons,
         }
     }
-    if let Some(round) = &trouble.last_round {
-        let _ = writeln!(
-            body,
-            "\n| rank | proposal | bot | total |\n|---|---|---|---|"
-        );
-        for (i, id) in round.ranking.iter().enumerate() {
-            if let Some(p) = round.proposals.iter().find(|p| &p.proposal_id == id) {
-                let _ = writeln!(
-                    body,
-                    "| {} | {} | {} | {:.3} |",
-                    i + 1,
-                    p.proposal_id,
-                    p.bot_id,
-                    p.total_score
-                );
-            }
-        }
-    }
-    if let Some(v) = &trouble.verification {
-        let _ = writeln!(body, "\n{}", render_markdown(v));
-    }
-    if !pre.branch.is_empty() {
-        let _ = writeln!(body, "\nBranch: `{}`", pre.branch);
-    }
-    if let Some(wt) = wt {
-        let _ = writeln!(
-            body,
-            "Worktree (kept for inspection): `{}`",
-            wt.path.display()
-        );
-    }
-    let _ = writeln!(
-        body,
-        "\nTo continue after fixing the cause: `ralph compete {n} --resume`."
-    );
+    let body = escalation_comment(&EscalationNote {
+        issue: n,
+        reason: &trouble.reason,
+        initial: trouble.initial.as_ref().map(note),
+        replan: trouble.replan.as_ref().map(note),
+        last_round: trouble.last_round.as_ref(),
+        verification: trouble.verification.as_ref(),
+        branch: &pre.branch,
+        worktree: wt.map(|w| w.path.as_path()),
+    });
     tracker.remove_label(n, LABEL_IN_PROGRESS).await?;
     tracker.remove_label(n, LABEL_RALPH).await?;
     tracker.add_labels(n, &[LABEL_ATTENTION.to_owned()]).await?;

@@ -1,0 +1,146 @@
+//! The markdown pieces every rendering of a run shares — pull request body, escalation comment,
+//! job summary, run summary, verification report: one rule for a table cell, one ranking table,
+//! one line of check results.
+
+use crate::run_report::{CheckReport, RoundReport};
+use std::fmt::Write as _;
+
+/// Text made safe for one markdown table cell: `|` escaped, line breaks turned into spaces.
+pub fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+        .replace("\r\n", " ")
+        .replace(['\r', '\n'], " ")
+}
+
+/// Which columns a ranking table has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Columns {
+    /// rank, proposal, bot, total.
+    Totals,
+    /// The totals and the six dimension scores.
+    Scores,
+}
+
+/// A round's ranking as a markdown table, best first, each line ending in a newline.
+pub fn ranking_table(round: &RoundReport, columns: Columns) -> String {
+    let mut out = match columns {
+        Columns::Totals => "| rank | proposal | bot | total |\n|---|---|---|---|\n".to_owned(),
+        Columns::Scores => "| rank | proposal | bot | total | spec | quality | innovation | risk | efficiency | specialist |\n|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n".to_owned(),
+    };
+    for (rank, p) in round.ranked() {
+        let _ = write!(
+            out,
+            "| {rank} | {} | {} | {:.3} |",
+            cell(&p.proposal_id),
+            cell(&p.bot_id),
+            p.total_score
+        );
+        if columns == Columns::Scores {
+            let s = &p.scores;
+            for v in [
+                s.spec_alignment,
+                s.technical_quality,
+                s.innovation,
+                s.risk,
+                s.efficiency,
+                s.specialist_validation,
+            ] {
+                let _ = write!(out, " {v:.2} |");
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The checks of a round on one line: `` `test` ✅`` joined by `separator`.
+pub fn checks_line(checks: &[CheckReport], separator: &str) -> String {
+    checks
+        .iter()
+        .map(|c| format!("`{}` {}", c.name, if c.passed { "✅" } else { "❌" }))
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::market::{Phase, Scores};
+    use crate::run_report::ProposalReport;
+
+    pub(crate) fn proposal(id: &str, bot: &str, total: f64) -> ProposalReport {
+        ProposalReport {
+            proposal_id: id.into(),
+            bot_id: bot.into(),
+            total_score: total,
+            scores: Scores::default(),
+            reasons: Default::default(),
+            submission_time: chrono::Utc::now(),
+            success_probability: 0.7,
+            approach_summary: "s".into(),
+            files_affected: vec![],
+            repaired: false,
+            warnings: vec![],
+        }
+    }
+
+    pub(crate) fn round(proposals: Vec<ProposalReport>, ranking: &[&str]) -> RoundReport {
+        RoundReport {
+            round: 1,
+            phase: Phase::Initial,
+            seed: 1,
+            proposals,
+            skipped: vec![],
+            ranking: ranking.iter().map(|s| s.to_string()).collect(),
+            winner: ranking.first().map(|s| s.to_string()),
+            winner_bot: None,
+            human_review: false,
+            judges: Default::default(),
+            checks: vec![],
+        }
+    }
+
+    #[test]
+    fn cells_cannot_break_a_table() {
+        assert_eq!(cell("a|b\nc\r\nd"), "a\\|b c d");
+    }
+
+    #[test]
+    fn ranking_tables_follow_the_ranking() {
+        let r = round(
+            vec![
+                proposal("proposal_1", "b1", 0.5),
+                proposal("proposal_2", "b|2", 0.81234),
+            ],
+            &["proposal_2", "proposal_1"],
+        );
+        assert_eq!(
+            ranking_table(&r, Columns::Totals),
+            "| rank | proposal | bot | total |\n|---|---|---|---|\n| 1 | proposal_2 | b\\|2 | 0.812 |\n| 2 | proposal_1 | b1 | 0.500 |\n"
+        );
+        let full = ranking_table(&r, Columns::Scores);
+        assert!(
+            full.contains(
+                "| 1 | proposal_2 | b\\|2 | 0.812 | 0.00 | 0.00 | 0.00 | 0.00 | 0.00 | 0.00 |\n"
+            ),
+            "{full}"
+        );
+    }
+
+    #[test]
+    fn check_lines() {
+        let checks = [
+            CheckReport {
+                name: "fmt".into(),
+                passed: true,
+                duration_ms: 1,
+            },
+            CheckReport {
+                name: "test".into(),
+                passed: false,
+                duration_ms: 1,
+            },
+        ];
+        assert_eq!(checks_line(&checks, ", "), "`fmt` ✅, `test` ❌");
+    }
+}

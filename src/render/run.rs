@@ -1,0 +1,392 @@
+//! A run for people, in every form it takes: a round on the terminal (ranking table, winner,
+//! skipped bots, how each score was reached), the pull request body, the escalation comment,
+//! the Actions job summary and the run summary kept in `.ralph/runs/N/summary.md`. The markdown
+//! forms share [`super::markdown`]'s ranking table and cell rule.
+
+use super::markdown::{cell, checks_line, ranking_table, Columns};
+use super::verification::render_markdown;
+use super::{Align, Table};
+use crate::market::{Dimension, Scores};
+use crate::output::Paint;
+use crate::run_report::{RoundReport, RunReport};
+use crate::verify::VerificationReport;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+fn short(d: Dimension) -> &'static str {
+    match d {
+        Dimension::SpecAlignment => "spec",
+        Dimension::TechnicalQuality => "quality",
+        Dimension::Innovation => "innov",
+        Dimension::Risk => "risk",
+        Dimension::Efficiency => "effic",
+        Dimension::SpecialistValidation => "special",
+    }
+}
+
+/// The round as text: ranking table, winner, skipped bots, then each proposal's reasons.
+pub fn render_round(r: &RoundReport, weights: &Scores, paint: Paint) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}",
+        paint.bold(&format!(
+            "Round {} ({}): {} proposal(s), {} bot(s) skipped",
+            r.round,
+            r.phase.as_str(),
+            r.proposals.len(),
+            r.skipped.len()
+        ))
+    );
+    if !r.proposals.is_empty() {
+        let mut headers = vec![
+            ("#", Align::Right),
+            ("proposal", Align::Left),
+            ("bot", Align::Left),
+            ("total", Align::Right),
+        ];
+        headers.extend(Dimension::ALL.iter().map(|d| (short(*d), Align::Right)));
+        let mut table = Table::new(&headers);
+        for (rank, p) in r.ranked() {
+            let mut cells = vec![
+                rank.to_string(),
+                p.proposal_id.clone(),
+                p.bot_id.clone(),
+                format!("{:.3}", p.total_score),
+            ];
+            cells.extend(
+                Dimension::ALL
+                    .iter()
+                    .map(|d| format!("{:.2}", p.scores.get(*d))),
+            );
+            table.row(cells);
+        }
+        let winner = r.winner.clone();
+        out.push_str(&table.render("  ", paint, |row, col, cell| {
+            if row == 0 && col == 1 && winner.is_some() {
+                paint.good(cell)
+            } else {
+                cell.to_owned()
+            }
+        }));
+        let w: Vec<String> = Dimension::ALL
+            .iter()
+            .map(|d| format!("{} {}", short(*d), weights.get(*d)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint.dim(&format!("weights: {}", w.join(", ")))
+        );
+    }
+    match (&r.winner, &r.winner_bot) {
+        (Some(p), Some(bot)) => {
+            let _ = writeln!(out, "  Winner: {p} ({bot})");
+        }
+        _ if r.human_review => {
+            let _ = writeln!(
+                out,
+                "  {}",
+                paint.bad(
+                    "No winner: every proposal scored below the threshold; a human must review"
+                )
+            );
+        }
+        _ => {}
+    }
+    for s in &r.skipped {
+        let _ = writeln!(
+            out,
+            "  {} {}: {} ({})",
+            paint.warn("skipped"),
+            s.bot_id,
+            s.reason,
+            s.detail
+        );
+    }
+    for f in &r.judges.failures {
+        let _ = writeln!(
+            out,
+            "  {} {}: {}",
+            paint.warn("judge failed"),
+            f.judge,
+            f.reason
+        );
+    }
+    for (_, p) in r.ranked() {
+        let _ = writeln!(
+            out,
+            "\n  {} — {} · success probability {:.2}{}",
+            paint.bold(&p.proposal_id),
+            p.bot_id,
+            p.success_probability,
+            if p.repaired {
+                " · answered after a repair"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(out, "    {}", p.approach_summary.trim());
+        let _ = writeln!(out, "    files: {}", p.files_affected.join(", "));
+        for d in Dimension::ALL {
+            let reason = p.reasons.get(d.key()).map(String::as_str).unwrap_or("");
+            let _ = writeln!(
+                out,
+                "    {:<22} {:.3}  {}",
+                d.key(),
+                p.scores.get(d),
+                paint.dim(reason.trim())
+            );
+        }
+        for w in &p.warnings {
+            let _ = writeln!(out, "    {} {w}", paint.warn("warning:"));
+        }
+    }
+    out
+}
+
+/// The pull request's body: summary, requirements with evidence, each round's ranking and
+/// checks, `Fixes #N`.
+pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> String {
+    let mut out = format!(
+        "Implemented by ralph's marketplace competition (run `{}`).\n\n## Requirements\n\n| id | requirement | done | evidence |\n|---|---|---|---|\n",
+        report.run_id
+    );
+    for r in &report.requirements.explicit_requirements {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            r.id,
+            cell(&r.text),
+            if r.checked || evidence.contains_key(&r.id) {
+                "✅"
+            } else {
+                "⬜"
+            },
+            evidence.get(&r.id).map(|e| cell(e)).unwrap_or_default()
+        );
+    }
+    for round in &report.rounds {
+        let _ = write!(
+            out,
+            "\n## Round {} ({})\n\n{}",
+            round.round,
+            round.phase.as_str(),
+            ranking_table(round, Columns::Totals)
+        );
+        if !round.checks.is_empty() {
+            let _ = writeln!(out, "\nChecks: {}", checks_line(&round.checks, ", "));
+        }
+    }
+    let _ = writeln!(out, "\nFixes #{}", report.issue);
+    out
+}
+
+/// `.ralph/runs/N/summary.md`: the outcome, why it escalated, the pull request body, the events.
+pub fn run_summary(report: &RunReport, evidence: &BTreeMap<String, String>) -> String {
+    let mut md = format!(
+        "# Run {} on issue #{}: {}\n\n",
+        report.run_id, report.issue, report.outcome
+    );
+    if let Some(why) = &report.escalation {
+        let _ = writeln!(md, "Escalated: {why}\n");
+    }
+    md.push_str(&pr_body(report, evidence));
+    let _ = writeln!(md, "\nEvents:\n");
+    for e in &report.events {
+        let _ = writeln!(md, "- `{e}`");
+    }
+    md
+}
+
+/// A failed round, as the escalation comment tells it.
+#[derive(Debug, Clone, Copy)]
+pub struct FailureNote<'a> {
+    pub bot: &'a str,
+    /// The failure's category (seed 001's: tests, quality, coverage…).
+    pub kind: &'a str,
+    pub proposal_summary: &'a str,
+    /// One line per reason.
+    pub reasons: &'a [String],
+}
+
+/// Everything the escalation comment says.
+#[derive(Debug, Clone, Copy)]
+pub struct EscalationNote<'a> {
+    pub issue: u64,
+    pub reason: &'a str,
+    pub initial: Option<FailureNote<'a>>,
+    pub replan: Option<FailureNote<'a>>,
+    pub last_round: Option<&'a RoundReport>,
+    pub verification: Option<&'a VerificationReport>,
+    /// Empty when no branch was made.
+    pub branch: &'a str,
+    pub worktree: Option<&'a Path>,
+}
+
+/// The comment that hands an issue to a human: why, the failed rounds, the last ranking, the
+/// verification, where the work is, and how to continue.
+pub fn escalation_comment(e: &EscalationNote<'_>) -> String {
+    let mut body = format!("ralph needs a human: {}.\n", e.reason);
+    for (title, failure) in [("Initial round", &e.initial), ("Replan round", &e.replan)] {
+        if let Some(f) = failure {
+            let _ = writeln!(
+                body,
+                "\n**{title}** — {} ({}): {}\n",
+                f.bot,
+                f.kind,
+                f.proposal_summary.trim()
+            );
+            for r in f.reasons {
+                let _ = writeln!(body, "- {r}");
+            }
+        }
+    }
+    if let Some(round) = e.last_round {
+        let _ = write!(body, "\n{}", ranking_table(round, Columns::Totals));
+    }
+    if let Some(v) = e.verification {
+        let _ = writeln!(body, "\n{}", render_markdown(v));
+    }
+    if !e.branch.is_empty() {
+        let _ = writeln!(body, "\nBranch: `{}`", e.branch);
+    }
+    if let Some(wt) = e.worktree {
+        let _ = writeln!(body, "Worktree (kept for inspection): `{}`", wt.display());
+    }
+    let _ = writeln!(
+        body,
+        "\nTo continue after fixing the cause: `ralph compete {} --resume`.",
+        e.issue
+    );
+    body
+}
+
+/// The Actions job summary: the issue and outcome, each round's ranking with its scores and
+/// checks, what the run cost, and the links.
+pub fn job_summary(report: &RunReport) -> String {
+    let mut md = format!(
+        "## ralph · issue #{}: {}\n\n**Outcome:** {}",
+        report.issue,
+        report.title.replace('\n', " "),
+        report.outcome
+    );
+    if let Some(why) = report.escalation.as_ref().or(report.stopped.as_ref()) {
+        let _ = write!(md, " — {why}");
+    }
+    md.push_str("\n\n");
+    if let Some(url) = &report.pr_url {
+        let _ = writeln!(md, "Pull request: {url}\n");
+    }
+    if let Some(b) = &report.branch {
+        let _ = writeln!(md, "Branch: `{b}` · run `{}`\n", report.run_id);
+    }
+    for r in &report.rounds {
+        let _ = write!(
+            md,
+            "### Round {} ({})\n\n{}",
+            r.round,
+            r.phase.as_str(),
+            ranking_table(r, Columns::Scores)
+        );
+        for s in &r.skipped {
+            let _ = writeln!(md, "\nSkipped `{}`: {}", s.bot_id, s.reason);
+        }
+        if !r.checks.is_empty() {
+            let _ = writeln!(md, "\nChecks: {}", checks_line(&r.checks, " · "));
+        }
+        md.push('\n');
+    }
+    let t = &report.total;
+    let _ = writeln!(
+        md,
+        "Cost: {} call(s), {} tokens{}, {:.0}s of agent time. Events: {}.\n",
+        t.calls,
+        t.tokens(),
+        t.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default(),
+        t.duration.as_secs_f64(),
+        report.events.len()
+    );
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::action::tests::report;
+    use crate::run_report::RunOutcome;
+
+    #[test]
+    fn the_job_summary_has_the_outcome_the_ranking_and_the_links() {
+        let r = report(RunOutcome::Complete);
+        let md = job_summary(&r);
+        assert!(md.contains("## ralph · issue #12: Add option"));
+        assert!(md.contains("**Outcome:** complete"));
+        assert!(
+            md.contains("| 1 | proposal_1 | smart_bot_2 | 0.812 |"),
+            "{md}"
+        );
+        assert!(md.contains("Skipped `smart_bot_3`: timed out"));
+        assert!(md.contains("Pull request: https://github.com/o/r/pull/13"));
+    }
+
+    #[test]
+    fn the_pull_request_body_has_evidence_rankings_and_fixes() {
+        let mut r = report(RunOutcome::Complete);
+        r.requirements = crate::spec::Requirements::from_body("- [ ] a | b\n- [x] done\n");
+        let evidence = BTreeMap::from([("req_1".to_owned(), "in x.rs\nline 3".to_owned())]);
+        let body = pr_body(&r, &evidence);
+        assert!(
+            body.contains("| req_1 | a \\| b | ✅ | in x.rs line 3 |"),
+            "{body}"
+        );
+        assert!(body.contains("| req_2 | done | ✅ |  |"), "{body}");
+        assert!(body.contains("\n## Round 1 (initial)\n\n| rank | proposal | bot | total |\n|---|---|---|---|\n| 1 | proposal_1 | smart_bot_2 | 0.812 |\n"));
+        assert!(body.ends_with("\nFixes #12\n"));
+        let summary = run_summary(&r, &evidence);
+        assert!(summary.starts_with("# Run r-1 on issue #12: complete\n\n"));
+        assert!(summary.ends_with("Events:\n\n- `e.json`\n"), "{summary}");
+    }
+
+    #[test]
+    fn the_escalation_comment_tells_both_failures_and_where_the_work_is() {
+        let r = report(RunOutcome::Escalated);
+        let reasons = vec!["check `test` failed".to_owned()];
+        let note = EscalationNote {
+            issue: 12,
+            reason: "the implementation failed, and so did the replan",
+            initial: Some(FailureNote {
+                bot: "smart_bot_1",
+                kind: "tests",
+                proposal_summary: " plan A ",
+                reasons: &reasons,
+            }),
+            replan: None,
+            last_round: Some(&r.rounds[0]),
+            verification: None,
+            branch: "ralph/12-add-option",
+            worktree: Some(Path::new("/repo/.ralph/worktrees/12")),
+        };
+        let body = escalation_comment(&note);
+        assert!(body.starts_with(
+            "ralph needs a human: the implementation failed, and so did the replan.\n"
+        ));
+        assert!(body.contains(
+            "\n**Initial round** — smart_bot_1 (tests): plan A\n\n- check `test` failed\n"
+        ));
+        assert!(!body.contains("Replan round"));
+        assert!(body.contains("| 1 | proposal_1 | smart_bot_2 | 0.812 |"));
+        assert!(body.contains("\nBranch: `ralph/12-add-option`\nWorktree (kept for inspection): `/repo/.ralph/worktrees/12`\n"));
+        assert!(body.ends_with("`ralph compete 12 --resume`.\n"));
+    }
+
+    #[test]
+    fn a_round_on_the_terminal_lists_every_proposal_best_first() {
+        let r = report(RunOutcome::DryRun);
+        let text = render_round(&r.rounds[0], &Scores::default(), Paint::plain());
+        assert!(text.starts_with("Round 1 (initial): 1 proposal(s), 1 bot(s) skipped\n"));
+        assert!(text.contains("Winner: proposal_1 (smart_bot_2)"));
+        assert!(text.contains("skipped smart_bot_3: timed out"));
+    }
+}

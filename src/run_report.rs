@@ -1,0 +1,183 @@
+//! The run report (SPEC §2, `ralph compete --json`), as data: how the run ended, and per round
+//! the proposals with their six scores and total, the ranking, the winner, the skipped bots with
+//! their reasons, the judges and the checks. The competition fills it in; `render::run` turns
+//! it into text for terminals, pull requests, comments and job summaries.
+
+use crate::agent::accounts::{AccountRow, Spend};
+use crate::agent::Phase;
+use crate::market::Scores;
+use crate::spec::Requirements;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunOutcome {
+    /// Every checkbox is done.
+    Complete,
+    /// The rounds run succeeded; checkboxes remain.
+    Success,
+    /// Handed to a human (`attention-needed`).
+    Escalated,
+    /// Stopped before the end (a run cap, an interruption).
+    Aborted,
+    /// `--dry-run`: proposals, scores and ranking only.
+    DryRun,
+}
+
+impl RunOutcome {
+    /// The word of the JSON report and the Action's `outcome` output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOutcome::Complete => "complete",
+            RunOutcome::Success => "success",
+            RunOutcome::Escalated => "escalated",
+            RunOutcome::Aborted => "aborted",
+            RunOutcome::DryRun => "dry_run",
+        }
+    }
+
+    /// Whether the run ended without handing the issue to a human.
+    pub fn succeeded(self) -> bool {
+        matches!(
+            self,
+            RunOutcome::Complete | RunOutcome::Success | RunOutcome::DryRun
+        )
+    }
+}
+
+impl fmt::Display for RunOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `ralph compete --json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub issue: u64,
+    pub title: String,
+    pub run_id: String,
+    pub outcome: RunOutcome,
+    /// The requirements of the last round, and how they were found (`extract` or `checkboxes`).
+    pub requirements: Requirements,
+    pub extraction: &'static str,
+    pub rounds: Vec<RoundReport>,
+    /// Event files written, by name.
+    pub events: Vec<String>,
+    /// Tokens, cost and time per agent and role, and in total.
+    pub accounts: Vec<AccountRow>,
+    pub total: Spend,
+    /// Why the run stopped early, when it did (a `[limits]` cap).
+    pub stopped: Option<String>,
+    /// The branch of the run (none for a dry run).
+    pub branch: Option<String>,
+    /// The pull request opened when the issue was completed.
+    pub pr_url: Option<String>,
+    /// Why the run was escalated to a human.
+    pub escalation: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// One round of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoundReport {
+    pub round: u32,
+    pub phase: Phase,
+    /// The seed of the blind order (`proposal_1…K`), to reproduce it.
+    pub seed: u64,
+    /// In blind order.
+    pub proposals: Vec<ProposalReport>,
+    pub skipped: Vec<SkippedBot>,
+    /// Proposal ids, best first.
+    pub ranking: Vec<String>,
+    /// The winning proposal id; `None` when the round went to human review.
+    pub winner: Option<String>,
+    pub winner_bot: Option<String>,
+    /// Every proposal scored below the threshold (`scoring/proposal.toml`).
+    pub human_review: bool,
+    pub judges: JudgesReport,
+    pub checks: Vec<CheckReport>,
+}
+
+impl RoundReport {
+    /// The proposals best first, with their 1-based rank.
+    pub fn ranked(&self) -> impl Iterator<Item = (usize, &ProposalReport)> {
+        self.ranking
+            .iter()
+            .filter_map(|id| self.proposals.iter().find(|p| &p.proposal_id == id))
+            .enumerate()
+            .map(|(i, p)| (i + 1, p))
+    }
+}
+
+/// A scored proposal.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProposalReport {
+    pub proposal_id: String,
+    pub bot_id: String,
+    pub total_score: f64,
+    pub scores: Scores,
+    /// How each dimension's score was reached (formula or the judge's reasoning).
+    pub reasons: BTreeMap<&'static str, String>,
+    pub submission_time: DateTime<Utc>,
+    pub success_probability: f64,
+    pub approach_summary: String,
+    pub files_affected: Vec<String>,
+    /// The answer needed the repair retry.
+    pub repaired: bool,
+    pub warnings: Vec<String>,
+}
+
+/// A bot without a proposal this round.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkippedBot {
+    pub bot_id: String,
+    /// `failed to start`, `timed out`, `failed`, `invalid answer`.
+    pub reason: String,
+    pub detail: String,
+}
+
+/// Which judges answered, and why the others did not.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct JudgesReport {
+    pub answered: Vec<String>,
+    pub failures: Vec<JudgeFailure>,
+}
+
+/// A judge that gave no usable answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JudgeFailure {
+    pub judge: String,
+    pub reason: String,
+}
+
+/// A check ralph ran on the implementation.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    pub name: String,
+    pub passed: bool,
+    pub duration_ms: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_display_as_their_json_words() {
+        for o in [
+            RunOutcome::Complete,
+            RunOutcome::Success,
+            RunOutcome::Escalated,
+            RunOutcome::Aborted,
+            RunOutcome::DryRun,
+        ] {
+            assert_eq!(serde_json::to_value(o).unwrap(), o.to_string());
+        }
+        assert!(RunOutcome::Complete.succeeded() && !RunOutcome::Aborted.succeeded());
+    }
+}
