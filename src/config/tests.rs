@@ -1,6 +1,7 @@
 //! Tests of configuration parsing, defaults, inheritance and every validation rule.
 
 use super::*;
+use crate::market::tables;
 use std::fs;
 
 fn parse(text: &str) -> Result<Config, ConfigError> {

@@ -1,0 +1,196 @@
+//! One agent section (`[defaults]`, `[arbiter]`, its `judges`, `[implementer]`, a `[[bots]]`
+//! entry) resolved into an [`AgentConfig`]: first what it inherits from its parent section — the
+//! one rule, [`inherit`], used for `[defaults]` → every role and bot and for `[arbiter]` → its
+//! judges — then every check of its values.
+
+use super::file::AgentFile;
+use super::{AgentConfig, BackendKind, ConfigError};
+use std::path::Path;
+
+/// How long a call may take when no section says.
+pub(super) const DEFAULT_TIMEOUT_SECS: u64 = 900;
+
+/// The keys `own` inherits from `parent`. A section that names no backend inherits every key of
+/// its parent; one that names the parent's backend inherits the keys it leaves unset; one that
+/// names another backend inherits only the backend-neutral keys (`timeout_secs`, `max_tokens`,
+/// `temperature`). A parent without a backend means `claude`. The result names its backend;
+/// `id` stays the section's own and `judges` is never inherited.
+pub(super) fn inherit(own: &AgentFile, parent: &AgentFile) -> AgentFile {
+    let parent_backend = parent.backend.unwrap_or(BackendKind::Claude);
+    let backend = own.backend.unwrap_or(parent_backend);
+    let same = backend == parent_backend;
+    fn pick<T: Clone>(own: &Option<T>, parent: &Option<T>, same: bool) -> Option<T> {
+        own.clone()
+            .or_else(|| if same { parent.clone() } else { None })
+    }
+    AgentFile {
+        id: own.id.clone(),
+        backend: Some(backend),
+        model: pick(&own.model, &parent.model, same),
+        command: pick(&own.command, &parent.command, same),
+        base_url: pick(&own.base_url, &parent.base_url, same),
+        timeout_secs: own.timeout_secs.or(parent.timeout_secs),
+        dir: pick(&own.dir, &parent.dir, same),
+        api_key_env: pick(&own.api_key_env, &parent.api_key_env, same),
+        max_tokens: own.max_tokens.or(parent.max_tokens),
+        temperature: own.temperature.or(parent.temperature),
+        judges: None,
+    }
+}
+
+/// Resolves the section `own`, named `section` in messages, under `parent` (`None` for
+/// `[defaults]` itself). Backend-specific keys are only allowed where the section itself names
+/// a backend that uses them.
+pub(super) fn agent(
+    own: &AgentFile,
+    parent: Option<&AgentFile>,
+    section: &str,
+    path: &Path,
+) -> Result<AgentConfig, ConfigError> {
+    let invalid = |key: &str, message: String| ConfigError::Invalid {
+        path: path.to_owned(),
+        key: format!("{section}.{key}"),
+        message,
+    };
+    let f = inherit(own, parent.unwrap_or(&AgentFile::default()));
+    let backend = f.backend.unwrap_or(BackendKind::Claude);
+    let timeout = f.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS as i64);
+    if !(1..=86_400).contains(&timeout) {
+        return Err(invalid(
+            "timeout_secs",
+            format!("= {timeout} is out of range: allowed 1 to 86400"),
+        ));
+    }
+    if let Some(t) = f.max_tokens {
+        if !(1..=10_000_000).contains(&t) {
+            return Err(invalid(
+                "max_tokens",
+                format!("= {t} is out of range: allowed 1 to 10000000"),
+            ));
+        }
+    }
+    if let Some(t) = f.temperature {
+        if !(0.0..=2.0).contains(&t) {
+            return Err(invalid(
+                "temperature",
+                format!("= {t} is out of range: allowed 0 to 2"),
+            ));
+        }
+    }
+    if f.model.as_deref().is_some_and(|m| m.trim().is_empty()) {
+        return Err(invalid(
+            "model",
+            "is empty; remove it to use the backend's default model".into(),
+        ));
+    }
+    if let Some(url) = &f.base_url {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(invalid(
+                "base_url",
+                format!("= {url:?} must start with http:// or https://"),
+            ));
+        }
+    }
+    if let Some(var) = &f.api_key_env {
+        if var.is_empty() || !var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(invalid(
+                "api_key_env",
+                format!("= {var:?} is not an environment variable name"),
+            ));
+        }
+    }
+    let only_for = |key: &str, present: bool, allowed: &[BackendKind]| {
+        if present && !allowed.contains(&backend) {
+            let names: Vec<_> = allowed
+                .iter()
+                .map(|b| format!("\"{}\"", b.as_str()))
+                .collect();
+            Err(invalid(
+                key,
+                format!(
+                    "is only used with backend = {}, not \"{}\"",
+                    names.join(" or "),
+                    backend.as_str()
+                ),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    const HTTP: &[BackendKind] = &[BackendKind::Anthropic, BackendKind::Openai];
+    only_for("command", own.command.is_some(), &[BackendKind::Command])?;
+    only_for("dir", own.dir.is_some(), &[BackendKind::Replay])?;
+    only_for("base_url", own.base_url.is_some(), HTTP)?;
+    only_for("api_key_env", own.api_key_env.is_some(), HTTP)?;
+    let command = f.command.unwrap_or_default();
+    if backend == BackendKind::Command && command.first().is_none_or(|p| p.trim().is_empty()) {
+        return Err(invalid("command", "is required with backend = \"command\": the program and its arguments, e.g. [\"./bot.sh\"]".into()));
+    }
+    if backend == BackendKind::Replay && f.dir.is_none() {
+        return Err(invalid(
+            "dir",
+            "is required with backend = \"replay\": the directory of recorded responses".into(),
+        ));
+    }
+    Ok(AgentConfig {
+        backend,
+        model: f.model,
+        command,
+        base_url: f.base_url,
+        timeout_secs: timeout as u64,
+        dir: f.dir,
+        api_key_env: f.api_key_env,
+        max_tokens: f.max_tokens.map(|t| t as u32),
+        temperature: f.temperature,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(backend: Option<BackendKind>, model: Option<&str>) -> AgentFile {
+        AgentFile {
+            backend,
+            model: model.map(String::from),
+            timeout_secs: Some(60),
+            temperature: Some(0.5),
+            ..AgentFile::default()
+        }
+    }
+
+    #[test]
+    fn the_same_backend_inherits_everything_another_only_the_neutral_keys() {
+        let parent = section(Some(BackendKind::Openai), Some("gpt"));
+        let same = inherit(&section(None, None), &parent);
+        assert_eq!(same.backend, Some(BackendKind::Openai));
+        assert_eq!(same.model.as_deref(), Some("gpt"));
+        let named_same = inherit(&section(Some(BackendKind::Openai), None), &parent);
+        assert_eq!(named_same.model.as_deref(), Some("gpt"));
+        let other = inherit(
+            &AgentFile {
+                backend: Some(BackendKind::Claude),
+                ..AgentFile::default()
+            },
+            &parent,
+        );
+        assert_eq!(
+            other.model, None,
+            "a model of another backend means nothing"
+        );
+        assert_eq!(
+            (other.timeout_secs, other.temperature),
+            (Some(60), Some(0.5))
+        );
+        // A parent without a backend is claude: naming claude is naming the same backend.
+        let claude = inherit(
+            &section(Some(BackendKind::Claude), None),
+            &section(None, Some("opus")),
+        );
+        assert_eq!(claude.model.as_deref(), Some("opus"));
+        // Own keys always win; judges are never inherited.
+        let own = inherit(&section(None, Some("mine")), &parent);
+        assert_eq!(own.model.as_deref(), Some("mine"));
+        assert!(own.judges.is_none());
+    }
+}

@@ -1,0 +1,417 @@
+//! A parsed configuration file resolved into a [`Config`], one function per section: every
+//! default filled in, every rule checked, every message naming the key and what is allowed.
+
+use super::agent::agent;
+use super::file::{
+    AgentFile, ChecksFile, ConfigFile, GitFile, GithubFile, LimitsFile, MarketplaceFile,
+    ScoringFile,
+};
+use super::{
+    BotConfig, ChecksConfig, Config, ConfigError, GitConfig, GithubConfig, LimitsConfig,
+    MarketplaceConfig, TrackerKind,
+};
+use crate::ledger::valid_bot_id;
+use crate::market::{tables, Dimension, Scores};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Where the values come from, for messages.
+struct Source<'a> {
+    path: &'a Path,
+}
+
+impl Source<'_> {
+    fn invalid(&self, key: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError::Invalid {
+            path: self.path.to_owned(),
+            key: key.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// An integer key within `lo..=hi`, `default` when unset.
+    fn int_in(
+        &self,
+        key: &str,
+        value: Option<i64>,
+        default: u32,
+        lo: u32,
+        hi: u32,
+    ) -> Result<u32, ConfigError> {
+        let v = value.unwrap_or(i64::from(default));
+        if v < i64::from(lo) || v > i64::from(hi) {
+            Err(self.invalid(key, format!("= {v} is out of range: allowed {lo} to {hi}")))
+        } else {
+            Ok(v as u32)
+        }
+    }
+}
+
+/// Builds the resolved configuration from a parsed file, checking every rule.
+pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigError> {
+    let src = Source { path };
+    let max_iterations = src.int_in("max_iterations", file.max_iterations, 15, 1, 1000)?;
+    let m = file.marketplace.unwrap_or_default();
+    let (base_budget_per_bot, weight_min, weight_max) = marketplace(&src, &m)?;
+    let scoring_weights = weights(&src, file.scoring)?;
+    let agents = agents(&src, file.defaults, file.arbiter, file.implementer)?;
+    let (bots, num_bots) = bots(&src, file.bots, &m, &agents.defaults_file, &agents.defaults)?;
+    let checks = checks(&src, file.checks)?;
+    let github = github(&src, file.github)?;
+    let concurrency = src.int_in("marketplace.concurrency", m.concurrency, 8, 1, 64)?;
+    let limits = limits(&src, file.limits.unwrap_or_default())?;
+    let git = git(&src, file.git.unwrap_or_default())?;
+    Ok(Config {
+        tracker: file.tracker.unwrap_or(TrackerKind::Github),
+        max_iterations,
+        marketplace: MarketplaceConfig {
+            num_bots,
+            base_budget_per_bot,
+            weight_min,
+            weight_max,
+            concurrency,
+        },
+        scoring_weights,
+        defaults: agents.defaults,
+        bots,
+        arbiter: agents.arbiter,
+        judges: agents.judges,
+        implementer: agents.implementer,
+        checks,
+        github,
+        limits,
+        git,
+    })
+}
+
+/// `[marketplace]`: the budget per bot and the weight bounds.
+fn marketplace(src: &Source<'_>, m: &MarketplaceFile) -> Result<(u32, f64, f64), ConfigError> {
+    let base = src.int_in(
+        "marketplace.base_budget_per_bot",
+        m.base_budget_per_bot,
+        10,
+        1,
+        10_000,
+    )?;
+    let weight_min = m.weight_min.unwrap_or(0.05);
+    let weight_max = m.weight_max.unwrap_or(0.60);
+    if !(0.0..1.0).contains(&weight_min) {
+        return Err(src.invalid(
+            "marketplace.weight_min",
+            format!("= {weight_min} is out of range: allowed 0 ≤ weight_min < 1"),
+        ));
+    }
+    if !(weight_max > 0.0 && weight_max <= 1.0) {
+        return Err(src.invalid(
+            "marketplace.weight_max",
+            format!("= {weight_max} is out of range: allowed 0 < weight_max ≤ 1"),
+        ));
+    }
+    if weight_min > weight_max {
+        return Err(src.invalid(
+            "marketplace.weight_min",
+            format!("= {weight_min} is larger than `marketplace.weight_max` = {weight_max}"),
+        ));
+    }
+    Ok((base, weight_min, weight_max))
+}
+
+/// `[scoring.weights]`: known dimensions, each in [0, 1], summing to 1 with the defaults of
+/// the unset ones.
+fn weights(src: &Source<'_>, scoring: Option<ScoringFile>) -> Result<Scores, ConfigError> {
+    let mut weights = tables().default_weights;
+    let Some(given) = scoring.and_then(|s| s.weights) else {
+        return Ok(weights);
+    };
+    for (key, v) in given {
+        let name = format!("scoring.weights.{key}");
+        let dimension = Dimension::from_key(&key).ok_or_else(|| {
+            src.invalid(
+                &name,
+                format!(
+                    "is not a scoring dimension (expected one of: {})",
+                    Dimension::key_list()
+                ),
+            )
+        })?;
+        if !(0.0..=1.0).contains(&v) {
+            return Err(src.invalid(&name, format!("= {v} is out of range: allowed 0 to 1")));
+        }
+        weights.set(dimension, v);
+    }
+    let sum = weights.sum();
+    if (sum - 1.0).abs() > 1e-6 {
+        return Err(src.invalid(
+            "scoring.weights",
+            format!(
+                "must sum to 1.0, but they sum to {sum:.6} (unset weights keep their defaults)"
+            ),
+        ));
+    }
+    Ok(weights)
+}
+
+/// The role sections, resolved.
+struct Agents {
+    defaults_file: AgentFile,
+    defaults: super::AgentConfig,
+    arbiter: super::AgentConfig,
+    judges: Vec<super::AgentConfig>,
+    implementer: super::AgentConfig,
+}
+
+/// `[defaults]`, `[arbiter]` with its judges, `[implementer]`: each role inherits from
+/// `[defaults]`, each judge from `[arbiter]` (itself inheriting from `[defaults]`).
+fn agents(
+    src: &Source<'_>,
+    defaults: Option<AgentFile>,
+    arbiter: Option<AgentFile>,
+    implementer: Option<AgentFile>,
+) -> Result<Agents, ConfigError> {
+    let only_bots_have_ids = |section: &str, f: &AgentFile| {
+        if f.id.is_some() {
+            Err(src.invalid(&format!("{section}.id"), "is only allowed in [[bots]]"))
+        } else {
+            Ok(())
+        }
+    };
+    let only_arbiter_has_judges = |section: &str, f: &AgentFile| {
+        if f.judges.is_some() {
+            Err(src.invalid(&format!("{section}.judges"), "is only allowed in [arbiter]"))
+        } else {
+            Ok(())
+        }
+    };
+    let defaults_file = defaults.unwrap_or_default();
+    only_bots_have_ids("defaults", &defaults_file)?;
+    let defaults = agent(&defaults_file, None, "defaults", src.path)?;
+    only_arbiter_has_judges("defaults", &defaults_file)?;
+
+    let mut arbiter_file = arbiter.unwrap_or_default();
+    let judge_files = arbiter_file.judges.take().unwrap_or_default();
+    only_bots_have_ids("arbiter", &arbiter_file)?;
+    let arbiter = agent(&arbiter_file, Some(&defaults_file), "arbiter", src.path)?;
+    let judge_parent = super::agent::inherit(&arbiter_file, &defaults_file);
+    let mut judges = Vec::new();
+    for (i, j) in judge_files.iter().enumerate() {
+        let section = format!("arbiter.judges[{i}]");
+        if j.judges.is_some() {
+            return Err(src.invalid(&format!("{section}.judges"), "cannot be nested"));
+        }
+        only_bots_have_ids(&section, j)?;
+        judges.push(agent(j, Some(&judge_parent), &section, src.path)?);
+    }
+    if judges.len() > 9 {
+        return Err(src.invalid(
+            "arbiter.judges",
+            format!("lists {} judges; at most 9 are allowed", judges.len()),
+        ));
+    }
+
+    let implementer_file = implementer.unwrap_or_default();
+    only_arbiter_has_judges("implementer", &implementer_file)?;
+    only_bots_have_ids("implementer", &implementer_file)?;
+    let implementer = agent(
+        &implementer_file,
+        Some(&defaults_file),
+        "implementer",
+        src.path,
+    )?;
+    Ok(Agents {
+        defaults_file,
+        defaults,
+        arbiter,
+        judges,
+        implementer,
+    })
+}
+
+/// `[[bots]]`, else `num_bots` bots `smart_bot_1…N` on `[defaults]`. Returns the bots and
+/// their number.
+fn bots(
+    src: &Source<'_>,
+    list: Option<Vec<AgentFile>>,
+    m: &MarketplaceFile,
+    defaults_file: &AgentFile,
+    defaults: &super::AgentConfig,
+) -> Result<(Vec<BotConfig>, u32), ConfigError> {
+    let list = match list {
+        None => {
+            let n = src.int_in("marketplace.num_bots", m.num_bots, 3, 1, 64)?;
+            let bots = (1..=n)
+                .map(|i| BotConfig {
+                    id: format!("smart_bot_{i}"),
+                    agent: defaults.clone(),
+                })
+                .collect();
+            return Ok((bots, n));
+        }
+        Some(list) if list.is_empty() => {
+            return Err(src.invalid("bots", "is empty; list at least one bot or remove it"))
+        }
+        Some(list) => list,
+    };
+    if let Some(n) = m.num_bots {
+        if n != list.len() as i64 {
+            return Err(src.invalid(
+                "marketplace.num_bots",
+                format!(
+                    "= {n} but {} [[bots]] are listed; remove num_bots or make them agree",
+                    list.len()
+                ),
+            ));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut bots = Vec::new();
+    for (i, b) in list.iter().enumerate() {
+        let section = format!("bots[{i}]");
+        let id = b
+            .id
+            .clone()
+            .ok_or_else(|| src.invalid(&format!("{section}.id"), "is required for every bot"))?;
+        if !valid_bot_id(&id) {
+            return Err(src.invalid(
+                &format!("{section}.id"),
+                format!("= {id:?} is not a valid bot id: use 1 to 64 of a-z, 0-9, _ and -"),
+            ));
+        }
+        if !seen.insert(id.clone()) {
+            return Err(src.invalid(
+                &format!("{section}.id"),
+                format!("= {id:?} is used by two bots"),
+            ));
+        }
+        if b.judges.is_some() {
+            return Err(src.invalid(&format!("{section}.judges"), "is only allowed in [arbiter]"));
+        }
+        let agent = agent(b, Some(defaults_file), &section, src.path)?;
+        bots.push(BotConfig { id, agent });
+    }
+    if bots.len() > 64 {
+        return Err(src.invalid(
+            "bots",
+            format!("lists {} bots; at most 64 are allowed", bots.len()),
+        ));
+    }
+    let n = bots.len() as u32;
+    Ok((bots, n))
+}
+
+/// `[checks]`: the timeout, named commands, the coverage command.
+fn checks(src: &Source<'_>, file: Option<ChecksFile>) -> Result<ChecksConfig, ConfigError> {
+    let mut checks = ChecksConfig::default();
+    let Some(c) = file else {
+        return Ok(checks);
+    };
+    if let Some(t) = c.timeout_secs {
+        if !(1..=86_400).contains(&t) {
+            return Err(src.invalid(
+                "checks.timeout_secs",
+                format!("= {t} is out of range: allowed 1 to 86400"),
+            ));
+        }
+        checks.timeout_secs = t as u64;
+    }
+    for (name, command) in c.commands {
+        let key = format!("checks.{name}");
+        let name_ok = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+        if !name_ok {
+            return Err(src.invalid(&key, "is not a valid check name: use a-z, 0-9, _ and -"));
+        }
+        if command.trim().is_empty() {
+            return Err(src.invalid(&key, "is an empty command"));
+        }
+        checks.commands.insert(name, command);
+    }
+    if let Some(cov) = c.coverage {
+        match cov.command {
+            Some(cmd) if cmd.trim().is_empty() => {
+                return Err(src.invalid("checks.coverage.command", "is an empty command"))
+            }
+            other => checks.coverage_command = other,
+        }
+    }
+    Ok(checks)
+}
+
+/// `[github]`: the ready label.
+fn github(src: &Source<'_>, file: Option<GithubFile>) -> Result<GithubConfig, ConfigError> {
+    let ready_label = file
+        .and_then(|g| g.ready_label)
+        .unwrap_or_else(|| "ready".to_owned());
+    if ready_label.trim().is_empty() || ready_label.len() > 50 {
+        return Err(src.invalid(
+            "github.ready_label",
+            "must be a label name of 1 to 50 characters",
+        ));
+    }
+    Ok(GithubConfig { ready_label })
+}
+
+/// `[limits]`: the run's cost and token caps.
+fn limits(src: &Source<'_>, l: LimitsFile) -> Result<LimitsConfig, ConfigError> {
+    if let Some(c) = l.max_cost_usd {
+        if !(c.is_finite() && c > 0.0) {
+            return Err(src.invalid(
+                "limits.max_cost_usd",
+                format!("= {c} must be a positive number of US dollars"),
+            ));
+        }
+    }
+    if let Some(t) = l.max_tokens {
+        if t < 1 {
+            return Err(src.invalid("limits.max_tokens", format!("= {t} must be at least 1")));
+        }
+    }
+    Ok(LimitsConfig {
+        max_cost_usd: l.max_cost_usd,
+        max_tokens: l.max_tokens.map(|t| t as u64),
+    })
+}
+
+/// `[git]`: the author of ralph's commits, the base branch, the remote.
+fn git(src: &Source<'_>, g: GitFile) -> Result<GitConfig, ConfigError> {
+    let author = g
+        .author
+        .unwrap_or_else(|| "ralph <ralph@localhost>".to_owned());
+    let (author_name, author_email) = parse_author(&author).ok_or_else(|| {
+        src.invalid(
+            "git.author",
+            format!("= {author:?} must read `Name <email>`, e.g. \"ralph <ralph@example.com>\""),
+        )
+    })?;
+    let valid_ref = |v: &str| {
+        !v.is_empty()
+            && !v.starts_with('-')
+            && !v.contains("..")
+            && !v.contains(|c: char| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c))
+    };
+    if let Some(base) = &g.base {
+        if !valid_ref(base) {
+            return Err(src.invalid("git.base", format!("= {base:?} is not a branch name")));
+        }
+    }
+    let remote = g.remote.unwrap_or_else(|| "origin".to_owned());
+    if !valid_ref(&remote) {
+        return Err(src.invalid("git.remote", format!("= {remote:?} is not a remote name")));
+    }
+    Ok(GitConfig {
+        author_name,
+        author_email,
+        base: g.base,
+        remote,
+    })
+}
+
+/// `Name <email>` split in two; both parts non-empty.
+fn parse_author(text: &str) -> Option<(String, String)> {
+    let (name, rest) = text.split_once('<')?;
+    let email = rest.strip_suffix('>')?.trim();
+    let name = name.trim();
+    (!name.is_empty() && email.contains('@') && !email.contains(['<', '>']))
+        .then(|| (name.to_owned(), email.to_owned()))
+}
