@@ -1,12 +1,13 @@
 //! Verification of an implementation (SPEC §6 step 7): the checks ralph runs itself, coverage
 //! before and after, the diff against the base and the protected-path rule — gathered into one
-//! report (rendered by `render::verification`). The git2 work runs on a blocking thread, off the
-//! async runtime.
+//! report (rendered by `render::verification`). The diff comes from the [`Workspace`].
 
 use crate::checks::coverage::{from_report_files, parse_total};
 use crate::checks::{run_checks, CheckKind, CheckPlan, CheckResult, CheckStatus};
 use crate::process::{self, Cmd};
-use crate::workspace::{analyse, protected_findings, DiffStats, Finding, WorkspaceError, Worktree};
+use crate::workspace::{
+    protected_findings, DiffStats, Finding, Workspace, WorkspaceError, Worktree,
+};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
@@ -40,6 +41,16 @@ pub struct VerificationReport {
 }
 
 impl VerificationReport {
+    /// The report of a verification that never ran (the implementer could not start).
+    pub fn none() -> VerificationReport {
+        VerificationReport {
+            checks: Vec::new(),
+            coverage: Coverage::default(),
+            diff: DiffStats::default(),
+            protected: Vec::new(),
+        }
+    }
+
     /// Every check that ran passed (unavailable ones say nothing), coverage did not drop, and
     /// no protected path was touched.
     pub fn passed(&self) -> bool {
@@ -127,6 +138,7 @@ pub async fn measure_coverage(command: Option<&str>, dir: &Path, timeout: Durati
 /// Verifies the worktree: the checks (quality at once, then tests), coverage after (`before`
 /// was measured on the base), the diff and the protected-path rule.
 pub async fn verify(
+    workspace: &dyn Workspace,
     wt: &Worktree,
     plan: &CheckPlan,
     coverage_before: Option<f64>,
@@ -134,13 +146,7 @@ pub async fn verify(
 ) -> Result<VerificationReport, WorkspaceError> {
     let checks = run_checks(&plan.checks, &wt.path, timeout).await;
     let after = measure_coverage(plan.coverage.as_deref(), &wt.path, timeout).await;
-    let wt_owned = wt.clone();
-    let diff = tokio::task::spawn_blocking(move || analyse(&wt_owned))
-        .await
-        .map_err(|e| WorkspaceError::Git {
-            message: format!("the diff analysis stopped: {e}"),
-            source: None,
-        })??;
+    let diff = workspace.diff(wt).await?;
     let protected = protected_findings(&diff);
     Ok(VerificationReport {
         checks,

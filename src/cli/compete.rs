@@ -6,12 +6,12 @@
 use super::Context;
 use crate::action::{annotations, trust_gate, ActionEnv};
 use crate::compete::agents::Agents;
-use crate::compete::run::{compete, escalate_interrupted, RunInput, RunOptions};
-use crate::compete::{dry_run, DryRunInput};
+use crate::compete::{compete, dry_run, escalate_interrupted, DryRunInput, RunInput, RunOptions};
 use crate::error::{Exit, UserError};
 use crate::render::run::render_round;
 use crate::run_report::RunOutcome;
 use crate::tracker::{self, IssueState};
+use crate::workspace::GitWorkspace;
 use anyhow::Result;
 use clap::Args;
 use std::io::IsTerminal;
@@ -126,9 +126,11 @@ async fn competition(
     let agents = Agents::build(&settings.config, &settings.root, args.record.as_deref());
     let spinners = std::io::stderr().is_terminal() && ctx.global.quiet == 0;
     let token = crate::tracker::discover::token_from_env(crate::env::get).map(|t| t.secret);
+    let workspace = GitWorkspace::new(&settings.root, &settings.config.git.remote);
     let input = RunInput {
         settings,
         tracker,
+        workspace: &workspace,
         issue: args.issue,
         agents,
         printer: &ctx.printer,

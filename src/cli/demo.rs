@@ -5,12 +5,13 @@
 use super::Context;
 use crate::compete::agents::Agents;
 use crate::compete::round::ledger_state;
-use crate::compete::run::{compete, RunInput, RunOptions};
+use crate::compete::{compete, RunInput, RunOptions};
 use crate::demo::{set_up, DEMO_ISSUE};
 use crate::error::Exit;
 use crate::render;
 use crate::settings::Settings;
 use crate::tracker;
+use crate::workspace::GitWorkspace;
 use anyhow::{Context as _, Result};
 use clap::Args;
 
@@ -34,9 +35,11 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
     let settings = Settings::load(dirs.repo.clone(), None, None)?;
     let tracker = tracker::open(&settings).await?;
     let agents = Agents::build(&settings.config, &settings.root, None);
+    let workspace = GitWorkspace::new(&settings.root, &settings.config.git.remote);
     let report = compete(RunInput {
         settings: &settings,
         tracker: tracker.as_ref(),
+        workspace: &workspace,
         issue: DEMO_ISSUE,
         agents,
         printer: &ctx.printer,

@@ -157,23 +157,18 @@ async fn push_events(ctx: &Context, args: &PushArgs) -> Result<Exit> {
                 .with_hint("pass --branch BRANCH, or set `[git] base` in .ralph/config.toml")
         })?;
     let token = crate::tracker::discover::token_from_env(crate::env::get).map(|t| t.secret);
-    let (name, email) = (git.author_name.clone(), git.author_email.clone());
-    let b2 = branch.clone();
-    let pushed = tokio::task::spawn_blocking(move || {
-        crate::workspace::push_events(
-            &root,
-            &crate::workspace::LedgerTarget {
-                remote: &remote,
-                branch: &b2,
-                author_name: &name,
-                author_email: &email,
-                message: "ralph: record marketplace events",
-                token: token.as_ref(),
-            },
-        )
-    })
-    .await
-    .context("the ledger push stopped")??;
+    let pushed = crate::workspace::push_events(
+        &root,
+        &crate::workspace::LedgerTarget {
+            remote: &remote,
+            branch: &branch,
+            author_name: &git.author_name,
+            author_email: &git.author_email,
+            message: "ralph: record marketplace events",
+            token: token.as_ref(),
+        },
+    )
+    .await?;
     if ctx.printer.json_mode() {
         ctx.printer.json(&pushed)?;
     } else if pushed.files.is_empty() {

@@ -4,7 +4,7 @@
 
 use super::agents::Agents;
 use super::extract::extract;
-use super::round::{evaluate, gather, ledger_state, standings, Shared};
+use super::round::{evaluate, gather, ledger_state, standings, Ask, Shared};
 use super::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
@@ -113,27 +113,13 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         printer,
         spinners,
     };
-    let (arrived, skipped) = gather(
-        &shared,
-        &issue,
+    let ask = Ask {
+        issue: &issue,
         reqs,
-        &standings,
-        None,
-        &site,
-        &mut accounts,
-    )
-    .await?;
-    let evaluated = evaluate(
-        &shared,
-        &issue,
-        reqs,
-        arrived,
-        skipped,
-        &site,
-        seed,
-        &mut accounts,
-    )
-    .await?;
+        site: &site,
+    };
+    let (arrived, skipped) = gather(&shared, ask, &standings, None, &mut accounts).await?;
+    let evaluated = evaluate(&shared, ask, arrived, skipped, seed, &mut accounts).await?;
     report.rounds.push(evaluated.report);
     if let Some(why) = evaluated.stopped {
         return Ok(stop(report, accounts, warnings, why, printer));

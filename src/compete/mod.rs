@@ -1,17 +1,36 @@
-//! The competition pipeline (SPEC §6). This part is the read-only front half, which is also
-//! `ralph compete N --dry-run`: requirements (the `extract` role, falling back to the
-//! checkboxes), the proposals of every bot in parallel, blinding, judging, scoring and the
-//! ranking — written nowhere, reported on the terminal and as the run report.
+//! The competition pipeline (SPEC §6). A map:
+//! - `run`: `ralph compete N` as a short loop — admission, the claim, then rounds (requirements,
+//!   selection, implementation, settlement) until [`decide`] says complete or stop;
+//! - `decide`: the state machine, one pure function from how a round ended to what happens next;
+//! - `state`: what is kept for `--resume`, and the per-issue lock;
+//! - `attempt`: the implementer's attempts, ralph's verification, the `verify` role;
+//! - `events`: a round's ledger events, built by a pure function, then appended;
+//! - `finish`: completion (push, pull request) and the one escalation path;
+//! - `round`, `extract`, `propose`, `judge`: the read-only front half the dry run shares —
+//!   requirements, every bot's proposal in parallel, blinding, judging, scoring, ranking;
+//! - `agents`: the backends of a run, built once from the configuration.
+//!
+//! The competition reaches git through [`crate::workspace::Workspace`] and issues through
+//! [`crate::tracker::IssueTracker`], so its tests drive whole competitions in memory.
 
 pub mod agents;
+mod attempt;
+pub mod decide;
 mod dry_run;
+mod events;
 pub mod extract;
+mod finish;
 pub mod judge;
 pub mod propose;
 pub mod round;
-pub mod run;
+mod run;
+mod state;
+#[cfg(test)]
+mod tests;
 
 pub use dry_run::{dry_run, DryRunInput};
+pub use finish::escalate_interrupted;
+pub use run::{compete, RunInput, RunOptions};
 
 use crate::agent::{AgentCall, Phase, Role};
 use std::path::PathBuf;

@@ -34,6 +34,15 @@ pub struct Shared<'a> {
     pub spinners: bool,
 }
 
+/// What the bots and the judges are asked about this round: the issue, its requirements, and
+/// where the calls happen.
+#[derive(Clone, Copy)]
+pub struct Ask<'a> {
+    pub issue: &'a Issue,
+    pub reqs: &'a Requirements,
+    pub site: &'a CallSite,
+}
+
 /// A proposal that arrived, before blinding.
 #[derive(Debug, Clone)]
 pub struct Arrived {
@@ -75,23 +84,20 @@ pub fn standings(state: &LedgerState) -> BTreeMap<String, Standing> {
 }
 
 /// Asks every bot for a proposal; returns the proposals in bot order and the skipped bots.
-#[allow(clippy::too_many_arguments)]
 pub async fn gather(
     shared: &Shared<'_>,
-    issue: &Issue,
-    reqs: &Requirements,
+    ask: Ask<'_>,
     standings: &BTreeMap<String, Standing>,
     failure: Option<&FailureContext>,
-    site: &CallSite,
     accounts: &mut Accounts,
 ) -> Result<(Vec<Arrived>, Vec<SkippedBot>)> {
     let round = ProposeRound {
-        issue,
-        requirements: reqs,
+        issue: ask.issue,
+        requirements: ask.reqs,
         guidance: shared.guidance,
         standings,
         failure,
-        site,
+        site: ask.site,
         concurrency: shared.settings.config.marketplace.concurrency as usize,
     };
     let results = proposals(
@@ -152,17 +158,15 @@ impl Evaluated {
 }
 
 /// Blinds, judges, scores and ranks the arrived proposals, printing the phase.
-#[allow(clippy::too_many_arguments)]
 pub async fn evaluate(
     shared: &Shared<'_>,
-    issue: &Issue,
-    reqs: &Requirements,
+    ask: Ask<'_>,
     arrived: Vec<Arrived>,
     skipped: Vec<SkippedBot>,
-    site: &CallSite,
     seed: Option<u64>,
     accounts: &mut Accounts,
 ) -> Result<Evaluated> {
+    let Ask { issue, reqs, site } = ask;
     let config = &shared.settings.config;
     let printer = shared.printer;
     printer.status(&format!(

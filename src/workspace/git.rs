@@ -20,7 +20,6 @@ pub struct PreflightOptions<'a> {
     pub title: &'a str,
     /// `--base` or `[git] base`; `None`: the remote's default branch.
     pub base: Option<&'a str>,
-    pub remote: &'a str,
     /// `--resume`: the branch may exist.
     pub resume: bool,
 }
@@ -83,25 +82,26 @@ pub(super) fn git_cmd(dir: &Path) -> Cmd {
     cmd
 }
 
-/// Runs `git` synchronously: these functions run on a blocking thread (`spawn_blocking`), where
-/// the runtime's handle drives the process wrapper; without a runtime, a small one is made.
-pub(super) fn run_git(cmd: Cmd) -> Result<process::Output, WorkspaceError> {
-    let to_error = |e: process::ProcessError| WorkspaceError::Git {
+/// Runs a `git` (or hook) command through the process wrapper.
+pub(super) async fn run_git(cmd: Cmd) -> Result<process::Output, WorkspaceError> {
+    process::run(&cmd).await.map_err(|e| WorkspaceError::Git {
         message: crate::error::chain_text(&e),
         source: None,
-    };
-    if let Ok(handle) = tokio::runtime::Handle::try_current() {
-        return tokio::task::block_in_place(|| handle.block_on(process::run(&cmd)))
-            .map_err(to_error);
-    }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
+    })
+}
+
+/// Runs git2 work on a blocking thread, off the async runtime; `what` names it if the thread
+/// stops.
+pub(super) async fn blocking<T: Send + 'static>(
+    what: &str,
+    f: impl FnOnce() -> Result<T, WorkspaceError> + Send + 'static,
+) -> Result<T, WorkspaceError> {
+    tokio::task::spawn_blocking(f)
+        .await
         .map_err(|e| WorkspaceError::Git {
-            message: format!("cannot start a runtime for git: {e}"),
+            message: format!("{what} stopped: {e}"),
             source: None,
-        })?;
-    rt.block_on(process::run(&cmd)).map_err(to_error)
+        })?
 }
 
 /// The paths that make the working tree unclean: every change outside `.ralph/`.
@@ -157,7 +157,7 @@ fn base_commit(repo: &Repository, remote: &str, base: &str) -> Option<git2::Oid>
 
 /// Whether `branch` exists on the remote, asked with `git ls-remote`; `None` when the remote
 /// could not be asked.
-fn exists_on_remote(root: &Path, remote: &str, branch: &str) -> Option<bool> {
+async fn exists_on_remote(root: &Path, remote: &str, branch: &str) -> Option<bool> {
     let out = run_git(git_cmd(root).args([
         "ls-remote",
         "--exit-code",
@@ -165,6 +165,7 @@ fn exists_on_remote(root: &Path, remote: &str, branch: &str) -> Option<bool> {
         remote,
         &format!("refs/heads/{branch}"),
     ]))
+    .await
     .ok()?;
     match out.code {
         Some(0) => Some(true),
@@ -174,8 +175,61 @@ fn exists_on_remote(root: &Path, remote: &str, branch: &str) -> Option<bool> {
 }
 
 /// Checks that a competition may start, changing nothing. Every refusal says what is wrong and
-/// how to fix it.
-pub fn preflight(root: &Path, opts: &PreflightOptions<'_>) -> Result<Preflight, WorkspaceError> {
+/// how to fix it. The local checks run on a blocking thread; whether the branch exists on the
+/// remote is asked with `git ls-remote`.
+pub async fn preflight(
+    root: &Path,
+    remote: &str,
+    opts: &PreflightOptions<'_>,
+) -> Result<Preflight, WorkspaceError> {
+    let local = {
+        let (root, remote) = (root.to_owned(), remote.to_owned());
+        let (issue, title, base, resume) = (
+            opts.issue,
+            opts.title.to_owned(),
+            opts.base.map(str::to_owned),
+            opts.resume,
+        );
+        blocking("the git preflight", move || {
+            local_preflight(
+                &root,
+                &remote,
+                &PreflightOptions {
+                    issue,
+                    title: &title,
+                    base: base.as_deref(),
+                    resume,
+                },
+            )
+        })
+        .await?
+    };
+    if !opts.resume && local.has_remote {
+        let branch = &local.branch;
+        match exists_on_remote(root, remote, branch).await {
+            Some(true) => {
+                return Err(refuse(
+                    format!("the branch `{branch}` already exists on `{remote}`"),
+                    exists_hint(opts.issue),
+                ))
+            }
+            Some(false) => {}
+            None => tracing::warn!("could not ask `{remote}` whether `{branch}` exists; going on"),
+        }
+    }
+    Ok(local)
+}
+
+fn exists_hint(issue: u64) -> String {
+    format!("continue that run with `ralph compete {issue} --resume`, or delete the branch")
+}
+
+/// The preflight checks that need only the local repository.
+fn local_preflight(
+    root: &Path,
+    remote: &str,
+    opts: &PreflightOptions<'_>,
+) -> Result<Preflight, WorkspaceError> {
     let repo = open(root)?;
     if repo.is_bare() {
         return Err(refuse(
@@ -199,10 +253,10 @@ pub fn preflight(root: &Path, opts: &PreflightOptions<'_>) -> Result<Preflight, 
             "commit or stash them first (changes under .ralph/ are allowed)",
         ));
     }
-    let has_remote = repo.find_remote(opts.remote).is_ok();
+    let has_remote = repo.find_remote(remote).is_ok();
     let base = match opts.base {
         Some(b) => b.to_owned(),
-        None => match remote_head(&repo, opts.remote) {
+        None => match remote_head(&repo, remote) {
             Some(b) => b,
             None if !has_remote => repo
                 .head()
@@ -218,18 +272,16 @@ pub fn preflight(root: &Path, opts: &PreflightOptions<'_>) -> Result<Preflight, 
             None => {
                 return Err(refuse(
                     format!(
-                        "cannot tell the default branch of `{}`: refs/remotes/{}/HEAD is not set",
-                        opts.remote, opts.remote
+                        "cannot tell the default branch of `{remote}`: refs/remotes/{remote}/HEAD is not set"
                     ),
                     format!(
-                        "run `git remote set-head {} --auto`, or set `[git] base` in .ralph/config.toml, or pass --base BRANCH",
-                        opts.remote
+                        "run `git remote set-head {remote} --auto`, or set `[git] base` in .ralph/config.toml, or pass --base BRANCH"
                     ),
                 ))
             }
         },
     };
-    if base_commit(&repo, opts.remote, &base).is_none() {
+    if base_commit(&repo, remote, &base).is_none() {
         return Err(refuse(
             format!("the base branch `{base}` does not exist"),
             "fetch it, or name another with --base or `[git] base`",
@@ -237,35 +289,20 @@ pub fn preflight(root: &Path, opts: &PreflightOptions<'_>) -> Result<Preflight, 
     }
     let branch = branch_name(opts.issue, opts.title);
     if !opts.resume {
-        let hint = format!(
-            "continue that run with `ralph compete {} --resume`, or delete the branch",
-            opts.issue
-        );
         if repo.find_branch(&branch, BranchType::Local).is_ok() {
             return Err(refuse(
                 format!("the branch `{branch}` already exists"),
-                hint,
+                exists_hint(opts.issue),
             ));
         }
-        let tracking = repo
-            .find_branch(&format!("{}/{branch}", opts.remote), BranchType::Remote)
-            .is_ok();
-        let remote = if has_remote {
-            exists_on_remote(root, opts.remote, &branch)
-        } else {
-            Some(false)
-        };
-        if tracking || remote == Some(true) {
+        if repo
+            .find_branch(&format!("{remote}/{branch}"), BranchType::Remote)
+            .is_ok()
+        {
             return Err(refuse(
-                format!("the branch `{branch}` already exists on `{}`", opts.remote),
-                hint,
+                format!("the branch `{branch}` already exists on `{remote}`"),
+                exists_hint(opts.issue),
             ));
-        }
-        if remote.is_none() {
-            tracing::warn!(
-                "could not ask `{}` whether `{branch}` exists; going on",
-                opts.remote
-            );
         }
     }
     Ok(Preflight {
@@ -279,9 +316,9 @@ pub fn preflight(root: &Path, opts: &PreflightOptions<'_>) -> Result<Preflight, 
 
 /// Makes (or, on resume, reuses) the branch and its worktree under `.ralph/worktrees/N`,
 /// starting from the base as freshly fetched as the remote allows.
-pub fn create_worktree(pre: &Preflight, remote: &str) -> Result<Worktree, WorkspaceError> {
+pub async fn create_worktree(pre: &Preflight, remote: &str) -> Result<Worktree, WorkspaceError> {
     if pre.has_remote {
-        match run_git(git_cmd(&pre.root).args(["fetch", "--quiet", remote, &pre.base])) {
+        match run_git(git_cmd(&pre.root).args(["fetch", "--quiet", remote, &pre.base])).await {
             Ok(out) if out.success() => {}
             Ok(out) => tracing::warn!(
                 "could not fetch `{}` from `{remote}`; starting from the local copy: {}",
@@ -291,6 +328,12 @@ pub fn create_worktree(pre: &Preflight, remote: &str) -> Result<Worktree, Worksp
             Err(e) => tracing::warn!("could not fetch `{}`: {e}", pre.base),
         }
     }
+    let (pre, remote) = (pre.clone(), remote.to_owned());
+    blocking("making the worktree", move || add_worktree(&pre, &remote)).await
+}
+
+/// The git2 half of [`create_worktree`]: the branch from the base, and its worktree.
+fn add_worktree(pre: &Preflight, remote: &str) -> Result<Worktree, WorkspaceError> {
     let repo = open(&pre.root)?;
     let base = base_commit(&repo, remote, &pre.base).ok_or_else(|| WorkspaceError::Git {
         message: format!("the base branch `{}` has no commit", pre.base),
@@ -453,15 +496,20 @@ pub struct CommitInfo<'a> {
 /// Stages everything in the worktree, runs the repository's pre-commit hook (a failure fails the
 /// attempt with its output; files it fixed are staged again), and commits with ralph's author
 /// and the `Ralph-Bot:` / `Ralph-Run:` trailers. Returns the commit id.
-pub fn commit(wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceError> {
-    let repo = open(&wt.path)?;
-    stage_all(&repo)?;
-    if let Some(hook) = hook(&repo, &wt.path, "pre-commit") {
+pub async fn commit(wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceError> {
+    let w = wt.clone();
+    let hook = blocking("staging the implementation", move || {
+        let repo = open(&w.path)?;
+        stage_all(&repo)?;
+        Ok(hook(&repo, &w.path, "pre-commit"))
+    })
+    .await?;
+    if let Some(hook) = hook {
         let mut cmd = Cmd::new(&hook).current_dir(&wt.path).timeout(HOOK_TIMEOUT);
         for var in crate::env::SCRUBBED {
             cmd = cmd.env_remove(var);
         }
-        let out = run_git(cmd)?;
+        let out = run_git(cmd).await?;
         if !out.success() {
             return Err(WorkspaceError::Hook {
                 code: out
@@ -471,6 +519,28 @@ pub fn commit(wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceE
             });
         }
     }
+    let w = wt.clone();
+    let message = format!(
+        "{}\n\nRalph-Bot: {}\nRalph-Run: {}\n",
+        info.message.trim_end(),
+        info.bot,
+        info.run_id
+    );
+    let (name, email) = (info.author_name.to_owned(), info.author_email.to_owned());
+    blocking("committing", move || {
+        commit_staged(&w, &message, &name, &email)
+    })
+    .await
+}
+
+/// Stages again (the hook may have fixed files) and commits with ralph's author.
+fn commit_staged(
+    wt: &Worktree,
+    message: &str,
+    author_name: &str,
+    author_email: &str,
+) -> Result<String, WorkspaceError> {
+    let repo = open(&wt.path)?;
     let tree_id = stage_all(&repo)?;
     let tree = repo
         .find_tree(tree_id)
@@ -479,16 +549,10 @@ pub fn commit(wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceE
         .head()
         .and_then(|h| h.peel_to_commit())
         .map_err(|e| WorkspaceError::git("reading HEAD", e))?;
-    let sig = git2::Signature::now(info.author_name, info.author_email)
+    let sig = git2::Signature::now(author_name, author_email)
         .map_err(|e| WorkspaceError::git("making the signature", e))?;
-    let message = format!(
-        "{}\n\nRalph-Bot: {}\nRalph-Run: {}\n",
-        info.message.trim_end(),
-        info.bot,
-        info.run_id
-    );
     let oid = repo
-        .commit(Some("HEAD"), &sig, &sig, &message, &tree, &[&parent])
+        .commit(Some("HEAD"), &sig, &sig, message, &tree, &[&parent])
         .map_err(|e| WorkspaceError::git("committing", e))?;
     Ok(oid.to_string())
 }
@@ -541,22 +605,29 @@ pub(super) fn token_env(cmd: Cmd, url: &str, token: Option<&Secret>) -> Cmd {
 /// `http.<origin>.extraheader` through `GIT_CONFIG_*` environment variables (never in the
 /// arguments, so other users' `ps` cannot see it); otherwise the user's git credential setup
 /// is used.
-pub fn push(wt: &Worktree, remote: &str, token: Option<&Secret>) -> Result<(), WorkspaceError> {
-    let repo = open(&wt.path)?;
-    let url = repo
-        .find_remote(remote)
-        .ok()
-        .and_then(|r| r.url().map(str::to_owned))
-        .ok_or_else(|| WorkspaceError::Push {
-            message: format!("there is no remote `{remote}`"),
-        })?;
+pub async fn push(
+    wt: &Worktree,
+    remote: &str,
+    token: Option<&Secret>,
+) -> Result<(), WorkspaceError> {
+    let (path, name) = (wt.path.clone(), remote.to_owned());
+    let url = blocking("reading the remote", move || {
+        let repo = open(&path)?;
+        repo.find_remote(&name)
+            .ok()
+            .and_then(|r| r.url().map(str::to_owned))
+            .ok_or_else(|| WorkspaceError::Push {
+                message: format!("there is no remote `{name}`"),
+            })
+    })
+    .await?;
     let refspec = format!("refs/heads/{0}:refs/heads/{0}", wt.branch);
     let cmd = token_env(
         git_cmd(&wt.path).args(["push", "--quiet", remote, &refspec]),
         &url,
         token,
     );
-    let out = run_git(cmd)?;
+    let out = run_git(cmd).await?;
     if out.success() {
         Ok(())
     } else {

@@ -39,20 +39,23 @@ fn fail(message: impl Into<String>) -> WorkspaceError {
     }
 }
 
-fn git(
+async fn git(
     dir: &Path,
     args: &[&str],
     token: Option<&Secret>,
     url: &str,
 ) -> Result<crate::process::Output, WorkspaceError> {
-    run_git(token_env(git_cmd(dir).args(args), url, token))
+    run_git(token_env(git_cmd(dir).args(args), url, token)).await
 }
 
 /// Commits the event files that `git` does not know yet (or that differ) under
 /// `<root>/.ralph/events` to `target.branch` on `target.remote`, and pushes.
-pub fn push_events(root: &Path, target: &LedgerTarget<'_>) -> Result<LedgerPush, WorkspaceError> {
+pub async fn push_events(
+    root: &Path,
+    target: &LedgerTarget<'_>,
+) -> Result<LedgerPush, WorkspaceError> {
     let url = {
-        let out = git(root, &["remote", "get-url", target.remote], None, "")?;
+        let out = git(root, &["remote", "get-url", target.remote], None, "").await?;
         if !out.success() {
             return Err(fail(format!("there is no remote `{}`", target.remote)));
         }
@@ -65,7 +68,8 @@ pub fn push_events(root: &Path, target: &LedgerTarget<'_>) -> Result<LedgerPush,
         &["worktree", "remove", "--force", &tmp.to_string_lossy()],
         None,
         "",
-    );
+    )
+    .await;
     let _ = std::fs::remove_dir_all(&tmp);
     let branch_ref = format!("refs/heads/{}", target.branch);
     let fetched = git(
@@ -73,7 +77,8 @@ pub fn push_events(root: &Path, target: &LedgerTarget<'_>) -> Result<LedgerPush,
         &["fetch", "--quiet", target.remote, &branch_ref],
         target.token,
         &url,
-    )?;
+    )
+    .await?;
     if !fetched.success() {
         return Err(fail(format!(
             "cannot fetch `{}` from `{}`: {}",
@@ -94,25 +99,27 @@ pub fn push_events(root: &Path, target: &LedgerTarget<'_>) -> Result<LedgerPush,
         ],
         None,
         "",
-    )?;
+    )
+    .await?;
     if !added.success() {
         return Err(fail(format!(
             "cannot make a worktree for the ledger: {}",
             added.tail(5)
         )));
     }
-    let result = commit_and_push(&events, &tmp, target, &url);
+    let result = commit_and_push(&events, &tmp, target, &url).await;
     let _ = git(
         root,
         &["worktree", "remove", "--force", &tmp.to_string_lossy()],
         None,
         "",
-    );
+    )
+    .await;
     let _ = std::fs::remove_dir_all(&tmp);
     result
 }
 
-fn commit_and_push(
+async fn commit_and_push(
     events: &Path,
     tmp: &Path,
     target: &LedgerTarget<'_>,
@@ -150,23 +157,15 @@ fn commit_and_push(
             attempts: 0,
         });
     }
-    let ident = [
-        "-c".to_owned(),
-        format!("user.name={}", target.author_name),
-        "-c".to_owned(),
-        format!("user.email={}", target.author_email),
-    ];
-    let run = |args: &[&str]| -> Result<crate::process::Output, WorkspaceError> {
-        let mut all: Vec<&str> = ident.iter().map(String::as_str).collect();
-        all.extend_from_slice(args);
-        git(tmp, &all, target.token, url)
-    };
-    let out = run(&["add", "--", ".ralph/events"])?;
+    let ident = Ident { tmp, target, url };
+    let out = ident.git(&["add", "--", ".ralph/events"]).await?;
     if !out.success() {
         return Err(fail(format!("git add failed: {}", out.tail(5))));
     }
     let message = format!("{}\n\n{} event file(s)", target.message, files.len());
-    let out = run(&["commit", "--quiet", "--no-verify", "-m", &message])?;
+    let out = ident
+        .git(&["commit", "--quiet", "--no-verify", "-m", &message])
+        .await?;
     if !out.success() {
         return Err(fail(format!("git commit failed: {}", out.tail(5))));
     }
@@ -174,7 +173,9 @@ fn commit_and_push(
     let branch_ref = format!("refs/heads/{}", target.branch);
     let mut last = String::new();
     for attempt in 1..=PUSH_ATTEMPTS {
-        let pushed = run(&["push", "--quiet", target.remote, &refspec])?;
+        let pushed = ident
+            .git(&["push", "--quiet", target.remote, &refspec])
+            .await?;
         if pushed.success() {
             return Ok(LedgerPush {
                 files,
@@ -187,10 +188,12 @@ fn commit_and_push(
             attempt,
             "the ledger push was rejected; rebasing on the new tip: {last}"
         );
-        let fetched = run(&["fetch", "--quiet", target.remote, &branch_ref])?;
-        let rebased = run(&["rebase", "--quiet", "FETCH_HEAD"])?;
+        let fetched = ident
+            .git(&["fetch", "--quiet", target.remote, &branch_ref])
+            .await?;
+        let rebased = ident.git(&["rebase", "--quiet", "FETCH_HEAD"]).await?;
         if !fetched.success() || !rebased.success() {
-            let _ = run(&["rebase", "--abort"]);
+            let _ = ident.git(&["rebase", "--abort"]).await;
             return Err(fail(format!(
                 "cannot rebase the ledger commit on `{}`: {}{}",
                 target.branch,
@@ -202,4 +205,21 @@ fn commit_and_push(
     Err(fail(format!(
         "the ledger push was rejected {PUSH_ATTEMPTS} times: {last}"
     )))
+}
+
+/// git in the ledger worktree, as the ledger's author, with the push credentials.
+struct Ident<'a> {
+    tmp: &'a Path,
+    target: &'a LedgerTarget<'a>,
+    url: &'a str,
+}
+
+impl Ident<'_> {
+    async fn git(&self, args: &[&str]) -> Result<crate::process::Output, WorkspaceError> {
+        let name = format!("user.name={}", self.target.author_name);
+        let email = format!("user.email={}", self.target.author_email);
+        let mut all: Vec<&str> = vec!["-c", &name, "-c", &email];
+        all.extend_from_slice(args);
+        git(self.tmp, &all, self.target.token, self.url).await
+    }
 }

@@ -3,15 +3,18 @@
 //! changes), resets between attempts, diff analysis with the protected-path rule, commits with
 //! ralph's author and trailers after the repository's pre-commit hook, and the push.
 //!
-//! Local work uses git2 (libgit2, without network transports). Talking to a remote — asking
-//! whether the branch exists there, fetching the base, pushing — runs the `git` program, so the
-//! user's own credential setup applies; in Actions the token is handed to git through its
-//! environment (`http.extraheader`), never on a command line. The functions here block: async
-//! callers run them with `tokio::task::spawn_blocking`.
+//! The competition reaches all of it through one narrow async trait, [`Workspace`];
+//! [`GitWorkspace`] is the real one. Local work uses git2 (libgit2, without network
+//! transports), on blocking threads. Talking to a remote — asking whether the branch exists
+//! there, fetching the base, pushing — and the pre-commit hook run as programs through the
+//! process wrapper, so the user's own credential setup applies; in Actions the token is handed
+//! to git through its environment (`http.extraheader`), never on a command line.
 
 mod diff;
 mod git;
 mod ledger_push;
+#[cfg(test)]
+pub(crate) mod memory;
 
 pub use diff::{analyse, patch_text, protected_findings, DiffStats, FileChange, Finding};
 pub use git::{
@@ -19,6 +22,87 @@ pub use git::{
     CommitInfo, Preflight, PreflightOptions, Worktree,
 };
 pub use ledger_push::{push_events, LedgerPush, LedgerTarget, PUSH_ATTEMPTS};
+
+use crate::secret::Secret;
+use async_trait::async_trait;
+use std::path::PathBuf;
+
+/// What a competition does with git: check it may start, make the branch's worktree, reset it
+/// between attempts, measure and show the change, commit it, push it, and clean up.
+#[async_trait]
+pub trait Workspace: Send + Sync {
+    /// Checks that a competition may start, changing nothing.
+    async fn preflight(&self, opts: &PreflightOptions<'_>) -> Result<Preflight, WorkspaceError>;
+    /// Makes (or on resume reuses) the branch and its worktree from the base.
+    async fn create_worktree(&self, pre: &Preflight) -> Result<Worktree, WorkspaceError>;
+    /// Throws away what the last attempt left (ignored build caches stay).
+    async fn reset_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError>;
+    /// Removes the worktree; the branch stays.
+    async fn remove_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError>;
+    /// The change against the base.
+    async fn diff(&self, wt: &Worktree) -> Result<DiffStats, WorkspaceError>;
+    /// The change as a unified diff, cut at `limit` bytes.
+    async fn patch_text(&self, wt: &Worktree, limit: usize) -> Result<String, WorkspaceError>;
+    /// Commits everything after the pre-commit hook; returns the commit id.
+    async fn commit(&self, wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceError>;
+    /// Pushes the branch.
+    async fn push(&self, wt: &Worktree, token: Option<&Secret>) -> Result<(), WorkspaceError>;
+}
+
+/// The workspace of a git repository at `root`, talking to `remote`.
+#[derive(Debug, Clone)]
+pub struct GitWorkspace {
+    root: PathBuf,
+    remote: String,
+}
+
+impl GitWorkspace {
+    pub fn new(root: impl Into<PathBuf>, remote: impl Into<String>) -> GitWorkspace {
+        GitWorkspace {
+            root: root.into(),
+            remote: remote.into(),
+        }
+    }
+}
+
+#[async_trait]
+impl Workspace for GitWorkspace {
+    async fn preflight(&self, opts: &PreflightOptions<'_>) -> Result<Preflight, WorkspaceError> {
+        preflight(&self.root, &self.remote, opts).await
+    }
+
+    async fn create_worktree(&self, pre: &Preflight) -> Result<Worktree, WorkspaceError> {
+        create_worktree(pre, &self.remote).await
+    }
+
+    async fn reset_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
+        let wt = wt.clone();
+        git::blocking("resetting the worktree", move || reset_worktree(&wt)).await
+    }
+
+    async fn remove_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
+        let (root, wt) = (self.root.clone(), wt.clone());
+        git::blocking("removing the worktree", move || remove_worktree(&root, &wt)).await
+    }
+
+    async fn diff(&self, wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
+        let wt = wt.clone();
+        git::blocking("the diff analysis", move || analyse(&wt)).await
+    }
+
+    async fn patch_text(&self, wt: &Worktree, limit: usize) -> Result<String, WorkspaceError> {
+        let wt = wt.clone();
+        git::blocking("the diff", move || patch_text(&wt, limit)).await
+    }
+
+    async fn commit(&self, wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceError> {
+        commit(wt, info).await
+    }
+
+    async fn push(&self, wt: &Worktree, token: Option<&Secret>) -> Result<(), WorkspaceError> {
+        push(wt, &self.remote, token).await
+    }
+}
 
 /// The branch slug of SPEC §6: the title lower-cased, runs of anything but `a-z0-9` turned into
 /// one `-`, trimmed of `-`, at most 30 characters.

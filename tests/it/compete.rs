@@ -4,10 +4,8 @@
 //! labels, body, comments, pull request, branch contents, events and their deltas — and that no
 //! token appears anywhere.
 
-mod common;
-
+use crate::common::{git, run_without, script, Out};
 use assert_cmd::Command;
-use common::{git, run_without, script, Out};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -374,7 +372,9 @@ fn replan_failure_escalates_with_every_penalty() {
 fn a_second_run_on_the_same_issue_is_refused_while_one_holds_the_lock() {
     let repo = Repo::new(GOOD, &["alpha"]);
     std::fs::create_dir_all(repo.root.join(".ralph/runs")).unwrap();
-    // Our own test process is alive: the lock is held.
+    // Our own test process holds the lock, as a running competition does.
+    let held = std::fs::File::create(repo.root.join(".ralph/runs/3.lock")).unwrap();
+    held.lock().unwrap();
     std::fs::write(
         repo.root.join(".ralph/runs/3.lock"),
         format!("{}\n", std::process::id()),
@@ -388,7 +388,8 @@ fn a_second_run_on_the_same_issue_is_refused_while_one_holds_the_lock() {
         out.stderr
     );
     assert!(repo.issue().contains("labels: [ready]"), "nothing changed");
-    // A stale lock (no such process) is taken over.
+    // A stale lock file (its process gone, so nobody holds the lock) is taken over.
+    drop(held);
     std::fs::write(repo.root.join(".ralph/runs/3.lock"), "999999999\n").unwrap();
     let out = run(repo.ralph().args(["compete", "3", "--no-push"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -713,7 +714,7 @@ async fn github_server() -> wiremock::MockServer {
     let server = MockServer::start().await;
     let issue = format!("^{REPO_PATH}/issues/12$");
     let reply = |status: u16, file: &str| {
-        ResponseTemplate::new(status).set_body_raw(common::fixture(file), "application/json")
+        ResponseTemplate::new(status).set_body_raw(crate::common::fixture(file), "application/json")
     };
     let empty = || ResponseTemplate::new(200).set_body_json(json!([]));
     let routes = [
@@ -771,7 +772,7 @@ esac"#;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_github_issue_is_completed_through_the_api() {
     let server = github_server().await;
-    let fixture = |name: &str| common::fixture(name);
+    let fixture = |name: &str| crate::common::fixture(name);
     let repo = github_repo();
     let out = tokio::task::spawn_blocking({
         let mut cmd = repo.ralph();
@@ -882,10 +883,10 @@ async fn labeler(server: &wiremock::MockServer, role: &str) {
     use wiremock::{Mock, ResponseTemplate};
     Mock::given(method("GET"))
         .and(path(format!("{REPO_PATH}/issues/12/events")))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_raw(common::fixture("issue_12_events.json"), "application/json"),
-        )
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            crate::common::fixture("issue_12_events.json"),
+            "application/json",
+        ))
         .mount(server)
         .await;
     let permission = if role == "read" { "read" } else { "write" };

@@ -4,13 +4,13 @@
 //! implementation from the user's checkout; resets, diffs, protected paths, the pre-commit hook,
 //! commits with trailers, and the push to the bare remote.
 
-mod common;
-use common::git;
+use crate::common::git;
 
 use git2::{Repository, Signature};
 use ralph::workspace::{
     analyse, commit, create_worktree, preflight, protected_findings, push, remove_worktree,
-    reset_worktree, CommitInfo, Preflight, PreflightOptions, WorkspaceError,
+    reset_worktree, CommitInfo, GitWorkspace, Preflight, PreflightOptions, Workspace,
+    WorkspaceError,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Once;
@@ -135,13 +135,14 @@ impl Fixture {
             issue: 12,
             title: "Add a --verbose flag",
             base: None,
-            remote: "origin",
             resume: false,
         }
     }
 
-    fn preflight(&self) -> Preflight {
-        preflight(&self.root, &self.options()).unwrap()
+    async fn preflight(&self) -> Preflight {
+        preflight(&self.root, "origin", &self.options())
+            .await
+            .unwrap()
     }
 }
 
@@ -152,10 +153,10 @@ fn refusal(r: Result<Preflight, WorkspaceError>) -> (String, String) {
     }
 }
 
-#[test]
-fn preflight_finds_the_base_and_the_branch_name() {
+#[tokio::test]
+async fn preflight_finds_the_base_and_the_branch_name() {
     let f = Fixture::new();
-    let p = f.preflight();
+    let p = f.preflight().await;
     assert_eq!(p.base, "main");
     assert_eq!(p.branch, "ralph/12-add-a-verbose-flag");
     assert!(p.has_remote);
@@ -163,22 +164,22 @@ fn preflight_finds_the_base_and_the_branch_name() {
     std::fs::create_dir_all(f.root.join(".ralph/events")).unwrap();
     std::fs::write(f.root.join(".ralph/events/e.json"), "{}").unwrap();
     std::fs::write(f.root.join(".ralph/config.toml"), "tracker = \"github\"\n").unwrap();
-    assert!(preflight(&f.root, &f.options()).is_ok());
+    assert!(preflight(&f.root, "origin", &f.options()).await.is_ok());
 }
 
-#[test]
-fn preflight_refusals_say_what_to_do_and_change_nothing() {
+#[tokio::test]
+async fn preflight_refusals_say_what_to_do_and_change_nothing() {
     let f = Fixture::new();
     let before = f.refs();
 
     let plain = tempfile::tempdir().unwrap();
-    let (msg, hint) = refusal(preflight(plain.path(), &f.options()));
+    let (msg, hint) = refusal(preflight(plain.path(), "origin", &f.options()).await);
     assert!(msg.contains("not a git repository"), "{msg}");
     assert!(hint.contains("-C"));
 
     std::fs::write(f.root.join("src/lib.rs"), "changed").unwrap();
     std::fs::write(f.root.join("notes.txt"), "untracked").unwrap();
-    let (msg, hint) = refusal(preflight(&f.root, &f.options()));
+    let (msg, hint) = refusal(preflight(&f.root, "origin", &f.options()).await);
     assert!(
         msg.contains("src/lib.rs") && msg.contains("notes.txt"),
         "{msg}"
@@ -189,17 +190,20 @@ fn preflight_refusals_say_what_to_do_and_change_nothing() {
 
     let mut opts = f.options();
     opts.base = Some("release");
-    let (msg, _) = refusal(preflight(&f.root, &opts));
+    let (msg, _) = refusal(preflight(&f.root, "origin", &opts).await);
     assert!(msg.contains("`release` does not exist"), "{msg}");
 
     // The branch exists locally…
     git(&f.root, &["branch", "ralph/12-add-a-verbose-flag"]);
-    let (msg, hint) = refusal(preflight(&f.root, &f.options()));
+    let (msg, hint) = refusal(preflight(&f.root, "origin", &f.options()).await);
     assert!(msg.contains("already exists"), "{msg}");
     assert!(hint.contains("--resume"));
     let mut resume = f.options();
     resume.resume = true;
-    assert!(preflight(&f.root, &resume).is_ok(), "--resume accepts it");
+    assert!(
+        preflight(&f.root, "origin", &resume).await.is_ok(),
+        "--resume accepts it"
+    );
     git(&f.root, &["branch", "-D", "ralph/12-add-a-verbose-flag"]);
 
     // …or only on the remote, pushed from another clone.
@@ -218,7 +222,7 @@ fn preflight_refusals_say_what_to_do_and_change_nothing() {
             "main:refs/heads/ralph/12-add-a-verbose-flag",
         ],
     );
-    let (msg, _) = refusal(preflight(&f.root, &f.options()));
+    let (msg, _) = refusal(preflight(&f.root, "origin", &f.options()).await);
     assert!(msg.contains("already exists on `origin`"), "{msg}");
     git(
         &clone,
@@ -233,7 +237,7 @@ fn preflight_refusals_say_what_to_do_and_change_nothing() {
 
     // No remote HEAD: the default branch is unknown.
     git(&f.root, &["remote", "set-head", "origin", "--delete"]);
-    let (msg, hint) = refusal(preflight(&f.root, &f.options()));
+    let (msg, hint) = refusal(preflight(&f.root, "origin", &f.options()).await);
     assert!(msg.contains("default branch"), "{msg}");
     assert!(hint.contains("git remote set-head origin --auto") && hint.contains("--base"));
     git(&f.root, &["remote", "set-head", "origin", "main"]);
@@ -242,12 +246,12 @@ fn preflight_refusals_say_what_to_do_and_change_nothing() {
     assert!(!f.root.join(".ralph/worktrees").exists());
 }
 
-#[test]
-fn the_worktree_isolates_the_implementation_and_resets_between_attempts() {
+#[tokio::test]
+async fn the_worktree_isolates_the_implementation_and_resets_between_attempts() {
     let f = Fixture::new();
-    let p = f.preflight();
+    let p = f.preflight().await;
     let head_before = f.repo().head().unwrap().target().unwrap();
-    let wt = create_worktree(&p, "origin").unwrap();
+    let wt = create_worktree(&p, "origin").await.unwrap();
     assert_eq!(wt.path, f.root.join(".ralph/worktrees/12"));
     assert_eq!(
         git(&wt.path, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
@@ -279,7 +283,12 @@ fn the_worktree_isolates_the_implementation_and_resets_between_attempts() {
     // Resuming finds the same worktree.
     let mut resume = f.options();
     resume.resume = true;
-    let again = create_worktree(&preflight(&f.root, &resume).unwrap(), "origin").unwrap();
+    let again = create_worktree(
+        &preflight(&f.root, "origin", &resume).await.unwrap(),
+        "origin",
+    )
+    .await
+    .unwrap();
     assert_eq!(again, wt);
 
     remove_worktree(&f.root, &wt).unwrap();
@@ -291,10 +300,12 @@ fn the_worktree_isolates_the_implementation_and_resets_between_attempts() {
         .is_ok());
 }
 
-#[test]
-fn diff_stats_count_known_changes_and_find_protected_paths() {
+#[tokio::test]
+async fn diff_stats_count_known_changes_and_find_protected_paths() {
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight(), "origin").unwrap();
+    let wt = create_worktree(&f.preflight().await, "origin")
+        .await
+        .unwrap();
     // +2 −1 in lib.rs, a new 3-line file, a deleted 1-line file.
     std::fs::write(
         wt.path.join("src/lib.rs"),
@@ -375,10 +386,12 @@ fn hook(root: &Path, body: &str) {
 }
 
 #[cfg(unix)]
-#[test]
-fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
+#[tokio::test]
+async fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight(), "origin").unwrap();
+    let wt = create_worktree(&f.preflight().await, "origin")
+        .await
+        .unwrap();
     std::fs::write(
         wt.path.join("src/verbose.rs"),
         "pub const VERBOSE: bool = true;\n",
@@ -389,7 +402,7 @@ fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
         &f.root,
         "echo 'lint: src/verbose.rs:1 unused constant' >&2\nexit 1",
     );
-    match commit(&wt, &info()) {
+    match commit(&wt, &info()).await {
         Err(WorkspaceError::Hook { code, output }) => {
             assert_eq!(code, "1");
             assert!(output.contains("unused constant"), "{output}");
@@ -398,7 +411,7 @@ fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
     }
     // A hook that fixes a file: its fix is part of the commit.
     hook(&f.root, "echo '// formatted' >> src/verbose.rs");
-    let id = commit(&wt, &info()).unwrap();
+    let id = commit(&wt, &info()).await.unwrap();
     let repo = Repository::open(&wt.path).unwrap();
     let c = repo.find_commit(git2::Oid::from_str(&id).unwrap()).unwrap();
     assert_eq!(c.author().name(), Some("ralph"));
@@ -412,7 +425,7 @@ fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
 
     // A token is not used for a local remote; the push lands in the bare repository.
     let token = ralph::secret::Secret::new("ghp_workspaceTestToken0123456789");
-    push(&wt, "origin", Some(&token)).unwrap();
+    push(&wt, "origin", Some(&token)).await.unwrap();
     let bare = Repository::open_bare(&f.remote).unwrap();
     let pushed = bare
         .refname_to_id("refs/heads/ralph/12-add-a-verbose-flag")
@@ -422,16 +435,18 @@ fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
     assert!(!f.root.join("src/verbose.rs").exists());
 }
 
-#[test]
-fn a_failed_push_says_why() {
+#[tokio::test]
+async fn a_failed_push_says_why() {
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight(), "origin").unwrap();
+    let wt = create_worktree(&f.preflight().await, "origin")
+        .await
+        .unwrap();
     std::fs::remove_dir_all(&f.remote).unwrap();
-    match push(&wt, "origin", None) {
+    match push(&wt, "origin", None).await {
         Err(WorkspaceError::Push { message }) => assert!(!message.is_empty()),
         other => panic!("expected a push error: {other:?}"),
     }
-    match push(&wt, "upstream", None) {
+    match push(&wt, "upstream", None).await {
         Err(WorkspaceError::Push { message }) => assert!(message.contains("no remote `upstream`")),
         other => panic!("expected a push error: {other:?}"),
     }
@@ -444,12 +459,9 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
     use std::time::Duration;
 
     let f = Fixture::new();
-    // git work runs off the async runtime, as ralph runs it.
-    let pre = f.preflight();
-    let wt = tokio::task::spawn_blocking(move || create_worktree(&pre, "origin"))
-        .await
-        .unwrap()
-        .unwrap();
+    let ws = GitWorkspace::new(&f.root, "origin");
+    let pre = ws.preflight(&f.options()).await.unwrap();
+    let wt = ws.create_worktree(&pre).await.unwrap();
     // Coverage is the number in COVERAGE, or 90 when the file is absent.
     let plan = CheckPlan {
         source: "config".into(),
@@ -470,7 +482,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         "pub fn one() -> i32 {\n    1\n}\n",
     )
     .unwrap();
-    let good = verify(&wt, &plan, before, t).await.unwrap();
+    let good = verify(&ws, &wt, &plan, before, t).await.unwrap();
     let statuses: Vec<CheckStatus> = good.checks.iter().map(|c| c.status).collect();
     assert_eq!(
         statuses,
@@ -492,7 +504,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
     .unwrap();
     std::fs::write(wt.path.join("COVERAGE"), "85.5\n").unwrap();
     std::fs::remove_file(wt.path.join("tests/add.rs")).unwrap();
-    let bad = verify(&wt, &plan, before, t).await.unwrap();
+    let bad = verify(&ws, &wt, &plan, before, t).await.unwrap();
     assert!(!bad.passed());
     let reasons = bad.failure_reasons();
     assert!(
@@ -512,23 +524,25 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         .await
         .unwrap()
         .unwrap();
-    let again = verify(&wt, &plan, before, t).await.unwrap();
+    let again = verify(&ws, &wt, &plan, before, t).await.unwrap();
     assert!(again.passed());
     assert_eq!(again.diff.files_affected(), 0);
 }
 
 #[cfg(unix)]
-#[test]
-fn a_hook_that_is_not_executable_is_not_run() {
+#[tokio::test]
+async fn a_hook_that_is_not_executable_is_not_run() {
     use std::os::unix::fs::PermissionsExt;
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight(), "origin").unwrap();
+    let wt = create_worktree(&f.preflight().await, "origin")
+        .await
+        .unwrap();
     hook(&f.root, "exit 1");
     let path = f.root.join(".git/hooks/pre-commit");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::write(wt.path.join("src/x.rs"), "// x\n").unwrap();
     assert!(
-        commit(&wt, &info()).is_ok(),
+        commit(&wt, &info()).await.is_ok(),
         "git ignores a hook without the executable bit"
     );
 }

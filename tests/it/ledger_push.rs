@@ -2,8 +2,7 @@
 //! new event files are committed to the branch from a temporary worktree (the checkout is not
 //! touched), and when the other clone pushed in between, the commit is rebased and pushed again.
 
-mod common;
-use common::git;
+use crate::common::git;
 
 use assert_cmd::Command;
 use std::path::Path;

@@ -2,9 +2,7 @@
 //! retries (502s, 429 with retry-after, primary rate limits) and connection failures. Fixtures
 //! in tests/fixtures/github/ are in the shape of real GitHub objects.
 
-mod common;
-
-use common::{fixture, json_reply, REPO};
+use crate::common::{fixture, json_reply, REPO};
 use ralph::tracker::discover::{Token, TokenSource};
 use ralph::tracker::github::{GithubTracker, RetryPolicy};
 use ralph::tracker::{

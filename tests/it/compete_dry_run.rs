@@ -5,8 +5,7 @@
 //! failing (neutral scores, the run goes on), every proposal below 0.5 (human review), the
 //! `--record` layout, and every number of the ranking recomputed from the report.
 
-mod common;
-use common::{run_without, script, Out};
+use crate::common::{run_without, script, Out};
 
 use assert_cmd::Command;
 use serde_json::{json, Value};

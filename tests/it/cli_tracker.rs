@@ -3,10 +3,8 @@
 //! GITHUB_TOKEN) and offline with `--tracker local`. Also: bad credentials exit 2 with a hint,
 //! and the token never reaches stdout or stderr, even at trace level.
 
-mod common;
-
+use crate::common::{json_reply, REPO};
 use assert_cmd::Command;
-use common::{json_reply, REPO};
 use serde_json::{json, Value};
 use std::path::Path;
 use tempfile::TempDir;

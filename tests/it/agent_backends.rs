@@ -2,8 +2,7 @@
 //! backends, wiremock servers for the Anthropic and OpenAI APIs (streamed and not, 429 with
 //! retry-after, 500 then success, 401).
 
-mod common;
-use common::script;
+use crate::common::script;
 
 use ralph::agent::anthropic::AnthropicBackend;
 use ralph::agent::claude::ClaudeBackend;

@@ -1,0 +1,225 @@
+//! A round's ledger events (SPEC §8.2): built by one pure function from the round's facts and
+//! its awards — one event per award, the winner's carrying the implementation's score,
+//! accuracy and metrics, every bot's carrying its rank, scores and spend — and then appended
+//! to the event store.
+
+use crate::agent::accounts::Accounts;
+use crate::checks::CheckKind;
+use crate::ledger::{Event, EventScores, EventStore, Metrics, Tokens};
+use crate::market::{Award, ImplementationScore, Phase};
+use crate::run_report::RoundReport;
+use crate::verify::VerificationReport;
+use anyhow::{Context as _, Result};
+use chrono::{DateTime, Duration, Utc};
+
+/// What the events of a round are made of.
+pub struct RoundRecord<'a> {
+    pub issue: u64,
+    pub run_id: &'a str,
+    pub round: u32,
+    pub phase: Phase,
+    pub report: &'a RoundReport,
+    /// The bot whose proposal was implemented.
+    pub winner_bot: &'a str,
+    pub proposal_score: f64,
+    pub implementation: &'a ImplementationScore,
+    pub accuracy: f64,
+    pub verification: &'a VerificationReport,
+}
+
+/// One event per award, in award order, stamped `now` plus one microsecond per event so their
+/// order survives the fold.
+pub fn round_events(
+    r: &RoundRecord<'_>,
+    awarded: &[Award],
+    accounts: &Accounts,
+    now: DateTime<Utc>,
+) -> Vec<Event> {
+    let v = r.verification;
+    awarded
+        .iter()
+        .enumerate()
+        .map(|(i, award)| {
+            let mut e = Event::new(r.issue, &award.bot_id, award.outcome, award.weight_delta);
+            e.timestamp = now + Duration::microseconds(i as i64);
+            let own = r.report.proposals.iter().find(|p| p.bot_id == award.bot_id);
+            let is_winner = award.bot_id == r.winner_bot && award.outcome.is_implementation();
+            e.run_id = Some(r.run_id.to_owned());
+            e.round = Some(r.round);
+            e.iteration_count = Some(r.round);
+            e.phase = Some(r.phase);
+            e.rank = own.and_then(|p| {
+                r.report
+                    .ranking
+                    .iter()
+                    .position(|id| id == &p.proposal_id)
+                    .map(|i| i as u32 + 1)
+            });
+            e.proposal_score = own.map(|p| p.total_score);
+            e.success_probability = own.map(|p| p.success_probability);
+            e.scores = own.map(|p| EventScores {
+                proposal: p.scores,
+                implementation: is_winner.then_some(r.implementation.scores),
+            });
+            if is_winner {
+                let (tests_passed, tests_ran) = v.tally(CheckKind::Test);
+                let (quality_passed, quality_ran) = v.tally(CheckKind::Quality);
+                e.proposal_score = Some(r.proposal_score);
+                e.implementation_score = Some(r.implementation.total);
+                e.accuracy = Some(r.accuracy);
+                e.metrics = Some(Metrics {
+                    tests_passed: Some(tests_passed == tests_ran),
+                    code_quality_passed: Some(quality_passed == quality_ran),
+                    coverage_delta: v.coverage.delta(),
+                    lines_changed: Some(v.diff.lines_changed()),
+                    files_affected: Some(v.diff.files_affected() as u64),
+                });
+            }
+            let spend = accounts.of(&award.bot_id);
+            e.tokens = Some(Tokens {
+                input: spend.input_tokens,
+                output: spend.output_tokens,
+            });
+            e.cost_usd = spend.cost_usd;
+            e.duration_ms = Some(spend.duration.as_millis() as u64);
+            e
+        })
+        .collect()
+}
+
+/// Appends the events in order; returns their file names.
+pub fn append(store: &EventStore, events: &[Event]) -> Result<Vec<String>> {
+    events
+        .iter()
+        .map(|e| {
+            store
+                .append(e)
+                .with_context(|| format!("cannot write an event to {}", store.dir().display()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{Role, Usage};
+    use crate::checks::{CheckResult, CheckStatus};
+    use crate::market::Outcome;
+    use crate::market::Scores;
+    use crate::render::markdown::tests::{proposal, round};
+    use crate::verify::Coverage;
+    use crate::workspace::DiffStats;
+
+    fn award(bot: &str, outcome: Outcome, delta: f64) -> Award {
+        Award {
+            bot_id: bot.into(),
+            outcome,
+            weight_delta: delta,
+            accuracy_bonus: false,
+        }
+    }
+
+    #[test]
+    fn the_winner_carries_the_implementation_every_bot_its_rank_and_spend() {
+        let mut report = round(
+            vec![
+                proposal("proposal_1", "b1", 0.6),
+                proposal("proposal_2", "b2", 0.8),
+            ],
+            &["proposal_2", "proposal_1"],
+        );
+        report.proposals[1].scores.risk = 0.9;
+        let implementation = ImplementationScore {
+            scores: Scores {
+                risk: 1.0,
+                ..Scores::default()
+            },
+            total: 0.75,
+            details: Default::default(),
+        };
+        let verification = VerificationReport {
+            checks: vec![CheckResult {
+                name: "test".into(),
+                kind: CheckKind::Test,
+                command: "t".into(),
+                status: CheckStatus::Passed,
+                exit_code: Some(0),
+                duration_ms: 1,
+                output_tail: String::new(),
+                hint: None,
+            }],
+            coverage: Coverage {
+                before: Some(80.0),
+                after: Some(81.0),
+            },
+            diff: DiffStats {
+                files: vec![],
+                lines_added: 4,
+                lines_removed: 1,
+            },
+            protected: vec![],
+        };
+        let mut accounts = Accounts::default();
+        accounts.record(
+            "b2",
+            Role::Propose,
+            Usage {
+                input_tokens: 10,
+                output_tokens: 5,
+                cost_usd: Some(0.5),
+            },
+            std::time::Duration::from_millis(1500),
+        );
+        let record = RoundRecord {
+            issue: 3,
+            run_id: "run-1",
+            round: 2,
+            phase: Phase::Replan,
+            report: &report,
+            winner_bot: "b2",
+            proposal_score: 0.8,
+            implementation: &implementation,
+            accuracy: 0.95,
+            verification: &verification,
+        };
+        let now: DateTime<Utc> = "2026-01-29T10:15:00Z".parse().unwrap();
+        let events = round_events(
+            &record,
+            &[
+                award("b2", Outcome::ReplanSuccess, 0.17),
+                award("b1", Outcome::NotSelected, -0.02),
+            ],
+            &accounts,
+            now,
+        );
+        assert_eq!(events.len(), 2);
+        let (w, l) = (&events[0], &events[1]);
+        assert!(w.timestamp < l.timestamp, "order survives the fold");
+        assert_eq!((w.rank, l.rank), (Some(1), Some(2)));
+        assert_eq!(w.implementation_score, Some(0.75));
+        assert_eq!(w.accuracy, Some(0.95));
+        let m = w.metrics.as_ref().unwrap();
+        assert_eq!(m.tests_passed, Some(true));
+        assert_eq!(m.lines_changed, Some(5));
+        assert!((m.coverage_delta.unwrap() - 1.0).abs() < 1e-9);
+        assert_eq!(w.scores.as_ref().unwrap().proposal.risk, 0.9);
+        assert_eq!(w.scores.as_ref().unwrap().implementation.unwrap().risk, 1.0);
+        assert_eq!(
+            w.tokens.as_ref().map(|t| (t.input, t.output)),
+            Some((10, 5))
+        );
+        assert_eq!((w.cost_usd, w.duration_ms), (Some(0.5), Some(1500)));
+        assert!(l.metrics.is_none() && l.implementation_score.is_none());
+        assert_eq!(l.proposal_score, Some(0.6));
+        assert!(l.scores.as_ref().unwrap().implementation.is_none());
+        assert_eq!(
+            (w.round, w.phase, w.run_id.as_deref()),
+            (Some(2), Some(Phase::Replan), Some("run-1"))
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let names = append(&EventStore::new(dir.path()), &events).unwrap();
+        assert_eq!(names.len(), 2);
+        assert!(names[0].ends_with("-b2-replan_success.json"), "{names:?}");
+    }
+}

@@ -1,0 +1,201 @@
+//! How a run ends. Complete: `<promise>COMPLETE</promise>`, the push, the pull request, the
+//! labels released, the worktree removed. Otherwise the one escalation path — a failed replan,
+//! human review, the rounds exhausted, a cap, an error, a panic, an interruption —: labels to
+//! `attention-needed` and a comment saying what failed and where the work is. Either way the
+//! run report and summary are kept in `.ralph/runs/N/`.
+
+use super::run::Run;
+use super::state::{runs_dir, Failure, RunState};
+use crate::fsutil::write_atomic;
+use crate::render::run::{escalation_comment, pr_body, run_summary, EscalationNote, FailureNote};
+use crate::run_report::{RoundReport, RunOutcome, RunReport};
+use crate::secret::redact;
+use crate::settings::Settings;
+use crate::tracker::workflow::{LABEL_ATTENTION, LABEL_IN_PROGRESS, LABEL_RALPH};
+use crate::tracker::{IssueTracker, NewPullRequest};
+use crate::verify::VerificationReport;
+use crate::workspace::Worktree;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Everything the escalation comment says.
+#[derive(Debug, Default)]
+pub(super) struct Trouble {
+    pub reason: String,
+    pub initial: Option<Failure>,
+    pub replan: Option<Failure>,
+    pub last_round: Option<RoundReport>,
+    pub verification: Option<VerificationReport>,
+}
+
+impl Run<'_> {
+    /// Every checkbox is checked: push, open the pull request, release the labels.
+    pub(super) async fn complete(&mut self, wt: &Worktree) -> Result<()> {
+        let (tracker, n, printer) = (self.input.tracker, self.input.issue, self.input.printer);
+        if printer.json_mode() {
+            printer.status("<promise>COMPLETE</promise>");
+        } else {
+            printer.data("<promise>COMPLETE</promise>\n")?;
+        }
+        self.report.outcome = RunOutcome::Complete;
+        if self.input.options.no_push {
+            printer.status(&format!(
+                "- --no-push: the branch {} stays local (worktree {})",
+                wt.branch,
+                wt.path.display()
+            ));
+        } else {
+            if self.pre.has_remote {
+                self.input
+                    .workspace
+                    .push(wt, self.input.options.token.as_ref())
+                    .await?;
+                printer.status(&format!("- Pushed {}", wt.branch));
+            }
+            let issue = tracker.issue(n).await?;
+            let pr = tracker
+                .create_pull_request(&NewPullRequest {
+                    issue: n,
+                    title: issue.title.clone(),
+                    head: wt.branch.clone(),
+                    base: self.pre.base.clone(),
+                    body: redact(&pr_body(&self.report, &self.state.evidence)).into_owned(),
+                })
+                .await?;
+            printer.status(&format!(
+                "- Pull request #{}{}",
+                pr.number,
+                pr.url
+                    .as_deref()
+                    .map(|u| format!(": {u}"))
+                    .unwrap_or_default()
+            ));
+            self.report.pr_url = pr.url.or(Some(format!("#{}", pr.number)));
+            self.input.workspace.remove_worktree(wt).await?;
+        }
+        tracker.remove_label(n, LABEL_IN_PROGRESS).await?;
+        tracker.remove_label(n, LABEL_RALPH).await?;
+        Ok(())
+    }
+
+    /// The end of every run: the accounts into the report, the summary kept, and the issue
+    /// escalated when the run did not succeed (or stopped with `result`'s error).
+    pub(super) async fn finish(mut self, result: Result<()>) -> Result<RunReport> {
+        self.report.accounts = self.accounts.rows();
+        self.report.total = self.accounts.total();
+        if let Err(e) = keep_summary(self.input.settings, &self.report, &self.state.evidence) {
+            self.input
+                .printer
+                .warn(&format!("could not write the run summary: {e:#}"));
+        }
+        let n = self.input.issue;
+        match result {
+            Ok(()) => {
+                if !self.report.outcome.succeeded() {
+                    escalate(
+                        self.input.tracker,
+                        n,
+                        &self.trouble,
+                        &self.pre.branch,
+                        self.worktree.as_ref().map(|w| w.path.as_path()),
+                    )
+                    .await?;
+                    self.report.escalation = Some(self.trouble.reason.clone());
+                }
+                Ok(self.report)
+            }
+            Err(e) => {
+                self.trouble.reason = format!("the run stopped unexpectedly: {e:#}");
+                if let Err(e2) = escalate(
+                    self.input.tracker,
+                    n,
+                    &self.trouble,
+                    &self.pre.branch,
+                    self.worktree.as_ref().map(|w| w.path.as_path()),
+                )
+                .await
+                {
+                    self.input
+                        .printer
+                        .warn(&format!("could not escalate #{n}: {e2:#}"));
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Keeps the run report (`report.json`) and a markdown summary (`summary.md`) in
+/// `.ralph/runs/N/`.
+fn keep_summary(
+    settings: &Settings,
+    report: &RunReport,
+    evidence: &BTreeMap<String, String>,
+) -> Result<()> {
+    let dir = runs_dir(settings, report.issue);
+    std::fs::create_dir_all(&dir)?;
+    let json = serde_json::to_string_pretty(report)? + "\n";
+    write_atomic(&dir.join("report.json"), redact(&json).as_bytes())?;
+    let md = run_summary(report, evidence);
+    write_atomic(&dir.join("summary.md"), redact(&md).as_bytes())?;
+    Ok(())
+}
+
+fn note(f: &Failure) -> FailureNote<'_> {
+    FailureNote {
+        bot: &f.context.failed_bot,
+        kind: &f.context.kind,
+        proposal_summary: &f.context.proposal_summary,
+        reasons: &f.reasons,
+    }
+}
+
+/// Hands the issue to a human: `attention-needed`, no `in-progress`/`ralph`, and a comment
+/// saying what failed and where the work is.
+async fn escalate(
+    tracker: &dyn IssueTracker,
+    n: u64,
+    trouble: &Trouble,
+    branch: &str,
+    worktree: Option<&Path>,
+) -> Result<()> {
+    let body = escalation_comment(&EscalationNote {
+        issue: n,
+        reason: &trouble.reason,
+        initial: trouble.initial.as_ref().map(note),
+        replan: trouble.replan.as_ref().map(note),
+        last_round: trouble.last_round.as_ref(),
+        verification: trouble.verification.as_ref(),
+        branch,
+        worktree,
+    });
+    tracker.remove_label(n, LABEL_IN_PROGRESS).await?;
+    tracker.remove_label(n, LABEL_RALPH).await?;
+    tracker.add_labels(n, &[LABEL_ATTENTION.to_owned()]).await?;
+    tracker.comment(n, &redact(&body)).await?;
+    Ok(())
+}
+
+/// Escalates after an interruption (Ctrl-C): the same labels and comment as any escalation.
+pub async fn escalate_interrupted(
+    settings: &Settings,
+    tracker: &dyn IssueTracker,
+    issue: u64,
+) -> Result<()> {
+    let state = RunState::load(settings, issue).ok().flatten();
+    let branch = state.map(|s| s.branch).unwrap_or_default();
+    let trouble = Trouble {
+        reason: "the run stopped unexpectedly: it was interrupted (Ctrl-C)".into(),
+        ..Trouble::default()
+    };
+    let wt = settings.ralph_dir.join("worktrees").join(issue.to_string());
+    escalate(
+        tracker,
+        issue,
+        &trouble,
+        &branch,
+        wt.is_dir().then_some(wt.as_path()),
+    )
+    .await
+}

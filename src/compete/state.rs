@@ -1,0 +1,264 @@
+//! What a run keeps on disk: the state `--resume` continues from (`.ralph/runs/N/state.json`,
+//! written atomically after every round), the failures a replan and an escalation need, and
+//! the per-issue lock (`.ralph/runs/N.lock`) that keeps two runs off one issue.
+
+use super::propose::FailureContext;
+use crate::error::UserError;
+use crate::fsutil::write_atomic;
+use crate::market::{Phase, Proposal};
+use crate::settings::Settings;
+use anyhow::{Context as _, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+
+/// A failed round, remembered for the replan and the escalation comment.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Failure {
+    pub context: FailureContext,
+    /// The proposal that failed, to recognise its resubmission.
+    pub proposal: Proposal,
+    /// One line per reason, for the escalation comment.
+    pub reasons: Vec<String>,
+}
+
+/// `.ralph/runs/N/state.json`: what `--resume` needs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunState {
+    pub run_id: String,
+    pub issue: u64,
+    pub branch: String,
+    /// The next round to run (1-based).
+    pub next_round: u32,
+    pub phase: Phase,
+    pub failure: Option<Failure>,
+    /// The initial failure, kept for the escalation comment after a failed replan.
+    pub initial_failure: Option<Failure>,
+    /// Event files written so far.
+    pub events: Vec<String>,
+    pub coverage_before: Option<f64>,
+    /// Why each checked-off requirement counts as done, for the pull request.
+    #[serde(default)]
+    pub evidence: BTreeMap<String, String>,
+}
+
+/// `.ralph/runs/N/`: the run's state, report and summary.
+pub fn runs_dir(settings: &Settings, issue: u64) -> PathBuf {
+    settings.ralph_dir.join("runs").join(issue.to_string())
+}
+
+impl RunState {
+    /// A run that starts at round 1.
+    pub fn new(run_id: String, issue: u64, branch: String) -> RunState {
+        RunState {
+            run_id,
+            issue,
+            branch,
+            next_round: 1,
+            phase: Phase::Initial,
+            failure: None,
+            initial_failure: None,
+            events: Vec::new(),
+            coverage_before: None,
+            evidence: BTreeMap::new(),
+        }
+    }
+
+    fn path(settings: &Settings, issue: u64) -> PathBuf {
+        runs_dir(settings, issue).join("state.json")
+    }
+
+    /// The saved state of issue `issue`'s run, if there is one.
+    pub fn load(settings: &Settings, issue: u64) -> Result<Option<RunState>> {
+        let path = RunState::path(settings, issue);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(serde_json::from_str(&text).with_context(|| {
+                format!("the run state {} is damaged", path.display())
+            })?)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+
+    pub fn save(&self, settings: &Settings) -> Result<()> {
+        let path = RunState::path(settings, self.issue);
+        std::fs::create_dir_all(path.parent().unwrap_or(&settings.ralph_dir))
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        let text = serde_json::to_string_pretty(self)? + "\n";
+        write_atomic(&path, text.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    /// The round passed: the next one starts afresh.
+    pub fn passed(&mut self, coverage_after: Option<f64>) {
+        self.coverage_before = coverage_after.or(self.coverage_before);
+        self.failure = None;
+        self.initial_failure = None;
+        self.phase = Phase::Initial;
+        self.next_round += 1;
+    }
+
+    /// The round failed: an initial round leads to a replan; a failed replan's failure is the
+    /// caller's to report.
+    pub fn failed(&mut self, failure: Failure) {
+        if self.phase == Phase::Initial {
+            self.initial_failure = Some(failure.clone());
+            self.failure = Some(failure);
+            self.phase = Phase::Replan;
+        }
+        self.next_round += 1;
+    }
+}
+
+/// The per-issue lock: an advisory lock on `.ralph/runs/N.lock`, which holds the process id for
+/// messages. The operating system releases it when the process ends however it ends, so a lock
+/// left by a killed run never blocks the next one, and no process id can be mistaken for
+/// another. Removed when dropped.
+#[derive(Debug)]
+pub struct RunLock {
+    path: PathBuf,
+    file: File,
+}
+
+impl RunLock {
+    pub fn acquire(ralph_dir: &Path, issue: u64) -> Result<RunLock> {
+        let dir = ralph_dir.join("runs");
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join(format!("{issue}.lock"));
+        let open = || {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .with_context(|| format!("cannot open {}", path.display()))
+        };
+        // A run that finishes removes the file: a lock taken on the removed file guards
+        // nothing, so the file is opened again until the lock is on the one at `path`.
+        for _ in 0..5 {
+            let mut file = open()?;
+            match file.try_lock() {
+                Ok(()) if same_file(&file, &path) => {
+                    file.set_len(0)
+                        .and_then(|()| writeln!(file, "{}", std::process::id()))
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    return Ok(RunLock { path, file });
+                }
+                Ok(()) => continue,
+                Err(TryLockError::WouldBlock) => {
+                    let mut text = String::new();
+                    let _ = file.read_to_string(&mut text);
+                    let holder = text
+                        .trim()
+                        .parse::<u32>()
+                        .map(|pid| format!(" (process {pid})"))
+                        .unwrap_or_default();
+                    return Err(UserError::usage(format!(
+                        "another `ralph compete {issue}` is running{holder}"
+                    ))
+                    .with_hint("wait for it to finish: the lock is released when it ends")
+                    .into());
+                }
+                Err(TryLockError::Error(e)) => {
+                    return Err(e).with_context(|| format!("cannot lock {}", path.display()))
+                }
+            }
+        }
+        Err(anyhow::anyhow!("cannot take the lock {}", path.display()))
+    }
+}
+
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_file: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        // Removed while still locked, so nobody can lock this file after we let it go.
+        let _ = std::fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_lock_per_issue_released_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = RunLock::acquire(dir.path(), 3).unwrap();
+        let err = RunLock::acquire(dir.path(), 3).unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains(&format!(
+                "another `ralph compete 3` is running (process {})",
+                std::process::id()
+            )),
+            "{msg}"
+        );
+        let other = RunLock::acquire(dir.path(), 4).expect("another issue is free");
+        drop(lock);
+        assert!(!dir.path().join("runs/3.lock").exists());
+        drop(RunLock::acquire(dir.path(), 3).expect("free again"));
+        drop(other);
+    }
+
+    #[test]
+    fn a_lock_file_nobody_holds_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("runs")).unwrap();
+        std::fs::write(dir.path().join("runs/3.lock"), "999999999\n").unwrap();
+        let lock = RunLock::acquire(dir.path(), 3).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("runs/3.lock")).unwrap(),
+            format!("{}\n", std::process::id())
+        );
+        drop(lock);
+    }
+
+    #[test]
+    fn state_moves_to_a_replan_after_an_initial_failure_and_back_after_a_pass() {
+        let mut s = RunState::new("r".into(), 3, "ralph/3-x".into());
+        let failure = Failure {
+            context: FailureContext {
+                failed_bot: "b".into(),
+                proposal_summary: "p".into(),
+                kind: "tests".into(),
+                checks: vec![],
+            },
+            proposal: serde_json::from_value(serde_json::json!({
+                "approach_summary": "p", "pseudo_code": "", "files_affected": [],
+                "estimated_complexity": {"lines_of_code": 1, "files": 1, "modules": 1, "difficulty": "low"},
+                "risk_assessment": {"breaking_changes": false, "security_critical": false, "overall_risk": "low"},
+                "spec_alignment": {"checkboxes_addressed": [], "components_addressed": [], "implicit_requirements_addressed": []},
+                "success_probability": 0.5
+            }))
+            .unwrap(),
+            reasons: vec!["check `test` failed".into()],
+        };
+        s.failed(failure.clone());
+        assert_eq!((s.phase, s.next_round), (Phase::Replan, 2));
+        assert!(s.initial_failure.is_some() && s.failure.is_some());
+        s.failed(failure);
+        assert_eq!((s.phase, s.next_round), (Phase::Replan, 3));
+        s.passed(Some(80.0));
+        assert_eq!((s.phase, s.next_round), (Phase::Initial, 4));
+        assert!(s.failure.is_none() && s.initial_failure.is_none());
+        assert_eq!(s.coverage_before, Some(80.0));
+    }
+}

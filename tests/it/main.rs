@@ -1,0 +1,19 @@
+//! The integration tests, in one binary so the crate and its test dependencies (octocrab,
+//! reqwest, git2, wiremock) are linked once: one module per area. `tests/interrupt.rs` stays a
+//! binary of its own because it kills every child process of the test process.
+//!
+//! Tests here share one process: a test that changes the process environment must only add
+//! variables no other test depends on, and every test that starts `ralph` sets or removes the
+//! variables it relies on.
+
+mod action_files;
+mod agent_backends;
+mod cli;
+mod cli_tracker;
+mod common;
+mod compete;
+mod compete_dry_run;
+mod docs;
+mod github_tracker;
+mod ledger_push;
+mod workspace;
