@@ -4,6 +4,7 @@
 //! - `decide`: the state machine, one pure function from how a round ended to what happens next;
 //! - `state`: what is kept for `--resume`, and the per-issue lock;
 //! - `attempt`: the implementer's attempts, ralph's verification, the `verify` role;
+//! - `settle`: the round's outcome — scores, awards, commit and check-off, events, state;
 //! - `events`: a round's ledger events, built by a pure function, then appended;
 //! - `finish`: completion (push, pull request) and the one escalation path;
 //! - `round`, `extract`, `propose`, `judge`: the read-only front half the dry run shares —
@@ -24,6 +25,7 @@ pub mod judge;
 pub mod propose;
 pub mod round;
 mod run;
+mod settle;
 mod state;
 #[cfg(test)]
 mod tests;
