@@ -5,29 +5,18 @@
 //! run report and summary are kept in `.ralph/runs/N/`.
 
 use super::run::Run;
-use super::state::{runs_dir, Failure, RunState};
+use super::state::{runs_dir, Failure, RunState, Trouble};
 use crate::fsutil::write_atomic;
 use crate::render::run::{escalation_comment, pr_body, run_summary, EscalationNote, FailureNote};
-use crate::run_report::{RoundReport, RunOutcome, RunReport};
+use crate::run_report::{RunOutcome, RunReport};
 use crate::secret::redact;
 use crate::settings::Settings;
 use crate::tracker::workflow::{LABEL_ATTENTION, LABEL_IN_PROGRESS, LABEL_RALPH};
 use crate::tracker::{IssueTracker, NewPullRequest};
-use crate::verify::VerificationReport;
 use crate::workspace::Worktree;
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// Everything the escalation comment says.
-#[derive(Debug, Default)]
-pub(super) struct Trouble {
-    pub reason: String,
-    pub initial: Option<Failure>,
-    pub replan: Option<Failure>,
-    pub last_round: Option<RoundReport>,
-    pub verification: Option<VerificationReport>,
-}
 
 impl Run<'_> {
     /// Every checkbox is checked: push, open the pull request, release the labels.

@@ -9,9 +9,8 @@
 use super::agents::Agents;
 use super::decide::{decide, rounds_exhausted, Decision, Position, RoundEnd, Stop};
 use super::extract::extract;
-use super::finish::Trouble;
 use super::round::{evaluate, gather, ledger_state, standings, Arrived, Ask, Evaluated, Shared};
-use super::state::{RunLock, RunState};
+use super::state::{RunLock, RunState, Trouble};
 use super::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;

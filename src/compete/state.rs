@@ -1,12 +1,15 @@
-//! What a run keeps on disk: the state `--resume` continues from (`.ralph/runs/N/state.json`,
-//! written atomically after every round), the failures a replan and an escalation need, and
-//! the per-issue lock (`.ralph/runs/N.lock`) that keeps two runs off one issue.
+//! What a run keeps: the state `--resume` continues from (`.ralph/runs/N/state.json`, written
+//! atomically after every round), the failures a replan and an escalation need (and, in
+//! memory, the rest of what the escalation comment says), and the per-issue lock
+//! (`.ralph/runs/N.lock`) that keeps two runs off one issue.
 
 use super::propose::FailureContext;
 use crate::error::UserError;
 use crate::fsutil::write_atomic;
 use crate::market::{Phase, Proposal};
+use crate::run_report::RoundReport;
 use crate::settings::Settings;
+use crate::verify::VerificationReport;
 use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -22,6 +25,16 @@ pub struct Failure {
     pub proposal: Proposal,
     /// One line per reason, for the escalation comment.
     pub reasons: Vec<String>,
+}
+
+/// Everything the escalation comment says.
+#[derive(Debug, Default)]
+pub struct Trouble {
+    pub reason: String,
+    pub initial: Option<Failure>,
+    pub replan: Option<Failure>,
+    pub last_round: Option<RoundReport>,
+    pub verification: Option<VerificationReport>,
 }
 
 /// `.ralph/runs/N/state.json`: what `--resume` needs.
