@@ -1,61 +1,44 @@
-//! Small file-system helpers shared by the ledger, the cache and `ralph init`: atomic writes
-//! (temporary file in the same directory, then rename or hard link) so that a reader never
-//! sees half a file and a crash never leaves one behind.
+//! Atomic writes, shared by the ledger, the caches, the run state and `ralph init`: the bytes go
+//! to a temporary file in the target's directory (named with a leading dot, so listings skip
+//! it), are synced, and only then appear under the target's name — by rename, or, where an
+//! existing file must never be replaced, by a no-clobber link or rename. A reader never sees half
+//! a file, and a crash never leaves one behind under the real name; the temporary file is
+//! removed on every failure (`tempfile` deletes it when dropped).
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
+use tempfile::NamedTempFile;
 
-/// A temporary file beside `target`, named so that listings skip it (leading dot).
-fn temp_path(target: &Path) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let name = target
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    target.with_file_name(format!(".{name}.{}-{n}-{nanos}.tmp", std::process::id()))
-}
-
-fn write_temp(target: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
-    let tmp = temp_path(target);
-    let result = (|| {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()
-    })();
-    match result {
-        Ok(()) => Ok(tmp),
-        Err(e) => {
-            let _ = fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+/// A complete, synced temporary file beside `target`.
+fn write_temp(target: &Path, bytes: &[u8]) -> io::Result<NamedTempFile> {
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new().prefix(".tmp").tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    Ok(tmp)
 }
 
 /// Writes `bytes` to `target` atomically, replacing any existing file.
 pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = write_temp(target, bytes)?;
-    fs::rename(&tmp, target).inspect_err(|_| {
-        let _ = fs::remove_file(&tmp);
-    })?;
+    write_temp(target, bytes)?
+        .persist(target)
+        .map_err(|e| e.error)?;
     sync_parent(target);
     Ok(())
 }
 
 /// Writes `bytes` to `target` atomically, failing with [`io::ErrorKind::AlreadyExists`]
-/// instead of replacing an existing file. The content appears all at once (hard link of a
-/// complete temporary file), so concurrent readers never see a partial file.
+/// instead of replacing an existing file. The content appears all at once (a complete
+/// temporary file moved into place without clobbering), so concurrent readers never see a
+/// partial file and concurrent writers never overwrite each other.
 pub fn create_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = write_temp(target, bytes)?;
-    let linked = fs::hard_link(&tmp, target);
-    let _ = fs::remove_file(&tmp);
-    linked?;
+    write_temp(target, bytes)?
+        .persist_noclobber(target)
+        .map_err(|e| e.error)?;
     sync_parent(target);
     Ok(())
 }
@@ -73,6 +56,16 @@ fn sync_parent(target: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+
+    fn names(dir: &Path) -> Vec<std::ffi::OsString> {
+        let mut names: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    }
 
     #[test]
     fn create_atomic_never_overwrites_and_leaves_no_temp_files() {
@@ -84,10 +77,33 @@ mod tests {
         assert_eq!(fs::read(&target).unwrap(), b"one");
         write_atomic(&target, b"three").unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"three");
-        let names: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["a.json"]);
+        assert_eq!(names(dir.path()), ["a.json"]);
+    }
+
+    #[test]
+    fn concurrent_creators_never_clobber_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("e.json");
+        let results: Vec<io::Result<()>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let t = target.clone();
+                    s.spawn(move || create_atomic(&t, format!("writer {i}").as_bytes()))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1);
+        let text = fs::read_to_string(&target).unwrap();
+        assert!(text.starts_with("writer "), "a whole file: {text}");
+        assert_eq!(names(dir.path()), ["e.json"]);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("missing/a.json");
+        assert!(write_atomic(&target, b"x").is_err());
+        assert!(names(dir.path()).is_empty());
     }
 }
