@@ -1,9 +1,62 @@
 //! The backoff every retry loop in ralph uses (GitHub requests, model APIs): exponential steps
 //! with "equal jitter" — half of the step, plus a random part of the other half — so retries
-//! spread out but never come at once.
+//! spread out but never come at once; and [`Pause`], how a retry loop waits, so tests inject
+//! the wait instead of sleeping through it.
 
+use std::fmt;
 use std::hash::{BuildHasher, Hasher};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// How a retry loop waits: [`Pause::Sleep`] really sleeps; [`Pause::Record`] returns at once
+/// and keeps every wait asked for, so a test checks that a server's `retry-after` was honoured
+/// without spending the time. `RALPH_TEST_NO_RETRY_DELAY=1` makes ralph record instead of sleep.
+#[derive(Clone, Default)]
+pub enum Pause {
+    #[default]
+    Sleep,
+    Record(Arc<Mutex<Vec<Duration>>>),
+}
+
+impl Pause {
+    /// A pause that records its waits.
+    pub fn recording() -> Pause {
+        Pause::Record(Arc::default())
+    }
+
+    /// Sleeping, unless `RALPH_TEST_NO_RETRY_DELAY=1` asks for recording.
+    pub fn from_env() -> Pause {
+        if crate::env::get(crate::env::RALPH_TEST_NO_RETRY_DELAY).as_deref() == Some("1") {
+            Pause::recording()
+        } else {
+            Pause::Sleep
+        }
+    }
+
+    pub async fn wait(&self, d: Duration) {
+        match self {
+            Pause::Sleep => tokio::time::sleep(d).await,
+            Pause::Record(waits) => waits.lock().unwrap_or_else(|e| e.into_inner()).push(d),
+        }
+    }
+
+    /// The waits recorded so far (none for a sleeping pause).
+    pub fn waits(&self) -> Vec<Duration> {
+        match self {
+            Pause::Sleep => Vec::new(),
+            Pause::Record(waits) => waits.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        }
+    }
+}
+
+impl fmt::Debug for Pause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pause::Sleep => f.write_str("Sleep"),
+            Pause::Record(_) => f.write_str("Record"),
+        }
+    }
+}
 
 /// The wait before attempt `attempt + 1` (attempts count from 1): `base × 2^(attempt−1)`,
 /// capped at `max`, then jittered into [step/2, step].
@@ -35,6 +88,16 @@ pub fn random_u64() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_recording_pause_keeps_the_waits_and_returns_at_once() {
+        let p = Pause::recording();
+        let started = std::time::Instant::now();
+        p.wait(Duration::from_secs(3600)).await;
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert_eq!(p.waits(), [Duration::from_secs(3600)]);
+        assert!(Pause::Sleep.waits().is_empty());
+    }
 
     #[test]
     fn backoff_grows_jitters_and_is_capped() {

@@ -14,11 +14,6 @@ const MAX_DELAY: Duration = Duration::from_secs(30);
 /// The longest `retry-after` ralph waits for.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
-/// Test-only switch: with `RALPH_TEST_NO_RETRY_DELAY=1` retries happen at once.
-fn delays_enabled() -> bool {
-    crate::env::get(crate::env::RALPH_TEST_NO_RETRY_DELAY).is_none_or(|v| v != "1")
-}
-
 /// The shared client. Requests carry their own timeout (the call's).
 pub fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
@@ -35,9 +30,6 @@ pub fn client() -> &'static reqwest::Client {
 
 /// The wait before attempt `attempt + 1` (equal jitter), or the server's `retry-after`.
 fn backoff(attempt: u32, retry_after: Option<Duration>) -> Duration {
-    if !delays_enabled() {
-        return Duration::ZERO;
-    }
     if let Some(ra) = retry_after {
         return ra.min(MAX_RETRY_AFTER);
     }
@@ -52,6 +44,8 @@ pub async fn send(
     timeout: Duration,
     build: impl Fn() -> reqwest::RequestBuilder,
 ) -> Result<reqwest::Response, AgentError> {
+    // Tests inject the waits (`RALPH_TEST_NO_RETRY_DELAY=1`) instead of sleeping through them.
+    let pause = crate::retry::Pause::from_env();
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -76,7 +70,7 @@ pub async fn send(
                         wait.as_secs_f64(),
                         attempt + 1
                     );
-                    tokio::time::sleep(wait).await;
+                    pause.wait(wait).await;
                     continue;
                 }
                 return Err(if status == 401 || status == 403 {
@@ -103,7 +97,7 @@ pub async fn send(
                 if !last {
                     let wait = backoff(attempt, None);
                     tracing::warn!("{backend}: {e}; retrying in {:.1}s", wait.as_secs_f64());
-                    tokio::time::sleep(wait).await;
+                    pause.wait(wait).await;
                     continue;
                 }
                 return Err(AgentError::Connection {

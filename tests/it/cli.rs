@@ -12,6 +12,8 @@ fn ralph(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("ralph").unwrap();
     cmd.current_dir(dir)
         .env_remove("RALPH_LOG")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
         .env("NO_COLOR", "1")
         .env("TERM", "dumb");
     cmd

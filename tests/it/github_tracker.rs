@@ -3,6 +3,7 @@
 //! in tests/fixtures/github/ are in the shape of real GitHub objects.
 
 use crate::common::{fixture, json_reply, REPO};
+use ralph::retry::Pause;
 use ralph::tracker::discover::{Token, TokenSource};
 use ralph::tracker::github::{GithubTracker, RetryPolicy};
 use ralph::tracker::{
@@ -10,7 +11,7 @@ use ralph::tracker::{
     TrackerError,
 };
 use serde_json::json;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wiremock::matchers::{body_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
@@ -30,15 +31,21 @@ fn fast_policy() -> RetryPolicy {
         max_delay: Duration::from_millis(20),
         max_rate_limit_wait: Duration::from_secs(5),
         secondary_wait: Duration::from_millis(10),
+        // The waits are recorded, not slept through.
+        pause: Pause::recording(),
     }
 }
 
 fn tracker_at(uri: &str) -> GithubTracker {
+    tracker_with(uri, fast_policy())
+}
+
+fn tracker_with(uri: &str, policy: RetryPolicy) -> GithubTracker {
     GithubTracker::new(
         uri,
         "octo-org/octo-repo".parse().unwrap(),
         Token::new(TOKEN, TokenSource::GithubToken),
-        fast_policy(),
+        policy,
     )
     .unwrap()
 }
@@ -245,7 +252,10 @@ async fn server_errors_give_up_after_the_last_attempt() {
 
 #[tokio::test]
 async fn a_429_waits_for_retry_after() {
-    let (server, t) = server().await;
+    let server = MockServer::start().await;
+    let policy = fast_policy();
+    let pause = policy.pause.clone();
+    let t = tracker_with(&server.uri(), policy);
     Mock::given(method("GET"))
         .respond_with(
             error_reply(429, "You have exceeded a secondary rate limit")
@@ -261,10 +271,10 @@ async fn a_429_waits_for_retry_after() {
         .expect(1)
         .mount(&server)
         .await;
-    let started = Instant::now();
     assert_eq!(t.issue(12).await.unwrap().number, 12);
-    assert!(
-        started.elapsed() >= Duration::from_secs(1),
+    assert_eq!(
+        pause.waits(),
+        [Duration::from_secs(1)],
         "retry-after was honoured"
     );
 }
@@ -286,7 +296,10 @@ async fn a_secondary_limit_beyond_the_longest_wait_fails_at_once() {
 
 #[tokio::test]
 async fn a_primary_rate_limit_near_its_reset_is_waited_out() {
-    let (server, t) = server().await;
+    let server = MockServer::start().await;
+    let policy = fast_policy();
+    let pause = policy.pause.clone();
+    let t = tracker_with(&server.uri(), policy);
     let reset = chrono::Utc::now().timestamp() + 1;
     Mock::given(method("GET"))
         .respond_with(
@@ -306,6 +319,11 @@ async fn a_primary_rate_limit_near_its_reset_is_waited_out() {
         .mount(&server)
         .await;
     assert_eq!(t.issue(12).await.unwrap().number, 12);
+    let waits = pause.waits();
+    assert!(
+        waits.len() == 1 && waits[0] <= Duration::from_secs(3),
+        "waited for the reset: {waits:?}"
+    );
 }
 
 #[tokio::test]

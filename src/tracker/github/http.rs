@@ -7,6 +7,7 @@
 use super::super::{Result, TrackerError};
 use super::wire::ErrorBody;
 use crate::error::chain_text;
+use crate::retry::Pause;
 use chrono::{DateTime, Utc};
 use http::{HeaderMap, Method, StatusCode};
 use http_body_util::BodyExt;
@@ -32,6 +33,8 @@ pub struct RetryPolicy {
     /// The wait after a secondary rate limit that names no `retry-after` (GitHub asks for a
     /// minute).
     pub secondary_wait: Duration,
+    /// How the waits are spent.
+    pub pause: Pause,
 }
 
 impl Default for RetryPolicy {
@@ -42,6 +45,7 @@ impl Default for RetryPolicy {
             max_delay: Duration::from_secs(30),
             max_rate_limit_wait: Duration::from_secs(300),
             secondary_wait: Duration::from_secs(60),
+            pause: Pause::from_env(),
         }
     }
 }
@@ -184,7 +188,7 @@ impl Api {
                         attempt + 1,
                         max
                     );
-                    tokio::time::sleep(wait).await;
+                    self.policy.pause.wait(wait).await;
                 }
             }
         }
