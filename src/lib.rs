@@ -1,15 +1,20 @@
 //! ralph runs a marketplace competition of AI bots for a GitHub issue, verifies the winner's
 //! implementation itself, and keeps a ledger of how every bot performs.
 //!
-//! [`agent`] runs model calls (roles over backends) and parses their answers.
-//!
-//! The binary (`src/main.rs`) is a thin shell over [`cli::run`]; the commands in [`cli`] are
-//! thin wrappers over the library modules: [`config`] and [`settings`] resolve what the user
-//! asked for, [`ledger`] owns the event log and its fold, [`market`] the pure scoring rules and
-//! their data, [`spec`] extracts requirements from issue bodies, [`tracker`] talks to where
-//! issues live (GitHub or local files), and [`render`] renders runs, verification and the ledger for terminals,
-//! markdown and browsers ([`run_report`] is the run report it renders). [`process`] is the one wrapper for running other programs; [`secret`] keeps
-//! tokens out of every output.
+//! The binary (`src/main.rs`) is a thin shell over [`cli::main`]; the commands in [`cli`] are
+//! thin wrappers over the library:
+//! - what the user asked for: [`config`], [`settings`], [`env`](mod@env);
+//! - the competition: [`compete`] (a loop over a pure state machine), [`agent`] (model calls:
+//!   roles over backends, and their answers), [`spec`] (requirements from issue bodies),
+//!   [`market`] (the pure scoring rules and their data), [`ledger`] (the event log and its
+//!   fold), [`checks`] and [`verify`] (ralph's own verification);
+//! - the adapters: [`tracker`] (GitHub or local files), [`workspace`] (git), [`process`] (the
+//!   one wrapper for running programs);
+//! - what people see: [`run_report`] (the run report as data), [`render`] (runs, verification
+//!   and the ledger for terminals, markdown and browsers), [`output`] (the printer), [`action`]
+//!   (GitHub Actions mode);
+//! - small leaves: [`error`] (exit codes, `UserError`), [`secret`] (tokens kept out of every
+//!   output), [`retry`], [`fsutil`], [`demo`].
 
 pub mod action;
 pub mod agent;
