@@ -1,5 +1,5 @@
 //! The checks ralph runs itself on an implementation (SPEC §6 step 7): which ones
-//! ([`detect`]: `[checks]` from the configuration, else a `maskfile.md`, Cargo, Python or Node
+//! ([`detect()`]: `[checks]` from the configuration, else a `maskfile.md`, Cargo, Python or Node
 //! project), running them ([`run`]: quality checks concurrently, tests after them, each with a
 //! timeout, exit code, duration and a bounded output tail; a missing tool is "unavailable", not
 //! a crash), and reading a coverage total from a tool's output ([`coverage`]).

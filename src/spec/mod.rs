@@ -3,7 +3,7 @@
 //! repository's guidance files. Also the one function that checks boxes off in a body without
 //! changing any other byte, and the cleaning of untrusted text before it reaches a prompt.
 //!
-//! Pure but for [`guidance`], which reads the guidance files. The tracker supplies the body,
+//! Pure but for `guidance`, which reads the guidance files. The tracker supplies the body,
 //! the agent layer the `extract` answer.
 
 mod guidance;

@@ -1,6 +1,6 @@
 //! [`IssueTracker`] over the GitHub REST API. octocrab provides the transport (base URL from
-//! `GITHUB_API_URL`, the token in the `Authorization` header, TLS, timeouts); [`http`] adds the
-//! retry and error rules; [`wire`] holds the JSON shapes read.
+//! `GITHUB_API_URL`, the token in the `Authorization` header, TLS, timeouts); `http` adds the
+//! retry and error rules; `wire` holds the JSON shapes read.
 
 mod http;
 mod wire;
