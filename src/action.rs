@@ -177,6 +177,8 @@ pub(crate) mod tests {
                 human_review: false,
                 judges: Default::default(),
                 checks: vec![],
+                attempts: 0,
+                verified_by_claims: false,
             }],
             events: vec!["e.json".into()],
             accounts: vec![],

@@ -12,8 +12,12 @@ pub enum Exit {
     Failure = 1,
     /// Usage, configuration or preflight error: nothing was done.
     Usage = 2,
-    /// Interrupted by Ctrl-C.
+    /// Stopped by a hang-up (SIGHUP): 128 + 1.
+    HangUp = 129,
+    /// Interrupted by Ctrl-C (SIGINT): 128 + 2.
     Interrupted = 130,
+    /// Terminated (SIGTERM, how CI cancels a job): 128 + 15.
+    Terminated = 143,
 }
 
 impl Exit {

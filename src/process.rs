@@ -424,6 +424,32 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
     Ok(output)
 }
 
+/// Whether `program` can be started: a path that exists, or a name found on `PATH`.
+pub fn on_path(program: &str) -> bool {
+    if program.contains('/') {
+        let path = std::path::Path::new(program);
+        return path.is_file() && is_executable(path);
+    }
+    crate::env::get_os(crate::env::PATH).is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| {
+            let candidate = dir.join(program);
+            candidate.is_file() && is_executable(&candidate)
+        })
+    })
+}
+
+#[cfg(unix)]
+fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(_path: &std::path::Path) -> bool {
+    true
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;

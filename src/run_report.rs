@@ -100,7 +100,15 @@ pub struct RoundReport {
     /// Every proposal scored below the threshold (`scoring/proposal.toml`).
     pub human_review: bool,
     pub judges: JudgesReport,
+    /// The checks of the round's passing attempt, else of its last one.
     pub checks: Vec<CheckReport>,
+    /// Implementation attempts the round used.
+    #[serde(default)]
+    pub attempts: u32,
+    /// The verify role could not answer: the boxes checked off are the ones the proposal and
+    /// the implementer both claimed, with every check passing.
+    #[serde(default)]
+    pub verified_by_claims: bool,
 }
 
 impl RoundReport {

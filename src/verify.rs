@@ -38,6 +38,8 @@ pub struct VerificationReport {
     pub coverage: Coverage,
     pub diff: DiffStats,
     pub protected: Vec<Finding>,
+    /// A test check had to run and pass (`[checks] require_test`).
+    pub require_test: bool,
 }
 
 impl VerificationReport {
@@ -48,15 +50,22 @@ impl VerificationReport {
             coverage: Coverage::default(),
             diff: DiffStats::default(),
             protected: Vec::new(),
+            require_test: true,
         }
     }
 
-    /// Every check that ran passed (unavailable ones say nothing), coverage did not drop, and
-    /// no protected path was touched.
+    /// Nothing is taken on trust: at least one check ran, every check that ran passed, a test
+    /// was among them (when required), the change is not empty, coverage did not drop, and no
+    /// protected path was touched.
     pub fn passed(&self) -> bool {
-        self.failing_checks().next().is_none()
-            && !self.coverage.dropped()
-            && self.protected.is_empty()
+        self.failure_reasons().is_empty()
+    }
+
+    /// Checks that ran (an unavailable one did not).
+    pub fn ran(&self) -> impl Iterator<Item = &CheckResult> {
+        self.checks
+            .iter()
+            .filter(|c| c.status != CheckStatus::Unavailable)
     }
 
     /// Checks that failed or timed out.
@@ -82,6 +91,21 @@ impl VerificationReport {
             .failing_checks()
             .map(|c| format!("check `{}` {}", c.name, status_word(c.status)))
             .collect();
+        if self.ran().next().is_none() {
+            out.push(if self.checks.is_empty() {
+                "no check ran: none is configured or detected".to_owned()
+            } else {
+                "no check ran: every check was unavailable (its program is not installed)"
+                    .to_owned()
+            });
+        } else if self.require_test && self.tally(CheckKind::Test).1 == 0 {
+            out.push(
+                "no test ran: a test check must run and pass ([checks] require_test)".to_owned(),
+            );
+        }
+        if self.diff.files.is_empty() {
+            out.push("the implementation changed nothing".to_owned());
+        }
         if self.coverage.dropped() {
             out.push(format!(
                 "coverage dropped from {:.2}% to {:.2}%",
@@ -156,6 +180,7 @@ pub async fn verify(
         },
         diff,
         protected,
+        require_test: plan.require_test,
     })
 }
 
@@ -185,12 +210,61 @@ mod tests {
             checks,
             coverage,
             diff: DiffStats {
-                files: vec![],
+                files: vec![crate::workspace::FileChange {
+                    path: "src/lib.rs".into(),
+                    status: "modified",
+                    added: 10,
+                    removed: 2,
+                    added_lines: vec![],
+                    removed_lines: vec![],
+                }],
                 lines_added: 10,
                 lines_removed: 2,
             },
             protected,
+            require_test: true,
         }
+    }
+
+    #[test]
+    fn nothing_passes_on_nothing() {
+        let none = Coverage::default();
+        let quality = || check("format", CheckKind::Quality, CheckStatus::Passed);
+        let r = report(vec![], none, vec![]);
+        assert_eq!(
+            r.failure_reasons(),
+            ["no check ran: none is configured or detected"]
+        );
+        let r = report(
+            vec![check("test", CheckKind::Test, CheckStatus::Unavailable)],
+            none,
+            vec![],
+        );
+        assert_eq!(
+            r.failure_reasons(),
+            ["no check ran: every check was unavailable (its program is not installed)"]
+        );
+        let mut r = report(vec![quality()], none, vec![]);
+        assert_eq!(
+            r.failure_reasons(),
+            ["no test ran: a test check must run and pass ([checks] require_test)"]
+        );
+        r.require_test = false;
+        assert!(
+            r.passed(),
+            "quality checks alone pass when no test is required"
+        );
+        let mut r = report(
+            vec![
+                quality(),
+                check("test", CheckKind::Test, CheckStatus::Passed),
+            ],
+            none,
+            vec![],
+        );
+        assert!(r.passed());
+        r.diff = DiffStats::default();
+        assert_eq!(r.failure_reasons(), ["the implementation changed nothing"]);
     }
 
     #[test]

@@ -40,6 +40,20 @@ impl Spend {
     pub fn tokens(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
+
+    /// What was spent beyond `earlier` (a snapshot of the same account).
+    fn minus(&self, earlier: &Spend) -> Spend {
+        Spend {
+            calls: self.calls.saturating_sub(earlier.calls),
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            cost_usd: match (self.cost_usd, earlier.cost_usd) {
+                (Some(now), before) => Some((now - before.unwrap_or(0.0)).max(0.0)),
+                (None, _) => None,
+            },
+            duration: self.duration.saturating_sub(earlier.duration),
+        }
+    }
 }
 
 /// One row of the accounts: who (a bot id, `arbiter`, `judge_2`, `implementer`), in which
@@ -91,6 +105,24 @@ impl Accounts {
             cost_usd: usage.cost_usd,
             duration,
         });
+    }
+
+    /// What was spent since `earlier`, a snapshot of these accounts (a round's own spend).
+    pub fn since(&self, earlier: &Accounts) -> Accounts {
+        Accounts {
+            entries: self
+                .entries
+                .iter()
+                .map(|(k, s)| {
+                    let spent = match earlier.entries.get(k) {
+                        Some(e) => s.minus(e),
+                        None => *s,
+                    };
+                    (k.clone(), spent)
+                })
+                .filter(|(_, s)| s.calls > 0)
+                .collect(),
+        }
     }
 
     /// Everything spent so far.
@@ -180,6 +212,24 @@ mod tests {
         assert_eq!(json["role"], "propose");
         assert_eq!(json["duration_ms"], 3000);
         assert_eq!(json["input_tokens"], 110);
+    }
+
+    #[test]
+    fn a_rounds_spend_is_what_came_after_its_snapshot() {
+        let mut a = Accounts::default();
+        let s = Duration::from_secs;
+        a.record("bot_a", Role::Propose, usage(100, 50, Some(0.01)), s(2));
+        a.record("bot_b", Role::Propose, usage(7, 7, None), s(1));
+        let snapshot = a.clone();
+        a.record("bot_a", Role::Propose, usage(10, 5, Some(0.02)), s(1));
+        a.record("implementer", Role::Implement, usage(1, 1, None), s(4));
+        let round = a.since(&snapshot);
+        let bot_a = round.of("bot_a");
+        assert_eq!((bot_a.calls, bot_a.tokens(), bot_a.duration), (1, 15, s(1)));
+        assert!((bot_a.cost_usd.unwrap() - 0.02).abs() < 1e-12);
+        assert_eq!(round.of("bot_b").calls, 0, "nothing new");
+        assert_eq!(round.of("implementer").duration, s(4));
+        assert_eq!(round.total().calls, 2);
     }
 
     #[test]

@@ -179,17 +179,88 @@ pub trait Backend: Send + Sync {
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError>;
 }
 
+/// The program a `claude` or `codex` agent runs: `RALPH_CLAUDE_BIN` / `RALPH_CODEX_BIN`, else the
+/// CLI's own name on `PATH`.
+pub fn cli_program(kind: BackendKind) -> String {
+    let (var, name) = match kind {
+        BackendKind::Codex => (crate::env::RALPH_CODEX_BIN, "codex"),
+        _ => (crate::env::RALPH_CLAUDE_BIN, "claude"),
+    };
+    crate::env::get(var).unwrap_or_else(|| name.into())
+}
+
+/// Whether an agent configured so can start here, without starting it: its program is
+/// installed, its API key is set (unless a keyless `base_url`), its recordings exist. `Err`
+/// says what is missing and how to fix it.
+pub fn can_start(config: &AgentConfig, root: &Path) -> Result<(), String> {
+    use crate::process::on_path;
+    let program = |p: &str| {
+        if p.contains('/') && !Path::new(p).is_absolute() {
+            root.join(p).to_string_lossy().into_owned()
+        } else {
+            p.to_owned()
+        }
+    };
+    match config.backend {
+        kind @ (BackendKind::Claude | BackendKind::Codex) => {
+            let p = cli_program(kind);
+            if on_path(&program(&p)) {
+                Ok(())
+            } else {
+                let (cli, package, var) = match kind {
+                    BackendKind::Codex => ("the Codex CLI", "@openai/codex", "RALPH_CODEX_BIN"),
+                    _ => (
+                        "the Claude Code CLI",
+                        "@anthropic-ai/claude-code",
+                        "RALPH_CLAUDE_BIN",
+                    ),
+                };
+                Err(format!(
+                    "`{p}` ({cli}) is not installed: `npm install -g {package}`, or set {var} to the program"
+                ))
+            }
+        }
+        BackendKind::Command => match config.command.first() {
+            Some(p) if on_path(&program(p)) => Ok(()),
+            Some(p) => Err(format!(
+                "`{p}` is not an executable program here: fix `command` in .ralph/config.toml"
+            )),
+            None => Err("`command` is empty".into()),
+        },
+        BackendKind::Replay => {
+            let dir = config.dir.clone().unwrap_or_default();
+            let dir = if dir.is_absolute() {
+                dir
+            } else {
+                root.join(dir)
+            };
+            if dir.is_dir() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "the recordings directory {} does not exist",
+                    dir.display()
+                ))
+            }
+        }
+        // The HTTP backends check their model and key when they are built.
+        BackendKind::Anthropic | BackendKind::Openai => {
+            build(config, root).map(|_| ()).map_err(|e| e.to_string())
+        }
+    }
+}
+
 /// Builds the backend an agent's configuration names. `root` resolves relative paths.
 pub fn build(config: &AgentConfig, root: &Path) -> Result<Arc<dyn Backend>, AgentError> {
     let model = config.model.clone();
     Ok(match config.backend {
         BackendKind::Command => Arc::new(command::CommandBackend::new(config.command.clone())?),
         BackendKind::Claude => Arc::new(claude::ClaudeBackend::new(
-            crate::env::get(crate::env::RALPH_CLAUDE_BIN).unwrap_or_else(|| "claude".into()),
+            cli_program(BackendKind::Claude),
             model,
         )),
         BackendKind::Codex => Arc::new(codex::CodexBackend::new(
-            crate::env::get(crate::env::RALPH_CODEX_BIN).unwrap_or_else(|| "codex".into()),
+            cli_program(BackendKind::Codex),
             model,
         )),
         BackendKind::Replay => {

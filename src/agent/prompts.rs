@@ -4,11 +4,15 @@
 //! of printing nothing. Values are data: nothing inserted is evaluated as a template.
 
 use super::Role;
+use crate::fsutil::{read_regular_text, Unreadable};
 use minijinja::{Environment, UndefinedBehavior, Value};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// The built-in templates.
+/// The largest template override read from `.ralph/prompts/`.
+const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
+
 const BUILTIN: [(Role, &str); 5] = [
     (Role::Extract, include_str!("../../prompts/extract.md")),
     (Role::Propose, include_str!("../../prompts/propose.md")),
@@ -62,12 +66,18 @@ impl Prompts {
         let mut origins = Vec::new();
         for (role, builtin) in BUILTIN {
             let path = ralph_dir.join("prompts").join(format!("{role}.md"));
-            let (source, origin) = match std::fs::read_to_string(&path) {
+            let (source, origin) = match read_regular_text(&path, MAX_TEMPLATE_BYTES) {
                 Ok(text) => (text, path.display().to_string()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(Unreadable::Missing) => {
                     (builtin.to_owned(), format!("prompts/{role}.md (built in)"))
                 }
-                Err(source) => return Err(PromptError::Read { path, source }),
+                Err(Unreadable::Io(source)) => return Err(PromptError::Read { path, source }),
+                Err(e) => {
+                    return Err(PromptError::Read {
+                        path,
+                        source: std::io::Error::other(e.to_string()),
+                    })
+                }
             };
             env.add_template_owned(role.as_str().to_owned(), source)
                 .map_err(|e| PromptError::Template {
@@ -107,7 +117,9 @@ mod tests {
 
     fn base() -> serde_json::Value {
         json!({
-            "issue": {"number": 12, "title": "Add a {{ widget }}"},
+            "issue": {"number": 12, "title": "Add a {{ widget }}",
+                      "body": "Users asked for widgets in #9.\n\n- [ ] Add a widget", "truncated": false,
+                      "body_bytes": 48, "fence": "```"},
             "requirements_json": "{\"explicit_requirements\": []}",
             "explicit_json": "[]",
             "guidance": [{"path": "CLAUDE.md", "text": "Run cargo test."}],
@@ -144,6 +156,13 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{role}: {e}"));
             assert!(text.contains("#12"), "{role}");
             assert!(text.contains("```json"), "{role}");
+            // Every role sees the issue's prose, fenced as data.
+            assert!(
+                text.contains(
+                    "```markdown\nUsers asked for widgets in #9.\n\n- [ ] Add a widget\n```"
+                ),
+                "{role}: {text}"
+            );
             assert!(p.origin(role).contains("built in"));
         }
     }

@@ -15,6 +15,8 @@ pub struct CheckPlan {
     pub checks: Vec<CheckSpec>,
     /// A command whose output holds the total coverage percentage.
     pub coverage: Option<String>,
+    /// An attempt passes only if a test check ran and passed (`[checks] require_test`).
+    pub require_test: bool,
 }
 
 /// The check names of a maskfile that ralph runs, in the order it runs them.
@@ -28,9 +30,10 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
             checks: config
                 .commands
                 .iter()
-                .map(|(name, command)| CheckSpec::new(name, command))
+                .map(|(name, command)| CheckSpec::new(name, command).configured())
                 .collect(),
             coverage: config.coverage_command.clone(),
+            require_test: config.require_test,
         };
     }
     let read = |name: &str| std::fs::read_to_string(root.join(name)).ok();
@@ -41,6 +44,7 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
                 source: "maskfile.md".into(),
                 checks,
                 coverage: None,
+                require_test: config.require_test,
             };
         }
     }
@@ -54,6 +58,7 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
                 CheckSpec::new("test", "cargo test"),
             ],
             coverage: None,
+            require_test: config.require_test,
         };
     }
     let pyproject = read("pyproject.toml");
@@ -90,6 +95,7 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
             source: "python".into(),
             checks,
             coverage,
+            require_test: config.require_test,
         };
     }
     if let Some(text) = read("package.json") {
@@ -119,13 +125,39 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
             source: "node".into(),
             checks,
             coverage: None,
+            require_test: config.require_test,
         };
     }
     CheckPlan {
         source: "none".into(),
         checks: Vec::new(),
         coverage: None,
+        require_test: config.require_test,
     }
+}
+
+/// A `[checks]` section to start from, for the language the repository at `root` looks like it
+/// is written in (for the message that refuses a competition with no check).
+pub fn example(root: &Path) -> String {
+    let has = |f: &str| root.join(f).exists();
+    let lines: &[&str] = if has("Cargo.toml") {
+        &[
+            "format = \"cargo fmt --all -- --check\"",
+            "lint = \"cargo clippy --all-targets -- -D warnings\"",
+            "test = \"cargo test\"",
+        ]
+    } else if has("pyproject.toml") || has("setup.py") || has("setup.cfg") {
+        &["lint = \"flake8\"", "test = \"python -m pytest\""]
+    } else if has("package.json") {
+        &["lint = \"npm run lint\"", "test = \"npm test\""]
+    } else if has("go.mod") {
+        &["lint = \"go vet ./...\"", "test = \"go test ./...\""]
+    } else if has("pom.xml") {
+        &["test = \"mvn -q test\""]
+    } else {
+        &["test = \"make test\""]
+    };
+    format!("[checks]\n{}", lines.join("\n"))
 }
 
 /// The `development <language> <check>` commands of a maskfile, as `mask development …`
@@ -297,5 +329,16 @@ mod tests {
                 ("unit-test".into(), "make test".into(), CheckKind::Test),
             ]
         );
+    }
+
+    #[test]
+    fn the_checks_example_follows_the_language() {
+        let rust = project(&[("Cargo.toml", "[package]")]);
+        assert!(example(rust.path()).contains("test = \"cargo test\""));
+        let py = project(&[("pyproject.toml", "")]);
+        assert!(example(py.path()).starts_with("[checks]\n"));
+        assert!(example(py.path()).contains("pytest"));
+        let bare = project(&[("README.md", "hi")]);
+        assert_eq!(example(bare.path()), "[checks]\ntest = \"make test\"");
     }
 }

@@ -8,7 +8,8 @@ pub mod coverage;
 pub mod detect;
 pub mod run;
 
-pub use detect::{detect, CheckPlan};
+pub use crate::process::on_path;
+pub use detect::{detect, example, CheckPlan};
 pub use run::{run_checks, CheckResult, CheckStatus};
 
 use serde::Serialize;
@@ -29,6 +30,9 @@ pub struct CheckSpec {
     pub kind: CheckKind,
     /// The program the command needs, to report it as unavailable when it is missing.
     pub program: Option<String>,
+    /// Named in `[checks]`: a missing program fails the check instead of making it
+    /// unavailable (the user asked for this check; an auto-detected one may not apply).
+    pub configured: bool,
 }
 
 impl CheckSpec {
@@ -49,7 +53,14 @@ impl CheckSpec {
                 CheckKind::Quality
             },
             program: first_program(command),
+            configured: false,
         }
+    }
+
+    /// The same check, as named in `[checks]`.
+    pub fn configured(mut self) -> CheckSpec {
+        self.configured = true;
+        self
     }
 }
 
@@ -70,32 +81,6 @@ fn first_program(command: &str) -> Option<String> {
         return None;
     }
     Some(word.to_owned())
-}
-
-/// Whether `program` can be started: a path that exists, or a name found on `PATH`.
-pub fn on_path(program: &str) -> bool {
-    if program.contains('/') {
-        let path = std::path::Path::new(program);
-        return path.is_file() && is_executable(path);
-    }
-    crate::env::get_os(crate::env::PATH).is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| {
-            let candidate = dir.join(program);
-            candidate.is_file() && is_executable(&candidate)
-        })
-    })
-}
-
-#[cfg(unix)]
-fn is_executable(path: &std::path::Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    path.metadata()
-        .is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-}
-
-#[cfg(not(unix))]
-fn is_executable(_path: &std::path::Path) -> bool {
-    true
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Running checks: quality checks at the same time, then the tests one after another (they
 //! often share a build directory or a database), each through the one process wrapper with a
 //! timeout and a bounded output, in the worktree, without the GitHub credentials. A check
-//! whose program is missing is "unavailable" with a hint, never a crash.
+//! whose program is missing is "unavailable" with a hint (failed, when `[checks]` names it),
+//! never a crash.
 
 use super::{on_path, CheckKind, CheckSpec};
 use crate::process::{self, Cmd};
@@ -48,20 +49,31 @@ impl CheckResult {
 
 /// Runs one check in `workdir`.
 pub async fn run_check(spec: &CheckSpec, workdir: &Path, timeout: Duration) -> CheckResult {
-    let unavailable = |program: &str| {
-        CheckResult {
+    // A missing program makes an auto-detected check unavailable (it may not apply here) but
+    // fails a configured one: the user asked for it.
+    let unavailable = |program: &str| CheckResult {
         name: spec.name.clone(),
         kind: spec.kind,
         command: spec.command.clone(),
-        status: CheckStatus::Unavailable,
+        status: if spec.configured {
+            CheckStatus::Failed
+        } else {
+            CheckStatus::Unavailable
+        },
         exit_code: None,
         duration_ms: 0,
         output_tail: String::new(),
-        hint: Some(format!(
-            "`{program}` is not installed here: install it, or set the `{}` command under [checks] in .ralph/config.toml",
-            spec.name
-        )),
-    }
+        hint: Some(if spec.configured {
+            format!(
+                "`{program}` is not installed here: install it, or change the `{}` command under [checks] in .ralph/config.toml",
+                spec.name
+            )
+        } else {
+            format!(
+                "`{program}` is not installed here: install it, or set the `{}` command under [checks] in .ralph/config.toml",
+                spec.name
+            )
+        }),
     };
     if let Some(program) = &spec.program {
         if !on_path(program) && !workdir.join(program).exists() {

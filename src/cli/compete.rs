@@ -1,7 +1,7 @@
 //! `ralph compete N`: the competition on issue N (SPEC §6), or with `--dry-run` its read-only
 //! front half (requirements, proposals, blind judging, scoring, ranking; nothing written).
-//! Ctrl-C during a run kills the agents and checks, escalates the issue through the same path
-//! as any failure, and exits 130; `--resume` continues.
+//! Ctrl-C, SIGTERM or SIGHUP during a run kills the agents and checks, escalates the issue
+//! through the same path as any failure, and exits 130, 143 or 129; `--resume` continues.
 
 use super::Context;
 use crate::action::{annotations, trust_gate, ActionEnv};
@@ -147,13 +147,19 @@ async fn competition(
     };
     let report = tokio::select! {
         r = compete(input) => r?,
-        Ok(()) = tokio::signal::ctrl_c() => {
-            eprintln!("\n{} interrupted: escalating #{}", ctx.printer.paint_err().warn("warning:"), args.issue);
+        how = super::signal::interrupted() => {
+            eprintln!(
+                "\n{} interrupted ({}): escalating #{}",
+                ctx.printer.paint_err().warn("warning:"),
+                how.name(),
+                args.issue
+            );
+            // The agents and checks die first; the run's lock went with its future.
             crate::process::kill_all();
-            if let Err(e) = escalate_interrupted(settings, tracker, args.issue).await {
+            if let Err(e) = escalate_interrupted(settings, tracker, args.issue, how.name()).await {
                 ctx.printer.warn(&format!("could not escalate #{}: {e:#}", args.issue));
             }
-            return Ok(Exit::Interrupted);
+            return Ok(how.exit());
         }
     };
     if let Some(env) = &action {

@@ -9,10 +9,12 @@ mod events;
 mod exit;
 mod init;
 mod leaderboard;
+mod prompt;
 mod queue;
 mod ready;
 mod reset;
 mod setup;
+mod signal;
 mod spec;
 
 use crate::config::TrackerKind;
@@ -34,7 +36,7 @@ use std::path::PathBuf;
     max_term_width = 100
 )]
 #[command(
-    after_help = "Exit codes: 0 success, 1 failure, 2 usage or configuration error, 130 interrupted.\nLogging: -v debug, -vv trace; RALPH_LOG overrides (tracing EnvFilter syntax)."
+    after_help = "Exit codes: 0 success, 1 failure, 2 usage or configuration error, 130 interrupted (Ctrl-C),\n143 terminated (SIGTERM), 129 hung up (SIGHUP).\nLogging: -v debug, -vv trace; RALPH_LOG overrides (tracing EnvFilter syntax)."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -163,19 +165,18 @@ fn init_logging(global: &GlobalArgs, color: bool) {
 /// Runs a parsed command line and returns the exit code, having rendered any error.
 pub async fn main(cli: Cli) -> Exit {
     let global = cli.global.clone();
-    // A real competition handles Ctrl-C itself: it escalates the issue before exiting.
+    // A real competition handles the signals itself: it escalates the issue before exiting.
     let own_interrupt = matches!(&cli.command, Command::Compete(a) if !a.dry_run);
     let printer = Printer::new(global.json, global.quiet > 0, global.color);
     init_logging(&global, printer.paint_err().enabled());
     let result = tokio::select! {
         r = run(cli, printer) => r,
-        // A handler that cannot be installed yields Err: that branch is then disabled.
-        Ok(()) = tokio::signal::ctrl_c(), if !own_interrupt => {
+        how = signal::interrupted(), if !own_interrupt => {
             // Start on a fresh line: the interrupt usually lands mid-line (a prompt, a bar).
-            eprintln!("\n{} interrupted", printer.paint_err().warn("warning:"));
+            eprintln!("\n{} interrupted ({})", printer.paint_err().warn("warning:"), how.name());
             // The process exits without running destructors: kill the agents and checks now.
             crate::process::kill_all();
-            return Exit::Interrupted;
+            return how.exit();
         }
     };
     match result {

@@ -1,5 +1,7 @@
 //! `ralph ready N`: mark issue N as ready for a competition — add the ready label, remove
-//! `in-refinement` (SPEC §2).
+//! `in-refinement` (SPEC §2). It also re-arms an issue a stopped run left behind: one labelled
+//! `in-progress` or `attention-needed` with no live run on this machine (its lock is free)
+//! loses those labels and `ralph` — after a confirmation on a terminal, or with `--yes`.
 
 use super::Context;
 use crate::error::{Exit, UserError};
@@ -12,6 +14,9 @@ pub struct ReadyArgs {
     /// The issue number
     #[arg(value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub issue: u64,
+    /// Re-arm an issue left `in-progress` or `attention-needed` without asking
+    #[arg(short, long)]
+    pub yes: bool,
 }
 
 pub async fn run(ctx: &Context, args: ReadyArgs) -> Result<Exit> {
@@ -28,33 +33,69 @@ pub async fn run(ctx: &Context, args: ReadyArgs) -> Result<Exit> {
                 .into(),
         );
     }
+    let left_behind: Vec<&str> = [workflow::LABEL_IN_PROGRESS, workflow::LABEL_ATTENTION]
+        .into_iter()
+        .filter(|l| issue.has_label(l))
+        .collect();
+    let mut removed_labels: Vec<&str> = Vec::new();
+    if !left_behind.is_empty() {
+        let n = issue.number;
+        if crate::compete::RunLock::is_held(&settings.ralph_dir, n) {
+            return Err(UserError::usage(format!(
+                "a `ralph compete {n}` is running on this machine"
+            ))
+            .with_hint("wait for it to finish; it releases the issue itself")
+            .into());
+        }
+        let labels = left_behind.join("` and `");
+        let confirmed = super::prompt::confirm(
+            &format!(
+                "Issue #{n} is labelled `{labels}` and no run holds it here. Re-arm it as `{ready}`? [y/N] "
+            ),
+            args.yes,
+            format!("issue #{n} is labelled `{labels}`: re-arming it needs confirmation"),
+            "check that no run is working on it (on this machine or in CI), then run `ralph ready N --yes`",
+        )
+        .await?;
+        if !confirmed {
+            ctx.printer.status("Nothing changed.");
+            return Ok(Exit::Success);
+        }
+        for label in [
+            workflow::LABEL_IN_PROGRESS,
+            workflow::LABEL_ATTENTION,
+            workflow::LABEL_RALPH,
+        ] {
+            if issue.has_label(label) && tracker.remove_label(n, label).await? {
+                removed_labels.push(label);
+            }
+        }
+    }
     let added = !issue.has_label(&ready);
     if added {
         tracker
             .add_labels(issue.number, std::slice::from_ref(&ready))
             .await?;
     }
-    let removed = if issue.has_label(workflow::LABEL_IN_REFINEMENT) {
-        tracker
+    if issue.has_label(workflow::LABEL_IN_REFINEMENT)
+        && tracker
             .remove_label(issue.number, workflow::LABEL_IN_REFINEMENT)
             .await?
-    } else {
-        false
-    };
+    {
+        removed_labels.push(workflow::LABEL_IN_REFINEMENT);
+    }
     if ctx.printer.json_mode() {
         ctx.printer.json(&serde_json::json!({
             "issue": issue.number,
             "added": if added { vec![ready.as_str()] } else { vec![] },
-            "removed": if removed { vec![workflow::LABEL_IN_REFINEMENT] } else { vec![] },
+            "removed": removed_labels,
         }))?;
     } else {
         let mut changes = Vec::new();
         if added {
             changes.push(format!("+{ready}"));
         }
-        if removed {
-            changes.push(format!("-{}", workflow::LABEL_IN_REFINEMENT));
-        }
+        changes.extend(removed_labels.iter().map(|l| format!("-{l}")));
         let line = if changes.is_empty() {
             format!("issue #{} was already ready\n", issue.number)
         } else {

@@ -3,12 +3,12 @@
 //! `--yes`, and refuses without it.
 
 use super::Context;
-use crate::error::{Exit, UserError};
+use crate::error::Exit;
 use crate::ledger::Ledger;
 use anyhow::{Context as _, Result};
 use clap::Args;
 use std::fs;
-use std::io::{self, BufRead, IsTerminal, Write};
+use std::io;
 
 #[derive(Debug, Args)]
 pub struct ResetArgs {
@@ -36,22 +36,19 @@ pub async fn run(ctx: &Context, args: ResetArgs) -> Result<Exit> {
         files.len(),
         ledger.store().dir().display()
     );
-    if !args.yes {
-        if !io::stdin().is_terminal() {
-            return Err(UserError::usage(format!(
-                "refusing to delete {} event file(s) without confirmation",
-                files.len()
-            ))
-            .with_hint("run `ralph reset --yes` to confirm when not on a terminal")
-            .into());
-        }
-        let confirmed = tokio::task::spawn_blocking(move || ask(&question))
-            .await
-            .context("the confirmation prompt failed")??;
-        if !confirmed {
-            ctx.printer.status("Nothing deleted.");
-            return Ok(Exit::Success);
-        }
+    let confirmed = super::prompt::confirm(
+        &question,
+        args.yes,
+        format!(
+            "refusing to delete {} event file(s) without confirmation",
+            files.len()
+        ),
+        "run `ralph reset --yes` to confirm when not on a terminal",
+    )
+    .await?;
+    if !confirmed {
+        ctx.printer.status("Nothing deleted.");
+        return Ok(Exit::Success);
     }
     let mut deleted = 0usize;
     for f in &files {
@@ -77,20 +74,4 @@ pub async fn run(ctx: &Context, args: ResetArgs) -> Result<Exit> {
         ))?;
     }
     Ok(Exit::Success)
-}
-
-fn ask(question: &str) -> io::Result<bool> {
-    // The stderr lock must not be held while waiting for the answer: Ctrl-C prints on stderr
-    // from another thread, which would otherwise wait for this one forever.
-    {
-        let mut err = io::stderr().lock();
-        err.write_all(question.as_bytes())?;
-        err.flush()?;
-    }
-    let mut answer = String::new();
-    io::stdin().lock().read_line(&mut answer)?;
-    Ok(matches!(
-        answer.trim().to_ascii_lowercase().as_str(),
-        "y" | "yes"
-    ))
 }

@@ -1,7 +1,8 @@
 //! The agents of a run, built once from the configuration: one backend per bot, the arbiter
-//! (extract, verify and the default judge), the judges and the implementer. A backend that
-//! cannot be built (a missing API key, an empty command) does not stop the run: the bot is
-//! skipped with that reason, and a missing arbiter falls back as SPEC §6 says.
+//! (extract, verify and the default judge), the judges and the implementer. An agent that
+//! cannot start (its program not installed, a missing API key, no recordings) is kept with the
+//! reason instead of a backend: the competition refuses to start without an implementer, an
+//! arbiter or any bot, and skips the other unusable bots with a warning.
 //! With `--record DIR` every backend is wrapped so its answers are written for replay.
 
 use crate::agent::replay::Recorder;
@@ -24,7 +25,12 @@ pub struct Agent {
 
 impl Agent {
     fn build(name: &str, config: &AgentConfig, root: &Path, record: Option<&Path>) -> Agent {
-        let backend = agent::build(config, root)
+        let backend = agent::can_start(config, root)
+            .map_err(|why| agent::AgentError::Start {
+                backend: config.backend.as_str().to_owned(),
+                message: why,
+            })
+            .and_then(|()| agent::build(config, root))
             .map(|b| match record {
                 Some(dir) => Arc::new(Recorder::new(b, dir.to_owned())) as Arc<dyn Backend>,
                 None => b,
@@ -48,6 +54,25 @@ pub struct Agents {
 }
 
 impl Agents {
+    /// Why the run cannot go ahead with these agents, one line per unusable agent that is
+    /// needed; `Ok` with a line per unusable bot that will be skipped.
+    pub fn usable(&self) -> Result<Vec<String>, Vec<String>> {
+        let why = |a: &Agent| a.backend.as_ref().err().map(|e| format!("{}: {e}", a.name));
+        let mut fatal: Vec<String> = [&self.implementer, &self.arbiter]
+            .into_iter()
+            .filter_map(why)
+            .collect();
+        let skipped: Vec<String> = self.bots.iter().filter_map(why).collect();
+        if skipped.len() == self.bots.len() {
+            fatal.push(format!("no bot can start ({})", skipped.join("; ")));
+        }
+        if fatal.is_empty() {
+            Ok(skipped)
+        } else {
+            Err(fatal)
+        }
+    }
+
     /// Builds every agent of `config`; relative paths resolve against `root`.
     pub fn build(config: &Config, root: &Path, record: Option<&Path>) -> Agents {
         let judge_configs: Vec<AgentConfig> = if config.judges.is_empty() {

@@ -1,7 +1,9 @@
-//! Phase 3: the implementer's attempts on the winning proposal, each verified by ralph's own
-//! checks (after a failed attempt the worktree is reset and the implementer gets the failing
-//! checks), then the `verify` role deciding which open checkboxes the passing change satisfies,
-//! and the failure context a replan gets when no attempt passed.
+//! Phase 3: the implementer's attempts on the winning proposal. No attempt is taken on an
+//! agent's word: each one is verified by ralph's own checks (something must run, a test among
+//! it, the change must not be empty), then the `verify` role decides which open checkboxes the
+//! change satisfies — none satisfied fails the attempt —, then the change is committed, and a
+//! failing pre-commit hook fails the attempt too. Whatever failed goes to the next attempt;
+//! between attempts the worktree is reset. The run's caps are checked before every attempt.
 
 use super::extract::{prompt_json, PromptIssue};
 use super::propose::{FailedCheck, FailureContext};
@@ -12,38 +14,82 @@ use crate::agent::protocol::{ask, AnswerContext, ImplementAnswer, VerifyAnswer};
 use crate::agent::Role;
 use crate::checks::CheckKind;
 use crate::verify::{verify, VerificationReport};
+use crate::workspace::{CommitInfo, WorkspaceError};
 use anyhow::Result;
 use std::collections::BTreeMap;
 
 /// The most diff text the `verify` role is shown.
 const MAX_VERIFY_DIFF: usize = 200_000;
+/// The most of a failed attempt's diff kept for the escalation comment.
+pub const MAX_FAILED_DIFF: usize = 20_000;
+
+/// Which open checkboxes a passing change satisfies, and on whose word.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Verdict {
+    /// Id → evidence.
+    pub satisfied: BTreeMap<String, String>,
+    /// Id → why not, for the boxes the verify role found unsatisfied.
+    pub unsatisfied: BTreeMap<String, String>,
+    /// The verify role answered; otherwise the claims of the proposal and the implementer
+    /// were used (and the report says so).
+    pub by_verify_role: bool,
+}
+
+/// The attempt that passed.
+pub(super) struct Passed {
+    pub verdict: Verdict,
+    /// The commit made on the branch.
+    pub commit: String,
+}
 
 /// What the attempts came to.
+#[derive(Default)]
 pub(super) struct Attempts {
-    /// The implementer's answer of the attempt that passed verification; `None` when none did.
-    pub answer: Option<ImplementAnswer>,
+    pub passed: Option<Passed>,
     /// The passing attempt's verification, else the last one's.
     pub verification: Option<VerificationReport>,
     /// Attempts made.
     pub used: u32,
+    /// A run cap stopped the attempts before the budget was spent.
+    pub cap: Option<String>,
+    /// The last failed attempt: its reasons and its diff (bounded).
+    pub last_reasons: Vec<String>,
+    pub last_diff: Option<String>,
+    /// The verify role's reasons for the boxes it found unsatisfied, at the last attempt it
+    /// was asked.
+    pub unsatisfied: BTreeMap<String, String>,
 }
 
-/// The failing checks and protected paths of a verification, for the next attempt's prompt.
-fn failures_for_prompt(v: &VerificationReport) -> Vec<FailedCheck> {
-    v.failing_checks()
-        .map(|c| FailedCheck {
-            name: c.name.clone(),
-            output_tail: c.output_tail.clone(),
+/// What a failed attempt tells the next: the failing checks and protected paths, and every
+/// other reason ralph found.
+fn failures_for_prompt(
+    v: Option<&VerificationReport>,
+    other: &[(String, String)],
+) -> Vec<FailedCheck> {
+    let mut out: Vec<FailedCheck> = v
+        .map(|v| {
+            v.failing_checks()
+                .map(|c| FailedCheck {
+                    name: c.name.clone(),
+                    output_tail: c.output_tail.clone(),
+                })
+                .chain(v.protected.iter().map(|f| FailedCheck {
+                    name: format!("protected path {}", f.path),
+                    output_tail: f.reason.clone(),
+                }))
+                .collect()
         })
-        .chain(v.protected.iter().map(|f| FailedCheck {
-            name: format!("protected path {}", f.path),
-            output_tail: f.reason.clone(),
-        }))
-        .collect()
+        .unwrap_or_default();
+    out.extend(other.iter().map(|(name, text)| FailedCheck {
+        name: name.clone(),
+        output_tail: text.clone(),
+    }));
+    out
 }
 
 impl Run<'_> {
-    /// Up to the winner's budget of attempts; stops at the first that passes verification.
+    /// Up to the round's budget of attempts; stops at the first that passes everything and is
+    /// committed, or at a run cap.
     pub(super) async fn implement(
         &mut self,
         bench: &Bench,
@@ -56,12 +102,19 @@ impl Run<'_> {
             Ok(b) => b.clone(),
             Err(why) => return Err(anyhow::anyhow!("the implementer cannot start: {why}")),
         };
+        let timeout = implementer.timeout;
         let budget = sel.budget;
+        let mut out = Attempts::default();
         let mut previous: Vec<FailedCheck> = Vec::new();
-        let mut last = None;
-        let mut used = 0;
         for attempt in 1..=budget {
-            used = attempt;
+            if let Some(cap) = self
+                .accounts
+                .cap_reached(&self.input.settings.config.limits)
+            {
+                out.cap = Some(cap.to_string());
+                break;
+            }
+            out.used = attempt;
             if attempt > 1 {
                 self.input.workspace.reset_worktree(&bench.wt).await?;
             }
@@ -78,9 +131,7 @@ impl Run<'_> {
                     "budget": budget,
                 }),
             )?;
-            let mut call = contest
-                .site
-                .call(Role::Implement, prompt, implementer.timeout);
+            let mut call = contest.site.call(Role::Implement, prompt, timeout);
             call.workdir = bench.wt.path.clone();
             call.attempt = (attempt - 1) * 2;
             let ctx = AnswerContext {
@@ -115,47 +166,120 @@ impl Run<'_> {
                 bench.timeout,
             )
             .await?;
-            let ok = v.passed() && answer.is_some();
+            let mut reasons = v.failure_reasons();
+            // Named reasons beyond the checks, for the next attempt's prompt.
+            let mut other: Vec<(String, String)> = Vec::new();
+            if answer.is_none() {
+                reasons.insert(0, "the implementer gave no answer".into());
+            }
+            if v.diff.files.is_empty() {
+                other.push((
+                    "no change".into(),
+                    "the implementation changed nothing".into(),
+                ));
+            }
+            let outcome = match answer {
+                Some(answer) if reasons.is_empty() => {
+                    let verdict = self
+                        .verify_requirements(bench, contest, sel, &answer, &v)
+                        .await?;
+                    out.unsatisfied = verdict.unsatisfied.clone();
+                    if verdict.satisfied.is_empty() {
+                        let why = verdict
+                            .unsatisfied
+                            .iter()
+                            .map(|(id, r)| format!("{id}: {r}"))
+                            .collect::<Vec<_>>()
+                            .join("\n");
+                        reasons.push(
+                            "the verify role found none of the open checkboxes satisfied".into(),
+                        );
+                        other.push(("verify role".into(), why));
+                        None
+                    } else {
+                        Some((answer, verdict))
+                    }
+                }
+                _ => None,
+            };
+            if let Some((answer, verdict)) = outcome {
+                match self.commit(bench, contest, sel, &answer).await {
+                    Ok(commit) => {
+                        printer.status(&format!(
+                            "- Attempt {attempt}/{budget}: verification passed"
+                        ));
+                        out.passed = Some(Passed { verdict, commit });
+                        out.verification = Some(v);
+                        return Ok(out);
+                    }
+                    Err(WorkspaceError::Hook { code, output }) => {
+                        reasons.push(format!("the pre-commit hook failed (exit {code})"));
+                        other.push(("pre-commit hook".into(), output));
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
             printer.status(&format!(
                 "- Attempt {attempt}/{budget}: {}",
-                if ok {
-                    "verification passed".to_owned()
-                } else {
-                    let mut r = v.failure_reasons();
-                    if answer.is_none() {
-                        r.insert(0, "the implementer gave no answer".into());
-                    }
-                    r.join("; ")
-                }
+                reasons.join("; ")
             ));
-            if ok {
-                return Ok(Attempts {
-                    answer,
-                    verification: Some(v),
-                    used: attempt,
-                });
-            }
-            previous = failures_for_prompt(&v);
-            last = Some(v);
+            previous = failures_for_prompt(Some(&v), &other);
+            out.last_diff = self
+                .input
+                .workspace
+                .patch_text(&bench.wt, MAX_FAILED_DIFF)
+                .await
+                .ok();
+            out.last_reasons = reasons;
+            out.verification = Some(v);
         }
-        Ok(Attempts {
-            answer: None,
-            verification: last,
-            used,
-        })
+        Ok(out)
     }
 
-    /// Which open checkboxes the implementation satisfies: the `verify` role's answer, limited
-    /// to the open ones; when the arbiter cannot answer, the checkboxes both the proposal and
-    /// the implementer claim (the checks passed, so the claim has their support).
-    pub(super) async fn verify_requirements(
+    /// Commits the passing attempt on the branch, with the trailers.
+    async fn commit(
         &mut self,
         bench: &Bench,
         contest: &Contest,
         sel: &Selection,
         answer: &ImplementAnswer,
-        verification: Option<&VerificationReport>,
-    ) -> Result<BTreeMap<String, String>> {
+    ) -> Result<String, WorkspaceError> {
+        let config = &self.input.settings.config;
+        let message = format!(
+            "{} (#{})\n\n{}",
+            contest.issue.title,
+            self.input.issue,
+            answer.summary.trim()
+        );
+        let id = self
+            .input
+            .workspace
+            .commit(
+                &bench.wt,
+                &CommitInfo {
+                    message: &message,
+                    author_name: &config.git.author_name,
+                    author_email: &config.git.author_email,
+                    bot: &sel.winner.bot_id,
+                    run_id: &self.state.run_id,
+                },
+            )
+            .await?;
+        self.state.commits += 1;
+        Ok(id)
+    }
+
+    /// Which open checkboxes the change satisfies: the `verify` role's answer, limited to the
+    /// open ones; only when the arbiter cannot answer, the checkboxes both the proposal and the
+    /// implementer claim (every check passed, so the claim has their support).
+    async fn verify_requirements(
+        &mut self,
+        bench: &Bench,
+        contest: &Contest,
+        sel: &Selection,
+        answer: &ImplementAnswer,
+        verification: &VerificationReport,
+    ) -> Result<Verdict> {
         let printer = self.input.printer;
         let open = &contest.open;
         let diff = self
@@ -164,13 +288,10 @@ impl Run<'_> {
             .patch_text(&bench.wt, MAX_VERIFY_DIFF)
             .await?;
         let checks: Vec<serde_json::Value> = verification
-            .map(|v| {
-                v.checks
-                    .iter()
-                    .map(|c| serde_json::json!({"name": c.name, "passed": c.passed()}))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .checks
+            .iter()
+            .map(|c| serde_json::json!({"name": c.name, "passed": c.passed()}))
+            .collect();
         let prompt = bench.prompts.render(
             Role::Verify,
             &serde_json::json!({
@@ -180,8 +301,10 @@ impl Run<'_> {
                 "diff": crate::spec::strip_for_prompt(&diff),
             }),
         )?;
-        let fallback = || -> BTreeMap<String, String> {
-            sel.winner
+        let fallback = || {
+            Verdict {
+            satisfied: sel
+                .winner
                 .proposal
                 .spec_alignment
                 .checkboxes_addressed
@@ -190,11 +313,14 @@ impl Run<'_> {
                 .map(|id| {
                     (
                         id.clone(),
-                        "claimed by the proposal and the implementer; every check passed"
+                        "claimed by the proposal and the implementer (the verify role could not answer); every check passed"
                             .to_owned(),
                     )
                 })
-                .collect()
+                .collect(),
+            unsatisfied: BTreeMap::new(),
+            by_verify_role: false,
+        }
         };
         let arbiter = &self.input.agents.arbiter;
         let Ok(backend) = &arbiter.backend else {
@@ -211,13 +337,24 @@ impl Run<'_> {
             Ok(asked) => {
                 self.accounts
                     .record("arbiter", Role::Verify, asked.usage, asked.duration);
-                Ok(asked
-                    .answer
-                    .satisfied
-                    .into_iter()
-                    .filter(|s| open.contains(&s.id))
-                    .map(|s| (s.id, crate::spec::strip_for_prompt(&s.evidence)))
-                    .collect())
+                let strip = crate::spec::strip_for_prompt;
+                Ok(Verdict {
+                    satisfied: asked
+                        .answer
+                        .satisfied
+                        .into_iter()
+                        .filter(|s| open.contains(&s.id))
+                        .map(|s| (s.id, strip(&s.evidence)))
+                        .collect(),
+                    unsatisfied: asked
+                        .answer
+                        .unsatisfied
+                        .into_iter()
+                        .filter(|u| open.contains(&u.id))
+                        .map(|u| (u.id, strip(&u.reason)))
+                        .collect(),
+                    by_verify_role: true,
+                })
             }
             Err(e) => {
                 printer.warn(&format!(
@@ -230,8 +367,15 @@ impl Run<'_> {
 }
 
 /// What a failed implementation tells the replan (seed 001's categories).
-pub(super) fn failure_of(winner: &Arrived, v: &VerificationReport) -> Failure {
-    let mut reasons = v.failure_reasons();
+pub(super) fn failure_of(winner: &Arrived, attempts: &Attempts) -> Failure {
+    let v = attempts
+        .verification
+        .clone()
+        .unwrap_or_else(VerificationReport::none);
+    let mut reasons = attempts.last_reasons.clone();
+    if reasons.is_empty() {
+        reasons = v.failure_reasons();
+    }
     if reasons.is_empty() {
         reasons.push("the implementer produced no passing attempt".into());
     }
@@ -243,6 +387,10 @@ pub(super) fn failure_of(winner: &Arrived, v: &VerificationReport) -> Failure {
         "quality"
     } else if v.coverage.dropped() {
         "coverage"
+    } else if v.diff.files.is_empty() {
+        "no_change"
+    } else if !attempts.unsatisfied.is_empty() {
+        "requirements"
     } else {
         "implementation"
     };

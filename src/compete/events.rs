@@ -25,10 +25,13 @@ pub struct RoundRecord<'a> {
     pub implementation: &'a ImplementationScore,
     pub accuracy: f64,
     pub verification: &'a VerificationReport,
+    /// Implementation attempts the round used.
+    pub attempts: u32,
 }
 
 /// One event per award, in award order, stamped `now` plus one microsecond per event so their
-/// order survives the fold.
+/// order survives the fold. `accounts` are the round's own (tokens, cost and time of this
+/// round, not the run's running total).
 pub fn round_events(
     r: &RoundRecord<'_>,
     awarded: &[Award],
@@ -46,7 +49,7 @@ pub fn round_events(
             let is_winner = award.bot_id == r.winner_bot && award.outcome.is_implementation();
             e.run_id = Some(r.run_id.to_owned());
             e.round = Some(r.round);
-            e.iteration_count = Some(r.round);
+            e.iteration_count = Some(r.attempts);
             e.phase = Some(r.phase);
             e.rank = own.and_then(|p| {
                 r.report
@@ -68,8 +71,9 @@ pub fn round_events(
                 e.implementation_score = Some(r.implementation.total);
                 e.accuracy = Some(r.accuracy);
                 e.metrics = Some(Metrics {
-                    tests_passed: Some(tests_passed == tests_ran),
-                    code_quality_passed: Some(quality_passed == quality_ran),
+                    // False, not vacuously true, when no such check ran.
+                    tests_passed: Some(tests_ran > 0 && tests_passed == tests_ran),
+                    code_quality_passed: Some(quality_ran > 0 && quality_passed == quality_ran),
                     coverage_delta: v.coverage.delta(),
                     lines_changed: Some(v.diff.lines_changed()),
                     files_affected: Some(v.diff.files_affected() as u64),
@@ -158,6 +162,7 @@ mod tests {
                 lines_removed: 1,
             },
             protected: vec![],
+            require_test: true,
         };
         let mut accounts = Accounts::default();
         accounts.record(
@@ -181,6 +186,7 @@ mod tests {
             implementation: &implementation,
             accuracy: 0.95,
             verification: &verification,
+            attempts: 2,
         };
         let now: DateTime<Utc> = "2026-01-29T10:15:00Z".parse().unwrap();
         let events = round_events(
@@ -200,6 +206,8 @@ mod tests {
         assert_eq!(w.accuracy, Some(0.95));
         let m = w.metrics.as_ref().unwrap();
         assert_eq!(m.tests_passed, Some(true));
+        assert_eq!(m.code_quality_passed, Some(false), "no quality check ran");
+        assert_eq!((w.iteration_count, l.iteration_count), (Some(2), Some(2)));
         assert_eq!(m.lines_changed, Some(5));
         assert!((m.coverage_delta.unwrap() - 1.0).abs() < 1e-9);
         assert_eq!(w.scores.as_ref().unwrap().proposal.risk, 0.9);

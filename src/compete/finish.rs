@@ -5,7 +5,7 @@
 //! run report and summary are kept in `.ralph/runs/N/`.
 
 use super::run::Run;
-use super::state::{runs_dir, Failure, RunState, Trouble};
+use super::state::{runs_dir, Failure, RunState};
 use crate::fsutil::write_atomic;
 use crate::render::run::{escalation_comment, pr_body, run_summary, EscalationNote, FailureNote};
 use crate::run_report::{RunOutcome, RunReport};
@@ -16,7 +16,6 @@ use crate::tracker::{IssueTracker, NewPullRequest};
 use crate::workspace::Worktree;
 use anyhow::Result;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 impl Run<'_> {
     /// Every checkbox is checked: push, open the pull request, release the labels.
@@ -69,7 +68,9 @@ impl Run<'_> {
     }
 
     /// The end of every run: the accounts into the report, the summary kept, and the issue
-    /// escalated when the run did not succeed (or stopped with `result`'s error).
+    /// escalated when the run did not succeed (or stopped with `result`'s error) — with the
+    /// branch pushed first when passing rounds committed to it, so the work outlives the
+    /// machine.
     pub(super) async fn finish(mut self, result: Result<()>) -> Result<RunReport> {
         self.report.accounts = self.accounts.rows();
         self.report.total = self.accounts.total();
@@ -82,29 +83,16 @@ impl Run<'_> {
         match result {
             Ok(()) => {
                 if !self.report.outcome.succeeded() {
-                    escalate(
-                        self.input.tracker,
-                        n,
-                        &self.trouble,
-                        &self.pre.branch,
-                        self.worktree.as_ref().map(|w| w.path.as_path()),
-                    )
-                    .await?;
+                    let body = self.escalation_comment().await;
+                    escalate(self.input.tracker, n, &body).await?;
                     self.report.escalation = Some(self.trouble.reason.clone());
                 }
                 Ok(self.report)
             }
             Err(e) => {
                 self.trouble.reason = format!("the run stopped unexpectedly: {e:#}");
-                if let Err(e2) = escalate(
-                    self.input.tracker,
-                    n,
-                    &self.trouble,
-                    &self.pre.branch,
-                    self.worktree.as_ref().map(|w| w.path.as_path()),
-                )
-                .await
-                {
+                let body = self.escalation_comment().await;
+                if let Err(e2) = escalate(self.input.tracker, n, &body).await {
                     self.input
                         .printer
                         .warn(&format!("could not escalate #{n}: {e2:#}"));
@@ -112,6 +100,49 @@ impl Run<'_> {
                 Err(e)
             }
         }
+    }
+
+    /// Pushes the branch when passing rounds committed to it (and pushing is allowed), then
+    /// writes the escalation comment.
+    async fn escalation_comment(&mut self) -> String {
+        let mut pushed = false;
+        if let (Some(wt), true) = (
+            &self.worktree,
+            self.state.commits > 0 && self.pre.has_remote && !self.input.options.no_push,
+        ) {
+            match self
+                .input
+                .workspace
+                .push(wt, self.input.options.token.as_ref())
+                .await
+            {
+                Ok(()) => {
+                    pushed = true;
+                    self.input
+                        .printer
+                        .status(&format!("- Pushed {} to keep its commits", wt.branch));
+                }
+                Err(e) => self
+                    .input
+                    .printer
+                    .warn(&format!("could not push {}: {e}", wt.branch)),
+            }
+        }
+        let t = &self.trouble;
+        escalation_comment(&EscalationNote {
+            issue: self.input.issue,
+            reason: &t.reason,
+            initial: t.initial.as_ref().map(note),
+            replan: t.replan.as_ref().map(note),
+            last_round: t.last_round.as_ref(),
+            verification: t.verification.as_ref(),
+            remaining: &t.remaining,
+            diff: t.diff.as_deref(),
+            branch: &self.pre.branch,
+            commits: self.state.commits,
+            pushed,
+            worktree: self.worktree.as_ref().map(|w| w.path.as_path()),
+        })
     }
 }
 
@@ -140,51 +171,41 @@ fn note(f: &Failure) -> FailureNote<'_> {
     }
 }
 
-/// Hands the issue to a human: `attention-needed`, no `in-progress`/`ralph`, and a comment
+/// Hands the issue to a human: `attention-needed`, no `in-progress`/`ralph`, and the comment
 /// saying what failed and where the work is.
-async fn escalate(
-    tracker: &dyn IssueTracker,
-    n: u64,
-    trouble: &Trouble,
-    branch: &str,
-    worktree: Option<&Path>,
-) -> Result<()> {
-    let body = escalation_comment(&EscalationNote {
-        issue: n,
-        reason: &trouble.reason,
-        initial: trouble.initial.as_ref().map(note),
-        replan: trouble.replan.as_ref().map(note),
-        last_round: trouble.last_round.as_ref(),
-        verification: trouble.verification.as_ref(),
-        branch,
-        worktree,
-    });
+async fn escalate(tracker: &dyn IssueTracker, n: u64, body: &str) -> Result<()> {
     tracker.remove_label(n, LABEL_IN_PROGRESS).await?;
     tracker.remove_label(n, LABEL_RALPH).await?;
     tracker.add_labels(n, &[LABEL_ATTENTION.to_owned()]).await?;
-    tracker.comment(n, &redact(&body)).await?;
+    tracker.comment(n, &redact(body)).await?;
     Ok(())
 }
 
-/// Escalates after an interruption (Ctrl-C): the same labels and comment as any escalation.
+/// Escalates after an interruption (Ctrl-C, SIGTERM, SIGHUP): the same labels and comment
+/// as any escalation, from the state saved after the last round; `--resume` continues.
 pub async fn escalate_interrupted(
     settings: &Settings,
     tracker: &dyn IssueTracker,
     issue: u64,
+    how: &str,
 ) -> Result<()> {
     let state = RunState::load(settings, issue).ok().flatten();
-    let branch = state.map(|s| s.branch).unwrap_or_default();
-    let trouble = Trouble {
-        reason: "the run stopped unexpectedly: it was interrupted (Ctrl-C)".into(),
-        ..Trouble::default()
-    };
+    let (branch, commits) = state.map(|s| (s.branch, s.commits)).unwrap_or_default();
+    let reason = format!("the run stopped unexpectedly: it was interrupted ({how})");
     let wt = settings.ralph_dir.join("worktrees").join(issue.to_string());
-    escalate(
-        tracker,
+    let body = escalation_comment(&EscalationNote {
         issue,
-        &trouble,
-        &branch,
-        wt.is_dir().then_some(wt.as_path()),
-    )
-    .await
+        reason: &reason,
+        initial: None,
+        replan: None,
+        last_round: None,
+        verification: None,
+        remaining: &[],
+        diff: None,
+        branch: &branch,
+        commits,
+        pushed: false,
+        worktree: wt.is_dir().then_some(wt.as_path()),
+    });
+    escalate(tracker, issue, &body).await
 }

@@ -33,6 +33,7 @@ mod tests;
 pub use dry_run::{dry_run, DryRunInput};
 pub use finish::escalate_interrupted;
 pub use run::{compete, RunInput, RunOptions};
+pub use state::RunLock;
 
 use crate::agent::{AgentCall, Phase, Role};
 use std::path::PathBuf;

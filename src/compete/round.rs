@@ -305,6 +305,8 @@ pub async fn evaluate(
                 })
                 .unwrap_or_default(),
             checks: Vec::new(),
+            attempts: 0,
+            verified_by_claims: false,
         },
         proposals: blinded.into_iter().collect(),
         stopped,

@@ -111,7 +111,7 @@ pub(super) struct Selection {
 
 /// Runs the competition. On any error after the labels changed, the issue is escalated with
 /// "the run stopped unexpectedly" and the run state is kept for `--resume`.
-pub async fn compete(input: RunInput<'_>) -> Result<RunReport> {
+pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
     let _lock = RunLock::acquire(&input.settings.ralph_dir, input.issue)?;
     let (issue, prior) = admit(&input).await?;
     let base = input
@@ -119,15 +119,26 @@ pub async fn compete(input: RunInput<'_>) -> Result<RunReport> {
         .base
         .clone()
         .or_else(|| input.settings.config.git.base.clone());
+    // The tracker's default branch, for a repository whose remote HEAD is not set.
+    let default_branch = match &base {
+        Some(_) => None,
+        None => input.tracker.default_branch().await.unwrap_or_else(|e| {
+            tracing::debug!("the tracker's default branch is unknown: {e}");
+            None
+        }),
+    };
     let pre = input
         .workspace
         .preflight(&PreflightOptions {
             issue: input.issue,
             title: &issue.title,
             base: base.as_deref(),
+            default_branch: default_branch.as_deref(),
             resume: input.options.resume,
         })
         .await?;
+    admit_agents(&mut input)?;
+    admit_checks(&input)?;
     // From here on the issue is ours: every way out goes through the outcome or escalation.
     claim(&input).await?;
     let mut run = Run::new(input, pre, &issue, prior);
@@ -146,8 +157,9 @@ pub async fn compete(input: RunInput<'_>) -> Result<RunReport> {
     run.finish(result).await
 }
 
-/// The refusals before anything changes: a pull request, a closed issue, nothing to resume,
-/// not ready, already in progress. Returns the issue and, on `--resume`, the saved state.
+/// The refusals about the issue, before anything changes: a pull request, a closed issue,
+/// nothing to resume, not ready, already in progress, no open checkbox. Returns the issue and,
+/// on `--resume`, the saved state.
 async fn admit(input: &RunInput<'_>) -> Result<(Issue, Option<RunState>)> {
     let n = input.issue;
     let issue = input.tracker.issue(n).await?;
@@ -181,11 +193,56 @@ async fn admit(input: &RunInput<'_>) -> Result<(Issue, Option<RunState>)> {
             "issue #{n} is already `{LABEL_IN_PROGRESS}`"
         ))
         .with_hint(format!(
-            "another run may be working on it; to continue a stopped run use `ralph compete {n} --resume`"
+            "another run may be working on it; to continue a stopped run use `ralph compete {n} --resume`, or re-arm it with `ralph ready {n}`"
         ))
         .into());
     }
+    if Requirements::from_body(&issue.body).open().next().is_none() {
+        return Err(UserError::usage(format!(
+            "issue #{n} has no open checkbox: there is nothing to compete on"
+        ))
+        .with_hint(
+            "write the issue's requirements as a task list in its body (`- [ ] …`, one checkable item each)",
+        )
+        .into());
+    }
     Ok((issue, None))
+}
+
+/// At least one check must be configured or detected: ralph never takes an agent's word.
+fn admit_checks(input: &RunInput<'_>) -> Result<()> {
+    let plan = detect(&input.settings.root, &input.settings.config.checks);
+    if plan.checks.is_empty() {
+        return Err(UserError::usage(
+            "no check is configured or detected: ralph cannot verify an implementation",
+        )
+        .with_hint(format!(
+            "name the checks under [checks] in .ralph/config.toml, e.g.\n{}",
+            crate::checks::example(&input.settings.root)
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The agents must be able to start before anything changes: the implementer, the arbiter and
+/// at least one bot; a bot that cannot is skipped for the run with a warning.
+fn admit_agents(input: &mut RunInput<'_>) -> Result<()> {
+    match input.agents.usable() {
+        Err(fatal) => Err(UserError::usage(format!(
+            "the competition cannot start its agents:\n  {}",
+            fatal.join("\n  ")
+        ))
+        .with_hint("install the missing programs or set the keys, or change the agents in .ralph/config.toml; `ralph doctor` checks everything")
+        .into()),
+        Ok(skipped) => {
+            for s in &skipped {
+                input.printer.warn(&format!("skipping a bot for this run: {s}"));
+            }
+            input.agents.bots.retain(|b| b.backend.is_ok());
+            Ok(())
+        }
+    }
 }
 
 /// Labels `ready` → `in-progress` + `ralph`, and the issue assigned to the token's user.
@@ -314,6 +371,7 @@ impl<'a> Run<'a> {
 
     /// One round, from the requirements to the decision.
     async fn round(&mut self, bench: &Bench) -> Result<Decision> {
+        let before = self.accounts.clone();
         let at = Position {
             phase: self.state.phase,
             round: self.state.next_round,
@@ -350,7 +408,8 @@ impl<'a> Run<'a> {
         if let Some(v) = &attempts.verification {
             printer.status(render_terminal(v, printer.paint_err()).trim_end());
         }
-        let end = self.settle(bench, &contest, &selection, attempts).await?;
+        let spend = self.accounts.since(&before);
+        let end = self.settle(&contest, &selection, attempts, &spend).await?;
         Ok(decide(&end, at))
     }
 
@@ -461,7 +520,10 @@ impl<'a> Run<'a> {
             return Ok(Err(end));
         };
         let (winner, proposal_score) = (winner.clone(), scored.total_score);
-        let budget = standing.get(&winner.bot_id).map_or(1, |s| s.budget.max(1));
+        let budget = standing
+            .get(&winner.bot_id)
+            .map_or(1, |s| s.budget.max(1))
+            .min(settings.config.max_attempts);
         Ok(Ok(Selection {
             evaluated,
             winner,

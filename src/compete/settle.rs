@@ -1,37 +1,39 @@
 //! Phase 4, settling a round: the implementation's score and accuracy, the awards of the
 //! marketplace rules, then the side effects in an order an interruption cannot spoil — the
-//! commit and check-off (or the reset), the events, the saved state — and how the round ended.
+//! check-off of the boxes the verify role found satisfied (the commit was made by the passing
+//! attempt) or the reset, the events, the saved state — and how the round ended.
 
 use super::attempt::{failure_of, Attempts};
 use super::decide::RoundEnd;
 use super::events::{append, round_events, RoundRecord};
-use super::run::{Bench, Contest, Run, Selection};
+use super::run::{Contest, Run, Selection};
+use crate::agent::accounts::Accounts;
 use crate::checks::CheckKind;
 use crate::ledger::EventStore;
-use crate::market::{accuracy, awards, score_implementation, tables, Phase, RoundFacts, Verified};
+use crate::market::{accuracy, awards, score_implementation, tables, RoundFacts, Verified};
+use crate::render::run::RemainingBox;
 use crate::run_report::CheckReport;
 use crate::spec::check_off;
 use crate::verify::VerificationReport;
-use crate::workspace::CommitInfo;
 use anyhow::Result;
 use std::collections::BTreeSet;
 
 impl Run<'_> {
-    /// Phase 4: the implementation's score and the awards; the side effects first (commit and
-    /// check-off, or the reset), then the events, then the state — an interruption never
-    /// leaves events that a resumed run writes again. Returns how the round ended.
+    /// Settles the round from its attempts; `spend` is what the round's calls cost. Returns how
+    /// the round ended.
     pub(super) async fn settle(
         &mut self,
-        bench: &Bench,
         contest: &Contest,
         sel: &Selection,
         attempts: Attempts,
+        spend: &Accounts,
     ) -> Result<RoundEnd> {
         let settings = self.input.settings;
         let config = &settings.config;
         let printer = self.input.printer;
         let paint = printer.paint_err();
         let mut round_report = sel.evaluated.report.clone();
+        round_report.attempts = attempts.used;
         round_report.checks = attempts
             .verification
             .as_ref()
@@ -46,25 +48,23 @@ impl Run<'_> {
                     .collect()
             })
             .unwrap_or_default();
+        if let (Some(cap), None) = (&attempts.cap, &attempts.passed) {
+            // Stopped between attempts: no outcome to settle, no events; the round's report
+            // stays, and a resumed run plays the round again.
+            self.report.rounds.push(round_report);
+            return Ok(RoundEnd::CapReached(cap.clone()));
+        }
         printer.status(&paint.bold("## Phase 4: Marketplace Update"));
-        let passed = attempts.answer.is_some();
-        let (satisfied, summary) = match &attempts.answer {
-            Some(answer) => {
-                let evidence = self
-                    .verify_requirements(
-                        bench,
-                        contest,
-                        sel,
-                        answer,
-                        attempts.verification.as_ref(),
-                    )
-                    .await?;
-                let satisfied: BTreeSet<String> = evidence.keys().cloned().collect();
-                self.state.evidence.extend(evidence);
-                (satisfied, answer.summary.clone())
-            }
-            None => (BTreeSet::new(), String::new()),
-        };
+        let passed = attempts.passed.is_some();
+        let satisfied: BTreeSet<String> = attempts
+            .passed
+            .as_ref()
+            .map(|p| p.verdict.satisfied.keys().cloned().collect())
+            .unwrap_or_default();
+        if let Some(p) = &attempts.passed {
+            round_report.verified_by_claims = !p.verdict.by_verify_role;
+            self.state.evidence.extend(p.verdict.satisfied.clone());
+        }
         let v = attempts
             .verification
             .clone()
@@ -108,12 +108,15 @@ impl Run<'_> {
             },
             &tables().deltas,
         );
-        let checked_off = if passed {
-            self.commit_and_check_off(bench, contest, sel, &summary, &satisfied)
-                .await?
-        } else {
-            self.input.workspace.reset_worktree(&bench.wt).await?;
-            Vec::new()
+        let checked_off = match &attempts.passed {
+            Some(p) => self.check_off(contest, &p.commit, &satisfied).await?,
+            None => {
+                self.input
+                    .workspace
+                    .reset_worktree(&self.bench_wt()?)
+                    .await?;
+                Vec::new()
+            }
         };
         let events = round_events(
             &RoundRecord {
@@ -127,9 +130,10 @@ impl Run<'_> {
                 implementation: &implementation,
                 accuracy: acc,
                 verification: &v,
+                attempts: attempts.used,
             },
             &awarded,
-            &self.accounts,
+            spend,
             chrono::Utc::now(),
         );
         let written = append(&EventStore::new(settings.ralph_dir.join("events")), &events)?;
@@ -142,6 +146,16 @@ impl Run<'_> {
         }
         self.report.events.extend(written);
         self.report.rounds.push(round_report.clone());
+        self.trouble.remaining = contest
+            .reqs
+            .open()
+            .filter(|r| !checked_off.contains(&r.id))
+            .map(|r| RemainingBox {
+                id: r.id.clone(),
+                text: r.text.clone(),
+                reason: attempts.unsatisfied.get(&r.id).cloned(),
+            })
+            .collect();
 
         if passed {
             let round = self.state.next_round;
@@ -155,12 +169,14 @@ impl Run<'_> {
             ));
             return Ok(RoundEnd::Passed { remaining });
         }
-        let failure = failure_of(&sel.winner, &v);
+        let failure = failure_of(&sel.winner, &attempts);
         printer.status(&paint.bold("## Result: FAILURE"));
         for r in &failure.reasons {
             printer.status(&format!("- {r}"));
         }
-        if self.state.phase == Phase::Initial {
+        self.trouble.diff = attempts.last_diff.clone();
+        self.trouble.verification = attempts.verification;
+        if self.state.phase == crate::market::Phase::Initial {
             self.state.failed(failure);
             self.state.save(settings)?;
             printer.status("- Replanning with every bot");
@@ -168,51 +184,34 @@ impl Run<'_> {
             self.trouble.initial = self.state.initial_failure.clone();
             self.trouble.replan = Some(failure.clone());
             self.trouble.last_round = Some(round_report);
-            self.trouble.verification = attempts.verification;
             self.state.failed(failure);
             self.state.save(settings)?;
         }
         Ok(RoundEnd::Failed)
     }
 
-    /// Commits the passing attempt (with the trailers) and checks off the satisfied boxes in
-    /// the issue body; returns the ids checked off.
-    async fn commit_and_check_off(
+    /// The worktree of the run (made before the first round).
+    fn bench_wt(&self) -> Result<crate::workspace::Worktree> {
+        self.worktree
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("the run has no worktree"))
+    }
+
+    /// Checks off the satisfied boxes in the issue body (only their `[ ]`, every other byte
+    /// kept); returns the ids checked off.
+    async fn check_off(
         &mut self,
-        bench: &Bench,
         contest: &Contest,
-        sel: &Selection,
-        summary: &str,
+        commit: &str,
         satisfied: &BTreeSet<String>,
     ) -> Result<Vec<String>> {
-        let config = &self.input.settings.config;
-        let message = format!(
-            "{} (#{})\n\n{}",
-            contest.issue.title,
-            self.input.issue,
-            summary.trim()
-        );
-        let id = self
-            .input
-            .workspace
-            .commit(
-                &bench.wt,
-                &CommitInfo {
-                    message: &message,
-                    author_name: &config.git.author_name,
-                    author_email: &config.git.author_email,
-                    bot: &sel.winner.bot_id,
-                    run_id: &self.state.run_id,
-                },
-            )
-            .await?;
         let (body, flipped) = check_off(&contest.issue.body, satisfied);
         if !flipped.is_empty() {
             self.input.tracker.set_body(self.input.issue, &body).await?;
         }
         self.input.printer.status(&format!(
             "- Committed {} · checked off: {}",
-            &id[..id.len().min(10)],
+            &commit[..commit.len().min(10)],
             if flipped.is_empty() {
                 "none".to_owned()
             } else {

@@ -7,6 +7,7 @@ use super::propose::FailureContext;
 use crate::error::UserError;
 use crate::fsutil::write_atomic;
 use crate::market::{Phase, Proposal};
+use crate::render::run::RemainingBox;
 use crate::run_report::RoundReport;
 use crate::settings::Settings;
 use crate::verify::VerificationReport;
@@ -35,6 +36,10 @@ pub struct Trouble {
     pub replan: Option<Failure>,
     pub last_round: Option<RoundReport>,
     pub verification: Option<VerificationReport>,
+    /// The open boxes after the last round, with the verify role's reasons.
+    pub remaining: Vec<RemainingBox>,
+    /// The last failed attempt's diff (bounded).
+    pub diff: Option<String>,
 }
 
 /// `.ralph/runs/N/state.json`: what `--resume` needs.
@@ -55,6 +60,9 @@ pub struct RunState {
     /// Why each checked-off requirement counts as done, for the pull request.
     #[serde(default)]
     pub evidence: BTreeMap<String, String>,
+    /// Commits made on the branch by passing rounds.
+    #[serde(default)]
+    pub commits: u32,
 }
 
 /// `.ralph/runs/N/`: the run's state, report and summary.
@@ -76,6 +84,7 @@ impl RunState {
             events: Vec::new(),
             coverage_before: None,
             evidence: BTreeMap::new(),
+            commits: 0,
         }
     }
 
@@ -185,6 +194,24 @@ impl RunLock {
     }
 }
 
+impl RunLock {
+    /// Whether a run on `issue` holds the lock on this machine now (without taking it).
+    pub fn is_held(ralph_dir: &Path, issue: u64) -> bool {
+        let path = ralph_dir.join("runs").join(format!("{issue}.lock"));
+        let Ok(file) = OpenOptions::new().read(true).open(&path) else {
+            return false;
+        };
+        match file.try_lock_shared() {
+            Ok(()) => {
+                let _ = file.unlock();
+                false
+            }
+            Err(TryLockError::WouldBlock) => true,
+            Err(TryLockError::Error(_)) => false,
+        }
+    }
+}
+
 #[cfg(unix)]
 fn same_file(file: &File, path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
@@ -225,7 +252,9 @@ mod tests {
             "{msg}"
         );
         let other = RunLock::acquire(dir.path(), 4).expect("another issue is free");
+        assert!(RunLock::is_held(dir.path(), 3));
         drop(lock);
+        assert!(!RunLock::is_held(dir.path(), 3));
         assert!(!dir.path().join("runs/3.lock").exists());
         drop(RunLock::acquire(dir.path(), 3).expect("free again"));
         drop(other);

@@ -14,7 +14,7 @@ pub(super) const DEFAULT_TIMEOUT_SECS: u64 = 900;
 /// its parent; one that names the parent's backend inherits the keys it leaves unset; one that
 /// names another backend inherits only the backend-neutral keys (`timeout_secs`, `max_tokens`,
 /// `temperature`). A parent without a backend means `claude`. The result names its backend;
-/// `id` stays the section's own and `judges` is never inherited.
+/// `id` stays the section's own; `judges` and `max_attempts` are never inherited.
 pub(super) fn inherit(own: &AgentFile, parent: &AgentFile) -> AgentFile {
     let parent_backend = parent.backend.unwrap_or(BackendKind::Claude);
     let backend = own.backend.unwrap_or(parent_backend);
@@ -35,6 +35,7 @@ pub(super) fn inherit(own: &AgentFile, parent: &AgentFile) -> AgentFile {
         max_tokens: own.max_tokens.or(parent.max_tokens),
         temperature: own.temperature.or(parent.temperature),
         judges: None,
+        max_attempts: None,
     }
 }
 

@@ -75,12 +75,15 @@ pub(super) struct AgentFile {
     pub temperature: Option<f64>,
     /// `[arbiter]` only: several judges whose median is taken.
     pub judges: Option<Vec<AgentFile>>,
+    /// `[implementer]` only: attempts per round at most.
+    pub max_attempts: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct ChecksFile {
     pub coverage: Option<CoverageFile>,
     pub timeout_secs: Option<i64>,
+    pub require_test: Option<bool>,
     #[serde(flatten)]
     pub commands: BTreeMap<String, String>,
 }

@@ -8,6 +8,7 @@ mod agent;
 mod file;
 mod resolve;
 
+use crate::fsutil::{read_regular_text, Unreadable};
 use crate::ledger::FoldParams;
 use crate::market::Scores;
 use file::ConfigFile;
@@ -16,6 +17,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
+
+/// The largest configuration file read.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// The configuration `ralph init` writes: the defaults, documented.
 pub const DEFAULT_TOML: &str = include_str!("default.toml");
@@ -109,6 +113,8 @@ pub struct ChecksConfig {
     pub coverage_command: Option<String>,
     /// How long one check (or the coverage command) may run.
     pub timeout_secs: u64,
+    /// An attempt passes only if a test check ran and passed.
+    pub require_test: bool,
 }
 
 impl Default for ChecksConfig {
@@ -117,6 +123,7 @@ impl Default for ChecksConfig {
             commands: BTreeMap::new(),
             coverage_command: None,
             timeout_secs: 1800,
+            require_test: true,
         }
     }
 }
@@ -152,6 +159,9 @@ pub struct Config {
     /// Judges for the `judge` role; empty means the arbiter judges alone.
     pub judges: Vec<AgentConfig>,
     pub implementer: AgentConfig,
+    /// `[implementer] max_attempts`: implementation attempts per round at most, within the
+    /// winner's budget.
+    pub max_attempts: u32,
     pub checks: ChecksConfig,
     pub github: GithubConfig,
     pub limits: LimitsConfig,
@@ -252,12 +262,16 @@ impl Config {
 }
 
 fn read_if_exists(path: &Path) -> Result<Option<String>, ConfigError> {
-    match std::fs::read_to_string(path) {
+    match read_regular_text(path, MAX_CONFIG_BYTES) {
         Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(ConfigError::Read {
+        Err(Unreadable::Missing) => Ok(None),
+        Err(Unreadable::Io(source)) => Err(ConfigError::Read {
             path: path.to_owned(),
             source,
+        }),
+        Err(e) => Err(ConfigError::Read {
+            path: path.to_owned(),
+            source: io::Error::other(e.to_string()),
         }),
     }
 }

@@ -77,6 +77,7 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
         arbiter: agents.arbiter,
         judges: agents.judges,
         implementer: agents.implementer,
+        max_attempts: agents.max_attempts,
         checks,
         github,
         limits,
@@ -158,6 +159,7 @@ struct Agents {
     arbiter: super::AgentConfig,
     judges: Vec<super::AgentConfig>,
     implementer: super::AgentConfig,
+    max_attempts: u32,
 }
 
 /// `[defaults]`, `[arbiter]` with its judges, `[implementer]`: each role inherits from
@@ -179,7 +181,7 @@ fn agents(
         if f.judges.is_some() {
             Err(src.invalid(&format!("{section}.judges"), "is only allowed in [arbiter]"))
         } else {
-            Ok(())
+            only_implementer_has_max_attempts(src, section, f)
         }
     };
     let defaults_file = defaults.unwrap_or_default();
@@ -190,6 +192,7 @@ fn agents(
     let mut arbiter_file = arbiter.unwrap_or_default();
     let judge_files = arbiter_file.judges.take().unwrap_or_default();
     only_bots_have_ids("arbiter", &arbiter_file)?;
+    only_implementer_has_max_attempts(src, "arbiter", &arbiter_file)?;
     let arbiter = agent(&arbiter_file, Some(&defaults_file), "arbiter", src.path)?;
     let judge_parent = super::agent::inherit(&arbiter_file, &defaults_file);
     let mut judges = Vec::new();
@@ -199,6 +202,7 @@ fn agents(
             return Err(src.invalid(&format!("{section}.judges"), "cannot be nested"));
         }
         only_bots_have_ids(&section, j)?;
+        only_implementer_has_max_attempts(src, &section, j)?;
         judges.push(agent(j, Some(&judge_parent), &section, src.path)?);
     }
     if judges.len() > 9 {
@@ -209,7 +213,16 @@ fn agents(
     }
 
     let implementer_file = implementer.unwrap_or_default();
-    only_arbiter_has_judges("implementer", &implementer_file)?;
+    if implementer_file.judges.is_some() {
+        return Err(src.invalid("implementer.judges", "is only allowed in [arbiter]"));
+    }
+    let max_attempts = src.int_in(
+        "implementer.max_attempts",
+        implementer_file.max_attempts,
+        3,
+        1,
+        100,
+    )?;
     only_bots_have_ids("implementer", &implementer_file)?;
     let implementer = agent(
         &implementer_file,
@@ -223,7 +236,23 @@ fn agents(
         arbiter,
         judges,
         implementer,
+        max_attempts,
     })
+}
+
+fn only_implementer_has_max_attempts(
+    src: &Source<'_>,
+    section: &str,
+    f: &AgentFile,
+) -> Result<(), ConfigError> {
+    if f.max_attempts.is_some() {
+        Err(src.invalid(
+            &format!("{section}.max_attempts"),
+            "is only allowed in [implementer]",
+        ))
+    } else {
+        Ok(())
+    }
 }
 
 /// `[[bots]]`, else `num_bots` bots `smart_bot_1…N` on `[defaults]`. Returns the bots and
@@ -285,6 +314,7 @@ fn bots(
         if b.judges.is_some() {
             return Err(src.invalid(&format!("{section}.judges"), "is only allowed in [arbiter]"));
         }
+        only_implementer_has_max_attempts(src, &section, b)?;
         let agent = agent(b, Some(defaults_file), &section, src.path)?;
         bots.push(BotConfig { id, agent });
     }
@@ -304,6 +334,9 @@ fn checks(src: &Source<'_>, file: Option<ChecksFile>) -> Result<ChecksConfig, Co
     let Some(c) = file else {
         return Ok(checks);
     };
+    if let Some(r) = c.require_test {
+        checks.require_test = r;
+    }
     if let Some(t) = c.timeout_secs {
         if !(1..=86_400).contains(&t) {
             return Err(src.invalid(

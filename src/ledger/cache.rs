@@ -55,7 +55,9 @@ pub fn fingerprint(params: &FoldParams, files: &[EventFile]) -> String {
 
 /// The cached state if the cache exists, parses and matches `fingerprint`.
 pub fn read(path: &Path, fingerprint: &str) -> Option<LedgerState> {
-    let bytes = std::fs::read(path).ok()?;
+    // The cache is ralph's own file, but it lives in the repository: read it with the same
+    // care (no links, no devices) and a generous bound.
+    let bytes = crate::fsutil::read_regular(path, 256 << 20).ok()?;
     let cache: CacheFile = serde_json::from_slice(&bytes).ok()?;
     (cache.cache_version == CACHE_VERSION && cache.fingerprint == fingerprint)
         .then_some(cache.state)

@@ -159,7 +159,7 @@ impl Event {
         if !self.weight_delta.is_finite() || self.weight_delta.abs() > 1.0 {
             return Err(format!(
                 "weight_delta {} is outside [-1, 1]",
-                self.weight_delta
+                compact(self.weight_delta)
             ));
         }
         let unit = [
@@ -171,7 +171,7 @@ impl Event {
         for (name, value) in unit {
             if let Some(v) = value {
                 if !(0.0..=1.0).contains(&v) {
-                    return Err(format!("{name} {v} is outside [0, 1]"));
+                    return Err(format!("{name} {} is outside [0, 1]", compact(v)));
                 }
             }
         }
@@ -183,15 +183,19 @@ impl Event {
             for (which, set) in sets {
                 if let Some((dimension, v)) = set.and_then(Scores::first_out_of_unit_range) {
                     return Err(format!(
-                        "scores.{which}.{} {v} is outside [0, 1]",
-                        dimension.key()
+                        "scores.{which}.{} {} is outside [0, 1]",
+                        dimension.key(),
+                        compact(v)
                     ));
                 }
             }
         }
         if let Some(cost) = self.cost_usd {
             if !cost.is_finite() || cost < 0.0 {
-                return Err(format!("cost_usd {cost} is negative or not a number"));
+                return Err(format!(
+                    "cost_usd {} is negative or not a number",
+                    compact(cost)
+                ));
             }
         }
         if self.round == Some(0) {
@@ -203,6 +207,16 @@ impl Event {
     /// The round this event belongs to: `round`, else the prototype's `iteration_count`.
     pub fn round_number(&self) -> Option<u32> {
         self.round.or(self.iteration_count)
+    }
+}
+
+/// A number for a message: as written for ordinary magnitudes, in exponent form for huge or
+/// tiny ones (`1e308`, not 309 digits).
+pub fn compact(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e9).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
 }
 
@@ -238,6 +252,21 @@ mod tests {
         "files_affected": 3
       }
     }"#;
+
+    #[test]
+    fn numbers_in_reasons_are_compact() {
+        assert_eq!(compact(1e308), "1e308");
+        assert_eq!(compact(-2.5e-9), "-2.5e-9");
+        assert_eq!(compact(0.15), "0.15");
+        assert_eq!(compact(1.5), "1.5");
+        let e = PROTOTYPE.replace("\"weight_delta\": 0.15", "\"weight_delta\": 1e308");
+        let err = parse_event(
+            "2026-01-29T10:30:00Z-smart_bot_2-success.json",
+            e.as_bytes(),
+        )
+        .unwrap_err();
+        assert_eq!(err, "weight_delta 1e308 is outside [-1, 1]");
+    }
 
     #[test]
     fn prototype_event_loads_as_schema_zero() {

@@ -3,7 +3,7 @@
 //! skipped; they are never fatal and never deleted.
 
 use super::event::{parse_event, Event};
-use crate::fsutil::create_atomic;
+use crate::fsutil::{create_atomic, read_regular};
 use chrono::Duration;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -11,6 +11,9 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
+
+/// The largest event file read: an event is about 1 KB, so anything near this is not one.
+pub const MAX_EVENT_BYTES: u64 = 1 << 20;
 
 /// A file in the event directory, as seen by `stat` (enough to fingerprint the directory).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +87,7 @@ impl EventStore {
         let mut files: Vec<EventFile> = names
             .into_par_iter()
             .map(|name| {
-                let (size, mtime_ns) = match fs::metadata(self.dir.join(&name)) {
+                let (size, mtime_ns) = match fs::symlink_metadata(self.dir.join(&name)) {
                     Ok(meta) => (
                         meta.len(),
                         meta.modified()
@@ -112,7 +115,7 @@ impl EventStore {
             .par_iter()
             .map(|f| {
                 let path = self.dir.join(&f.name);
-                let bytes = fs::read(&path).map_err(|e| Skipped {
+                let bytes = read_regular(&path, MAX_EVENT_BYTES).map_err(|e| Skipped {
                     file: f.name.clone(),
                     reason: format!("unreadable: {e}"),
                 })?;
@@ -199,6 +202,36 @@ mod tests {
         assert_eq!(loaded.skipped[0].file, "zz-bad-success.json");
         assert!(loaded.skipped[0].reason.contains("invalid JSON"));
         assert!(store.dir().join("zz-bad-success.json").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_devices_and_huge_files_are_skipped_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EventStore::new(dir.path());
+        let e = Event::new(4, "smart_bot_1", Outcome::Success, 0.1);
+        store.append(&e).unwrap();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, dir.path().join(name)).unwrap()
+        };
+        link("/etc/shadow", "2026-01-01T00-00-00-000000Z-a-success.json");
+        link("/dev/zero", "2026-01-01T00-00-00-000001Z-b-success.json");
+        let big = dir
+            .path()
+            .join("2026-01-01T00-00-00-000002Z-c-success.json");
+        let file = fs::File::create(&big).unwrap();
+        file.set_len(MAX_EVENT_BYTES + 1).unwrap();
+        let loaded = store.load_all().unwrap();
+        assert_eq!(loaded.events.len(), 1);
+        let reasons: Vec<&str> = loaded.skipped.iter().map(|s| s.reason.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "unreadable: a symbolic link, not a regular file: only regular files are read",
+                "unreadable: a symbolic link, not a regular file: only regular files are read",
+                "unreadable: 1048577 bytes, more than the 1048576 bytes allowed",
+            ]
+        );
     }
 
     #[test]

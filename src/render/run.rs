@@ -178,6 +178,12 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
         if !round.checks.is_empty() {
             let _ = writeln!(out, "\nChecks: {}", checks_line(&round.checks, ", "));
         }
+        if round.verified_by_claims {
+            let _ = writeln!(
+                out,
+                "\n_The verify role could not answer in this round: the boxes checked off are the ones the proposal and the implementer both claimed, with every check passing._"
+            );
+        }
     }
     let _ = writeln!(out, "\nFixes #{}", report.issue);
     out
@@ -211,6 +217,14 @@ pub struct FailureNote<'a> {
     pub reasons: &'a [String],
 }
 
+/// An open checkbox when the run stopped, with the verify role's reason when it gave one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemainingBox {
+    pub id: String,
+    pub text: String,
+    pub reason: Option<String>,
+}
+
 /// Everything the escalation comment says.
 #[derive(Debug, Clone, Copy)]
 pub struct EscalationNote<'a> {
@@ -220,10 +234,20 @@ pub struct EscalationNote<'a> {
     pub replan: Option<FailureNote<'a>>,
     pub last_round: Option<&'a RoundReport>,
     pub verification: Option<&'a VerificationReport>,
+    /// The checkboxes still open.
+    pub remaining: &'a [RemainingBox],
+    /// The last failing attempt's diff, already bounded by the caller.
+    pub diff: Option<&'a str>,
     /// Empty when no branch was made.
     pub branch: &'a str,
+    /// Commits of passing rounds on the branch, and whether the branch was pushed.
+    pub commits: u32,
+    pub pushed: bool,
     pub worktree: Option<&'a Path>,
 }
+
+/// The most of a diff an escalation comment shows.
+const MAX_COMMENT_DIFF: usize = 20_000;
 
 /// The comment that hands an issue to a human: why, the failed rounds, the last ranking, the
 /// verification, where the work is, and how to continue.
@@ -243,14 +267,71 @@ pub fn escalation_comment(e: &EscalationNote<'_>) -> String {
             }
         }
     }
+    if !e.remaining.is_empty() {
+        let _ = writeln!(body, "\nCheckboxes that remain:\n");
+        for r in e.remaining {
+            let _ = writeln!(
+                body,
+                "- {} {}{}",
+                r.id,
+                r.text.replace('\n', " "),
+                r.reason
+                    .as_deref()
+                    .map(|why| format!(" — verify role: {}", why.replace('\n', " ")))
+                    .unwrap_or_default()
+            );
+        }
+    }
     if let Some(round) = e.last_round {
         let _ = write!(body, "\n{}", ranking_table(round, Columns::Totals));
     }
     if let Some(v) = e.verification {
         let _ = writeln!(body, "\n{}", render_markdown(v));
     }
+    if let Some(diff) = e.diff.filter(|d| !d.trim().is_empty()) {
+        let mut shown = diff;
+        if shown.len() > MAX_COMMENT_DIFF {
+            let mut cut = MAX_COMMENT_DIFF;
+            while !shown.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            shown = &shown[..cut];
+        }
+        let fence = "`".repeat(
+            shown
+                .split(|c| c != '`')
+                .map(str::len)
+                .max()
+                .unwrap_or(0)
+                .max(2)
+                + 1,
+        );
+        let _ = writeln!(
+            body,
+            "\n<details><summary>The last failing attempt's diff</summary>\n\n{fence}diff\n{}\n{fence}\n{}</details>",
+            shown.trim_end(),
+            if shown.len() < diff.len() {
+                format!(
+                    "\n(cut at {} of {} bytes)\n",
+                    shown.len(),
+                    diff.len()
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     if !e.branch.is_empty() {
-        let _ = writeln!(body, "\nBranch: `{}`", e.branch);
+        let _ = writeln!(
+            body,
+            "\nBranch: `{}`{}",
+            e.branch,
+            match (e.commits, e.pushed) {
+                (0, _) => String::new(),
+                (n, true) => format!(" — pushed, with the commits of {n} passing round(s)"),
+                (n, false) => format!(" — {n} commit(s) of passing rounds, not pushed"),
+            }
+        );
     }
     if let Some(wt) = e.worktree {
         let _ = writeln!(body, "Worktree (kept for inspection): `{}`", wt.display());
@@ -365,7 +446,15 @@ mod tests {
             replan: None,
             last_round: Some(&r.rounds[0]),
             verification: None,
+            remaining: &[RemainingBox {
+                id: "req_2".into(),
+                text: "Document it".into(),
+                reason: Some("no docs changed".into()),
+            }],
+            diff: Some("+greet() {}\n"),
             branch: "ralph/12-add-option",
+            commits: 1,
+            pushed: true,
             worktree: Some(Path::new("/repo/.ralph/worktrees/12")),
         };
         let body = escalation_comment(&note);
@@ -377,7 +466,9 @@ mod tests {
         ));
         assert!(!body.contains("Replan round"));
         assert!(body.contains("| 1 | proposal_1 | smart_bot_2 | 0.812 |"));
-        assert!(body.contains("\nBranch: `ralph/12-add-option`\nWorktree (kept for inspection): `/repo/.ralph/worktrees/12`\n"));
+        assert!(body.contains("\nBranch: `ralph/12-add-option` — pushed, with the commits of 1 passing round(s)\nWorktree (kept for inspection): `/repo/.ralph/worktrees/12`\n"));
+        assert!(body.contains("- req_2 Document it — verify role: no docs changed\n"));
+        assert!(body.contains("<details><summary>The last failing attempt's diff</summary>\n\n```diff\n+greet() {}\n```\n</details>"), "{body}");
         assert!(body.ends_with("`ralph compete 12 --resume`.\n"));
     }
 

@@ -166,6 +166,7 @@ mod tests {
                 lines_removed: 2,
             },
             protected: vec![],
+            require_test: true,
         };
         let md = render_markdown(&r);
         assert!(md.contains("| `lint` | ❌ failed | 1.5s |"), "{md}");

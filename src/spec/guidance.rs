@@ -38,14 +38,10 @@ pub fn read_guidance(root: &Path) -> Vec<Guidance> {
     for group in CANDIDATES {
         for rel in group {
             let path = root.join(rel);
-            if !path.is_file() {
-                continue;
-            }
-            match std::fs::read(&path) {
-                Ok(bytes) => {
-                    let truncated = bytes.len() > MAX_GUIDANCE_BYTES;
-                    let text =
-                        String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_GUIDANCE_BYTES)]);
+            match crate::fsutil::read_regular_prefix(&path, MAX_GUIDANCE_BYTES as u64) {
+                Err(crate::fsutil::Unreadable::Missing) => continue,
+                Ok((bytes, truncated)) => {
+                    let text = String::from_utf8_lossy(&bytes);
                     // A cut may split a character: lossy decoding turns the half into U+FFFD.
                     let text = text.trim_end_matches('\u{fffd}');
                     found.push(Guidance {
@@ -55,7 +51,9 @@ pub fn read_guidance(root: &Path) -> Vec<Guidance> {
                     });
                     break;
                 }
-                Err(e) => tracing::warn!("cannot read guidance file {}: {e}", path.display()),
+                Err(e) => {
+                    tracing::warn!("skipping the guidance file {}: {e}", path.display())
+                }
             }
         }
     }

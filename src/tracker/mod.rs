@@ -146,6 +146,15 @@ impl Permission {
     }
 }
 
+/// What a tracker can tell about the repository before a competition starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RepoFacts {
+    /// The repository's default branch.
+    pub default_branch: Option<String>,
+    /// What the credentials may do there.
+    pub permission: Option<Permission>,
+}
+
 /// Everything that can go wrong talking to a tracker. Each variant says what happened and,
 /// through [`TrackerError::hint`], what to do.
 #[derive(Debug, thiserror::Error)]
@@ -277,6 +286,17 @@ pub trait IssueTracker: Send + Sync {
 
     /// A user's permission on the repository.
     async fn permission(&self, login: &str) -> Result<Permission>;
+
+    /// The repository's default branch and the credentials' permission, where the tracker
+    /// knows them (files know neither).
+    async fn repository(&self) -> Result<RepoFacts> {
+        Ok(RepoFacts::default())
+    }
+
+    /// The repository's default branch, where the tracker knows it.
+    async fn default_branch(&self) -> Result<Option<String>> {
+        Ok(self.repository().await?.default_branch)
+    }
 }
 
 /// Opens the tracker the settings name. For GitHub this finds the repository, the API URL

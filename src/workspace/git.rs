@@ -20,6 +20,9 @@ pub struct PreflightOptions<'a> {
     pub title: &'a str,
     /// `--base` or `[git] base`; `None`: the remote's default branch.
     pub base: Option<&'a str>,
+    /// The repository's default branch as the tracker knows it (GitHub), for a clone whose
+    /// remote HEAD is not set.
+    pub default_branch: Option<&'a str>,
     /// `--resume`: the branch may exist.
     pub resume: bool,
 }
@@ -31,6 +34,8 @@ pub struct Preflight {
     pub issue: u64,
     /// The base branch's name (`main`).
     pub base: String,
+    /// How the base was found, for messages (`--base or [git] base`, `origin/HEAD`, …).
+    pub base_from: String,
     /// `ralph/N-<slug>`.
     pub branch: String,
     /// Whether the remote exists (a repository without one works locally).
@@ -182,24 +187,27 @@ pub async fn preflight(
     remote: &str,
     opts: &PreflightOptions<'_>,
 ) -> Result<Preflight, WorkspaceError> {
+    let facts = {
+        let (root, remote) = (root.to_owned(), remote.to_owned());
+        blocking("the git preflight", move || local_facts(&root, &remote)).await?
+    };
+    let (base, base_from) = match opts.base {
+        Some(b) => (b.to_owned(), "--base or [git] base".to_owned()),
+        None => resolve_base(root, remote, &facts, opts.default_branch).await?,
+    };
     let local = {
         let (root, remote) = (root.to_owned(), remote.to_owned());
-        let (issue, title, base, resume) = (
-            opts.issue,
-            opts.title.to_owned(),
-            opts.base.map(str::to_owned),
-            opts.resume,
-        );
+        let (issue, title, resume) = (opts.issue, opts.title.to_owned(), opts.resume);
+        let has_remote = facts.has_remote;
         blocking("the git preflight", move || {
-            local_preflight(
+            branch_preflight(
                 &root,
                 &remote,
-                &PreflightOptions {
-                    issue,
-                    title: &title,
-                    base: base.as_deref(),
-                    resume,
-                },
+                issue,
+                &title,
+                (base, base_from),
+                resume,
+                has_remote,
             )
         })
         .await?
@@ -220,16 +228,87 @@ pub async fn preflight(
     Ok(local)
 }
 
+/// What the local repository says about where a competition would start.
+#[derive(Debug, Clone)]
+struct LocalFacts {
+    has_remote: bool,
+    /// `refs/remotes/<remote>/HEAD`.
+    remote_head: Option<String>,
+    /// The branch HEAD is on, and whether it tracks `<remote>`.
+    current: Option<(String, bool)>,
+}
+
+/// The base branch when none is named: the remote's HEAD, else the tracker's default branch,
+/// else (with no remote) the current branch, else what the remote says its HEAD is (`git
+/// ls-remote --symref`), else the current branch when it tracks the remote. Returns the branch
+/// and how it was found.
+async fn resolve_base(
+    root: &Path,
+    remote: &str,
+    facts: &LocalFacts,
+    tracker_default: Option<&str>,
+) -> Result<(String, String), WorkspaceError> {
+    if let Some(b) = &facts.remote_head {
+        return Ok((b.clone(), format!("{remote}/HEAD")));
+    }
+    if let Some(b) = tracker_default {
+        return Ok((
+            b.to_owned(),
+            "the repository's default branch on GitHub".into(),
+        ));
+    }
+    if !facts.has_remote {
+        return facts
+            .current
+            .as_ref()
+            .map(|(b, _)| (b.clone(), "the current branch (no remote)".into()))
+            .ok_or_else(|| {
+                refuse(
+                    "cannot tell the base branch: there is no remote and HEAD is not on a branch",
+                    "check out the branch to start from, or set `[git] base` in .ralph/config.toml",
+                )
+            });
+    }
+    if let Some(b) = remote_default(root, remote).await {
+        return Ok((b, format!("`git ls-remote --symref {remote} HEAD`")));
+    }
+    if let Some((b, true)) = &facts.current {
+        return Ok((
+            b.clone(),
+            format!("the current branch, which tracks `{remote}`"),
+        ));
+    }
+    Err(refuse(
+        format!(
+            "cannot tell the default branch of `{remote}`: refs/remotes/{remote}/HEAD is not set and `{remote}` could not be asked"
+        ),
+        format!(
+            "pass --base BRANCH or set `[git] base` in .ralph/config.toml (or run `git remote set-head {remote} --auto`)"
+        ),
+    ))
+}
+
+/// The branch the remote's HEAD names, from `git ls-remote --symref <remote> HEAD`.
+async fn remote_default(root: &Path, remote: &str) -> Option<String> {
+    let out = run_git(git_cmd(root).args(["ls-remote", "--symref", remote, "HEAD"]))
+        .await
+        .ok()?;
+    if !out.success() {
+        return None;
+    }
+    out.stdout.lines().find_map(|line| {
+        let target = line.strip_prefix("ref:")?.split_whitespace().next()?;
+        target.strip_prefix("refs/heads/").map(str::to_owned)
+    })
+}
+
 fn exists_hint(issue: u64) -> String {
     format!("continue that run with `ralph compete {issue} --resume`, or delete the branch")
 }
 
-/// The preflight checks that need only the local repository.
-fn local_preflight(
-    root: &Path,
-    remote: &str,
-    opts: &PreflightOptions<'_>,
-) -> Result<Preflight, WorkspaceError> {
+/// The local checks that come first: a repository with a working tree and no changes outside
+/// `.ralph/`; then what it says about the base.
+fn local_facts(root: &Path, remote: &str) -> Result<LocalFacts, WorkspaceError> {
     let repo = open(root)?;
     if repo.is_bare() {
         return Err(refuse(
@@ -253,46 +332,49 @@ fn local_preflight(
             "commit or stash them first (changes under .ralph/ are allowed)",
         ));
     }
+    let current = repo
+        .head()
+        .ok()
+        .filter(|h| h.is_branch())
+        .and_then(|h| h.shorthand().map(str::to_owned))
+        .map(|b| {
+            let tracks = repo
+                .config()
+                .and_then(|c| c.get_string(&format!("branch.{b}.remote")))
+                .is_ok_and(|r| r == remote);
+            (b, tracks)
+        });
     let has_remote = repo.find_remote(remote).is_ok();
-    let base = match opts.base {
-        Some(b) => b.to_owned(),
-        None => match remote_head(&repo, remote) {
-            Some(b) => b,
-            None if !has_remote => repo
-                .head()
-                .ok()
-                .filter(|h| h.is_branch())
-                .and_then(|h| h.shorthand().map(str::to_owned))
-                .ok_or_else(|| {
-                    refuse(
-                        "cannot tell the base branch: there is no remote and HEAD is not on a branch",
-                        "check out the branch to start from, or set `[git] base` in .ralph/config.toml",
-                    )
-                })?,
-            None => {
-                return Err(refuse(
-                    format!(
-                        "cannot tell the default branch of `{remote}`: refs/remotes/{remote}/HEAD is not set"
-                    ),
-                    format!(
-                        "run `git remote set-head {remote} --auto`, or set `[git] base` in .ralph/config.toml, or pass --base BRANCH"
-                    ),
-                ))
-            }
-        },
-    };
+    Ok(LocalFacts {
+        has_remote,
+        remote_head: remote_head(&repo, remote),
+        current,
+    })
+}
+
+/// The preflight checks of the base and the branch that need only the local repository.
+fn branch_preflight(
+    root: &Path,
+    remote: &str,
+    issue: u64,
+    title: &str,
+    (base, base_from): (String, String),
+    resume: bool,
+    has_remote: bool,
+) -> Result<Preflight, WorkspaceError> {
+    let repo = open(root)?;
     if base_commit(&repo, remote, &base).is_none() {
         return Err(refuse(
             format!("the base branch `{base}` does not exist"),
             "fetch it, or name another with --base or `[git] base`",
         ));
     }
-    let branch = branch_name(opts.issue, opts.title);
-    if !opts.resume {
+    let branch = branch_name(issue, title);
+    if !resume {
         if repo.find_branch(&branch, BranchType::Local).is_ok() {
             return Err(refuse(
                 format!("the branch `{branch}` already exists"),
-                exists_hint(opts.issue),
+                exists_hint(issue),
             ));
         }
         if repo
@@ -301,14 +383,15 @@ fn local_preflight(
         {
             return Err(refuse(
                 format!("the branch `{branch}` already exists on `{remote}`"),
-                exists_hint(opts.issue),
+                exists_hint(issue),
             ));
         }
     }
     Ok(Preflight {
         root: root.to_owned(),
-        issue: opts.issue,
+        issue,
         base,
+        base_from,
         branch,
         has_remote,
     })
@@ -466,7 +549,7 @@ fn hook(repo: &Repository, wt_path: &Path, name: &str) -> Option<PathBuf> {
         Err(_) => repo.commondir().join("hooks"),
     };
     let path = dir.join(name);
-    crate::checks::on_path(&path.to_string_lossy()).then_some(path)
+    crate::process::on_path(&path.to_string_lossy()).then_some(path)
 }
 
 fn stage_all(repo: &Repository) -> Result<git2::Oid, WorkspaceError> {

@@ -167,7 +167,12 @@ impl Workspace for MemoryWorkspace {
         Ok(Preflight {
             root: self.root.clone(),
             issue: opts.issue,
-            base: opts.base.unwrap_or("main").to_owned(),
+            base: opts
+                .base
+                .or(opts.default_branch)
+                .unwrap_or("main")
+                .to_owned(),
+            base_from: "memory".into(),
             branch,
             has_remote: true,
         })
@@ -259,6 +264,7 @@ mod tests {
                 issue: 3,
                 title: "Add greet",
                 base: None,
+                default_branch: None,
                 resume: false,
             })
             .await
@@ -292,6 +298,7 @@ mod tests {
                 issue: 3,
                 title: "Add greet",
                 base: None,
+                default_branch: None,
                 resume: false,
             })
             .await;

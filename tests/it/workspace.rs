@@ -135,6 +135,7 @@ impl Fixture {
             issue: 12,
             title: "Add a --verbose flag",
             base: None,
+            default_branch: None,
             resume: false,
         }
     }
@@ -235,11 +236,42 @@ async fn preflight_refusals_say_what_to_do_and_change_nothing() {
         ],
     );
 
-    // No remote HEAD: the default branch is unknown.
+    // No remote HEAD (a clone made with `git remote add` and `git push -u`): the tracker's
+    // default branch wins, else the remote is asked, else the current branch if it tracks it.
     git(&f.root, &["remote", "set-head", "origin", "--delete"]);
+    let mut opts = f.options();
+    opts.default_branch = Some("main");
+    let p = preflight(&f.root, "origin", &opts).await.unwrap();
+    assert_eq!(
+        (p.base.as_str(), p.base_from.as_str()),
+        ("main", "the repository's default branch on GitHub")
+    );
+    let p = preflight(&f.root, "origin", &f.options()).await.unwrap();
+    assert_eq!(
+        (p.base.as_str(), p.base_from.as_str()),
+        ("main", "`git ls-remote --symref origin HEAD`")
+    );
+    // The remote cannot be asked: the current branch, since it tracks `origin`.
+    let url = git(&f.root, &["remote", "get-url", "origin"]);
+    git(
+        &f.root,
+        &["remote", "set-url", "origin", "/nonexistent/remote.git"],
+    );
+    git(
+        &f.root,
+        &["branch", "--set-upstream-to=origin/main", "main"],
+    );
+    let p = preflight(&f.root, "origin", &f.options()).await.unwrap();
+    assert_eq!(
+        (p.base.as_str(), p.base_from.as_str()),
+        ("main", "the current branch, which tracks `origin`")
+    );
+    // …and when it does not track it, nothing is left to go by.
+    git(&f.root, &["branch", "--unset-upstream", "main"]);
     let (msg, hint) = refusal(preflight(&f.root, "origin", &f.options()).await);
     assert!(msg.contains("default branch"), "{msg}");
-    assert!(hint.contains("git remote set-head origin --auto") && hint.contains("--base"));
+    assert!(hint.contains("--base") && hint.contains("git remote set-head origin --auto"));
+    git(&f.root, &["remote", "set-url", "origin", url.trim()]);
     git(&f.root, &["remote", "set-head", "origin", "main"]);
 
     assert_eq!(f.refs(), before, "preflight changed no reference");
@@ -471,6 +503,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
             CheckSpec::new("test", "grep -q 'a + b' src/lib.rs"),
         ],
         coverage: Some("cat COVERAGE 2>/dev/null || echo 90".into()),
+        require_test: true,
     };
     let t = Duration::from_secs(20);
     let before = measure_coverage(plan.coverage.as_deref(), &wt.path, t).await;
@@ -525,8 +558,12 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         .unwrap()
         .unwrap();
     let again = verify(&ws, &wt, &plan, before, t).await.unwrap();
-    assert!(again.passed());
     assert_eq!(again.diff.files_affected(), 0);
+    // The checks pass on the unchanged base, but a change that changes nothing never passes.
+    assert_eq!(
+        again.failure_reasons(),
+        ["the implementation changed nothing"]
+    );
 }
 
 #[cfg(unix)]

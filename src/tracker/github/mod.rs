@@ -8,11 +8,11 @@ mod wire;
 pub use self::http::RetryPolicy;
 
 use self::http::Api;
-use self::wire::{WireEvent, WireIssue, WireLabel, WirePermission, WirePull};
+use self::wire::{WireEvent, WireIssue, WireLabel, WirePermission, WirePull, WireRepo};
 use super::discover::Token;
 use super::{
     Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, NewPullRequest,
-    Permission, PullRequest, Result, TrackerError,
+    Permission, PullRequest, RepoFacts, Result, TrackerError,
 };
 use crate::settings::RepoSlug;
 use ::http::Method;
@@ -337,6 +337,21 @@ impl IssueTracker for GithubTracker {
             })
             .filter_map(|e| e.actor.map(|a| a.login))
             .next_back())
+    }
+
+    async fn repository(&self) -> Result<RepoFacts> {
+        let repo = self
+            .api
+            .get::<WireRepo>(
+                self.path(""),
+                "read the repository".to_owned(),
+                format!("repository {}", self.repo),
+            )
+            .await?;
+        Ok(RepoFacts {
+            default_branch: repo.default_branch.filter(|b| !b.is_empty()),
+            permission: repo.permissions.map(|p| p.strongest()),
+        })
     }
 
     async fn permission(&self, login: &str) -> Result<Permission> {

@@ -136,6 +136,50 @@ pub struct LabelName {
     pub name: String,
 }
 
+/// `GET /repos/{o}/{r}`: the fields ralph reads.
+#[derive(Debug, Deserialize)]
+pub struct WireRepo {
+    #[serde(default)]
+    pub default_branch: Option<String>,
+    /// What the authenticated user may do (absent without credentials).
+    #[serde(default)]
+    pub permissions: Option<WireRepoPermissions>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct WireRepoPermissions {
+    #[serde(default)]
+    pub admin: bool,
+    #[serde(default)]
+    pub maintain: bool,
+    #[serde(default)]
+    pub push: bool,
+    #[serde(default)]
+    pub triage: bool,
+    #[serde(default)]
+    pub pull: bool,
+}
+
+impl WireRepoPermissions {
+    /// The strongest permission granted.
+    pub fn strongest(&self) -> super::super::Permission {
+        use super::super::Permission;
+        if self.admin {
+            Permission::Admin
+        } else if self.maintain {
+            Permission::Maintain
+        } else if self.push {
+            Permission::Write
+        } else if self.triage {
+            Permission::Triage
+        } else if self.pull {
+            Permission::Read
+        } else {
+            Permission::None
+        }
+    }
+}
+
 /// `GET /repos/{o}/{r}/collaborators/{user}/permission`.
 #[derive(Debug, Deserialize)]
 pub struct WirePermission {

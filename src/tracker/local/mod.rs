@@ -12,11 +12,14 @@ use super::{
     Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, NewPullRequest,
     Permission, PullRequest, Result, TrackerError,
 };
-use crate::fsutil::write_atomic;
+use crate::fsutil::{read_regular, read_regular_text, write_atomic, Unreadable};
 use async_trait::async_trait;
 use chrono::Utc;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+/// The largest issue or pull-request file read (GitHub caps a body at 65,536 characters).
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// The local tracker rooted at a directory (normally `.ralph/issues`).
 pub struct LocalTracker {
@@ -54,15 +57,21 @@ impl LocalTracker {
 
     fn load(&self, number: u64) -> Result<(PathBuf, IssueFile)> {
         let path = self.issue_path(number);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match read_regular_text(&path, MAX_FILE_BYTES) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(Unreadable::Missing) => {
                 return Err(TrackerError::NotFound {
                     what: format!("issue #{number} ({})", path.display()),
                     local: true,
                 })
             }
-            Err(e) => return Err(io_error(&path)(e)),
+            Err(Unreadable::Io(e)) => return Err(io_error(&path)(e)),
+            Err(e) => {
+                return Err(TrackerError::LocalFormat {
+                    path,
+                    message: e.to_string(),
+                })
+            }
         };
         let file = IssueFile::parse(&text).map_err(|message| TrackerError::LocalFormat {
             path: path.clone(),
@@ -124,13 +133,17 @@ impl LocalTracker {
     }
 
     fn load_prs(&self, path: &Path) -> Result<Vec<PullRequest>> {
-        match std::fs::read(path) {
+        match read_regular(path, MAX_FILE_BYTES) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| TrackerError::LocalFormat {
                 path: path.to_owned(),
                 message: format!("not a list of pull requests: {e}"),
             }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(io_error(path)(e)),
+            Err(Unreadable::Missing) => Ok(Vec::new()),
+            Err(Unreadable::Io(e)) => Err(io_error(path)(e)),
+            Err(e) => Err(TrackerError::LocalFormat {
+                path: path.to_owned(),
+                message: e.to_string(),
+            }),
         }
     }
 
