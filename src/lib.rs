@@ -23,6 +23,7 @@ pub mod cli;
 pub mod compete;
 pub mod config;
 pub mod demo;
+pub mod doctor;
 pub mod env;
 pub mod error;
 pub mod fsutil;

@@ -5,6 +5,7 @@
 mod compete;
 mod completions;
 mod demo;
+mod doctor;
 mod events;
 mod exit;
 mod init;
@@ -98,6 +99,8 @@ pub enum Command {
     Compete(compete::CompeteArgs),
     /// Run a whole competition offline on a sample repository, then show the leaderboard
     Demo(demo::DemoArgs),
+    /// Check everything a competition needs, changing nothing; exit 1 when something would stop it
+    Doctor(doctor::DoctorArgs),
     /// Print shell completions
     Completions(completions::CompletionsArgs),
 }
@@ -218,6 +221,7 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
         Command::Queue(args) => queue::run(&ctx, args).await,
         Command::Compete(args) => compete::run(&ctx, args).await,
         Command::Demo(args) => demo::run(&ctx, args).await,
+        Command::Doctor(args) => doctor::run(&ctx, args).await,
         Command::Completions(args) => completions::run(&ctx, args),
     }
 }

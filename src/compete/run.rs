@@ -201,9 +201,7 @@ async fn admit(input: &RunInput<'_>) -> Result<(Issue, Option<RunState>)> {
         return Err(UserError::usage(format!(
             "issue #{n} has no open checkbox: there is nothing to compete on"
         ))
-        .with_hint(
-            "write the issue's requirements as a task list in its body (`- [ ] …`, one checkable item each)",
-        )
+        .with_hint(crate::spec::requirements_hint(n))
         .into());
     }
     Ok((issue, None))

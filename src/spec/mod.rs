@@ -183,6 +183,12 @@ pub(crate) fn collapse_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// What to do about an issue that has no open checkbox to compete on.
+pub fn requirements_hint(_issue: u64) -> String {
+    "write the issue's requirements as a task list in its body (`- [ ] …`, one checkable item each)"
+        .to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -293,6 +293,12 @@ pub trait IssueTracker: Send + Sync {
         Ok(RepoFacts::default())
     }
 
+    /// The repository's label names (`None` where the tracker has no label list: any label
+    /// can be used).
+    async fn labels(&self) -> Result<Option<Vec<String>>> {
+        Ok(None)
+    }
+
     /// The repository's default branch, where the tracker knows it.
     async fn default_branch(&self) -> Result<Option<String>> {
         Ok(self.repository().await?.default_branch)

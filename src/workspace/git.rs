@@ -261,7 +261,7 @@ async fn resolve_base(
         return facts
             .current
             .as_ref()
-            .map(|(b, _)| (b.clone(), "the current branch (no remote)".into()))
+            .map(|(b, _)| (b.clone(), "the current branch; there is no remote".into()))
             .ok_or_else(|| {
                 refuse(
                     "cannot tell the base branch: there is no remote and HEAD is not on a branch",
@@ -306,9 +306,63 @@ fn exists_hint(issue: u64) -> String {
     format!("continue that run with `ralph compete {issue} --resume`, or delete the branch")
 }
 
-/// The local checks that come first: a repository with a working tree and no changes outside
-/// `.ralph/`; then what it says about the base.
-fn local_facts(root: &Path, remote: &str) -> Result<LocalFacts, WorkspaceError> {
+/// What `ralph doctor` learns about the repository, each part on its own.
+#[derive(Debug)]
+pub struct Inspection {
+    /// A git repository with a working tree; the other parts are only known when it is.
+    pub repository: Result<(), WorkspaceError>,
+    /// No changes outside `.ralph/`.
+    pub clean: Result<(), WorkspaceError>,
+    /// The base branch and how it was found.
+    pub base: Result<(String, String), WorkspaceError>,
+    pub has_remote: bool,
+    /// The branch HEAD is on.
+    pub current: Option<String>,
+}
+
+/// Inspects the repository at `root` the way preflight does, changing nothing, and reports
+/// every part instead of stopping at the first refusal.
+pub async fn inspect(
+    root: &Path,
+    remote: &str,
+    base: Option<&str>,
+    default_branch: Option<&str>,
+) -> Inspection {
+    let looked = {
+        let (root, remote) = (root.to_owned(), remote.to_owned());
+        blocking("inspecting the repository", move || {
+            let repo = open_working(&root)?;
+            Ok((clean(&repo), facts(&repo, &remote)))
+        })
+        .await
+    };
+    let (clean, facts) = match looked {
+        Ok(found) => found,
+        Err(e) => {
+            return Inspection {
+                repository: Err(e),
+                clean: Ok(()),
+                base: Err(refuse("not a repository", "")),
+                has_remote: false,
+                current: None,
+            }
+        }
+    };
+    let base = match base {
+        Some(b) => Ok((b.to_owned(), "--base or [git] base".to_owned())),
+        None => resolve_base(root, remote, &facts, default_branch).await,
+    };
+    Inspection {
+        repository: Ok(()),
+        clean,
+        base,
+        has_remote: facts.has_remote,
+        current: facts.current.map(|(b, _)| b),
+    }
+}
+
+/// The repository at `root`, refused when it is not one or has no working tree.
+fn open_working(root: &Path) -> Result<Repository, WorkspaceError> {
     let repo = open(root)?;
     if repo.is_bare() {
         return Err(refuse(
@@ -316,7 +370,20 @@ fn local_facts(root: &Path, remote: &str) -> Result<LocalFacts, WorkspaceError> 
             "run ralph in a clone with a working tree",
         ));
     }
-    let dirty = dirty_paths(&repo)?;
+    Ok(repo)
+}
+
+/// The local checks that come first: a repository with a working tree and no changes outside
+/// `.ralph/`; then what it says about the base.
+fn local_facts(root: &Path, remote: &str) -> Result<LocalFacts, WorkspaceError> {
+    let repo = open_working(root)?;
+    clean(&repo)?;
+    Ok(facts(&repo, remote))
+}
+
+/// Refuses a working tree with changes outside `.ralph/`.
+fn clean(repo: &Repository) -> Result<(), WorkspaceError> {
+    let dirty = dirty_paths(repo)?;
     if !dirty.is_empty() {
         let shown: Vec<&str> = dirty.iter().take(5).map(String::as_str).collect();
         let more = if dirty.len() > 5 {
@@ -332,6 +399,11 @@ fn local_facts(root: &Path, remote: &str) -> Result<LocalFacts, WorkspaceError> 
             "commit or stash them first (changes under .ralph/ are allowed)",
         ));
     }
+    Ok(())
+}
+
+/// What the repository says about the remote and the current branch.
+fn facts(repo: &Repository, remote: &str) -> LocalFacts {
     let current = repo
         .head()
         .ok()
@@ -345,11 +417,11 @@ fn local_facts(root: &Path, remote: &str) -> Result<LocalFacts, WorkspaceError> 
             (b, tracks)
         });
     let has_remote = repo.find_remote(remote).is_ok();
-    Ok(LocalFacts {
+    LocalFacts {
         has_remote,
-        remote_head: remote_head(&repo, remote),
+        remote_head: remote_head(repo, remote),
         current,
-    })
+    }
 }
 
 /// The preflight checks of the base and the branch that need only the local repository.

@@ -18,8 +18,8 @@ pub(crate) mod memory;
 
 pub use diff::{analyse, patch_text, protected_findings, DiffStats, FileChange, Finding};
 pub use git::{
-    commit, create_worktree, default_branch, preflight, push, remove_worktree, reset_worktree,
-    CommitInfo, Preflight, PreflightOptions, Worktree,
+    commit, create_worktree, default_branch, inspect, preflight, push, remove_worktree,
+    reset_worktree, CommitInfo, Inspection, Preflight, PreflightOptions, Worktree,
 };
 pub use ledger_push::{push_events, LedgerPush, LedgerTarget, PUSH_ATTEMPTS};
 

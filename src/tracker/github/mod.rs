@@ -160,6 +160,18 @@ impl IssueTracker for GithubTracker {
         }
     }
 
+    async fn labels(&self) -> Result<Option<Vec<String>>> {
+        let existing: Vec<WireLabel> = self
+            .api
+            .get_all(
+                self.path("/labels?per_page=100"),
+                "list labels",
+                &format!("repository {}", self.repo),
+            )
+            .await?;
+        Ok(Some(existing.into_iter().map(|l| l.name).collect()))
+    }
+
     async fn ensure_labels(&self, labels: &[LabelSpec]) -> Result<Vec<(String, LabelAction)>> {
         let existing: Vec<WireLabel> = self
             .api

@@ -1,0 +1,535 @@
+//! `ralph doctor [N]`: every check a competition makes before it changes anything, made
+//! without changing anything, each reported with what it found and, when it is a problem, what
+//! to do. Tracker access (the token, the permission a competition needs, the workflow labels);
+//! the git repository, its working tree and the base branch; every configured agent able to
+//! start; the checks that will run and whether their programs exist; and, given an issue
+//! number, the issue itself and its branch. A `Fail` would stop a competition; a `Warn` would
+//! not, but deserves a look.
+
+use crate::checks::{detect, example, on_path};
+use crate::compete::agents::{Agent, Agents};
+use crate::settings::Settings;
+use crate::spec::{requirements_hint, Requirements};
+use crate::tracker::workflow::{LABEL_ATTENTION, LABEL_IN_PROGRESS, LABEL_RALPH};
+use crate::tracker::{IssueState, IssueTracker, Permission, RepoFacts, TrackerError};
+use crate::workspace::{self, PreflightOptions};
+use serde::Serialize;
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+/// One check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// `tracker`, `git`, `agents`, `checks` or `issue`.
+    pub area: &'static str,
+    pub check: String,
+    pub status: Status,
+    pub detail: String,
+    pub hint: Option<String>,
+}
+
+/// Everything the doctor found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Nothing would stop a competition.
+    pub ok: bool,
+    pub findings: Vec<Finding>,
+}
+
+struct Findings(Vec<Finding>);
+
+impl Findings {
+    fn add(&mut self, area: &'static str, check: &str, status: Status, detail: String) {
+        self.0.push(Finding {
+            area,
+            check: check.to_owned(),
+            status,
+            detail,
+            hint: None,
+        });
+    }
+
+    fn hint(&mut self, hint: impl Into<String>) {
+        if let Some(last) = self.0.last_mut() {
+            let hint = hint.into();
+            last.hint = (!hint.is_empty()).then_some(hint);
+        }
+    }
+}
+
+/// Examines everything; `tracker` is what opening the tracker gave, `issue` the issue to
+/// check too.
+pub async fn examine(
+    settings: &Settings,
+    tracker: Result<&dyn IssueTracker, &TrackerError>,
+    issue: Option<u64>,
+) -> Report {
+    let mut f = Findings(Vec::new());
+    let facts = tracker_checks(&mut f, settings, tracker).await;
+    git_checks(&mut f, settings, &facts).await;
+    agent_checks(&mut f, settings);
+    check_checks(&mut f, settings);
+    if let (Some(n), Ok(t)) = (issue, tracker) {
+        issue_checks(&mut f, settings, t, n, &facts).await;
+    }
+    Report {
+        ok: f.0.iter().all(|x| x.status != Status::Fail),
+        findings: f.0,
+    }
+}
+
+async fn tracker_checks(
+    f: &mut Findings,
+    settings: &Settings,
+    tracker: Result<&dyn IssueTracker, &TrackerError>,
+) -> RepoFacts {
+    let t = match tracker {
+        Ok(t) => t,
+        Err(e) => {
+            f.add("tracker", "access", Status::Fail, e.to_string());
+            f.hint(e.hint().unwrap_or_default());
+            return RepoFacts::default();
+        }
+    };
+    let facts = match t.repository().await {
+        Ok(facts) => facts,
+        Err(e) => {
+            f.add(
+                "tracker",
+                "access",
+                Status::Fail,
+                format!("{}: {e}", t.describe()),
+            );
+            f.hint(e.hint().unwrap_or_default());
+            return RepoFacts::default();
+        }
+    };
+    match facts.permission {
+        Some(p) if p.can_write() => f.add(
+            "tracker",
+            "access",
+            Status::Ok,
+            format!("{}: {} access", t.describe(), permission_word(p)),
+        ),
+        Some(p) => {
+            f.add(
+                "tracker",
+                "access",
+                Status::Fail,
+                format!(
+                    "{}: {} access; a competition labels, comments, pushes and opens pull requests",
+                    t.describe(),
+                    permission_word(p)
+                ),
+            );
+            f.hint(
+                "use a token with write access to the repository (issues, pull requests, contents)",
+            );
+        }
+        None => f.add("tracker", "access", Status::Ok, t.describe()),
+    }
+    match t.labels().await {
+        Ok(Some(have)) => {
+            let ready = &settings.config.github.ready_label;
+            let missing: Vec<&str> = [
+                ready.as_str(),
+                LABEL_IN_PROGRESS,
+                LABEL_RALPH,
+                LABEL_ATTENTION,
+            ]
+            .into_iter()
+            .filter(|l| !have.iter().any(|h| h.eq_ignore_ascii_case(l)))
+            .collect();
+            if missing.is_empty() {
+                f.add(
+                    "tracker",
+                    "labels",
+                    Status::Ok,
+                    "the workflow labels exist".into(),
+                );
+            } else {
+                f.add(
+                    "tracker",
+                    "labels",
+                    Status::Warn,
+                    format!("missing: {}", missing.join(", ")),
+                );
+                f.hint("run `ralph setup` to create them with their colours and descriptions");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => {
+            f.add(
+                "tracker",
+                "labels",
+                Status::Warn,
+                format!("cannot list them: {e}"),
+            );
+        }
+    }
+    facts
+}
+
+fn permission_word(p: Permission) -> String {
+    serde_json::to_value(p)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_else(|| "no".into())
+}
+
+async fn git_checks(f: &mut Findings, settings: &Settings, facts: &RepoFacts) {
+    let git = &settings.config.git;
+    let found = workspace::inspect(
+        &settings.root,
+        &git.remote,
+        git.base.as_deref(),
+        facts.default_branch.as_deref(),
+    )
+    .await;
+    let refusal =
+        |e: &workspace::WorkspaceError| (e.to_string(), e.hint().unwrap_or("").to_owned());
+    match &found.repository {
+        Ok(()) => f.add(
+            "git",
+            "repository",
+            Status::Ok,
+            format!(
+                "{}{}",
+                settings.root.display(),
+                found
+                    .current
+                    .as_deref()
+                    .map(|b| format!(" (on {b})"))
+                    .unwrap_or_default()
+            ),
+        ),
+        Err(e) => {
+            let (msg, hint) = refusal(e);
+            f.add("git", "repository", Status::Fail, msg);
+            f.hint(hint);
+            return;
+        }
+    }
+    match &found.clean {
+        Ok(()) => f.add(
+            "git",
+            "working tree",
+            Status::Ok,
+            "clean (changes under .ralph/ are allowed)".into(),
+        ),
+        Err(e) => {
+            let (msg, hint) = refusal(e);
+            f.add("git", "working tree", Status::Fail, msg);
+            f.hint(hint);
+        }
+    }
+    match &found.base {
+        Ok((base, from)) => f.add(
+            "git",
+            "base branch",
+            Status::Ok,
+            format!("{base} (from {from})"),
+        ),
+        Err(e) => {
+            let (msg, hint) = refusal(e);
+            f.add("git", "base branch", Status::Fail, msg);
+            f.hint(hint);
+        }
+    }
+    if !found.has_remote {
+        f.add(
+            "git",
+            "remote",
+            Status::Warn,
+            format!(
+                "no remote `{}`: branches stay local, no pull request can be opened",
+                git.remote
+            ),
+        );
+        f.hint("add the remote, or run competitions with --no-push");
+    }
+}
+
+fn agent_checks(f: &mut Findings, settings: &Settings) {
+    let agents = Agents::build(&settings.config, &settings.root, None);
+    let mut report = |role: &str, a: &Agent, missing: Status| match &a.backend {
+        Ok(b) => f.add(
+            "agents",
+            &a.name,
+            Status::Ok,
+            format!("{role}: {}", b.describe()),
+        ),
+        Err(why) => {
+            f.add("agents", &a.name, missing, format!("{role}: {why}"));
+            f.hint(
+                "install the program or set the key, or change this agent in .ralph/config.toml",
+            );
+        }
+    };
+    let usable = agents.bots.iter().filter(|b| b.backend.is_ok()).count();
+    let bot_missing = if usable == 0 {
+        Status::Fail
+    } else {
+        Status::Warn
+    };
+    for b in &agents.bots {
+        report("bot", b, bot_missing);
+    }
+    report(
+        "arbiter (extract, judge, verify)",
+        &agents.arbiter,
+        Status::Fail,
+    );
+    for j in agents.judges.iter().skip(1) {
+        report("judge", j, Status::Warn);
+    }
+    report("implementer", &agents.implementer, Status::Fail);
+}
+
+fn check_checks(f: &mut Findings, settings: &Settings) {
+    let plan = detect(&settings.root, &settings.config.checks);
+    if plan.checks.is_empty() {
+        f.add(
+            "checks",
+            "checks",
+            Status::Fail,
+            "none is configured or detected: no implementation could be verified".into(),
+        );
+        f.hint(format!(
+            "name them under [checks] in .ralph/config.toml, e.g.\n{}",
+            example(&settings.root)
+        ));
+        return;
+    }
+    for c in &plan.checks {
+        match &c.program {
+            Some(p) if !on_path(p) && !settings.root.join(p).exists() => {
+                let status = if c.configured {
+                    Status::Fail
+                } else {
+                    Status::Warn
+                };
+                f.add(
+                    "checks",
+                    &c.name,
+                    status,
+                    format!(
+                        "`{}` (from {}): `{p}` is not installed",
+                        c.command, plan.source
+                    ),
+                );
+                f.hint(if c.configured {
+                    format!("install `{p}`, or change `{}` under [checks]", c.name)
+                } else {
+                    format!(
+                        "install `{p}`, or name the project's own command under [checks] (an unavailable check verifies nothing)"
+                    )
+                });
+            }
+            _ => f.add(
+                "checks",
+                &c.name,
+                Status::Ok,
+                format!("`{}` (from {})", c.command, plan.source),
+            ),
+        }
+    }
+    if plan.require_test
+        && !plan
+            .checks
+            .iter()
+            .any(|c| c.kind == crate::checks::CheckKind::Test)
+    {
+        f.add(
+            "checks",
+            "test",
+            Status::Fail,
+            "no test check: `[checks] require_test` makes every attempt fail without one".into(),
+        );
+        f.hint("name the test command under [checks], e.g. test = \"make test\"");
+    }
+}
+
+async fn issue_checks(
+    f: &mut Findings,
+    settings: &Settings,
+    t: &dyn IssueTracker,
+    n: u64,
+    facts: &RepoFacts,
+) {
+    let issue = match t.issue(n).await {
+        Ok(i) => i,
+        Err(e) => {
+            f.add("issue", &format!("#{n}"), Status::Fail, e.to_string());
+            f.hint(e.hint().unwrap_or_default());
+            return;
+        }
+    };
+    let name = format!("#{n}");
+    let ready = &settings.config.github.ready_label;
+    let problem = if issue.is_pull_request {
+        Some(("a pull request, not an issue".to_owned(), String::new()))
+    } else if issue.state == IssueState::Closed {
+        Some((
+            "closed".into(),
+            "reopen it if it should be worked on".into(),
+        ))
+    } else if issue.has_label(LABEL_IN_PROGRESS) {
+        Some((
+            format!("labelled `{LABEL_IN_PROGRESS}`"),
+            format!("a run may be working on it; if none is, `ralph ready {n}` re-arms it"),
+        ))
+    } else if !issue.has_label(ready) {
+        Some((
+            format!("not labelled `{ready}`"),
+            format!("mark it ready with `ralph ready {n}` once its spec is complete"),
+        ))
+    } else {
+        None
+    };
+    match problem {
+        Some((what, hint)) => {
+            f.add(
+                "issue",
+                &name,
+                Status::Fail,
+                format!("{}: {what}", issue.title),
+            );
+            f.hint(hint);
+        }
+        None => f.add(
+            "issue",
+            &name,
+            Status::Ok,
+            format!("{}: open and `{ready}`", issue.title),
+        ),
+    }
+    let reqs = Requirements::from_body(&issue.body);
+    let open = reqs.open().count();
+    if open == 0 {
+        f.add(
+            "issue",
+            "checkboxes",
+            Status::Fail,
+            "no open checkbox".into(),
+        );
+        f.hint(requirements_hint(n));
+    } else {
+        f.add(
+            "issue",
+            "checkboxes",
+            Status::Ok,
+            format!("{open} open of {}", reqs.explicit_requirements.len()),
+        );
+    }
+    let git = &settings.config.git;
+    let pre = workspace::preflight(
+        &settings.root,
+        &git.remote,
+        &PreflightOptions {
+            issue: n,
+            title: &issue.title,
+            base: git.base.as_deref(),
+            default_branch: facts.default_branch.as_deref(),
+            resume: false,
+        },
+    )
+    .await;
+    match pre {
+        Ok(p) => f.add(
+            "issue",
+            "branch",
+            Status::Ok,
+            format!("{} is free", p.branch),
+        ),
+        // The repository's own problems are reported above; only the branch's go here.
+        Err(e) if e.to_string().contains("already exists") => {
+            f.add("issue", "branch", Status::Fail, e.to_string());
+            f.hint(e.hint().unwrap_or_default().to_owned());
+        }
+        Err(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, ConfigSource, TrackerKind};
+    use crate::tracker::local::LocalTracker;
+    use std::path::Path;
+
+    fn settings(root: &Path, config: &str) -> Settings {
+        Settings {
+            root: root.to_owned(),
+            ralph_dir: root.join(".ralph"),
+            repo: None,
+            tracker: TrackerKind::Local,
+            config: Config::from_toml(Path::new("config.toml"), config).unwrap(),
+            config_source: ConfigSource::Defaults,
+        }
+    }
+
+    fn find<'a>(r: &'a Report, check: &str) -> &'a Finding {
+        r.findings
+            .iter()
+            .find(|f| f.check == check)
+            .unwrap_or_else(|| panic!("no {check}: {:#?}", r.findings))
+    }
+
+    #[tokio::test]
+    async fn a_directory_without_git_agents_or_checks_is_not_ready() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".ralph/issues")).unwrap();
+        std::fs::write(
+            dir.path().join(".ralph/issues/4.md"),
+            "---\ntitle: T\nlabels: [ready]\n---\nJust prose.\n",
+        )
+        .unwrap();
+        let s = settings(
+            dir.path(),
+            "tracker = \"local\"\n[defaults]\nbackend = \"command\"\ncommand = [\"no-such-agent-ralph\"]\n",
+        );
+        let tracker = LocalTracker::new(s.ralph_dir.join("issues"));
+        let r = examine(&s, Ok(&tracker), Some(4)).await;
+        assert!(!r.ok);
+        assert_eq!(find(&r, "repository").status, Status::Fail);
+        assert_eq!(find(&r, "implementer").status, Status::Fail);
+        assert_eq!(
+            find(&r, "smart_bot_1").status,
+            Status::Fail,
+            "no bot can start"
+        );
+        let checks = find(&r, "checks");
+        assert_eq!(checks.status, Status::Fail);
+        assert!(checks
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("[checks]\ntest = \"make test\""));
+        assert_eq!(find(&r, "#4").status, Status::Ok);
+        assert_eq!(find(&r, "checkboxes").status, Status::Fail);
+        assert_eq!(find(&r, "access").status, Status::Ok);
+    }
+
+    #[tokio::test]
+    async fn a_tracker_that_cannot_be_opened_is_a_failure_with_its_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = settings(dir.path(), "[checks]\ntest = \"sh -c true\"\n");
+        let r = examine(&s, Err(&TrackerError::NoToken), Some(3)).await;
+        let access = find(&r, "access");
+        assert_eq!(access.status, Status::Fail);
+        assert!(access.hint.as_deref().unwrap().contains("GITHUB_TOKEN"));
+        assert!(
+            r.findings.iter().all(|f| f.area != "issue"),
+            "no tracker, no issue"
+        );
+        assert_eq!(find(&r, "test").status, Status::Ok);
+    }
+}
