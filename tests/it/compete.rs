@@ -11,50 +11,59 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
-const TOKEN: &str = "ghp_competeTestToken0123456789abcdef";
+pub(crate) const TOKEN: &str = "ghp_competeTestToken0123456789abcdef";
 
-const ISSUE: &str = "---\ntitle: Add a greet function\nlabels: [ready]\n---\n## Tasks\n- [ ] `greet NAME` prints `Hello, NAME!`\n- [x] Keep `add` working\n";
+pub(crate) const ISSUE: &str = "---\ntitle: Add a greet function\nlabels: [ready]\n---\n## Tasks\n- [ ] `greet NAME` prints `Hello, NAME!`\n- [x] Keep `add` working\n";
 
-struct Repo {
+pub(crate) struct Repo {
     _dir: TempDir,
-    root: PathBuf,
-    tools: PathBuf,
-    remote: PathBuf,
+    pub(crate) root: PathBuf,
+    pub(crate) tools: PathBuf,
+    pub(crate) remote: PathBuf,
 }
 
 /// The proposal every fake bot sends, naming itself so proposals differ.
-const BOT: &str = r#"cat > "$HOME/$RALPH_BOT_ID.prompt"
+pub(crate) const BOT: &str = r#"cat > "$HOME/$RALPH_BOT_ID.prompt"
 env > "$HOME/$RALPH_BOT_ID.env"
 cat <<JSON
 {"approach_summary":"Add greet to lib.sh, plan of $RALPH_BOT_ID in round $RALPH_ROUND","pseudo_code":"greet() { echo Hello; } by $RALPH_BOT_ID for round $RALPH_ROUND of the competition","files_affected":[{"path":"lib.sh","change_type":"modify"}],"estimated_complexity":{"lines_of_code":3,"files":1,"modules":1,"difficulty":"low"},"risk_assessment":{"breaking_changes":false,"security_critical":false,"overall_risk":"low"},"spec_alignment":{"checkboxes_addressed":["req_1","req_2"],"components_addressed":[],"implicit_requirements_addressed":["req_implicit_2"]},"success_probability":0.8}
 JSON"#;
 
-const ARBITER: &str = r#"cat > /dev/null
+pub(crate) const ARBITER: &str = r#"cat > /dev/null
 case "$RALPH_ROLE" in
   verify) echo '{"satisfied":[{"id":"req_1","evidence":"greet in lib.sh"}],"unsatisfied":[]}';;
   *) echo 'no' >&2; exit 1;;
 esac"#;
 
 /// An implementer that writes a correct greet.
-const GOOD: &str = r#"cat > /dev/null
+pub(crate) const GOOD: &str = r#"cat > /dev/null
 echo 'greet() { echo "Hello, $1!"; }' >> lib.sh
 echo '{"summary":"added greet","checkboxes_completed":["req_1"]}'"#;
 
 /// An implementer whose greet is always wrong.
-const BAD: &str = r#"cat > /dev/null
+pub(crate) const BAD: &str = r#"cat > /dev/null
 echo 'greet() { echo "Hi $1"; }' >> lib.sh
 echo '{"summary":"added greet","checkboxes_completed":["req_1"]}'"#;
 
 /// What a test repository is made of; `Repo::new` takes the defaults.
-struct Setup<'a> {
-    implementer: &'a str,
-    bots: &'a [&'a str],
-    arbiter: &'a str,
+pub(crate) struct Setup<'a> {
+    pub(crate) implementer: &'a str,
+    pub(crate) bots: &'a [&'a str],
+    pub(crate) arbiter: &'a str,
     /// Extra `[[bots]]` entries, verbatim.
-    extra_bots: &'a str,
-    base_budget_per_bot: u32,
-    issues: &'a [(u64, &'a str)],
+    pub(crate) extra_bots: &'a str,
+    pub(crate) base_budget_per_bot: u32,
+    pub(crate) issues: &'a [(u64, &'a str)],
+    /// The `[checks]` section, verbatim.
+    pub(crate) checks: &'a str,
+    /// More configuration, appended verbatim (start it with a table header).
+    pub(crate) extra_config: &'a str,
+    /// More keys of `[implementer]`, verbatim.
+    pub(crate) implementer_keys: &'a str,
 }
+
+/// The checks of the test repository: a syntax check and its test script.
+pub(crate) const CHECKS: &str = "[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"sh test.sh\"\n";
 
 impl Default for Setup<'_> {
     fn default() -> Self {
@@ -65,12 +74,15 @@ impl Default for Setup<'_> {
             extra_bots: "",
             base_budget_per_bot: 1,
             issues: &[(3, ISSUE)],
+            checks: CHECKS,
+            extra_config: "",
+            implementer_keys: "",
         }
     }
 }
 
 impl Repo {
-    fn new(implementer: &str, bots: &[&str]) -> Repo {
+    pub(crate) fn new(implementer: &str, bots: &[&str]) -> Repo {
         Repo::with(Setup {
             implementer,
             bots,
@@ -78,7 +90,7 @@ impl Repo {
         })
     }
 
-    fn with(setup: Setup<'_>) -> Repo {
+    pub(crate) fn with(setup: Setup<'_>) -> Repo {
         let Setup {
             implementer,
             bots,
@@ -86,6 +98,9 @@ impl Repo {
             extra_bots,
             base_budget_per_bot,
             issues,
+            checks,
+            extra_config,
+            implementer_keys,
         } = setup;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("work");
@@ -114,7 +129,7 @@ impl Repo {
         }
         config.push_str(extra_bots);
         config.push_str(&format!(
-            "[arbiter]\ncommand = [\"{arbiter}\"]\n[implementer]\ncommand = [\"{implementer}\"]\n[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"sh test.sh\"\n[git]\nauthor = \"ralph <ralph@example.com>\"\n"
+            "[arbiter]\ncommand = [\"{arbiter}\"]\n[implementer]\ncommand = [\"{implementer}\"]\n{implementer_keys}{checks}[git]\nauthor = \"ralph <ralph@example.com>\"\n{extra_config}"
         ));
         std::fs::write(root.join(".ralph/config.toml"), config).unwrap();
         git(&root, &["init", "--quiet", "-b", "main"]);
@@ -150,7 +165,7 @@ impl Repo {
         }
     }
 
-    fn ralph(&self) -> Command {
+    pub(crate) fn ralph(&self) -> Command {
         let mut cmd = Command::cargo_bin("ralph").unwrap();
         cmd.current_dir(&self.root)
             .env_remove("RALPH_LOG")
@@ -161,11 +176,11 @@ impl Repo {
         cmd
     }
 
-    fn issue(&self) -> String {
+    pub(crate) fn issue(&self) -> String {
         std::fs::read_to_string(self.root.join(".ralph/issues/3.md")).unwrap()
     }
 
-    fn events(&self) -> Vec<Value> {
+    pub(crate) fn events(&self) -> Vec<Value> {
         let dir = self.root.join(".ralph/events");
         let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
             .map(|d| d.map(|e| e.unwrap().path()).collect())
@@ -178,7 +193,7 @@ impl Repo {
     }
 
     /// No token in any file ralph or an agent wrote.
-    fn assert_no_token(&self) {
+    pub(crate) fn assert_no_token(&self) {
         for entry in walk(&self.root).into_iter().chain(walk(&self.tools)) {
             if let Ok(text) = std::fs::read_to_string(&entry) {
                 assert!(!text.contains(TOKEN), "the token is in {}", entry.display());
@@ -205,11 +220,11 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn run(cmd: &mut Command) -> Out {
+pub(crate) fn run(cmd: &mut Command) -> Out {
     run_without(cmd, &[TOKEN])
 }
 
-fn outcomes(events: &[Value]) -> Vec<(String, String, f64)> {
+pub(crate) fn outcomes(events: &[Value]) -> Vec<(String, String, f64)> {
     let mut v: Vec<(String, String, f64)> = events
         .iter()
         .map(|e| {

@@ -13,6 +13,7 @@ mod cli_tracker;
 mod common;
 mod compete;
 mod compete_dry_run;
+mod compete_field;
 mod docs;
 mod github_tracker;
 mod ledger_push;
