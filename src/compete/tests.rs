@@ -427,3 +427,21 @@ async fn no_valid_proposal_goes_to_a_human() {
         .issue()
         .contains("ralph needs a human: no bot submitted a valid proposal."));
 }
+
+#[tokio::test]
+async fn a_cap_is_checked_before_every_implementation_attempt() {
+    // Two proposals (240 tokens) stay under the cap; the first attempt (120 more) reaches it,
+    // so the second attempt is never made.
+    let config = CONFIG.replace("base_budget_per_bot = 1", "base_budget_per_bot = 2");
+    let h = Harness::new(&format!("{config}\n[limits]\nmax_tokens = 300\n"));
+    let report = h.compete(agents(both, |_| false), 4, false).await.unwrap();
+    assert_eq!(report.outcome, RunOutcome::Aborted);
+    assert!(report.stopped.as_deref().unwrap().contains("300"));
+    assert_eq!(report.rounds.len(), 1);
+    assert_eq!(
+        report.rounds[0].attempts, 1,
+        "the cap stopped the second attempt"
+    );
+    assert!(h.events().is_empty(), "an unfinished round settles nothing");
+    assert!(h.issue().contains("attention-needed"));
+}

@@ -723,7 +723,7 @@ fn two_issues_compete_at_the_same_time_in_one_repository() {
 const REPO_PATH: &str = "/repos/octo-org/octo-repo";
 
 /// A wiremock GitHub serving issue 12 of the fixtures and accepting every change a run makes.
-async fn github_server() -> wiremock::MockServer {
+pub(crate) async fn github_server() -> wiremock::MockServer {
     use wiremock::matchers::{method, path_regex};
     use wiremock::{Mock, MockServer, ResponseTemplate};
     let server = MockServer::start().await;
@@ -765,7 +765,7 @@ async fn github_server() -> wiremock::MockServer {
 
 /// The repository for the GitHub runs: every open checkbox of issue 12 (req_1 and the nested
 /// req_3) is proposed and verified.
-fn github_repo() -> Repo {
+pub(crate) fn github_repo() -> Repo {
     let verify_all = r#"cat > /dev/null
 case "$RALPH_ROLE" in
   verify) echo '{"satisfied":[{"id":"req_1","evidence":"setup() takes notify"},{"id":"req_3","evidence":"CHANGELOG"}],"unsatisfied":[]}';;
