@@ -136,60 +136,9 @@ pub async fn trust_gate(tracker: &dyn IssueTracker, issue: u64, ready_label: &st
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::market::Scores;
-    use crate::run_report::{ProposalReport, RoundReport, SkippedBot};
-
-    pub(crate) fn report(outcome: RunOutcome) -> RunReport {
-        RunReport {
-            issue: 12,
-            title: "Add option".into(),
-            run_id: "r-1".into(),
-            outcome,
-            requirements: crate::spec::Requirements::from_body(""),
-            extraction: "checkboxes",
-            rounds: vec![RoundReport {
-                round: 1,
-                phase: crate::market::Phase::Initial,
-                seed: 1,
-                proposals: vec![ProposalReport {
-                    proposal_id: "proposal_1".into(),
-                    bot_id: "smart_bot_2".into(),
-                    total_score: 0.8123,
-                    scores: Scores::default(),
-                    reasons: Default::default(),
-                    submission_time: chrono::Utc::now(),
-                    success_probability: 0.7,
-                    approach_summary: "s".into(),
-                    files_affected: vec![],
-                    repaired: false,
-                    warnings: vec![],
-                }],
-                skipped: vec![SkippedBot {
-                    bot_id: "smart_bot_3".into(),
-                    reason: "timed out".into(),
-                    detail: String::new(),
-                }],
-                ranking: vec!["proposal_1".into()],
-                winner: Some("proposal_1".into()),
-                winner_bot: Some("smart_bot_2".into()),
-                human_review: false,
-                judges: Default::default(),
-                checks: vec![],
-                attempts: 0,
-                verified_by_claims: false,
-            }],
-            events: vec!["e.json".into()],
-            accounts: vec![],
-            total: Default::default(),
-            stopped: None,
-            branch: Some("ralph/12-add-option".into()),
-            pr_url: Some("https://github.com/o/r/pull/13".into()),
-            escalation: None,
-            warnings: vec![],
-        }
-    }
+    use crate::render::run::tests::report;
 
     #[test]
     fn detection_needs_github_actions_true() {

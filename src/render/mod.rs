@@ -4,7 +4,6 @@
 //! shared pieces (aligned terminal tables, markdown cells and ranking tables). Renderers are
 //! pure functions from data to text; commands print the text.
 
-pub mod doctor;
 pub mod html;
 pub mod markdown;
 pub mod run;

@@ -393,10 +393,60 @@ pub fn job_summary(report: &RunReport) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::action::tests::report;
-    use crate::run_report::RunOutcome;
+    use crate::run_report::{ProposalReport, RunOutcome, SkippedBot};
+
+    /// A one-round report for rendering tests.
+    pub(crate) fn report(outcome: RunOutcome) -> RunReport {
+        RunReport {
+            issue: 12,
+            title: "Add option".into(),
+            run_id: "r-1".into(),
+            outcome,
+            requirements: crate::spec::Requirements::from_body(""),
+            extraction: "checkboxes",
+            rounds: vec![RoundReport {
+                round: 1,
+                phase: crate::market::Phase::Initial,
+                seed: 1,
+                proposals: vec![ProposalReport {
+                    proposal_id: "proposal_1".into(),
+                    bot_id: "smart_bot_2".into(),
+                    total_score: 0.8123,
+                    scores: Scores::default(),
+                    reasons: Default::default(),
+                    submission_time: chrono::Utc::now(),
+                    success_probability: 0.7,
+                    approach_summary: "s".into(),
+                    files_affected: vec![],
+                    repaired: false,
+                    warnings: vec![],
+                }],
+                skipped: vec![SkippedBot {
+                    bot_id: "smart_bot_3".into(),
+                    reason: "timed out".into(),
+                    detail: String::new(),
+                }],
+                ranking: vec!["proposal_1".into()],
+                winner: Some("proposal_1".into()),
+                winner_bot: Some("smart_bot_2".into()),
+                human_review: false,
+                judges: Default::default(),
+                checks: vec![],
+                attempts: 0,
+                verified_by_claims: false,
+            }],
+            events: vec!["e.json".into()],
+            accounts: vec![],
+            total: Default::default(),
+            stopped: None,
+            branch: Some("ralph/12-add-option".into()),
+            pr_url: Some("https://github.com/o/r/pull/13".into()),
+            escalation: None,
+            warnings: vec![],
+        }
+    }
 
     #[test]
     fn the_job_summary_has_the_outcome_the_ranking_and_the_links() {

@@ -4,7 +4,8 @@
 //! when another job pushed first, the commit is rebased onto the new tip and pushed again —
 //! event files never conflict because every name is unique.
 
-use super::git::{git_cmd, run_git, token_env};
+use super::git::token_env;
+use super::repo::{git_cmd, run_git};
 use super::WorkspaceError;
 use crate::secret::Secret;
 use std::path::{Path, PathBuf};

@@ -15,13 +15,15 @@ mod git;
 mod ledger_push;
 #[cfg(test)]
 pub(crate) mod memory;
+mod preflight;
+mod repo;
 
 pub use diff::{analyse, patch_text, protected_findings, DiffStats, FileChange, Finding};
 pub use git::{
-    commit, create_worktree, default_branch, inspect, preflight, push, remove_worktree,
-    reset_worktree, CommitInfo, Inspection, Preflight, PreflightOptions, Worktree,
+    commit, create_worktree, push, remove_worktree, reset_worktree, CommitInfo, Worktree,
 };
 pub use ledger_push::{push_events, LedgerPush, LedgerTarget, PUSH_ATTEMPTS};
+pub use preflight::{default_branch, inspect, preflight, Inspection, Preflight, PreflightOptions};
 
 use crate::secret::Secret;
 use async_trait::async_trait;
@@ -77,22 +79,22 @@ impl Workspace for GitWorkspace {
 
     async fn reset_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
         let wt = wt.clone();
-        git::blocking("resetting the worktree", move || reset_worktree(&wt)).await
+        repo::blocking("resetting the worktree", move || reset_worktree(&wt)).await
     }
 
     async fn remove_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
         let (root, wt) = (self.root.clone(), wt.clone());
-        git::blocking("removing the worktree", move || remove_worktree(&root, &wt)).await
+        repo::blocking("removing the worktree", move || remove_worktree(&root, &wt)).await
     }
 
     async fn diff(&self, wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
         let wt = wt.clone();
-        git::blocking("the diff analysis", move || analyse(&wt)).await
+        repo::blocking("the diff analysis", move || analyse(&wt)).await
     }
 
     async fn patch_text(&self, wt: &Worktree, limit: usize) -> Result<String, WorkspaceError> {
         let wt = wt.clone();
-        git::blocking("the diff", move || patch_text(&wt, limit)).await
+        repo::blocking("the diff", move || patch_text(&wt, limit)).await
     }
 
     async fn commit(&self, wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceError> {
