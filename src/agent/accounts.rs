@@ -185,6 +185,7 @@ mod tests {
     fn usage(i: u64, o: u64, cost: Option<f64>) -> Usage {
         Usage {
             input_tokens: i,
+            cached_input_tokens: 0,
             output_tokens: o,
             cost_usd: cost,
         }

@@ -123,6 +123,7 @@ pub fn parse_message(body: &Value) -> Collected {
         input_tokens: n("/usage/input_tokens")
             + n("/usage/cache_creation_input_tokens")
             + n("/usage/cache_read_input_tokens"),
+        cached_input_tokens: 0,
         output_tokens: n("/usage/output_tokens"),
         cost_usd: None,
     };
@@ -155,6 +156,7 @@ impl Backend for AnthropicBackend {
             usage: c.usage,
             duration: started.elapsed(),
             session_id: c.id,
+            ..AgentReply::default()
         })
     }
 }

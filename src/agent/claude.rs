@@ -1,10 +1,16 @@
 //! `backend = "claude"`: the Claude Code CLI in print mode,
-//! `claude -p --output-format stream-json --verbose [--model M]`, prompt on stdin. The stream is
-//! one JSON object per line: `system` (session id), `assistant` messages (text and tool use),
-//! `user` tool results, and a final `result` with the answer, usage and cost — or an error.
-//! Bots and the arbiter get read-only tools; the implementer gets edit tools.
+//! `claude -p --output-format stream-json --verbose [--model M] --tools … --allowedTools …`,
+//! prompt on stdin. The stream is one JSON object per line: `system` (session id), `assistant`
+//! messages (text and tool use), `user` tool results, and a final `result` with the answer,
+//! usage (`modelUsage` per model, which counts subagents too) and cost — or an error, which the
+//! CLI reports on stdout even when it exits 1.
+//!
+//! `--tools` sets the exact list of tools the model gets (`--allowedTools` alone only decides
+//! which need no permission, and leaves about twenty tools available — `EnterWorktree` among
+//! them, which writes a worktree into the user's repository): read-only roles get Read, Glob and
+//! Grep; the implementer adds Edit, Write and Bash, with edits accepted.
 
-use super::subprocess::{call_cli, Parsed};
+use super::subprocess::{call_cli, CliError, Parsed};
 use super::{AgentCall, AgentError, AgentReply, Backend, Role, Usage};
 use async_trait::async_trait;
 use serde_json::Value;
@@ -12,41 +18,61 @@ use serde_json::Value;
 /// Tools for roles that only read the repository.
 pub const READ_ONLY_TOOLS: &str = "Read,Glob,Grep";
 /// Tools for the implementer.
-pub const EDIT_TOOLS: &str = "Read,Glob,Grep,Edit,MultiEdit,Write,Bash";
+pub const EDIT_TOOLS: &str = "Read,Glob,Grep,Edit,Write,Bash";
 
 pub struct ClaudeBackend {
     program: String,
+    /// Leading arguments of `command` (`["npx", "-y", "@anthropic-ai/claude-code"]` → the
+    /// last two).
+    leading: Vec<String>,
+    /// `args`, appended to ralph's.
+    extra: Vec<String>,
     model: Option<String>,
 }
 
 impl ClaudeBackend {
-    pub fn new(program: String, model: Option<String>) -> ClaudeBackend {
-        ClaudeBackend { program, model }
+    /// `command` is the program and its leading arguments (empty: `program`).
+    pub fn new(
+        program: String,
+        command: &[String],
+        extra: &[String],
+        model: Option<String>,
+    ) -> ClaudeBackend {
+        let (program, leading) = match command.split_first() {
+            Some((p, rest)) => (p.clone(), rest.to_vec()),
+            None => (program, Vec::new()),
+        };
+        ClaudeBackend {
+            program,
+            leading,
+            extra: extra.to_vec(),
+            model,
+        }
     }
 
     /// The arguments for a role.
     pub fn args(&self, role: Role) -> Vec<String> {
-        let mut args: Vec<String> = ["-p", "--output-format", "stream-json", "--verbose"]
-            .map(String::from)
-            .to_vec();
+        let mut args = self.leading.clone();
+        args.extend(["-p", "--output-format", "stream-json", "--verbose"].map(String::from));
         if let Some(m) = &self.model {
             args.extend(["--model".into(), m.clone()]);
         }
-        if role.edits() {
-            args.extend([
-                "--allowedTools".into(),
-                EDIT_TOOLS.into(),
-                "--permission-mode".into(),
-                "acceptEdits".into(),
-            ]);
+        let tools = if role.edits() {
+            EDIT_TOOLS
         } else {
-            args.extend([
-                "--allowedTools".into(),
-                READ_ONLY_TOOLS.into(),
-                "--disallowedTools".into(),
-                "Edit,MultiEdit,Write,Bash,NotebookEdit".into(),
-            ]);
+            READ_ONLY_TOOLS
+        };
+        // `--tools` is the list the model gets; `--allowedTools` lets those run unasked.
+        args.extend([
+            "--tools".into(),
+            tools.into(),
+            "--allowedTools".into(),
+            tools.into(),
+        ]);
+        if role.edits() {
+            args.extend(["--permission-mode".into(), "acceptEdits".into()]);
         }
+        args.extend(self.extra.iter().cloned());
         args
     }
 }
@@ -65,8 +91,8 @@ pub struct Transcript {
 }
 
 /// Parses a stream-json transcript. An error `result` (or none at all and no text) is an
-/// error with the CLI's message.
-pub fn parse_stream(stdout: &str) -> Result<Transcript, String> {
+/// error with the CLI's message and, for an API error, its HTTP status.
+pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
     let mut assistant_text: Vec<String> = Vec::new();
     let mut tools_used = Vec::new();
     let mut session_id = None;
@@ -113,7 +139,7 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, String> {
     }
     let Some(result) = result else {
         if assistant_text.is_empty() {
-            return Err("the stream ended without a result".into());
+            return Err(CliError::missing("the stream ended without a result"));
         }
         return Ok(Transcript {
             text: assistant_text.join("\n"),
@@ -123,47 +149,34 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, String> {
             skipped_lines,
         });
     };
+    let subtype = result.get("subtype").and_then(Value::as_str).unwrap_or("");
     let is_error = result
         .get("is_error")
         .and_then(Value::as_bool)
         .unwrap_or(false)
-        || result
-            .get("subtype")
-            .and_then(Value::as_str)
-            .is_some_and(|s| s.starts_with("error"));
+        || subtype.starts_with("error");
     let result_text = result
         .get("result")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
     if is_error {
-        let subtype = result
-            .get("subtype")
-            .and_then(Value::as_str)
-            .unwrap_or("error");
-        return Err(if result_text.is_empty() {
-            subtype.to_owned()
-        } else {
-            format!("{subtype}: {result_text}")
-        });
-    }
-    let count = |key: &str| {
-        result
-            .pointer(&format!("/usage/{key}"))
+        let status = result
+            .get("api_error_status")
             .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    let usage = Usage {
-        input_tokens: count("input_tokens")
-            + count("cache_creation_input_tokens")
-            + count("cache_read_input_tokens"),
-        output_tokens: count("output_tokens"),
-        // Older CLIs call it cost_usd.
-        cost_usd: result
-            .get("total_cost_usd")
-            .or_else(|| result.get("cost_usd"))
-            .and_then(Value::as_f64),
-    };
+            .and_then(|s| u16::try_from(s).ok());
+        // The CLI says `subtype: "success"` even for an API error: only a real error subtype
+        // (`error_max_turns`, `error_during_execution`) says anything.
+        let kind = subtype.strip_prefix("error_").map(|k| k.replace('_', " "));
+        let message = match (result_text.trim(), kind) {
+            ("", Some(k)) => k,
+            ("", None) => "the CLI reported an error without a message".to_owned(),
+            (text, Some(k)) => format!("{k}: {text}"),
+            (text, None) => text.to_owned(),
+        };
+        return Err(CliError::reported(message, status));
+    }
+    let usage = usage_of(&result);
     let text = if result_text.trim().is_empty() {
         assistant_text.join("\n")
     } else {
@@ -178,6 +191,45 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, String> {
     })
 }
 
+/// Tokens and cost of a `result` event: the sum over `modelUsage` when present (the final
+/// `usage` leaves out subagents' tokens), else `usage`; cached input counted as input.
+fn usage_of(result: &Value) -> Usage {
+    let cost = result
+        .get("total_cost_usd")
+        .or_else(|| result.get("cost_usd"))
+        .and_then(Value::as_f64);
+    if let Some(models) = result.get("modelUsage").and_then(Value::as_object) {
+        let mut u = Usage {
+            cost_usd: cost,
+            ..Usage::default()
+        };
+        for m in models.values() {
+            let n = |k: &str| m.get(k).and_then(Value::as_u64).unwrap_or(0);
+            u.input_tokens +=
+                n("inputTokens") + n("cacheReadInputTokens") + n("cacheCreationInputTokens");
+            u.cached_input_tokens += n("cacheReadInputTokens");
+            u.output_tokens += n("outputTokens");
+        }
+        if !models.is_empty() {
+            return u;
+        }
+    }
+    let count = |key: &str| {
+        result
+            .pointer(&format!("/usage/{key}"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    Usage {
+        input_tokens: count("input_tokens")
+            + count("cache_creation_input_tokens")
+            + count("cache_read_input_tokens"),
+        cached_input_tokens: count("cache_read_input_tokens"),
+        output_tokens: count("output_tokens"),
+        cost_usd: cost,
+    }
+}
+
 #[async_trait]
 impl Backend for ClaudeBackend {
     fn describe(&self) -> String {
@@ -185,6 +237,10 @@ impl Backend for ClaudeBackend {
             Some(m) => format!("claude ({m})"),
             None => "claude".into(),
         }
+    }
+
+    fn reports_cost(&self) -> bool {
+        true
     }
 
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
@@ -196,6 +252,8 @@ impl Backend for ClaudeBackend {
                 text: t.text,
                 usage: t.usage,
                 session_id: t.session_id,
+                tools_used: t.tools_used,
+                warnings: Vec::new(),
             })
         })
         .await
@@ -228,13 +286,21 @@ mod tests {
     fn error_results_are_errors() {
         let stream = r#"{"type":"system","subtype":"init","session_id":"s"}
 {"type":"result","subtype":"error_max_turns","is_error":true,"session_id":"s","num_turns":5}"#;
-        assert_eq!(parse_stream(stream).unwrap_err(), "error_max_turns");
-        let stream = r#"{"type":"result","subtype":"success","is_error":true,"result":"Credit balance is too low"}"#;
         assert_eq!(
             parse_stream(stream).unwrap_err(),
-            "success: Credit balance is too low"
+            CliError::reported("max turns", None)
         );
-        assert!(parse_stream("not json\n").is_err());
+        let stream = r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":401,"result":"Invalid API key · Fix external API key"}"#;
+        assert_eq!(
+            parse_stream(stream).unwrap_err(),
+            CliError::reported("Invalid API key · Fix external API key", Some(401)),
+            "no `success:` artefact, and the status kept"
+        );
+        let missing = parse_stream("not json\n").unwrap_err();
+        assert!(
+            !missing.reported,
+            "nothing was reported: the exit code says more"
+        );
     }
 
     #[test]
@@ -246,14 +312,45 @@ mod tests {
     }
 
     #[test]
-    fn roles_get_their_tools() {
-        let b = ClaudeBackend::new("claude".into(), Some("sonnet".into()));
-        let bot = b.args(Role::Propose).join(" ");
-        assert!(bot.starts_with("-p --output-format stream-json --verbose --model sonnet"));
-        assert!(bot.contains("--allowedTools Read,Glob,Grep"));
-        assert!(bot.contains("--disallowedTools Edit"));
+    fn roles_get_exactly_their_tools() {
+        let b = ClaudeBackend::new("claude".into(), &[], &[], Some("sonnet".into()));
+        assert_eq!(
+            b.args(Role::Propose).join(" "),
+            "-p --output-format stream-json --verbose --model sonnet --tools Read,Glob,Grep --allowedTools Read,Glob,Grep"
+        );
         let imp = b.args(Role::Implement).join(" ");
-        assert!(imp.contains("Edit,MultiEdit,Write,Bash"));
-        assert!(imp.contains("--permission-mode acceptEdits"));
+        assert!(imp.ends_with("--tools Read,Glob,Grep,Edit,Write,Bash --allowedTools Read,Glob,Grep,Edit,Write,Bash --permission-mode acceptEdits"), "{imp}");
+        assert!(!imp.contains("MultiEdit"), "gone from Claude Code 2");
+    }
+
+    #[test]
+    fn command_and_args_frame_ralphs_arguments() {
+        let command = [
+            "npx".to_owned(),
+            "-y".into(),
+            "@anthropic-ai/claude-code".into(),
+        ];
+        let b = ClaudeBackend::new(
+            "claude".into(),
+            &command,
+            &["--max-turns".into(), "30".into()],
+            None,
+        );
+        assert_eq!(b.program, "npx");
+        let args = b.args(Role::Verify);
+        assert_eq!(&args[..3], ["-y", "@anthropic-ai/claude-code", "-p"]);
+        assert_eq!(&args[args.len() - 2..], ["--max-turns", "30"]);
+    }
+
+    #[test]
+    fn model_usage_counts_subagents() {
+        let stream = r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","total_cost_usd":0.05,
+"usage":{"input_tokens":10,"cache_read_input_tokens":0,"output_tokens":5},
+"modelUsage":{"claude-sonnet":{"inputTokens":10,"outputTokens":5,"cacheReadInputTokens":100,"cacheCreationInputTokens":0,"costUSD":0.04},
+"claude-haiku":{"inputTokens":300,"outputTokens":40,"cacheReadInputTokens":0,"cacheCreationInputTokens":20,"costUSD":0.01}}}"#;
+        let u = parse_stream(&stream.replace('\n', "")).unwrap().usage;
+        assert_eq!((u.input_tokens, u.output_tokens), (10 + 100 + 300 + 20, 45));
+        assert_eq!(u.cached_input_tokens, 100);
+        assert_eq!(u.cost_usd, Some(0.05));
     }
 }

@@ -1,26 +1,48 @@
-//! `backend = "codex"`: the Codex CLI, `codex exec --json [-m M] -`, prompt on stdin. Its
-//! stdout is JSONL: `thread.started` (thread id), `item.*` events (the `agent_message` items
-//! are the answer; commands and file changes are the work), `turn.completed` with usage, or
-//! `turn.failed` / `error`. Bots and the arbiter run in a read-only sandbox, the implementer in
-//! a workspace-write one.
+//! `backend = "codex"`: the Codex CLI, `codex exec --json [-m M] --sandbox … -`, prompt on
+//! stdin. Its stdout is JSONL: `thread.started` (thread id), `item.*` events (the
+//! `agent_message` items are the answer; commands and file changes are the work),
+//! `turn.completed` with usage, or `turn.failed`. An `error` event is not fatal: Codex emits one
+//! for every stream retry ("Reconnecting... 1/5") and may still finish with an answer, so it is
+//! kept as a warning; the call fails on `turn.failed`, or when no agent message arrived. Bots and
+//! the arbiter run in a read-only sandbox, the implementer in a workspace-write one.
 
-use super::subprocess::{call_cli, Parsed};
+use super::subprocess::{call_cli, CliError, Parsed};
 use super::{AgentCall, AgentError, AgentReply, Backend, Role, Usage};
 use async_trait::async_trait;
 use serde_json::Value;
 
 pub struct CodexBackend {
     program: String,
+    /// Leading arguments of `command`.
+    leading: Vec<String>,
+    /// `args`, appended to ralph's (before the `-` that reads the prompt).
+    extra: Vec<String>,
     model: Option<String>,
 }
 
 impl CodexBackend {
-    pub fn new(program: String, model: Option<String>) -> CodexBackend {
-        CodexBackend { program, model }
+    /// `command` is the program and its leading arguments (empty: `program`).
+    pub fn new(
+        program: String,
+        command: &[String],
+        extra: &[String],
+        model: Option<String>,
+    ) -> CodexBackend {
+        let (program, leading) = match command.split_first() {
+            Some((p, rest)) => (p.clone(), rest.to_vec()),
+            None => (program, Vec::new()),
+        };
+        CodexBackend {
+            program,
+            leading,
+            extra: extra.to_vec(),
+            model,
+        }
     }
 
     pub fn args(&self, role: Role) -> Vec<String> {
-        let mut args: Vec<String> = vec!["exec".into(), "--json".into()];
+        let mut args = self.leading.clone();
+        args.extend(["exec".into(), "--json".into()]);
         if let Some(m) = &self.model {
             args.extend(["-m".into(), m.clone()]);
         }
@@ -33,9 +55,10 @@ impl CodexBackend {
             "--sandbox".into(),
             sandbox.into(),
             "--skip-git-repo-check".into(),
-            // The prompt comes from stdin.
-            "-".into(),
         ]);
+        args.extend(self.extra.iter().cloned());
+        // The prompt comes from stdin.
+        args.push("-".into());
         args
     }
 }
@@ -49,10 +72,24 @@ pub struct Transcript {
     pub items: Vec<String>,
     pub usage: Usage,
     pub thread_id: Option<String>,
+    /// The `error` events that did not end the turn (stream retries).
+    pub warnings: Vec<String>,
 }
 
-/// Parses a transcript; a `turn.failed` or `error` event is an error with its message.
-pub fn parse_stream(stdout: &str) -> Result<Transcript, String> {
+/// The HTTP status a Codex error message names (`unexpected status 401 Unauthorized: …`).
+fn status_in(message: &str) -> Option<u16> {
+    let rest = message.split("status ").nth(1)?;
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+        .filter(|s| (100..600).contains(s))
+}
+
+/// Parses a transcript; `turn.failed` is an error with its message, and so is a transcript
+/// without an agent message (the last `error` event then says why).
+pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
+    let mut warnings: Vec<String> = Vec::new();
     let mut messages = Vec::new();
     let mut items = Vec::new();
     let mut usage = Usage::default();
@@ -91,35 +128,43 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, String> {
                 };
                 usage.add(Usage {
                     input_tokens: n("input_tokens"),
+                    cached_input_tokens: n("cached_input_tokens"),
                     output_tokens: n("output_tokens"),
                     cost_usd: None,
                 });
             }
             Some("turn.failed") => {
-                return Err(event
+                let message = event
                     .pointer("/error/message")
                     .and_then(Value::as_str)
                     .unwrap_or("the turn failed")
-                    .to_owned())
+                    .to_owned();
+                let status = status_in(&message);
+                return Err(CliError::reported(message, status));
             }
             Some("error") => {
-                return Err(text_of(&event, "message").unwrap_or_else(|| "error".into()))
+                warnings.push(text_of(&event, "message").unwrap_or_else(|| "error".into()))
             }
             _ => {}
         }
     }
     if messages.is_empty() {
-        return Err(if completed {
-            "the turn completed without an agent message".into()
+        if let Some(last) = warnings.last() {
+            let status = status_in(last);
+            return Err(CliError::reported(last.clone(), status));
+        }
+        return Err(CliError::missing(if completed {
+            "the turn completed without an agent message"
         } else {
-            "the stream ended without an agent message".into()
-        });
+            "the stream ended without an agent message"
+        }));
     }
     Ok(Transcript {
         text: messages.join("\n\n"),
         items,
         usage,
         thread_id,
+        warnings,
     })
 }
 
@@ -141,6 +186,8 @@ impl Backend for CodexBackend {
                 text: t.text,
                 usage: t.usage,
                 session_id: t.thread_id,
+                tools_used: t.items,
+                warnings: t.warnings,
             })
         })
         .await
@@ -173,24 +220,47 @@ mod tests {
 {"type":"turn.failed","error":{"message":"stream disconnected before completion"}}"#;
         assert_eq!(
             parse_stream(s).unwrap_err(),
-            "stream disconnected before completion"
+            CliError::reported("stream disconnected before completion", None)
         );
-        let s = r#"{"type":"error","message":"unexpected status 401 Unauthorized"}"#;
-        assert!(parse_stream(s).unwrap_err().contains("401"));
+        let s = r#"{"type":"error","message":"unexpected status 401 Unauthorized: invalid key"}"#;
+        let e = parse_stream(s).unwrap_err();
+        assert_eq!(e.status, Some(401));
+        assert!(e.reported && e.message.contains("invalid key"));
         let s = r#"{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}"#;
-        assert!(parse_stream(s)
-            .unwrap_err()
-            .contains("without an agent message"));
+        let e = parse_stream(s).unwrap_err();
+        assert!(e.message.contains("without an agent message") && !e.reported);
         let s = r#"{"type":"item.completed","item":{"id":"item_0","item_type":"assistant_message","text":"old format"}}"#;
         assert_eq!(parse_stream(s).unwrap().text, "old format");
     }
 
     #[test]
+    fn reconnects_are_warnings_when_the_turn_completes() {
+        let s = r#"{"type":"thread.started","thread_id":"t"}
+{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}
+{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"the answer"}}
+{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":4,"output_tokens":2}}"#;
+        let t = parse_stream(s).unwrap();
+        assert_eq!(t.text, "the answer");
+        assert_eq!(t.warnings.len(), 1);
+        assert_eq!(t.usage.cached_input_tokens, 4);
+    }
+
+    #[test]
     fn roles_get_their_sandbox() {
-        let b = CodexBackend::new("codex".into(), Some("gpt-5-codex".into()));
+        let b = CodexBackend::new("codex".into(), &[], &[], Some("gpt-6.1-sol".into()));
         assert_eq!(
             b.args(Role::Judge).join(" "),
-            "exec --json -m gpt-5-codex --sandbox read-only --skip-git-repo-check -"
+            "exec --json -m gpt-6.1-sol --sandbox read-only --skip-git-repo-check -"
+        );
+        let b = CodexBackend::new(
+            "codex".into(),
+            &["npx".into(), "@openai/codex".into()],
+            &["-c".into(), "model_provider=\"mine\"".into()],
+            None,
+        );
+        assert_eq!(
+            b.args(Role::Propose).join(" "),
+            "@openai/codex exec --json --sandbox read-only --skip-git-repo-check -c model_provider=\"mine\" -"
         );
         assert!(b
             .args(Role::Implement)

@@ -41,6 +41,7 @@ impl Backend for CommandBackend {
             usage: Usage::default(),
             duration: out.duration,
             session_id: None,
+            ..AgentReply::default()
         })
     }
 }

@@ -85,7 +85,11 @@ pub struct AgentCall {
 /// Tokens and money spent by a call, as far as the backend reports them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Every input token, cached ones included.
     pub input_tokens: u64,
+    /// The part of `input_tokens` read from the provider's cache (priced lower).
+    #[serde(default)]
+    pub cached_input_tokens: u64,
     pub output_tokens: u64,
     /// `None` when the backend does not report cost.
     pub cost_usd: Option<f64>,
@@ -94,6 +98,7 @@ pub struct Usage {
 impl Usage {
     pub fn add(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
         self.output_tokens += other.output_tokens;
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
             (None, None) => None,
@@ -107,13 +112,18 @@ impl Usage {
 }
 
 /// What came back.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentReply {
     pub text: String,
     pub usage: Usage,
     pub duration: Duration,
     /// The backend's own id for the session or request, for logs and `--resume`.
     pub session_id: Option<String>,
+    /// The tools the agent used (Claude Code) or the kinds of work it did (Codex), in order:
+    /// how a read-only agent that changed the repository is told apart.
+    pub tools_used: Vec<String>,
+    /// What the backend reported without failing (a reconnect, a skipped line).
+    pub warnings: Vec<String>,
 }
 
 /// Why a call failed, sorted by what the caller reports ("failed to start", "timed out", …).
@@ -176,6 +186,11 @@ pub trait Backend: Send + Sync {
     /// For messages: `claude (sonnet)`, `command ./bot.sh`, `replay recordings/`.
     fn describe(&self) -> String;
 
+    /// Whether its replies carry their cost (otherwise only a configured `price` tells it).
+    fn reports_cost(&self) -> bool {
+        false
+    }
+
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError>;
 }
 
@@ -203,7 +218,11 @@ pub fn can_start(config: &AgentConfig, root: &Path) -> Result<(), String> {
     };
     match config.backend {
         kind @ (BackendKind::Claude | BackendKind::Codex) => {
-            let p = cli_program(kind);
+            let p = config
+                .command
+                .first()
+                .cloned()
+                .unwrap_or_else(|| cli_program(kind));
             if on_path(&program(&p)) {
                 Ok(())
             } else {
@@ -250,6 +269,37 @@ pub fn can_start(config: &AgentConfig, root: &Path) -> Result<(), String> {
     }
 }
 
+/// A backend that reports no cost, priced by the agent's configured `price`.
+pub struct Priced {
+    inner: Arc<dyn Backend>,
+    price: crate::config::Price,
+}
+
+impl Priced {
+    pub fn new(inner: Arc<dyn Backend>, price: crate::config::Price) -> Priced {
+        Priced { inner, price }
+    }
+}
+
+#[async_trait]
+impl Backend for Priced {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn reports_cost(&self) -> bool {
+        true
+    }
+
+    async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
+        let mut reply = self.inner.call(call).await?;
+        if reply.usage.cost_usd.is_none() {
+            reply.usage.cost_usd = Some(self.price.cost(&reply.usage));
+        }
+        Ok(reply)
+    }
+}
+
 /// Builds the backend an agent's configuration names. `root` resolves relative paths.
 pub fn build(config: &AgentConfig, root: &Path) -> Result<Arc<dyn Backend>, AgentError> {
     let model = config.model.clone();
@@ -257,10 +307,14 @@ pub fn build(config: &AgentConfig, root: &Path) -> Result<Arc<dyn Backend>, Agen
         BackendKind::Command => Arc::new(command::CommandBackend::new(config.command.clone())?),
         BackendKind::Claude => Arc::new(claude::ClaudeBackend::new(
             cli_program(BackendKind::Claude),
+            &config.command,
+            &config.args,
             model,
         )),
         BackendKind::Codex => Arc::new(codex::CodexBackend::new(
             cli_program(BackendKind::Codex),
+            &config.command,
+            &config.args,
             model,
         )),
         BackendKind::Replay => {
@@ -300,12 +354,14 @@ mod tests {
         let mut u = Usage::default();
         u.add(Usage {
             input_tokens: 10,
+            cached_input_tokens: 0,
             output_tokens: 5,
             cost_usd: None,
         });
         assert_eq!(u.cost_usd, None);
         u.add(Usage {
             input_tokens: 1,
+            cached_input_tokens: 0,
             output_tokens: 1,
             cost_usd: Some(0.5),
         });
@@ -323,6 +379,8 @@ mod tests {
             api_key_env: None,
             max_tokens: None,
             temperature: None,
+            args: vec![],
+            price: None,
         }
     }
 

@@ -78,6 +78,7 @@ fn usage_of(v: &Value) -> Option<Usage> {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
     Some(Usage {
         input_tokens: n("prompt_tokens"),
+        cached_input_tokens: 0,
         output_tokens: n("completion_tokens"),
         cost_usd: None,
     })
@@ -147,6 +148,7 @@ impl Backend for OpenAiBackend {
             usage: c.usage,
             duration: started.elapsed(),
             session_id: c.id,
+            ..AgentReply::default()
         })
     }
 }

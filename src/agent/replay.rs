@@ -61,6 +61,7 @@ impl Backend for ReplayBackend {
                         usage: Usage::default(),
                         duration: started.elapsed(),
                         session_id: Some(name.clone()),
+                        ..AgentReply::default()
                     })
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,

@@ -36,8 +36,13 @@ pub fn agent_cmd(program: &str, args: &[String], call: &AgentCall) -> Cmd {
     cmd
 }
 
-/// Runs an agent command and returns its output when it exited 0 in time.
-pub async fn run_agent(backend: &str, cmd: &Cmd, call: &AgentCall) -> Result<Output, AgentError> {
+/// Runs an agent command; returns its output whatever its exit code (a CLI reports its own
+/// errors on stdout), failing only when it could not start or ran out of time.
+pub async fn run_agent_output(
+    backend: &str,
+    cmd: &Cmd,
+    call: &AgentCall,
+) -> Result<Output, AgentError> {
     let out = process::run(cmd).await.map_err(|e| AgentError::Start {
         backend: backend.to_owned(),
         message: match &e {
@@ -55,17 +60,6 @@ pub async fn run_agent(backend: &str, cmd: &Cmd, call: &AgentCall) -> Result<Out
             after: call.timeout,
         });
     }
-    if !out.success() {
-        let status = match out.code {
-            Some(c) => format!("exit code {c}"),
-            None => "a signal".to_owned(),
-        };
-        return Err(AgentError::Exit {
-            backend: backend.to_owned(),
-            status,
-            tail: out.tail(20),
-        });
-    }
     if out.truncated {
         tracing::warn!(
             "{backend}: output exceeded {MAX_AGENT_OUTPUT} bytes; the middle was dropped"
@@ -74,32 +68,119 @@ pub async fn run_agent(backend: &str, cmd: &Cmd, call: &AgentCall) -> Result<Out
     Ok(out)
 }
 
+/// The exit-code error of a program that failed without saying why on stdout.
+fn exit_error(backend: &str, out: &Output) -> AgentError {
+    AgentError::Exit {
+        backend: backend.to_owned(),
+        status: match out.code {
+            Some(c) => format!("exit code {c}"),
+            None => "a signal".to_owned(),
+        },
+        tail: out.tail(20),
+    }
+}
+
+/// Runs an agent command and returns its output when it exited 0 in time.
+pub async fn run_agent(backend: &str, cmd: &Cmd, call: &AgentCall) -> Result<Output, AgentError> {
+    let out = run_agent_output(backend, cmd, call).await?;
+    if out.success() {
+        Ok(out)
+    } else {
+        Err(exit_error(backend, &out))
+    }
+}
+
 /// What a CLI's transcript yields.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Parsed {
     pub text: String,
     pub usage: Usage,
     pub session_id: Option<String>,
+    pub tools_used: Vec<String>,
+    pub warnings: Vec<String>,
 }
 
-/// Runs an agent CLI whose stdout is a transcript, and parses it with `parse` (whose error is
-/// the CLI's own report).
+/// Why a transcript holds no answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CliError {
+    pub message: String,
+    /// The HTTP status of the model API's error, when the CLI reported one.
+    pub status: Option<u16>,
+    /// The CLI said what went wrong (an error event or result); otherwise the transcript
+    /// merely lacks an answer, and the exit code and stderr say more.
+    pub reported: bool,
+}
+
+impl CliError {
+    /// The CLI reported this error itself.
+    pub fn reported(message: impl Into<String>, status: Option<u16>) -> CliError {
+        CliError {
+            message: message.into(),
+            status,
+            reported: true,
+        }
+    }
+
+    /// The transcript has no answer and no error in it.
+    pub fn missing(message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            status: None,
+            reported: false,
+        }
+    }
+}
+
+/// The error of a CLI that reported one: a credentials error for 401/403, else the message.
+fn reported_error(backend: &str, e: CliError) -> AgentError {
+    match e.status {
+        Some(401 | 403) => AgentError::Auth {
+            backend: backend.to_owned(),
+            message: format!("HTTP {}: {}", e.status.unwrap_or_default(), e.message),
+        },
+        Some(status) => AgentError::Reported {
+            backend: backend.to_owned(),
+            message: format!("HTTP {status}: {}", e.message),
+        },
+        None => AgentError::Reported {
+            backend: backend.to_owned(),
+            message: e.message,
+        },
+    }
+}
+
+/// Runs an agent CLI whose stdout is a transcript, and parses it with `parse`. On a non-zero
+/// exit the transcript is read first: the CLI's own report of what went wrong beats the exit
+/// code and the stderr tail, which are the fallback.
 pub async fn call_cli(
     backend: &str,
     program: &str,
     args: &[String],
     call: &AgentCall,
-    parse: impl FnOnce(&str) -> Result<Parsed, String>,
+    parse: impl FnOnce(&str) -> Result<Parsed, CliError>,
 ) -> Result<AgentReply, AgentError> {
     let cmd = agent_cmd(program, args, call);
-    let out = run_agent(backend, &cmd, call).await?;
-    let parsed = parse(&out.stdout).map_err(|message| AgentError::Reported {
-        backend: backend.to_owned(),
-        message,
-    })?;
+    let out = run_agent_output(backend, &cmd, call).await?;
+    let parsed = match (parse(&out.stdout), out.success()) {
+        (Ok(parsed), true) => parsed,
+        (Err(e), _) if e.reported => return Err(reported_error(backend, e)),
+        (Err(e), true) => {
+            return Err(AgentError::Reported {
+                backend: backend.to_owned(),
+                message: e.message,
+            })
+        }
+        (_, false) => return Err(exit_error(backend, &out)),
+    };
+    for w in &parsed.warnings {
+        tracing::warn!("{backend}: {w}");
+    }
     Ok(AgentReply {
         text: parsed.text,
         usage: parsed.usage,
         duration: out.duration,
         session_id: parsed.session_id,
+        tools_used: parsed.tools_used,
+        warnings: parsed.warnings,
     })
 }

@@ -31,6 +31,10 @@ impl Agent {
                 message: why,
             })
             .and_then(|()| agent::build(config, root))
+            .map(|b| match config.price {
+                Some(price) => Arc::new(agent::Priced::new(b, price)) as Arc<dyn Backend>,
+                None => b,
+            })
             .map(|b| match record {
                 Some(dir) => Arc::new(Recorder::new(b, dir.to_owned())) as Arc<dyn Backend>,
                 None => b,
@@ -54,6 +58,18 @@ pub struct Agents {
 }
 
 impl Agents {
+    /// The agents whose cost cannot be known (no cost reported by their backend, no `price`),
+    /// for the warning at the start of a run with `max_cost_usd`.
+    pub fn without_cost(&self) -> Vec<String> {
+        std::iter::once(&self.implementer)
+            .chain(std::iter::once(&self.arbiter))
+            .chain(self.judges.iter().skip(1))
+            .chain(&self.bots)
+            .filter(|a| a.backend.as_ref().is_ok_and(|b| !b.reports_cost()))
+            .map(|a| a.name.clone())
+            .collect()
+    }
+
     /// Why the run cannot go ahead with these agents, one line per unusable agent that is
     /// needed; `Ok` with a line per unusable bot that will be skipped.
     pub fn usable(&self) -> Result<Vec<String>, Vec<String>> {

@@ -170,6 +170,7 @@ mod tests {
             Role::Propose,
             Usage {
                 input_tokens: 10,
+                cached_input_tokens: 0,
                 output_tokens: 5,
                 cost_usd: Some(0.5),
             },

@@ -226,6 +226,15 @@ fn admit_checks(input: &RunInput<'_>) -> Result<()> {
 /// The agents must be able to start before anything changes: the implementer, the arbiter and
 /// at least one bot; a bot that cannot is skipped for the run with a warning.
 fn admit_agents(input: &mut RunInput<'_>) -> Result<()> {
+    if let Some(cap) = input.settings.config.limits.max_cost_usd {
+        let unknown = input.agents.without_cost();
+        if !unknown.is_empty() {
+            input.printer.warn(&format!(
+                "`limits.max_cost_usd` = {cap} cannot see what {} spend: their backend reports no cost; set `price` on them",
+                unknown.join(", ")
+            ));
+        }
+    }
     match input.agents.usable() {
         Err(fatal) => Err(UserError::usage(format!(
             "the competition cannot start its agents:\n  {}",

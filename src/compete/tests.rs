@@ -58,11 +58,13 @@ impl Backend for Scripted {
                 text,
                 usage: Usage {
                     input_tokens: 100,
+                    cached_input_tokens: 0,
                     output_tokens: 20,
                     cost_usd: None,
                 },
                 duration: Duration::from_millis(5),
                 session_id: None,
+                ..AgentReply::default()
             }),
             Err(tail) => Err(AgentError::Exit {
                 backend: "scripted".into(),

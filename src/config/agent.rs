@@ -34,6 +34,8 @@ pub(super) fn inherit(own: &AgentFile, parent: &AgentFile) -> AgentFile {
         api_key_env: pick(&own.api_key_env, &parent.api_key_env, same),
         max_tokens: own.max_tokens.or(parent.max_tokens),
         temperature: own.temperature.or(parent.temperature),
+        args: pick(&own.args, &parent.args, same),
+        price: pick(&own.price, &parent.price, same),
         judges: None,
         max_attempts: None,
     }
@@ -119,7 +121,17 @@ pub(super) fn agent(
         }
     };
     const HTTP: &[BackendKind] = &[BackendKind::Anthropic, BackendKind::Openai];
-    only_for("command", own.command.is_some(), &[BackendKind::Command])?;
+    const CLI: &[BackendKind] = &[BackendKind::Claude, BackendKind::Codex];
+    only_for(
+        "command",
+        own.command.is_some(),
+        &[
+            BackendKind::Command,
+            BackendKind::Claude,
+            BackendKind::Codex,
+        ],
+    )?;
+    only_for("args", own.args.is_some(), CLI)?;
     only_for("dir", own.dir.is_some(), &[BackendKind::Replay])?;
     only_for("base_url", own.base_url.is_some(), HTTP)?;
     only_for("api_key_env", own.api_key_env.is_some(), HTTP)?;
@@ -127,6 +139,45 @@ pub(super) fn agent(
     if backend == BackendKind::Command && command.first().is_none_or(|p| p.trim().is_empty()) {
         return Err(invalid("command", "is required with backend = \"command\": the program and its arguments, e.g. [\"./bot.sh\"]".into()));
     }
+    if own.command.is_some() && command.first().is_none_or(|p| p.trim().is_empty()) {
+        return Err(invalid(
+            "command",
+            "is empty: name the program and its leading arguments, e.g. [\"npx\", \"-y\", \"@openai/codex\"]".into(),
+        ));
+    }
+    let price = match f.price {
+        None => None,
+        Some(p) => {
+            let each = [
+                ("price.input_per_mtok", p.input_per_mtok),
+                ("price.output_per_mtok", p.output_per_mtok),
+                ("price.cached_input_per_mtok", p.cached_input_per_mtok),
+            ];
+            for (key, v) in each {
+                if let Some(v) = v {
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(invalid(
+                            key,
+                            format!("= {v} must be a number of US dollars per million tokens, 0 or more"),
+                        ));
+                    }
+                }
+            }
+            match (p.input_per_mtok, p.output_per_mtok) {
+                (Some(input_per_mtok), Some(output_per_mtok)) => Some(super::Price {
+                    input_per_mtok,
+                    output_per_mtok,
+                    cached_input_per_mtok: p.cached_input_per_mtok,
+                }),
+                _ => {
+                    return Err(invalid(
+                        "price",
+                        "needs both input_per_mtok and output_per_mtok".into(),
+                    ))
+                }
+            }
+        }
+    };
     if backend == BackendKind::Replay && f.dir.is_none() {
         return Err(invalid(
             "dir",
@@ -143,6 +194,8 @@ pub(super) fn agent(
         api_key_env: f.api_key_env,
         max_tokens: f.max_tokens.map(|t| t as u32),
         temperature: f.temperature,
+        args: f.args.unwrap_or_default(),
+        price,
     })
 }
 

@@ -73,10 +73,23 @@ pub(super) struct AgentFile {
     pub api_key_env: Option<String>,
     pub max_tokens: Option<i64>,
     pub temperature: Option<f64>,
+    /// claude / codex: arguments appended to ralph's.
+    pub args: Option<Vec<String>>,
+    /// Prices per million tokens, for backends that report no cost.
+    pub price: Option<PriceFile>,
     /// `[arbiter]` only: several judges whose median is taken.
     pub judges: Option<Vec<AgentFile>>,
     /// `[implementer]` only: attempts per round at most.
     pub max_attempts: Option<i64>,
+}
+
+/// `price = { input_per_mtok, output_per_mtok, cached_input_per_mtok }`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PriceFile {
+    pub input_per_mtok: Option<f64>,
+    pub output_per_mtok: Option<f64>,
+    pub cached_input_per_mtok: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -75,6 +75,31 @@ pub struct AgentConfig {
     pub api_key_env: Option<String>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f64>,
+    /// claude / codex: arguments appended to ralph's.
+    pub args: Vec<String>,
+    /// What the model costs, for backends that report no cost.
+    pub price: Option<Price>,
+}
+
+/// An agent's prices in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Price {
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+    /// Cached input tokens; the input price when unset.
+    pub cached_input_per_mtok: Option<f64>,
+}
+
+impl Price {
+    /// The cost of `usage` at these prices.
+    pub fn cost(&self, usage: &crate::agent::Usage) -> f64 {
+        let cached = usage.cached_input_tokens.min(usage.input_tokens);
+        let fresh = usage.input_tokens - cached;
+        (fresh as f64 * self.input_per_mtok
+            + cached as f64 * self.cached_input_per_mtok.unwrap_or(self.input_per_mtok)
+            + usage.output_tokens as f64 * self.output_per_mtok)
+            / 1_000_000.0
+    }
 }
 
 /// A competing bot.

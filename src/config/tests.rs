@@ -14,7 +14,18 @@ fn err(text: &str) -> String {
 
 #[test]
 fn the_init_template_is_exactly_the_defaults() {
-    let from_template = parse(DEFAULT_TOML).unwrap();
+    // The template names a model for the default claude backend (a CLI left to itself picks
+    // its most expensive one); everything else is exactly the defaults.
+    let mut from_template = parse(DEFAULT_TOML).unwrap();
+    assert_eq!(from_template.defaults.model.as_deref(), Some("sonnet"));
+    for a in std::iter::once(&mut from_template.defaults)
+        .chain(std::iter::once(&mut from_template.arbiter))
+        .chain(std::iter::once(&mut from_template.implementer))
+        .chain(from_template.bots.iter_mut().map(|b| &mut b.agent))
+    {
+        assert_eq!(a.model.as_deref(), Some("sonnet"), "inherited");
+        a.model = None;
+    }
     assert_eq!(from_template, Config::default());
     let c = Config::default();
     assert_eq!(c.tracker, TrackerKind::Github);
@@ -27,6 +38,43 @@ fn the_init_template_is_exactly_the_defaults() {
     assert_eq!(c.defaults.backend, BackendKind::Claude);
     assert_eq!(c.defaults.timeout_secs, 900);
     assert_eq!(c.github.ready_label, "ready");
+}
+
+#[test]
+fn cli_agents_take_a_program_arguments_and_a_price() {
+    let c = parse(
+        r#"
+[defaults]
+backend = "codex"
+command = ["npx", "-y", "@openai/codex"]
+args = ["-c", "model_provider=\"mine\""]
+price = { input_per_mtok = 1.25, output_per_mtok = 10.0, cached_input_per_mtok = 0.125 }
+[[bots]]
+id = "own"
+command = ["/opt/codex"]
+[[bots]]
+id = "claude_1"
+backend = "claude"
+"#,
+    )
+    .unwrap();
+    let own = &c.bots[0].agent;
+    assert_eq!(own.command, ["/opt/codex"]);
+    assert_eq!(own.args, ["-c", "model_provider=\"mine\""], "inherited");
+    let price = own.price.unwrap();
+    let usage = crate::agent::Usage {
+        input_tokens: 1_000_000,
+        cached_input_tokens: 400_000,
+        output_tokens: 100_000,
+        cost_usd: None,
+    };
+    // 600k fresh at 1.25, 400k cached at 0.125, 100k out at 10.
+    assert!((price.cost(&usage) - (0.75 + 0.05 + 1.0)).abs() < 1e-9);
+    let claude = &c.bots[1].agent;
+    assert!(
+        claude.command.is_empty() && claude.args.is_empty() && claude.price.is_none(),
+        "another backend inherits none of them"
+    );
 }
 
 #[test]
@@ -226,8 +274,21 @@ fn invalid_values_say_what_is_allowed() {
             "is required with backend = \"replay\"",
         ),
         (
-            "[defaults]\ncommand = [\"x\"]",
-            "only used with backend = \"command\"",
+            "[defaults]\nbackend = \"openai\"\nmodel = \"m\"\ncommand = [\"x\"]",
+            "only used with backend = \"command\" or \"claude\" or \"codex\"",
+        ),
+        (
+            "[[bots]]\nid = \"a\"\nbackend = \"command\"\ncommand = [\"x\"]\nargs = [\"-v\"]",
+            "only used with backend = \"claude\" or \"codex\"",
+        ),
+        ("[defaults]\ncommand = []", "is empty"),
+        (
+            "[defaults]\nprice = { input_per_mtok = 3.0 }",
+            "needs both input_per_mtok and output_per_mtok",
+        ),
+        (
+            "[defaults]\nprice = { input_per_mtok = -1.0, output_per_mtok = 1.0 }",
+            "price.input_per_mtok` = -1",
         ),
         ("[defaults]\nid = \"x\"", "only allowed in [[bots]]"),
         ("[arbiter]\ntemperature = 3.0", "allowed 0 to 2"),

@@ -206,7 +206,7 @@ async fn the_claude_and_codex_backends_parse_their_fake_clis() {
             fixtures.join("claude_stream.jsonl").display()
         ),
     );
-    let reply = ClaudeBackend::new(claude, Some("sonnet".into()))
+    let reply = ClaudeBackend::new(claude, &[], &[], Some("sonnet".into()))
         .call(&call(dir.path(), Duration::from_secs(10)))
         .await
         .unwrap();
@@ -220,7 +220,7 @@ async fn the_claude_and_codex_backends_parse_their_fake_clis() {
             fixtures.join("codex_exec.jsonl").display()
         ),
     );
-    let reply = CodexBackend::new(codex, None)
+    let reply = CodexBackend::new(codex, &[], &[], None)
         .call(&call(dir.path(), Duration::from_secs(10)))
         .await
         .unwrap();

@@ -179,11 +179,13 @@ impl Backend for Scripted {
             text,
             usage: Usage {
                 input_tokens: 100,
+                cached_input_tokens: 0,
                 output_tokens: 10,
                 cost_usd: Some(0.01),
             },
             duration: Duration::from_millis(5),
             session_id: None,
+            ..AgentReply::default()
         })
     }
 }
