@@ -128,7 +128,10 @@ pub struct Asked<T> {
     pub duration: Duration,
     pub repaired: bool,
     pub session_id: Option<String>,
+    /// What the answer checks found, and what the backend reported without failing.
     pub warnings: Vec<String>,
+    /// The tools the agent used over both calls (see [`super::AgentReply::tools_used`]).
+    pub tools_used: Vec<String>,
 }
 
 /// The prompt of the repair retry: the original, then what was wrong.
@@ -149,16 +152,20 @@ pub async fn ask<T: Answer>(
     let first: AgentReply = backend.call(call).await?;
     let mut usage = first.usage;
     let mut duration = first.duration;
+    let mut tools_used = first.tools_used;
+    let mut reported = first.warnings;
     let error = match parse_answer::<T>(&first.text, ctx) {
         Ok(answer) => {
+            reported.extend(ctx.take_warnings());
             return Ok(Asked {
                 answer,
                 usage,
                 duration,
                 repaired: false,
                 session_id: first.session_id,
-                warnings: ctx.take_warnings(),
-            })
+                warnings: reported,
+                tools_used,
+            });
         }
         Err(e) => e,
     };
@@ -169,6 +176,8 @@ pub async fn ask<T: Answer>(
     let second = backend.call(&retry).await?;
     usage.add(second.usage);
     duration += second.duration;
+    tools_used.extend(second.tools_used);
+    reported.extend(second.warnings);
     match parse_answer::<T>(&second.text, ctx) {
         Ok(answer) => Ok(Asked {
             answer,
@@ -176,7 +185,11 @@ pub async fn ask<T: Answer>(
             duration,
             repaired: true,
             session_id: second.session_id,
-            warnings: ctx.take_warnings(),
+            warnings: {
+                reported.extend(ctx.take_warnings());
+                reported
+            },
+            tools_used,
         }),
         Err(e) => Err(AgentError::Output {
             backend: backend.describe(),

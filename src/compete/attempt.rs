@@ -333,7 +333,28 @@ impl Run<'_> {
             requirement_ids: open.clone(),
             ..AnswerContext::default()
         };
-        match ask::<VerifyAnswer>(backend.as_ref(), &call, &ctx).await {
+        // The verify role reads the change in the worktree; it must leave it as it is.
+        let snap = super::guard::watch(self.input.workspace, &bench.wt).await?;
+        let asked = ask::<VerifyAnswer>(backend.as_ref(), &call, &ctx).await;
+        if super::guard::changed(
+            self.input.workspace,
+            printer,
+            &bench.wt,
+            &snap,
+            "The verify role",
+        )
+        .await?
+        .is_some()
+        {
+            if let Ok(a) = &asked {
+                self.accounts
+                    .record("arbiter", Role::Verify, a.usage, a.duration);
+            }
+            printer
+                .warn("the verify role's answer is discarded: using the claims the checks support");
+            return Ok(fallback());
+        }
+        match asked {
             Ok(asked) => {
                 self.accounts
                     .record("arbiter", Role::Verify, asked.usage, asked.duration);

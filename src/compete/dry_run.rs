@@ -119,7 +119,7 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         site: &site,
     };
     let (arrived, skipped) = gather(&shared, ask, &standings, None, &mut accounts).await?;
-    let evaluated = evaluate(&shared, ask, arrived, skipped, seed, &mut accounts).await?;
+    let evaluated = evaluate(&shared, ask, arrived, skipped, seed, None, &mut accounts).await?;
     report.rounds.push(evaluated.report);
     if let Some(why) = evaluated.stopped {
         return Ok(stop(report, accounts, warnings, why, printer));

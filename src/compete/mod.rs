@@ -7,6 +7,7 @@
 //! - `settle`: the round's outcome — scores, awards, commit and check-off, events, state;
 //! - `events`: a round's ledger events, built by a pure function, then appended;
 //! - `finish`: completion (push, pull request) and the one escalation path;
+//! - `guard`: read-only phases under watch — what they change is restored and named;
 //! - `round`, `extract`, `propose`, `judge`: the read-only front half the dry run shares —
 //!   requirements, every bot's proposal in parallel, blinding, judging, scoring, ranking;
 //! - `agents`: the backends of a run, built once from the configuration.
@@ -21,6 +22,7 @@ mod dry_run;
 mod events;
 pub mod extract;
 mod finish;
+mod guard;
 pub mod judge;
 pub mod propose;
 pub mod round;

@@ -51,6 +51,8 @@ pub struct Arrived {
     pub submitted_at: DateTime<Utc>,
     pub repaired: bool,
     pub warnings: Vec<String>,
+    /// The tools the bot used while proposing.
+    pub tools_used: Vec<String>,
 }
 
 /// The ledger folded in memory (no cache is written).
@@ -122,6 +124,7 @@ pub async fn gather(
                     submitted_at,
                     repaired: asked.repaired,
                     warnings: asked.warnings,
+                    tools_used: asked.tools_used,
                 });
             }
             BotOutcome::Skipped { reason, detail } => skipped.push(SkippedBot {
@@ -157,13 +160,15 @@ impl Evaluated {
     }
 }
 
-/// Blinds, judges, scores and ranks the arrived proposals, printing the phase.
+/// Blinds, judges, scores and ranks the arrived proposals, printing the phase. With
+/// `no_judge` the judges are not asked: the subjective scores are neutral with that reason.
 pub async fn evaluate(
     shared: &Shared<'_>,
     ask: Ask<'_>,
     arrived: Vec<Arrived>,
     skipped: Vec<SkippedBot>,
     seed: Option<u64>,
+    no_judge: Option<&str>,
     accounts: &mut Accounts,
 ) -> Result<Evaluated> {
     let Ask { issue, reqs, site } = ask;
@@ -197,7 +202,7 @@ pub async fn evaluate(
         .collect();
 
     let mut stopped = None;
-    let judged = if blinded.is_empty() {
+    let judged = if blinded.is_empty() || no_judge.is_some() {
         None
     } else if let Some(cap) = accounts.cap_reached(&config.limits) {
         stopped = Some(cap.to_string());
@@ -233,7 +238,10 @@ pub async fn evaluate(
             .as_ref()
             .and_then(|j| j.views.get(id).cloned())
             .unwrap_or_else(|| {
-                Subjective::unavailable(params, stopped.as_deref().unwrap_or("not asked"))
+                Subjective::unavailable(
+                    params,
+                    stopped.as_deref().or(no_judge).unwrap_or("not asked"),
+                )
             });
         let s = score_proposal(
             &a.proposal,

@@ -9,6 +9,7 @@
 use super::agents::Agents;
 use super::decide::{decide, rounds_exhausted, Decision, Position, RoundEnd, Stop};
 use super::extract::extract;
+use super::guard;
 use super::round::{evaluate, gather, ledger_state, standings, Arrived, Ask, Evaluated, Shared};
 use super::state::{RunLock, RunState, Trouble};
 use super::{new_run_id, CallSite};
@@ -20,7 +21,7 @@ use crate::error::UserError;
 use crate::market::{same_proposal, tables};
 use crate::output::Printer;
 use crate::render::verification::render_terminal;
-use crate::run_report::{RunOutcome, RunReport};
+use crate::run_report::{RunOutcome, RunReport, SkippedBot};
 use crate::secret::Secret;
 use crate::settings::Settings;
 use crate::spec::{read_guidance, Guidance, Requirements};
@@ -424,11 +425,12 @@ impl<'a> Run<'a> {
     /// checkboxes).
     async fn requirements(&mut self, bench: &Bench, at: Position) -> Result<Contest> {
         let (printer, n) = (self.input.printer, self.input.issue);
+        // The agents read the state the round builds on: the run's worktree.
         let site = CallSite {
             issue: n,
             round: at.round,
             phase: at.phase,
-            workdir: self.input.settings.root.clone(),
+            workdir: bench.wt.path.clone(),
         };
         let issue = self.input.tracker.issue(n).await?;
         printer.status(&printer.paint_err().bold(&format!(
@@ -437,7 +439,8 @@ impl<'a> Run<'a> {
             at.max_rounds,
             at.phase.as_str()
         )));
-        let extracted = extract(
+        let snap = guard::watch(self.input.workspace, &bench.wt).await?;
+        let mut extracted = extract(
             &issue,
             &bench.guidance,
             &self.input.agents.arbiter,
@@ -445,6 +448,21 @@ impl<'a> Run<'a> {
             &site,
         )
         .await?;
+        if let Some(changes) = guard::changed(
+            self.input.workspace,
+            printer,
+            &bench.wt,
+            &snap,
+            "The extract role",
+        )
+        .await?
+        {
+            extracted.requirements = Requirements::from_body(&issue.body);
+            extracted.source = "checkboxes";
+            extracted.warnings.push(format!(
+                "the extract role's answer was discarded: it changed the repository ({changes})"
+            ));
+        }
         if let Some((usage, duration)) = extracted.spend {
             self.accounts
                 .record("arbiter", Role::Extract, usage, duration);
@@ -491,7 +509,9 @@ impl<'a> Run<'a> {
             printer,
             spinners: self.input.spinners,
         };
-        let (mut arrived, skipped) = gather(
+        let workspace = self.input.workspace;
+        let snap = guard::watch(workspace, &bench.wt).await?;
+        let (mut arrived, mut skipped) = gather(
             &shared,
             contest.ask(),
             &standing,
@@ -499,17 +519,53 @@ impl<'a> Run<'a> {
             &mut self.accounts,
         )
         .await?;
+        if let Some(changes) = guard::changed(workspace, printer, &bench.wt, &snap, "A bot").await?
+        {
+            // The bots that used a writing tool lose their proposal for the round.
+            let (bad, good): (Vec<Arrived>, Vec<Arrived>) = arrived
+                .into_iter()
+                .partition(|a| guard::wrote(&a.tools_used));
+            if bad.is_empty() {
+                printer
+                    .warn("no bot could be told to have made the change: every proposal is kept");
+            }
+            skipped.extend(bad.into_iter().map(|a| SkippedBot {
+                reason: "changed the repository".into(),
+                detail: format!("{changes} (with {})", a.tools_used.join(", ")),
+                bot_id: a.bot_id,
+            }));
+            arrived = good;
+        }
         let resubmitted = self.refuse_resubmission(&mut arrived);
         let proposers: Vec<String> = arrived.iter().map(|a| a.bot_id.clone()).collect();
-        let evaluated = evaluate(
+        let snap = guard::watch(workspace, &bench.wt).await?;
+        let mut evaluated = evaluate(
             &shared,
             contest.ask(),
-            arrived,
-            skipped,
+            arrived.clone(),
+            skipped.clone(),
+            None,
             None,
             &mut self.accounts,
         )
         .await?;
+        if let Some(changes) =
+            guard::changed(workspace, printer, &bench.wt, &snap, "A judge").await?
+        {
+            // Scored again in the same blind order, the judges' answers left out.
+            let why =
+                format!("the judge's answer was discarded: it changed the repository ({changes})");
+            evaluated = evaluate(
+                &shared,
+                contest.ask(),
+                arrived,
+                skipped,
+                Some(evaluated.report.seed),
+                Some(&why),
+                &mut self.accounts,
+            )
+            .await?;
+        }
         if let Some(why) = &evaluated.stopped {
             self.report.rounds.push(evaluated.report.clone());
             return Ok(Err(RoundEnd::CapReached(why.clone())));

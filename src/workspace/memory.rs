@@ -4,8 +4,8 @@
 //! test to look at. A diff compares the directory with the base, line by line.
 
 use super::{
-    branch_name, CommitInfo, DiffStats, FileChange, Preflight, PreflightOptions, Workspace,
-    WorkspaceError, Worktree,
+    branch_name, CommitInfo, DiffStats, FileChange, Preflight, PreflightOptions, Snapshot,
+    Workspace, WorkspaceError, Worktree,
 };
 use crate::secret::Secret;
 use async_trait::async_trait;
@@ -238,6 +238,38 @@ impl Workspace for MemoryWorkspace {
             info.run_id
         ));
         Ok(format!("{:040x}", inner.record.commits.len()))
+    }
+
+    async fn snapshot(&self, wt: &Worktree) -> Result<Snapshot, WorkspaceError> {
+        Ok(Snapshot {
+            head: String::new(),
+            files: read_tree(&wt.path)?
+                .into_iter()
+                .map(|(p, t)| (p, Some(t.into_bytes())))
+                .collect(),
+            refs: BTreeMap::new(),
+            worktrees: BTreeSet::new(),
+        })
+    }
+
+    async fn restore_changes(
+        &self,
+        wt: &Worktree,
+        before: &Snapshot,
+    ) -> Result<Vec<String>, WorkspaceError> {
+        let now = self.snapshot(wt).await?;
+        let changes = super::guard::differences(before, &now);
+        if !changes.is_empty() {
+            let files: Files = before
+                .files
+                .iter()
+                .filter_map(|(p, b)| {
+                    Some((p.clone(), String::from_utf8_lossy(b.as_ref()?).into_owned()))
+                })
+                .collect();
+            write_tree(&wt.path, &files)?;
+        }
+        Ok(changes)
     }
 
     async fn push(&self, wt: &Worktree, _token: Option<&Secret>) -> Result<(), WorkspaceError> {

@@ -12,6 +12,7 @@
 
 mod diff;
 mod git;
+mod guard;
 mod ledger_push;
 #[cfg(test)]
 pub(crate) mod memory;
@@ -22,6 +23,7 @@ pub use diff::{analyse, patch_text, protected_findings, DiffStats, FileChange, F
 pub use git::{
     commit, create_worktree, push, remove_worktree, reset_worktree, CommitInfo, Worktree,
 };
+pub use guard::Snapshot;
 pub use ledger_push::{push_events, LedgerPush, LedgerTarget, PUSH_ATTEMPTS};
 pub use preflight::{default_branch, inspect, preflight, Inspection, Preflight, PreflightOptions};
 
@@ -49,6 +51,15 @@ pub trait Workspace: Send + Sync {
     async fn commit(&self, wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceError>;
     /// Pushes the branch.
     async fn push(&self, wt: &Worktree, token: Option<&Secret>) -> Result<(), WorkspaceError>;
+    /// What a read-only phase must leave as it found it: the worktree, the references, the
+    /// list of worktrees.
+    async fn snapshot(&self, wt: &Worktree) -> Result<Snapshot, WorkspaceError>;
+    /// What changed since `before`, one line per change — restored when anything did.
+    async fn restore_changes(
+        &self,
+        wt: &Worktree,
+        before: &Snapshot,
+    ) -> Result<Vec<String>, WorkspaceError>;
 }
 
 /// The workspace of a git repository at `root`, talking to `remote`.
@@ -103,6 +114,18 @@ impl Workspace for GitWorkspace {
 
     async fn push(&self, wt: &Worktree, token: Option<&Secret>) -> Result<(), WorkspaceError> {
         push(wt, &self.remote, token).await
+    }
+
+    async fn snapshot(&self, wt: &Worktree) -> Result<Snapshot, WorkspaceError> {
+        guard::snapshot_async(&self.root, wt).await
+    }
+
+    async fn restore_changes(
+        &self,
+        wt: &Worktree,
+        before: &Snapshot,
+    ) -> Result<Vec<String>, WorkspaceError> {
+        guard::check_and_restore(&self.root, wt, before).await
     }
 }
 

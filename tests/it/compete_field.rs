@@ -400,3 +400,55 @@ fn without_a_test_check_the_events_say_no_test_passed() {
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(out.stderr.contains("no test ran"), "{}", out.stderr);
 }
+
+/// A "claude" whose model makes a worktree and a branch and writes a file in the repository it
+/// was given, while proposing — what `EnterWorktree` and `Write` did in the field.
+const ROGUE_CLAUDE: &str = r#"cat > /dev/null
+echo "$@" > "$HOME/rogue.args"
+git worktree add -q .claude/worktrees/scratch -b worktree-scratch >/dev/null 2>&1
+echo rogue > ROGUE.md
+cat <<'JSON'
+{"type":"system","subtype":"init","session_id":"s-rogue"}
+{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"EnterWorktree","input":{"name":"scratch"}},{"type":"tool_use","id":"t2","name":"Write","input":{"file_path":"ROGUE.md","content":"rogue"}}]}}
+{"type":"result","subtype":"success","is_error":false,"session_id":"s-rogue","result":"```json\n{\"approach_summary\":\"Rewrite everything from a scratch worktree, the rogue plan\",\"pseudo_code\":\"rm -rf; start over in a new worktree, of course\",\"files_affected\":[{\"path\":\"lib.sh\",\"change_type\":\"modify\"}],\"estimated_complexity\":{\"lines_of_code\":3,\"files\":1,\"modules\":1,\"difficulty\":\"low\"},\"risk_assessment\":{\"breaking_changes\":false,\"security_critical\":false,\"overall_risk\":\"low\"},\"spec_alignment\":{\"checkboxes_addressed\":[\"req_1\"],\"components_addressed\":[],\"implicit_requirements_addressed\":[]},\"success_probability\":0.99}\n```","usage":{"input_tokens":10,"output_tokens":5},"total_cost_usd":0.001}
+JSON"#;
+
+#[test]
+fn a_read_only_bot_that_changes_the_repository_is_discarded_and_undone() {
+    let repo = Repo::with(Setup {
+        extra_config: "[[bots]]\nid = \"rogue\"\nbackend = \"claude\"\nmodel = \"sonnet\"\n",
+        ..Setup::default()
+    });
+    let rogue = script(&repo.tools, "claude", ROGUE_CLAUDE);
+    let out = run(repo
+        .ralph()
+        .env("RALPH_CLAUDE_BIN", &rogue)
+        .args(["compete", "3", "--json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("A bot changed the repository")
+            && out.stderr.contains("a worktree `scratch` was added")
+            && out.stderr.contains("(restored)"),
+        "{}",
+        out.stderr
+    );
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let skipped = &report["rounds"][0]["skipped"];
+    assert_eq!(skipped[0]["bot_id"], "rogue", "{report}");
+    assert_eq!(skipped[0]["reason"], "changed the repository");
+    assert_eq!(report["rounds"][0]["winner_bot"], "alpha");
+    // Nothing of it is left: no branch, no worktree, no file on the competition's branch.
+    assert!(!git(&repo.root, &["branch", "--list"]).contains("worktree-scratch"));
+    assert!(!git(&repo.root, &["worktree", "list"]).contains("scratch"));
+    let files = git(
+        &repo.remote,
+        &["ls-tree", "--name-only", "ralph/3-add-a-greet-function"],
+    );
+    assert!(!files.contains("ROGUE.md"), "{files}");
+    // It was given exactly the read-only tools, in the run's worktree.
+    let args = std::fs::read_to_string(repo.tools.join("rogue.args")).unwrap();
+    assert!(
+        args.contains("--tools Read,Glob,Grep --allowedTools Read,Glob,Grep"),
+        "{args}"
+    );
+}

@@ -583,3 +583,50 @@ async fn a_hook_that_is_not_executable_is_not_run() {
         "git ignores a hook without the executable bit"
     );
 }
+
+#[tokio::test]
+async fn a_read_only_phase_that_changed_the_repository_is_restored() {
+    let f = Fixture::new();
+    let ws = GitWorkspace::new(&f.root, "origin");
+    let pre = ws.preflight(&f.options()).await.unwrap();
+    let wt = ws.create_worktree(&pre).await.unwrap();
+    // An implementation in progress: a changed file the guard must keep.
+    std::fs::write(wt.path.join("src/lib.rs"), "pub fn changed() {}\n").unwrap();
+    let refs_before = f.refs();
+    let snap = ws.snapshot(&wt).await.unwrap();
+    assert!(ws.restore_changes(&wt, &snap).await.unwrap().is_empty());
+
+    // A "read-only" agent writes a file, makes a branch and a worktree, and moves HEAD.
+    std::fs::write(wt.path.join("ROGUE.md"), "x").unwrap();
+    std::fs::write(wt.path.join("src/lib.rs"), "pub fn clobbered() {}\n").unwrap();
+    git(
+        &wt.path,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            ".claude/worktrees/x",
+            "-b",
+            "worktree-x",
+        ],
+    );
+    let changes = ws.restore_changes(&wt, &snap).await.unwrap();
+    let text = changes.join("\n");
+    for expected in [
+        "the file ROGUE.md changed",
+        "the file src/lib.rs changed",
+        "the reference refs/heads/worktree-x was created",
+        "a worktree `x` was added",
+    ] {
+        assert!(text.contains(expected), "{expected}: {text}");
+    }
+    assert_eq!(f.refs(), refs_before, "the branch is gone");
+    assert!(!git(&f.root, &["worktree", "list"]).contains(".claude/worktrees/x"));
+    assert!(!wt.path.join("ROGUE.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(wt.path.join("src/lib.rs")).unwrap(),
+        "pub fn changed() {}\n",
+        "the implementation's own change is back"
+    );
+    assert!(ws.restore_changes(&wt, &snap).await.unwrap().is_empty());
+}

@@ -1,0 +1,250 @@
+//! The guard around a read-only phase: a snapshot of what an agent must not change — the
+//! worktree it reads (its HEAD and every file that differs from it, content included), the
+//! repository's references and its list of worktrees — then, after the phase, what changed,
+//! and the restore. An agent's tools are limited already (Claude Code's `--tools`, Codex's
+//! read-only sandbox); this catches whatever slips through, e.g. a tool that makes a worktree
+//! and a branch in the user's repository.
+
+use super::repo::{blocking, open};
+use super::{WorkspaceError, Worktree};
+use git2::{Repository, StatusOptions, WorktreePruneOptions};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// What a read-only phase must leave as it found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The worktree's HEAD commit.
+    pub(crate) head: String,
+    /// Files that differ from HEAD, by path: their bytes, or `None` when deleted.
+    pub(crate) files: BTreeMap<String, Option<Vec<u8>>>,
+    /// Every reference of the repository and what it points at.
+    pub(crate) refs: BTreeMap<String, String>,
+    /// The registered worktrees, by name.
+    pub(crate) worktrees: BTreeSet<String>,
+}
+
+/// What a directory that status lists as one entry is recorded as.
+const DIRECTORY: &[u8] = b"(a directory)";
+
+fn git_err(what: &'static str) -> impl Fn(git2::Error) -> WorkspaceError {
+    move |e| WorkspaceError::git(what, e)
+}
+
+fn io_err(path: &Path, e: std::io::Error) -> WorkspaceError {
+    WorkspaceError::Git {
+        message: format!("{}: {e}", path.display()),
+        source: None,
+    }
+}
+
+/// Takes the snapshot of `wt` and of the repository at `root`.
+pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> {
+    let repo = open(root)?;
+    let mut refs = BTreeMap::new();
+    for r in repo
+        .references()
+        .map_err(git_err("listing references"))?
+        .flatten()
+    {
+        if let Some(name) = r.name() {
+            let target = r
+                .target()
+                .map(|o| o.to_string())
+                .or_else(|| r.symbolic_target().map(|t| format!("-> {t}")))
+                .unwrap_or_default();
+            refs.insert(name.to_owned(), target);
+        }
+    }
+    let worktrees = repo
+        .worktrees()
+        .map_err(git_err("listing worktrees"))?
+        .iter()
+        .flatten()
+        .map(str::to_owned)
+        .collect();
+    let wrepo = open(&wt.path)?;
+    let head = wrepo
+        .head()
+        .ok()
+        .and_then(|h| h.target())
+        .map(|o| o.to_string())
+        .unwrap_or_default();
+    let mut files = BTreeMap::new();
+    for path in changed_paths(&wrepo)? {
+        let full = wt.path.join(&path);
+        if full.is_dir() {
+            // A nested repository (another worktree made inside this one): known by its name.
+            files.insert(path, Some(DIRECTORY.to_vec()));
+            continue;
+        }
+        let bytes = match std::fs::read(&full) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io_err(&full, e)),
+        };
+        files.insert(path, bytes);
+    }
+    Ok(Snapshot {
+        head,
+        files,
+        refs,
+        worktrees,
+    })
+}
+
+/// Every path of the worktree that differs from HEAD (tracked or not; ignored files aside).
+fn changed_paths(repo: &Repository) -> Result<Vec<String>, WorkspaceError> {
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    Ok(repo
+        .statuses(Some(&mut opts))
+        .map_err(git_err("reading the worktree status"))?
+        .iter()
+        .filter_map(|s| s.path().map(str::to_owned))
+        .collect())
+}
+
+/// What differs between two snapshots, one line per change.
+pub fn differences(before: &Snapshot, after: &Snapshot) -> Vec<String> {
+    let mut out = Vec::new();
+    if before.head != after.head {
+        out.push("the worktree's HEAD moved".to_owned());
+    }
+    let paths: BTreeSet<&String> = before.files.keys().chain(after.files.keys()).collect();
+    for p in paths {
+        if before.files.get(p) != after.files.get(p) {
+            out.push(format!("the file {p} changed"));
+        }
+    }
+    let names: BTreeSet<&String> = before.refs.keys().chain(after.refs.keys()).collect();
+    for n in names {
+        match (before.refs.get(n), after.refs.get(n)) {
+            (None, Some(_)) => out.push(format!("the reference {n} was created")),
+            (Some(_), None) => out.push(format!("the reference {n} was deleted")),
+            (Some(a), Some(b)) if a != b => out.push(format!("the reference {n} moved")),
+            _ => {}
+        }
+    }
+    for w in after.worktrees.difference(&before.worktrees) {
+        out.push(format!("a worktree `{w}` was added"));
+    }
+    for w in before.worktrees.difference(&after.worktrees) {
+        out.push(format!("the worktree `{w}` was removed"));
+    }
+    out
+}
+
+/// Puts the repository and the worktree back as `snap` found them: new worktrees removed,
+/// references restored, the worktree reset to its HEAD with its changed files rewritten.
+pub fn restore(root: &Path, wt: &Worktree, snap: &Snapshot) -> Result<(), WorkspaceError> {
+    let repo = open(root)?;
+    let now = snapshot(root, wt)?;
+    for name in now.worktrees.difference(&snap.worktrees) {
+        if let Ok(w) = repo.find_worktree(name) {
+            let path: PathBuf = w.path().to_owned();
+            let _ = std::fs::remove_dir_all(&path);
+            let mut prune = WorktreePruneOptions::new();
+            prune.valid(true).working_tree(true);
+            w.prune(Some(&mut prune))
+                .map_err(git_err("removing an added worktree"))?;
+        }
+    }
+    for (name, target) in &now.refs {
+        match snap.refs.get(name) {
+            None => {
+                if let Ok(mut r) = repo.find_reference(name) {
+                    r.delete().map_err(git_err("deleting an added reference"))?;
+                }
+            }
+            Some(old) if old != target => set_ref(&repo, name, old)?,
+            _ => {}
+        }
+    }
+    for (name, old) in &snap.refs {
+        if !now.refs.contains_key(name) {
+            set_ref(&repo, name, old)?;
+        }
+    }
+    let wrepo = open(&wt.path)?;
+    if let Ok(oid) = git2::Oid::from_str(&snap.head) {
+        // Back on the branch (restored with the references above), at the commit it was at.
+        let commit = wrepo
+            .find_commit(oid)
+            .map_err(git_err("reading the worktree's HEAD"))?;
+        wrepo
+            .set_head(&format!("refs/heads/{}", wt.branch))
+            .map_err(git_err("restoring the worktree's HEAD"))?;
+        wrepo
+            .reset(commit.as_object(), git2::ResetType::Hard, None)
+            .map_err(git_err("resetting the worktree"))?;
+    }
+    for path in changed_paths(&wrepo)? {
+        if !snap.files.contains_key(&path) {
+            let full = wt.path.join(&path);
+            let removed = if full.is_dir() {
+                std::fs::remove_dir_all(&full)
+            } else {
+                std::fs::remove_file(&full)
+            };
+            removed.map_err(|e| io_err(&full, e))?;
+        }
+    }
+    for (path, bytes) in &snap.files {
+        let full = wt.path.join(path);
+        match bytes {
+            Some(b) if b == DIRECTORY => {
+                std::fs::create_dir_all(&full).map_err(|e| io_err(&full, e))?;
+            }
+            Some(b) => {
+                if let Some(dir) = full.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+                }
+                std::fs::write(&full, b).map_err(|e| io_err(&full, e))?;
+            }
+            None => {
+                let _ = std::fs::remove_file(&full);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn set_ref(repo: &Repository, name: &str, target: &str) -> Result<(), WorkspaceError> {
+    let restored = match target.strip_prefix("-> ") {
+        Some(symbolic) => repo.reference_symbolic(name, symbolic, true, "ralph: restore"),
+        None => git2::Oid::from_str(target)
+            .and_then(|oid| repo.reference(name, oid, true, "ralph: restore")),
+    };
+    restored
+        .map(|_| ())
+        .map_err(git_err("restoring a reference"))
+}
+
+/// [`snapshot`] off the async runtime.
+pub async fn snapshot_async(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> {
+    let (root, wt) = (root.to_owned(), wt.clone());
+    blocking("the read-only guard", move || snapshot(&root, &wt)).await
+}
+
+/// Compares the repository with `before`; when anything changed, restores it and returns what
+/// had changed.
+pub async fn check_and_restore(
+    root: &Path,
+    wt: &Worktree,
+    before: &Snapshot,
+) -> Result<Vec<String>, WorkspaceError> {
+    let (root, wt, before) = (root.to_owned(), wt.clone(), before.clone());
+    blocking("the read-only guard", move || {
+        let after = snapshot(&root, &wt)?;
+        let changes = differences(&before, &after);
+        if !changes.is_empty() {
+            restore(&root, &wt, &before)?;
+        }
+        Ok(changes)
+    })
+    .await
+}
