@@ -291,6 +291,46 @@ fn agent_checks(f: &mut Findings, settings: &Settings) {
         report("judge", j, Status::Warn);
     }
     report("implementer", &agents.implementer, Status::Fail);
+    model_checks(f, settings);
+}
+
+/// A claude or codex agent without a model runs the CLI's own default model — often its most
+/// capable, and most expensive.
+fn model_checks(f: &mut Findings, settings: &Settings) {
+    use crate::config::BackendKind;
+    let c = &settings.config;
+    let judges = c
+        .judges
+        .iter()
+        .enumerate()
+        .map(|(i, j)| (format!("judge_{}", i + 2), j));
+    let all = c
+        .bots
+        .iter()
+        .map(|b| (b.id.clone(), &b.agent))
+        .chain([
+            ("arbiter".to_owned(), &c.arbiter),
+            ("implementer".to_owned(), &c.implementer),
+        ])
+        .chain(judges);
+    let unnamed: Vec<String> = all
+        .filter(|(_, a)| {
+            matches!(a.backend, BackendKind::Claude | BackendKind::Codex) && a.model.is_none()
+        })
+        .map(|(name, _)| name)
+        .collect();
+    if !unnamed.is_empty() {
+        f.add(
+            "agents",
+            "models",
+            Status::Warn,
+            format!(
+                "no model named for {}: the CLI picks its own default, often its most expensive",
+                unnamed.join(", ")
+            ),
+        );
+        f.hint("set `model` in [defaults] or on each agent (claude: \"sonnet\", \"opus\", \"haiku\" or a full name)");
+    }
 }
 
 fn check_checks(f: &mut Findings, settings: &Settings) {
@@ -516,6 +556,17 @@ mod tests {
         assert_eq!(find(&r, "#4").status, Status::Ok);
         assert_eq!(find(&r, "checkboxes").status, Status::Fail);
         assert_eq!(find(&r, "access").status, Status::Ok);
+        assert!(
+            r.findings.iter().all(|f| f.check != "models"),
+            "command agents have no model to name"
+        );
+        let s = settings(dir.path(), "[defaults]\nbackend = \"codex\"\n");
+        let r = examine(&s, Ok(&tracker), None).await;
+        let models = find(&r, "models");
+        assert_eq!(models.status, Status::Warn);
+        assert!(models
+            .detail
+            .contains("smart_bot_1, smart_bot_2, smart_bot_3, arbiter, implementer"));
     }
 
     #[tokio::test]
