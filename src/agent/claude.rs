@@ -88,6 +88,8 @@ pub struct Transcript {
     pub session_id: Option<String>,
     /// Lines that were not JSON (warnings printed by the CLI, a cut in the middle).
     pub skipped_lines: usize,
+    /// The CLI's own retries of the model API (`api_retry` events), as warnings.
+    pub warnings: Vec<String>,
 }
 
 /// Parses a stream-json transcript. An error `result` (or none at all and no text) is an
@@ -97,6 +99,7 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
     let mut tools_used = Vec::new();
     let mut session_id = None;
     let mut skipped_lines = 0;
+    let mut warnings = Vec::new();
     let mut result: Option<Value> = None;
     for line in stdout.lines() {
         let line = line.trim();
@@ -134,6 +137,19 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
                 }
             }
             Some("result") => result = Some(event),
+            Some("system") if event.get("subtype").and_then(Value::as_str) == Some("api_retry") => {
+                let n = |k: &str| event.get(k).map(|v| v.to_string()).unwrap_or_default();
+                warnings.push(format!(
+                    "the model API failed ({}, status {}): retry {} of {}",
+                    event
+                        .get("error")
+                        .and_then(Value::as_str)
+                        .unwrap_or("error"),
+                    n("error_status"),
+                    n("attempt"),
+                    n("max_retries")
+                ));
+            }
             _ => {}
         }
     }
@@ -147,6 +163,7 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
             usage: Usage::default(),
             session_id,
             skipped_lines,
+            warnings,
         });
     };
     let subtype = result.get("subtype").and_then(Value::as_str).unwrap_or("");
@@ -188,6 +205,7 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
         usage,
         session_id,
         skipped_lines,
+        warnings,
     })
 }
 
@@ -253,7 +271,7 @@ impl Backend for ClaudeBackend {
                 usage: t.usage,
                 session_id: t.session_id,
                 tools_used: t.tools_used,
-                warnings: Vec::new(),
+                warnings: t.warnings,
             })
         })
         .await
@@ -340,6 +358,50 @@ mod tests {
         let args = b.args(Role::Verify);
         assert_eq!(&args[..3], ["-y", "@anthropic-ai/claude-code", "-p"]);
         assert_eq!(&args[args.len() - 2..], ["--max-turns", "30"]);
+    }
+
+    /// Real transcripts of Claude Code 2.1.330 against a local model server
+    /// (tests/fixtures/agents/real/README.md says how each was made).
+    fn real(name: &str) -> String {
+        std::fs::read_to_string(format!(
+            "{}/tests/fixtures/agents/real/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn real_transcripts_parse() {
+        let t = parse_stream(&real("claude_propose.jsonl")).unwrap();
+        assert!(t.text.contains("```json"));
+        assert_eq!((t.usage.input_tokens, t.usage.output_tokens), (120, 42));
+        assert_eq!(t.usage.cost_usd, Some(0.00066));
+        let t = parse_stream(&real("claude_implement.jsonl")).unwrap();
+        assert_eq!(t.tools_used, ["Write"]);
+        assert_eq!(t.text, "Done. I wrote hello.txt.");
+        let t = parse_stream(&real("claude_readonly_denied.jsonl")).unwrap();
+        assert_eq!(
+            t.tools_used,
+            ["EnterWorktree", "Write", "Bash"],
+            "asked for, refused"
+        );
+        let t = parse_stream(&real("claude_500_then_ok.jsonl")).unwrap();
+        assert_eq!(
+            t.warnings,
+            ["the model API failed (server_error, status 500): retry 1 of 10"]
+        );
+        let e = parse_stream(&real("claude_401_no_retry.jsonl")).unwrap_err();
+        assert_eq!(
+            e,
+            CliError::reported("Invalid API key · Fix external API key", Some(401))
+        );
+        let e = parse_stream(&real("claude_400.jsonl")).unwrap_err();
+        assert_eq!(
+            e,
+            CliError::reported("API Error: 400 messages: field required", Some(400))
+        );
+        let e = parse_stream(&real("claude_529_exhausted.jsonl")).unwrap_err();
+        assert_eq!(e.status, Some(529));
     }
 
     #[test]

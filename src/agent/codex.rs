@@ -76,6 +76,22 @@ pub struct Transcript {
     pub warnings: Vec<String>,
 }
 
+/// A Codex error message made readable: the raw JSON body of an API error becomes its
+/// `error.type` and `error.message`.
+fn readable(message: &str) -> String {
+    serde_json::from_str::<Value>(message)
+        .ok()
+        .and_then(|v| {
+            let e = v.get("error")?;
+            let text = e.get("message")?.as_str()?;
+            Some(match e.get("type").and_then(Value::as_str) {
+                Some(kind) => format!("{kind}: {text}"),
+                None => text.to_owned(),
+            })
+        })
+        .unwrap_or_else(|| message.to_owned())
+}
+
 /// The HTTP status a Codex error message names (`unexpected status 401 Unauthorized: …`).
 fn status_in(message: &str) -> Option<u16> {
     let rest = message.split("status ").nth(1)?;
@@ -140,6 +156,7 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
                     .unwrap_or("the turn failed")
                     .to_owned();
                 let status = status_in(&message);
+                let message = readable(&message);
                 return Err(CliError::reported(message, status));
             }
             Some("error") => {
@@ -231,6 +248,39 @@ mod tests {
         assert!(e.message.contains("without an agent message") && !e.reported);
         let s = r#"{"type":"item.completed","item":{"id":"item_0","item_type":"assistant_message","text":"old format"}}"#;
         assert_eq!(parse_stream(s).unwrap().text, "old format");
+    }
+
+    /// Real transcripts of Codex 0.169.0 against a local model server
+    /// (tests/fixtures/agents/real/README.md says how each was made).
+    fn real(name: &str) -> String {
+        std::fs::read_to_string(format!(
+            "{}/tests/fixtures/agents/real/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn real_transcripts_parse() {
+        let t = parse_stream(&real("codex_propose.jsonl")).unwrap();
+        assert!(t.text.contains("```json"));
+        let t = parse_stream(&real("codex_implement.jsonl")).unwrap();
+        assert_eq!(t.items, ["command_execution"]);
+        assert_eq!(
+            (t.usage.input_tokens, t.usage.cached_input_tokens),
+            (2000, 400)
+        );
+        let t = parse_stream(&real("codex_5xx_then_ok.jsonl")).unwrap();
+        assert_eq!(t.warnings.len(), 1, "a reconnect is not fatal");
+        assert!(t.warnings[0].starts_with("Reconnecting... 1/5"));
+        let e = parse_stream(&real("codex_401.jsonl")).unwrap_err();
+        assert_eq!(e.status, Some(401));
+        assert!(e.message.contains("Incorrect API key provided"), "{e:?}");
+        let e = parse_stream(&real("codex_400.jsonl")).unwrap_err();
+        assert_eq!(
+            e.message,
+            "invalid_request_error: Invalid value for 'model'"
+        );
     }
 
     #[test]
