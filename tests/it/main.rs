@@ -18,5 +18,7 @@ mod compete_signals;
 mod docs;
 mod github_tracker;
 mod ledger_push;
+mod model_server;
+mod real_clis;
 mod untrusted;
 mod workspace;

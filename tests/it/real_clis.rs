@@ -1,0 +1,310 @@
+//! The real agent CLIs — Claude Code and Codex, installed from npm — driven by ralph against a
+//! local model server (never a real API): a whole competition on each (proposals, one bot whose
+//! model asks for `EnterWorktree` and `Write` while proposing, an implementation whose tool call
+//! really edits the worktree, judging, verification), the tool lists each role offers the
+//! model, and the errors: a 401, a 400, a transient 5xx followed by success.
+//!
+//! `.ci/run` installs pinned versions into `target/agent-clis` when `npm` is available
+//! (`RALPH_TEST_AGENT_CLIS` names another folder). Without them these tests say why they are
+//! skipped and pass.
+
+use crate::common::git;
+use crate::compete::{run, Repo, Setup};
+use crate::model_server::{greet_answers, tool_names, Asked, ModelServer, Reply};
+use ralph::agent::claude::ClaudeBackend;
+use ralph::agent::codex::CodexBackend;
+use ralph::agent::{AgentCall, AgentError, Backend, Phase, Role};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The versions `.ci/run` installs.
+const CLAUDE_VERSION: &str = "2.1.330";
+const CODEX_VERSION: &str = "0.169.0";
+
+/// The folder holding `node_modules/.bin/{claude,codex}`, or `None` (with the reason printed).
+fn clis() -> Option<PathBuf> {
+    let dir = std::env::var_os("RALPH_TEST_AGENT_CLIS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis"));
+    let bin = dir.join("node_modules/.bin");
+    if bin.join("claude").exists() && bin.join("codex").exists() {
+        Some(bin)
+    } else {
+        eprintln!(
+            "skipping: the real agent CLIs are not installed in {} (`.ci/run` installs @anthropic-ai/claude-code@{CLAUDE_VERSION} and @openai/codex@{CODEX_VERSION} there when npm is available)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// What Claude Code needs to talk to the local server and nothing else.
+fn claude_env(server: &str, home: &Path) -> Vec<(String, String)> {
+    [
+        ("ANTHROPIC_BASE_URL", server.to_owned()),
+        ("ANTHROPIC_API_KEY", "sk-ant-test-0000".to_owned()),
+        ("DISABLE_TELEMETRY", "1".into()),
+        ("DISABLE_ERROR_REPORTING", "1".into()),
+        ("DISABLE_AUTOUPDATER", "1".into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        ("HOME", home.to_string_lossy().into_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+/// A throwaway `CODEX_HOME` whose provider is the local server.
+fn codex_home(dir: &Path, server: &str) -> PathBuf {
+    let home = dir.join("codex-home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "model = \"gpt-5.5\"\nmodel_provider = \"mock\"\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{server}/v1\"\nenv_key = \"MOCK_API_KEY\"\nwire_api = \"responses\"\nrequest_max_retries = 0\nstream_max_retries = 1\n"
+        ),
+    )
+    .unwrap();
+    home
+}
+
+const LIB: &str = "add() { echo $(($1 + $2)); }\ngreet() { echo \"Hello, $1!\"; }\n";
+
+/// The greet competition's answers, with smart_bot_2 first asking for `EnterWorktree` and
+/// `Write` while proposing (tools a read-only role does not have).
+fn script(tool: fn() -> (String, Value)) -> impl Fn(&Asked) -> Reply {
+    move |asked| {
+        if asked.role == "propose"
+            && asked.bot.as_deref() == Some("smart_bot_2")
+            && !asked.after_tool
+        {
+            return Reply::Tools(vec![
+                ("EnterWorktree".into(), json!({"name": "scratch"})),
+                (
+                    "Write".into(),
+                    json!({"file_path": "ROGUE.md", "content": "rogue"}),
+                ),
+            ]);
+        }
+        greet_answers(asked, &tool)
+    }
+}
+
+fn config(backend: &str, model: &str, program: &Path) -> String {
+    format!(
+        "tracker = \"local\"\nmax_iterations = 2\n[marketplace]\nbase_budget_per_bot = 1\n[defaults]\nbackend = \"{backend}\"\nmodel = \"{model}\"\ncommand = [\"{}\"]\ntimeout_secs = 180\n[[bots]]\nid = \"smart_bot_1\"\n[[bots]]\nid = \"smart_bot_2\"\n[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"sh test.sh\"\n[git]\nauthor = \"ralph <ralph@example.com>\"\n",
+        program.display()
+    )
+}
+
+/// Runs the competition and checks what every real CLI run left behind.
+fn assert_competed(repo: &Repo, out: &crate::common::Out) -> Value {
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["outcome"], "complete", "{report}");
+    let lib = git(
+        &repo.remote,
+        &["show", "ralph/3-add-a-greet-function:lib.sh"],
+    );
+    assert!(
+        lib.contains("greet()"),
+        "the tool call edited the worktree: {lib}"
+    );
+    assert!(repo.issue().contains("- [x] `greet NAME`"));
+    // Nothing of the rogue proposal's tools reached the repository.
+    assert!(!git(&repo.root, &["branch", "--list"]).contains("worktree-"));
+    assert!(!git(&repo.root, &["worktree", "list"]).contains("scratch"));
+    assert!(!repo.root.join("ROGUE.md").exists());
+    report
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_competition_on_the_real_claude_code() {
+    let Some(bin) = clis() else { return };
+    let server = ModelServer::start(script(|| {
+        (
+            "Write".into(),
+            json!({"file_path": "lib.sh", "content": LIB}),
+        )
+    }))
+    .await;
+    let repo = Repo::with(Setup::default());
+    std::fs::write(
+        repo.root.join(".ralph/config.toml"),
+        config("claude", "sonnet", &bin.join("claude")),
+    )
+    .unwrap();
+    let out = tokio::task::spawn_blocking({
+        let mut cmd = repo.ralph();
+        for (k, v) in claude_env(&server.uri(), &repo.tools) {
+            cmd.env(k, v);
+        }
+        cmd.args(["compete", "3", "--json"]);
+        move || run(&mut cmd)
+    })
+    .await
+    .unwrap();
+    let report = assert_competed(&repo, &out);
+    assert!(
+        report["total"]["cost_usd"].as_f64().unwrap() > 0.0,
+        "Claude Code reports its cost: {report}"
+    );
+    // The tools each role offered the model: exactly the read-only ones, or the editing ones.
+    let offered = |role: &str| {
+        let mut names = tool_names(&server.of(role)[0]["body"]);
+        names.retain(|n| n != "DeferredToolPlaceholder");
+        names
+    };
+    for role in ["extract", "propose", "judge", "verify"] {
+        assert_eq!(offered(role), ["Glob", "Grep", "Read"], "{role}");
+    }
+    assert_eq!(
+        offered("implement"),
+        ["Bash", "Edit", "Glob", "Grep", "Read", "Write"]
+    );
+    // The rogue bot's refused tool calls went back as errors, and its proposal counted.
+    let rogue_turn = server
+        .of("propose")
+        .into_iter()
+        .find(|r| r["after_tool"] == true)
+        .expect("smart_bot_2 was answered after its tool calls");
+    assert!(
+        rogue_turn["body"]
+            .to_string()
+            .contains("No such tool available"),
+        "{rogue_turn}"
+    );
+    let proposals = report["rounds"][0]["proposals"].as_array().unwrap();
+    assert_eq!(proposals.len(), 2, "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_competition_on_the_real_codex() {
+    let Some(bin) = clis() else { return };
+    let server = ModelServer::start(script(|| {
+        (
+            "exec_command".into(),
+            json!({"cmd": "printf 'greet() { echo \"Hello, $1!\"; }\\n' >> lib.sh"}),
+        )
+    }))
+    .await;
+    let repo = Repo::with(Setup::default());
+    std::fs::write(
+        repo.root.join(".ralph/config.toml"),
+        config("codex", "gpt-5.5", &bin.join("codex")),
+    )
+    .unwrap();
+    let home = codex_home(&repo.tools, &server.uri());
+    let out = tokio::task::spawn_blocking({
+        let mut cmd = repo.ralph();
+        cmd.env("CODEX_HOME", &home)
+            .env("MOCK_API_KEY", "sk-mock-0000")
+            .args(["compete", "3", "--json"]);
+        move || run(&mut cmd)
+    })
+    .await
+    .unwrap();
+    assert_competed(&repo, &out);
+    // Every call went to the local server, through the Responses API.
+    assert!(!server.of("implement").is_empty() && !server.of("propose").is_empty());
+}
+
+fn call(role: Role, workdir: &Path, prompt: &str) -> AgentCall {
+    AgentCall {
+        role,
+        prompt: prompt.to_owned(),
+        workdir: workdir.to_owned(),
+        bot_id: Some("smart_bot_1".into()),
+        issue: 3,
+        round: 1,
+        phase: Phase::Initial,
+        timeout: Duration::from_secs(180),
+        attempt: 0,
+        speaker: None,
+    }
+}
+
+/// `env K=V … program`: the CLI with its environment, as a `command` sets it.
+fn with_env(env: &[(String, String)], program: &Path) -> Vec<String> {
+    std::iter::once("env".to_owned())
+        .chain(env.iter().map(|(k, v)| format!("{k}={v}")))
+        .chain(std::iter::once(program.to_string_lossy().into_owned()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_clis_errors_come_through_with_their_own_words() {
+    let Some(bin) = clis() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let prompt = "You are smart_bot_1, one of several independent engineers. Propose.";
+    // A 401, a 400, and a 500 before a good answer (once per CLI).
+    let fives = std::sync::atomic::AtomicUsize::new(0);
+    let server = ModelServer::start(move |asked: &Asked| match asked.body.to_string() {
+        t if t.contains("CASE-401") => Reply::Error(401, "invalid x-api-key"),
+        t if t.contains("CASE-400") => Reply::Error(400, "messages: field required"),
+        t if t.contains("CASE-500")
+            && fives.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 2 == 0 =>
+        {
+            Reply::Error(500, "Internal server error")
+        }
+        _ => Reply::Text("```json\n{\"ok\": true}\n```".into()),
+    })
+    .await;
+    let mut env = claude_env(&server.uri(), dir.path());
+    env.push(("CLAUDE_CODE_MAX_RETRIES".into(), "1".into()));
+    let claude = ClaudeBackend::new(
+        "claude".into(),
+        &with_env(&env, &bin.join("claude")),
+        &[],
+        Some("sonnet".into()),
+    );
+    let ask = |case: &str| call(Role::Propose, dir.path(), &format!("{prompt} CASE-{case}"));
+    match claude.call(&ask("401")).await {
+        Err(AgentError::Auth { message, .. }) => assert!(message.contains("HTTP 401"), "{message}"),
+        other => panic!("401: {other:?}"),
+    }
+    match claude.call(&ask("400")).await {
+        Err(AgentError::Reported { message, .. }) => {
+            assert!(
+                message.contains("400") && !message.starts_with("success"),
+                "{message}"
+            )
+        }
+        other => panic!("400: {other:?}"),
+    }
+    let reply = claude
+        .call(&ask("500"))
+        .await
+        .expect("retried past the 500");
+    assert!(reply.text.contains("\"ok\""));
+    assert_eq!(reply.warnings.len(), 1, "{:?}", reply.warnings);
+
+    let home = codex_home(dir.path(), &server.uri());
+    let codex_env = vec![
+        ("CODEX_HOME".to_owned(), home.to_string_lossy().into_owned()),
+        ("MOCK_API_KEY".to_owned(), "sk-mock-0000".to_owned()),
+        ("HOME".to_owned(), dir.path().to_string_lossy().into_owned()),
+    ];
+    let codex = CodexBackend::new(
+        "codex".into(),
+        &with_env(&codex_env, &bin.join("codex")),
+        &[],
+        Some("gpt-5.5".into()),
+    );
+    match codex.call(&ask("401")).await {
+        Err(AgentError::Auth { message, .. }) => assert!(message.contains("401"), "{message}"),
+        other => panic!("codex 401: {other:?}"),
+    }
+    match codex.call(&ask("400")).await {
+        Err(AgentError::Reported { message, .. }) => {
+            assert!(message.contains("messages: field required"), "{message}")
+        }
+        other => panic!("codex 400: {other:?}"),
+    }
+    let reply = codex
+        .call(&ask("500"))
+        .await
+        .expect("reconnected past the 500");
+    assert!(reply.text.contains("\"ok\""));
+}
