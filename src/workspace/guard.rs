@@ -38,6 +38,23 @@ fn io_err(path: &Path, e: std::io::Error) -> WorkspaceError {
     }
 }
 
+/// Whether a reference is outside the guard: remote-tracking branches (any fetch moves them)
+/// and the branches of other ralph runs, which may be working in the same repository.
+fn unwatched_ref(name: &str, wt: &Worktree) -> bool {
+    name.starts_with("refs/remotes/")
+        || (name.starts_with("refs/heads/ralph/") && name != format!("refs/heads/{}", wt.branch))
+}
+
+/// Whether a worktree is outside the guard: another run's (`ralph-N`) or the ledger push's.
+fn unwatched_worktree(repo: &Repository, name: &str, wt: &Worktree) -> bool {
+    let theirs = name.starts_with("ralph-") || name == "ledger";
+    theirs
+        && repo
+            .find_worktree(name)
+            .map(|w| w.path() != wt.path)
+            .unwrap_or(true)
+}
+
 /// Takes the snapshot of `wt` and of the repository at `root`.
 pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> {
     let repo = open(root)?;
@@ -47,7 +64,7 @@ pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> 
         .map_err(git_err("listing references"))?
         .flatten()
     {
-        if let Some(name) = r.name() {
+        if let Some(name) = r.name().filter(|n| !unwatched_ref(n, wt)) {
             let target = r
                 .target()
                 .map(|o| o.to_string())
@@ -61,6 +78,7 @@ pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> 
         .map_err(git_err("listing worktrees"))?
         .iter()
         .flatten()
+        .filter(|n| !unwatched_worktree(&repo, n, wt))
         .map(str::to_owned)
         .collect();
     let wrepo = open(&wt.path)?;

@@ -244,7 +244,9 @@ async fn the_real_clis_errors_come_through_with_their_own_words() {
         t if t.contains("CASE-401") => Reply::Error(401, "invalid x-api-key"),
         t if t.contains("CASE-400") => Reply::Error(400, "messages: field required"),
         t if t.contains("CASE-500")
-            && fives.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 2 == 0 =>
+            && fives
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+                .is_multiple_of(2) =>
         {
             Reply::Error(500, "Internal server error")
         }

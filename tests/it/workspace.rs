@@ -629,4 +629,23 @@ async fn a_read_only_phase_that_changed_the_repository_is_restored() {
         "the implementation's own change is back"
     );
     assert!(ws.restore_changes(&wt, &snap).await.unwrap().is_empty());
+
+    // Another competition in the same repository makes its branch and worktree meanwhile, and
+    // a fetch moves a remote-tracking branch: none of that is the agent's doing.
+    let other = ws
+        .preflight(&PreflightOptions {
+            issue: 99,
+            title: "Other",
+            ..f.options()
+        })
+        .await
+        .unwrap();
+    ws.create_worktree(&other).await.unwrap();
+    git(&f.root, &["update-ref", "refs/remotes/origin/main", "main"]);
+    assert!(
+        ws.restore_changes(&wt, &snap).await.unwrap().is_empty(),
+        "another run's work is not a change"
+    );
+    assert!(git(&f.root, &["branch", "--list"]).contains("ralph/99-other"));
+    assert!(git(&f.root, &["worktree", "list"]).contains(".ralph/worktrees/99"));
 }
