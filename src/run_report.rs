@@ -109,6 +109,9 @@ pub struct RoundReport {
     /// the implementer both claimed, with every check passing.
     #[serde(default)]
     pub verified_by_claims: bool,
+    /// What the implementer said it did, when an attempt passed.
+    #[serde(default)]
+    pub implementation_summary: Option<String>,
 }
 
 impl RoundReport {
@@ -167,8 +170,37 @@ pub struct JudgeFailure {
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckReport {
     pub name: String,
+    /// It ran and passed (false for an unavailable check too: read `status`).
     pub passed: bool,
+    /// `passed`, `failed`, `timed_out`, `unavailable` or `failing_on_base`.
+    pub status: CheckState,
     pub duration_ms: u64,
+}
+
+/// How a check came out, as every rendering shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckState {
+    Passed,
+    Failed,
+    TimedOut,
+    /// Its tool is missing: it said nothing about the change.
+    Unavailable,
+    /// It fails on the base too, and no worse with the change: not held against it.
+    FailingOnBase,
+}
+
+impl CheckState {
+    /// The mark and the word of markdown renderings.
+    pub fn markdown(self) -> &'static str {
+        match self {
+            CheckState::Passed => "✅ passed",
+            CheckState::Failed => "❌ failed",
+            CheckState::TimedOut => "⏱️ timed out",
+            CheckState::Unavailable => "➖ unavailable",
+            CheckState::FailingOnBase => "⚠️ failing on base",
+        }
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 
 pub mod coverage;
 pub mod detect;
+pub mod output;
 pub mod run;
 
 pub use crate::process::on_path;

@@ -10,8 +10,6 @@ use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
 
-/// How many lines of a check's output the report keeps.
-pub const TAIL_LINES: usize = 40;
 /// The most output kept per stream while a check runs.
 const MAX_CHECK_OUTPUT: usize = 4 << 20;
 
@@ -35,7 +33,8 @@ pub struct CheckResult {
     pub status: CheckStatus,
     pub exit_code: Option<i32>,
     pub duration_ms: u64,
-    /// The last lines of its output (stdout and stderr), for reports and the replan prompt.
+    /// The part of its output that explains it (the failing tests' summary, else the head and
+    /// tail of both streams), for reports, the next attempt and the replan prompt.
     pub output_tail: String,
     /// What to do about an unavailable tool.
     pub hint: Option<String>,
@@ -97,12 +96,19 @@ pub async fn run_check(spec: &CheckSpec, workdir: &Path, timeout: Duration) -> C
             }
         }
     };
-    // `sh` says 127 when the command itself was not found.
-    if out.code == Some(127) {
-        let program = spec.program.clone().unwrap_or_else(|| spec.command.clone());
+    // The tool is missing, whatever started it: `sh` says 127, a wrapper (uv, npx, poetry…)
+    // says so in its own words.
+    let missing = (!out.success() && !out.timed_out)
+        .then(|| super::output::missing_tool(&out.stdout, &out.stderr))
+        .flatten()
+        .or_else(|| {
+            (out.code == Some(127))
+                .then(|| spec.program.clone().unwrap_or_else(|| spec.command.clone()))
+        });
+    if let Some(program) = missing {
         return CheckResult {
             duration_ms: out.duration.as_millis() as u64,
-            output_tail: tail(&out.stdout, &out.stderr),
+            output_tail: super::output::explain(&out.stdout, &out.stderr),
             ..unavailable(&program)
         };
     }
@@ -119,7 +125,7 @@ pub async fn run_check(spec: &CheckSpec, workdir: &Path, timeout: Duration) -> C
         },
         exit_code: out.code,
         duration_ms: out.duration.as_millis() as u64,
-        output_tail: tail(&out.stdout, &out.stderr),
+        output_tail: super::output::explain(&out.stdout, &out.stderr),
         hint: out.timed_out.then(|| {
             format!(
                 "the check was stopped after {}s; raise its timeout or make it faster",
@@ -127,13 +133,6 @@ pub async fn run_check(spec: &CheckSpec, workdir: &Path, timeout: Duration) -> C
             )
         }),
     }
-}
-
-/// The last [`TAIL_LINES`] lines of a check's stdout followed by its stderr.
-fn tail(stdout: &str, stderr: &str) -> String {
-    let joined = format!("{}\n{}", stdout.trim_end(), stderr.trim_end());
-    let lines: Vec<&str> = joined.trim().lines().collect();
-    lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
 }
 
 /// Runs every check: the quality checks concurrently, then the tests in order. Results come

@@ -37,6 +37,8 @@ pub(super) struct Verdict {
 
 /// The attempt that passed.
 pub(super) struct Passed {
+    /// What the implementer said it did.
+    pub summary: String,
     pub verdict: Verdict,
     /// The commit made on the branch.
     pub commit: String,
@@ -208,7 +210,11 @@ impl Run<'_> {
                         printer.status(&format!(
                             "- Attempt {attempt}/{budget}: verification passed"
                         ));
-                        out.passed = Some(Passed { verdict, commit });
+                        out.passed = Some(Passed {
+                            summary: crate::spec::strip_for_prompt(answer.summary.trim()),
+                            verdict,
+                            commit,
+                        });
                         out.verification = Some(v);
                         return Ok(out);
                     }

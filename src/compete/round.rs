@@ -315,6 +315,7 @@ pub async fn evaluate(
             checks: Vec::new(),
             attempts: 0,
             verified_by_claims: false,
+            implementation_summary: None,
         },
         proposals: blinded.into_iter().collect(),
         stopped,

@@ -8,11 +8,11 @@ use super::decide::RoundEnd;
 use super::events::{append, round_events, RoundRecord};
 use super::run::{Contest, Run, Selection};
 use crate::agent::accounts::Accounts;
-use crate::checks::CheckKind;
+use crate::checks::{CheckKind, CheckStatus};
 use crate::ledger::EventStore;
 use crate::market::{accuracy, awards, score_implementation, tables, RoundFacts, Verified};
 use crate::render::run::RemainingBox;
-use crate::run_report::CheckReport;
+use crate::run_report::{CheckReport, CheckState};
 use crate::spec::check_off;
 use crate::verify::VerificationReport;
 use anyhow::Result;
@@ -43,6 +43,12 @@ impl Run<'_> {
                     .map(|c| CheckReport {
                         name: c.name.clone(),
                         passed: c.passed(),
+                        status: match c.status {
+                            CheckStatus::Passed => CheckState::Passed,
+                            CheckStatus::Failed => CheckState::Failed,
+                            CheckStatus::TimedOut => CheckState::TimedOut,
+                            CheckStatus::Unavailable => CheckState::Unavailable,
+                        },
                         duration_ms: c.duration_ms,
                     })
                     .collect()
@@ -63,6 +69,7 @@ impl Run<'_> {
             .unwrap_or_default();
         if let Some(p) = &attempts.passed {
             round_report.verified_by_claims = !p.verdict.by_verify_role;
+            round_report.implementation_summary = Some(p.summary.clone());
             self.state.evidence.extend(p.verdict.satisfied.clone());
         }
         let v = attempts

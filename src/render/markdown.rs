@@ -53,11 +53,11 @@ pub fn ranking_table(round: &RoundReport, columns: Columns) -> String {
     out
 }
 
-/// The checks of a round on one line: `` `test` ✅`` joined by `separator`.
+/// The checks of a round on one line: `` `test` ✅ passed`` joined by `separator`.
 pub fn checks_line(checks: &[CheckReport], separator: &str) -> String {
     checks
         .iter()
-        .map(|c| format!("`{}` {}", c.name, if c.passed { "✅" } else { "❌" }))
+        .map(|c| format!("`{}` {}", c.name, c.status.markdown()))
         .collect::<Vec<_>>()
         .join(separator)
 }
@@ -66,7 +66,7 @@ pub fn checks_line(checks: &[CheckReport], separator: &str) -> String {
 pub(crate) mod tests {
     use super::*;
     use crate::market::{Phase, Scores};
-    use crate::run_report::ProposalReport;
+    use crate::run_report::{CheckState, ProposalReport};
 
     pub(crate) fn proposal(id: &str, bot: &str, total: f64) -> ProposalReport {
         ProposalReport {
@@ -99,6 +99,7 @@ pub(crate) mod tests {
             checks: vec![],
             attempts: 0,
             verified_by_claims: false,
+            implementation_summary: None,
         }
     }
 
@@ -131,18 +132,21 @@ pub(crate) mod tests {
 
     #[test]
     fn check_lines() {
+        let check = |name: &str, status| CheckReport {
+            name: name.into(),
+            passed: status == CheckState::Passed,
+            status,
+            duration_ms: 1,
+        };
         let checks = [
-            CheckReport {
-                name: "fmt".into(),
-                passed: true,
-                duration_ms: 1,
-            },
-            CheckReport {
-                name: "test".into(),
-                passed: false,
-                duration_ms: 1,
-            },
+            check("fmt", CheckState::Passed),
+            check("lint", CheckState::Unavailable),
+            check("types", CheckState::FailingOnBase),
+            check("test", CheckState::Failed),
         ];
-        assert_eq!(checks_line(&checks, ", "), "`fmt` ✅, `test` ❌");
+        assert_eq!(
+            checks_line(&checks, ", "),
+            "`fmt` ✅ passed, `lint` ➖ unavailable, `types` ⚠️ failing on base, `test` ❌ failed"
+        );
     }
 }

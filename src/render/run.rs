@@ -175,6 +175,22 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
             round.phase.as_str(),
             ranking_table(round, Columns::Totals)
         );
+        // What changed: the winning approach, and what the implementer says it did.
+        if let Some((_, winner)) = round.ranked().next().filter(|_| round.winner.is_some()) {
+            let _ = writeln!(
+                out,
+                "\n**Approach** ({}): {}",
+                winner.bot_id,
+                winner.approach_summary.trim().replace('\n', " ")
+            );
+        }
+        if let Some(summary) = &round.implementation_summary {
+            let _ = writeln!(
+                out,
+                "\n**Implementation**: {}",
+                summary.trim().replace('\n', " ")
+            );
+        }
         if !round.checks.is_empty() {
             let _ = writeln!(out, "\nChecks: {}", checks_line(&round.checks, ", "));
         }
@@ -436,6 +452,7 @@ pub(crate) mod tests {
                 checks: vec![],
                 attempts: 0,
                 verified_by_claims: false,
+            implementation_summary: None,
             }],
             events: vec!["e.json".into()],
             accounts: vec![],

@@ -250,8 +250,8 @@ fn success_in_one_round_opens_the_pull_request() {
     assert_eq!(report["rounds"].as_array().unwrap().len(), 1);
     assert_eq!(
         report["rounds"][0]["checks"],
-        json!([{"name": "syntax", "passed": true, "duration_ms": report["rounds"][0]["checks"][0]["duration_ms"]},
-               {"name": "test", "passed": true, "duration_ms": report["rounds"][0]["checks"][1]["duration_ms"]}])
+        json!([{"name": "syntax", "passed": true, "status": "passed", "duration_ms": report["rounds"][0]["checks"][0]["duration_ms"]},
+               {"name": "test", "passed": true, "status": "passed", "duration_ms": report["rounds"][0]["checks"][1]["duration_ms"]}])
     );
     assert!(out.stderr.contains("<promise>COMPLETE</promise>"));
 
@@ -272,6 +272,10 @@ fn success_in_one_round_opens_the_pull_request() {
         .unwrap();
     let body = std::fs::read_to_string(body_file).unwrap();
     assert!(body.contains("Fixes #3") && body.contains("| rank | proposal | bot | total |"));
+    // What changed: the winning approach and the implementer's own summary.
+    assert!(body.contains("**Approach** ("), "{body}");
+    assert!(body.contains("**Implementation**: added greet"), "{body}");
+    assert!(body.contains("`test` ✅ passed"), "{body}");
     assert!(
         body.contains("| ✅ | greet in lib.sh |"),
         "the evidence: {body}"
