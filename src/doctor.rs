@@ -348,6 +348,13 @@ fn check_checks(f: &mut Findings, settings: &Settings) {
         ));
         return;
     }
+    let why = |c: &crate::checks::CheckSpec| {
+        if c.reason.is_empty() {
+            format!("from {}", plan.source)
+        } else {
+            c.reason.clone()
+        }
+    };
     for c in &plan.checks {
         match &c.program {
             Some(p) if !on_path(p) && !settings.root.join(p).exists() => {
@@ -360,10 +367,7 @@ fn check_checks(f: &mut Findings, settings: &Settings) {
                     "checks",
                     &c.name,
                     status,
-                    format!(
-                        "`{}` (from {}): `{p}` is not installed",
-                        c.command, plan.source
-                    ),
+                    format!("`{}` ({}): `{p}` is not installed", c.command, why(c)),
                 );
                 f.hint(if c.configured {
                     format!("install `{p}`, or change `{}` under [checks]", c.name)
@@ -377,7 +381,7 @@ fn check_checks(f: &mut Findings, settings: &Settings) {
                 "checks",
                 &c.name,
                 Status::Ok,
-                format!("`{}` (from {})", c.command, plan.source),
+                format!("`{}` ({})", c.command, why(c)),
             ),
         }
     }

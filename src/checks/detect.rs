@@ -1,6 +1,8 @@
-//! Which checks a repository has. `[checks]` in the configuration wins; otherwise the first
-//! layout found: a `maskfile.md` with `development <language> <check>` commands (seed 003),
-//! then a Cargo, Python (through `uv run` when there is a `uv.lock`) or Node project.
+//! Which checks a repository has. `[checks]` in the configuration wins; otherwise what the
+//! repository declares — a `maskfile.md` with `development <language> <check>` commands (seed
+//! 003), a `Makefile` or `justfile` with a test target — and else its language: Cargo, Python
+//! (only the tools it configures, `python.rs`) or Node (its package.json scripts), a pre-commit
+//! configuration standing for the linters. Every check says why it was chosen.
 
 use super::{CheckKind, CheckSpec};
 use crate::config::ChecksConfig;
@@ -48,49 +50,35 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
             };
         }
     }
+    if let Some((source, checks)) = super::declared::targets(root) {
+        return CheckPlan {
+            source: source.into(),
+            checks,
+            coverage: None,
+            require_test: config.require_test,
+        };
+    }
     if root.join("Cargo.toml").is_file() {
+        let why = "a Cargo.toml";
         return CheckPlan {
             source: "cargo".into(),
             checks: vec![
-                CheckSpec::new("format", "cargo fmt --all -- --check"),
-                CheckSpec::new("lint", "cargo clippy --all-targets -- -D warnings"),
-                CheckSpec::new("check", "cargo check --all-targets"),
-                CheckSpec::new("test", "cargo test"),
+                CheckSpec::new("format", "cargo fmt --all -- --check").because(why),
+                CheckSpec::new("lint", "cargo clippy --all-targets -- -D warnings").because(why),
+                CheckSpec::new("check", "cargo check --all-targets").because(why),
+                CheckSpec::new("test", "cargo test").because(why),
             ],
             coverage: None,
             require_test: config.require_test,
         };
     }
-    let pyproject = read("pyproject.toml");
-    let python = pyproject.is_some()
-        || ["setup.py", "setup.cfg", "requirements.txt"]
-            .iter()
-            .any(|f| root.join(f).is_file());
-    if python {
-        let py = pyproject.unwrap_or_default();
-        let prefix = if root.join("uv.lock").is_file() {
-            "uv run "
-        } else {
-            ""
-        };
-        let mypy = py.contains("[tool.mypy")
-            || root.join("mypy.ini").is_file()
-            || root.join(".mypy.ini").is_file()
-            || read("setup.cfg").is_some_and(|c| c.contains("[mypy"));
-        let mut checks = vec![
-            CheckSpec::new("format", &format!("{prefix}ruff format --check")),
-            CheckSpec::new("lint", &format!("{prefix}ruff check")),
-        ];
-        if mypy {
-            checks.push(CheckSpec::new("type-check", &format!("{prefix}mypy .")));
+    if super::python::is_python(root) {
+        let (mut checks, coverage) = super::python::checks(root);
+        // A pre-commit configuration runs the project's own linters, pinned.
+        if let Some(pc) = super::declared::pre_commit(root) {
+            checks.retain(|c| c.kind == CheckKind::Test);
+            checks.insert(0, pc);
         }
-        checks.push(CheckSpec::new("test", &format!("{prefix}pytest")));
-        let coverage = (py.contains("[tool.coverage") || root.join(".coveragerc").is_file())
-            .then(|| {
-                format!(
-                    "{prefix}coverage run -m pytest -q >/dev/null 2>&1; {prefix}coverage report --format=total"
-                )
-            });
         return CheckPlan {
             source: "python".into(),
             checks,
@@ -115,11 +103,20 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
             ("type-check", &["typecheck", "type-check", "tsc"][..]),
         ] {
             if let Some(script) = candidates.iter().find(|c| has(c)) {
-                checks.push(CheckSpec::new(name, &format!("npm run --silent {script}")));
+                checks.push(
+                    CheckSpec::new(name, &format!("npm run --silent {script}"))
+                        .because(&format!("the `{script}` script of package.json")),
+                );
             }
         }
+        if let Some(pc) = super::declared::pre_commit(root) {
+            checks.clear();
+            checks.push(pc);
+        }
         if has("test") {
-            checks.push(CheckSpec::new("test", "npm test"));
+            checks.push(
+                CheckSpec::new("test", "npm test").because("the `test` script of package.json"),
+            );
         }
         return CheckPlan {
             source: "node".into(),
@@ -204,7 +201,8 @@ pub fn mask_checks(text: &str) -> Vec<CheckSpec> {
             let mut spec = CheckSpec::new(
                 &format!("{language}-{check}"),
                 &format!("mask development {language} {check}"),
-            );
+            )
+            .because(&format!("`development {language} {check}` in maskfile.md"));
             if check == "test" {
                 spec.kind = CheckKind::Test;
             }
@@ -268,17 +266,19 @@ mod tests {
         let uv = project(&[
             (
                 "pyproject.toml",
-                "[project]\nname='x'\n[tool.mypy]\nstrict=true\n[tool.coverage.run]\n",
+                "[project]\nname='x'\n[tool.mypy]\nstrict=true\n[tool.coverage.run]\n[tool.pytest.ini_options]\n",
             ),
             ("uv.lock", ""),
         ]);
         let plan = detect(uv.path(), &ChecksConfig::default());
         assert_eq!(plan.source, "python");
         let n = names(&plan);
-        assert_eq!(n[0].1, "uv run ruff format --check");
-        assert_eq!(n[2].0, "type-check");
         assert_eq!(
-            n[3],
+            n[0].0, "type-check",
+            "no ruff: the project does not configure it"
+        );
+        assert_eq!(
+            n[1],
             ("test".into(), "uv run pytest".into(), CheckKind::Test)
         );
         assert!(plan
@@ -288,7 +288,10 @@ mod tests {
 
         let plain = project(&[("requirements.txt", "requests\n")]);
         let plan = detect(plain.path(), &ChecksConfig::default());
-        assert_eq!(plan.checks.len(), 3, "no mypy without its configuration");
+        assert!(
+            plan.checks.is_empty(),
+            "nothing configured, nothing guessed"
+        );
         assert!(plan.coverage.is_none());
 
         let node = project(&[(
@@ -340,5 +343,34 @@ mod tests {
         assert!(example(py.path()).contains("pytest"));
         let bare = project(&[("README.md", "hi")]);
         assert_eq!(example(bare.path()), "[checks]\ntest = \"make test\"");
+    }
+
+    #[test]
+    fn declared_checks_win_over_the_language() {
+        let dir = project(&[
+            ("Cargo.toml", "[package]"),
+            (
+                "Makefile",
+                "test:\n\tcargo test --all\nlint:\n\tcargo clippy\n",
+            ),
+        ]);
+        let plan = detect(dir.path(), &ChecksConfig::default());
+        assert_eq!(plan.source, "Makefile");
+        assert_eq!(
+            names(&plan)
+                .iter()
+                .map(|n| n.1.as_str())
+                .collect::<Vec<_>>(),
+            ["make lint", "make test"]
+        );
+        let pc = project(&[
+            ("pyproject.toml", "[tool.ruff]\n[tool.pytest.ini_options]\n"),
+            (".pre-commit-config.yaml", "repos: []\n"),
+        ]);
+        let plan = detect(pc.path(), &ChecksConfig::default());
+        let n = names(&plan);
+        assert_eq!(n[0].0, "pre-commit", "it stands for the linters");
+        assert_eq!(n.len(), 2);
+        assert!(plan.checks.iter().all(|c| !c.reason.is_empty()));
     }
 }

@@ -5,8 +5,10 @@
 //! a crash), and reading a coverage total from a tool's output ([`coverage`]).
 
 pub mod coverage;
+mod declared;
 pub mod detect;
 pub mod output;
+pub mod python;
 pub mod run;
 
 pub use crate::process::on_path;
@@ -34,6 +36,8 @@ pub struct CheckSpec {
     /// Named in `[checks]`: a missing program fails the check instead of making it
     /// unavailable (the user asked for this check; an auto-detected one may not apply).
     pub configured: bool,
+    /// Why this check runs (`[checks] test`, `[flake8] in tox.ini`, …), for `ralph doctor`.
+    pub reason: String,
 }
 
 impl CheckSpec {
@@ -55,12 +59,20 @@ impl CheckSpec {
             },
             program: first_program(command),
             configured: false,
+            reason: String::new(),
         }
     }
 
     /// The same check, as named in `[checks]`.
     pub fn configured(mut self) -> CheckSpec {
         self.configured = true;
+        self.reason = format!("`{}` under [checks] in .ralph/config.toml", self.name);
+        self
+    }
+
+    /// The same check, with why it was chosen.
+    pub fn because(mut self, reason: &str) -> CheckSpec {
+        self.reason = reason.to_owned();
         self
     }
 }

@@ -12,11 +12,7 @@ const TAIL: usize = 30;
 
 /// The lines of `text` from the first line `start` matches through the first later line `end`
 /// matches (or the end), at most [`MAX_SECTION`] of them.
-fn section(
-    text: &str,
-    start: impl Fn(&str) -> bool,
-    end: impl Fn(&str) -> bool,
-) -> Option<String> {
+fn section(text: &str, start: impl Fn(&str) -> bool, end: impl Fn(&str) -> bool) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let from = lines.iter().position(|l| start(l))?;
     let to = lines[from + 1..]
@@ -39,7 +35,11 @@ fn pytest(text: &str) -> Option<String> {
 /// cargo test's `failures:` section (each failing test's output, then their names), through
 /// `test result:`.
 fn cargo(text: &str) -> Option<String> {
-    section(text, |l| l == "failures:", |l| l.starts_with("test result:"))
+    section(
+        text,
+        |l| l == "failures:",
+        |l| l.starts_with("test result:"),
+    )
 }
 
 /// jest's and vitest's failure blocks (`●` / `FAIL`), through the `Tests:` summary.
@@ -111,11 +111,10 @@ pub fn missing_tool(stdout: &str, stderr: &str) -> Option<String> {
         if let Some(rest) = line.strip_prefix("Command not found: ") {
             return Some(word(rest));
         }
-        if let Some(rest) = line
-            .split("Command \"")
-            .nth(1)
-            .and_then(|r| r.strip_suffix("\" not found.").or_else(|| r.strip_suffix("\" not found")))
-        {
+        if let Some(rest) = line.split("Command \"").nth(1).and_then(|r| {
+            r.strip_suffix("\" not found.")
+                .or_else(|| r.strip_suffix("\" not found"))
+        }) {
             return Some(word(rest));
         }
         // npm / npx: `npm error could not determine executable to run`
@@ -124,7 +123,11 @@ pub fn missing_tool(stdout: &str, stderr: &str) -> Option<String> {
         }
         // `python -m pytest` without pytest: `/usr/bin/python3: No module named pytest`
         if let Some((interp, module)) = line.split_once(": No module named ") {
-            if interp.rsplit('/').next().is_some_and(|p| p.starts_with("python")) {
+            if interp
+                .rsplit('/')
+                .next()
+                .is_some_and(|p| p.starts_with("python"))
+            {
                 return Some(word(module));
             }
         }
@@ -150,7 +153,10 @@ mod tests {
         let out = "running 2 tests\ntest tests::a ... ok\ntest tests::b ... FAILED\n\nfailures:\n\n---- tests::b stdout ----\n\nthread 'tests::b' panicked at src/lib.rs:9:5:\nassertion `left == right` failed\n  left: 1\n right: 2\n\n\nfailures:\n    tests::b\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored\n\n";
         let err = "   Compiling x v0.1.0\nerror: test failed, to rerun pass `--lib`\n";
         let e = explain(out, err);
-        assert!(e.starts_with("failures:\n\n---- tests::b stdout ----"), "{e}");
+        assert!(
+            e.starts_with("failures:\n\n---- tests::b stdout ----"),
+            "{e}"
+        );
         assert!(e.contains("panicked at src/lib.rs:9:5") && e.contains("    tests::b"));
         assert!(e.ends_with("test result: FAILED. 1 passed; 1 failed; 0 ignored"));
     }
@@ -179,7 +185,10 @@ mod tests {
         for (out, err, tool) in cases {
             assert_eq!(missing_tool(out, err).as_deref(), Some(tool), "{err}{out}");
         }
-        assert_eq!(missing_tool("FAILED test_x - KeyError: not found", ""), None);
+        assert_eq!(
+            missing_tool("FAILED test_x - KeyError: not found", ""),
+            None
+        );
         assert_eq!(missing_tool("", "error: value not found"), None);
     }
 }

@@ -452,7 +452,7 @@ pub(crate) mod tests {
                 checks: vec![],
                 attempts: 0,
                 verified_by_claims: false,
-            implementation_summary: None,
+                implementation_summary: None,
             }],
             events: vec!["e.json".into()],
             accounts: vec![],

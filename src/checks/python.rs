@@ -1,0 +1,294 @@
+//! The checks of a Python project: only the tools it configures, with the paths and options its
+//! configuration gives, and never `.ralph/` as an input. ruff when `[tool.ruff]` or `ruff.toml`
+//! (its formatter when `[tool.ruff.format]`), black when `[tool.black]`, isort when
+//! `[tool.isort]`, flake8 when `.flake8` or a `[flake8]` section, mypy when configured (on its
+//! configured `files`, else the package), pytest when configured or a tests folder exists —
+//! through `uv run` in a uv project.
+
+use super::{CheckKind, CheckSpec};
+use std::path::Path;
+
+/// What a Python project's configuration files say.
+struct Config {
+    pyproject: String,
+    setup_cfg: String,
+    tox_ini: String,
+}
+
+impl Config {
+    fn read(root: &Path) -> Config {
+        let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap_or_default();
+        Config {
+            pyproject: read("pyproject.toml"),
+            setup_cfg: read("setup.cfg"),
+            tox_ini: read("tox.ini"),
+        }
+    }
+
+    /// Where `[section]` (or `[section.…]`) is declared, for the reason.
+    fn section(&self, section: &str) -> Option<&'static str> {
+        let has = |text: &str| {
+            text.lines().any(|l| {
+                let l = l.trim();
+                l == format!("[{section}]") || l.starts_with(&format!("[{section}."))
+            })
+        };
+        [
+            ("pyproject.toml", &self.pyproject),
+            ("setup.cfg", &self.setup_cfg),
+            ("tox.ini", &self.tox_ini),
+        ]
+        .into_iter()
+        .find(|(_, t)| has(t))
+        .map(|(f, _)| f)
+    }
+}
+
+/// Whether `root` holds a Python project.
+pub fn is_python(root: &Path) -> bool {
+    [
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "tox.ini",
+    ]
+    .iter()
+    .any(|f| root.join(f).is_file())
+}
+
+/// The project's import package: `src/<name>/` or `<name>/` holding an `__init__.py`, where
+/// `<name>` is the project's name (dashes as underscores), else the only such folder.
+pub fn package(root: &Path) -> Option<String> {
+    let pyproject = std::fs::read_to_string(root.join("pyproject.toml")).unwrap_or_default();
+    let name = pyproject
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "name").then(|| v.trim().trim_matches(['"', '\'']).replace('-', "_"))
+        })
+        .filter(|n| !n.is_empty());
+    for base in ["src", ""] {
+        let dir = root.join(base);
+        if let Some(n) = &name {
+            if dir.join(n).join("__init__.py").is_file() {
+                return Some(if base.is_empty() {
+                    n.clone()
+                } else {
+                    format!("{base}/{n}")
+                });
+            }
+        }
+        let found: Vec<String> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().join("__init__.py").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.') && n != "tests" && n != "test" && n != "docs")
+            .collect();
+        if let [only] = found.as_slice() {
+            return Some(if base.is_empty() {
+                only.clone()
+            } else {
+                format!("{base}/{only}")
+            });
+        }
+    }
+    None
+}
+
+/// The Python interpreter on `PATH`: `python`, else `python3`.
+fn python() -> &'static str {
+    if crate::process::on_path("python") {
+        "python"
+    } else {
+        "python3"
+    }
+}
+
+/// The checks of the Python project at `root`, each with why it was chosen, and the coverage
+/// command when coverage is configured.
+pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<String>) {
+    let c = Config::read(root);
+    let uv = root.join("uv.lock").is_file();
+    let run = |tool: &str| {
+        if uv {
+            format!("uv run {tool}")
+        } else {
+            tool.to_owned()
+        }
+    };
+    let mut out = Vec::new();
+    let file = |f: &str| root.join(f).is_file();
+    if let Some(why) = c
+        .section("tool.ruff")
+        .or_else(|| file("ruff.toml").then_some("ruff.toml"))
+        .or_else(|| file(".ruff.toml").then_some(".ruff.toml"))
+    {
+        if c.section("tool.ruff.format").is_some() {
+            out.push(
+                CheckSpec::new(
+                    "format",
+                    &run("ruff format --check --extend-exclude .ralph"),
+                )
+                .because(&format!("[tool.ruff.format] in {why}")),
+            );
+        }
+        out.push(
+            CheckSpec::new("lint", &run("ruff check --extend-exclude .ralph"))
+                .because(&format!("ruff is configured in {why}")),
+        );
+    }
+    if let Some(why) = c.section("tool.black") {
+        out.push(
+            CheckSpec::new(
+                "black",
+                &run("black --check --extend-exclude '/\\.ralph/' ."),
+            )
+            .because(&format!("[tool.black] in {why}")),
+        );
+    }
+    if let Some(why) = c
+        .section("tool.isort")
+        .or_else(|| file(".isort.cfg").then_some(".isort.cfg"))
+    {
+        out.push(
+            CheckSpec::new("isort", &run("isort --check-only --skip .ralph ."))
+                .because(&format!("isort is configured in {why}")),
+        );
+    }
+    if let Some(why) = file(".flake8")
+        .then_some(".flake8")
+        .or_else(|| c.section("flake8"))
+    {
+        out.push(
+            CheckSpec::new("flake8", &run("flake8 --extend-exclude .ralph"))
+                .because(&format!("[flake8] in {why}")),
+        );
+    }
+    let mypy_cfg = c
+        .section("tool.mypy")
+        .or_else(|| c.section("mypy"))
+        .or_else(|| file("mypy.ini").then_some("mypy.ini"))
+        .or_else(|| file(".mypy.ini").then_some(".mypy.ini"));
+    if let Some(why) = mypy_cfg {
+        let has_files = [&c.pyproject, &c.setup_cfg]
+            .iter()
+            .any(|t| t.lines().any(|l| l.trim_start().starts_with("files")))
+            || std::fs::read_to_string(root.join("mypy.ini"))
+                .is_ok_and(|t| t.lines().any(|l| l.trim_start().starts_with("files")));
+        let target = if has_files {
+            String::new()
+        } else {
+            format!(" {}", package(root).unwrap_or_else(|| ".".into()))
+        };
+        out.push(
+            CheckSpec::new(
+                "type-check",
+                &run(&format!("mypy --exclude '^\\.ralph/'{target}")),
+            )
+            .because(&format!("mypy is configured in {why}")),
+        );
+    }
+    let pytest_cfg = c
+        .section("tool.pytest.ini_options")
+        .or_else(|| c.section("tool:pytest"))
+        .or_else(|| c.section("pytest"))
+        .or_else(|| file("pytest.ini").then_some("pytest.ini"))
+        .or_else(|| file("conftest.py").then_some("conftest.py"));
+    let tests_dir = ["tests", "test"]
+        .into_iter()
+        .find(|d| root.join(d).is_dir());
+    if let Some(why) = pytest_cfg
+        .map(|f| format!("pytest is configured in {f}"))
+        .or_else(|| tests_dir.map(|d| format!("a {d}/ folder")))
+    {
+        let pytest = if uv {
+            "uv run pytest".to_owned()
+        } else {
+            format!("{} -m pytest", python())
+        };
+        let mut spec = CheckSpec::new("test", &pytest).because(&why);
+        spec.kind = CheckKind::Test;
+        out.push(spec);
+    }
+    let coverage = (c.section("tool.coverage").is_some()
+        || file(".coveragerc")
+        || c.section("coverage:run").is_some())
+    .then(|| {
+        format!(
+            "{cov} run -m pytest -q >/dev/null 2>&1; {cov} report --format=total",
+            cov = run("coverage")
+        )
+    });
+    (out, coverage)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    fn commands(root: &Path) -> Vec<String> {
+        checks(root).0.into_iter().map(|c| c.command).collect()
+    }
+
+    #[test]
+    fn only_the_configured_tools_run() {
+        // cachetools: src layout, flake8 through tox.ini, no ruff, no mypy.
+        let cachetools = project(&[
+            ("pyproject.toml", "[project]\nname = \"cachetools\"\n"),
+            (
+                "tox.ini",
+                "[tox]\nenvlist = py\n[flake8]\nmax-line-length = 80\n",
+            ),
+            ("src/cachetools/__init__.py", ""),
+            ("tests/test_cache.py", ""),
+        ]);
+        let c = commands(cachetools.path());
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert_eq!(c[0], "flake8 --extend-exclude .ralph");
+        assert!(c[1].ends_with("-m pytest"), "{c:?}");
+        assert!(!c.iter().any(|x| x.contains("ruff") || x.contains("mypy")));
+        let (specs, _) = checks(cachetools.path());
+        assert_eq!(specs[0].reason, "[flake8] in tox.ini");
+        assert_eq!(specs[1].reason, "a tests/ folder");
+    }
+
+    #[test]
+    fn configured_tools_get_their_paths_and_leave_ralph_out() {
+        let dir = project(&[
+            (
+                "pyproject.toml",
+                "[project]\nname = \"more-itertools\"\n[tool.ruff]\nline-length = 79\n[tool.ruff.format]\nquote-style = \"single\"\n[tool.mypy]\nstrict = true\n[tool.pytest.ini_options]\n",
+            ),
+            ("more_itertools/__init__.py", ""),
+            ("uv.lock", ""),
+        ]);
+        assert_eq!(
+            commands(dir.path()),
+            [
+                "uv run ruff format --check --extend-exclude .ralph",
+                "uv run ruff check --extend-exclude .ralph",
+                "uv run mypy --exclude '^\\.ralph/' more_itertools",
+                "uv run pytest",
+            ]
+        );
+        let files = project(&[
+            ("setup.cfg", "[mypy]\nfiles = src/pkg\n"),
+            ("src/pkg/__init__.py", ""),
+        ]);
+        assert_eq!(commands(files.path()), ["mypy --exclude '^\\.ralph/'"]);
+        assert_eq!(package(files.path()).as_deref(), Some("src/pkg"));
+    }
+}
