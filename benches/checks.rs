@@ -2,24 +2,24 @@
 //! checks run at the same time, so the whole verification should take about 2 s, not 6.
 //! Run: `cargo bench --bench checks`.
 
-use ralph::checks::{run_checks, CheckSpec};
+use ralph::checks::{run_checks, CheckPlan, CheckSpec};
 use std::time::{Duration, Instant};
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let checks = [
+    let plan = CheckPlan::of(vec![
         CheckSpec::new("format", "sleep 2"),
         CheckSpec::new("lint", "sleep 2"),
         CheckSpec::new("type-check", "sleep 2"),
         CheckSpec::new("test", "true"),
-    ];
+    ]);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let mut times = Vec::new();
     for _ in 0..5 {
         let started = Instant::now();
-        let results = runtime.block_on(run_checks(&checks, dir.path(), Duration::from_secs(30)));
+        let results = runtime.block_on(run_checks(&plan, dir.path(), Duration::from_secs(30)));
         times.push(started.elapsed());
-        assert!(results.iter().all(|r| r.passed()), "{results:?}");
+        assert!(results.checks.iter().all(|r| r.passed()), "{results:?}");
     }
     times.sort();
     let median = times[times.len() / 2];

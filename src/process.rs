@@ -424,6 +424,11 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
     Ok(output)
 }
 
+/// `word` quoted for `sh`, whatever it holds.
+pub fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
 /// Whether `program` can be started: a path that exists, or a name found on `PATH`.
 pub fn on_path(program: &str) -> bool {
     if program.contains('/') {

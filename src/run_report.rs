@@ -112,6 +112,10 @@ pub struct RoundReport {
     /// What the implementer said it did, when an attempt passed.
     #[serde(default)]
     pub implementation_summary: Option<String>,
+    /// The attempts failed only through the environment: what is wrong with it (no events
+    /// were written for the round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment_failure: Option<String>,
 }
 
 impl RoundReport {

@@ -2,14 +2,13 @@
 //! before and after, the diff against the base and the protected-path rule — gathered into one
 //! report (rendered by `render::verification`). The diff comes from the [`Workspace`].
 
-use crate::checks::coverage::{from_report_files, parse_total};
+use crate::checks::baseline::Baseline;
 use crate::checks::{run_checks, CheckKind, CheckPlan, CheckResult, CheckStatus};
-use crate::process::{self, Cmd};
 use crate::workspace::{
     protected_findings, DiffStats, Finding, Workspace, WorkspaceError, Worktree,
 };
 use serde::Serialize;
-use std::path::Path;
+
 use std::time::Duration;
 
 /// Coverage measured before and after the change.
@@ -40,6 +39,8 @@ pub struct VerificationReport {
     pub protected: Vec<Finding>,
     /// A test check had to run and pass (`[checks] require_test`).
     pub require_test: bool,
+    /// The environment's setup failed (`[checks] setup`): what it said.
+    pub setup: Vec<String>,
 }
 
 impl VerificationReport {
@@ -51,6 +52,7 @@ impl VerificationReport {
             diff: DiffStats::default(),
             protected: Vec::new(),
             require_test: true,
+            setup: Vec::new(),
         }
     }
 
@@ -87,39 +89,81 @@ impl VerificationReport {
 
     /// Why verification failed, one reason per line; empty when it passed.
     pub fn failure_reasons(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .failing_checks()
-            .map(|c| format!("check `{}` {}", c.name, status_word(c.status)))
-            .collect();
+        self.reasons().into_iter().map(|r| r.text).collect()
+    }
+
+    /// Why verification failed, each reason with whose doing it is.
+    pub fn reasons(&self) -> Vec<Reason> {
+        let change = |text: String| Reason {
+            text,
+            environment: false,
+        };
+        let environment = |text: String| Reason {
+            text,
+            environment: true,
+        };
+        let mut out: Vec<Reason> = self.setup.iter().cloned().map(environment).collect();
+        out.extend(
+            self.failing_checks()
+                .map(|c| change(format!("check `{}` {}", c.name, status_word(c.status)))),
+        );
         if self.ran().next().is_none() {
-            out.push(if self.checks.is_empty() {
+            out.push(environment(if self.checks.is_empty() {
                 "no check ran: none is configured or detected".to_owned()
             } else {
                 "no check ran: every check was unavailable (its program is not installed)"
                     .to_owned()
-            });
+            }));
         } else if self.require_test && self.tally(CheckKind::Test).1 == 0 {
-            out.push(
+            out.push(environment(
                 "no test ran: a test check must run and pass ([checks] require_test)".to_owned(),
-            );
+            ));
         }
         if self.diff.files.is_empty() {
-            out.push("the implementation changed nothing".to_owned());
+            out.push(change("the implementation changed nothing".to_owned()));
         }
         if self.coverage.dropped() {
-            out.push(format!(
+            out.push(change(format!(
                 "coverage dropped from {:.2}% to {:.2}%",
                 self.coverage.before.unwrap_or_default(),
                 self.coverage.after.unwrap_or_default()
-            ));
+            )));
         }
         out.extend(
             self.protected
                 .iter()
-                .map(|f| format!("{}: {}", f.path, f.reason)),
+                .map(|f| change(format!("{}: {}", f.path, f.reason))),
         );
         out
     }
+
+    /// When verification failed and no reason is the change's doing — a setup that failed, no
+    /// check or no test that could run —, what is wrong with the environment.
+    pub fn environment_failure(&self) -> Option<String> {
+        let reasons = self.reasons();
+        (!reasons.is_empty() && reasons.iter().all(|r| r.environment)).then(|| {
+            reasons
+                .into_iter()
+                .map(|r| r.text)
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
+
+    /// The checks that fail on the base as well, and no worse.
+    pub fn failing_on_base(&self) -> impl Iterator<Item = &CheckResult> {
+        self.checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::FailingOnBase)
+    }
+}
+
+/// One reason verification failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    pub text: String,
+    /// Not the change's doing: the environment's (setup, missing tools).
+    pub environment: bool,
 }
 
 /// How a check ended, in words.
@@ -129,58 +173,38 @@ pub fn status_word(s: CheckStatus) -> &'static str {
         CheckStatus::Failed => "failed",
         CheckStatus::TimedOut => "timed out",
         CheckStatus::Unavailable => "unavailable",
+        CheckStatus::FailingOnBase => "failing on base",
     }
 }
 
-/// Runs the coverage command in `dir` and reads the total from its output, else from a report
-/// file it wrote. `None` when there is no command or no total could be read.
-pub async fn measure_coverage(command: Option<&str>, dir: &Path, timeout: Duration) -> Option<f64> {
-    let command = command?;
-    let mut cmd = Cmd::new("sh")
-        .args(["-c", command])
-        .current_dir(dir)
-        .timeout(timeout);
-    for var in crate::env::SCRUBBED {
-        cmd = cmd.env_remove(var);
-    }
-    let out = process::run(&cmd).await.ok()?;
-    if out.timed_out {
-        tracing::warn!(
-            "the coverage command timed out after {}s",
-            timeout.as_secs()
-        );
-        return None;
-    }
-    parse_total(&out.stdout)
-        .or_else(|| from_report_files(dir).map(|(p, _)| p))
-        .or_else(|| {
-            tracing::warn!("no coverage total in the output of `{command}`");
-            None
-        })
-}
-
-/// Verifies the worktree: the checks (quality at once, then tests), coverage after (`before`
-/// was measured on the base), the diff and the protected-path rule.
+/// Verifies the worktree: the checks (quality at once, then tests), each failing one judged
+/// against the `baseline` (the commit the attempt started from) — failing there too and no
+/// worse, it is *failing on base* —, coverage after (before is the baseline's), the diff and the
+/// protected-path rule.
 pub async fn verify(
     workspace: &dyn Workspace,
     wt: &Worktree,
     plan: &CheckPlan,
-    coverage_before: Option<f64>,
+    baseline: Option<&Baseline>,
     timeout: Duration,
 ) -> Result<VerificationReport, WorkspaceError> {
-    let checks = run_checks(&plan.checks, &wt.path, timeout).await;
-    let after = measure_coverage(plan.coverage.as_deref(), &wt.path, timeout).await;
+    let ran = run_checks(plan, &wt.path, timeout).await;
+    let mut checks = ran.checks;
+    if let Some(b) = baseline {
+        checks.iter_mut().for_each(|c| b.judge(c));
+    }
     let diff = workspace.diff(wt).await?;
     let protected = protected_findings(&diff);
     Ok(VerificationReport {
         checks,
         coverage: Coverage {
-            before: coverage_before,
-            after,
+            before: baseline.and_then(|b| b.coverage),
+            after: ran.coverage,
         },
         diff,
         protected,
         require_test: plan.require_test,
+        setup: Vec::new(),
     })
 }
 
@@ -198,6 +222,8 @@ mod tests {
             duration_ms: 1500,
             output_tail: "error[E0308]: mismatched types\n```\nend".into(),
             hint: None,
+            measure: Default::default(),
+            configured: false,
         }
     }
 
@@ -223,6 +249,7 @@ mod tests {
             },
             protected,
             require_test: true,
+            setup: Vec::new(),
         }
     }
 
@@ -320,25 +347,5 @@ mod tests {
             after: Some(79.999)
         }
         .dropped());
-    }
-
-    #[tokio::test]
-    async fn coverage_is_read_from_output_or_report_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = Duration::from_secs(5);
-        assert_eq!(
-            measure_coverage(Some("echo 81.5"), dir.path(), t).await,
-            Some(81.5)
-        );
-        assert_eq!(measure_coverage(None, dir.path(), t).await, None);
-        assert_eq!(
-            measure_coverage(Some("printf 'LF:10\\nLH:9\\n' > lcov.info"), dir.path(), t).await,
-            Some(90.0)
-        );
-        let empty = tempfile::tempdir().unwrap();
-        assert_eq!(
-            measure_coverage(Some("echo no total"), empty.path(), t).await,
-            None
-        );
     }
 }

@@ -1,12 +1,78 @@
-//! The total coverage percentage from a coverage tool's output or report file:
-//! `cargo llvm-cov --summary-only --json`, `coverage report --format=total`, an lcov
-//! tracefile (`LF:`/`LH:` lines), a Cobertura XML report (`line-rate`), or a last resort of
-//! the last percentage on the final line.
+//! Coverage, measured once and precisely: how a plan measures it ([`CoverageSpec`]: the test
+//! check run under coverage, then a command that writes a machine-readable report to a file
+//! ralph names) and the total read from that report — `coverage json`, `cargo llvm-cov --json`,
+//! an lcov tracefile, a Cobertura XML report, Istanbul's `coverage-summary.json` — else from
+//! the command's output, where a total line (`TOTAL … 99.45%`, a bare number) counts and a
+//! `fail_under` message never does.
 
+use crate::process::{self, Cmd};
+use serde::Serialize;
 use std::path::Path;
+use std::time::Duration;
+
+/// The placeholder in a coverage command for the report file ralph reads.
+pub const REPORT: &str = "{report}";
+
+/// How a plan measures coverage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CoverageSpec {
+    /// The first test check's command under coverage, run instead of it: the suite runs once.
+    pub test_command: Option<String>,
+    /// Run after the checks: writes the report to `{report}` (a file outside the worktree) or
+    /// prints the total.
+    pub command: String,
+    /// Why coverage is measured so, for `ralph doctor`.
+    pub reason: String,
+}
+
+/// Runs the coverage command in `dir` (the report goes to `scratch`) and reads the total: from
+/// the report it wrote, else from its output, else from a report file in the worktree. `None`
+/// when no total could be read.
+pub async fn measure(
+    spec: &CoverageSpec,
+    dir: &Path,
+    scratch: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> Option<f64> {
+    let report = scratch.join("coverage-report");
+    let command = spec.command.replace(
+        REPORT,
+        &crate::process::shell_quote(&report.display().to_string()),
+    );
+    let mut cmd = Cmd::new("sh")
+        .args(["-c", &command])
+        .current_dir(dir)
+        .timeout(timeout);
+    for var in crate::env::SCRUBBED {
+        cmd = cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd = cmd.env(k, v);
+    }
+    let out = process::run(&cmd).await.ok()?;
+    if out.timed_out {
+        tracing::warn!(
+            "the coverage command timed out after {}s",
+            timeout.as_secs()
+        );
+        return None;
+    }
+    std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|text| parse_total(&text))
+        .or_else(|| parse_total(&out.stdout))
+        .or_else(|| from_report_files(dir).map(|(p, _)| p))
+        .or_else(|| {
+            tracing::warn!("no coverage total in the output of `{command}`");
+            None
+        })
+}
 
 /// Report files looked for in the worktree when the command's output holds no total.
-pub const REPORT_FILES: [&str; 5] = [
+pub const REPORT_FILES: [&str; 7] = [
+    "coverage.json",
+    "coverage/coverage-summary.json",
     "lcov.info",
     "coverage/lcov.info",
     "coverage.xml",
@@ -20,10 +86,10 @@ pub fn parse_total(text: &str) -> Option<f64> {
     if trimmed.is_empty() {
         return None;
     }
-    llvm_cov_json(trimmed)
+    json_total(trimmed)
         .or_else(|| cobertura(trimmed))
         .or_else(|| lcov(trimmed))
-        .or_else(|| last_number(trimmed))
+        .or_else(|| total_line(trimmed))
         .filter(|p| (0.0..=100.0).contains(p))
 }
 
@@ -35,11 +101,13 @@ pub fn from_report_files(dir: &Path) -> Option<(f64, &'static str)> {
     })
 }
 
-fn llvm_cov_json(text: &str) -> Option<f64> {
+/// `cargo llvm-cov --json`, coverage.py's `coverage json`, Istanbul's json-summary.
+fn json_total(text: &str) -> Option<f64> {
     let start = text.find('{')?;
     let v: serde_json::Value = serde_json::from_str(&text[start..]).ok()?;
     v.pointer("/data/0/totals/lines/percent")
         .or_else(|| v.pointer("/totals/percent_covered"))
+        .or_else(|| v.pointer("/total/lines/pct"))
         .and_then(|p| p.as_f64())
 }
 
@@ -67,12 +135,23 @@ fn lcov(text: &str) -> Option<f64> {
     }
 }
 
-fn last_number(text: &str) -> Option<f64> {
-    let last = text.lines().rev().find(|l| !l.trim().is_empty())?;
-    last.split(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .rfind(|w| !w.is_empty() && w.chars().any(|c| c.is_ascii_digit()))?
-        .parse()
-        .ok()
+/// A total in text: `coverage report`'s `TOTAL … 99.45%` line, else the last line that is
+/// only a number (`coverage report --format=total`). A line about `fail_under` is not a total.
+fn total_line(text: &str) -> Option<f64> {
+    let number = |w: &str| w.trim_end_matches('%').parse::<f64>().ok();
+    let lines = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.contains("fail") && !l.contains("less than"));
+    let mut found = None;
+    for line in lines {
+        if line.starts_with("TOTAL") {
+            found = line.split_whitespace().last().and_then(number).or(found);
+        } else if line.split_whitespace().count() == 1 {
+            found = number(line).or(found);
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -86,6 +165,21 @@ mod tests {
         assert_eq!(parse_total("87\n"), Some(87.0));
         assert_eq!(parse_total("87.25"), Some(87.25));
         assert_eq!(parse_total("TOTAL    120   30    75%"), Some(75.0));
+        assert_eq!(parse_total("TOTAL    120   30    99.45%"), Some(99.45));
+        // A fail_under message is not the total.
+        assert_eq!(
+            parse_total("25.04\nCoverage failure: total of 25.04 is less than fail-under=100.00\n"),
+            Some(25.04)
+        );
+        assert_eq!(
+            parse_total("FAIL Required test coverage of 100% not reached. Total coverage: 25.04%"),
+            None
+        );
+        let coverage_py = r#"{"meta": {"format": 3}, "files": {}, "totals": {"covered_lines": 1985, "num_statements": 2023, "percent_covered": 98.12160158180920, "percent_covered_display": "98"}}"#;
+        assert_eq!(parse_total(coverage_py), Some(98.1216015818092));
+        let istanbul =
+            r#"{"total": {"lines": {"total": 8, "covered": 7, "skipped": 0, "pct": 87.5}}}"#;
+        assert_eq!(parse_total(istanbul), Some(87.5));
         let lcov =
             "SF:src/a.rs\nLF:10\nLH:5\nend_of_record\nSF:src/b.rs\nLF:30\nLH:30\nend_of_record\n";
         assert_eq!(parse_total(lcov), Some(87.5));

@@ -84,6 +84,72 @@ pub fn targets(root: &Path) -> Option<(&'static str, Vec<CheckSpec>)> {
     None
 }
 
+/// Target names that make the project's environment.
+const INSTALL: [&str; 4] = ["install", "setup", "bootstrap", "dev"];
+/// Commands a setup recipe may run to be run without asking: each makes an environment local
+/// to the directory it runs in.
+const LOCAL_ENV: [&str; 9] = [
+    "uv sync",
+    "uv venv",
+    "npm ci",
+    "pnpm install",
+    "yarn install",
+    "poetry install",
+    "pdm install",
+    "pdm sync",
+    "hatch env create",
+];
+
+/// The body of `target` in a Makefile (tab-indented lines) or a justfile (indented lines), when
+/// it has no prerequisites.
+fn recipe<'a>(text: &'a str, target: &str) -> Option<Vec<&'a str>> {
+    let mut lines = text.lines();
+    lines.by_ref().find(|l| {
+        l.trim_start_matches('@')
+            .split_once(':')
+            .is_some_and(|(head, rest)| head.trim() == target && rest.trim().is_empty())
+    })?;
+    let body: Vec<&str> = lines
+        .take_while(|l| l.starts_with(['\t', ' ']) || l.trim().is_empty())
+        .map(|l| l.trim().trim_start_matches(['@', '-']))
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    (!body.is_empty()).then_some(body)
+}
+
+/// A declared install target that only makes a local environment (`uv sync`, `npm ci`, …),
+/// as a setup command with its reason. One that installs anywhere else (`pip install` into
+/// whatever environment is active, `sudo`, a global install) is never run unasked.
+pub fn install_target(root: &Path) -> Option<(String, String)> {
+    let read = |f: &str| std::fs::read_to_string(root.join(f)).ok();
+    let files = [
+        ("Makefile", "make", "the Makefile"),
+        ("makefile", "make", "the Makefile"),
+        ("justfile", "just", "the justfile"),
+        ("Justfile", "just", "the justfile"),
+    ];
+    for (file, runner, what) in files {
+        let Some(text) = read(file) else { continue };
+        for target in INSTALL {
+            let Some(body) = recipe(&text, target) else {
+                continue;
+            };
+            let local = body.iter().all(|l| {
+                LOCAL_ENV.iter().any(|c| l.starts_with(c))
+                    && !l.contains(" -g")
+                    && !l.contains("--global")
+            });
+            if local {
+                return Some((
+                    format!("{runner} {target}"),
+                    format!("the `{target}` target of {what}"),
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// The pre-commit check, when the repository has a pre-commit configuration: it stands for the
 /// project's linters and formatters.
 pub fn pre_commit(root: &Path) -> Option<CheckSpec> {
@@ -121,6 +187,30 @@ mod tests {
         assert!(
             from_targets(&["lint".into()], "make", "m").is_none(),
             "no test, no plan"
+        );
+    }
+
+    #[test]
+    fn install_targets_that_stay_local() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |t: &str| std::fs::write(dir.path().join("justfile"), t).unwrap();
+        write("# set up\ninstall:\n    uv sync --all-groups\n    npm ci\n\ntest:\n    uv run pytest\n");
+        assert_eq!(
+            install_target(dir.path()),
+            Some((
+                "just install".into(),
+                "the `install` target of the justfile".into()
+            ))
+        );
+        write("install:\n    pip install -e .\n");
+        assert_eq!(install_target(dir.path()), None);
+        write("install:\n    npm install -g something\n");
+        assert_eq!(install_target(dir.path()), None);
+        write("install: venv\n    uv sync\n");
+        assert_eq!(
+            install_target(dir.path()),
+            None,
+            "prerequisites are not followed"
         );
     }
 

@@ -4,6 +4,8 @@
 //! (only the tools it configures, `python.rs`) or Node (its package.json scripts), a pre-commit
 //! configuration standing for the linters. Every check says why it was chosen.
 
+use super::coverage::CoverageSpec;
+use super::environment::SetupSpec;
 use super::{CheckKind, CheckSpec};
 use crate::config::ChecksConfig;
 use serde::Serialize;
@@ -15,62 +17,85 @@ pub struct CheckPlan {
     /// `config`, `maskfile.md`, `cargo`, `python`, `node` or `none`.
     pub source: String,
     pub checks: Vec<CheckSpec>,
-    /// A command whose output holds the total coverage percentage.
-    pub coverage: Option<String>,
+    /// How coverage is measured, when it is.
+    pub coverage: Option<CoverageSpec>,
     /// An attempt passes only if a test check ran and passed (`[checks] require_test`).
     pub require_test: bool,
+    /// Variables every check runs with (set per worktree: the shared Cargo target directory,
+    /// the worktree's Python import roots).
+    pub env: Vec<(String, String)>,
+    /// How a worktree's environment is made, when it needs making.
+    pub setup: Option<SetupSpec>,
+}
+
+impl CheckPlan {
+    /// A plan of just these checks (a test required; no coverage, variables or setup).
+    pub fn of(checks: Vec<CheckSpec>) -> CheckPlan {
+        CheckPlan::new("config", checks, &ChecksConfig::default())
+    }
+
+    fn new(source: &str, checks: Vec<CheckSpec>, config: &ChecksConfig) -> CheckPlan {
+        CheckPlan {
+            source: source.into(),
+            checks,
+            coverage: None,
+            require_test: config.require_test,
+            env: Vec::new(),
+            setup: None,
+        }
+    }
 }
 
 /// The check names of a maskfile that ralph runs, in the order it runs them.
 const MASK_CHECKS: [&str; 6] = ["format", "lint", "type-check", "check", "dead-code", "test"];
 
-/// The checks of the repository at `root`.
+/// The checks of the repository at `root`, and how its environment is made.
 pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
+    CheckPlan {
+        setup: super::environment::setup(root, config),
+        ..checks(root, config)
+    }
+}
+
+/// The checks of the repository at `root`.
+fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
     if !config.commands.is_empty() || config.coverage_command.is_some() {
+        let checks = config
+            .commands
+            .iter()
+            .map(|(name, command)| CheckSpec::new(name, command).configured())
+            .collect();
         return CheckPlan {
-            source: "config".into(),
-            checks: config
-                .commands
-                .iter()
-                .map(|(name, command)| CheckSpec::new(name, command).configured())
-                .collect(),
-            coverage: config.coverage_command.clone(),
-            require_test: config.require_test,
+            coverage: config
+                .coverage_command
+                .as_ref()
+                .map(|command| CoverageSpec {
+                    test_command: None,
+                    command: command.clone(),
+                    reason: "[checks.coverage] in .ralph/config.toml".into(),
+                }),
+            ..CheckPlan::new("config", checks, config)
         };
     }
     let read = |name: &str| std::fs::read_to_string(root.join(name)).ok();
     if let Some(text) = read("maskfile.md") {
         let checks = mask_checks(&text);
         if !checks.is_empty() {
-            return CheckPlan {
-                source: "maskfile.md".into(),
-                checks,
-                coverage: None,
-                require_test: config.require_test,
-            };
+            return CheckPlan::new("maskfile.md", checks, config);
         }
     }
     if let Some((source, checks)) = super::declared::targets(root) {
-        return CheckPlan {
-            source: source.into(),
-            checks,
-            coverage: None,
-            require_test: config.require_test,
-        };
+        return CheckPlan::new(source, checks, config);
     }
     if root.join("Cargo.toml").is_file() {
         let why = "a Cargo.toml";
-        return CheckPlan {
-            source: "cargo".into(),
-            checks: vec![
-                CheckSpec::new("format", "cargo fmt --all -- --check").because(why),
-                CheckSpec::new("lint", "cargo clippy --all-targets -- -D warnings").because(why),
-                CheckSpec::new("check", "cargo check --all-targets").because(why),
-                CheckSpec::new("test", "cargo test").because(why),
-            ],
-            coverage: None,
-            require_test: config.require_test,
-        };
+        let checks = vec![
+            CheckSpec::new("format", "cargo fmt --all -- --check").because(why),
+            CheckSpec::new("lint", "cargo clippy --all-targets -- -D warnings").because(why),
+            CheckSpec::new("check", "cargo check --all-targets").because(why),
+            CheckSpec::new("test", "cargo test").because(why),
+        ];
+        return CheckPlan::new("cargo", checks, config);
     }
     if super::python::is_python(root) {
         let (mut checks, coverage) = super::python::checks(root);
@@ -80,10 +105,8 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
             checks.insert(0, pc);
         }
         return CheckPlan {
-            source: "python".into(),
-            checks,
             coverage,
-            require_test: config.require_test,
+            ..CheckPlan::new("python", checks, config)
         };
     }
     if let Some(text) = read("package.json") {
@@ -118,19 +141,9 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
                 CheckSpec::new("test", "npm test").because("the `test` script of package.json"),
             );
         }
-        return CheckPlan {
-            source: "node".into(),
-            checks,
-            coverage: None,
-            require_test: config.require_test,
-        };
+        return CheckPlan::new("node", checks, config);
     }
-    CheckPlan {
-        source: "none".into(),
-        checks: Vec::new(),
-        coverage: None,
-        require_test: config.require_test,
-    }
+    CheckPlan::new("none", Vec::new(), config)
 }
 
 /// A `[checks]` section to start from, for the language the repository at `root` looks like it
@@ -281,10 +294,17 @@ mod tests {
             n[1],
             ("test".into(), "uv run pytest".into(), CheckKind::Test)
         );
-        assert!(plan
-            .coverage
-            .unwrap()
-            .contains("uv run coverage report --format=total"));
+        let coverage = plan.coverage.unwrap();
+        assert_eq!(
+            coverage.test_command.as_deref(),
+            Some("uv run coverage run -m pytest"),
+            "the suite runs once, under coverage"
+        );
+        assert_eq!(coverage.command, "uv run coverage json -q -o {report}");
+        assert_eq!(
+            coverage.reason,
+            "coverage.py is configured in pyproject.toml"
+        );
 
         let plain = project(&[("requirements.txt", "requests\n")]);
         let plan = detect(plain.path(), &ChecksConfig::default());

@@ -4,9 +4,12 @@
 //! timeout, exit code, duration and a bounded output tail; a missing tool is "unavailable", not
 //! a crash), and reading a coverage total from a tool's output ([`coverage`]).
 
+pub mod baseline;
+pub mod compare;
 pub mod coverage;
 mod declared;
 pub mod detect;
+pub mod environment;
 pub mod output;
 pub mod python;
 pub mod run;
@@ -15,10 +18,10 @@ pub use crate::process::on_path;
 pub use detect::{detect, example, CheckPlan};
 pub use run::{run_checks, CheckResult, CheckStatus};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Whether a check is a quality check (format, lint, types, dead code) or a test run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CheckKind {
     Quality,

@@ -5,6 +5,7 @@
 //! configured `files`, else the package), pytest when configured or a tests folder exists —
 //! through `uv run` in a uv project.
 
+use super::coverage::CoverageSpec;
 use super::{CheckKind, CheckSpec};
 use std::path::Path;
 
@@ -109,7 +110,7 @@ fn python() -> &'static str {
 
 /// The checks of the Python project at `root`, each with why it was chosen, and the coverage
 /// command when coverage is configured.
-pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<String>) {
+pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
     let c = Config::read(root);
     let uv = root.join("uv.lock").is_file();
     let run = |tool: &str| {
@@ -213,16 +214,85 @@ pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<String>) {
         spec.kind = CheckKind::Test;
         out.push(spec);
     }
-    let coverage = (c.section("tool.coverage").is_some()
-        || file(".coveragerc")
-        || c.section("coverage:run").is_some())
-    .then(|| {
-        format!(
-            "{cov} run -m pytest -q >/dev/null 2>&1; {cov} report --format=total",
-            cov = run("coverage")
-        )
-    });
+    let coverage = out
+        .iter()
+        .any(|c| c.kind == CheckKind::Test)
+        .then(|| coverage(&c, root, uv))
+        .flatten();
     (out, coverage)
+}
+
+/// The values of `--cov=X` / `--cov X` options in `text`.
+fn cov_sources(text: &str) -> Vec<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if let Some(v) = w.strip_prefix("--cov=") {
+            out.push(v.trim_matches(['"', '\'']).to_owned());
+        } else if *w == "--cov" {
+            if let Some(v) = words.get(i + 1).filter(|v| !v.starts_with('-')) {
+                out.push(v.trim_matches(['"', '\'']).to_owned());
+            }
+        }
+    }
+    out.retain(|v| !v.is_empty() && !v.contains('{'));
+    out
+}
+
+/// How the project measures coverage: pytest-cov in pytest's options (the suite already runs
+/// under coverage), else coverage.py configured or `--cov` in tox's commands (the test check
+/// runs under `coverage run`, on the sources tox names); the total comes from `coverage json`.
+fn coverage(c: &Config, root: &Path, uv: bool) -> Option<CoverageSpec> {
+    let tool = |args: &str| {
+        if uv {
+            format!("uv run coverage {args}")
+        } else {
+            format!("{} -m coverage {args}", python())
+        }
+    };
+    let report = tool(&format!("json -q -o {}", super::coverage::REPORT));
+    let pytest_ini = std::fs::read_to_string(root.join("pytest.ini")).unwrap_or_default();
+    let addopts_cov = [
+        ("pyproject.toml", &c.pyproject),
+        ("setup.cfg", &c.setup_cfg),
+        ("tox.ini", &c.tox_ini),
+        ("pytest.ini", &pytest_ini),
+    ]
+    .into_iter()
+    .find(|(_, t)| {
+        t.lines()
+            .any(|l| l.trim_start().starts_with("addopts") && l.contains("--cov"))
+    });
+    if let Some((file, _)) = addopts_cov {
+        return Some(CoverageSpec {
+            test_command: None,
+            command: report,
+            reason: format!("pytest-cov in pytest's addopts in {file}: the tests run under it"),
+        });
+    }
+    let tox_cov = c
+        .tox_ini
+        .lines()
+        .find(|l| l.contains("pytest") && l.contains("--cov"))
+        .map(cov_sources);
+    let configured = c
+        .section("tool.coverage")
+        .or_else(|| c.section("coverage:run"))
+        .or_else(|| root.join(".coveragerc").is_file().then_some(".coveragerc"));
+    let reason = match (&tox_cov, configured) {
+        (_, Some(file)) => format!("coverage.py is configured in {file}"),
+        (Some(_), None) => "pytest --cov in tox.ini's commands".to_owned(),
+        (None, None) => return None,
+    };
+    let source = tox_cov
+        .filter(|s| !s.is_empty() && configured.is_none())
+        .map(|s| format!(" --source={}", s.join(",")))
+        .unwrap_or_default();
+    Some(CoverageSpec {
+        test_command: Some(tool(&format!("run{source} -m pytest"))),
+        command: report,
+        reason,
+    })
 }
 
 #[cfg(test)]

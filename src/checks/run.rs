@@ -4,9 +4,10 @@
 //! whose program is missing is "unavailable" with a hint (failed, when `[checks]` names it),
 //! never a crash.
 
-use super::{on_path, CheckKind, CheckSpec};
+use super::compare::{cargo_tests, counts, junit, problems, Measure};
+use super::{on_path, CheckKind, CheckPlan, CheckSpec};
 use crate::process::{self, Cmd};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use std::time::Duration;
 const MAX_CHECK_OUTPUT: usize = 4 << 20;
 
 /// How a check ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckStatus {
     Passed,
@@ -22,6 +23,8 @@ pub enum CheckStatus {
     TimedOut,
     /// The tool is not installed: the check could not say anything.
     Unavailable,
+    /// It failed, as it does on the base, and no worse: not held against the change.
+    FailingOnBase,
 }
 
 /// One check's result.
@@ -36,8 +39,14 @@ pub struct CheckResult {
     /// The part of its output that explains it (the failing tests' summary, else the head and
     /// tail of both streams), for reports, the next attempt and the replan prompt.
     pub output_tail: String,
-    /// What to do about an unavailable tool.
+    /// What to do about an unavailable tool, or how the check compares with the base.
     pub hint: Option<String>,
+    /// Its numbers: which tests passed and failed, how many problems it reported.
+    #[serde(skip)]
+    pub measure: Measure,
+    /// Named in `[checks]` (a missing tool then stops the competition).
+    #[serde(skip)]
+    pub configured: bool,
 }
 
 impl CheckResult {
@@ -46,19 +55,20 @@ impl CheckResult {
     }
 }
 
-/// Runs one check in `workdir`.
-pub async fn run_check(spec: &CheckSpec, workdir: &Path, timeout: Duration) -> CheckResult {
+/// Runs one check in `workdir`, with `env` set for it.
+pub async fn run_check(
+    spec: &CheckSpec,
+    workdir: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> CheckResult {
     // A missing program makes an auto-detected check unavailable (it may not apply here) but
     // fails a configured one: the user asked for it.
     let unavailable = |program: &str| CheckResult {
         name: spec.name.clone(),
         kind: spec.kind,
         command: spec.command.clone(),
-        status: if spec.configured {
-            CheckStatus::Failed
-        } else {
-            CheckStatus::Unavailable
-        },
+        status: CheckStatus::Unavailable,
         exit_code: None,
         duration_ms: 0,
         output_tail: String::new(),
@@ -73,6 +83,8 @@ pub async fn run_check(spec: &CheckSpec, workdir: &Path, timeout: Duration) -> C
                 spec.name
             )
         }),
+        measure: Measure::default(),
+        configured: spec.configured,
     };
     if let Some(program) = &spec.program {
         if !on_path(program) && !workdir.join(program).exists() {
@@ -86,6 +98,18 @@ pub async fn run_check(spec: &CheckSpec, workdir: &Path, timeout: Duration) -> C
         .max_output(MAX_CHECK_OUTPUT);
     for var in crate::env::SCRUBBED {
         cmd = cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd = cmd.env(k, v);
+    }
+    // pytest, however it is started, also writes a JUnit report: tests compared one by one.
+    let junit_file = (spec.kind == CheckKind::Test)
+        .then(|| tempfile::Builder::new().suffix(".xml").tempfile().ok())
+        .flatten();
+    if let Some(f) = &junit_file {
+        let mut addopts = crate::env::get("PYTEST_ADDOPTS").unwrap_or_default();
+        addopts.push_str(&format!(" --junitxml={}", f.path().display()));
+        cmd = cmd.env("PYTEST_ADDOPTS", addopts.trim());
     }
     let out = match process::run(&cmd).await {
         Ok(out) => out,
@@ -112,7 +136,24 @@ pub async fn run_check(spec: &CheckSpec, workdir: &Path, timeout: Duration) -> C
             ..unavailable(&program)
         };
     }
+    let measure = match spec.kind {
+        CheckKind::Test => Measure {
+            tests: junit_file
+                .as_ref()
+                .and_then(|f| std::fs::read_to_string(f.path()).ok())
+                .and_then(|xml| junit(&xml))
+                .or_else(|| cargo_tests(&out.stdout, &out.stderr))
+                .or_else(|| counts(&out.stdout, &out.stderr)),
+            problems: None,
+        },
+        CheckKind::Quality => Measure {
+            tests: None,
+            problems: problems(&out.stdout, &out.stderr),
+        },
+    };
     CheckResult {
+        measure,
+        configured: spec.configured,
         name: spec.name.clone(),
         kind: spec.kind,
         command: spec.command.clone(),
@@ -135,38 +176,88 @@ pub async fn run_check(spec: &CheckSpec, workdir: &Path, timeout: Duration) -> C
     }
 }
 
-/// Runs every check: the quality checks concurrently, then the tests in order. Results come
-/// back in the order of `checks`.
-pub async fn run_checks(
-    checks: &[CheckSpec],
-    workdir: &Path,
-    timeout: Duration,
-) -> Vec<CheckResult> {
+/// What running a plan's checks found.
+#[derive(Debug, Clone)]
+pub struct Ran {
+    /// In the order of the plan.
+    pub checks: Vec<CheckResult>,
+    /// The coverage total, when the plan measures it and it could be read.
+    pub coverage: Option<f64>,
+}
+
+/// Runs the plan's checks in `workdir`: the quality checks concurrently, then the tests in
+/// order — the first test check under coverage when the plan says how —, then the coverage
+/// report. The plan's environment is set for all of them.
+pub async fn run_checks(plan: &CheckPlan, workdir: &Path, timeout: Duration) -> Ran {
+    let cov_dir = tempfile::tempdir().ok();
+    let mut env = plan.env.clone();
+    if let (Some(_), Some(dir)) = (&plan.coverage, &cov_dir) {
+        // coverage.py's data stays out of the worktree.
+        env.push((
+            "COVERAGE_FILE".into(),
+            dir.path().join(".coverage").display().to_string(),
+        ));
+    }
     let mut set = tokio::task::JoinSet::new();
-    for (i, spec) in checks.iter().enumerate() {
+    for (i, spec) in plan.checks.iter().enumerate() {
         if spec.kind == CheckKind::Quality {
-            let (spec, dir) = (spec.clone(), workdir.to_owned());
-            set.spawn(async move { (i, run_check(&spec, &dir, timeout).await) });
+            let (spec, dir, env) = (spec.clone(), workdir.to_owned(), env.clone());
+            set.spawn(async move { (i, run_check(&spec, &dir, timeout, &env).await) });
         }
     }
-    let mut results: Vec<Option<CheckResult>> = vec![None; checks.len()];
+    let mut results: Vec<Option<CheckResult>> = vec![None; plan.checks.len()];
     while let Some(joined) = set.join_next().await {
         if let Ok((i, r)) = joined {
             results[i] = Some(r);
         }
     }
-    for (i, spec) in checks.iter().enumerate() {
-        if spec.kind == CheckKind::Test {
-            results[i] = Some(run_check(spec, workdir, timeout).await);
+    let mut under_coverage = plan.coverage.as_ref().and_then(|c| c.test_command.clone());
+    for (i, spec) in plan.checks.iter().enumerate() {
+        if spec.kind != CheckKind::Test {
+            continue;
         }
+        let result = match under_coverage.take() {
+            Some(command) => {
+                let wrapped = CheckSpec {
+                    command,
+                    program: None,
+                    ..spec.clone()
+                };
+                let r = run_check(&wrapped, workdir, timeout, &env).await;
+                if r.status == CheckStatus::Unavailable {
+                    tracing::warn!(
+                        "`{}` cannot run under coverage here; running it without",
+                        spec.name
+                    );
+                    run_check(spec, workdir, timeout, &env).await
+                } else {
+                    r
+                }
+            }
+            None => run_check(spec, workdir, timeout, &env).await,
+        };
+        results[i] = Some(result);
     }
-    results.into_iter().flatten().collect()
+    let checks: Vec<CheckResult> = results.into_iter().flatten().collect();
+    let coverage = match (&plan.coverage, &cov_dir) {
+        (Some(spec), Some(dir)) => {
+            let tests_ran = !checks
+                .iter()
+                .any(|c| c.kind == CheckKind::Test && c.status == CheckStatus::Unavailable);
+            if tests_ran || spec.test_command.is_none() {
+                super::coverage::measure(spec, workdir, dir.path(), timeout, &env).await
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    Ran { checks, coverage }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     fn spec(name: &str, command: &str) -> CheckSpec {
         CheckSpec::new(name, command)
@@ -176,10 +267,16 @@ mod tests {
     async fn pass_fail_timeout_and_unavailable() {
         let dir = tempfile::tempdir().unwrap();
         let t = Duration::from_secs(5);
-        let ok = run_check(&spec("format", "echo all good"), dir.path(), t).await;
+        let ok = run_check(&spec("format", "echo all good"), dir.path(), t, &[]).await;
         assert_eq!(ok.status, CheckStatus::Passed);
         assert_eq!(ok.output_tail, "all good");
-        let bad = run_check(&spec("lint", "echo warning: x >&2; exit 3"), dir.path(), t).await;
+        let bad = run_check(
+            &spec("lint", "echo warning: x >&2; exit 3"),
+            dir.path(),
+            t,
+            &[],
+        )
+        .await;
         assert_eq!(bad.status, CheckStatus::Failed);
         assert_eq!(bad.exit_code, Some(3));
         assert!(bad.output_tail.contains("warning: x"));
@@ -187,15 +284,28 @@ mod tests {
             &spec("test", "sleep 30"),
             dir.path(),
             Duration::from_millis(300),
+            &[],
         )
         .await;
         assert_eq!(slow.status, CheckStatus::TimedOut);
         assert!(slow.hint.unwrap().contains("stopped"));
-        let missing = run_check(&spec("lint", "no-such-linter-ralph --all"), dir.path(), t).await;
+        let missing = run_check(
+            &spec("lint", "no-such-linter-ralph --all"),
+            dir.path(),
+            t,
+            &[],
+        )
+        .await;
         assert_eq!(missing.status, CheckStatus::Unavailable);
         assert!(missing.hint.unwrap().contains("no-such-linter-ralph"));
         // A configured command that only fails inside the shell: exit 127.
-        let inner = run_check(&spec("lint", "true && no-such-tool-ralph"), dir.path(), t).await;
+        let inner = run_check(
+            &spec("lint", "true && no-such-tool-ralph"),
+            dir.path(),
+            t,
+            &[],
+        )
+        .await;
         assert_eq!(inner.status, CheckStatus::Unavailable);
     }
 
@@ -204,33 +314,48 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::env::set_var("GITHUB_TOKEN", "ghp_check_must_not_see_this");
         let r = run_check(
-            &spec("test", "echo \"token=[$GITHUB_TOKEN]\""),
+            &spec("test", "echo \"token=[$GITHUB_TOKEN]\" $EXTRA"),
             dir.path(),
             Duration::from_secs(5),
+            &[("EXTRA".to_owned(), "and the plan's variables".to_owned())],
         )
         .await;
-        assert_eq!(r.output_tail, "token=[]");
+        assert_eq!(r.output_tail, "token=[] and the plan's variables");
     }
 
     #[tokio::test]
     async fn quality_checks_run_together_and_tests_after_them() {
         let dir = tempfile::tempdir().unwrap();
-        let checks = [
-            spec("a", "sleep 1; date +%s%N > a"),
-            spec("test", "cat a b c > /dev/null && echo ran"),
-            spec("b", "sleep 1; date +%s%N > b"),
-            spec("c", "sleep 1; date +%s%N > c"),
+        let timed = |n: &str| format!("date +%s%N > {n}.start; sleep 1; date +%s%N > {n}.end");
+        let checks = vec![
+            spec("a", &timed("a")),
+            spec("test", "cat a.end b.end c.end > /dev/null && echo ran"),
+            spec("b", &timed("b")),
+            spec("c", &timed("c")),
         ];
-        let started = Instant::now();
-        let results = run_checks(&checks, dir.path(), Duration::from_secs(10)).await;
-        let elapsed = started.elapsed();
-        let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
+        let ran = run_checks(&CheckPlan::of(checks), dir.path(), Duration::from_secs(10)).await;
+        let names: Vec<&str> = ran.checks.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["a", "test", "b", "c"]);
         // The test saw every quality check's file: it ran after them.
-        assert_eq!(results[1].output_tail, "ran");
-        assert!(results.iter().all(CheckResult::passed));
-        // Three 1-second checks at once take about 1 s, far from 3 (a loose bound: the
-        // benchmark measures it).
-        assert!(elapsed < Duration::from_millis(2800), "{elapsed:?}");
+        assert_eq!(ran.checks[1].output_tail, "ran");
+        assert!(ran.checks.iter().all(CheckResult::passed));
+        // The quality checks overlapped: each started before any of them ended.
+        let stamp = |f: &str| -> u128 {
+            std::fs::read_to_string(dir.path().join(f))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let last_start = ["a", "b", "c"]
+            .map(|n| stamp(&format!("{n}.start")))
+            .into_iter()
+            .max();
+        let first_end = ["a", "b", "c"]
+            .map(|n| stamp(&format!("{n}.end")))
+            .into_iter()
+            .min();
+        assert!(last_start < first_end);
+        assert_eq!(ran.coverage, None);
     }
 }

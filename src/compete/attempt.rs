@@ -6,6 +6,7 @@
 //! between attempts the worktree is reset. The run's caps are checked before every attempt.
 
 use super::extract::{prompt_json, PromptIssue};
+use super::prepare::refresh_environment;
 use super::propose::{FailedCheck, FailureContext};
 use super::round::Arrived;
 use super::run::{Bench, Contest, Run, Selection};
@@ -60,6 +61,9 @@ pub(super) struct Attempts {
     /// The verify role's reasons for the boxes it found unsatisfied, at the last attempt it
     /// was asked.
     pub unsatisfied: BTreeMap<String, String>,
+    /// The last attempt failed only through the environment (a setup that failed, no check or
+    /// test that could run): what is wrong with it.
+    pub environment: Option<String>,
 }
 
 /// What a failed attempt tells the next: the failing checks and protected paths, and every
@@ -160,14 +164,20 @@ impl Run<'_> {
                     None
                 }
             };
-            let v = verify(
+            // A change to the dependency manifests makes the environment again.
+            let settings = self.input.settings;
+            let setup = refresh_environment(settings, &bench.wt, &bench.plan, bench.timeout).await;
+            let mut v = verify(
                 self.input.workspace,
                 &bench.wt,
                 &bench.plan,
-                self.state.coverage_before,
+                Some(&self.baseline),
                 bench.timeout,
             )
             .await?;
+            if let Err(why) = setup {
+                v.setup.push(why);
+            }
             let mut reasons = v.failure_reasons();
             // Named reasons beyond the checks, for the next attempt's prompt.
             let mut other: Vec<(String, String)> = Vec::new();
@@ -229,6 +239,10 @@ impl Run<'_> {
                 "- Attempt {attempt}/{budget}: {}",
                 reasons.join("; ")
             ));
+            // The environment is no attempt's fault, and no further attempt can mend it.
+            let environment = (reasons.len() == v.reasons().len())
+                .then(|| v.environment_failure())
+                .flatten();
             previous = failures_for_prompt(Some(&v), &other);
             out.last_diff = self
                 .input
@@ -238,6 +252,10 @@ impl Run<'_> {
                 .ok();
             out.last_reasons = reasons;
             out.verification = Some(v);
+            if environment.is_some() {
+                out.environment = environment;
+                break;
+            }
         }
         Ok(out)
     }

@@ -22,6 +22,9 @@ pub enum RoundEnd {
     Passed { remaining: usize },
     /// No implementation attempt passed verification.
     Failed,
+    /// The attempts failed only through the environment (a setup that failed, no check or test
+    /// that could run): no change could have passed.
+    Environment(String),
 }
 
 /// Where the run stands: the round that just ended and the limit.
@@ -93,6 +96,9 @@ pub fn decide(end: &RoundEnd, at: Position) -> Decision {
             cap: Some(cap.clone()),
         }),
         RoundEnd::NoProposal => escalate("no bot submitted a valid proposal"),
+        RoundEnd::Environment(why) => escalate(format!(
+            "the environment failed, not the change: {why}. `ralph doctor` shows what the checks need"
+        )),
         RoundEnd::AllBelow { threshold } => escalate(format!(
             "every proposal scored below {threshold}: a human should review the issue"
         )),

@@ -151,6 +151,8 @@ mod tests {
                 duration_ms: 1,
                 output_tail: String::new(),
                 hint: None,
+                measure: Default::default(),
+                configured: false,
             }],
             coverage: Coverage {
                 before: Some(80.0),
@@ -163,6 +165,7 @@ mod tests {
             },
             protected: vec![],
             require_test: true,
+            setup: Vec::new(),
         };
         let mut accounts = Accounts::default();
         accounts.record(

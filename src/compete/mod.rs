@@ -24,6 +24,7 @@ pub mod extract;
 mod finish;
 mod guard;
 pub mod judge;
+mod prepare;
 pub mod propose;
 pub mod round;
 mod run;

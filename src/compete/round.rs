@@ -316,6 +316,7 @@ pub async fn evaluate(
             attempts: 0,
             verified_by_claims: false,
             implementation_summary: None,
+            environment_failure: None,
         },
         proposals: blinded.into_iter().collect(),
         stopped,

@@ -10,12 +10,14 @@ use super::agents::Agents;
 use super::decide::{decide, rounds_exhausted, Decision, Position, RoundEnd, Stop};
 use super::extract::extract;
 use super::guard;
+use super::prepare::{discard, prepare};
 use super::round::{evaluate, gather, ledger_state, standings, Arrived, Ask, Evaluated, Shared};
 use super::state::{RunLock, RunState, Trouble};
 use super::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
 use crate::agent::{Phase, Role};
+use crate::checks::baseline::Baseline;
 use crate::checks::{detect, CheckPlan};
 use crate::error::UserError;
 use crate::market::{same_proposal, tables};
@@ -27,7 +29,6 @@ use crate::settings::Settings;
 use crate::spec::{read_guidance, Guidance, Requirements};
 use crate::tracker::workflow::{LABEL_ATTENTION, LABEL_IN_PROGRESS, LABEL_RALPH};
 use crate::tracker::{Issue, IssueState, IssueTracker};
-use crate::verify::measure_coverage;
 use crate::workspace::{Preflight, PreflightOptions, Workspace, Worktree};
 use anyhow::Result;
 use futures_util::FutureExt as _;
@@ -66,6 +67,8 @@ pub(super) struct Run<'a> {
     pub accounts: Accounts,
     pub worktree: Option<Worktree>,
     pub trouble: Trouble,
+    /// The checks on the commit the next attempt starts from.
+    pub baseline: Baseline,
 }
 
 /// What every round works with, made once the run has its worktree.
@@ -140,11 +143,24 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
         .await?;
     admit_agents(&mut input)?;
     admit_checks(&input)?;
+    let prompts = Prompts::load(&input.settings.ralph_dir)?;
+    let guidance = read_guidance(&input.settings.root);
+    let prepared = prepare(&input, &pre).await?;
     // From here on the issue is ours: every way out goes through the outcome or escalation.
-    claim(&input).await?;
-    let mut run = Run::new(input, pre, &issue, prior);
+    if let Err(e) = claim(&input).await {
+        discard(&input, &prepared.wt).await;
+        return Err(e);
+    }
+    let bench = Bench {
+        prompts,
+        guidance,
+        wt: prepared.wt,
+        plan: prepared.plan,
+        timeout: Duration::from_secs(input.settings.config.checks.timeout_secs),
+    };
+    let mut run = Run::new(input, pre, &issue, prior, &bench, prepared.baseline);
     // A panic must not leave the issue `in-progress`: it is escalated like any other error.
-    let result = std::panic::AssertUnwindSafe(run.rounds())
+    let result = std::panic::AssertUnwindSafe(run.rounds(&bench))
         .catch_unwind()
         .await
         .unwrap_or_else(|panic| {
@@ -276,7 +292,14 @@ async fn claim(input: &RunInput<'_>) -> Result<()> {
 }
 
 impl<'a> Run<'a> {
-    fn new(input: RunInput<'a>, pre: Preflight, issue: &Issue, prior: Option<RunState>) -> Self {
+    fn new(
+        input: RunInput<'a>,
+        pre: Preflight,
+        issue: &Issue,
+        prior: Option<RunState>,
+        bench: &Bench,
+        baseline: Baseline,
+    ) -> Self {
         let state = prior.unwrap_or_else(|| {
             RunState::new(
                 new_run_id(input.issue, chrono::Utc::now()),
@@ -307,17 +330,31 @@ impl<'a> Run<'a> {
             state,
             report,
             accounts: Accounts::default(),
-            worktree: None,
+            worktree: Some(bench.wt.clone()),
             trouble: Trouble::default(),
+            baseline,
         }
     }
 
     /// The rounds, until the decision is to complete or to stop.
-    async fn rounds(&mut self) -> Result<()> {
-        let bench = self.bench().await?;
+    async fn rounds(&mut self, bench: &Bench) -> Result<()> {
+        self.input.printer.status(&format!(
+            "Branch {} in {} · checks from {}: {}",
+            bench.wt.branch,
+            bench.wt.path.display(),
+            bench.plan.source,
+            bench
+                .plan
+                .checks
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        self.state.save(self.input.settings)?;
         let max = self.input.options.max_iterations;
         while self.state.next_round <= max {
-            match self.round(&bench).await? {
+            match self.round(bench).await? {
                 Decision::Continue | Decision::Replan => {}
                 Decision::Complete => return self.complete(&bench.wt).await,
                 Decision::Escalate(stop) => {
@@ -341,40 +378,6 @@ impl<'a> Run<'a> {
             self.report.stopped = stop.cap;
         }
         self.trouble.reason = stop.reason;
-    }
-
-    /// The prompts, the guidance files, the worktree, the checks, and coverage on the base.
-    async fn bench(&mut self) -> Result<Bench> {
-        let settings = self.input.settings;
-        let prompts = Prompts::load(&settings.ralph_dir)?;
-        let guidance = read_guidance(&settings.root);
-        let wt = self.input.workspace.create_worktree(&self.pre).await?;
-        self.worktree = Some(wt.clone());
-        let plan = detect(&wt.path, &settings.config.checks);
-        let timeout = Duration::from_secs(settings.config.checks.timeout_secs);
-        self.input.printer.status(&format!(
-            "Branch {} in {} · checks from {}: {}",
-            wt.branch,
-            wt.path.display(),
-            plan.source,
-            plan.checks
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        if self.state.coverage_before.is_none() {
-            self.state.coverage_before =
-                measure_coverage(plan.coverage.as_deref(), &wt.path, timeout).await;
-        }
-        self.state.save(settings)?;
-        Ok(Bench {
-            prompts,
-            guidance,
-            wt,
-            plan,
-            timeout,
-        })
     }
 
     /// One round, from the requirements to the decision.

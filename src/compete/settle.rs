@@ -6,8 +6,10 @@
 use super::attempt::{failure_of, Attempts};
 use super::decide::RoundEnd;
 use super::events::{append, round_events, RoundRecord};
+use super::prepare::cache_dir;
 use super::run::{Contest, Run, Selection};
 use crate::agent::accounts::Accounts;
+use crate::checks::baseline::Baseline;
 use crate::checks::{CheckKind, CheckStatus};
 use crate::ledger::EventStore;
 use crate::market::{accuracy, awards, score_implementation, tables, RoundFacts, Verified};
@@ -48,6 +50,7 @@ impl Run<'_> {
                             CheckStatus::Failed => CheckState::Failed,
                             CheckStatus::TimedOut => CheckState::TimedOut,
                             CheckStatus::Unavailable => CheckState::Unavailable,
+                            CheckStatus::FailingOnBase => CheckState::FailingOnBase,
                         },
                         duration_ms: c.duration_ms,
                     })
@@ -59,6 +62,22 @@ impl Run<'_> {
             // stays, and a resumed run plays the round again.
             self.report.rounds.push(round_report);
             return Ok(RoundEnd::CapReached(cap.clone()));
+        }
+        if let (Some(why), None) = (&attempts.environment, &attempts.passed) {
+            // No change could have passed: no bot gains or loses weight for it.
+            printer.status(&paint.bold("## Result: ENVIRONMENT FAILURE"));
+            printer.status(&format!("- {why}"));
+            printer.status("- No bot gains or loses weight: the environment failed, not a change");
+            self.input
+                .workspace
+                .reset_worktree(&self.bench_wt()?)
+                .await?;
+            round_report.environment_failure = Some(why.clone());
+            self.trouble.diff = attempts.last_diff.clone();
+            self.trouble.verification = attempts.verification.clone();
+            self.trouble.last_round = Some(round_report.clone());
+            self.report.rounds.push(round_report);
+            return Ok(RoundEnd::Environment(why.clone()));
         }
         printer.status(&paint.bold("## Phase 4: Marketplace Update"));
         let passed = attempts.passed.is_some();
@@ -164,9 +183,14 @@ impl Run<'_> {
             })
             .collect();
 
-        if passed {
+        if let Some(p) = &attempts.passed {
             let round = self.state.next_round;
-            self.state.passed(v.coverage.after);
+            // The next round starts from this commit: its checks are the new baseline.
+            self.baseline = Baseline::from_results(&p.commit, &v.checks, v.coverage.after);
+            if let Err(e) = self.baseline.save(&cache_dir(settings)) {
+                printer.warn(&format!("cannot cache the baseline: {e}"));
+            }
+            self.state.passed();
             self.state.save(settings)?;
             printer.status(&paint.bold("## Result: SUCCESS"));
             let remaining = contest.open.len() - checked_off.len();

@@ -56,7 +56,6 @@ pub struct RunState {
     pub initial_failure: Option<Failure>,
     /// Event files written so far.
     pub events: Vec<String>,
-    pub coverage_before: Option<f64>,
     /// Why each checked-off requirement counts as done, for the pull request.
     #[serde(default)]
     pub evidence: BTreeMap<String, String>,
@@ -82,7 +81,6 @@ impl RunState {
             failure: None,
             initial_failure: None,
             events: Vec::new(),
-            coverage_before: None,
             evidence: BTreeMap::new(),
             commits: 0,
         }
@@ -114,8 +112,7 @@ impl RunState {
     }
 
     /// The round passed: the next one starts afresh.
-    pub fn passed(&mut self, coverage_after: Option<f64>) {
-        self.coverage_before = coverage_after.or(self.coverage_before);
+    pub fn passed(&mut self) {
         self.failure = None;
         self.initial_failure = None;
         self.phase = Phase::Initial;
@@ -298,9 +295,8 @@ mod tests {
         assert!(s.initial_failure.is_some() && s.failure.is_some());
         s.failed(failure);
         assert_eq!((s.phase, s.next_round), (Phase::Replan, 3));
-        s.passed(Some(80.0));
+        s.passed();
         assert_eq!((s.phase, s.next_round), (Phase::Initial, 4));
         assert!(s.failure.is_none() && s.initial_failure.is_none());
-        assert_eq!(s.coverage_before, Some(80.0));
     }
 }

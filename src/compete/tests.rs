@@ -38,7 +38,7 @@ backend = "command"
 command = ["unused"]
 [checks]
 syntax = "sh -n lib.sh"
-test = "grep -q 'Hello, ' lib.sh"
+test = "! grep -q 'Hi ' lib.sh"
 "#;
 
 type Script = dyn Fn(&AgentCall) -> Result<String, String> + Send + Sync;
@@ -327,7 +327,11 @@ async fn a_failed_round_replans_and_a_passing_replan_completes() {
         events.iter().any(|e| e.ends_with(":replan_success")),
         "{events:?}"
     );
-    assert_eq!(h.record().resets, 1, "the failed attempt is thrown away");
+    assert_eq!(
+        h.record().resets,
+        2,
+        "one before the baseline, one to throw the failed attempt away"
+    );
 }
 
 #[tokio::test]

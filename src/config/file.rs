@@ -97,6 +97,7 @@ pub(super) struct ChecksFile {
     pub coverage: Option<CoverageFile>,
     pub timeout_secs: Option<i64>,
     pub require_test: Option<bool>,
+    pub setup: Option<String>,
     #[serde(flatten)]
     pub commands: BTreeMap<String, String>,
 }

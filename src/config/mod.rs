@@ -140,6 +140,8 @@ pub struct ChecksConfig {
     pub timeout_secs: u64,
     /// An attempt passes only if a test check ran and passed.
     pub require_test: bool,
+    /// Makes a worktree's environment (run when it is created and when a manifest changes).
+    pub setup: Option<String>,
 }
 
 impl Default for ChecksConfig {
@@ -149,6 +151,7 @@ impl Default for ChecksConfig {
             coverage_command: None,
             timeout_secs: 1800,
             require_test: true,
+            setup: None,
         }
     }
 }

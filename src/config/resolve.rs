@@ -337,6 +337,12 @@ fn checks(src: &Source<'_>, file: Option<ChecksFile>) -> Result<ChecksConfig, Co
     if let Some(r) = c.require_test {
         checks.require_test = r;
     }
+    if let Some(setup) = c.setup {
+        if setup.trim().is_empty() {
+            return Err(src.invalid("checks.setup", "is an empty command"));
+        }
+        checks.setup = Some(setup);
+    }
     if let Some(t) = c.timeout_secs {
         if !(1..=86_400).contains(&t) {
             return Err(src.invalid(

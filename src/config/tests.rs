@@ -130,6 +130,7 @@ judges = [{ model = "claude-sonnet-4-5" }, { backend = "openai", model = "gpt-4.
 timeout_secs = 1800
 [checks]
 timeout_secs = 600
+setup = "npm ci"
 format = "cargo fmt --all -- --check"
 test = "cargo test"
 [checks.coverage]
@@ -171,7 +172,12 @@ remote = "upstream"
     assert_eq!(c.github.ready_label, "ralph-ready");
     assert_eq!(c.marketplace.concurrency, 2);
     assert_eq!(c.checks.timeout_secs, 600);
-    assert_eq!(c.checks.commands.len(), 2, "timeout_secs is not a check");
+    assert_eq!(
+        c.checks.commands.len(),
+        2,
+        "timeout_secs and setup are not checks"
+    );
+    assert_eq!(c.checks.setup.as_deref(), Some("npm ci"));
     assert_eq!(
         (c.git.author_name.as_str(), c.git.author_email.as_str()),
         ("Ralph Bot", "bot@example.com")
@@ -314,6 +320,10 @@ fn invalid_values_say_what_is_allowed() {
         ("[checks]\n\"Format!\" = \"x\"", "not a valid check name"),
         ("[checks]\ntest = \"  \"", "empty command"),
         ("[checks.coverage]\ncommand = \"\"", "empty command"),
+        (
+            "[checks]\nsetup = \" \"",
+            "checks.setup` is an empty command",
+        ),
         ("[github]\nready_label = \"\"", "1 to 50 characters"),
     ];
     for (text, needle) in cases {

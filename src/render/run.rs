@@ -453,6 +453,7 @@ pub(crate) mod tests {
                 attempts: 0,
                 verified_by_claims: false,
                 implementation_summary: None,
+                environment_failure: None,
             }],
             events: vec!["e.json".into()],
             accounts: vec![],

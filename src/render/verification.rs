@@ -98,6 +98,7 @@ pub fn render_markdown(r: &VerificationReport) -> String {
                 CheckStatus::Failed => "❌ failed",
                 CheckStatus::TimedOut => "⏱️ timed out",
                 CheckStatus::Unavailable => "➖ unavailable",
+                CheckStatus::FailingOnBase => "⚠️ failing on base",
             },
             c.duration_ms as f64 / 1000.0
         );
@@ -146,6 +147,8 @@ mod tests {
             duration_ms: 1500,
             output_tail: "error[E0308]: mismatched types\n```\nend".into(),
             hint: None,
+            measure: Default::default(),
+            configured: false,
         }
     }
 
@@ -167,6 +170,7 @@ mod tests {
             },
             protected: vec![],
             require_test: true,
+            setup: Vec::new(),
         };
         let md = render_markdown(&r);
         assert!(md.contains("| `lint` | ❌ failed | 1.5s |"), "{md}");

@@ -166,6 +166,28 @@ pub fn remove_worktree(root: &Path, wt: &Worktree) -> Result<(), WorkspaceError>
     Ok(())
 }
 
+/// Removes the worktree and deletes its branch (a run refused before it began).
+pub fn abandon(root: &Path, wt: &Worktree) -> Result<(), WorkspaceError> {
+    remove_worktree(root, wt)?;
+    let repo = open(root)?;
+    if let Ok(mut branch) = repo.find_branch(&wt.branch, BranchType::Local) {
+        branch
+            .delete()
+            .map_err(|e| WorkspaceError::git("deleting the branch", e))?;
+    }
+    Ok(())
+}
+
+/// The commit the worktree is at.
+pub fn head(wt: &Worktree) -> Result<String, WorkspaceError> {
+    let repo = open(&wt.path)?;
+    let commit = repo
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .map_err(|e| WorkspaceError::git("reading the worktree's HEAD", e))?;
+    Ok(commit.id().to_string())
+}
+
 /// The hook `name` of the repository that `wt` belongs to, when it exists and is executable.
 fn hook(repo: &Repository, wt_path: &Path, name: &str) -> Option<PathBuf> {
     let dir = match repo.config().ok()?.get_path("core.hooksPath") {

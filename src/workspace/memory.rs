@@ -206,6 +206,26 @@ impl Workspace for MemoryWorkspace {
         Ok(())
     }
 
+    async fn abandon(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
+        self.remove_worktree(wt).await?;
+        self.inner
+            .lock()
+            .unwrap()
+            .record
+            .branches
+            .remove(&wt.branch);
+        Ok(())
+    }
+
+    async fn head(&self, _wt: &Worktree) -> Result<String, WorkspaceError> {
+        let n = self.inner.lock().unwrap().record.commits.len();
+        Ok(if n == 0 {
+            "base".to_owned()
+        } else {
+            format!("{n:040x}")
+        })
+    }
+
     async fn diff(&self, wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
         let now = read_tree(&wt.path)?;
         Ok(diff(&self.inner.lock().unwrap().base, &now))

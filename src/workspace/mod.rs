@@ -43,6 +43,10 @@ pub trait Workspace: Send + Sync {
     async fn reset_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError>;
     /// Removes the worktree; the branch stays.
     async fn remove_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError>;
+    /// Removes the worktree and its branch, for a run refused before it began.
+    async fn abandon(&self, wt: &Worktree) -> Result<(), WorkspaceError>;
+    /// The commit the worktree's branch is at.
+    async fn head(&self, wt: &Worktree) -> Result<String, WorkspaceError>;
     /// The change against the base.
     async fn diff(&self, wt: &Worktree) -> Result<DiffStats, WorkspaceError>;
     /// The change as a unified diff, cut at `limit` bytes.
@@ -96,6 +100,19 @@ impl Workspace for GitWorkspace {
     async fn remove_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
         let (root, wt) = (self.root.clone(), wt.clone());
         repo::blocking("removing the worktree", move || remove_worktree(&root, &wt)).await
+    }
+
+    async fn abandon(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
+        let (root, wt) = (self.root.clone(), wt.clone());
+        repo::blocking("removing the worktree and its branch", move || {
+            git::abandon(&root, &wt)
+        })
+        .await
+    }
+
+    async fn head(&self, wt: &Worktree) -> Result<String, WorkspaceError> {
+        let wt = wt.clone();
+        repo::blocking("reading the worktree's commit", move || git::head(&wt)).await
     }
 
     async fn diff(&self, wt: &Worktree) -> Result<DiffStats, WorkspaceError> {

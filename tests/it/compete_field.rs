@@ -208,22 +208,68 @@ fn an_implementation_that_changes_nothing_never_passes() {
 }
 
 #[test]
-fn a_configured_check_whose_program_is_missing_fails_with_a_hint() {
+fn a_configured_check_whose_program_is_missing_refuses_the_competition_with_a_hint() {
     let checks = format!("{CHECKS}lint = \"no-such-linter-ralph lib.sh\"\n");
     let repo = Repo::with(Setup {
         checks: &checks,
         ..Setup::default()
     });
+    let before = repo.issue();
     let out = run(repo.ralph().args(["compete", "3"]));
-    assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.contains("check `lint` failed"), "{}", out.stderr);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("a check named in [checks] cannot run: its program is missing"),
+        "{}",
+        out.stderr
+    );
     assert!(
         out.stderr
             .contains("`no-such-linter-ralph` is not installed here"),
         "{}",
         out.stderr
     );
-    assert!(repo.issue().contains("attention-needed"));
+    // Nothing changed: the issue, the branch, the worktree.
+    assert_eq!(repo.issue(), before);
+    assert!(!repo.root.join(".ralph/worktrees/3").exists());
+    let branches = crate::common::git(&repo.root, &["branch", "--list", "ralph/*"]);
+    assert_eq!(branches.trim(), "", "the branch is removed");
+    assert!(repo.events().is_empty());
+}
+
+#[test]
+fn a_base_where_no_test_passes_refuses_the_competition_and_says_what_failed() {
+    let repo = Repo::with(Setup {
+        checks: "[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"echo 'FAILED tests/test_x.py::test_add - assert 3 == 4'; exit 1\"\n",
+        ..Setup::default()
+    });
+    let before = repo.issue();
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("no test check passes on the base"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("FAILED tests/test_x.py::test_add"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.issue(), before);
+    // Fixed on the base, the next run starts: the refusal left nothing in its way.
+    std::fs::write(
+        repo.root.join(".ralph/config.toml"),
+        std::fs::read_to_string(repo.root.join(".ralph/config.toml"))
+            .unwrap()
+            .replace(
+                "echo 'FAILED tests/test_x.py::test_add - assert 3 == 4'; exit 1",
+                "sh test.sh",
+            ),
+    )
+    .unwrap();
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
 #[test]
@@ -391,14 +437,18 @@ fn without_a_test_check_the_events_say_no_test_passed() {
     assert_eq!(success["metrics"]["tests_passed"], false, "none ran");
     assert_eq!(success["metrics"]["code_quality_passed"], true);
 
-    // With the default `require_test = true`, the same configuration never passes.
+    // With the default `require_test = true`, the same configuration is refused at once.
     let strict = Repo::with(Setup {
         checks: "[checks]\nsyntax = \"sh -n lib.sh\"\n",
         ..Setup::default()
     });
     let out = run(strict.ralph().args(["compete", "3"]));
-    assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.contains("no test ran"), "{}", out.stderr);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("there is no test check"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// A "claude" whose model makes a worktree and a branch and writes a file in the repository it

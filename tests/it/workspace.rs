@@ -486,28 +486,44 @@ async fn a_failed_push_says_why() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() {
-    use ralph::checks::{CheckPlan, CheckSpec, CheckStatus};
-    use ralph::verify::{measure_coverage, verify};
+    use ralph::checks::baseline::Baseline;
+    use ralph::checks::coverage::CoverageSpec;
+    use ralph::checks::{run_checks, CheckPlan, CheckSpec, CheckStatus};
+    use ralph::verify::verify;
     use std::time::Duration;
 
     let f = Fixture::new();
     let ws = GitWorkspace::new(&f.root, "origin");
     let pre = ws.preflight(&f.options()).await.unwrap();
     let wt = ws.create_worktree(&pre).await.unwrap();
-    // Coverage is the number in COVERAGE, or 90 when the file is absent.
+    // Coverage is the number in COVERAGE, or 90 when the file is absent; `legacy` fails on the
+    // base with one problem.
     let plan = CheckPlan {
         source: "config".into(),
         checks: vec![
             CheckSpec::new("format", "! grep -q '  $' src/lib.rs"),
             CheckSpec::new("lint", "no-such-linter-ralph src"),
+            CheckSpec::new(
+                "legacy",
+                "echo 'src/lib.rs:1:1: E1 an old problem'; grep -c E2 src/*.rs | grep -v ':0' | sed 's/$/:1: E2/'; exit 1",
+            ),
             CheckSpec::new("test", "grep -q 'a + b' src/lib.rs"),
         ],
-        coverage: Some("cat COVERAGE 2>/dev/null || echo 90".into()),
+        coverage: Some(CoverageSpec {
+            test_command: None,
+            command: "cat COVERAGE 2>/dev/null || echo 90".into(),
+            reason: "test".into(),
+        }),
         require_test: true,
+        env: Vec::new(),
+        setup: None,
     };
     let t = Duration::from_secs(20);
-    let before = measure_coverage(plan.coverage.as_deref(), &wt.path, t).await;
-    assert_eq!(before, Some(90.0));
+    let ran = run_checks(&plan, &wt.path, t).await;
+    let base = Baseline::from_results(&wt.base_commit, &ran.checks, ran.coverage);
+    assert_eq!(base.coverage, Some(90.0));
+    assert_eq!(base.unverifiable(true), None);
+    let before = Some(&base);
 
     // A good change: passes, with the missing linter reported as unavailable.
     std::fs::write(
@@ -522,9 +538,11 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         [
             CheckStatus::Passed,
             CheckStatus::Unavailable,
+            CheckStatus::FailingOnBase,
             CheckStatus::Passed
         ]
     );
+    assert_eq!(good.failing_on_base().count(), 1);
     assert!(good.passed(), "{:?}", good.failure_reasons());
     assert_eq!(good.coverage.delta(), Some(0.0));
     assert_eq!((good.diff.lines_added, good.diff.files_affected()), (3, 1));
@@ -550,6 +568,22 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
     assert!(reasons
         .iter()
         .any(|r| r == "tests/add.rs: deletes a test file"));
+    assert_eq!(bad.environment_failure(), None, "the change's doing");
+
+    // A new problem where `legacy` failed already: worse, so the change's.
+    std::fs::write(wt.path.join("src/extra.rs"), "// E2\n").unwrap();
+    let worse = verify(&ws, &wt, &plan, before, t).await.unwrap();
+    let legacy = &worse.checks[2];
+    assert_eq!(legacy.status, CheckStatus::Failed);
+    assert!(
+        legacy
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("2 problem(s), 1 on the base"),
+        "{:?}",
+        legacy.hint
+    );
 
     // Reset for the next attempt: back to the branch's last commit.
     let w = wt.clone();

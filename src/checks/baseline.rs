@@ -1,0 +1,429 @@
+//! The baseline: the checks as they end on the commit an attempt starts from (the base, then
+//! each round's commit), so that only the change is blamed. A check failing there is judged
+//! against its own numbers after the change ([`super::compare::judge`]): no worse, and it is
+//! *failing on base*, not held against the change. The baseline also says when nothing could
+//! be verified at all (no test check passes, a configured tool is missing) and holds the
+//! coverage figure before the change. It is cached per commit under `.ralph/cache/baseline/`,
+//! so later rounds and runs reuse it.
+
+use super::compare::{judge, Judgement, Measure};
+use super::{on_path, CheckKind, CheckPlan, CheckResult, CheckStatus};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The most of a failing check's output the cache keeps.
+const MAX_TAIL: usize = 4_000;
+
+/// One check on the baseline commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaseCheck {
+    pub name: String,
+    pub command: String,
+    pub kind: CheckKind,
+    pub status: CheckStatus,
+    pub measure: Measure,
+    /// What its output said, when it failed.
+    pub output_tail: String,
+    /// Its hint, when it was unavailable.
+    pub hint: Option<String>,
+    /// Named in `[checks]`.
+    pub configured: bool,
+}
+
+/// The checks on one commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    pub commit: String,
+    pub checks: Vec<BaseCheck>,
+    /// The coverage total on the commit, when measured.
+    pub coverage: Option<f64>,
+}
+
+/// Why nothing could be verified on the baseline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unverifiable {
+    pub message: String,
+    /// The failing or missing checks with what they said.
+    pub details: Vec<String>,
+}
+
+impl Baseline {
+    /// The baseline of `commit` from the checks' results there.
+    pub fn from_results(commit: &str, results: &[CheckResult], coverage: Option<f64>) -> Baseline {
+        Baseline {
+            commit: commit.to_owned(),
+            checks: results
+                .iter()
+                .map(|r| BaseCheck {
+                    name: r.name.clone(),
+                    command: r.command.clone(),
+                    kind: r.kind,
+                    // A check failing on the base is, for the next commit, simply failing.
+                    status: match r.status {
+                        CheckStatus::FailingOnBase => CheckStatus::Failed,
+                        s => s,
+                    },
+                    measure: r.measure.clone(),
+                    output_tail: tail(&r.output_tail),
+                    hint: r.hint.clone(),
+                    configured: r.configured,
+                })
+                .collect(),
+            coverage,
+        }
+    }
+
+    /// Where the baseline of `commit` is cached.
+    pub fn path(cache_dir: &Path, commit: &str) -> PathBuf {
+        cache_dir.join("baseline").join(format!("{commit}.json"))
+    }
+
+    /// The cached baseline of `commit` for `plan`, when it still applies: the same checks with
+    /// the same commands, and no check that was unavailable whose program is there now.
+    pub fn load(cache_dir: &Path, commit: &str, plan: &CheckPlan) -> Option<Baseline> {
+        let path = Baseline::path(cache_dir, commit);
+        let text = crate::fsutil::read_regular_text(&path, 16 << 20).ok()?;
+        let cached: Baseline = match serde_json::from_str(&text) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!("ignoring the unreadable baseline {}: {e}", path.display());
+                return None;
+            }
+        };
+        let same = cached.checks.len() == plan.checks.len()
+            && cached
+                .checks
+                .iter()
+                .zip(&plan.checks)
+                .all(|(c, s)| c.name == s.name && c.command == s.command);
+        let installed_since = cached.checks.iter().zip(&plan.checks).any(|(c, s)| {
+            c.status == CheckStatus::Unavailable && s.program.as_deref().is_some_and(on_path)
+        });
+        (same && !installed_since && cached.commit == commit).then_some(cached)
+    }
+
+    /// Writes the cache (a `.gitignore` of `*` keeps the cache out of version control).
+    pub fn save(&self, cache_dir: &Path) -> std::io::Result<()> {
+        let path = Baseline::path(cache_dir, &self.commit);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let ignore = cache_dir.join(".gitignore");
+        if !ignore.exists() {
+            std::fs::write(&ignore, "# ralph's caches\n*\n")?;
+        }
+        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        crate::fsutil::write_atomic(&path, &json)
+    }
+
+    fn check(&self, name: &str) -> Option<&BaseCheck> {
+        self.checks.iter().find(|c| c.name == name)
+    }
+
+    /// The checks failing on this commit.
+    pub fn failing(&self) -> impl Iterator<Item = &BaseCheck> {
+        self.checks
+            .iter()
+            .filter(|c| matches!(c.status, CheckStatus::Failed | CheckStatus::TimedOut))
+    }
+
+    /// Why nothing could be verified from this commit, if so: a configured check's program is
+    /// missing, or there are test checks and none of them passes (or none at all, when a test
+    /// is required).
+    pub fn unverifiable(&self, require_test: bool) -> Option<Unverifiable> {
+        let missing: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|c| c.configured && c.status == CheckStatus::Unavailable)
+            .map(|c| format!("`{}`: {}", c.name, c.hint.clone().unwrap_or_default()))
+            .collect();
+        if !missing.is_empty() {
+            return Some(Unverifiable {
+                message: "a check named in [checks] cannot run: its program is missing".into(),
+                details: missing,
+            });
+        }
+        let tests: Vec<&BaseCheck> = self
+            .checks
+            .iter()
+            .filter(|c| c.kind == CheckKind::Test)
+            .collect();
+        if tests.is_empty() {
+            return require_test.then(|| Unverifiable {
+                message: "there is no test check, and a test must pass ([checks] require_test)"
+                    .into(),
+                details: Vec::new(),
+            });
+        }
+        if tests.iter().any(|c| c.status == CheckStatus::Passed) {
+            return None;
+        }
+        Some(Unverifiable {
+            message: format!(
+                "no test check passes on the base ({}): nothing could be verified",
+                short(&self.commit)
+            ),
+            details: tests
+                .iter()
+                .map(|c| {
+                    let said = c
+                        .hint
+                        .clone()
+                        .unwrap_or_else(|| last_lines(&c.output_tail, 8));
+                    format!(
+                        "`{}` ({}) {}:\n{said}",
+                        c.name,
+                        c.command,
+                        crate::verify::status_word(c.status)
+                    )
+                })
+                .collect(),
+        })
+    }
+
+    /// Judges a result after the change against this commit: a check that failed here and
+    /// fails no worse becomes *failing on base*; one that fails worse says why in its hint.
+    pub fn judge(&self, result: &mut CheckResult) {
+        if !matches!(result.status, CheckStatus::Failed | CheckStatus::TimedOut) {
+            return;
+        }
+        let Some(base) = self
+            .check(&result.name)
+            .filter(|b| matches!(b.status, CheckStatus::Failed | CheckStatus::TimedOut))
+        else {
+            return;
+        };
+        match judge(&base.measure, &result.measure) {
+            Judgement::FailingOnBase => {
+                result.status = CheckStatus::FailingOnBase;
+                result.hint = Some(format!(
+                    "it fails on the base ({}) too, and no worse: not held against the change",
+                    short(&self.commit)
+                ));
+            }
+            Judgement::Worse(why) => {
+                result.hint = Some(format!(
+                    "it fails on the base ({}) too, but worse now: {why}",
+                    short(&self.commit)
+                ));
+            }
+        }
+    }
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+fn tail(text: &str) -> String {
+    if text.len() <= MAX_TAIL {
+        return text.to_owned();
+    }
+    let mut at = text.len() - MAX_TAIL;
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    text[at..].to_owned()
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::compare::TestOutcomes;
+    use super::super::CheckSpec;
+    use super::*;
+
+    fn result(name: &str, kind: CheckKind, status: CheckStatus, measure: Measure) -> CheckResult {
+        CheckResult {
+            name: name.into(),
+            kind,
+            command: format!("run {name}"),
+            status,
+            exit_code: Some(i32::from(status != CheckStatus::Passed)),
+            duration_ms: 10,
+            output_tail: format!("{name} said something"),
+            hint: None,
+            measure,
+            configured: false,
+        }
+    }
+
+    fn tests(passed: &[&str], failed: &[&str]) -> Measure {
+        Measure {
+            tests: Some(TestOutcomes {
+                passed: passed.iter().map(|s| s.to_string()).collect(),
+                failed: failed.iter().map(|s| s.to_string()).collect(),
+                passed_count: passed.len() as u64,
+                failed_count: failed.len() as u64,
+                by_name: true,
+            }),
+            problems: None,
+        }
+    }
+
+    fn lint(n: u64) -> Measure {
+        Measure {
+            tests: None,
+            problems: Some(n),
+        }
+    }
+
+    fn base() -> Baseline {
+        Baseline::from_results(
+            "0123456789abcdef",
+            &[
+                result("lint", CheckKind::Quality, CheckStatus::Failed, lint(24)),
+                result("format", CheckKind::Quality, CheckStatus::Passed, lint(0)),
+                result(
+                    "test",
+                    CheckKind::Test,
+                    CheckStatus::Failed,
+                    tests(&["a", "b"], &["flaky"]),
+                ),
+            ],
+            Some(91.25),
+        )
+    }
+
+    #[test]
+    fn only_the_change_is_blamed() {
+        let b = base();
+        let mut same = result("lint", CheckKind::Quality, CheckStatus::Failed, lint(24));
+        b.judge(&mut same);
+        assert_eq!(same.status, CheckStatus::FailingOnBase);
+        assert!(same.hint.unwrap().contains("no worse"));
+        let mut worse = result("lint", CheckKind::Quality, CheckStatus::Failed, lint(26));
+        b.judge(&mut worse);
+        assert_eq!(worse.status, CheckStatus::Failed);
+        assert!(worse
+            .hint
+            .unwrap()
+            .contains("26 problem(s), 24 on the base"));
+        // Passing on the base: a failure is the change's.
+        let mut format = result("format", CheckKind::Quality, CheckStatus::Failed, lint(1));
+        b.judge(&mut format);
+        assert_eq!(format.status, CheckStatus::Failed);
+        assert_eq!(format.hint, None);
+        // A test that passed on the base fails now; a new test fails.
+        let mut broke = result(
+            "test",
+            CheckKind::Test,
+            CheckStatus::Failed,
+            tests(&["b"], &["a", "flaky"]),
+        );
+        b.judge(&mut broke);
+        assert_eq!(broke.status, CheckStatus::Failed);
+        let mut new = result(
+            "test",
+            CheckKind::Test,
+            CheckStatus::Failed,
+            tests(&["a", "b"], &["flaky", "test_new"]),
+        );
+        b.judge(&mut new);
+        assert_eq!(new.status, CheckStatus::Failed);
+        assert!(new.hint.unwrap().contains("test_new"));
+        let mut fine = result(
+            "test",
+            CheckKind::Test,
+            CheckStatus::Failed,
+            tests(&["a", "b", "test_new"], &["flaky"]),
+        );
+        b.judge(&mut fine);
+        assert_eq!(fine.status, CheckStatus::FailingOnBase);
+        // Passing stays passing.
+        let mut ok = result("lint", CheckKind::Quality, CheckStatus::Passed, lint(0));
+        b.judge(&mut ok);
+        assert_eq!(ok.status, CheckStatus::Passed);
+    }
+
+    #[test]
+    fn nothing_verifiable_is_named() {
+        let b = base();
+        let why = b.unverifiable(true).unwrap();
+        assert!(why
+            .message
+            .contains("no test check passes on the base (0123456789ab)"));
+        assert!(why.details[0].contains("`test` (run test) failed:\ntest said something"));
+        let mut ok = base();
+        ok.checks[2].status = CheckStatus::Passed;
+        assert_eq!(ok.unverifiable(true), None);
+        // A configured check's program is missing.
+        ok.checks[0].status = CheckStatus::Unavailable;
+        ok.checks[0].configured = true;
+        ok.checks[0].hint = Some("install ruff".into());
+        let why = ok.unverifiable(true).unwrap();
+        assert!(why.message.contains("[checks]"), "{why:?}");
+        assert_eq!(why.details, ["`lint`: install ruff"]);
+        // No test check at all: only a problem when a test is required.
+        let quality_only = Baseline::from_results(
+            "c",
+            &[result(
+                "lint",
+                CheckKind::Quality,
+                CheckStatus::Passed,
+                lint(0),
+            )],
+            None,
+        );
+        assert!(quality_only.unverifiable(true).is_some());
+        assert_eq!(quality_only.unverifiable(false), None);
+        assert_eq!(
+            b.failing().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+            ["lint", "test"]
+        );
+    }
+
+    #[test]
+    fn the_cache_is_per_commit_and_per_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = base();
+        b.save(dir.path()).unwrap();
+        assert!(dir.path().join(".gitignore").is_file());
+        let plan = |cmds: &[(&str, &str)]| {
+            CheckPlan::of(cmds.iter().map(|(n, c)| CheckSpec::new(n, c)).collect())
+        };
+        let same = plan(&[
+            ("lint", "run lint"),
+            ("format", "run format"),
+            ("test", "run test"),
+        ]);
+        assert_eq!(
+            Baseline::load(dir.path(), "0123456789abcdef", &same),
+            Some(b.clone())
+        );
+        assert_eq!(
+            Baseline::load(dir.path(), "fedcba", &same),
+            None,
+            "another commit"
+        );
+        let changed = plan(&[
+            ("lint", "run lint --strict"),
+            ("format", "run format"),
+            ("test", "run test"),
+        ]);
+        assert_eq!(
+            Baseline::load(dir.path(), "0123456789abcdef", &changed),
+            None
+        );
+        // A tool unavailable then and installed now: measured again.
+        let mut missing = b.clone();
+        missing.checks[1].status = CheckStatus::Unavailable;
+        missing.checks[1].command = "sh -c true".into();
+        missing.save(dir.path()).unwrap();
+        let with_sh = plan(&[
+            ("lint", "run lint"),
+            ("format", "sh -c true"),
+            ("test", "run test"),
+        ]);
+        assert_eq!(
+            Baseline::load(dir.path(), "0123456789abcdef", &with_sh),
+            None
+        );
+        std::fs::write(Baseline::path(dir.path(), "0123456789abcdef"), "{not json").unwrap();
+        assert_eq!(Baseline::load(dir.path(), "0123456789abcdef", &same), None);
+    }
+}

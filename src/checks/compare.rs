@@ -1,0 +1,342 @@
+//! Blaming only the change: what a check's output says in numbers — which tests passed and
+//! failed (JUnit XML from pytest, cargo test's lines, else the counts of a summary line), how
+//! many problems a linter found — and the judgement of a check that fails after the change
+//! against the same check on the base: a check failing on the base is not held against the
+//! change as long as it fails no worse; no test that passed on the base may fail, and the tests
+//! the change adds must pass.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// The tests a check ran, by outcome, as far as its runner says.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestOutcomes {
+    /// Test ids, when the runner names them.
+    pub passed: BTreeSet<String>,
+    pub failed: BTreeSet<String>,
+    /// The counts, when only a summary line is known (also filled when ids are).
+    pub passed_count: u64,
+    pub failed_count: u64,
+    /// Whether ids are known (else only the counts).
+    pub by_name: bool,
+}
+
+/// The number after which `word` follows in `line`: `12` in "12 failed".
+fn count_before(line: &str, word: &str) -> Option<u64> {
+    let at = line.find(word)?;
+    line[..at]
+        .trim_end()
+        .rsplit(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// cargo test's `test <name> ... ok|FAILED|ignored` lines, named by the test binary they ran in.
+pub fn cargo_tests(stdout: &str, stderr: &str) -> Option<TestOutcomes> {
+    let mut t = TestOutcomes {
+        by_name: true,
+        ..TestOutcomes::default()
+    };
+    let mut binary = String::new();
+    let mut seen = false;
+    for line in stderr.lines().chain(stdout.lines()) {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("Running ") {
+            binary = rest
+                .trim_start_matches("unittests ")
+                .split(" (")
+                .next()
+                .unwrap_or(rest)
+                .to_owned();
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("test ") else {
+            continue;
+        };
+        let Some((name, outcome)) = rest.rsplit_once(" ... ") else {
+            continue;
+        };
+        let id = format!("{binary}::{name}");
+        match outcome.trim() {
+            "ok" => {
+                seen = true;
+                t.passed.insert(id);
+            }
+            "FAILED" => {
+                seen = true;
+                t.failed.insert(id);
+            }
+            _ => {}
+        }
+    }
+    t.passed_count = t.passed.len() as u64;
+    t.failed_count = t.failed.len() as u64;
+    seen.then_some(t)
+}
+
+/// The value of `attr="…"` in an XML tag.
+fn attr(tag: &str, name: &str) -> Option<String> {
+    let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    let end = tag[at..].find('"')?;
+    Some(
+        tag[at..at + end]
+            .replace("&quot;", "\"")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&"),
+    )
+}
+
+/// The test cases of a JUnit XML report (pytest's `--junitxml`): failures and errors failed,
+/// skipped ones left out.
+pub fn junit(xml: &str) -> Option<TestOutcomes> {
+    let mut t = TestOutcomes {
+        by_name: true,
+        ..TestOutcomes::default()
+    };
+    let mut rest = xml;
+    let mut seen = false;
+    while let Some(start) = rest.find("<testcase") {
+        rest = &rest[start..];
+        let tag_end = rest.find('>')?;
+        let tag = &rest[..tag_end];
+        let self_closing = tag.ends_with('/');
+        let body = if self_closing {
+            ""
+        } else {
+            let close = rest.find("</testcase>").unwrap_or(rest.len());
+            &rest[tag_end..close]
+        };
+        let id = format!(
+            "{}::{}",
+            attr(tag, "classname").unwrap_or_default(),
+            attr(tag, "name").unwrap_or_default()
+        );
+        seen = true;
+        if body.contains("<failure") || body.contains("<error") {
+            t.failed.insert(id);
+        } else if !body.contains("<skipped") {
+            t.passed.insert(id);
+        }
+        rest = &rest[tag_end..];
+    }
+    t.passed_count = t.passed.len() as u64;
+    t.failed_count = t.failed.len() as u64;
+    seen.then_some(t)
+}
+
+/// The counts of a summary line: pytest's `== 2 failed, 10 passed in 1s ==`, jest's `Tests:
+/// 1 failed, 3 passed, 4 total`, cargo's `test result: FAILED. 3 passed; 1 failed`.
+pub fn counts(stdout: &str, stderr: &str) -> Option<TestOutcomes> {
+    let mut t = TestOutcomes::default();
+    let mut seen = false;
+    for line in stdout.lines().chain(stderr.lines()) {
+        let summary = (line.starts_with('=') && line.contains(" in "))
+            || line.trim_start().starts_with("Tests:")
+            || line.starts_with("test result:");
+        if !summary {
+            continue;
+        }
+        let passed = count_before(line, " passed").unwrap_or(0);
+        let failed =
+            count_before(line, " failed").unwrap_or(0) + count_before(line, " error").unwrap_or(0);
+        if passed + failed > 0 {
+            seen = true;
+            t.passed_count += passed;
+            t.failed_count += failed;
+        }
+    }
+    seen.then_some(t)
+}
+
+/// How many problems a linter or type checker reported, when its output says: ruff's and
+/// mypy's `Found N error`, black's and ruff format's `N files would be reformatted`, rustc's
+/// `due to N previous error`, eslint's `✖ N problems`, cargo fmt's `Diff in` lines, else the
+/// count of `path:line:col:` lines (flake8, pylint, compilers).
+pub fn problems(stdout: &str, stderr: &str) -> Option<u64> {
+    let text = format!("{stdout}\n{stderr}");
+    let mut total: Option<u64> = None;
+    let mut add = |n: u64| *total.get_or_insert(0) += n;
+    for line in text.lines() {
+        if let Some(n) = count_before(line, " error").filter(|_| line.contains("Found ")) {
+            add(n);
+        } else if let Some(n) = count_before(line, " previous error") {
+            add(n);
+        } else if let Some(n) =
+            count_before(line, " file").filter(|_| line.contains("would be reformatted"))
+        {
+            add(n);
+        } else if let Some(n) = count_before(line, " problem").filter(|_| line.contains('✖')) {
+            add(n);
+        }
+    }
+    if total.is_some() {
+        return total;
+    }
+    let diffs = text.lines().filter(|l| l.starts_with("Diff in ")).count() as u64;
+    if diffs > 0 {
+        return Some(diffs);
+    }
+    let located = text
+        .lines()
+        .filter(|l| {
+            let mut parts = l.splitn(4, ':');
+            let (path, line, col) = (parts.next(), parts.next(), parts.next());
+            path.is_some_and(|p| !p.is_empty() && !p.contains(' '))
+                && line.is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+                && col.is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        })
+        .count() as u64;
+    (located > 0).then_some(located)
+}
+
+/// What a failing check's numbers say against the base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Judgement {
+    /// It failed on the base too, and no worse: not the change's doing.
+    FailingOnBase,
+    /// The change made it fail, or fail worse: why.
+    Worse(String),
+}
+
+/// The numbers of one run of a check, as the comparison needs them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Measure {
+    pub tests: Option<TestOutcomes>,
+    pub problems: Option<u64>,
+}
+
+/// Judges a check that fails after the change, when it failed on the base as well.
+pub fn judge(base: &Measure, after: &Measure) -> Judgement {
+    if let (Some(b), Some(a)) = (&base.tests, &after.tests) {
+        if b.by_name && a.by_name {
+            let broken: Vec<&String> = a.failed.iter().filter(|t| b.passed.contains(*t)).collect();
+            let new_failing: Vec<&String> = a
+                .failed
+                .iter()
+                .filter(|t| !b.passed.contains(*t) && !b.failed.contains(*t))
+                .collect();
+            return match (broken.first(), new_failing.first()) {
+                (Some(t), _) => Judgement::Worse(format!(
+                    "{} test(s) that pass on the base fail, e.g. {t}",
+                    broken.len()
+                )),
+                (None, Some(t)) => {
+                    Judgement::Worse(format!("{} new test(s) fail, e.g. {t}", new_failing.len()))
+                }
+                (None, None) => Judgement::FailingOnBase,
+            };
+        }
+        return if a.failed_count > b.failed_count {
+            Judgement::Worse(format!(
+                "{} test(s) fail, {} on the base",
+                a.failed_count, b.failed_count
+            ))
+        } else {
+            Judgement::FailingOnBase
+        };
+    }
+    match (base.problems, after.problems) {
+        (Some(b), Some(a)) if a > b => Judgement::Worse(format!("{a} problem(s), {b} on the base")),
+        _ => Judgement::FailingOnBase,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_tests_are_named_by_their_binary() {
+        let err = "     Running unittests src/lib.rs (target/debug/deps/x-1)\n     Running tests/it/main.rs (target/debug/deps/it-2)\n";
+        let out = "running 2 tests\ntest a::b ... ok\ntest a::c ... FAILED\ntest a::d ... ignored\n\ntest result: FAILED. 1 passed; 1 failed\n";
+        let t = cargo_tests(out, err).unwrap();
+        assert_eq!(t.failed.iter().next().unwrap(), "tests/it/main.rs::a::c");
+        assert_eq!((t.passed_count, t.failed_count), (1, 1));
+        assert!(cargo_tests("no tests here", "").is_none());
+    }
+
+    #[test]
+    fn junit_reports_name_every_case() {
+        let xml = r#"<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="4">
+<testcase classname="tests.test_a" name="test_ok" time="0.1" />
+<testcase classname="tests.test_a" name="test_bad" time="0.1"><failure message="assert 1 == 2">x</failure></testcase>
+<testcase classname="tests.test_a" name="test_err[a&amp;b]" time="0.1"><error message="boom"/></testcase>
+<testcase classname="tests.test_a" name="test_skip" time="0.0"><skipped message="no"/></testcase>
+</testsuite></testsuites>"#;
+        let t = junit(xml).unwrap();
+        assert_eq!(t.passed.len(), 1);
+        assert!(t.failed.contains("tests.test_a::test_err[a&b]"));
+        assert_eq!(t.failed_count, 2);
+    }
+
+    #[test]
+    fn summary_counts_and_problem_counts() {
+        let t = counts("===== 2 failed, 10 passed, 1 error in 3.2s =====\n", "").unwrap();
+        assert_eq!((t.passed_count, t.failed_count), (10, 3));
+        let t = counts("Tests:       1 failed, 3 passed, 4 total\n", "").unwrap();
+        assert_eq!((t.passed_count, t.failed_count), (3, 1));
+        assert_eq!(problems("Found 24 errors.\n[*] 3 fixable", ""), Some(24));
+        assert_eq!(
+            problems("Found 302 errors in 41 files (checked 90 source files)", ""),
+            Some(302)
+        );
+        assert_eq!(
+            problems(
+                "",
+                "error: could not compile `x` (lib) due to 2 previous errors"
+            ),
+            Some(2)
+        );
+        assert_eq!(
+            problems(
+                "4 files would be reformatted, 10 files already formatted",
+                ""
+            ),
+            Some(4)
+        );
+        assert_eq!(
+            problems("a.py:1:1: F401 unused\nb.py:3:9: E501 long\n", ""),
+            Some(2)
+        );
+        assert_eq!(problems("everything is fine", ""), None);
+    }
+
+    #[test]
+    fn only_the_changes_doing_is_held_against_it() {
+        let by_name = |passed: &[&str], failed: &[&str]| Measure {
+            tests: Some(TestOutcomes {
+                passed: passed.iter().map(|s| s.to_string()).collect(),
+                failed: failed.iter().map(|s| s.to_string()).collect(),
+                passed_count: passed.len() as u64,
+                failed_count: failed.len() as u64,
+                by_name: true,
+            }),
+            problems: None,
+        };
+        let base = by_name(&["a", "b"], &["flaky"]);
+        assert_eq!(
+            judge(&base, &by_name(&["a", "b", "new"], &["flaky"])),
+            Judgement::FailingOnBase
+        );
+        assert!(
+            matches!(judge(&base, &by_name(&["b"], &["flaky", "a"])), Judgement::Worse(w) if w.contains("pass on the base fail, e.g. a"))
+        );
+        assert!(
+            matches!(judge(&base, &by_name(&["a", "b"], &["flaky", "new"])), Judgement::Worse(w) if w.contains("new test(s) fail"))
+        );
+        let lint = |n| Measure {
+            tests: None,
+            problems: Some(n),
+        };
+        assert_eq!(judge(&lint(24), &lint(24)), Judgement::FailingOnBase);
+        assert_eq!(judge(&lint(24), &lint(20)), Judgement::FailingOnBase);
+        assert!(matches!(judge(&lint(24), &lint(25)), Judgement::Worse(_)));
+        // Numbers unknown on one side: the base's failure is not held against the change.
+        assert_eq!(
+            judge(&Measure::default(), &lint(3)),
+            Judgement::FailingOnBase
+        );
+    }
+}

@@ -1,0 +1,393 @@
+//! A working environment per worktree, so the checks test the worktree's code with the
+//! project's tools: the setup command (`[checks] setup`, else what is safe to detect — a
+//! declared install target that only makes a local environment, `uv sync` with every group and
+//! extra for a uv project, the lockfile's install for npm, pnpm or yarn), run when a worktree is
+//! made and again when a dependency manifest changes; the variables every check runs with (one
+//! Cargo target directory under `.ralph/cache/` shared by all worktrees; the worktree's Python
+//! import roots first on `PYTHONPATH`); and the diagnosis of a Python package that resolves to
+//! another checkout (an editable install of the main checkout).
+
+use crate::config::ChecksConfig;
+use crate::process::{self, Cmd};
+use serde::Serialize;
+use std::path::Path;
+use std::time::Duration;
+
+/// The files whose change makes the setup run again.
+pub const MANIFESTS: [&str; 13] = [
+    "pyproject.toml",
+    "uv.lock",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+    "requirements-dev.txt",
+    "poetry.lock",
+    "package.json",
+    "package-lock.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "Makefile",
+    "justfile",
+];
+
+/// How a worktree's environment is made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SetupSpec {
+    pub command: String,
+    /// Why, for `ralph doctor`.
+    pub reason: String,
+}
+
+/// The setup of the repository at `root`: `[checks] setup`, else a declared install target
+/// that only makes a local environment, else the lockfile's install.
+pub fn setup(root: &Path, config: &ChecksConfig) -> Option<SetupSpec> {
+    if let Some(command) = &config.setup {
+        return Some(SetupSpec {
+            command: command.clone(),
+            reason: "`setup` under [checks] in .ralph/config.toml".into(),
+        });
+    }
+    if let Some((command, reason)) = super::declared::install_target(root) {
+        return Some(SetupSpec { command, reason });
+    }
+    let has = |f: &str| root.join(f).is_file();
+    let (command, file) = if has("uv.lock") {
+        ("uv sync --frozen --all-groups --all-extras", "uv.lock")
+    } else if has("package-lock.json") {
+        ("npm ci", "package-lock.json")
+    } else if has("pnpm-lock.yaml") {
+        ("pnpm install --frozen-lockfile", "pnpm-lock.yaml")
+    } else if has("yarn.lock") && has(".yarnrc.yml") {
+        ("yarn install --immutable", "yarn.lock")
+    } else if has("yarn.lock") {
+        ("yarn install --frozen-lockfile", "yarn.lock")
+    } else {
+        return None;
+    };
+    Some(SetupSpec {
+        command: command.into(),
+        reason: format!("a {file}"),
+    })
+}
+
+/// A fingerprint of the dependency manifests at `root` (FNV-1a over names and contents).
+pub fn fingerprint(root: &Path) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            hash ^= u64::from(*b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for name in MANIFESTS {
+        if let Ok(bytes) = std::fs::read(root.join(name)) {
+            eat(name.as_bytes());
+            eat(&(bytes.len() as u64).to_le_bytes());
+            eat(&bytes);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+/// The variables every check in the worktree at `wt` runs with: the Cargo target directory
+/// shared under `cache_dir` (unless the user set one), the worktree's import roots first on
+/// `PYTHONPATH`.
+pub fn variables(wt: &Path, cache_dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if wt.join("Cargo.toml").is_file() && crate::env::get("CARGO_TARGET_DIR").is_none() {
+        out.push((
+            "CARGO_TARGET_DIR".into(),
+            cache_dir.join("target").display().to_string(),
+        ));
+    }
+    if super::python::is_python(wt) {
+        let root = match super::python::package(wt) {
+            Some(p) if p.starts_with("src/") => wt.join("src"),
+            _ => wt.to_owned(),
+        };
+        let mut path = root.display().to_string();
+        if let Some(existing) = crate::env::get("PYTHONPATH").filter(|p| !p.is_empty()) {
+            path = format!("{path}:{existing}");
+        }
+        out.push(("PYTHONPATH".into(), path));
+    }
+    out
+}
+
+/// Runs the setup in `dir`. On failure, what it said.
+pub async fn run_setup(
+    spec: &SetupSpec,
+    dir: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> Result<Duration, String> {
+    let mut cmd = Cmd::new("sh")
+        .args(["-c", &spec.command])
+        .current_dir(dir)
+        .timeout(timeout)
+        .max_output(1 << 20);
+    for var in crate::env::SCRUBBED {
+        cmd = cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd = cmd.env(k, v);
+    }
+    let out = process::run(&cmd)
+        .await
+        .map_err(|e| format!("the setup `{}` could not start: {e}", spec.command))?;
+    if out.timed_out {
+        return Err(format!(
+            "the setup `{}` was stopped after {}s",
+            spec.command,
+            timeout.as_secs()
+        ));
+    }
+    if out.code != Some(0) {
+        return Err(format!(
+            "the setup `{}` failed (exit {}):\n{}",
+            spec.command,
+            out.code.map_or("none".into(), |c| c.to_string()),
+            super::output::explain(&out.stdout, &out.stderr)
+        ));
+    }
+    Ok(out.duration)
+}
+
+/// Where a Python module is imported from in `dir`, with `env`.
+async fn origin(module: &str, dir: &Path, env: &[(String, String)]) -> Option<String> {
+    let python = if process::on_path("python") {
+        "python"
+    } else {
+        "python3"
+    };
+    let script = format!(
+        "import importlib.util as u; s = u.find_spec({module:?}); print(s.origin if s and s.origin else '')"
+    );
+    let mut cmd = Cmd::new(python)
+        .args(["-c", &script])
+        .current_dir(dir)
+        .timeout(Duration::from_secs(60));
+    for (k, v) in env {
+        cmd = cmd.env(k, v);
+    }
+    let out = process::run(&cmd).await.ok()?;
+    let line = out.stdout.trim().to_owned();
+    (out.code == Some(0) && !line.is_empty()).then_some(line)
+}
+
+/// What the import of the project's package says about the environment, for a Python project
+/// run by the plain interpreter: `None` when it resolves to the worktree (or cannot be told);
+/// otherwise a line for the user — neutralised by the import roots, or still wrong, with the fix.
+pub async fn python_import(wt: &Path, env: &[(String, String)]) -> Option<Diagnosis> {
+    if !super::python::is_python(wt) || wt.join("uv.lock").is_file() {
+        return None;
+    }
+    let package = super::python::package(wt)?;
+    let module = package.trim_start_matches("src/").to_owned();
+    let without = origin(&module, wt, &[]).await?;
+    if Path::new(&without).starts_with(wt) {
+        return None;
+    }
+    let with = origin(&module, wt, env).await;
+    Some(match with {
+        Some(w) if Path::new(&w).starts_with(wt) => Diagnosis::Neutralised(format!(
+            "`{module}` is installed from {without} (an editable install of another checkout?); ralph puts the worktree's import roots first on PYTHONPATH, so the checks test the worktree's code"
+        )),
+        _ => Diagnosis::Wrong(format!(
+            "`{module}` is imported from {without}, not from the worktree: the checks would test another checkout's code. Set `[checks] setup` to install the worktree (e.g. `python -m venv .venv && .venv/bin/pip install -e .`) and run the checks through it"
+        )),
+    })
+}
+
+/// What [`python_import`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Diagnosis {
+    /// Another checkout is installed, and the worktree's code is imported anyway.
+    Neutralised(String),
+    /// The checks would import another checkout's code.
+    Wrong(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    fn command(files: &[(&str, &str)], config: &ChecksConfig) -> Option<String> {
+        setup(project(files).path(), config).map(|s| s.command)
+    }
+
+    #[test]
+    fn setups_follow_the_lockfile_or_the_configuration() {
+        let none = ChecksConfig::default();
+        assert_eq!(
+            command(&[("uv.lock", "")], &none).as_deref(),
+            Some("uv sync --frozen --all-groups --all-extras")
+        );
+        assert_eq!(
+            command(&[("package-lock.json", "{}")], &none).as_deref(),
+            Some("npm ci")
+        );
+        assert_eq!(
+            command(&[("yarn.lock", ""), (".yarnrc.yml", "")], &none).as_deref(),
+            Some("yarn install --immutable")
+        );
+        assert_eq!(
+            command(&[("pnpm-lock.yaml", "")], &none).as_deref(),
+            Some("pnpm install --frozen-lockfile")
+        );
+        assert_eq!(
+            command(&[("requirements.txt", "x")], &none),
+            None,
+            "no lockfile, no guess"
+        );
+        let configured = ChecksConfig {
+            setup: Some("make venv".into()),
+            ..ChecksConfig::default()
+        };
+        assert_eq!(
+            command(&[("uv.lock", "")], &configured).as_deref(),
+            Some("make venv")
+        );
+        // A declared install target that only makes a local environment wins over the lockfile.
+        assert_eq!(
+            command(
+                &[
+                    ("uv.lock", ""),
+                    (
+                        "Makefile",
+                        "install:\n\tuv sync --all-extras\ntest:\n\tuv run pytest\n"
+                    )
+                ],
+                &none
+            )
+            .as_deref(),
+            Some("make install")
+        );
+        // One that installs into a shared environment is not run by itself.
+        assert_eq!(
+            command(&[("Makefile", "install:\n\tpip install -e .\n")], &none),
+            None
+        );
+    }
+
+    #[test]
+    fn fingerprints_change_with_the_manifests_only() {
+        let dir = project(&[("pyproject.toml", "[project]\nname='x'\n"), ("a.py", "")]);
+        let before = fingerprint(dir.path());
+        std::fs::write(dir.path().join("a.py"), "print(1)").unwrap();
+        assert_eq!(fingerprint(dir.path()), before);
+        std::fs::write(dir.path().join("uv.lock"), "version = 1").unwrap();
+        assert_ne!(fingerprint(dir.path()), before);
+    }
+
+    #[test]
+    fn variables_per_language() {
+        let cache = Path::new("/repo/.ralph/cache");
+        let cargo = project(&[("Cargo.toml", "[package]\nname = \"x\"\n")]);
+        let vars = variables(cargo.path(), cache);
+        if crate::env::get("CARGO_TARGET_DIR").is_none() {
+            assert_eq!(
+                vars,
+                [(
+                    "CARGO_TARGET_DIR".to_owned(),
+                    "/repo/.ralph/cache/target".to_owned()
+                )]
+            );
+        }
+        let src = project(&[
+            ("pyproject.toml", "[project]\nname = \"pkg\"\n"),
+            ("src/pkg/__init__.py", ""),
+        ]);
+        let vars = variables(src.path(), cache);
+        let path = &vars.iter().find(|(k, _)| k == "PYTHONPATH").unwrap().1;
+        assert!(
+            path.starts_with(&src.path().join("src").display().to_string()),
+            "{path}"
+        );
+        let flat = project(&[
+            ("pyproject.toml", "[project]\nname = \"pkg\"\n"),
+            ("pkg/__init__.py", ""),
+        ]);
+        let vars = variables(flat.path(), cache);
+        let path = &vars.iter().find(|(k, _)| k == "PYTHONPATH").unwrap().1;
+        assert!(path.starts_with(&flat.path().display().to_string()));
+    }
+
+    #[tokio::test]
+    async fn a_failing_setup_says_what_happened() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = SetupSpec {
+            command: "echo resolving; echo 'No solution found: foo>=9' >&2; exit 1".into(),
+            reason: "test".into(),
+        };
+        let err = run_setup(&spec, dir.path(), Duration::from_secs(5), &[])
+            .await
+            .unwrap_err();
+        assert!(
+            err.contains("failed (exit 1)") && err.contains("No solution found"),
+            "{err}"
+        );
+        let ok = SetupSpec {
+            command: "test \"$X\" = 1".into(),
+            reason: "test".into(),
+        };
+        assert!(run_setup(
+            &ok,
+            dir.path(),
+            Duration::from_secs(5),
+            &[("X".into(), "1".into())]
+        )
+        .await
+        .is_ok());
+    }
+
+    #[tokio::test]
+    async fn an_install_of_another_checkout_is_found_and_neutralised() {
+        if !process::on_path("python3") {
+            eprintln!("skipped: python3 is not installed");
+            return;
+        }
+        // The main checkout's package, installed through a .pth file as an editable install
+        // does it, and the worktree's copy.
+        let main = project(&[("src/pkg_ralph_t/__init__.py", "WHERE = 'main'\n")]);
+        let site = tempfile::tempdir().unwrap();
+        std::fs::write(
+            site.path().join("__editable__.pkg.pth"),
+            main.path().join("src").display().to_string(),
+        )
+        .unwrap();
+        let wt = project(&[
+            ("pyproject.toml", "[project]\nname = \"pkg_ralph_t\"\n"),
+            ("src/pkg_ralph_t/__init__.py", "WHERE = 'worktree'\n"),
+        ]);
+        // `site.addsitedir` through a sitecustomize stands for the venv's site-packages.
+        let custom = tempfile::tempdir().unwrap();
+        std::fs::write(
+            custom.path().join("sitecustomize.py"),
+            format!(
+                "import site\nsite.addsitedir({:?})\n",
+                site.path().display().to_string()
+            ),
+        )
+        .unwrap();
+        // The user's environment: what ralph inherits.
+        std::env::set_var("PYTHONPATH", custom.path());
+        let env = variables(wt.path(), Path::new("/unused"));
+        let found = python_import(wt.path(), &env).await;
+        std::env::remove_var("PYTHONPATH");
+        assert!(
+            matches!(&found, Some(Diagnosis::Neutralised(m)) if m.contains("pkg_ralph_t") && m.contains(&main.path().display().to_string())),
+            "{found:?}"
+        );
+    }
+}

@@ -1,0 +1,194 @@
+//! Before the issue is claimed: the run's worktree, its environment and the baseline. The
+//! worktree is made (or reused on resume), the checks are planned for it with the variables that
+//! make them test the worktree's code, the setup runs when the dependency manifests changed
+//! since it last ran there, and the checks run on the commit the first attempt will start from
+//! (or their cached results are reused). When nothing could be verified — no test passes there,
+//! a configured tool is missing, the setup fails —, the competition is refused (exit 2) with
+//! what failed, and a worktree made for it is removed with its branch: nothing changed.
+
+use super::run::RunInput;
+use crate::checks::baseline::Baseline;
+use crate::checks::environment::{fingerprint, python_import, run_setup, variables, Diagnosis};
+use crate::checks::{detect, run_checks, CheckPlan, CheckStatus};
+use crate::error::UserError;
+use crate::settings::Settings;
+use crate::workspace::{Preflight, Worktree};
+use anyhow::Result;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// The worktree, its check plan and the baseline, ready for the rounds.
+pub(super) struct Prepared {
+    pub wt: Worktree,
+    pub plan: CheckPlan,
+    pub baseline: Baseline,
+}
+
+/// `.ralph/cache/`: baselines, setup fingerprints, the shared Cargo target directory.
+pub(super) fn cache_dir(settings: &Settings) -> PathBuf {
+    settings.ralph_dir.join("cache")
+}
+
+/// Where the fingerprint of the manifests the setup last ran on is kept, per worktree.
+fn setup_mark(settings: &Settings, wt: &Worktree) -> PathBuf {
+    let name = wt
+        .path
+        .file_name()
+        .map_or_else(|| "worktree".into(), |n| n.to_string_lossy().into_owned());
+    cache_dir(settings).join("setup").join(name)
+}
+
+/// Runs the plan's setup in the worktree when its manifests changed since it last ran there.
+/// `Ok(None)` when nothing had to run; the error says what the setup said.
+pub(super) async fn refresh_environment(
+    settings: &Settings,
+    wt: &Worktree,
+    plan: &CheckPlan,
+    timeout: Duration,
+) -> Result<Option<Duration>, String> {
+    let Some(setup) = &plan.setup else {
+        return Ok(None);
+    };
+    let mark = setup_mark(settings, wt);
+    let now = format!("{}\n{}", setup.command, fingerprint(&wt.path));
+    if std::fs::read_to_string(&mark).is_ok_and(|before| before == now) {
+        return Ok(None);
+    }
+    let took = run_setup(setup, &wt.path, timeout, &plan.env).await?;
+    if let Some(dir) = mark.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Err(e) = crate::fsutil::write_atomic(&mark, now.as_bytes()) {
+        tracing::warn!("cannot record the setup in {}: {e}", mark.display());
+    }
+    Ok(Some(took))
+}
+
+/// The worktree, its environment and the baseline; refuses when nothing could be verified.
+pub(super) async fn prepare(input: &RunInput<'_>, pre: &Preflight) -> Result<Prepared> {
+    let wt = input.workspace.create_worktree(pre).await?;
+    match ready(input, &wt).await {
+        Ok(prepared) => Ok(prepared),
+        Err(e) => {
+            discard(input, &wt).await;
+            Err(e)
+        }
+    }
+}
+
+/// Removes a worktree made for a run that was refused before it began, with its branch (a
+/// resumed run's stay).
+pub(super) async fn discard(input: &RunInput<'_>, wt: &Worktree) {
+    if input.options.resume {
+        return;
+    }
+    if let Err(e) = input.workspace.abandon(wt).await {
+        input.printer.warn(&format!(
+            "could not remove the worktree {} and its branch: {e}",
+            wt.path.display()
+        ));
+    }
+    let _ = std::fs::remove_file(setup_mark(input.settings, wt));
+}
+
+async fn ready(input: &RunInput<'_>, wt: &Worktree) -> Result<Prepared> {
+    let (settings, printer) = (input.settings, input.printer);
+    let timeout = Duration::from_secs(settings.config.checks.timeout_secs);
+    let mut plan = detect(&wt.path, &settings.config.checks);
+    plan.env = variables(&wt.path, &cache_dir(settings));
+    // A resumed run may have been stopped in the middle of an attempt.
+    input.workspace.reset_worktree(wt).await?;
+    if let Some(setup) = &plan.setup {
+        match refresh_environment(settings, wt, &plan, timeout).await {
+            Ok(Some(took)) => printer.status(&format!(
+                "Environment: `{}` ({}) took {:.1}s",
+                setup.command,
+                setup.reason,
+                took.as_secs_f64()
+            )),
+            Ok(None) => {}
+            Err(why) => {
+                return Err(UserError::usage(format!(
+                    "the worktree's environment could not be made: {why}"
+                ))
+                .with_hint("fix the setup, or set the command that makes the environment as `setup` under [checks] in .ralph/config.toml; `ralph doctor` shows what runs")
+                .into())
+            }
+        }
+    }
+    match python_import(&wt.path, &plan.env).await {
+        Some(Diagnosis::Neutralised(note)) => printer.status(&note),
+        Some(Diagnosis::Wrong(warning)) => printer.warn(&warning),
+        None => {}
+    }
+    let commit = input.workspace.head(wt).await?;
+    let cache = cache_dir(settings);
+    let baseline = match Baseline::load(&cache, &commit, &plan) {
+        Some(cached) => {
+            printer.status(&format!(
+                "Baseline {} (cached): {}",
+                short(&commit),
+                describe(&cached)
+            ));
+            cached
+        }
+        None => {
+            let started = Instant::now();
+            let ran = run_checks(&plan, &wt.path, timeout).await;
+            let baseline = Baseline::from_results(&commit, &ran.checks, ran.coverage);
+            printer.status(&format!(
+                "Baseline {} ({:.1}s): {}",
+                short(&commit),
+                started.elapsed().as_secs_f64(),
+                describe(&baseline)
+            ));
+            if let Err(e) = baseline.save(&cache) {
+                printer.warn(&format!(
+                    "cannot cache the baseline in {}: {e}",
+                    cache.display()
+                ));
+            }
+            baseline
+        }
+    };
+    if let Some(why) = baseline.unverifiable(plan.require_test) {
+        let mut message = why.message;
+        for d in &why.details {
+            message.push_str("\n  ");
+            message.push_str(&d.replace('\n', "\n    "));
+        }
+        return Err(UserError::usage(message)
+            .with_hint("fix the checks on the base branch, or name ones that work under [checks] in .ralph/config.toml; `ralph doctor` shows what was detected and why")
+            .into());
+    }
+    Ok(Prepared {
+        wt: wt.clone(),
+        plan,
+        baseline,
+    })
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+/// `format ✓ · lint failing · test ✓ · coverage 91.25%`.
+pub(super) fn describe(b: &Baseline) -> String {
+    let mut parts: Vec<String> = b
+        .checks
+        .iter()
+        .map(|c| {
+            let state = match c.status {
+                CheckStatus::Passed => "passes",
+                CheckStatus::Unavailable => "unavailable",
+                CheckStatus::TimedOut => "times out",
+                CheckStatus::Failed | CheckStatus::FailingOnBase => "fails",
+            };
+            format!("{} {state}", c.name)
+        })
+        .collect();
+    if let Some(c) = b.coverage {
+        parts.push(format!("coverage {c:.2}%"));
+    }
+    parts.join(" · ")
+}
