@@ -43,6 +43,7 @@ pub struct Report {
     pub findings: Vec<Finding>,
 }
 
+#[derive(Default)]
 struct Findings(Vec<Finding>);
 
 impl Findings {
@@ -399,6 +400,56 @@ fn check_checks(f: &mut Findings, settings: &Settings) {
         );
         f.hint("name the test command under [checks], e.g. test = \"make test\"");
     }
+    environment_checks(f, settings, &plan);
+}
+
+/// How a worktree's environment is made, what every check runs with, how coverage is measured.
+fn environment_checks(f: &mut Findings, settings: &Settings, plan: &crate::checks::CheckPlan) {
+    match &plan.setup {
+        Some(s) => f.add(
+            "checks",
+            "setup",
+            Status::Ok,
+            format!(
+                "`{}` ({}) runs in each new worktree and again when a dependency manifest changes",
+                s.command, s.reason
+            ),
+        ),
+        None => f.add(
+            "checks",
+            "setup",
+            Status::Ok,
+            "none: a worktree is used as checked out (set `setup` under [checks] when the checks need an install)".into(),
+        ),
+    }
+    let vars =
+        crate::checks::environment::variables(&settings.root, &settings.ralph_dir.join("cache"));
+    for (k, v) in vars {
+        let what = match k.as_str() {
+            "CARGO_TARGET_DIR" => {
+                "one target directory shared by every worktree, so builds are incremental"
+            }
+            _ => "the worktree's import roots first, so the checks import the worktree's code",
+        };
+        f.add(
+            "checks",
+            "environment",
+            Status::Ok,
+            format!("{k}={v} ({what}; shown for the main checkout)"),
+        );
+    }
+    if let Some(c) = &plan.coverage {
+        let how = match &c.test_command {
+            Some(t) => format!("the tests run as `{t}`, then `{}`", c.command),
+            None => format!("`{}` after the checks", c.command),
+        };
+        f.add(
+            "checks",
+            "coverage",
+            Status::Ok,
+            format!("{how} ({})", c.reason),
+        );
+    }
 }
 
 async fn issue_checks(
@@ -571,6 +622,41 @@ mod tests {
         assert!(models
             .detail
             .contains("smart_bot_1, smart_bot_2, smart_bot_3, arbiter, implementer"));
+    }
+
+    #[test]
+    fn the_environment_of_the_checks_is_shown_with_its_reasons() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            (
+                "pyproject.toml",
+                "[project]\nname = \"pkg\"\n[tool.coverage.run]\nbranch = true\n",
+            ),
+            ("uv.lock", ""),
+            ("src/pkg/__init__.py", ""),
+            ("tests/test_pkg.py", ""),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let mut f = Findings::default();
+        check_checks(&mut f, &settings(dir.path(), ""));
+        let r = Report {
+            ok: true,
+            findings: f.0,
+        };
+        assert_eq!(
+            find(&r, "setup").detail,
+            "`uv sync --frozen --all-groups --all-extras` (a uv.lock) runs in each new worktree and again when a dependency manifest changes"
+        );
+        assert!(find(&r, "environment")
+            .detail
+            .starts_with(&format!("PYTHONPATH={}", dir.path().join("src").display())));
+        assert_eq!(
+            find(&r, "coverage").detail,
+            "the tests run as `uv run coverage run -m pytest`, then `uv run coverage json -q -o {report}` (coverage.py is configured in pyproject.toml)"
+        );
     }
 
     #[tokio::test]

@@ -112,10 +112,20 @@ pub struct RoundReport {
     /// What the implementer said it did, when an attempt passed.
     #[serde(default)]
     pub implementation_summary: Option<String>,
+    /// Coverage before the change (the baseline's) and after it, in percent, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<CoverageReport>,
     /// The attempts failed only through the environment: what is wrong with it (no events
     /// were written for the round).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment_failure: Option<String>,
+}
+
+/// Coverage around a round's change.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CoverageReport {
+    pub before: Option<f64>,
+    pub after: Option<f64>,
 }
 
 impl RoundReport {

@@ -358,4 +358,44 @@ mod tests {
         assert!(last_start < first_end);
         assert_eq!(ran.coverage, None);
     }
+
+    #[tokio::test]
+    async fn the_tests_run_once_under_coverage_and_the_report_gives_the_total() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plan = CheckPlan::of(vec![spec("test", "echo plain >> runs")]);
+        plan.coverage = Some(super::super::coverage::CoverageSpec {
+            test_command: Some("echo covered >> runs; test -n \"$COVERAGE_FILE\"".into()),
+            command: "printf '{\"totals\": {\"percent_covered\": 87.4561}}' > {report}; echo 'total of 87 is less than fail-under=100'".into(),
+            reason: "test".into(),
+        });
+        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10)).await;
+        let runs = std::fs::read_to_string(dir.path().join("runs")).unwrap();
+        assert_eq!(runs, "covered\n", "the suite ran once, under coverage");
+        assert_eq!(
+            ran.checks[0].command,
+            "echo covered >> runs; test -n \"$COVERAGE_FILE\""
+        );
+        assert!(ran.checks[0].passed());
+        assert_eq!(
+            ran.coverage,
+            Some(87.4561),
+            "from the report, not the last number"
+        );
+        assert!(
+            !dir.path().join(".coverage").exists(),
+            "coverage data stays out of the worktree"
+        );
+
+        // Coverage's tool missing: the tests run as they are.
+        std::fs::remove_file(dir.path().join("runs")).unwrap();
+        plan.coverage.as_mut().unwrap().test_command =
+            Some("no-such-coverage-ralph run -m pytest".into());
+        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10)).await;
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("runs")).unwrap(),
+            "plain\n"
+        );
+        assert_eq!(ran.checks[0].command, "echo plain >> runs");
+        assert!(ran.checks[0].passed());
+    }
 }

@@ -14,7 +14,7 @@ use crate::checks::{CheckKind, CheckStatus};
 use crate::ledger::EventStore;
 use crate::market::{accuracy, awards, score_implementation, tables, RoundFacts, Verified};
 use crate::render::run::RemainingBox;
-use crate::run_report::{CheckReport, CheckState};
+use crate::run_report::{CheckReport, CheckState, CoverageReport};
 use crate::spec::check_off;
 use crate::verify::VerificationReport;
 use anyhow::Result;
@@ -36,6 +36,14 @@ impl Run<'_> {
         let paint = printer.paint_err();
         let mut round_report = sel.evaluated.report.clone();
         round_report.attempts = attempts.used;
+        round_report.coverage = attempts
+            .verification
+            .as_ref()
+            .filter(|v| v.coverage.before.is_some() || v.coverage.after.is_some())
+            .map(|v| CoverageReport {
+                before: v.coverage.before,
+                after: v.coverage.after,
+            });
         round_report.checks = attempts
             .verification
             .as_ref()

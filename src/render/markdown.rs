@@ -62,6 +62,21 @@ pub fn checks_line(checks: &[CheckReport], separator: &str) -> String {
         .join(separator)
 }
 
+/// The checks that fail on the base as well, named with what that means; `None` when none do.
+pub fn failing_on_base_note(checks: &[CheckReport]) -> Option<String> {
+    let names: Vec<String> = checks
+        .iter()
+        .filter(|c| c.status == crate::run_report::CheckState::FailingOnBase)
+        .map(|c| format!("`{}`", c.name))
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "_Failing on base: {} — failing on the base commit too, and no worse after the change; not held against it._",
+            names.join(", ")
+        )
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -101,6 +116,7 @@ pub(crate) mod tests {
             verified_by_claims: false,
             implementation_summary: None,
             environment_failure: None,
+            coverage: None,
         }
     }
 
@@ -149,5 +165,10 @@ pub(crate) mod tests {
             checks_line(&checks, ", "),
             "`fmt` ✅ passed, `lint` ➖ unavailable, `types` ⚠️ failing on base, `test` ❌ failed"
         );
+        assert_eq!(
+            failing_on_base_note(&checks).unwrap(),
+            "_Failing on base: `types` — failing on the base commit too, and no worse after the change; not held against it._"
+        );
+        assert_eq!(failing_on_base_note(&checks[..1]), None);
     }
 }

@@ -3,7 +3,7 @@
 //! the Actions job summary and the run summary kept in `.ralph/runs/N/summary.md`. The markdown
 //! forms share [`super::markdown`]'s ranking table and cell rule.
 
-use super::markdown::{cell, checks_line, ranking_table, Columns};
+use super::markdown::{cell, checks_line, failing_on_base_note, ranking_table, Columns};
 use super::verification::render_markdown;
 use super::{Align, Table};
 use crate::market::{Dimension, Scores};
@@ -193,6 +193,9 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
         }
         if !round.checks.is_empty() {
             let _ = writeln!(out, "\nChecks: {}", checks_line(&round.checks, ", "));
+        }
+        if let Some(note) = failing_on_base_note(&round.checks) {
+            let _ = writeln!(out, "\n{note}");
         }
         if round.verified_by_claims {
             let _ = writeln!(
@@ -393,6 +396,12 @@ pub fn job_summary(report: &RunReport) -> String {
         if !r.checks.is_empty() {
             let _ = writeln!(md, "\nChecks: {}", checks_line(&r.checks, " · "));
         }
+        if let Some(note) = failing_on_base_note(&r.checks) {
+            let _ = writeln!(md, "\n{note}");
+        }
+        if let Some(why) = &r.environment_failure {
+            let _ = writeln!(md, "\nEnvironment failure (no events): {why}");
+        }
         md.push('\n');
     }
     let t = &report.total;
@@ -454,6 +463,7 @@ pub(crate) mod tests {
                 verified_by_claims: false,
                 implementation_summary: None,
                 environment_failure: None,
+                coverage: None,
             }],
             events: vec!["e.json".into()],
             accounts: vec![],

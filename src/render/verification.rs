@@ -20,6 +20,7 @@ pub fn render_terminal(r: &VerificationReport, paint: Paint) -> String {
         let mark = match c.status {
             CheckStatus::Passed => paint.good("✓"),
             CheckStatus::Unavailable => paint.dim("-"),
+            CheckStatus::FailingOnBase => paint.warn("!"),
             _ => paint.bad("✗"),
         };
         let _ = writeln!(
@@ -116,6 +117,21 @@ pub fn render_markdown(r: &VerificationReport) -> String {
         r.diff.lines_removed,
         r.diff.files_affected()
     );
+    for c in r.failing_on_base() {
+        let _ = writeln!(
+            out,
+            "\n**Failing on base** `{}`: {}",
+            cell(&c.name),
+            c.hint.as_deref().unwrap_or("it fails on the base too")
+        );
+    }
+    for why in &r.setup {
+        let _ = writeln!(
+            out,
+            "\n**Environment**: {}",
+            why.lines().next().unwrap_or("")
+        );
+    }
     for f in &r.protected {
         let _ = writeln!(out, "\n**Protected path** `{}`: {}", f.path, f.reason);
     }

@@ -8,6 +8,7 @@
 
 mod action_files;
 mod agent_backends;
+mod checks_field;
 mod cli;
 mod cli_tracker;
 mod common;
