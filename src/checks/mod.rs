@@ -13,6 +13,7 @@ pub mod environment;
 pub mod output;
 pub mod python;
 pub mod run;
+pub mod shared_target;
 
 pub use crate::process::on_path;
 pub use detect::{detect, example, CheckPlan};

@@ -99,6 +99,48 @@ pub fn package(root: &Path) -> Option<String> {
     None
 }
 
+/// tox environments named like quality checks, and the check name each stands for.
+const TOX_QUALITY: [(&str, &str); 11] = [
+    ("flake8", "flake8"),
+    ("lint", "lint"),
+    ("ruff", "lint"),
+    ("pylint", "pylint"),
+    ("black", "black"),
+    ("format", "format"),
+    ("isort", "isort"),
+    ("mypy", "type-check"),
+    ("typecheck", "type-check"),
+    ("type", "type-check"),
+    ("pep8", "flake8"),
+];
+
+/// The quality checks tox.ini declares as environments (`[testenv:flake8]` …), run through tox
+/// when it is installed: the environment holds the plugins and options the project uses.
+fn tox_quality(tox_ini: &str, tox_installed: bool) -> Vec<CheckSpec> {
+    if !tox_installed {
+        return Vec::new();
+    }
+    let mut out: Vec<CheckSpec> = Vec::new();
+    for line in tox_ini.lines() {
+        let Some(env) = line
+            .trim()
+            .strip_prefix("[testenv:")
+            .and_then(|r| r.strip_suffix(']'))
+        else {
+            continue;
+        };
+        if let Some((_, name)) = TOX_QUALITY.iter().find(|(e, _)| *e == env) {
+            if !out.iter().any(|c| c.name == *name) {
+                out.push(
+                    CheckSpec::new(name, &format!("tox -e {env}"))
+                        .because(&format!("the `[testenv:{env}]` environment of tox.ini")),
+                );
+            }
+        }
+    }
+    out
+}
+
 /// The Python interpreter on `PATH`: `python`, else `python3`.
 fn python() -> &'static str {
     if crate::process::on_path("python") {
@@ -160,13 +202,14 @@ pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
         );
     }
     if let Some(why) = file(".flake8")
-        .then_some(".flake8")
-        .or_else(|| c.section("flake8"))
+        .then(|| ".flake8".to_owned())
+        .or_else(|| c.section("flake8").map(|f| format!("[flake8] in {f}")))
+        .or_else(|| {
+            c.section("tool.flake8")
+                .map(|f| format!("[tool.flake8] in {f} (read by flake8-pyproject)"))
+        })
     {
-        out.push(
-            CheckSpec::new("flake8", &run("flake8 --extend-exclude .ralph"))
-                .because(&format!("[flake8] in {why}")),
-        );
+        out.push(CheckSpec::new("flake8", &run("flake8 --extend-exclude .ralph")).because(&why));
     }
     let mypy_cfg = c
         .section("tool.mypy")
@@ -213,6 +256,12 @@ pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
         let mut spec = CheckSpec::new("test", &pytest).because(&why);
         spec.kind = CheckKind::Test;
         out.push(spec);
+    }
+    // The project's own tox environments stand for the linters ralph would run by hand.
+    let tox = tox_quality(&c.tox_ini, crate::process::on_path("tox"));
+    if !tox.is_empty() {
+        out.retain(|c| c.kind == CheckKind::Test);
+        out.splice(0..0, tox);
     }
     let coverage = out
         .iter()
@@ -273,7 +322,7 @@ fn coverage(c: &Config, root: &Path, uv: bool) -> Option<CoverageSpec> {
     let tox_cov = c
         .tox_ini
         .lines()
-        .find(|l| l.contains("pytest") && l.contains("--cov"))
+        .find(|l| (l.contains("pytest") || l.contains("py.test")) && l.contains("--cov"))
         .map(cov_sources);
     let configured = c
         .section("tool.coverage")
@@ -333,6 +382,48 @@ mod tests {
         let (specs, _) = checks(cachetools.path());
         assert_eq!(specs[0].reason, "[flake8] in tox.ini");
         assert_eq!(specs[1].reason, "a tests/ folder");
+    }
+
+    /// cachetools' tox.ini at the parent of the fix of its issue #387.
+    const CACHETOOLS_TOX: &str = "[tox]\nenvlist = check-manifest,docs,doctest,flake8,py\n\n[testenv]\ndeps =\n    pytest\n    pytest-cov\nsetenv =\n    THREADING_TESTS = 1\ncommands =\n    py.test --basetemp={envtmpdir} --cov=cachetools --cov-report term-missing {posargs}\n\n[testenv:flake8]\ndeps =\n    flake8\n    flake8-black\n    flake8-pyproject\ncommands =\n    flake8\nskip_install = true\n";
+
+    #[test]
+    fn tox_environments_stand_for_the_linters_and_its_cov_for_coverage() {
+        let dir = project(&[
+            (
+                "pyproject.toml",
+                "[project]\nname = \"cachetools\"\n[tool.flake8]\nmax-line-length = 80\n",
+            ),
+            ("tox.ini", CACHETOOLS_TOX),
+            ("src/cachetools/__init__.py", ""),
+            ("tests/__init__.py", ""),
+        ]);
+        let tox = tox_quality(CACHETOOLS_TOX, true);
+        assert_eq!(tox.len(), 1);
+        assert_eq!(tox[0].command, "tox -e flake8");
+        assert_eq!(
+            tox[0].reason,
+            "the `[testenv:flake8]` environment of tox.ini"
+        );
+        assert!(tox_quality(CACHETOOLS_TOX, false).is_empty());
+        // Without tox: flake8 by hand, configured in [tool.flake8].
+        let (specs, coverage) = checks(dir.path());
+        if !crate::process::on_path("tox") {
+            assert_eq!(
+                specs[0].reason,
+                "[tool.flake8] in pyproject.toml (read by flake8-pyproject)"
+            );
+        }
+        let coverage = coverage.unwrap();
+        assert!(
+            coverage
+                .test_command
+                .as_deref()
+                .unwrap()
+                .ends_with("-m coverage run --source=cachetools -m pytest"),
+            "{coverage:?}"
+        );
+        assert_eq!(coverage.reason, "pytest --cov in tox.ini's commands");
     }
 
     #[test]

@@ -187,8 +187,23 @@ pub struct Ran {
 
 /// Runs the plan's checks in `workdir`: the quality checks concurrently, then the tests in
 /// order — the first test check under coverage when the plan says how —, then the coverage
-/// report. The plan's environment is set for all of them.
+/// report. The plan's environment is set for all of them; a shared Cargo target directory is
+/// held for the whole run ([`super::shared_target`]).
 pub async fn run_checks(plan: &CheckPlan, workdir: &Path, timeout: Duration) -> Ran {
+    // A shared Cargo target directory is this worktree's alone while its checks run.
+    let _held = match super::shared_target::of(&plan.env) {
+        Some(dir) => match super::shared_target::hold(&dir, workdir).await {
+            Ok(held) => Some(held),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot take the shared target directory {}: {e}",
+                    dir.display()
+                );
+                None
+            }
+        },
+        None => None,
+    };
     let cov_dir = tempfile::tempdir().ok();
     let mut env = plan.env.clone();
     if let (Some(_), Some(dir)) = (&plan.coverage, &cov_dir) {
