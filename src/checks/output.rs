@@ -23,13 +23,39 @@ fn section(text: &str, start: impl Fn(&str) -> bool, end: impl Fn(&str) -> bool)
     Some(kept.join("\n"))
 }
 
-/// pytest's `short test summary info`, through its final `=== … failed … ===` line.
+/// The most lines kept from pytest's `FAILURES` section.
+const MAX_FAILURE_LINES: usize = 40;
+
+/// pytest's `FAILURES` section reduced to what says why: each failing test's header, the
+/// location lines (`src/x.py:95: TypeError`) and the `E   ` lines with the error itself — then
+/// the `short test summary info` (which cuts messages at the terminal's width), through its final
+/// `=== … failed … ===` line.
 fn pytest(text: &str) -> Option<String> {
-    section(
+    let summary = section(
         text,
         |l| l.starts_with('=') && l.contains("short test summary info"),
         |l| l.starts_with('=') && (l.contains(" failed") || l.contains(" error")),
-    )
+    )?;
+    let why: Vec<&str> = text
+        .lines()
+        .skip_while(|l| {
+            !(l.starts_with('=') && (l.contains(" FAILURES ") || l.contains(" ERRORS ")))
+        })
+        .take_while(|l| !(l.starts_with('=') && l.contains("short test summary info")))
+        .filter(|l| {
+            let located = l.split_once(": ").is_some_and(|(at, _)| {
+                at.rsplit_once(':')
+                    .is_some_and(|(_, n)| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty())
+            });
+            (l.starts_with("___") && l.ends_with("___")) || l.starts_with("E ") || located
+        })
+        .take(MAX_FAILURE_LINES)
+        .collect();
+    Some(if why.is_empty() {
+        summary
+    } else {
+        format!("{}\n{summary}", why.join("\n"))
+    })
 }
 
 /// cargo test's `failures:` section (each failing test's output, then their names), through
@@ -144,8 +170,17 @@ mod tests {
         let out = "collected 3 items\n\ntests/test_a.py .F.\n\n=== FAILURES ===\n___ test_b ___\n    assert 1 == 2\nE   assert 1 == 2\n\n=========================== short test summary info ============================\nFAILED tests/test_a.py::test_b - assert 1 == 2\n========================= 1 failed, 2 passed in 0.12s ==========================\n";
         assert_eq!(
             explain(out, ""),
-            "=========================== short test summary info ============================\nFAILED tests/test_a.py::test_b - assert 1 == 2\n========================= 1 failed, 2 passed in 0.12s =========================="
+            "___ test_b ___\nE   assert 1 == 2\n=========================== short test summary info ============================\nFAILED tests/test_a.py::test_b - assert 1 == 2\n========================= 1 failed, 2 passed in 0.12s =========================="
         );
+        // cachetools at the parent of its fix for #387, with only the fix's test applied: the
+        // summary cuts the message; the error and where it happened come from FAILURES.
+        let out = "=================================== FAILURES ===================================\n___________________ AutospecTest.test_autospec_no_warnings ____________________\n\nself = <tests.test_cachedmethod.AutospecTest testMethod=test_autospec_no_warnings>\n\n    def test_autospec_no_warnings(self):\n>           _ = unittest.mock.create_autospec(Cached, instance=True)\n\ntests/test_cachedmethod.py:685: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _\n    def __get__(self, obj, objtype=None):\nE       TypeError: No '__dict__' attribute on 'NoneType' instance to cache 'get_cond_info' property.\n\nsrc/cachetools/_cachedmethod.py:95: TypeError\n=========================== short test summary info ============================\nFAILED tests/test_cachedmethod.py::AutospecTest::test_autospec_no_warnings - ...\n=================== 1 failed, 276 passed, 2 skipped in 1.18s ===================\n";
+        let e = explain(out, "");
+        assert!(
+            e.starts_with("___________________ AutospecTest.test_autospec_no_warnings ____________________\ntests/test_cachedmethod.py:685: \nE       TypeError: No '__dict__' attribute on 'NoneType' instance to cache 'get_cond_info' property.\nsrc/cachetools/_cachedmethod.py:95: TypeError\n=========="),
+            "{e}"
+        );
+        assert!(e.ends_with("1 failed, 276 passed, 2 skipped in 1.18s ==================="));
     }
 
     #[test]

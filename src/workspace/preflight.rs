@@ -113,7 +113,7 @@ pub async fn preflight(
         Some(b) => (b.to_owned(), "--base or [git] base".to_owned()),
         None => resolve_base(root, remote, &facts, opts.default_branch).await?,
     };
-    let local = {
+    let (local, tracked) = {
         let (root, remote) = (root.to_owned(), remote.to_owned());
         let (issue, title, resume) = (opts.issue, opts.title.to_owned(), opts.resume);
         let has_remote = facts.has_remote;
@@ -132,15 +132,22 @@ pub async fn preflight(
     };
     if !opts.resume && local.has_remote {
         let branch = &local.branch;
-        match exists_on_remote(root, remote, branch).await {
-            Some(true) => {
+        // The remote's word counts; a remote-tracking branch is only what was last fetched
+        // (a branch deleted there since stays until `git fetch --prune`).
+        match (exists_on_remote(root, remote, branch).await, tracked) {
+            (Some(true), _) | (None, true) => {
                 return Err(refuse(
                     format!("the branch `{branch}` already exists on `{remote}`"),
                     exists_hint(opts.issue),
                 ))
             }
-            Some(false) => {}
-            None => tracing::warn!("could not ask `{remote}` whether `{branch}` exists; going on"),
+            (Some(false), true) => tracing::info!(
+                "`{remote}/{branch}` is a stale remote-tracking branch: `{remote}` no longer has it"
+            ),
+            (Some(false), false) => {}
+            (None, false) => {
+                tracing::warn!("could not ask `{remote}` whether `{branch}` exists; going on")
+            }
         }
     }
     Ok(local)
@@ -351,7 +358,7 @@ fn branch_preflight(
     (base, base_from): (String, String),
     resume: bool,
     has_remote: bool,
-) -> Result<Preflight, WorkspaceError> {
+) -> Result<(Preflight, bool), WorkspaceError> {
     let repo = open(root)?;
     if base_commit(&repo, remote, &base).is_none() {
         return Err(refuse(
@@ -360,29 +367,23 @@ fn branch_preflight(
         ));
     }
     let branch = branch_name(issue, title);
-    if !resume {
-        if repo.find_branch(&branch, BranchType::Local).is_ok() {
-            return Err(refuse(
-                format!("the branch `{branch}` already exists"),
-                exists_hint(issue),
-            ));
-        }
-        if repo
-            .find_branch(&format!("{remote}/{branch}"), BranchType::Remote)
-            .is_ok()
-        {
-            return Err(refuse(
-                format!("the branch `{branch}` already exists on `{remote}`"),
-                exists_hint(issue),
-            ));
-        }
+    if !resume && repo.find_branch(&branch, BranchType::Local).is_ok() {
+        return Err(refuse(
+            format!("the branch `{branch}` already exists"),
+            exists_hint(issue),
+        ));
     }
-    Ok(Preflight {
+    let tracked = !resume
+        && repo
+            .find_branch(&format!("{remote}/{branch}"), BranchType::Remote)
+            .is_ok();
+    let pre = Preflight {
         root: root.to_owned(),
         issue,
         base,
         base_from,
         branch,
         has_remote,
-    })
+    };
+    Ok((pre, tracked))
 }

@@ -225,6 +225,9 @@ async fn preflight_refusals_say_what_to_do_and_change_nothing() {
     );
     let (msg, _) = refusal(preflight(&f.root, "origin", &f.options()).await);
     assert!(msg.contains("already exists on `origin`"), "{msg}");
+    // Fetched here, then deleted there (a merged pull request's branch): the remote-tracking
+    // branch left behind is stale, and the remote's word counts.
+    git(&f.root, &["fetch", "--quiet", "origin"]);
     git(
         &clone,
         &[
@@ -235,6 +238,18 @@ async fn preflight_refusals_say_what_to_do_and_change_nothing() {
             "ralph/12-add-a-verbose-flag",
         ],
     );
+    assert!(git(&f.root, &["branch", "-r"]).contains("origin/ralph/12-add-a-verbose-flag"));
+    assert!(preflight(&f.root, "origin", &f.options()).await.is_ok());
+    // When the remote cannot be asked, the remote-tracking branch is all there is to go by.
+    let url = git(&f.root, &["remote", "get-url", "origin"]);
+    git(
+        &f.root,
+        &["remote", "set-url", "origin", "/nonexistent/remote.git"],
+    );
+    let (msg, _) = refusal(preflight(&f.root, "origin", &f.options()).await);
+    assert!(msg.contains("already exists on `origin`"), "{msg}");
+    git(&f.root, &["remote", "set-url", "origin", url.trim()]);
+    git(&f.root, &["fetch", "--quiet", "--prune", "origin"]);
 
     // No remote HEAD (a clone made with `git remote add` and `git push -u`): the tracker's
     // default branch wins, else the remote is asked, else the current branch if it tracks it.
