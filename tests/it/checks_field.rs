@@ -363,3 +363,66 @@ fn coverage_is_read_from_the_report_with_its_decimals() {
     assert_eq!(r["rounds"][0]["coverage"]["before"], 98.1216);
     assert_eq!(r["rounds"][0]["coverage"]["after"], 98.1216);
 }
+
+/// A stand-in for uv: `sync` makes `.venv/bin` with the test runner, and ruff only when every
+/// dependency group is asked for (the project keeps its linters in a `lint` group); `run`
+/// starts a tool from `.venv/bin` or fails to spawn it as uv does.
+const UV: &str = r#"case "$1" in
+  sync)
+    echo "$@" >> "$HOME/uv.calls"
+    mkdir -p .venv/bin
+    printf '#!/bin/sh\nsh test.sh\n' > .venv/bin/pytest
+    case " $* " in *" --all-groups "*) printf '#!/bin/sh\necho "All checks passed!"\n' > .venv/bin/ruff;; esac
+    chmod +x .venv/bin/*;;
+  run)
+    shift; tool=$1; shift
+    if [ -x ".venv/bin/$tool" ]; then exec ".venv/bin/$tool" "$@"; fi
+    echo "error: Failed to spawn: \`$tool\`" >&2
+    echo "  Caused by: No such file or directory (os error 2)" >&2
+    exit 2;;
+esac"#;
+
+#[test]
+fn a_uv_project_gets_every_dependency_group_in_its_worktree() {
+    let repo = Repo::with(Setup {
+        checks: "",
+        ..Setup::default()
+    });
+    // No [checks]: the project is detected, its checks run through `uv run`.
+    let config = std::fs::read_to_string(repo.root.join(".ralph/config.toml")).unwrap();
+    assert!(!config.contains("[checks]"));
+    commit_files(
+        &repo,
+        &[
+            (
+                "pyproject.toml",
+                "[project]\nname = \"greetings\"\n[dependency-groups]\nlint = [\"ruff\"]\n[tool.ruff]\nline-length = 88\n[tool.pytest.ini_options]\n",
+            ),
+            ("uv.lock", "version = 1\n"),
+            (".gitignore", ".ralph/worktrees/\n.ralph/runs/\n.venv/\n"),
+        ],
+    );
+    let bin = repo.tools.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    crate::common::script(&bin, "uv", UV);
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = run(repo.ralph().env("PATH", &path).args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("Environment: `uv sync --frozen --all-groups --all-extras` (a uv.lock)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("lint passes · test passes"),
+        "{}",
+        out.stderr
+    );
+    let calls = std::fs::read_to_string(repo.tools.join("uv.calls")).unwrap();
+    assert_eq!(
+        calls.lines().count(),
+        1,
+        "once, in the new worktree: {calls}"
+    );
+}
