@@ -233,7 +233,6 @@ fn last_lines(text: &str, n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::compare::TestOutcomes;
     use super::super::CheckSpec;
     use super::*;
 
@@ -253,16 +252,7 @@ mod tests {
     }
 
     fn tests(passed: &[&str], failed: &[&str]) -> Measure {
-        Measure {
-            tests: Some(TestOutcomes {
-                passed: passed.iter().map(|s| s.to_string()).collect(),
-                failed: failed.iter().map(|s| s.to_string()).collect(),
-                passed_count: passed.len() as u64,
-                failed_count: failed.len() as u64,
-                by_name: true,
-            }),
-            problems: None,
-        }
+        Measure::tests_by_name(passed, failed)
     }
 
     fn lint(n: u64) -> Measure {

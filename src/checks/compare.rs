@@ -207,6 +207,23 @@ pub struct Measure {
     pub problems: Option<u64>,
 }
 
+impl Measure {
+    /// The measure of a test run whose runner named each test.
+    pub fn tests_by_name(passed: &[&str], failed: &[&str]) -> Measure {
+        let set = |names: &[&str]| names.iter().map(|s| s.to_string()).collect();
+        Measure {
+            tests: Some(TestOutcomes {
+                passed: set(passed),
+                failed: set(failed),
+                passed_count: passed.len() as u64,
+                failed_count: failed.len() as u64,
+                by_name: true,
+            }),
+            problems: None,
+        }
+    }
+}
+
 /// Judges a check that fails after the change, when it failed on the base as well.
 pub fn judge(base: &Measure, after: &Measure) -> Judgement {
     if let (Some(b), Some(a)) = (&base.tests, &after.tests) {
@@ -305,16 +322,7 @@ mod tests {
 
     #[test]
     fn only_the_changes_doing_is_held_against_it() {
-        let by_name = |passed: &[&str], failed: &[&str]| Measure {
-            tests: Some(TestOutcomes {
-                passed: passed.iter().map(|s| s.to_string()).collect(),
-                failed: failed.iter().map(|s| s.to_string()).collect(),
-                passed_count: passed.len() as u64,
-                failed_count: failed.len() as u64,
-                by_name: true,
-            }),
-            problems: None,
-        };
+        let by_name = Measure::tests_by_name;
         let base = by_name(&["a", "b"], &["flaky"]);
         assert_eq!(
             judge(&base, &by_name(&["a", "b", "new"], &["flaky"])),

@@ -227,14 +227,7 @@ pub fn mask_checks(text: &str) -> Vec<CheckSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            std::fs::write(dir.path().join(name), text).unwrap();
-        }
-        dir
-    }
+    use crate::checks::project;
 
     fn names(plan: &CheckPlan) -> Vec<(String, String, CheckKind)> {
         plan.checks

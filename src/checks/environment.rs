@@ -211,16 +211,7 @@ pub enum Diagnosis {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        dir
-    }
+    use crate::checks::project;
 
     fn command(files: &[(&str, &str)], config: &ChecksConfig) -> Option<String> {
         setup(project(files).path(), config).map(|s| s.command)

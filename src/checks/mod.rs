@@ -100,6 +100,18 @@ fn first_program(command: &str) -> Option<String> {
     Some(word.to_owned())
 }
 
+/// A temporary project holding `files` (path → text), for the detection tests.
+#[cfg(test)]
+pub(crate) fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -347,16 +347,7 @@ fn coverage(c: &Config, root: &Path, uv: bool) -> Option<CoverageSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        dir
-    }
+    use crate::checks::project;
 
     fn commands(root: &Path) -> Vec<String> {
         checks(root).0.into_iter().map(|c| c.command).collect()

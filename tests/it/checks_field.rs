@@ -6,7 +6,7 @@
 //! from the worktree; a Rust worktree builds in the target directory shared under
 //! `.ralph/cache/`; coverage is read from the report, not from the last number printed.
 
-use crate::common::git;
+use crate::common::{commit_all, git};
 use crate::compete::{outcomes, run, Repo, Setup, CHECKS, GOOD};
 use serde_json::Value;
 use std::path::Path;
@@ -18,20 +18,7 @@ fn commit_files(repo: &Repo, files: &[(&str, &str)]) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
-    git(&repo.root, &["add", "-A"]);
-    git(
-        &repo.root,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "--quiet",
-            "-m",
-            "fixture",
-        ],
-    );
+    commit_all(&repo.root, "fixture");
     git(&repo.root, &["push", "--quiet", "origin", "main"]);
 }
 

@@ -51,6 +51,24 @@ pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Commits everything in `dir` as a test author.
+pub fn commit_all(dir: &std::path::Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(
+        dir,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--quiet",
+            "-m",
+            message,
+        ],
+    );
+}
+
 /// What a finished `ralph` printed.
 pub struct Out {
     pub code: i32,

@@ -4,7 +4,7 @@
 //! labels, body, comments, pull request, branch contents, events and their deltas — and that no
 //! token appears anywhere.
 
-use crate::common::{git, run_without, script, Out};
+use crate::common::{commit_all, git, run_without, script, Out};
 use assert_cmd::Command;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -133,20 +133,7 @@ impl Repo {
         ));
         std::fs::write(root.join(".ralph/config.toml"), config).unwrap();
         git(&root, &["init", "--quiet", "-b", "main"]);
-        git(&root, &["add", "-A"]);
-        git(
-            &root,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "--quiet",
-                "-m",
-                "init",
-            ],
-        );
+        commit_all(&root, "init");
         git(
             dir.path(),
             &["init", "--quiet", "--bare", "-b", "main", "origin.git"],

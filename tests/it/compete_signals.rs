@@ -178,19 +178,7 @@ fn base_names_the_branch_to_start_from() {
     let repo = Repo::new(GOOD, &["alpha"]);
     git(&repo.root, &["checkout", "-q", "-b", "release"]);
     std::fs::write(repo.root.join("RELEASE"), "1.0\n").unwrap();
-    git(&repo.root, &["add", "RELEASE"]);
-    git(
-        &repo.root,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "release",
-        ],
-    );
+    crate::common::commit_all(&repo.root, "release");
     git(&repo.root, &["push", "-q", "origin", "release"]);
     git(&repo.root, &["checkout", "-q", "main"]);
     let out = run(repo.ralph().args(["compete", "3", "--base", "release"]));

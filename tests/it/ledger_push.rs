@@ -2,7 +2,7 @@
 //! new event files are committed to the branch from a temporary worktree (the checkout is not
 //! touched), and when the other clone pushed in between, the commit is rebased and pushed again.
 
-use crate::common::git;
+use crate::common::{commit_all, git};
 
 use assert_cmd::Command;
 use std::path::Path;
@@ -58,20 +58,7 @@ fn events_are_pushed_and_a_concurrent_push_is_rebased_over() {
     std::fs::create_dir_all(&seed).unwrap();
     git(&seed, &["init", "--quiet", "-b", "main"]);
     std::fs::write(seed.join("README.md"), "hi\n").unwrap();
-    git(&seed, &["add", "-A"]);
-    git(
-        &seed,
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "--quiet",
-            "-m",
-            "init",
-        ],
-    );
+    commit_all(&seed, "init");
     git(
         &seed,
         &[
