@@ -105,7 +105,7 @@ impl VerificationReport {
         let mut out: Vec<Reason> = self.setup.iter().cloned().map(environment).collect();
         out.extend(
             self.failing_checks()
-                .map(|c| change(format!("check `{}` {}", c.name, status_word(c.status)))),
+                .map(|c| change(format!("check `{}` {}", c.name, c.status.word()))),
         );
         if self.ran().next().is_none() {
             out.push(environment(if self.checks.is_empty() {
@@ -164,17 +164,6 @@ pub struct Reason {
     pub text: String,
     /// Not the change's doing: the environment's (setup, missing tools).
     pub environment: bool,
-}
-
-/// How a check ended, in words.
-pub fn status_word(s: CheckStatus) -> &'static str {
-    match s {
-        CheckStatus::Passed => "passed",
-        CheckStatus::Failed => "failed",
-        CheckStatus::TimedOut => "timed out",
-        CheckStatus::Unavailable => "unavailable",
-        CheckStatus::FailingOnBase => "failing on base",
-    }
 }
 
 /// Verifies the worktree: the checks (quality at once, then tests), each failing one judged

@@ -294,7 +294,11 @@ impl Backend for Priced {
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
         let mut reply = self.inner.call(call).await?;
         if reply.usage.cost_usd.is_none() {
-            reply.usage.cost_usd = Some(self.price.cost(&reply.usage));
+            let u = &reply.usage;
+            let cost = self
+                .price
+                .cost(u.input_tokens, u.cached_input_tokens, u.output_tokens);
+            reply.usage.cost_usd = Some(cost);
         }
         Ok(reply)
     }

@@ -170,12 +170,7 @@ impl Baseline {
                         .hint
                         .clone()
                         .unwrap_or_else(|| last_lines(&c.output_tail, 8));
-                    format!(
-                        "`{}` ({}) {}:\n{said}",
-                        c.name,
-                        c.command,
-                        crate::verify::status_word(c.status)
-                    )
+                    format!("`{}` ({}) {}:\n{said}", c.name, c.command, c.status.word())
                 })
                 .collect(),
         })

@@ -27,6 +27,19 @@ pub enum CheckStatus {
     FailingOnBase,
 }
 
+impl CheckStatus {
+    /// How a check ended, in words.
+    pub fn word(self) -> &'static str {
+        match self {
+            CheckStatus::Passed => "passed",
+            CheckStatus::Failed => "failed",
+            CheckStatus::TimedOut => "timed out",
+            CheckStatus::Unavailable => "unavailable",
+            CheckStatus::FailingOnBase => "failing on base",
+        }
+    }
+}
+
 /// One check's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckResult {

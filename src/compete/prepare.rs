@@ -6,16 +6,25 @@
 //! a configured tool is missing, the setup fails —, the competition is refused (exit 2) with
 //! what failed, and a worktree made for it is removed with its branch: nothing changed.
 
-use super::run::RunInput;
 use crate::checks::baseline::Baseline;
 use crate::checks::environment::{fingerprint, python_import, run_setup, variables, Diagnosis};
 use crate::checks::{detect, run_checks, CheckPlan, CheckStatus};
 use crate::error::UserError;
+use crate::output::Printer;
 use crate::settings::Settings;
-use crate::workspace::{Preflight, Worktree};
+use crate::workspace::{Preflight, Workspace, Worktree};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+/// What preparing a run needs.
+pub(super) struct Ground<'a> {
+    pub settings: &'a Settings,
+    pub workspace: &'a dyn Workspace,
+    pub printer: &'a Printer,
+    /// A resumed run keeps its worktree and branch whatever happens.
+    pub resume: bool,
+}
 
 /// The worktree, its check plan and the baseline, ready for the rounds.
 pub(super) struct Prepared {
@@ -65,7 +74,7 @@ pub(super) async fn refresh_environment(
 }
 
 /// The worktree, its environment and the baseline; refuses when nothing could be verified.
-pub(super) async fn prepare(input: &RunInput<'_>, pre: &Preflight) -> Result<Prepared> {
+pub(super) async fn prepare(input: &Ground<'_>, pre: &Preflight) -> Result<Prepared> {
     let wt = input.workspace.create_worktree(pre).await?;
     match ready(input, &wt).await {
         Ok(prepared) => Ok(prepared),
@@ -78,8 +87,8 @@ pub(super) async fn prepare(input: &RunInput<'_>, pre: &Preflight) -> Result<Pre
 
 /// Removes a worktree made for a run that was refused before it began, with its branch (a
 /// resumed run's stay).
-pub(super) async fn discard(input: &RunInput<'_>, wt: &Worktree) {
-    if input.options.resume {
+pub(super) async fn discard(input: &Ground<'_>, wt: &Worktree) {
+    if input.resume {
         return;
     }
     if let Err(e) = input.workspace.abandon(wt).await {
@@ -91,7 +100,7 @@ pub(super) async fn discard(input: &RunInput<'_>, wt: &Worktree) {
     let _ = std::fs::remove_file(setup_mark(input.settings, wt));
 }
 
-async fn ready(input: &RunInput<'_>, wt: &Worktree) -> Result<Prepared> {
+async fn ready(input: &Ground<'_>, wt: &Worktree) -> Result<Prepared> {
     let (settings, printer) = (input.settings, input.printer);
     let timeout = Duration::from_secs(settings.config.checks.timeout_secs);
     let mut plan = detect(&wt.path, &settings.config.checks);

@@ -10,7 +10,7 @@ use super::agents::Agents;
 use super::decide::{decide, rounds_exhausted, Decision, Position, RoundEnd, Stop};
 use super::extract::extract;
 use super::guard;
-use super::prepare::{discard, prepare};
+use super::prepare::{discard, prepare, Ground};
 use super::round::{evaluate, gather, ledger_state, standings, Arrived, Ask, Evaluated, Shared};
 use super::state::{RunLock, RunState, Trouble};
 use super::{new_run_id, CallSite};
@@ -145,10 +145,16 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
     admit_checks(&input)?;
     let prompts = Prompts::load(&input.settings.ralph_dir)?;
     let guidance = read_guidance(&input.settings.root);
-    let prepared = prepare(&input, &pre).await?;
+    let ground = Ground {
+        settings: input.settings,
+        workspace: input.workspace,
+        printer: input.printer,
+        resume: input.options.resume,
+    };
+    let prepared = prepare(&ground, &pre).await?;
     // From here on the issue is ours: every way out goes through the outcome or escalation.
     if let Err(e) = claim(&input).await {
-        discard(&input, &prepared.wt).await;
+        discard(&ground, &prepared.wt).await;
         return Err(e);
     }
     let bench = Bench {

@@ -91,13 +91,13 @@ pub struct Price {
 }
 
 impl Price {
-    /// The cost of `usage` at these prices.
-    pub fn cost(&self, usage: &crate::agent::Usage) -> f64 {
-        let cached = usage.cached_input_tokens.min(usage.input_tokens);
-        let fresh = usage.input_tokens - cached;
+    /// The cost of a call's tokens at these prices (`cached` are counted among `input`).
+    pub fn cost(&self, input: u64, cached: u64, output: u64) -> f64 {
+        let cached = cached.min(input);
+        let fresh = input - cached;
         (fresh as f64 * self.input_per_mtok
             + cached as f64 * self.cached_input_per_mtok.unwrap_or(self.input_per_mtok)
-            + usage.output_tokens as f64 * self.output_per_mtok)
+            + output as f64 * self.output_per_mtok)
             / 1_000_000.0
     }
 }

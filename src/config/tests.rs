@@ -62,14 +62,8 @@ backend = "claude"
     assert_eq!(own.command, ["/opt/codex"]);
     assert_eq!(own.args, ["-c", "model_provider=\"mine\""], "inherited");
     let price = own.price.unwrap();
-    let usage = crate::agent::Usage {
-        input_tokens: 1_000_000,
-        cached_input_tokens: 400_000,
-        output_tokens: 100_000,
-        cost_usd: None,
-    };
     // 600k fresh at 1.25, 400k cached at 0.125, 100k out at 10.
-    assert!((price.cost(&usage) - (0.75 + 0.05 + 1.0)).abs() < 1e-9);
+    assert!((price.cost(1_000_000, 400_000, 100_000) - (0.75 + 0.05 + 1.0)).abs() < 1e-9);
     let claude = &c.bots[1].agent;
     assert!(
         claude.command.is_empty() && claude.args.is_empty() && claude.price.is_none(),

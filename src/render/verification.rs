@@ -6,7 +6,7 @@
 use super::markdown::cell;
 use crate::checks::CheckStatus;
 use crate::output::Paint;
-use crate::verify::{status_word, VerificationReport};
+use crate::verify::VerificationReport;
 use std::fmt::Write as _;
 
 fn cov(v: Option<f64>) -> String {
@@ -27,7 +27,7 @@ pub fn render_terminal(r: &VerificationReport, paint: Paint) -> String {
             out,
             "  {mark} {:<16} {:<11} {:>6.1}s  {}",
             c.name,
-            status_word(c.status),
+            c.status.word(),
             c.duration_ms as f64 / 1000.0,
             paint.dim(&c.command)
         );
