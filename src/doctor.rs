@@ -438,6 +438,9 @@ fn environment_checks(f: &mut Findings, settings: &Settings, plan: &crate::check
             format!("{k}={v} ({what}; shown for the main checkout)"),
         );
     }
+    for note in &plan.notes {
+        f.add("checks", "coverage", Status::Warn, note.clone());
+    }
     if let Some(c) = &plan.coverage {
         let how = match &c.test_command {
             Some(t) => format!("the tests run as `{t}`, then `{}`", c.command),

@@ -19,6 +19,28 @@ pub struct TestOutcomes {
     pub failed_count: u64,
     /// Whether ids are known (else only the counts).
     pub by_name: bool,
+    /// A failed test's message, when the report gives one (JUnit's `message`).
+    #[serde(default)]
+    pub messages: std::collections::BTreeMap<String, String>,
+}
+
+impl TestOutcomes {
+    /// The failed tests with their messages, one line each, at most `max` of them.
+    pub fn failed_lines(&self, max: usize) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .failed
+            .iter()
+            .take(max)
+            .map(|id| match self.messages.get(id) {
+                Some(m) => format!("FAILED {id} - {m}"),
+                None => format!("FAILED {id}"),
+            })
+            .collect();
+        if self.failed.len() > max {
+            out.push(format!("… and {} more", self.failed.len() - max));
+        }
+        out
+    }
 }
 
 /// The number after which `word` follows in `line`: `12` in "12 failed".
@@ -115,6 +137,24 @@ pub fn junit(xml: &str) -> Option<TestOutcomes> {
         );
         seen = true;
         if body.contains("<failure") || body.contains("<error") {
+            let at = body.find("<failure").or_else(|| body.find("<error"));
+            let message = at
+                .and_then(|at| {
+                    let tag = &body[at..];
+                    attr(&tag[..tag.find('>').unwrap_or(tag.len())], "message")
+                })
+                .map(|m| {
+                    m.lines()
+                        .next()
+                        .unwrap_or("")
+                        .chars()
+                        .take(300)
+                        .collect::<String>()
+                })
+                .filter(|m| !m.is_empty());
+            if let Some(m) = message {
+                t.messages.insert(id.clone(), m);
+            }
             t.failed.insert(id);
         } else if !body.contains("<skipped") {
             t.passed.insert(id);
@@ -218,6 +258,7 @@ impl Measure {
                 passed_count: passed.len() as u64,
                 failed_count: failed.len() as u64,
                 by_name: true,
+                messages: Default::default(),
             }),
             problems: None,
         }
@@ -284,6 +325,14 @@ mod tests {
 </testsuite></testsuites>"#;
         let t = junit(xml).unwrap();
         assert_eq!(t.passed.len(), 1);
+        assert_eq!(
+            t.failed_lines(1),
+            [
+                "FAILED tests.test_a::test_bad - assert 1 == 2",
+                "… and 1 more"
+            ]
+        );
+        assert_eq!(t.messages["tests.test_a::test_err[a&b]"], "boom");
         assert!(t.failed.contains("tests.test_a::test_err[a&b]"));
         assert_eq!(t.failed_count, 2);
     }

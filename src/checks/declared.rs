@@ -150,6 +150,26 @@ pub fn install_target(root: &Path) -> Option<(String, String)> {
     None
 }
 
+/// Whether the declared `test` target only runs pytest (`pytest …`, `python -m pytest …`, `uv
+/// run pytest …`), so that running pytest under coverage instead runs the same tests.
+pub fn test_runs_only_pytest(root: &Path) -> bool {
+    let read = |f: &str| std::fs::read_to_string(root.join(f)).ok();
+    let text = ["Makefile", "makefile", "justfile", "Justfile"]
+        .iter()
+        .find_map(|f| read(f));
+    let Some(body) = text.as_deref().and_then(|t| recipe(t, "test")) else {
+        return false;
+    };
+    let [line] = body.as_slice() else {
+        return false;
+    };
+    let words: Vec<&str> = line.split_whitespace().collect();
+    matches!(
+        words.as_slice(),
+        ["pytest", ..] | ["python" | "python3", "-m", "pytest", ..] | ["uv", "run", "pytest", ..]
+    )
+}
+
 /// The pre-commit check, when the repository has a pre-commit configuration: it stands for the
 /// project's linters and formatters.
 pub fn pre_commit(root: &Path) -> Option<CheckSpec> {
@@ -212,6 +232,20 @@ mod tests {
             None,
             "prerequisites are not followed"
         );
+    }
+
+    #[test]
+    fn a_test_target_that_only_runs_pytest() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |t: &str| std::fs::write(dir.path().join("Makefile"), t).unwrap();
+        write(".PHONY: test\ntest:\n\tuv run pytest\n");
+        assert!(test_runs_only_pytest(dir.path()));
+        write("test:\n\tpython -m pytest -q tests\n");
+        assert!(test_runs_only_pytest(dir.path()));
+        write("test:\n\tpytest\n\t./check-docs.sh\n");
+        assert!(!test_runs_only_pytest(dir.path()));
+        write("test:\n\ttox\n");
+        assert!(!test_runs_only_pytest(dir.path()));
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub struct CheckPlan {
     pub env: Vec<(String, String)>,
     /// How a worktree's environment is made, when it needs making.
     pub setup: Option<SetupSpec>,
+    /// What the plan leaves out and why (coverage it cannot measure), for `ralph doctor`.
+    pub notes: Vec<String>,
 }
 
 impl CheckPlan {
@@ -42,6 +44,7 @@ impl CheckPlan {
             require_test: config.require_test,
             env: Vec::new(),
             setup: None,
+            notes: Vec::new(),
         }
     }
 }
@@ -85,7 +88,25 @@ fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
         }
     }
     if let Some((source, checks)) = super::declared::targets(root) {
-        return CheckPlan::new(source, checks, config);
+        let mut plan = CheckPlan::new(source, checks, config);
+        if super::python::is_python(root) {
+            // Coverage the project configures, measured in its own `test` target's run when
+            // that target is pytest alone.
+            match super::python::checks(root).1 {
+                Some(c) if super::declared::test_runs_only_pytest(root) && c.test_command.is_some() => {
+                    plan.coverage = Some(CoverageSpec {
+                        reason: format!("{}; the `test` target only runs pytest", c.reason),
+                        ..c
+                    });
+                }
+                Some(c) => plan.notes.push(format!(
+                    "coverage is not measured: {}, but the tests run through the `test` target of {source}; set [checks.coverage] to measure it",
+                    c.reason
+                )),
+                None => {}
+            }
+        }
+        return plan;
     }
     if root.join("Cargo.toml").is_file() {
         let why = "a Cargo.toml";
@@ -259,6 +280,47 @@ mod tests {
         );
         assert_eq!(plan.checks[1].command, "mask development rust lint");
         assert_eq!(plan.checks[1].program.as_deref(), Some("mask"));
+    }
+
+    #[test]
+    fn a_makefile_project_keeps_its_coverage_when_its_test_target_is_pytest() {
+        // pydantic-extra-types: `make test` runs `uv run pytest`; coverage is configured.
+        let pyproject = "[project]\nname = \"x\"\n[tool.coverage.run]\nsource = ['x']\n[tool.coverage.report]\nfail_under = 100\n";
+        let dir = project(&[
+            ("pyproject.toml", pyproject),
+            ("uv.lock", ""),
+            ("tests/test_x.py", ""),
+            (
+                "Makefile",
+                ".PHONY: test\ntest:\n\tuv run pytest\n\nlint:\n\tuv run ruff check\n",
+            ),
+        ]);
+        let plan = detect(dir.path(), &ChecksConfig::default());
+        assert_eq!(plan.source, "Makefile");
+        let c = plan.coverage.unwrap();
+        assert_eq!(
+            c.test_command.as_deref(),
+            Some("uv run coverage run -m pytest")
+        );
+        assert!(
+            c.reason.ends_with("the `test` target only runs pytest"),
+            "{}",
+            c.reason
+        );
+        assert!(plan.notes.is_empty());
+        // A test target that does more: coverage is left out, and doctor says why.
+        std::fs::write(
+            dir.path().join("Makefile"),
+            "test:\n\tuv run pytest\n\t./docs-check.sh\n",
+        )
+        .unwrap();
+        let plan = detect(dir.path(), &ChecksConfig::default());
+        assert!(plan.coverage.is_none());
+        assert!(
+            plan.notes[0].contains("set [checks.coverage]"),
+            "{:?}",
+            plan.notes
+        );
     }
 
     #[test]

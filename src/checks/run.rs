@@ -4,7 +4,7 @@
 //! whose program is missing is "unavailable" with a hint (failed, when `[checks]` names it),
 //! never a crash.
 
-use super::compare::{cargo_tests, counts, junit, problems, Measure};
+use super::compare::{cargo_tests, counts, junit, problems, Measure, TestOutcomes};
 use super::{on_path, CheckKind, CheckPlan, CheckSpec};
 use crate::process::{self, Cmd};
 use serde::{Deserialize, Serialize};
@@ -13,6 +13,9 @@ use std::time::Duration;
 
 /// The most output kept per stream while a check runs.
 const MAX_CHECK_OUTPUT: usize = 4 << 20;
+
+/// The most failed tests named from a runner's report.
+const MAX_FAILED_NAMED: usize = 20;
 
 /// How a check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,6 +167,23 @@ pub async fn run_check(
             problems: problems(&out.stdout, &out.stderr),
         },
     };
+    let mut output_tail = super::output::explain(&out.stdout, &out.stderr);
+    // The runner's report names the failing tests, whatever its console shows.
+    if out.code != Some(0) && !out.timed_out {
+        let unnamed = |t: &&TestOutcomes| {
+            t.by_name
+                && t.failed.iter().any(|id| {
+                    let short = id.rsplit("::").next().unwrap_or(id);
+                    !output_tail.contains(short)
+                })
+        };
+        if let Some(t) = measure.tests.as_ref().filter(unnamed) {
+            output_tail = format!(
+                "{}\n\n{output_tail}",
+                t.failed_lines(MAX_FAILED_NAMED).join("\n")
+            );
+        }
+    }
     CheckResult {
         measure,
         configured: spec.configured,
@@ -179,7 +199,7 @@ pub async fn run_check(
         },
         exit_code: out.code,
         duration_ms: out.duration.as_millis() as u64,
-        output_tail: super::output::explain(&out.stdout, &out.stderr),
+        output_tail,
         hint: out.timed_out.then(|| {
             format!(
                 "the check was stopped after {}s; raise its timeout or make it faster",
@@ -425,5 +445,32 @@ mod tests {
         );
         assert_eq!(ran.checks[0].command, "echo plain >> runs");
         assert!(ran.checks[0].passed());
+    }
+
+    #[tokio::test]
+    async fn a_failing_test_is_named_from_the_junit_report_when_the_console_hides_it() {
+        // pytest-pretty's table, cut at 80 columns, as pydantic-extra-types prints it.
+        let dir = tempfile::tempdir().unwrap();
+        let script = r#"report=${PYTEST_ADDOPTS#*--junitxml=}
+cat > "$report" <<'XML'
+<testsuites><testsuite><testcase classname="tests.test_ulid" name="test_ok"/><testcase classname="tests.test_ulid" name="test_json_serialization"><failure message="pydantic_core._pydantic_core.PydanticSerializationError: Unable to serialize unknown type: &lt;class 'ulid.ULID'&gt;">trace</failure></testcase></testsuite></testsuites>
+XML
+echo '│  tests/test…  │  test_json_…  │  100  │  109  │  PydanticSe…  │'
+exit 1"#;
+        let r = run_check(
+            &spec("test", script),
+            dir.path(),
+            Duration::from_secs(5),
+            &[],
+        )
+        .await;
+        assert_eq!(r.status, CheckStatus::Failed);
+        assert!(
+            r.output_tail.starts_with("FAILED tests.test_ulid::test_json_serialization - pydantic_core._pydantic_core.PydanticSerializationError: Unable to serialize unknown type: <class 'ulid.ULID'>\n\n│"),
+            "{}",
+            r.output_tail
+        );
+        let tests = r.measure.tests.unwrap();
+        assert_eq!((tests.passed.len(), tests.failed.len()), (1, 1));
     }
 }

@@ -35,15 +35,17 @@ pub fn render_terminal(r: &VerificationReport, paint: Paint) -> String {
             let _ = writeln!(out, "      {} {h}", paint.hint("hint:"));
         }
         if matches!(c.status, CheckStatus::Failed | CheckStatus::TimedOut) {
-            for line in c
-                .output_tail
-                .lines()
-                .rev()
-                .take(10)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-            {
+            // The start (failing tests named first) and the end (the summary line).
+            let lines: Vec<&str> = c.output_tail.lines().collect();
+            let shown: Vec<&str> = if lines.len() <= 14 {
+                lines
+            } else {
+                let mut v = lines[..6].to_vec();
+                v.push("…");
+                v.extend_from_slice(&lines[lines.len() - 6..]);
+                v
+            };
+            for line in shown {
                 let _ = writeln!(out, "      {}", paint.dim(line));
             }
         }

@@ -532,6 +532,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         require_test: true,
         env: Vec::new(),
         setup: None,
+        notes: Vec::new(),
     };
     let t = Duration::from_secs(20);
     let ran = run_checks(&plan, &wt.path, t).await;
