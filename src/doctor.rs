@@ -531,6 +531,7 @@ async fn issue_checks(
     let pre = workspace::preflight(
         &settings.root,
         &git.remote,
+        None,
         &PreflightOptions {
             issue: n,
             title: &issue.title,

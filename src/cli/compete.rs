@@ -126,7 +126,8 @@ async fn competition(
     let agents = Agents::build(&settings.config, &settings.root, args.record.as_deref());
     let spinners = std::io::stderr().is_terminal() && ctx.global.quiet == 0;
     let token = crate::tracker::discover::token_from_env(crate::env::get).map(|t| t.secret);
-    let workspace = GitWorkspace::new(&settings.root, &settings.config.git.remote);
+    let workspace =
+        GitWorkspace::new(&settings.root, &settings.config.git.remote).with_token(token.clone());
     let input = RunInput {
         settings,
         tracker,

@@ -2,7 +2,7 @@
 //! pre-commit hook — and the few that need the `git` program (fetch and push).
 
 use super::preflight::Preflight;
-use super::repo::{base_commit, blocking, git_cmd, open, run_git};
+use super::repo::{base_commit, blocking, git_cmd, open, remote_cmd, run_git, token_env};
 use super::WorkspaceError;
 use crate::process::Cmd;
 use crate::secret::Secret;
@@ -24,9 +24,15 @@ pub struct Worktree {
 
 /// Makes (or, on resume, reuses) the branch and its worktree under `.ralph/worktrees/N`,
 /// starting from the base as freshly fetched as the remote allows.
-pub async fn create_worktree(pre: &Preflight, remote: &str) -> Result<Worktree, WorkspaceError> {
+pub async fn create_worktree(
+    pre: &Preflight,
+    remote: &str,
+    token: Option<&Secret>,
+) -> Result<Worktree, WorkspaceError> {
     if pre.has_remote {
-        match run_git(git_cmd(&pre.root).args(["fetch", "--quiet", remote, &pre.base])).await {
+        let fetch =
+            remote_cmd(&pre.root, remote, token).args(["fetch", "--quiet", remote, &pre.base]);
+        match run_git(fetch).await {
             Ok(out) if out.success() => {}
             Ok(out) => tracing::warn!(
                 "could not fetch `{}` from `{remote}`; starting from the local copy: {}",
@@ -287,50 +293,6 @@ fn commit_staged(
     Ok(oid.to_string())
 }
 
-/// Standard base64 of `bytes` (for git's basic-auth header).
-fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(TABLE[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// Hands `token` to git for an HTTPS `url` as an `http.https://<host>/.extraheader`, through
-/// `GIT_CONFIG_*` environment variables (never in the arguments, so other users' `ps` cannot
-/// see it); the header is registered with the redactor. Other URLs are left to the user's git
-/// credential setup.
-pub(super) fn token_env(cmd: Cmd, url: &str, token: Option<&Secret>) -> Cmd {
-    let (Some(token), Some(rest)) = (token, url.strip_prefix("https://")) else {
-        return cmd;
-    };
-    let host = rest.split('/').next().unwrap_or(rest);
-    let host = host.rsplit('@').next().unwrap_or(host);
-    let header = Secret::new(format!(
-        "AUTHORIZATION: basic {}",
-        base64(format!("x-access-token:{}", token.expose()).as_bytes())
-    ));
-    cmd.env("GIT_CONFIG_COUNT", "1")
-        .env(
-            "GIT_CONFIG_KEY_0",
-            format!("http.https://{host}/.extraheader"),
-        )
-        .env("GIT_CONFIG_VALUE_0", header.expose())
-}
-
 /// Pushes the branch. With a token and an HTTPS remote, the token goes to git as an
 /// `http.<origin>.extraheader` through `GIT_CONFIG_*` environment variables (never in the
 /// arguments, so other users' `ps` cannot see it); otherwise the user's git credential setup
@@ -364,19 +326,5 @@ pub async fn push(
         Err(WorkspaceError::Push {
             message: out.tail(10),
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64;
-
-    #[test]
-    fn base64_matches_the_standard() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"x-access-token:abc"), "eC1hY2Nlc3MtdG9rZW46YWJj");
     }
 }

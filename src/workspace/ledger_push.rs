@@ -4,7 +4,7 @@
 //! when another job pushed first, the commit is rebased onto the new tip and pushed again —
 //! event files never conflict because every name is unique.
 
-use super::git::token_env;
+use super::repo::token_env;
 use super::repo::{git_cmd, run_git};
 use super::WorkspaceError;
 use crate::secret::Secret;

@@ -71,6 +71,8 @@ pub trait Workspace: Send + Sync {
 pub struct GitWorkspace {
     root: PathBuf,
     remote: String,
+    /// For asking the remote and fetching from it (an HTTPS remote, no persisted credentials).
+    token: Option<Secret>,
 }
 
 impl GitWorkspace {
@@ -78,18 +80,26 @@ impl GitWorkspace {
         GitWorkspace {
             root: root.into(),
             remote: remote.into(),
+            token: None,
         }
+    }
+
+    /// The same workspace, handing `token` to git for the remote's HTTPS URL when it asks the
+    /// remote or fetches from it (pushes take the token they are given).
+    pub fn with_token(mut self, token: Option<Secret>) -> GitWorkspace {
+        self.token = token;
+        self
     }
 }
 
 #[async_trait]
 impl Workspace for GitWorkspace {
     async fn preflight(&self, opts: &PreflightOptions<'_>) -> Result<Preflight, WorkspaceError> {
-        preflight(&self.root, &self.remote, opts).await
+        preflight(&self.root, &self.remote, self.token.as_ref(), opts).await
     }
 
     async fn create_worktree(&self, pre: &Preflight) -> Result<Worktree, WorkspaceError> {
-        create_worktree(pre, &self.remote).await
+        create_worktree(pre, &self.remote, self.token.as_ref()).await
     }
 
     async fn reset_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError> {

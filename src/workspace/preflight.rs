@@ -4,8 +4,9 @@
 //! branch), and the competition's branch not taken, locally or on the remote — and the same
 //! facts, each on its own, for `ralph doctor`.
 
-use super::repo::{base_commit, blocking, git_cmd, open, refuse, run_git};
+use super::repo::{base_commit, blocking, open, refuse, remote_cmd, run_git};
 use super::{branch_name, WorkspaceError};
+use crate::secret::Secret;
 use git2::{BranchType, Repository, StatusOptions};
 use std::path::{Path, PathBuf};
 
@@ -80,8 +81,13 @@ pub fn default_branch(root: &Path, remote: &str) -> Option<String> {
 
 /// Whether `branch` exists on the remote, asked with `git ls-remote`; `None` when the remote
 /// could not be asked.
-async fn exists_on_remote(root: &Path, remote: &str, branch: &str) -> Option<bool> {
-    let out = run_git(git_cmd(root).args([
+async fn exists_on_remote(
+    root: &Path,
+    remote: &str,
+    token: Option<&Secret>,
+    branch: &str,
+) -> Option<bool> {
+    let out = run_git(remote_cmd(root, remote, token).args([
         "ls-remote",
         "--exit-code",
         "--heads",
@@ -103,6 +109,7 @@ async fn exists_on_remote(root: &Path, remote: &str, branch: &str) -> Option<boo
 pub async fn preflight(
     root: &Path,
     remote: &str,
+    token: Option<&Secret>,
     opts: &PreflightOptions<'_>,
 ) -> Result<Preflight, WorkspaceError> {
     let facts = {
@@ -111,7 +118,7 @@ pub async fn preflight(
     };
     let (base, base_from) = match opts.base {
         Some(b) => (b.to_owned(), "--base or [git] base".to_owned()),
-        None => resolve_base(root, remote, &facts, opts.default_branch).await?,
+        None => resolve_base(root, remote, token, &facts, opts.default_branch).await?,
     };
     let (local, tracked) = {
         let (root, remote) = (root.to_owned(), remote.to_owned());
@@ -134,7 +141,7 @@ pub async fn preflight(
         let branch = &local.branch;
         // The remote's word counts; a remote-tracking branch is only what was last fetched
         // (a branch deleted there since stays until `git fetch --prune`).
-        match (exists_on_remote(root, remote, branch).await, tracked) {
+        match (exists_on_remote(root, remote, token, branch).await, tracked) {
             (Some(true), _) | (None, true) => {
                 return Err(refuse(
                     format!("the branch `{branch}` already exists on `{remote}`"),
@@ -170,6 +177,7 @@ struct LocalFacts {
 async fn resolve_base(
     root: &Path,
     remote: &str,
+    token: Option<&Secret>,
     facts: &LocalFacts,
     tracker_default: Option<&str>,
 ) -> Result<(String, String), WorkspaceError> {
@@ -194,7 +202,7 @@ async fn resolve_base(
                 )
             });
     }
-    if let Some(b) = remote_default(root, remote).await {
+    if let Some(b) = remote_default(root, remote, token).await {
         return Ok((b, format!("`git ls-remote --symref {remote} HEAD`")));
     }
     if let Some((b, true)) = &facts.current {
@@ -214,10 +222,11 @@ async fn resolve_base(
 }
 
 /// The branch the remote's HEAD names, from `git ls-remote --symref <remote> HEAD`.
-async fn remote_default(root: &Path, remote: &str) -> Option<String> {
-    let out = run_git(git_cmd(root).args(["ls-remote", "--symref", remote, "HEAD"]))
-        .await
-        .ok()?;
+async fn remote_default(root: &Path, remote: &str, token: Option<&Secret>) -> Option<String> {
+    let out =
+        run_git(remote_cmd(root, remote, token).args(["ls-remote", "--symref", remote, "HEAD"]))
+            .await
+            .ok()?;
     if !out.success() {
         return None;
     }
@@ -275,7 +284,7 @@ pub async fn inspect(
     };
     let base = match base {
         Some(b) => Ok((b.to_owned(), "--base or [git] base".to_owned())),
-        None => resolve_base(root, remote, &facts, default_branch).await,
+        None => resolve_base(root, remote, None, &facts, default_branch).await,
     };
     Inspection {
         repository: Ok(()),

@@ -4,6 +4,7 @@
 
 use super::WorkspaceError;
 use crate::process::{self, Cmd};
+use crate::secret::Secret;
 use git2::Repository;
 use std::path::Path;
 use std::time::Duration;
@@ -81,4 +82,77 @@ pub(super) fn base_commit(repo: &Repository, remote: &str, base: &str) -> Option
     ]
     .iter()
     .find_map(|name| repo.refname_to_id(name).ok())
+}
+
+/// Standard base64 of `bytes` (for git's basic-auth header).
+fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Hands `token` to git for an HTTPS `url` as an `http.https://<host>/.extraheader`, through
+/// `GIT_CONFIG_*` environment variables (never in the arguments, so other users' `ps` cannot
+/// see it); the header is registered with the redactor. Other URLs are left to the user's git
+/// credential setup.
+pub(super) fn token_env(cmd: Cmd, url: &str, token: Option<&Secret>) -> Cmd {
+    let (Some(token), Some(rest)) = (token, url.strip_prefix("https://")) else {
+        return cmd;
+    };
+    let host = rest.split('/').next().unwrap_or(rest);
+    let host = host.rsplit('@').next().unwrap_or(host);
+    let header = Secret::new(format!(
+        "AUTHORIZATION: basic {}",
+        base64(format!("x-access-token:{}", token.expose()).as_bytes())
+    ));
+    // An empty value first resets the list, so that a header a workflow persisted in
+    // .git/config (actions/checkout's) is not sent as well: git sends every configured value,
+    // and GitHub refuses two Authorization headers. The key is as specific as checkout's, so
+    // git's URL matching weighs both alike and keeps their order.
+    let key = format!("http.https://{host}/.extraheader");
+    cmd.env("GIT_CONFIG_COUNT", "2")
+        .env("GIT_CONFIG_KEY_0", &key)
+        .env("GIT_CONFIG_VALUE_0", "")
+        .env("GIT_CONFIG_KEY_1", &key)
+        .env("GIT_CONFIG_VALUE_1", header.expose())
+}
+
+/// A `git` command in `dir` that talks to `remote`, with `token` for it when its URL is HTTPS.
+pub(super) fn remote_cmd(dir: &Path, remote: &str, token: Option<&Secret>) -> Cmd {
+    let url = Repository::open(dir)
+        .ok()
+        .and_then(|r| r.find_remote(remote).ok()?.url().map(str::to_owned));
+    match url {
+        Some(url) => token_env(git_cmd(dir), &url, token),
+        None => git_cmd(dir),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64;
+
+    #[test]
+    fn base64_matches_the_standard() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"x-access-token:abc"), "eC1hY2Nlc3MtdG9rZW46YWJj");
+    }
 }

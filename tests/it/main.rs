@@ -17,6 +17,7 @@ mod compete_dry_run;
 mod compete_field;
 mod compete_signals;
 mod docs;
+mod git_auth;
 mod github_tracker;
 mod ledger_push;
 mod model_server;

@@ -141,7 +141,7 @@ impl Fixture {
     }
 
     async fn preflight(&self) -> Preflight {
-        preflight(&self.root, "origin", &self.options())
+        preflight(&self.root, "origin", None, &self.options())
             .await
             .unwrap()
     }
@@ -165,7 +165,9 @@ async fn preflight_finds_the_base_and_the_branch_name() {
     std::fs::create_dir_all(f.root.join(".ralph/events")).unwrap();
     std::fs::write(f.root.join(".ralph/events/e.json"), "{}").unwrap();
     std::fs::write(f.root.join(".ralph/config.toml"), "tracker = \"github\"\n").unwrap();
-    assert!(preflight(&f.root, "origin", &f.options()).await.is_ok());
+    assert!(preflight(&f.root, "origin", None, &f.options())
+        .await
+        .is_ok());
 }
 
 #[tokio::test]
@@ -174,13 +176,13 @@ async fn preflight_refusals_say_what_to_do_and_change_nothing() {
     let before = f.refs();
 
     let plain = tempfile::tempdir().unwrap();
-    let (msg, hint) = refusal(preflight(plain.path(), "origin", &f.options()).await);
+    let (msg, hint) = refusal(preflight(plain.path(), "origin", None, &f.options()).await);
     assert!(msg.contains("not a git repository"), "{msg}");
     assert!(hint.contains("-C"));
 
     std::fs::write(f.root.join("src/lib.rs"), "changed").unwrap();
     std::fs::write(f.root.join("notes.txt"), "untracked").unwrap();
-    let (msg, hint) = refusal(preflight(&f.root, "origin", &f.options()).await);
+    let (msg, hint) = refusal(preflight(&f.root, "origin", None, &f.options()).await);
     assert!(
         msg.contains("src/lib.rs") && msg.contains("notes.txt"),
         "{msg}"
@@ -191,18 +193,18 @@ async fn preflight_refusals_say_what_to_do_and_change_nothing() {
 
     let mut opts = f.options();
     opts.base = Some("release");
-    let (msg, _) = refusal(preflight(&f.root, "origin", &opts).await);
+    let (msg, _) = refusal(preflight(&f.root, "origin", None, &opts).await);
     assert!(msg.contains("`release` does not exist"), "{msg}");
 
     // The branch exists locally…
     git(&f.root, &["branch", "ralph/12-add-a-verbose-flag"]);
-    let (msg, hint) = refusal(preflight(&f.root, "origin", &f.options()).await);
+    let (msg, hint) = refusal(preflight(&f.root, "origin", None, &f.options()).await);
     assert!(msg.contains("already exists"), "{msg}");
     assert!(hint.contains("--resume"));
     let mut resume = f.options();
     resume.resume = true;
     assert!(
-        preflight(&f.root, "origin", &resume).await.is_ok(),
+        preflight(&f.root, "origin", None, &resume).await.is_ok(),
         "--resume accepts it"
     );
     git(&f.root, &["branch", "-D", "ralph/12-add-a-verbose-flag"]);
@@ -223,7 +225,7 @@ async fn preflight_refusals_say_what_to_do_and_change_nothing() {
             "main:refs/heads/ralph/12-add-a-verbose-flag",
         ],
     );
-    let (msg, _) = refusal(preflight(&f.root, "origin", &f.options()).await);
+    let (msg, _) = refusal(preflight(&f.root, "origin", None, &f.options()).await);
     assert!(msg.contains("already exists on `origin`"), "{msg}");
     // Fetched here, then deleted there (a merged pull request's branch): the remote-tracking
     // branch left behind is stale, and the remote's word counts.
@@ -239,14 +241,16 @@ async fn preflight_refusals_say_what_to_do_and_change_nothing() {
         ],
     );
     assert!(git(&f.root, &["branch", "-r"]).contains("origin/ralph/12-add-a-verbose-flag"));
-    assert!(preflight(&f.root, "origin", &f.options()).await.is_ok());
+    assert!(preflight(&f.root, "origin", None, &f.options())
+        .await
+        .is_ok());
     // When the remote cannot be asked, the remote-tracking branch is all there is to go by.
     let url = git(&f.root, &["remote", "get-url", "origin"]);
     git(
         &f.root,
         &["remote", "set-url", "origin", "/nonexistent/remote.git"],
     );
-    let (msg, _) = refusal(preflight(&f.root, "origin", &f.options()).await);
+    let (msg, _) = refusal(preflight(&f.root, "origin", None, &f.options()).await);
     assert!(msg.contains("already exists on `origin`"), "{msg}");
     git(&f.root, &["remote", "set-url", "origin", url.trim()]);
     git(&f.root, &["fetch", "--quiet", "--prune", "origin"]);
@@ -256,12 +260,14 @@ async fn preflight_refusals_say_what_to_do_and_change_nothing() {
     git(&f.root, &["remote", "set-head", "origin", "--delete"]);
     let mut opts = f.options();
     opts.default_branch = Some("main");
-    let p = preflight(&f.root, "origin", &opts).await.unwrap();
+    let p = preflight(&f.root, "origin", None, &opts).await.unwrap();
     assert_eq!(
         (p.base.as_str(), p.base_from.as_str()),
         ("main", "the repository's default branch on GitHub")
     );
-    let p = preflight(&f.root, "origin", &f.options()).await.unwrap();
+    let p = preflight(&f.root, "origin", None, &f.options())
+        .await
+        .unwrap();
     assert_eq!(
         (p.base.as_str(), p.base_from.as_str()),
         ("main", "`git ls-remote --symref origin HEAD`")
@@ -276,14 +282,16 @@ async fn preflight_refusals_say_what_to_do_and_change_nothing() {
         &f.root,
         &["branch", "--set-upstream-to=origin/main", "main"],
     );
-    let p = preflight(&f.root, "origin", &f.options()).await.unwrap();
+    let p = preflight(&f.root, "origin", None, &f.options())
+        .await
+        .unwrap();
     assert_eq!(
         (p.base.as_str(), p.base_from.as_str()),
         ("main", "the current branch, which tracks `origin`")
     );
     // …and when it does not track it, nothing is left to go by.
     git(&f.root, &["branch", "--unset-upstream", "main"]);
-    let (msg, hint) = refusal(preflight(&f.root, "origin", &f.options()).await);
+    let (msg, hint) = refusal(preflight(&f.root, "origin", None, &f.options()).await);
     assert!(msg.contains("default branch"), "{msg}");
     assert!(hint.contains("--base") && hint.contains("git remote set-head origin --auto"));
     git(&f.root, &["remote", "set-url", "origin", url.trim()]);
@@ -298,7 +306,7 @@ async fn the_worktree_isolates_the_implementation_and_resets_between_attempts() 
     let f = Fixture::new();
     let p = f.preflight().await;
     let head_before = f.repo().head().unwrap().target().unwrap();
-    let wt = create_worktree(&p, "origin").await.unwrap();
+    let wt = create_worktree(&p, "origin", None).await.unwrap();
     assert_eq!(wt.path, f.root.join(".ralph/worktrees/12"));
     assert_eq!(
         git(&wt.path, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
@@ -331,8 +339,9 @@ async fn the_worktree_isolates_the_implementation_and_resets_between_attempts() 
     let mut resume = f.options();
     resume.resume = true;
     let again = create_worktree(
-        &preflight(&f.root, "origin", &resume).await.unwrap(),
+        &preflight(&f.root, "origin", None, &resume).await.unwrap(),
         "origin",
+        None,
     )
     .await
     .unwrap();
@@ -350,7 +359,7 @@ async fn the_worktree_isolates_the_implementation_and_resets_between_attempts() 
 #[tokio::test]
 async fn diff_stats_count_known_changes_and_find_protected_paths() {
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight().await, "origin")
+    let wt = create_worktree(&f.preflight().await, "origin", None)
         .await
         .unwrap();
     // +2 −1 in lib.rs, a new 3-line file, a deleted 1-line file.
@@ -436,7 +445,7 @@ fn hook(root: &Path, body: &str) {
 #[tokio::test]
 async fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight().await, "origin")
+    let wt = create_worktree(&f.preflight().await, "origin", None)
         .await
         .unwrap();
     std::fs::write(
@@ -485,7 +494,7 @@ async fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
 #[tokio::test]
 async fn a_failed_push_says_why() {
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight().await, "origin")
+    let wt = create_worktree(&f.preflight().await, "origin", None)
         .await
         .unwrap();
     std::fs::remove_dir_all(&f.remote).unwrap();
@@ -621,7 +630,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
 async fn a_hook_that_is_not_executable_is_not_run() {
     use std::os::unix::fs::PermissionsExt;
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight().await, "origin")
+    let wt = create_worktree(&f.preflight().await, "origin", None)
         .await
         .unwrap();
     hook(&f.root, "exit 1");
