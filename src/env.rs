@@ -14,6 +14,8 @@ pub const GH_TOKEN: &str = "GH_TOKEN";
 pub const GITHUB_API_URL: &str = "GITHUB_API_URL";
 /// `OWNER/NAME` of the repository, set by Actions.
 pub const GITHUB_REPOSITORY: &str = "GITHUB_REPOSITORY";
+/// The web address of the GitHub server, set by Actions (`https://github.com`).
+pub const GITHUB_SERVER_URL: &str = "GITHUB_SERVER_URL";
 /// `true` inside GitHub Actions: Action mode.
 pub const GITHUB_ACTIONS: &str = "GITHUB_ACTIONS";
 /// The file a step appends its markdown job summary to.

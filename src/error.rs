@@ -26,6 +26,12 @@ impl Exit {
     }
 }
 
+/// The context of an error raised after a competition changed something (labels, a branch):
+/// whatever the cause, the run exits 1, never 2 ("nothing was done").
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the run stopped after it had changed the issue")]
+pub struct AfterChanges;
+
 /// An error the user can act on, with its exit code and an optional hint.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]

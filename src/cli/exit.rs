@@ -5,7 +5,7 @@
 
 use crate::agent::prompts::PromptError;
 use crate::config::ConfigError;
-use crate::error::{Exit, UserError};
+use crate::error::{AfterChanges, Exit, UserError};
 use crate::output::{sanitize, Paint};
 use crate::secret::redact;
 use crate::tracker::TrackerError;
@@ -30,6 +30,8 @@ pub fn classify(err: &anyhow::Error) -> Classified {
         hint: None,
         broken_pipe: false,
     };
+    // anyhow finds its context types on the error itself, not among the causes.
+    let changed = err.downcast_ref::<AfterChanges>().is_some();
     for cause in err.chain() {
         if let Some(e) = cause.downcast_ref::<UserError>() {
             out.exit = e.exit;
@@ -66,6 +68,9 @@ pub fn classify(err: &anyhow::Error) -> Classified {
                 out.exit = Exit::Success;
             }
         }
+    }
+    if changed && out.exit == Exit::Usage {
+        out.exit = Exit::Failure;
     }
     out
 }
@@ -124,6 +129,15 @@ mod tests {
             text,
             "error: while doing the thing\nCaused by: bad input\nhint: try again\n"
         );
+    }
+
+    #[test]
+    fn after_a_competition_changed_anything_no_error_exits_two() {
+        let err = anyhow::Error::new(UserError::usage("refused").with_hint("do this"))
+            .context(crate::error::AfterChanges);
+        let c = classify(&err);
+        assert_eq!(c.exit, Exit::Failure);
+        assert_eq!(c.hint.as_deref(), Some("do this"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::run_report::{RunOutcome, RunReport};
 use crate::secret::redact;
 use crate::settings::Settings;
 use crate::tracker::workflow::{LABEL_ATTENTION, LABEL_IN_PROGRESS, LABEL_RALPH};
-use crate::tracker::{IssueTracker, NewPullRequest};
+use crate::tracker::{IssueTracker, NewPullRequest, TrackerError};
 use crate::workspace::Worktree;
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -42,7 +42,7 @@ impl Run<'_> {
                 printer.status(&format!("- Pushed {}", wt.branch));
             }
             let issue = tracker.issue(n).await?;
-            let pr = tracker
+            let created = tracker
                 .create_pull_request(&NewPullRequest {
                     issue: n,
                     title: issue.title.clone(),
@@ -50,7 +50,21 @@ impl Run<'_> {
                     base: self.pre.base.clone(),
                     body: redact(&pr_body(&self.report, &self.state.evidence)).into_owned(),
                 })
-                .await?;
+                .await;
+            let pr = match created {
+                Ok(pr) => pr,
+                // The work is done and pushed; a human opens the pull request.
+                Err(TrackerError::PullRequestsNotAllowed { compare }) => {
+                    self.report.outcome = RunOutcome::Escalated;
+                    self.trouble.reason = format!(
+                        "the work is done and pushed to `{}`, but GitHub Actions may not open pull requests in this repository: open it from {compare} — or allow it under Settings → Actions → General → Workflow permissions → \"Allow GitHub Actions to create and approve pull requests\"",
+                        wt.branch
+                    );
+                    printer.warn(&self.trouble.reason);
+                    return Ok(());
+                }
+                Err(e) => return Err(e.into()),
+            };
             printer.status(&format!(
                 "- Pull request #{}{}",
                 pr.number,
@@ -97,7 +111,8 @@ impl Run<'_> {
                         .printer
                         .warn(&format!("could not escalate #{n}: {e2:#}"));
                 }
-                Err(e)
+                // The labels moved: whatever stopped the run, it did not do "nothing".
+                Err(e.context(crate::error::AfterChanges))
             }
         }
     }

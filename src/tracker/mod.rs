@@ -169,6 +169,8 @@ pub enum TrackerError {
     BadCredentials { source_name: String },
     #[error("GitHub refused to {action} (403 Forbidden): {message}")]
     Forbidden { action: String, message: String },
+    #[error("GitHub Actions may not open pull requests in this repository (403): open it from {compare}")]
+    PullRequestsNotAllowed { compare: String },
     #[error("{what} not found")]
     NotFound { what: String, local: bool },
     #[error("GitHub could not {action} (422 Unprocessable): {message}")]
@@ -215,6 +217,7 @@ impl TrackerError {
             | TrackerError::NotFound { .. }
             | TrackerError::LocalFormat { .. } => Exit::Usage,
             TrackerError::Unprocessable { .. }
+            | TrackerError::PullRequestsNotAllowed { .. }
             | TrackerError::RateLimited { .. }
             | TrackerError::Http { .. }
             | TrackerError::Connection { .. }
@@ -230,6 +233,7 @@ impl TrackerError {
             TrackerError::NoRepository { .. } => "pass --repo OWNER/NAME, set GITHUB_REPOSITORY, or add a GitHub `origin` remote".into(),
             TrackerError::BadApiUrl { .. } => "set GITHUB_API_URL to the API root, e.g. https://api.github.com or https://HOST/api/v3, or unset it".into(),
             TrackerError::BadCredentials { source_name } => format!("the token from {source_name} is invalid, expired or revoked: create a new one (it needs issues and pull requests write access) and export it as GITHUB_TOKEN"),
+            TrackerError::PullRequestsNotAllowed { .. } => "a maintainer can open the pull request from that link; to let ralph open them, allow it under Settings → Actions → General → Workflow permissions → \"Allow GitHub Actions to create and approve pull requests\" (in an organisation, its Actions settings must allow it too)".into(),
             TrackerError::Forbidden { .. } => "the token needs the `repo` scope (classic token) or Issues and Pull requests: Read and write (fine-grained token) on this repository".into(),
             TrackerError::NotFound { local: true, .. } => "local issues are markdown files .ralph/issues/N.md (front matter with title, labels, state); see the README".into(),
             TrackerError::NotFound { local: false, .. } => "check the issue number and the repository (--repo OWNER/NAME); GitHub also answers 404 when the token cannot see a private repository".into(),

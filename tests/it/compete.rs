@@ -711,7 +711,7 @@ fn two_issues_compete_at_the_same_time_in_one_repository() {
     assert_eq!(issues, BTreeSet::from([3, 4]));
 }
 
-const REPO_PATH: &str = "/repos/octo-org/octo-repo";
+pub(crate) const REPO_PATH: &str = "/repos/octo-org/octo-repo";
 
 /// A wiremock GitHub serving issue 12 of the fixtures and accepting every change a run makes.
 pub(crate) async fn github_server() -> wiremock::MockServer {
@@ -884,7 +884,7 @@ async fn a_github_issue_is_completed_through_the_api() {
 
 /// Mounts who applied `ready` (the fixture's events: lastly `maintainer`) and that user's
 /// permission.
-async fn labeler(server: &wiremock::MockServer, role: &str) {
+pub(crate) async fn labeler(server: &wiremock::MockServer, role: &str) {
     use wiremock::matchers::{method, path};
     use wiremock::{Mock, ResponseTemplate};
     Mock::given(method("GET"))
@@ -907,7 +907,7 @@ async fn labeler(server: &wiremock::MockServer, role: &str) {
         .await;
 }
 
-fn action_mode(repo: &Repo, server: &wiremock::MockServer, dir: &Path) -> Command {
+pub(crate) fn action_mode(repo: &Repo, server: &wiremock::MockServer, dir: &Path) -> Command {
     let mut cmd = repo.ralph();
     cmd.env("GITHUB_API_URL", server.uri())
         .env("GITHUB_ACTIONS", "true")

@@ -6,6 +6,7 @@
 //! variables no other test depends on, and every test that starts `ralph` sets or removes the
 //! variables it relies on.
 
+mod action_field;
 mod action_files;
 mod agent_backends;
 mod checks_field;

@@ -28,6 +28,22 @@ const READ_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct GithubTracker {
     api: Api,
     repo: RepoSlug,
+    /// The web address of the server, for links (`https://github.com`).
+    web: String,
+}
+
+/// The web address of the GitHub server whose API is at `api_url`: `GITHUB_SERVER_URL` when
+/// Actions sets it, else `https://github.com` for api.github.com, else the API's address
+/// without `/api/v3` (GitHub Enterprise Server).
+fn web_url(api_url: &str) -> String {
+    if let Some(server) = crate::env::get(crate::env::GITHUB_SERVER_URL).filter(|s| !s.is_empty()) {
+        return server.trim_end_matches('/').to_owned();
+    }
+    let api = api_url.trim_end_matches('/');
+    if api == "https://api.github.com" {
+        return "https://github.com".into();
+    }
+    api.trim_end_matches("/api/v3").to_owned()
 }
 
 /// Percent-encodes one path segment (label names may hold spaces, `/`, `:` or emoji).
@@ -70,6 +86,7 @@ impl GithubTracker {
         Ok(GithubTracker {
             api: Api::new(octo, policy, token.source.to_string()),
             repo,
+            web: web_url(api_url),
         })
     }
 
@@ -305,6 +322,17 @@ impl IssueTracker for GithubTracker {
                     Some(existing) => Ok(existing),
                     None => Err(TrackerError::Unprocessable { message, action }),
                 }
+            }
+            // A repository (or organisation) that forbids Actions to open pull requests.
+            Err(TrackerError::Forbidden { message, .. })
+                if message.contains("not permitted to create or approve pull requests") =>
+            {
+                Err(TrackerError::PullRequestsNotAllowed {
+                    compare: format!(
+                        "{}/{}/{}/compare/{}...{}?expand=1",
+                        self.web, self.repo.owner, self.repo.name, pr.base, pr.head
+                    ),
+                })
             }
             Err(e) => Err(e),
         }
