@@ -32,6 +32,14 @@ impl ActionEnv {
         })
     }
 
+    /// Appends `text` to the job summary, when the runner gave one.
+    pub fn append_summary(&self, text: &str) -> Result<()> {
+        match &self.step_summary {
+            Some(p) => append(p, text),
+            None => Ok(()),
+        }
+    }
+
     /// Appends the job summary and writes the outputs of a run.
     pub fn publish(&self, report: &RunReport) -> Result<()> {
         if let Some(p) = &self.step_summary {

@@ -204,6 +204,60 @@ pub fn cli_program(kind: BackendKind) -> String {
     crate::env::get(var).unwrap_or_else(|| name.into())
 }
 
+/// An agent CLI a configuration runs: which backend, the program ralph starts, the npm package
+/// that provides it, and the agents that use it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct NeededCli {
+    pub backend: &'static str,
+    pub program: String,
+    pub package: &'static str,
+    pub agents: Vec<String>,
+}
+
+/// The agent CLIs `config` runs (for the Action, which installs them): one entry per backend
+/// and program, in the order the agents come (bots, arbiter, judges, implementer).
+pub fn needed_clis(config: &crate::config::Config) -> Vec<NeededCli> {
+    let named = config
+        .bots
+        .iter()
+        .map(|b| (b.id.clone(), &b.agent))
+        .chain([("arbiter".to_owned(), &config.arbiter)])
+        .chain(
+            config
+                .judges
+                .iter()
+                .enumerate()
+                .map(|(i, j)| (format!("judge {}", i + 1), j)),
+        )
+        .chain([("implementer".to_owned(), &config.implementer)]);
+    let mut out: Vec<NeededCli> = Vec::new();
+    for (name, agent) in named {
+        let (backend, package) = match agent.backend {
+            BackendKind::Claude => ("claude", "@anthropic-ai/claude-code"),
+            BackendKind::Codex => ("codex", "@openai/codex"),
+            _ => continue,
+        };
+        let program = agent
+            .command
+            .first()
+            .cloned()
+            .unwrap_or_else(|| cli_program(agent.backend));
+        match out
+            .iter_mut()
+            .find(|c| c.backend == backend && c.program == program)
+        {
+            Some(c) => c.agents.push(name),
+            None => out.push(NeededCli {
+                backend,
+                program,
+                package,
+                agents: vec![name],
+            }),
+        }
+    }
+    out
+}
+
 /// Whether an agent configured so can start here, without starting it: its program is
 /// installed, its API key is set (unless a keyless `base_url`), its recordings exist. `Err`
 /// says what is missing and how to fix it.

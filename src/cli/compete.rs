@@ -165,6 +165,19 @@ async fn competition(
     };
     if let Some(env) = &action {
         env.publish(&report)?;
+        // The leaderboard where the team looks: the standings after this run.
+        if report.outcome != RunOutcome::DryRun {
+            let ledger = crate::ledger::Ledger::new(&settings.ralph_dir);
+            match ledger.state(&settings.config.fold_params()) {
+                Ok((state, _)) => env.append_summary(&format!(
+                    "\n### Leaderboard after this run\n\n{}",
+                    crate::render::markdown::standings(&state)
+                ))?,
+                Err(e) => ctx
+                    .printer
+                    .warn(&format!("could not read the ledger: {e:#}")),
+            }
+        }
         if !ctx.printer.json_mode() {
             for a in annotations(&report) {
                 ctx.printer.data(&format!("{a}\n"))?;

@@ -4,6 +4,7 @@
 
 mod compete;
 mod completions;
+mod config;
 mod demo;
 mod doctor;
 mod events;
@@ -101,6 +102,8 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Check everything a competition needs, changing nothing; exit 1 when something would stop it
     Doctor(doctor::DoctorArgs),
+    /// Show the resolved configuration and the agent CLIs it runs
+    Config(config::ConfigArgs),
     /// Print shell completions
     Completions(completions::CompletionsArgs),
 }
@@ -219,6 +222,7 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
         Command::Ready(args) => ready::run(&ctx, args).await,
         Command::Spec(args) => spec::run(&ctx, args).await,
         Command::Queue(args) => queue::run(&ctx, args).await,
+        Command::Config(args) => config::run(&ctx, args),
         Command::Compete(args) => compete::run(&ctx, args).await,
         Command::Demo(args) => demo::run(&ctx, args).await,
         Command::Doctor(args) => doctor::run(&ctx, args).await,

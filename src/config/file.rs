@@ -112,6 +112,7 @@ pub(super) struct CoverageFile {
 #[serde(deny_unknown_fields)]
 pub(super) struct GithubFile {
     pub ready_label: Option<String>,
+    pub stale_after_hours: Option<i64>,
 }
 
 /// Parses `config.toml` text.

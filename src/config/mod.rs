@@ -160,6 +160,8 @@ impl Default for ChecksConfig {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GithubConfig {
     pub ready_label: String,
+    /// An issue `in-progress` for longer than this is listed as stale by `ralph queue`.
+    pub stale_after_hours: u64,
 }
 
 /// How ralph uses git.

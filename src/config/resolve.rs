@@ -379,16 +379,25 @@ fn checks(src: &Source<'_>, file: Option<ChecksFile>) -> Result<ChecksConfig, Co
 
 /// `[github]`: the ready label.
 fn github(src: &Source<'_>, file: Option<GithubFile>) -> Result<GithubConfig, ConfigError> {
-    let ready_label = file
-        .and_then(|g| g.ready_label)
-        .unwrap_or_else(|| "ready".to_owned());
+    let file = file.unwrap_or_default();
+    let stale_after_hours = file.stale_after_hours.unwrap_or(6);
+    if !(1..=8760).contains(&stale_after_hours) {
+        return Err(src.invalid(
+            "github.stale_after_hours",
+            format!("= {stale_after_hours} is out of range: allowed 1 to 8760"),
+        ));
+    }
+    let ready_label = file.ready_label.unwrap_or_else(|| "ready".to_owned());
     if ready_label.trim().is_empty() || ready_label.len() > 50 {
         return Err(src.invalid(
             "github.ready_label",
             "must be a label name of 1 to 50 characters",
         ));
     }
-    Ok(GithubConfig { ready_label })
+    Ok(GithubConfig {
+        ready_label,
+        stale_after_hours: stale_after_hours as u64,
+    })
 }
 
 /// `[limits]`: the run's cost and token caps.

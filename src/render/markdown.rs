@@ -62,6 +62,30 @@ pub fn checks_line(checks: &[CheckReport], separator: &str) -> String {
         .join(separator)
 }
 
+/// The bots' standings as a markdown table, for the job summary after a run.
+pub fn standings(state: &crate::ledger::LedgerState) -> String {
+    let mut out = String::from(
+        "| rank | bot | weight | efficiency | successes | failures | budget |\n|---|---|---|---|---|---|---|\n",
+    );
+    for (i, b) in state.bots.iter().enumerate() {
+        let rank = if b.retired {
+            "retired".to_owned()
+        } else {
+            (i + 1).to_string()
+        };
+        out.push_str(&format!(
+            "| {rank} | {} | {:.3} | {:.0}% | {} | {} | {} |\n",
+            cell(&b.bot_id),
+            b.weight,
+            b.efficiency * 100.0,
+            b.successes,
+            b.failures,
+            b.budget
+        ));
+    }
+    out
+}
+
 /// The checks that fail on the base as well, named with what that means; `None` when none do.
 pub fn failing_on_base_note(checks: &[CheckReport]) -> Option<String> {
     let names: Vec<String> = checks

@@ -115,6 +115,13 @@ pub struct NewPullRequest {
     pub body: String,
 }
 
+/// A label's most recent application to an issue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Labeled {
+    pub by: Option<String>,
+    pub at: Option<DateTime<Utc>>,
+}
+
 /// A user's permission on the repository, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -285,8 +292,14 @@ pub trait IssueTracker: Send + Sync {
     /// The open pull request whose head is `branch`, if any.
     async fn find_pull_request(&self, branch: &str) -> Result<Option<PullRequest>>;
 
+    /// When and by whom `label` was most recently applied to the issue (`None` when the
+    /// tracker has no record of it).
+    async fn label_applied(&self, number: u64, label: &str) -> Result<Option<Labeled>>;
+
     /// Who most recently applied `label` to the issue (`None` when nobody on record).
-    async fn label_applied_by(&self, number: u64, label: &str) -> Result<Option<String>>;
+    async fn label_applied_by(&self, number: u64, label: &str) -> Result<Option<String>> {
+        Ok(self.label_applied(number, label).await?.and_then(|l| l.by))
+    }
 
     /// A user's permission on the repository.
     async fn permission(&self, login: &str) -> Result<Permission>;

@@ -29,6 +29,8 @@ fn the_action_has_the_documented_inputs_and_outputs() {
         "bots",
         "dry-run",
         "max-iterations",
+        "claude-code-version",
+        "codex-version",
     ] {
         assert!(
             inputs.contains(&input.to_owned()),
@@ -92,4 +94,31 @@ fn the_example_workflow_is_scheduled_least_privileged_and_serialised_per_issue()
         .as_str()
         .unwrap()
         .contains("needs.queue.outputs.matrix"));
+    // No job leaves the workflow's token in .git/config, where agents could read it.
+    for job in ["queue", "compete"] {
+        let checkout = wf["jobs"][job]["steps"]
+            .as_vec()
+            .unwrap()
+            .iter()
+            .find(|s| {
+                s["uses"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("actions/checkout"))
+            })
+            .unwrap();
+        assert_eq!(
+            checkout["with"]["persist-credentials"].as_bool(),
+            Some(false),
+            "{job}"
+        );
+    }
+    // Each run keeps the leaderboard page as an artifact.
+    let steps = compete["steps"].as_vec().unwrap();
+    assert!(steps
+        .iter()
+        .any(|s| s["run"].as_str() == Some("ralph leaderboard --html leaderboard.html")));
+    assert!(steps.iter().any(|s| s["uses"]
+        .as_str()
+        .is_some_and(|u| u.starts_with("actions/upload-artifact"))
+        && s["with"]["path"].as_str() == Some("leaderboard.html")));
 }

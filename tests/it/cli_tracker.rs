@@ -236,18 +236,58 @@ async fn queue_json_is_an_actions_matrix_oldest_first() {
         .respond_with(json_reply(200, "user.json"))
         .mount(&server)
         .await;
+    // Issue 12 has been in-progress since January: a lost job's.
+    let mut stuck: Value = serde_json::from_str(&crate::common::fixture("issue_12.json")).unwrap();
+    stuck["labels"] = json!([{"name": "in-progress"}, {"name": "ralph"}]);
+    Mock::given(method("GET"))
+        .and(path(format!("{REPO}/issues")))
+        .and(query_param("labels", "in-progress"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([stuck])))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(format!("{REPO}/issues/12/events")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([
+            {"event": "labeled", "actor": {"login": "ralph-bot"}, "label": {"name": "in-progress"}, "created_at": "2026-01-05T05:00:00Z"}
+        ])))
+        .mount(&server)
+        .await;
     let dir = workdir();
     let r = run(ralph(dir.path(), &server.uri()).args(["queue", "--json"]));
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(
-        v,
-        json!({"include": [{"issue": 17}, {"issue": 12}, {"issue": 20}]})
+        v["include"],
+        json!([{"issue": 17}, {"issue": 12}, {"issue": 20}])
     );
+    assert_eq!(v["stale"][0]["issue"], 12);
+    assert_eq!(v["stale"][0]["in_progress_since"], "2026-01-05T05:00:00Z");
     let r = run(ralph(dir.path(), &server.uri()).args(["queue", "--json", "--limit", "1"]));
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
-    assert_eq!(v, json!({"include": [{"issue": 17}]}));
+    assert_eq!(v["include"], json!([{"issue": 17}]));
+    // In Actions, the job summary names the stale issue and how to re-arm it.
+    let files = tempfile::tempdir().unwrap();
+    let r = run(ralph(dir.path(), &server.uri())
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", files.path().join("summary.md"))
+        .args(["queue", "--json"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let summary = std::fs::read_to_string(files.path().join("summary.md")).unwrap();
+    assert!(
+        summary.contains("3 issue(s) ready") && summary.contains("**Stale**"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("- #12 ") && summary.contains("since 2026-01-05 05:00 UTC"),
+        "{summary}"
+    );
     let r = run(ralph(dir.path(), &server.uri()).arg("queue"));
+    assert!(
+        r.stderr.contains("#12 has been in-progress for")
+            && r.stderr.contains("`ralph ready 12 --yes`"),
+        "{}",
+        r.stderr
+    );
     assert!(
         r.stdout.starts_with("#17     2026-08-01  Oldest ready\n"),
         "{}",
@@ -422,7 +462,7 @@ fn the_local_tracker_works_offline() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         serde_json::from_str::<Value>(&r.stdout).unwrap(),
-        json!({"include": [{"issue": 12}]})
+        json!({"include": [{"issue": 12}], "stale": []})
     );
 
     let r = local(&["ready", "13"]);
@@ -435,7 +475,7 @@ fn the_local_tracker_works_offline() {
     let r = local(&["queue", "--json"]);
     assert_eq!(
         serde_json::from_str::<Value>(&r.stdout).unwrap(),
-        json!({"include": [{"issue": 13}, {"issue": 12}]})
+        json!({"include": [{"issue": 13}, {"issue": 12}], "stale": []})
     );
 
     let r = local(&["spec", "12", "--json"]);

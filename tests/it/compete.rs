@@ -968,5 +968,14 @@ async fn in_actions_a_maintainers_label_runs_and_leaves_summary_and_outputs() {
     assert!(summary.contains("## ralph · issue #12: Add option to remove the notification"));
     assert!(summary.contains("| 1 | proposal_1 | alpha |"), "{summary}");
     assert!(summary.contains("`test` ✅"));
+    // It ends with the standings after the run.
+    let board = summary
+        .split("### Leaderboard after this run")
+        .nth(1)
+        .unwrap();
+    assert!(
+        board.contains("| 1 | alpha | 1.000 | 100% | 1 | 0 |"),
+        "{board}"
+    );
     assert!(!summary.contains(TOKEN));
 }

@@ -11,7 +11,7 @@ use self::http::Api;
 use self::wire::{WireEvent, WireIssue, WireLabel, WirePermission, WirePull, WireRepo};
 use super::discover::Token;
 use super::{
-    Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, NewPullRequest,
+    Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, Labeled, NewPullRequest,
     Permission, PullRequest, RepoFacts, Result, TrackerError,
 };
 use crate::settings::RepoSlug;
@@ -358,7 +358,7 @@ impl IssueTracker for GithubTracker {
             .map(PullRequest::from))
     }
 
-    async fn label_applied_by(&self, number: u64, label: &str) -> Result<Option<String>> {
+    async fn label_applied(&self, number: u64, label: &str) -> Result<Option<Labeled>> {
         let events: Vec<WireEvent> = self
             .api
             .get_all(
@@ -375,7 +375,10 @@ impl IssueTracker for GithubTracker {
                         .as_ref()
                         .is_some_and(|l| l.name.eq_ignore_ascii_case(label))
             })
-            .filter_map(|e| e.actor.map(|a| a.login))
+            .map(|e| Labeled {
+                by: e.actor.map(|a| a.login),
+                at: e.created_at,
+            })
             .next_back())
     }
 

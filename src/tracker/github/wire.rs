@@ -129,6 +129,8 @@ pub struct WireEvent {
     pub actor: Option<User>,
     #[serde(default)]
     pub label: Option<LabelName>,
+    #[serde(default)]
+    pub created_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Debug, Deserialize)]

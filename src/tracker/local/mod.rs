@@ -9,7 +9,7 @@ pub mod frontmatter;
 
 use self::frontmatter::IssueFile;
 use super::{
-    Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, NewPullRequest,
+    Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, Labeled, NewPullRequest,
     Permission, PullRequest, Result, TrackerError,
 };
 use crate::fsutil::{read_regular, read_regular_text, write_atomic, Unreadable};
@@ -290,7 +290,7 @@ impl IssueTracker for LocalTracker {
         Ok(self.all_prs()?.into_iter().find(|p| p.head == branch))
     }
 
-    async fn label_applied_by(&self, _number: u64, _label: &str) -> Result<Option<String>> {
+    async fn label_applied(&self, _number: u64, _label: &str) -> Result<Option<Labeled>> {
         Ok(None)
     }
 
