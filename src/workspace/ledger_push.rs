@@ -63,6 +63,14 @@ pub async fn push_events(
         out.stdout.trim().to_owned()
     };
     let events = root.join(".ralph/events");
+    // A run that wrote nothing (refused before it began) has nothing to record.
+    if !events.is_dir() {
+        return Ok(LedgerPush {
+            files: Vec::new(),
+            branch: target.branch.to_owned(),
+            attempts: 0,
+        });
+    }
     let tmp = root.join(".ralph/worktrees/ledger");
     let _ = git(
         root,

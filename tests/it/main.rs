@@ -8,6 +8,7 @@
 
 mod action_field;
 mod action_files;
+mod action_steps;
 mod agent_backends;
 mod checks_field;
 mod cli;

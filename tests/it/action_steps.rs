@@ -1,0 +1,457 @@
+//! The composite action's own `run:` steps, run with bash as a runner would (issue 17): the
+//! inputs as the action passes them (through `env:`, with their defaults), `if:` conditions,
+//! `GITHUB_OUTPUT` per step, `GITHUB_STEP_SUMMARY`, `GITHUB_PATH` (prepended for later steps),
+//! `GITHUB_ENV`, and the action's outputs from its steps' — on a sample repository against the
+//! wiremock GitHub. `uses:` steps (the cache, setup-node) are the runner's business and are
+//! skipped; ralph is already on `PATH` (the test binary), so the install step keeps it.
+
+use crate::compete::{github_repo, github_server, labeler, REPO_PATH};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use wiremock::matchers::{method, path, query_param};
+use wiremock::{Mock, ResponseTemplate};
+use yaml_rust2::{Yaml, YamlLoader};
+
+const TOKEN: &str = "ghs_actionStepsToken0123456789abcdef";
+
+/// What a run of the action left.
+struct Ran {
+    /// The action's outputs.
+    outputs: BTreeMap<String, String>,
+    /// `name → exit code` of each step that ran; skipped steps are absent.
+    steps: Vec<(String, i32)>,
+    summary: String,
+    /// Everything the steps printed.
+    log: String,
+    path_additions: Vec<String>,
+}
+
+/// A runner for `action.yml`.
+struct Runner {
+    action: Yaml,
+    inputs: BTreeMap<String, String>,
+    workdir: PathBuf,
+    files: tempfile::TempDir,
+    /// Variables every step gets (the runner's and the job's).
+    env: BTreeMap<String, String>,
+    /// Directories put first on `PATH`, like `GITHUB_PATH` entries.
+    path: Vec<String>,
+    /// Stop after the step of this name.
+    stop_after: Option<String>,
+}
+
+impl Runner {
+    fn new(workdir: &Path, inputs: &[(&str, &str)]) -> Runner {
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/action.yml")).unwrap();
+        let action = YamlLoader::load_from_str(&text).unwrap().remove(0);
+        let mut all = BTreeMap::new();
+        for (k, v) in action["inputs"].as_hash().unwrap() {
+            let default = v["default"].as_str().unwrap_or("").to_owned();
+            all.insert(k.as_str().unwrap().to_owned(), default);
+        }
+        for (k, v) in inputs {
+            assert!(all.contains_key(*k), "no input {k}");
+            all.insert((*k).to_owned(), (*v).to_owned());
+        }
+        let files = tempfile::tempdir().unwrap();
+        // ralph as the build step would leave it: on PATH.
+        let bin = files.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ralph"), bin.join("ralph")).unwrap();
+        let mut env = BTreeMap::new();
+        for (k, v) in [
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_REPOSITORY", "octo-org/octo-repo"),
+            ("GITHUB_SERVER_URL", "https://github.com"),
+            ("GIT_CONFIG_NOSYSTEM", "1"),
+            ("NO_COLOR", "1"),
+        ] {
+            env.insert(k.to_owned(), v.to_owned());
+        }
+        env.insert(
+            "RUNNER_TEMP".into(),
+            files.path().join("tmp").display().to_string(),
+        );
+        env.insert(
+            "GITHUB_ACTION_PATH".into(),
+            env!("CARGO_MANIFEST_DIR").into(),
+        );
+        std::fs::create_dir_all(files.path().join("tmp")).unwrap();
+        Runner {
+            action,
+            inputs: all,
+            workdir: workdir.to_owned(),
+            env,
+            path: vec![bin.display().to_string()],
+            files,
+            stop_after: None,
+        }
+    }
+
+    /// `${{ … }}` in a value: inputs, the token, steps' outputs.
+    fn expand(&self, text: &str, outputs: &BTreeMap<String, BTreeMap<String, String>>) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("${{") {
+            out.push_str(&rest[..start]);
+            let end = rest[start..].find("}}").unwrap() + start;
+            out.push_str(&self.value(rest[start + 3..end].trim(), outputs));
+            rest = &rest[end + 2..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    fn value(&self, expr: &str, outputs: &BTreeMap<String, BTreeMap<String, String>>) -> String {
+        if let Some(name) = expr.strip_prefix("inputs.") {
+            return self
+                .inputs
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| panic!("input {name}"));
+        }
+        if expr == "github.token" {
+            return TOKEN.to_owned();
+        }
+        if let Some(rest) = expr.strip_prefix("steps.") {
+            let (id, key) = rest.split_once(".outputs.").unwrap();
+            return outputs
+                .get(id)
+                .and_then(|o| o.get(key))
+                .cloned()
+                .unwrap_or_default();
+        }
+        if let Some(lit) = expr.strip_prefix('\'').and_then(|e| e.strip_suffix('\'')) {
+            return lit.to_owned();
+        }
+        panic!("an expression the test runner does not know: {expr}");
+    }
+
+    /// An `if:` condition: `a == 'b'`, `a != 'b'`, `always()`, joined by `&&`.
+    fn condition(
+        &self,
+        cond: Option<&str>,
+        failed: bool,
+        outputs: &BTreeMap<String, BTreeMap<String, String>>,
+    ) -> bool {
+        let Some(cond) = cond else {
+            return !failed;
+        };
+        let mut always = false;
+        let mut ok = true;
+        for part in cond.split("&&").map(str::trim) {
+            if part == "always()" {
+                always = true;
+            } else if let Some((a, b)) = part.split_once("!=") {
+                ok &= self.value(a.trim(), outputs) != self.value(b.trim(), outputs);
+            } else if let Some((a, b)) = part.split_once("==") {
+                ok &= self.value(a.trim(), outputs) == self.value(b.trim(), outputs);
+            } else {
+                panic!("a condition the test runner does not know: {part}");
+            }
+        }
+        ok && (always || !failed)
+    }
+
+    fn run(&self) -> Ran {
+        let mut outputs: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        let mut steps = Vec::new();
+        let mut failed = false;
+        let mut log = String::new();
+        let mut path = self.path.clone();
+        let tmp = self.files.path();
+        let summary = tmp.join("summary.md");
+        let github_path = tmp.join("path");
+        let github_env = tmp.join("env");
+        for f in [&summary, &github_path, &github_env] {
+            std::fs::write(f, "").unwrap();
+        }
+        for (i, step) in self.action["runs"]["steps"]
+            .as_vec()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
+            let name = step["name"].as_str().unwrap_or("").to_owned();
+            let stop = self.stop_after.as_deref() == Some(name.as_str());
+            let (Some(script), true) = (
+                step["run"].as_str(),
+                self.condition(step["if"].as_str(), failed, &outputs),
+            ) else {
+                if stop {
+                    break;
+                }
+                continue;
+            };
+            assert_eq!(step["shell"].as_str(), Some("bash"), "{name}");
+            let output = tmp.join(format!("output-{i}"));
+            std::fs::write(&output, "").unwrap();
+            let mut cmd = std::process::Command::new("bash");
+            cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+                .current_dir(&self.workdir)
+                .env_clear()
+                .env("HOME", tmp)
+                .env("GITHUB_OUTPUT", &output)
+                .env("GITHUB_STEP_SUMMARY", &summary)
+                .env("GITHUB_PATH", &github_path)
+                .env("GITHUB_ENV", &github_env);
+            let system = std::env::var("PATH").unwrap();
+            cmd.env("PATH", format!("{}:{system}", path.join(":")));
+            for (k, v) in &self.env {
+                cmd.env(k, v);
+            }
+            for line in std::fs::read_to_string(&github_env).unwrap().lines() {
+                if let Some((k, v)) = line.split_once('=') {
+                    cmd.env(k, v);
+                }
+            }
+            if let Some(vars) = step["env"].as_hash() {
+                for (k, v) in vars {
+                    cmd.env(
+                        k.as_str().unwrap(),
+                        self.expand(v.as_str().unwrap(), &outputs),
+                    );
+                }
+            }
+            let out = cmd.output().unwrap();
+            let code = out.status.code().unwrap_or(-1);
+            log.push_str(&format!(
+                "== {name} (exit {code})\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            steps.push((name, code));
+            failed |= code != 0;
+            let mut mine = BTreeMap::new();
+            for line in std::fs::read_to_string(&output).unwrap().lines() {
+                if let Some((k, v)) = line.split_once('=') {
+                    mine.insert(k.to_owned(), v.to_owned());
+                }
+            }
+            if let Some(id) = step["id"].as_str() {
+                outputs.insert(id.to_owned(), mine);
+            }
+            // GITHUB_PATH entries come first for the steps after.
+            let added: Vec<String> = std::fs::read_to_string(&github_path)
+                .unwrap()
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            path = added
+                .iter()
+                .rev()
+                .cloned()
+                .chain(self.path.clone())
+                .collect();
+            if stop {
+                break;
+            }
+        }
+        let mut action_outputs = BTreeMap::new();
+        for (k, v) in self.action["outputs"].as_hash().unwrap() {
+            let value = self.expand(v["value"].as_str().unwrap(), &outputs);
+            action_outputs.insert(k.as_str().unwrap().to_owned(), value);
+        }
+        Ran {
+            outputs: action_outputs,
+            steps,
+            summary: std::fs::read_to_string(summary).unwrap(),
+            log,
+            path_additions: std::fs::read_to_string(github_path)
+                .unwrap()
+                .lines()
+                .map(str::to_owned)
+                .collect(),
+        }
+    }
+}
+
+/// The sample repository, with the GitHub tracker (as a repository using the action has).
+fn repository() -> crate::compete::Repo {
+    let repo = github_repo();
+    let config = repo.root.join(".ralph/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace("tracker = \"local\"", "tracker = \"github\""),
+    )
+    .unwrap();
+    repo
+}
+
+fn ran(r: &Ran, step: &str) -> Option<i32> {
+    r.steps.iter().find(|(n, _)| n == step).map(|(_, c)| *c)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queue_mode_gives_the_matrix_and_names_stale_issues_in_the_summary() {
+    let server = wiremock::MockServer::start().await;
+    let mut ready: Value = serde_json::from_str(&crate::common::fixture("issue_12.json")).unwrap();
+    ready["labels"] = json!([{"name": "ready"}]);
+    let mut stuck = ready.clone();
+    stuck["number"] = json!(14);
+    stuck["labels"] = json!([{"name": "in-progress"}]);
+    for (label, body) in [("ready", json!([ready])), ("in-progress", json!([stuck]))] {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO_PATH}/issues")))
+            .and(query_param("labels", label))
+            .respond_with(ResponseTemplate::new(200).set_body_json(body))
+            .mount(&server)
+            .await;
+    }
+    Mock::given(method("GET"))
+        .and(path(format!("{REPO_PATH}/issues/14/events")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([
+            {"event": "labeled", "actor": {"login": "ralph-bot"}, "label": {"name": "in-progress"}, "created_at": "2026-01-05T05:00:00Z"}
+        ])))
+        .mount(&server)
+        .await;
+    let repo = repository();
+    let mut runner = Runner::new(&repo.root, &[("mode", "queue")]);
+    runner.env.insert("GITHUB_API_URL".into(), server.uri());
+    let r = tokio::task::spawn_blocking(move || runner.run())
+        .await
+        .unwrap();
+    assert_eq!(ran(&r, "List the ready issues"), Some(0), "{}", r.log);
+    assert_eq!(
+        r.outputs["matrix"], r#"{"include":[{"issue":12}]}"#,
+        "{}",
+        r.log
+    );
+    assert!(
+        r.summary.contains("**Stale**") && r.summary.contains("- #14 "),
+        "{}",
+        r.summary
+    );
+    assert_eq!(ran(&r, "Compete"), None, "queue mode does not compete");
+    assert_eq!(ran(&r, "Install the agent CLIs"), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compete_mode_runs_publishes_its_outputs_and_pushes_the_ledger() {
+    let server = github_server().await;
+    labeler(&server, "maintain").await;
+    let repo = repository();
+    let mut runner = Runner::new(&repo.root, &[("issue", "12")]);
+    runner.env.insert("GITHUB_API_URL".into(), server.uri());
+    let r = tokio::task::spawn_blocking(move || runner.run())
+        .await
+        .unwrap();
+    for step in [
+        "Key the ralph build",
+        "Install ralph",
+        "Find the agent CLIs",
+        "Install the agent CLIs",
+        "Compete",
+        "Record the ledger",
+    ] {
+        assert_eq!(ran(&r, step), Some(0), "{step}:\n{}", r.log);
+    }
+    assert!(r.log.contains("ralph is on PATH"), "{}", r.log);
+    assert!(r.log.contains("no agent CLI to install"), "{}", r.log);
+    assert_eq!(r.outputs["outcome"], "complete");
+    assert!(
+        r.outputs["pr-url"].starts_with("https://"),
+        "{:?}",
+        r.outputs
+    );
+    assert_eq!(r.outputs["winner"], "alpha");
+    assert!(r.outputs["branch"].starts_with("ralph/12-"));
+    assert!(
+        r.summary.contains("### Leaderboard after this run"),
+        "{}",
+        r.summary
+    );
+    // The ledger step committed the new events to the base branch on the remote.
+    let listed = crate::common::git(&repo.remote, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(
+        listed.contains(".ralph/events/") && listed.contains("-alpha-success.json"),
+        "{listed}"
+    );
+    assert!(!r.log.contains(TOKEN) && !r.summary.contains(TOKEN));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dry_run_writes_nothing_and_skips_the_ledger() {
+    let server = github_server().await;
+    let repo = repository();
+    let mut runner = Runner::new(&repo.root, &[("issue", "12"), ("dry-run", "true")]);
+    runner.env.insert("GITHUB_API_URL".into(), server.uri());
+    let r = tokio::task::spawn_blocking(move || runner.run())
+        .await
+        .unwrap();
+    assert_eq!(ran(&r, "Compete"), Some(0), "{}", r.log);
+    assert_eq!(r.outputs["outcome"], "dry_run");
+    assert_eq!(ran(&r, "Record the ledger"), None);
+    let requests = server.received_requests().await.unwrap();
+    assert!(
+        requests.iter().all(|q| q.method.as_str() == "GET"),
+        "a dry run only reads"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_clis_the_configuration_runs_are_installed_at_the_pinned_versions() {
+    let repo = repository();
+    // A configuration with a claude bot and a codex implementer; neither CLI is installed.
+    let config_path = repo.root.join(".ralph/config.toml");
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    let mut lines: Vec<String> = Vec::new();
+    let mut in_implementer = false;
+    for line in config.lines() {
+        if line.starts_with('[') {
+            in_implementer = line == "[implementer]";
+        }
+        if line == "[arbiter]" {
+            lines.push(
+                "[[bots]]\nid = \"claude-bot\"\nbackend = \"claude\"\nmodel = \"sonnet\"".into(),
+            );
+        }
+        if in_implementer && line.starts_with("command = ") {
+            lines.push("backend = \"codex\"\nmodel = \"gpt-5\"".into());
+            continue;
+        }
+        lines.push(line.to_owned());
+    }
+    std::fs::write(&config_path, lines.join("\n") + "\n").unwrap();
+    // A stand-in npm: records its arguments and provides each package's program.
+    let mut runner = Runner::new(&repo.root, &[("issue", "12"), ("codex-version", "0.170.0")]);
+    let npm_dir = runner.files.path().join("npm-bin");
+    std::fs::create_dir_all(&npm_dir).unwrap();
+    crate::common::script(
+        &npm_dir,
+        "npm",
+        r#"echo "$@" >> "$RUNNER_TEMP/npm.calls"
+prefix=""; while [ $# -gt 0 ]; do case "$1" in --prefix) prefix=$2; shift;; esac; shift; done
+mkdir -p "$prefix/node_modules/.bin"
+for p in claude codex; do printf '#!/bin/sh\necho fake\n' > "$prefix/node_modules/.bin/$p"; chmod +x "$prefix/node_modules/.bin/$p"; done"#,
+    );
+    runner.path.push(npm_dir.display().to_string());
+    // Keep a system `claude` or `codex` out of the way.
+    runner
+        .env
+        .insert("RALPH_CLAUDE_BIN".into(), "ralph-test-claude".into());
+    runner
+        .env
+        .insert("RALPH_CODEX_BIN".into(), "ralph-test-codex".into());
+    runner.stop_after = Some("Install the agent CLIs".into());
+    let tmp = runner.files.path().join("tmp");
+    let r = runner.run();
+    assert_eq!(ran(&r, "Install the agent CLIs"), Some(0), "{}", r.log);
+    let calls = std::fs::read_to_string(tmp.join("npm.calls")).unwrap();
+    assert!(
+        calls.contains("@anthropic-ai/claude-code@2.1.330"),
+        "{calls}"
+    );
+    assert!(calls.contains("@openai/codex@0.170.0"), "{calls}");
+    assert!(calls.contains("--no-audit"), "{calls}");
+    assert!(
+        r.path_additions
+            .iter()
+            .any(|p| p.ends_with("agent-clis/node_modules/.bin")),
+        "{:?}",
+        r.path_additions
+    );
+}
