@@ -128,7 +128,7 @@ pub async fn trust_gate(tracker: &dyn IssueTracker, issue: u64, ready_label: &st
     let permission = tracker.permission(&login).await?;
     if permission < Permission::Write {
         return Err(UserError::usage(format!(
-            "`{ready_label}` on #{issue} was applied by {login}, who has {} access; in Actions ralph only competes on issues a user with write access marked ready",
+            "`{ready_label}` on #{issue} was applied by {login}, who has {} access; in Actions ralph only works on issues a user with write access labelled",
             serde_json::to_value(permission)
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))

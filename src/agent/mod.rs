@@ -34,6 +34,8 @@ pub enum Role {
     Judge,
     Implement,
     Verify,
+    /// Drafts (or reviews) an issue's requirements: `ralph refine`.
+    Refine,
 }
 
 impl Role {
@@ -44,6 +46,7 @@ impl Role {
             Role::Judge => "judge",
             Role::Implement => "implement",
             Role::Verify => "verify",
+            Role::Refine => "refine",
         }
     }
 

@@ -13,12 +13,13 @@ use std::path::{Path, PathBuf};
 /// The largest template override read from `.ralph/prompts/`.
 const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 
-const BUILTIN: [(Role, &str); 5] = [
+const BUILTIN: [(Role, &str); 6] = [
     (Role::Extract, include_str!("../../prompts/extract.md")),
     (Role::Propose, include_str!("../../prompts/propose.md")),
     (Role::Judge, include_str!("../../prompts/judge.md")),
     (Role::Implement, include_str!("../../prompts/implement.md")),
     (Role::Verify, include_str!("../../prompts/verify.md")),
+    (Role::Refine, include_str!("../../prompts/refine.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -138,6 +139,7 @@ mod tests {
             "attempt": 1,
             "budget": 3,
             "diff": "+x",
+            "review": false,
         })
     }
 
@@ -184,6 +186,23 @@ mod tests {
         let text = p.render(Role::Propose, &initial).unwrap();
         assert!(!text.contains("previous attempt failed"));
         assert!(!text.contains("guidance\n"));
+    }
+
+    #[test]
+    fn the_refine_prompt_drafts_prose_and_reviews_checkboxes() {
+        let p = Prompts::load(Path::new("/nonexistent")).unwrap();
+        let draft = p.render(Role::Refine, &base()).unwrap();
+        assert!(draft.contains("The issue is written as prose: draft its requirements."));
+        assert!(draft.contains("`questions`: what only the author can decide"));
+        assert!(!draft.contains("\"review\""));
+        let mut ctx = base();
+        ctx["review"] = json!(true);
+        ctx["explicit_json"] = json!("[{\"id\": \"req_1\", \"text\": \"Add a widget\"}]");
+        let review = p.render(Role::Refine, &ctx).unwrap();
+        assert!(review.contains("review them"));
+        assert!(review.contains("[{\"id\": \"req_1\", \"text\": \"Add a widget\"}]"));
+        assert!(review.contains("\"review\": [{\"id\": \"req_1\", \"kind\": \"ambiguity\""));
+        assert!(review.contains("### CLAUDE.md\n\nRun cargo test."));
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod leaderboard;
 mod prompt;
 mod queue;
 mod ready;
+mod refine;
 mod reset;
 mod setup;
 mod signal;
@@ -94,6 +95,8 @@ pub enum Command {
     Ready(ready::ReadyArgs),
     /// Print the requirements extracted from issue N
     Spec(spec::SpecArgs),
+    /// Draft the checkbox spec of a prose issue N (or review its checkboxes) for a maintainer
+    Refine(refine::RefineArgs),
     /// List the issues ready for a competition, oldest first
     Queue(queue::QueueArgs),
     /// Run the competition on issue N: proposals, ranking, implementation, checks, PR or escalation
@@ -223,6 +226,7 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
         Command::Spec(args) => spec::run(&ctx, args).await,
         Command::Queue(args) => queue::run(&ctx, args).await,
         Command::Config(args) => config::run(&ctx, args),
+        Command::Refine(args) => refine::run(&ctx, args).await,
         Command::Compete(args) => compete::run(&ctx, args).await,
         Command::Demo(args) => demo::run(&ctx, args).await,
         Command::Doctor(args) => doctor::run(&ctx, args).await,

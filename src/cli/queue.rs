@@ -3,13 +3,14 @@
 //! oldest first; and the stale ones: `in-progress` for longer than `[github]
 //! stale_after_hours` (by the label's event time) with no run of this machine holding them — a
 //! cancelled or lost job's. `--json` prints `{"include":[{"issue":12},…],"stale":[…]}` (the
-//! Action makes its matrix of `include`); in Actions the job summary lists both.
+//! Action makes its matrix of `include`); in Actions the job summary lists both. `--refine`
+//! lists instead the issues waiting for a draft: `in-refinement`, no ralph draft yet.
 
 use super::Context;
 use crate::action::ActionEnv;
 use crate::error::Exit;
 use crate::output::sanitize;
-use crate::tracker::{self, workflow, IssueQuery, IssueState, IssueTracker};
+use crate::tracker::{self, workflow, Issue, IssueQuery, IssueState, IssueTracker};
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 use clap::Args;
@@ -20,6 +21,33 @@ pub struct QueueArgs {
     /// At most this many issues
     #[arg(long, value_name = "K")]
     pub limit: Option<usize>,
+    /// The issues waiting for a draft instead: labelled in-refinement, with no ralph draft yet
+    #[arg(long)]
+    pub refine: bool,
+}
+
+/// Open issues labelled `in-refinement` that have no ralph draft (in the body or a comment),
+/// oldest first.
+async fn to_refine(tracker: &dyn IssueTracker, limit: Option<usize>) -> Result<Vec<Issue>> {
+    let mut issues = tracker
+        .issues(&IssueQuery {
+            labels: vec![workflow::LABEL_IN_REFINEMENT.to_owned()],
+            state: Some(IssueState::Open),
+        })
+        .await?;
+    issues.retain(|i| !i.is_pull_request);
+    issues.sort_by_key(|i| (i.created_at.is_none(), i.created_at, i.number));
+    let mut out = Vec::new();
+    for i in issues {
+        if limit.is_some_and(|l| out.len() >= l) {
+            break;
+        }
+        let comments = tracker.comments(i.number).await?;
+        if !crate::refine::has_draft(&i.body, &comments) {
+            out.push(i);
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Serialize)]
@@ -124,6 +152,25 @@ struct Entry {
 pub async fn run(ctx: &Context, args: QueueArgs) -> Result<Exit> {
     let settings = ctx.settings()?;
     let tracker = tracker::open(&settings).await?;
+    if args.refine {
+        let issues = to_refine(tracker.as_ref(), args.limit).await?;
+        if ctx.printer.json_mode() {
+            ctx.printer.json(&serde_json::json!({
+                "include": issues.iter().map(|i| Entry { issue: i.number }).collect::<Vec<_>>()
+            }))?;
+        } else if issues.is_empty() {
+            ctx.printer.status(
+                "no issue waits for a draft (open, labelled in-refinement, no ralph draft yet)",
+            );
+        } else {
+            let lines: String = issues
+                .iter()
+                .map(|i| format!("#{:<6} {}\n", i.number, sanitize(&i.title)))
+                .collect();
+            ctx.printer.data(&lines)?;
+        }
+        return Ok(Exit::Success);
+    }
     let ready = settings.config.github.ready_label.clone();
     let issues = tracker
         .issues(&IssueQuery {

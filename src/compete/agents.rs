@@ -24,7 +24,8 @@ pub struct Agent {
 }
 
 impl Agent {
-    fn build(name: &str, config: &AgentConfig, root: &Path, record: Option<&Path>) -> Agent {
+    /// The agent `name` configured so; relative paths resolve against `root`.
+    pub fn build(name: &str, config: &AgentConfig, root: &Path, record: Option<&Path>) -> Agent {
         let backend = agent::can_start(config, root)
             .map_err(|why| agent::AgentError::Start {
                 backend: config.backend.as_str().to_owned(),

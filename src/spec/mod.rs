@@ -184,9 +184,10 @@ pub(crate) fn collapse_whitespace(text: &str) -> String {
 }
 
 /// What to do about an issue that has no open checkbox to compete on.
-pub fn requirements_hint(_issue: u64) -> String {
-    "write the issue's requirements as a task list in its body (`- [ ] …`, one checkable item each)"
-        .to_owned()
+pub fn requirements_hint(issue: u64) -> String {
+    format!(
+        "write the issue's requirements as a task list in its body (`- [ ] …`, one checkable item each), or let ralph draft them with `ralph refine {issue}`"
+    )
 }
 
 #[cfg(test)]

@@ -296,6 +296,9 @@ pub trait IssueTracker: Send + Sync {
     /// tracker has no record of it).
     async fn label_applied(&self, number: u64, label: &str) -> Result<Option<Labeled>>;
 
+    /// The bodies of the issue's comments, oldest first.
+    async fn comments(&self, number: u64) -> Result<Vec<String>>;
+
     /// Who most recently applied `label` to the issue (`None` when nobody on record).
     async fn label_applied_by(&self, number: u64, label: &str) -> Result<Option<String>> {
         Ok(self.label_applied(number, label).await?.and_then(|l| l.by))

@@ -172,6 +172,42 @@ pub fn remove_worktree(root: &Path, wt: &Worktree) -> Result<(), WorkspaceError>
     Ok(())
 }
 
+/// A detached worktree of `rev` at `path`, for an agent to read the repository as it is on the
+/// base (`ralph refine`); the directory's name starts with `ralph-`, so a competition's
+/// read-only guard leaves it alone.
+pub async fn add_detached(root: &Path, path: &Path, rev: &str) -> Result<(), WorkspaceError> {
+    let _ = remove_detached(root, path).await;
+    let out = run_git(git_cmd(root).args([
+        "worktree",
+        "add",
+        "--detach",
+        "--quiet",
+        &path.to_string_lossy(),
+        rev,
+    ]))
+    .await?;
+    if out.success() {
+        Ok(())
+    } else {
+        Err(WorkspaceError::Git {
+            message: format!(
+                "cannot check out {rev} at {}: {}",
+                path.display(),
+                out.tail(3)
+            ),
+            source: None,
+        })
+    }
+}
+
+/// Removes a worktree made by [`add_detached`].
+pub async fn remove_detached(root: &Path, path: &Path) -> Result<(), WorkspaceError> {
+    run_git(git_cmd(root).args(["worktree", "remove", "--force", &path.to_string_lossy()])).await?;
+    let _ = std::fs::remove_dir_all(path);
+    let _ = run_git(git_cmd(root).args(["worktree", "prune"])).await;
+    Ok(())
+}
+
 /// Removes the worktree and deletes its branch (a run refused before it began).
 pub fn abandon(root: &Path, wt: &Worktree) -> Result<(), WorkspaceError> {
     remove_worktree(root, wt)?;

@@ -21,7 +21,8 @@ mod repo;
 
 pub use diff::{analyse, patch_text, protected_findings, DiffStats, FileChange, Finding};
 pub use git::{
-    commit, create_worktree, push, remove_worktree, reset_worktree, CommitInfo, Worktree,
+    add_detached, commit, create_worktree, push, remove_detached, remove_worktree, reset_worktree,
+    CommitInfo, Worktree,
 };
 pub use guard::Snapshot;
 pub use ledger_push::{push_events, LedgerPush, LedgerTarget, PUSH_ATTEMPTS};

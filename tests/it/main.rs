@@ -24,5 +24,6 @@ mod github_tracker;
 mod ledger_push;
 mod model_server;
 mod real_clis;
+mod refine;
 mod untrusted;
 mod workspace;

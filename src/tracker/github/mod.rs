@@ -8,7 +8,9 @@ mod wire;
 pub use self::http::RetryPolicy;
 
 use self::http::Api;
-use self::wire::{WireEvent, WireIssue, WireLabel, WirePermission, WirePull, WireRepo};
+use self::wire::{
+    WireComment, WireEvent, WireIssue, WireLabel, WirePermission, WirePull, WireRepo,
+};
 use super::discover::Token;
 use super::{
     Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, Labeled, NewPullRequest,
@@ -267,6 +269,18 @@ impl IssueTracker for GithubTracker {
             )
             .await?;
         Ok(())
+    }
+
+    async fn comments(&self, number: u64) -> Result<Vec<String>> {
+        let comments: Vec<WireComment> = self
+            .api
+            .get_all(
+                self.path(&format!("/issues/{number}/comments?per_page=100")),
+                &format!("read the comments of issue #{number}"),
+                &self.issue_subject(number),
+            )
+            .await?;
+        Ok(comments.into_iter().filter_map(|c| c.body).collect())
     }
 
     async fn assign(&self, number: u64, logins: &[String]) -> Result<()> {

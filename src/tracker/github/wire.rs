@@ -133,6 +133,13 @@ pub struct WireEvent {
     pub created_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
+/// An issue comment, as far as ralph reads it.
+#[derive(Debug, Deserialize)]
+pub struct WireComment {
+    #[serde(default)]
+    pub body: Option<String>,
+}
+
 #[derive(Debug, Deserialize)]
 pub struct LabelName {
     pub name: String,

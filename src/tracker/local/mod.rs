@@ -235,6 +235,15 @@ impl IssueTracker for LocalTracker {
         self.update(number, |file| file.push_comment(Utc::now(), body))
     }
 
+    async fn comments(&self, number: u64) -> Result<Vec<String>> {
+        let (_, file) = self.load(number)?;
+        Ok(if file.comments.is_empty() {
+            Vec::new()
+        } else {
+            vec![file.comments]
+        })
+    }
+
     async fn assign(&self, number: u64, logins: &[String]) -> Result<()> {
         self.update(number, |file| {
             let mut current = file.get_list("assignees");

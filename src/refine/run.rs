@@ -1,0 +1,198 @@
+//! The work of `ralph refine N`: the issue read, the `refine` role asked (in a detached
+//! worktree of the base branch when the repository is a git one, so a CLI agent reads the code
+//! as it is on the base and never the user's checkout), then the draft posted: a comment, the
+//! task list written into the body with `--write`, or nothing with `--dry-run`; the issue moved
+//! to `in-refinement` (from `backlog-review` or `ready`).
+
+use super::{comment, write_into, RefineAnswer};
+use crate::agent::prompts::Prompts;
+use crate::agent::protocol::{ask, AnswerContext};
+use crate::agent::{AgentCall, Phase, Role};
+use crate::compete::agents::Agent;
+use crate::compete::extract::{prompt_json, PromptIssue};
+use crate::error::UserError;
+use crate::output::Printer;
+use crate::settings::Settings;
+use crate::spec::{read_guidance, Requirements};
+use crate::tracker::workflow::{LABEL_BACKLOG_REVIEW, LABEL_IN_REFINEMENT};
+use crate::tracker::{IssueState, IssueTracker};
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// What `ralph refine N` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct RefineOptions {
+    pub issue: u64,
+    /// Put the task list into the body between the markers.
+    pub write: bool,
+    /// Print the draft; change nothing.
+    pub dry_run: bool,
+    /// Record the agent's answer for replay.
+    pub record: Option<PathBuf>,
+}
+
+/// What refining did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Refined {
+    pub issue: u64,
+    /// The issue had open checkboxes: the answer is a review.
+    pub review: bool,
+    pub answer: RefineAnswer,
+    /// The comment posted (or, with `--dry-run`, that would be).
+    pub comment: String,
+    /// The body was rewritten with the task list.
+    pub body_written: bool,
+    pub dry_run: bool,
+}
+
+/// Refines issue `opts.issue`.
+pub async fn refine(
+    settings: &Settings,
+    tracker: &dyn IssueTracker,
+    printer: &Printer,
+    opts: &RefineOptions,
+) -> Result<Refined> {
+    let n = opts.issue;
+    let issue = tracker.issue(n).await?;
+    if issue.is_pull_request {
+        return Err(UserError::usage(format!("#{n} is a pull request, not an issue")).into());
+    }
+    if issue.state == IssueState::Closed {
+        return Err(UserError::usage(format!("issue #{n} is closed"))
+            .with_hint("reopen it if it should be worked on")
+            .into());
+    }
+    let reqs = Requirements::from_body(&issue.body);
+    let open: Vec<_> = reqs.open().collect();
+    let review = !open.is_empty();
+    let arbiter = Agent::build(
+        "arbiter",
+        &settings.config.arbiter,
+        &settings.root,
+        opts.record.as_deref(),
+    );
+    let backend = arbiter.backend.map_err(|why| {
+        UserError::usage(format!("the arbiter cannot start: {why}"))
+            .with_hint("`ralph doctor` checks the agents; the arbiter answers the refine role")
+    })?;
+    let prompts = Prompts::load(&settings.ralph_dir)?;
+    let prompt = prompts.render(
+        Role::Refine,
+        &serde_json::json!({
+            "issue": PromptIssue::new(&issue),
+            "review": review,
+            "explicit_json": prompt_json(&open),
+            "guidance": read_guidance(&settings.root),
+        }),
+    )?;
+    let ctx = AnswerContext {
+        requirement_ids: open.iter().map(|r| r.id.clone()).collect(),
+        ..AnswerContext::default()
+    };
+    let checkout = Checkout::at_base(settings, n).await;
+    let call = AgentCall {
+        role: Role::Refine,
+        prompt,
+        workdir: checkout.path().to_owned(),
+        bot_id: None,
+        issue: n,
+        round: 1,
+        phase: Phase::Initial,
+        timeout: arbiter.timeout,
+        attempt: 0,
+        speaker: None,
+    };
+    printer.status(&format!(
+        "Asking the arbiter to {} #{n}'s requirements…",
+        if review { "review" } else { "draft" }
+    ));
+    let asked = ask::<RefineAnswer>(backend.as_ref(), &call, &ctx).await;
+    checkout.remove().await;
+    let asked = asked.map_err(|e| anyhow::anyhow!("the refine role gave no usable answer: {e}"))?;
+    for w in &asked.warnings {
+        printer.warn(w);
+    }
+    let answer = asked.answer;
+    let write = opts.write && !review;
+    let text = comment(n, &answer, review, write);
+    if !opts.dry_run {
+        if write {
+            tracker
+                .set_body(n, &write_into(&issue.body, &answer))
+                .await?;
+        }
+        tracker.comment(n, &text).await?;
+        tracker
+            .add_labels(n, &[LABEL_IN_REFINEMENT.to_owned()])
+            .await?;
+        for label in [
+            LABEL_BACKLOG_REVIEW,
+            settings.config.github.ready_label.as_str(),
+        ] {
+            tracker.remove_label(n, label).await?;
+        }
+    }
+    Ok(Refined {
+        issue: n,
+        review,
+        answer,
+        comment: text,
+        body_written: write && !opts.dry_run,
+        dry_run: opts.dry_run,
+    })
+}
+
+/// Where the agent reads the repository: a detached worktree of the base branch, else (not a
+/// git repository, no base) the repository root.
+struct Checkout {
+    root: PathBuf,
+    worktree: Option<PathBuf>,
+}
+
+impl Checkout {
+    async fn at_base(settings: &Settings, issue: u64) -> Checkout {
+        let root = settings.root.clone();
+        let git = &settings.config.git;
+        let found = crate::workspace::inspect(&root, &git.remote, git.base.as_deref(), None).await;
+        let Ok((base, _)) = found.base else {
+            return Checkout {
+                root,
+                worktree: None,
+            };
+        };
+        let rev = if found.has_remote {
+            format!("{}/{base}", git.remote)
+        } else {
+            base
+        };
+        let path = settings
+            .ralph_dir
+            .join("worktrees")
+            .join(format!("ralph-refine-{issue}"));
+        match crate::workspace::add_detached(&root, &path, &rev).await {
+            Ok(()) => Checkout {
+                root,
+                worktree: Some(path),
+            },
+            Err(e) => {
+                tracing::warn!("refining from the repository root: {e}");
+                Checkout {
+                    root,
+                    worktree: None,
+                }
+            }
+        }
+    }
+
+    fn path(&self) -> &std::path::Path {
+        self.worktree.as_deref().unwrap_or(&self.root)
+    }
+
+    async fn remove(&self) {
+        if let Some(wt) = &self.worktree {
+            if let Err(e) = crate::workspace::remove_detached(&self.root, wt).await {
+                tracing::warn!("could not remove {}: {e}", wt.display());
+            }
+        }
+    }
+}
