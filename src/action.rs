@@ -120,9 +120,11 @@ pub async fn trust_gate(tracker: &dyn IssueTracker, issue: u64, ready_label: &st
         return Err(UserError::usage(format!(
             "nobody on record applied `{ready_label}` to #{issue}, so ralph cannot tell it was approved"
         ))
-        .with_hint(format!(
-            "a maintainer should remove and re-apply `{ready_label}` (or run `ralph ready {issue}`)"
-        ))
+        .with_hint(if crate::tracker::workflow::LABELS_BEFORE_READY.contains(&ready_label) {
+            format!("a maintainer should remove and re-apply `{ready_label}`")
+        } else {
+            format!("a maintainer should remove and re-apply `{ready_label}` (or run `ralph ready {issue}`)")
+        })
         .into());
     };
     let permission = tracker.permission(&login).await?;

@@ -35,21 +35,18 @@ pub async fn run(ctx: &Context, args: RefineArgs) -> Result<Exit> {
     if crate::action::ActionEnv::detect(crate::env::get).is_some() && !args.dry_run {
         // Only what a maintainer put up for refinement is refined on a schedule.
         let issue = super::fetch_issue(tracker.as_ref(), args.issue).await?;
-        let label = [
-            workflow::LABEL_IN_REFINEMENT,
-            workflow::LABEL_BACKLOG_REVIEW,
-        ]
-        .into_iter()
-        .find(|l| issue.has_label(l))
-        .ok_or_else(|| {
-            UserError::usage(format!(
-                "#{} is not labelled `{}` or `{}`",
-                args.issue,
-                workflow::LABEL_IN_REFINEMENT,
-                workflow::LABEL_BACKLOG_REVIEW
-            ))
-            .with_hint("in Actions ralph refines only issues a maintainer labelled for it")
-        })?;
+        let label = workflow::LABELS_BEFORE_READY
+            .into_iter()
+            .find(|l| issue.has_label(l))
+            .ok_or_else(|| {
+                UserError::usage(format!(
+                    "#{} is not labelled `{}` or `{}`",
+                    args.issue,
+                    workflow::LABEL_IN_REFINEMENT,
+                    workflow::LABEL_BACKLOG_REVIEW
+                ))
+                .with_hint("in Actions ralph refines only issues a maintainer labelled for it")
+            })?;
         trust_gate(tracker.as_ref(), args.issue, label).await?;
     }
     let refined = refine(

@@ -133,11 +133,8 @@ pub fn task_list(a: &RefineAnswer, nl: &str) -> String {
 pub fn write_into(body: &str, a: &RefineAnswer) -> String {
     let nl = if body.contains("\r\n") { "\r\n" } else { "\n" };
     let section = format!("{MARK_START}{nl}{}{MARK_END}", task_list(a, nl));
-    if let (Some(start), Some(end)) = (body.find(MARK_START), body.find(MARK_END)) {
-        if end > start {
-            let end = end + MARK_END.len();
-            return format!("{}{section}{}", &body[..start], &body[end..]);
-        }
+    if let Some((start, end)) = section_span(body) {
+        return format!("{}{section}{}", &body[..start], &body[end..]);
     }
     let mut out = body.to_owned();
     if !out.is_empty() {
@@ -149,6 +146,22 @@ pub fn write_into(body: &str, a: &RefineAnswer) -> String {
     out.push_str(&section);
     out.push_str(nl);
     out
+}
+
+/// Where ralph's section is in `body`: from its start marker to the end of its end marker.
+fn section_span(body: &str) -> Option<(usize, usize)> {
+    let start = body.find(MARK_START)?;
+    let end = start + body[start..].find(MARK_END)? + MARK_END.len();
+    Some((start, end))
+}
+
+/// `body` without ralph's section: what the author wrote. The section is ralph's own, so its
+/// checkboxes neither make a second `ralph refine` a review nor reach the agent as the issue.
+pub fn authored(body: &str) -> String {
+    match section_span(body) {
+        Some((start, end)) => format!("{}{}", &body[..start], &body[end..]),
+        None => body.to_owned(),
+    }
 }
 
 /// Whether the issue has a ralph draft already: the section in its body or a draft comment.
@@ -279,6 +292,18 @@ mod tests {
             md.contains("- `req_1` — untestable: how fast is fast?"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn the_authored_body_leaves_out_ralphs_section_only() {
+        let a = answer();
+        let body = "Prose.\r\n";
+        let written = write_into(body, &a);
+        assert_eq!(authored(&written), "Prose.\r\n\r\n\r\n");
+        assert_eq!(authored(body), body);
+        // An end marker before the start marker is no section.
+        let odd = format!("{MARK_END} x {MARK_START} y");
+        assert_eq!(authored(&odd), odd);
     }
 
     #[test]

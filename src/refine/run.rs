@@ -62,7 +62,10 @@ pub async fn refine(
             .with_hint("reopen it if it should be worked on")
             .into());
     }
-    let reqs = Requirements::from_body(&issue.body);
+    // ralph's own section is re-drafted, not reviewed, and the agent reads the author's words.
+    let mut authored = issue.clone();
+    authored.body = crate::refine::authored(&issue.body);
+    let reqs = Requirements::from_body(&authored.body);
     let open: Vec<_> = reqs.open().collect();
     let review = !open.is_empty();
     let arbiter = Agent::build(
@@ -79,7 +82,7 @@ pub async fn refine(
     let prompt = prompts.render(
         Role::Refine,
         &serde_json::json!({
-            "issue": PromptIssue::new(&issue),
+            "issue": PromptIssue::new(&authored),
             "review": review,
             "explicit_json": prompt_json(&open),
             "guidance": read_guidance(&settings.root),
@@ -122,14 +125,18 @@ pub async fn refine(
                 .await?;
         }
         tracker.comment(n, &text).await?;
-        tracker
-            .add_labels(n, &[LABEL_IN_REFINEMENT.to_owned()])
-            .await?;
+        if !issue.has_label(LABEL_IN_REFINEMENT) {
+            tracker
+                .add_labels(n, &[LABEL_IN_REFINEMENT.to_owned()])
+                .await?;
+        }
         for label in [
             LABEL_BACKLOG_REVIEW,
             settings.config.github.ready_label.as_str(),
         ] {
-            tracker.remove_label(n, label).await?;
+            if issue.has_label(label) {
+                tracker.remove_label(n, label).await?;
+            }
         }
     }
     Ok(Refined {

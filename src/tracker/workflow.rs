@@ -9,6 +9,8 @@ pub const LABEL_READY: &str = "ready";
 pub const LABEL_IN_PROGRESS: &str = "in-progress";
 pub const LABEL_ATTENTION: &str = "attention-needed";
 pub const LABEL_BACKLOG_REVIEW: &str = "backlog-review";
+/// The labels that put an issue up for refinement (`ralph refine`), before `ready`.
+pub const LABELS_BEFORE_READY: [&str; 2] = [LABEL_IN_REFINEMENT, LABEL_BACKLOG_REVIEW];
 
 /// The workflow labels with their colours and descriptions. `ready` is the configured ready
 /// label (`[github] ready_label`).

@@ -29,6 +29,7 @@ fn the_action_has_the_documented_inputs_and_outputs() {
         "bots",
         "dry-run",
         "max-iterations",
+        "refine-write",
         "claude-code-version",
         "codex-version",
     ] {
@@ -45,6 +46,12 @@ fn the_action_has_the_documented_inputs_and_outputs() {
             .as_str()
             .unwrap()
             .contains("steps.compete.outputs"));
+    }
+    for output in ["matrix", "refine-matrix"] {
+        assert!(action["outputs"][output]["value"]
+            .as_str()
+            .unwrap()
+            .contains("steps.queue.outputs"));
     }
     assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
     let steps = action["runs"]["steps"].as_vec().unwrap();
@@ -94,8 +101,23 @@ fn the_example_workflow_is_scheduled_least_privileged_and_serialised_per_issue()
         .as_str()
         .unwrap()
         .contains("needs.queue.outputs.matrix"));
+    // Drafts for the issues in refinement, on the same schedule: comments and labels only.
+    let refine = &wf["jobs"]["refine"];
+    assert_eq!(refine["needs"].as_str(), Some("queue"));
+    assert!(refine["strategy"]["matrix"]
+        .as_str()
+        .unwrap()
+        .contains("needs.queue.outputs.refine-matrix"));
+    let mut perms = keys(&refine["permissions"]);
+    perms.sort();
+    assert_eq!(perms, ["contents", "issues"]);
+    assert_eq!(refine["permissions"]["contents"].as_str(), Some("read"));
+    assert_eq!(refine["steps"][1]["with"]["mode"].as_str(), Some("refine"));
+    assert!(wf["jobs"]["queue"]["outputs"]["refine-matrix"]
+        .as_str()
+        .is_some());
     // No job leaves the workflow's token in .git/config, where agents could read it.
-    for job in ["queue", "compete"] {
+    for job in ["queue", "refine", "compete"] {
         let checkout = wf["jobs"][job]["steps"]
             .as_vec()
             .unwrap()

@@ -308,6 +308,31 @@ async fn queue_mode_gives_the_matrix_and_names_stale_issues_in_the_summary() {
         ])))
         .mount(&server)
         .await;
+    // In refinement: #15 waits for a draft, #16 has one.
+    let mut waiting = ready.clone();
+    waiting["number"] = json!(15);
+    waiting["labels"] = json!([{"name": "in-refinement"}]);
+    let mut drafted = waiting.clone();
+    drafted["number"] = json!(16);
+    Mock::given(method("GET"))
+        .and(path(format!("{REPO_PATH}/issues")))
+        .and(query_param("labels", "in-refinement"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([waiting, drafted])))
+        .mount(&server)
+        .await;
+    for (n, comments) in [
+        (15, json!([])),
+        (
+            16,
+            json!([{"body": "<!-- ralph:refine -->\nralph drafted"}]),
+        ),
+    ] {
+        Mock::given(method("GET"))
+            .and(path(format!("{REPO_PATH}/issues/{n}/comments")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(comments))
+            .mount(&server)
+            .await;
+    }
     let repo = repository();
     let mut runner = Runner::new(&repo.root, &[("mode", "queue")]);
     runner.env.insert("GITHUB_API_URL".into(), server.uri());
@@ -325,8 +350,79 @@ async fn queue_mode_gives_the_matrix_and_names_stale_issues_in_the_summary() {
         "{}",
         r.summary
     );
+    assert_eq!(r.outputs["refine-matrix"], r#"{"include":[{"issue":15}]}"#);
     assert_eq!(ran(&r, "Compete"), None, "queue mode does not compete");
+    assert_eq!(ran(&r, "Refine"), None);
     assert_eq!(ran(&r, "Install the agent CLIs"), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refine_mode_drafts_the_spec_and_neither_competes_nor_records_a_ledger() {
+    let server = wiremock::MockServer::start().await;
+    let mut prose: Value = serde_json::from_str(&crate::common::fixture("issue_12.json")).unwrap();
+    prose["body"] = json!("Users want the shell library to greet them by name.\r\n");
+    prose["labels"] = json!([{"name": "in-refinement"}]);
+    Mock::given(method("GET"))
+        .and(path(format!("{REPO_PATH}/issues/12")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(prose))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(format!("{REPO_PATH}/issues/12/events")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([
+            {"event": "labeled", "actor": {"login": "maintainer"}, "label": {"name": "in-refinement"}, "created_at": "2026-11-01T00:00:00Z"}
+        ])))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(format!(
+            "{REPO_PATH}/collaborators/maintainer/permission"
+        )))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!({"permission": "write", "role_name": "write", "user": {"login": "maintainer"}}),
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(format!("{REPO_PATH}/issues/12/comments")))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let repo = repository();
+    crate::common::script(&repo.tools, "arbiter.sh", crate::refine::ARBITER);
+    let mut runner = Runner::new(&repo.root, &[("mode", "refine"), ("issue", "12")]);
+    runner.env.insert("GITHUB_API_URL".into(), server.uri());
+    let r = tokio::task::spawn_blocking(move || runner.run())
+        .await
+        .unwrap();
+    assert_eq!(ran(&r, "Refine"), Some(0), "{}", r.log);
+    assert!(r.log.contains("Drafted #12: 1 requirement(s)"), "{}", r.log);
+    for step in ["Compete", "Record the ledger", "List the ready issues"] {
+        assert_eq!(ran(&r, step), None, "{step}");
+    }
+    let requests = server.received_requests().await.unwrap();
+    let writes: Vec<String> = requests
+        .iter()
+        .filter(|q| q.method.as_str() != "GET")
+        .map(|q| format!("{} {}", q.method, q.url.path()))
+        .collect();
+    assert_eq!(writes, [format!("POST {REPO_PATH}/issues/12/comments")]);
+}
+
+#[test]
+fn an_unknown_mode_stops_before_anything_runs() {
+    let repo = repository();
+    let runner = Runner::new(&repo.root, &[("mode", "compet")]);
+    let r = runner.run();
+    assert_eq!(ran(&r, "Check the mode"), Some(1));
+    assert!(
+        r.log
+            .contains("mode must be compete, queue or refine, not \"compet\""),
+        "{}",
+        r.log
+    );
+    assert_eq!(r.steps.len(), 1, "{:?}", r.steps);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

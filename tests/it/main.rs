@@ -25,5 +25,6 @@ mod ledger_push;
 mod model_server;
 mod real_clis;
 mod refine;
+mod refine_github;
 mod untrusted;
 mod workspace;

@@ -11,7 +11,7 @@ use serde_json::Value;
 const PROSE: &str = "---\ntitle: Say hello\nlabels: [backlog-review]\n---\nUsers want the shell library to greet them by name.\r\nToday `greet` does not exist.\r\n";
 
 /// The arbiter: drafts one requirement (or reviews), verifies req_1.
-const ARBITER: &str = r#"cat > "$HOME/arbiter.$RALPH_ROLE.prompt"
+pub(crate) const ARBITER: &str = r#"cat > "$HOME/arbiter.$RALPH_ROLE.prompt"
 case "$RALPH_ROLE" in
   refine)
     if grep -q 'review them' "$HOME/arbiter.refine.prompt"; then
