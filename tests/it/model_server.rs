@@ -11,7 +11,8 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 /// What the server is asked, as far as a script needs to know.
 #[derive(Debug, Clone)]
 pub struct Asked {
-    /// ralph's role, from its prompt: `extract`, `propose`, `judge`, `implement`, `verify`.
+    /// ralph's role, from its prompt: `extract`, `propose`, `judge`, `implement`, `verify`,
+    /// `refine`.
     pub role: &'static str,
     /// The bot, for `propose` (`You are smart_bot_2, …`).
     pub bot: Option<String>,
@@ -47,6 +48,8 @@ fn role_of(text: &str) -> &'static str {
         "verify"
     } else if text.contains("You are the judge of a blind competition") {
         "judge"
+    } else if text.contains("is about to be worked on by AI agents that compete") {
+        "refine"
     } else if text.contains("You are the arbiter of a competition") {
         "extract"
     } else if text.contains("one of several independent engineers") {

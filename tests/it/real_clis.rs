@@ -2,7 +2,8 @@
 //! local model server (never a real API): a whole competition on each (proposals, one bot whose
 //! model asks for `EnterWorktree` and `Write` while proposing, an implementation whose tool call
 //! really edits the worktree, judging, verification), the tool lists each role offers the
-//! model, and the errors: a 401, a 400, a transient 5xx followed by success.
+//! model, and the errors: a 401, a 400, a transient 5xx followed by success. And `ralph refine`
+//! on each: the model looks at the checkout of the base with a read-only tool, then drafts.
 //!
 //! `.ci/run` installs pinned versions into `target/agent-clis` when `npm` is available
 //! (`RALPH_TEST_AGENT_CLIS` names another folder). Without them these tests say why they are
@@ -309,4 +310,112 @@ async fn the_real_clis_errors_come_through_with_their_own_words() {
         .await
         .expect("reconnected past the 500");
     assert!(reply.text.contains("\"ok\""));
+}
+
+/// The refine role's script: first a look at the repository (`tool`), then the draft.
+fn refine_script(tool: fn() -> (String, Value)) -> impl Fn(&Asked) -> Reply {
+    move |asked| match (asked.role, asked.after_tool) {
+        ("refine", false) => {
+            let (name, input) = tool();
+            Reply::Tools(vec![(name, input)])
+        }
+        ("refine", true) => Reply::Text(format!(
+            "```json\n{}\n```",
+            json!({"problem": "There is no greet.", "requirements": [{"text": "`greet NAME` prints `Hello, NAME!`", "rationale": "asked for"}], "implicit_requirements": [], "questions": ["Which locale? cc @octocat"]})
+        )),
+        _ => Reply::Text("nothing to say".into()),
+    }
+}
+
+const PROSE: &str = "---\ntitle: Greeting\nlabels: [backlog-review]\n---\nPlease add a way to greet people by name, next to add.\n";
+
+/// What a refine through a real CLI left: the comment, the labels, and a tool result that
+/// came from the checkout of the base.
+fn assert_refined(repo: &Repo, out: &crate::common::Out, server: &ModelServer) {
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let issue = std::fs::read_to_string(repo.root.join(".ralph/issues/7.md")).unwrap();
+    assert!(issue.contains("labels: [in-refinement]"), "{issue}");
+    assert!(
+        issue.contains("- [ ] `greet NAME` prints `Hello, NAME!`"),
+        "{issue}"
+    );
+    assert!(issue.contains("@\u{2060}octocat"), "no ping: {issue}");
+    let after = server
+        .of("refine")
+        .into_iter()
+        .find(|r| r["after_tool"] == true)
+        .expect("the model's tool call was answered");
+    let seen = after["body"].to_string();
+    assert!(seen.contains("add()"), "the tool read lib.sh: {seen}");
+    assert!(!repo.root.join(".ralph/worktrees/ralph-refine-7").exists());
+    // The user's checkout is as it was, but for ralph's own files.
+    let status = git(&repo.root, &["status", "--porcelain"]);
+    assert!(
+        status.lines().all(|l| l[3..].starts_with(".ralph/")),
+        "{status}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refine_on_the_real_claude_code_reads_the_base_and_drafts() {
+    let Some(bin) = clis() else { return };
+    let server = ModelServer::start(refine_script(|| {
+        (
+            "Grep".into(),
+            json!({"pattern": "add", "output_mode": "content"}),
+        )
+    }))
+    .await;
+    let repo = Repo::with(Setup {
+        issues: &[(7, PROSE)],
+        ..Setup::default()
+    });
+    std::fs::write(
+        repo.root.join(".ralph/config.toml"),
+        config("claude", "sonnet", &bin.join("claude")),
+    )
+    .unwrap();
+    let out = tokio::task::spawn_blocking({
+        let mut cmd = repo.ralph();
+        for (k, v) in claude_env(&server.uri(), &repo.tools) {
+            cmd.env(k, v);
+        }
+        cmd.args(["refine", "7"]);
+        move || run(&mut cmd)
+    })
+    .await
+    .unwrap();
+    assert_refined(&repo, &out, &server);
+    let mut offered = tool_names(&server.of("refine")[0]["body"]);
+    offered.retain(|n| n != "DeferredToolPlaceholder");
+    assert_eq!(offered, ["Glob", "Grep", "Read"], "read-only tools");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refine_on_the_real_codex_reads_the_base_and_drafts() {
+    let Some(bin) = clis() else { return };
+    let server = ModelServer::start(refine_script(|| {
+        ("exec_command".into(), json!({"cmd": "cat lib.sh"}))
+    }))
+    .await;
+    let repo = Repo::with(Setup {
+        issues: &[(7, PROSE)],
+        ..Setup::default()
+    });
+    std::fs::write(
+        repo.root.join(".ralph/config.toml"),
+        config("codex", "gpt-5.5", &bin.join("codex")),
+    )
+    .unwrap();
+    let home = codex_home(&repo.tools, &server.uri());
+    let out = tokio::task::spawn_blocking({
+        let mut cmd = repo.ralph();
+        cmd.env("CODEX_HOME", &home)
+            .env("MOCK_API_KEY", "sk-mock-0000")
+            .args(["refine", "7"]);
+        move || run(&mut cmd)
+    })
+    .await
+    .unwrap();
+    assert_refined(&repo, &out, &server);
 }
