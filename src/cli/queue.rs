@@ -163,11 +163,7 @@ pub async fn run(ctx: &Context, args: QueueArgs) -> Result<Exit> {
                 "no issue waits for a draft (open, labelled in-refinement, no ralph draft yet)",
             );
         } else {
-            let lines: String = issues
-                .iter()
-                .map(|i| format!("#{:<6} {}\n", i.number, sanitize(&i.title)))
-                .collect();
-            ctx.printer.data(&lines)?;
+            ctx.printer.data(&listing(&issues))?;
         }
         return Ok(Exit::Success);
     }
@@ -213,8 +209,14 @@ pub async fn run(ctx: &Context, args: QueueArgs) -> Result<Exit> {
         ));
         return Ok(Exit::Success);
     }
+    ctx.printer.data(&listing(&queue))?;
+    Ok(Exit::Success)
+}
+
+/// One line per issue: number, creation date, title.
+fn listing(issues: &[Issue]) -> String {
     let mut out = String::new();
-    for i in &queue {
+    for i in issues {
         let created = i
             .created_at
             .map(|c| c.format("%Y-%m-%d").to_string())
@@ -225,8 +227,7 @@ pub async fn run(ctx: &Context, args: QueueArgs) -> Result<Exit> {
             sanitize(&i.title)
         ));
     }
-    ctx.printer.data(&out)?;
-    Ok(Exit::Success)
+    out
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@ pub async fn run(ctx: &Context, args: RefineArgs) -> Result<Exit> {
         refined.answer.requirements.len(),
         refined.answer.questions.len(),
         if refined.body_written {
-            ", written into the body"
+            ", written into the body and commented"
         } else {
             ", commented"
         },

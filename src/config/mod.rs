@@ -234,7 +234,7 @@ impl ConfigError {
                 path.display()
             ),
             ConfigError::Parse { path, .. } | ConfigError::Invalid { path, .. } => format!(
-                "fix {} (every key and its default is listed in the README's \"Configuration\" section)",
+                "fix {} (every key and its default is listed in docs/configuration.md of ralph's source)",
                 path.display()
             ),
         }

@@ -62,6 +62,35 @@ pub struct ArbiterHealth {
     pub rank_correlation: Option<f64>,
     /// How many implemented proposals had both scores.
     pub pairs: u64,
+    /// Why `rank_correlation` is `None`: `too_few` pairs, or one side without variation
+    /// (`constant_first`: every proposal score the same; `constant_second`: every
+    /// implementation score; `constant_both`).
+    #[serde(default)]
+    pub undefined: Option<stats::Undefined>,
+}
+
+impl ArbiterHealth {
+    /// The health in a sentence, the numbers the right way round.
+    pub fn describe(&self) -> String {
+        let n = self.pairs;
+        let same = |what: &str| {
+            format!("undefined — all {n} implemented proposals have the same {what}, so there is no ranking to compare")
+        };
+        match (self.rank_correlation, self.undefined) {
+            (Some(rho), _) => format!(
+                "proposal vs implementation score rank correlation {rho:+.2} over {n} implemented proposals"
+            ),
+            (None, Some(stats::Undefined::ConstantFirst)) => same("proposal score"),
+            (None, Some(stats::Undefined::ConstantSecond)) => same("implementation score"),
+            (None, Some(stats::Undefined::ConstantBoth)) => {
+                same("proposal score and the same implementation score")
+            }
+            (None, _) => format!(
+                "not enough implemented proposals with both scores yet: {n} of the {} needed",
+                stats::MIN_PAIRS
+            ),
+        }
+    }
 }
 
 /// The weights of the configured bots after events, for the chart.
@@ -228,9 +257,13 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
                 .collect(),
         },
         event_count: count,
-        arbiter_health: ArbiterHealth {
-            rank_correlation: stats::spearman(&score_pairs),
-            pairs: score_pairs.len() as u64,
+        arbiter_health: {
+            let rho = stats::spearman_or_why(&score_pairs);
+            ArbiterHealth {
+                rank_correlation: rho.ok(),
+                pairs: score_pairs.len() as u64,
+                undefined: rho.err(),
+            }
         },
     }
 }
@@ -518,6 +551,38 @@ mod tests {
         // Arbiter: proposal 0.9, 0.7, 0.8 vs implementation 0.85, 0.3, 0.75 → same order.
         assert_eq!(f.arbiter_health.pairs, 3);
         assert!(close(f.arbiter_health.rank_correlation.unwrap(), 1.0));
+        assert!(f
+            .arbiter_health
+            .describe()
+            .starts_with("proposal vs implementation score rank correlation +1.00 over 3"));
+    }
+
+    #[test]
+    fn arbiter_health_says_why_there_is_no_correlation() {
+        let implemented = |n: usize, impl_score: fn(usize) -> f64| -> Vec<Event> {
+            (0..n)
+                .map(|k| {
+                    let mut e = event(k as i64, "a", Outcome::Success, 0.0, None);
+                    e.proposal_score = Some(0.5 + k as f64 / 100.0);
+                    e.implementation_score = Some(impl_score(k));
+                    e
+                })
+                .collect()
+        };
+        // 46 implementations, all scored the same: the count is not "too few".
+        let f = fold(&params(&["a"]), &implemented(46, |_| 0.5));
+        let h = f.arbiter_health;
+        assert_eq!((h.pairs, h.rank_correlation), (46, None));
+        assert_eq!(h.undefined, Some(stats::Undefined::ConstantSecond));
+        assert_eq!(
+            h.describe(),
+            "undefined — all 46 implemented proposals have the same implementation score, so there is no ranking to compare"
+        );
+        let f = fold(&params(&["a"]), &implemented(2, |k| k as f64 / 2.0));
+        assert_eq!(
+            f.arbiter_health.describe(),
+            "not enough implemented proposals with both scores yet: 2 of the 3 needed"
+        );
     }
 
     proptest::proptest! {

@@ -201,11 +201,33 @@ pub fn brier_score(sum_sq: f64, n: u32) -> Option<f64> {
     (n > 0).then(|| sum_sq / f64::from(n))
 }
 
+/// The fewest pairs a rank correlation is computed from.
+pub const MIN_PAIRS: usize = 3;
+
+/// Why a rank correlation is undefined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Undefined {
+    /// Fewer than [`MIN_PAIRS`] pairs.
+    TooFew,
+    /// Every pair has the same first value.
+    ConstantFirst,
+    /// Every pair has the same second value.
+    ConstantSecond,
+    /// Both sides are constant.
+    ConstantBoth,
+}
+
 /// Spearman's rank correlation of the pairs (average ranks for ties). `None` with fewer than
 /// three pairs or when either side is constant.
 pub fn spearman(pairs: &[(f64, f64)]) -> Option<f64> {
-    if pairs.len() < 3 {
-        return None;
+    spearman_or_why(pairs).ok()
+}
+
+/// Spearman's rank correlation, or why it is undefined.
+pub fn spearman_or_why(pairs: &[(f64, f64)]) -> Result<f64, Undefined> {
+    if pairs.len() < MIN_PAIRS {
+        return Err(Undefined::TooFew);
     }
     let xs = average_ranks(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
     let ys = average_ranks(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
@@ -217,7 +239,12 @@ pub fn spearman(pairs: &[(f64, f64)]) -> Option<f64> {
         sxx += (x - mx) * (x - mx);
         syy += (y - my) * (y - my);
     }
-    (sxx > 0.0 && syy > 0.0).then(|| (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0))
+    match (sxx > 0.0, syy > 0.0) {
+        (true, true) => Ok((sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0)),
+        (false, true) => Err(Undefined::ConstantFirst),
+        (true, false) => Err(Undefined::ConstantSecond),
+        (false, false) => Err(Undefined::ConstantBoth),
+    }
 }
 
 /// 1-based ranks, ties sharing the mean of their positions.
@@ -341,6 +368,19 @@ mod tests {
         let reversed = [(0.1, 0.9), (0.2, 0.6), (0.3, 0.5)];
         assert!(close(spearman(&reversed).unwrap(), -1.0, 1e-12));
         assert_eq!(spearman(&[(0.5, 0.1), (0.5, 0.2), (0.5, 0.3)]), None);
+        assert_eq!(
+            spearman_or_why(&[(0.5, 0.1), (0.5, 0.2), (0.5, 0.3)]),
+            Err(Undefined::ConstantFirst)
+        );
+        assert_eq!(
+            spearman_or_why(&[(0.1, 0.5), (0.2, 0.5), (0.3, 0.5)]),
+            Err(Undefined::ConstantSecond)
+        );
+        assert_eq!(
+            spearman_or_why(&[(0.5, 0.5); 4]),
+            Err(Undefined::ConstantBoth)
+        );
+        assert_eq!(spearman_or_why(&[(0.1, 0.2)]), Err(Undefined::TooFew));
         // Ranks x: 1,2,3,4; y: 2,1,4,3 → ρ = 1 − 6·4/(4·15) = 0.6.
         let mixed = [(1.0, 0.2), (2.0, 0.1), (3.0, 0.4), (4.0, 0.3)];
         assert!(close(spearman(&mixed).unwrap(), 0.6, 1e-12));

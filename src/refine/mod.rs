@@ -12,9 +12,11 @@ pub mod run;
 use crate::agent::protocol::{Answer, AnswerContext};
 use serde::{Deserialize, Serialize};
 
-/// Where the drafted task list starts and ends in an issue's body.
+/// Where the drafted task list starts in an issue's body.
 pub const MARK_START: &str = "<!-- ralph:requirements -->";
-pub const MARK_END: &str = "<!-- /ralph:requirements -->";
+/// Where it ends: `<!-- /ralph:requirements FINGERPRINT -->`, the fingerprint of the text
+/// ralph wrote, so a section edited by hand is told apart (and left alone).
+const MARK_END_OPEN: &str = "<!-- /ralph:requirements";
 /// The first line of a draft or review comment (how `ralph queue --refine` knows one exists).
 pub const COMMENT_MARK: &str = "<!-- ralph:refine -->";
 
@@ -132,9 +134,13 @@ pub fn task_list(a: &RefineAnswer, nl: &str) -> String {
 /// else the section appended; every other byte kept, CRLF bodies answered in CRLF.
 pub fn write_into(body: &str, a: &RefineAnswer) -> String {
     let nl = if body.contains("\r\n") { "\r\n" } else { "\n" };
-    let section = format!("{MARK_START}{nl}{}{MARK_END}", task_list(a, nl));
-    if let Some((start, end)) = section_span(body) {
-        return format!("{}{section}{}", &body[..start], &body[end..]);
+    let list = task_list(a, nl);
+    let section = format!(
+        "{MARK_START}{nl}{list}{MARK_END_OPEN} {} -->",
+        fingerprint(&list)
+    );
+    if let Some(found) = section_span(body) {
+        return format!("{}{section}{}", &body[..found.start], &body[found.end..]);
     }
     let mut out = body.to_owned();
     if !out.is_empty() {
@@ -148,19 +154,57 @@ pub fn write_into(body: &str, a: &RefineAnswer) -> String {
     out
 }
 
-/// Where ralph's section is in `body`: from its start marker to the end of its end marker.
-fn section_span(body: &str) -> Option<(usize, usize)> {
+/// ralph's section in a body.
+struct Section {
+    /// From the start marker to the end of the end marker.
+    start: usize,
+    end: usize,
+    /// The text has changed since ralph wrote it.
+    edited: bool,
+}
+
+/// FNV-1a (64 bits) of the text with line ends and trailing blanks normalised: enough to see
+/// an edit, not a security measure.
+fn fingerprint(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for line in text.lines() {
+        for b in line.trim_end().bytes().chain(std::iter::once(b'\n')) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
+/// Where ralph's section is in `body`, and whether it was edited by hand.
+fn section_span(body: &str) -> Option<Section> {
     let start = body.find(MARK_START)?;
-    let end = start + body[start..].find(MARK_END)? + MARK_END.len();
-    Some((start, end))
+    let inner = start + MARK_START.len();
+    let close = inner + body[inner..].find(MARK_END_OPEN)?;
+    let tail = close + MARK_END_OPEN.len();
+    let end = tail + body[tail..].find("-->")? + "-->".len();
+    let stored = body[tail..end - 3].trim();
+    let text = body[inner..close].trim_start_matches(['\r', '\n']);
+    Some(Section {
+        start,
+        end,
+        // A section without a fingerprint (an older ralph's) counts as ralph's own.
+        edited: !stored.is_empty() && stored != fingerprint(text),
+    })
+}
+
+/// Whether the body has ralph's section and someone edited it since ralph wrote it.
+pub fn section_edited(body: &str) -> bool {
+    section_span(body).is_some_and(|s| s.edited)
 }
 
 /// `body` without ralph's section: what the author wrote. The section is ralph's own, so its
-/// checkboxes neither make a second `ralph refine` a review nor reach the agent as the issue.
+/// checkboxes neither make a second `ralph refine` a review nor reach the agent as the issue —
+/// unless it was edited by hand: then it is the author's, and a second `ralph refine` reviews it.
 pub fn authored(body: &str) -> String {
     match section_span(body) {
-        Some((start, end)) => format!("{}{}", &body[..start], &body[end..]),
-        None => body.to_owned(),
+        Some(s) if !s.edited => format!("{}{}", &body[..s.start], &body[s.end..]),
+        _ => body.to_owned(),
     }
 }
 
@@ -302,8 +346,27 @@ mod tests {
         assert_eq!(authored(&written), "Prose.\r\n\r\n\r\n");
         assert_eq!(authored(body), body);
         // An end marker before the start marker is no section.
-        let odd = format!("{MARK_END} x {MARK_START} y");
+        let odd = format!("<!-- /ralph:requirements --> x {MARK_START} y");
         assert_eq!(authored(&odd), odd);
+        // An older ralph's section, without a fingerprint, is still ralph's.
+        let old = format!("P.\n{MARK_START}\n- [ ] a\n<!-- /ralph:requirements -->\n");
+        assert_eq!(authored(&old), "P.\n\n");
+    }
+
+    #[test]
+    fn a_section_edited_by_hand_becomes_the_authors() {
+        let written = write_into("Prose.\r\n", &answer());
+        assert!(!section_edited(&written));
+        // Line ends changed by an editor are no edit.
+        assert!(!section_edited(&written.replace("\r\n", "\n")));
+        let edited = written.replace("A test covers", "Two tests cover");
+        assert!(section_edited(&edited));
+        assert_eq!(
+            authored(&edited),
+            edited,
+            "its checkboxes are the author's now"
+        );
+        assert!(authored(&written).find("- [ ]").is_none());
     }
 
     #[test]
@@ -314,7 +377,7 @@ mod tests {
         assert!(once.starts_with(body), "the body is kept: {once:?}");
         assert_eq!(
             &once[body.len()..],
-            "\r\n<!-- ralph:requirements -->\r\n## Requirements\r\n\r\n- [ ] `--verbose` prints each step to stderr\r\n- [ ] A test covers `--verbose`\r\n<!-- /ralph:requirements -->\r\n"
+            format!("\r\n<!-- ralph:requirements -->\r\n## Requirements\r\n\r\n- [ ] `--verbose` prints each step to stderr\r\n- [ ] A test covers `--verbose`\r\n<!-- /ralph:requirements {} -->\r\n", fingerprint(&task_list(&a, "\n")))
         );
         // Edited around, then refined again: only the section changes.
         let edited = format!("Intro.\r\n{once}Footer stays.\r\n");
@@ -322,7 +385,8 @@ mod tests {
         other.requirements.truncate(1);
         let twice = write_into(&edited, &other);
         assert!(twice.starts_with("Intro.\r\nSome prose."));
-        assert!(twice.ends_with("<!-- /ralph:requirements -->\r\nFooter stays.\r\n"));
+        assert!(twice.ends_with(" -->\r\nFooter stays.\r\n"));
+        assert!(!section_edited(&twice));
         assert_eq!(twice.matches(MARK_START).count(), 1);
         assert!(!twice.contains("A test covers"));
         assert!(has_draft(&twice, &[]));

@@ -116,7 +116,13 @@ pub async fn refine(
         printer.warn(w);
     }
     let answer = asked.answer;
-    let write = opts.write && !review;
+    let edited = crate::refine::section_edited(&issue.body);
+    if opts.write && !review && edited {
+        printer.warn(&format!(
+            "ralph's section in #{n}'s body was edited by hand; it is left as it is (remove its markers to have ralph write a new one)"
+        ));
+    }
+    let write = opts.write && !review && !edited;
     let text = comment(n, &answer, review, write);
     if !opts.dry_run {
         if write {

@@ -108,20 +108,10 @@ th:nth-child(2),td:nth-child(2){{text-align:left}}th{{background:#f6f8fa}}tr.ret
         );
     }
     h.push_str("</tbody>\n</table>\n");
-    let health = &state.arbiter_health;
     let _ = writeln!(
         h,
         "<p>Arbiter health: {}</p>",
-        match health.rank_correlation {
-            Some(rho) => format!(
-                "proposal vs implementation score rank correlation <strong>{rho:+.2}</strong> over {} implemented proposals",
-                health.pairs
-            ),
-            None => format!(
-                "not enough implemented proposals with both scores yet ({} of 3)",
-                health.pairs
-            ),
-        }
+        state.arbiter_health.describe()
     );
 
     h.push_str("<h2>Weight after every event</h2>\n");

@@ -118,17 +118,10 @@ fn skill(state: &LedgerState, paint: Paint) -> String {
         ]);
     }
     out.push_str(&table.render("  ", paint, |_, _, s| s.to_owned()));
-    let health = &state.arbiter_health;
-    out.push_str(&match health.rank_correlation {
-        Some(rho) => format!(
-            "  Arbiter health: proposal vs implementation score rank correlation {rho:+.2} over {} implemented proposals\n",
-            health.pairs
-        ),
-        None => format!(
-            "  Arbiter health: not enough implemented proposals with both scores yet ({} of 3)\n",
-            health.pairs
-        ),
-    });
+    out.push_str(&format!(
+        "  Arbiter health: {}\n",
+        state.arbiter_health.describe()
+    ));
     out
 }
 

@@ -242,7 +242,7 @@ impl TrackerError {
             TrackerError::BadCredentials { source_name } => format!("the token from {source_name} is invalid, expired or revoked: create a new one (it needs issues and pull requests write access) and export it as GITHUB_TOKEN"),
             TrackerError::PullRequestsNotAllowed { .. } => "a maintainer can open the pull request from that link; to let ralph open them, allow it under Settings → Actions → General → Workflow permissions → \"Allow GitHub Actions to create and approve pull requests\" (in an organisation, its Actions settings must allow it too)".into(),
             TrackerError::Forbidden { .. } => "the token needs the `repo` scope (classic token) or Issues and Pull requests: Read and write (fine-grained token) on this repository".into(),
-            TrackerError::NotFound { local: true, .. } => "local issues are markdown files .ralph/issues/N.md (front matter with title, labels, state); see the README".into(),
+            TrackerError::NotFound { local: true, .. } => "local issues are markdown files .ralph/issues/N.md (front matter with title, labels, state); see docs/configuration.md#local-issues".into(),
             TrackerError::NotFound { local: false, .. } => "check the issue number and the repository (--repo OWNER/NAME); GitHub also answers 404 when the token cannot see a private repository".into(),
             TrackerError::RateLimited { .. } => "wait until the reset time, or use a token with a higher rate limit".into(),
             TrackerError::Http { status, .. } if *status >= 500 => "GitHub seems to be having trouble: try again later".into(),

@@ -94,7 +94,7 @@ fn write_puts_the_task_list_in_the_body_keeping_every_other_byte() {
     let prose = &before[before.find("Users want").unwrap()..];
     let kept = &text[text.find("Users want").unwrap()..];
     assert!(kept.starts_with(prose), "the prose is kept byte for byte");
-    assert!(text.contains("\r\n<!-- ralph:requirements -->\r\n## Requirements\r\n\r\n- [ ] `greet NAME` prints `Hello, NAME!`\r\n<!-- /ralph:requirements -->\r\n"), "{text:?}");
+    assert!(text.contains("\r\n<!-- ralph:requirements -->\r\n## Requirements\r\n\r\n- [ ] `greet NAME` prints `Hello, NAME!`\r\n<!-- /ralph:requirements "), "{text:?}");
     // Refined again after the author edited around it: one section, replaced.
     let edited = text.replace("Today `greet`", "Today (edited) `greet`");
     std::fs::write(repo.root.join(".ralph/issues/5.md"), &edited).unwrap();
