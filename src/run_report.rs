@@ -119,6 +119,20 @@ pub struct RoundReport {
     /// were written for the round).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment_failure: Option<String>,
+    /// The implemented change's score, the proposal's accuracy and the review of the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<ImplementationReport>,
+}
+
+/// The implementation's six scores (how each was reached in `details`), their weighted total,
+/// the accuracy of the proposal's score, and the `review` role's judgement of the change.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImplementationReport {
+    pub scores: Scores,
+    pub total: f64,
+    pub accuracy: f64,
+    pub details: BTreeMap<&'static str, String>,
+    pub review: crate::market::Review,
 }
 
 /// Coverage around a round's change.

@@ -36,6 +36,8 @@ pub enum Role {
     Verify,
     /// Drafts (or reviews) an issue's requirements: `ralph refine`.
     Refine,
+    /// Scores the implemented change for innovation and the consultations' concerns.
+    Review,
 }
 
 impl Role {
@@ -47,6 +49,7 @@ impl Role {
             Role::Implement => "implement",
             Role::Verify => "verify",
             Role::Refine => "refine",
+            Role::Review => "review",
         }
     }
 

@@ -13,13 +13,14 @@ use std::path::{Path, PathBuf};
 /// The largest template override read from `.ralph/prompts/`.
 const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 
-const BUILTIN: [(Role, &str); 6] = [
+const BUILTIN: [(Role, &str); 7] = [
     (Role::Extract, include_str!("../../prompts/extract.md")),
     (Role::Propose, include_str!("../../prompts/propose.md")),
     (Role::Judge, include_str!("../../prompts/judge.md")),
     (Role::Implement, include_str!("../../prompts/implement.md")),
     (Role::Verify, include_str!("../../prompts/verify.md")),
     (Role::Refine, include_str!("../../prompts/refine.md")),
+    (Role::Review, include_str!("../../prompts/review.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -140,6 +141,7 @@ mod tests {
             "budget": 3,
             "diff": "+x",
             "review": false,
+            "passed": true,
         })
     }
 

@@ -306,6 +306,25 @@ impl Answer for VerifyAnswer {
     }
 }
 
+/// The `review` role's scores of the implemented change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewAnswer {
+    pub innovation: f64,
+    pub innovation_reasoning: String,
+    pub concerns_addressed: f64,
+    pub concerns_reasoning: String,
+}
+
+impl Answer for ReviewAnswer {
+    fn validate(&mut self, _ctx: &AnswerContext) -> Result<(), String> {
+        unit("innovation", self.innovation)?;
+        unit("concerns_addressed", self.concerns_addressed)?;
+        non_empty("innovation_reasoning", &self.innovation_reasoning)?;
+        non_empty("concerns_reasoning", &self.concerns_reasoning)?;
+        Ok(())
+    }
+}
+
 impl Answer for ExtractAnswer {
     fn validate(&mut self, _ctx: &AnswerContext) -> Result<(), String> {
         // Unknown ids and empty lists are dropped with warnings by `merge_extraction`; an

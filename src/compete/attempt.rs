@@ -64,6 +64,8 @@ pub(super) struct Attempts {
     /// The last attempt failed only through the environment (a setup that failed, no check or
     /// test that could run): what is wrong with it.
     pub environment: Option<String>,
+    /// The review role's judgement of the change (filled in after the attempts).
+    pub review: crate::market::Review,
 }
 
 /// What a failed attempt tells the next: the failing checks and protected paths, and every

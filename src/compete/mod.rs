@@ -26,6 +26,7 @@ mod guard;
 pub mod judge;
 mod prepare;
 pub mod propose;
+mod review;
 pub mod round;
 mod run;
 mod settle;

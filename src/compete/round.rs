@@ -317,6 +317,7 @@ pub async fn evaluate(
             verified_by_claims: false,
             implementation_summary: None,
             environment_failure: None,
+            implementation: None,
             coverage: None,
         },
         proposals: blinded.into_iter().collect(),

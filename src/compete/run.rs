@@ -421,10 +421,13 @@ impl<'a> Run<'a> {
             selection.winner.bot_id,
             selection.budget
         ));
-        let attempts = self.implement(bench, &contest, &selection).await?;
+        let mut attempts = self.implement(bench, &contest, &selection).await?;
         if let Some(v) = &attempts.verification {
             printer.status(render_terminal(v, printer.paint_err()).trim_end());
         }
+        attempts.review = self
+            .review_change(bench, &contest, &selection, &attempts)
+            .await?;
         let spend = self.accounts.since(&before);
         let end = self.settle(&contest, &selection, attempts, &spend).await?;
         Ok(decide(&end, at))

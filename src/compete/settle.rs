@@ -14,7 +14,7 @@ use crate::checks::{CheckKind, CheckStatus};
 use crate::ledger::EventStore;
 use crate::market::{accuracy, awards, score_implementation, tables, RoundFacts, Verified};
 use crate::render::run::RemainingBox;
-use crate::run_report::{CheckReport, CheckState, CoverageReport};
+use crate::run_report::{CheckReport, CheckState, CoverageReport, ImplementationReport};
 use crate::spec::check_off;
 use crate::verify::VerificationReport;
 use anyhow::Result;
@@ -123,13 +123,19 @@ impl Run<'_> {
                 lines_estimated: sel.winner.proposal.estimated_complexity.lines_of_code,
                 attempts_used: attempts.used,
                 budget: sel.budget,
-                innovation: None,
-                concerns_addressed: None,
+                review: attempts.review.clone(),
             },
             &config.scoring_weights,
             &tables().scoring,
         );
         let acc = accuracy(sel.proposal_score, implementation.total);
+        round_report.implementation = Some(ImplementationReport {
+            scores: implementation.scores,
+            total: implementation.total,
+            accuracy: acc,
+            details: implementation.details.clone(),
+            review: attempts.review.clone(),
+        });
         let awarded = awards(
             &RoundFacts {
                 phase: self.state.phase,

@@ -27,10 +27,33 @@ pub struct Verified {
     /// Implementation attempts used, and the winner's budget.
     pub attempts_used: u32,
     pub budget: u32,
-    /// The judge's innovation score of the diff, and how well the consultations' concerns were
-    /// addressed; `None` when no judge answered.
-    pub innovation: Option<f64>,
-    pub concerns_addressed: Option<f64>,
+    /// The reviewer's innovation score of the diff and how well the consultations' concerns
+    /// were addressed, or why there is none.
+    pub review: Review,
+}
+
+/// The `review` role's judgement of the implemented change, or why there is none (then both
+/// dimensions keep the neutral score).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Review {
+    Scored {
+        innovation: f64,
+        innovation_reasoning: String,
+        concerns_addressed: f64,
+        concerns_reasoning: String,
+    },
+    Unavailable {
+        reason: String,
+    },
+}
+
+impl Default for Review {
+    fn default() -> Review {
+        Review::Unavailable {
+            reason: "not asked".into(),
+        }
+    }
 }
 
 /// The implementation's six scores with explanations.
@@ -84,17 +107,30 @@ pub fn score_implementation(
         },
     ));
 
-    let judged = |value: Option<f64>, what: &str| match value {
-        Some(x) => Explained {
-            value: x.clamp(0.0, 1.0),
-            detail: format!("judge on the diff: {what}"),
-        },
-        None => Explained {
+    let reviewed = |pick: fn(&Review) -> (f64, &str)| match &v.review {
+        Review::Scored { .. } => {
+            let (value, why) = pick(&v.review);
+            Explained {
+                value: value.clamp(0.0, 1.0),
+                detail: format!("reviewed on the diff: {why}"),
+            }
+        }
+        Review::Unavailable { reason } => Explained {
             value: unknown,
-            detail: "judge unavailable".into(),
+            detail: format!("review unavailable ({reason}): neutral {unknown}"),
         },
     };
-    out.push((Dimension::Innovation, judged(v.innovation, "innovation")));
+    out.push((
+        Dimension::Innovation,
+        reviewed(|r| match r {
+            Review::Scored {
+                innovation,
+                innovation_reasoning,
+                ..
+            } => (*innovation, innovation_reasoning),
+            Review::Unavailable { .. } => (0.0, ""),
+        }),
+    ));
 
     let (tests, td) = share(v.tests, unknown);
     let (kept, kd) = match v.coverage_delta {
@@ -131,7 +167,14 @@ pub fn score_implementation(
     ));
     out.push((
         Dimension::SpecialistValidation,
-        judged(v.concerns_addressed, "consultation concerns addressed"),
+        reviewed(|r| match r {
+            Review::Scored {
+                concerns_addressed,
+                concerns_reasoning,
+                ..
+            } => (*concerns_addressed, concerns_reasoning),
+            Review::Unavailable { .. } => (0.0, ""),
+        }),
     ));
 
     let mut scores = Scores::default();
@@ -180,8 +223,12 @@ mod tests {
             lines_estimated: 50,
             attempts_used: 1,
             budget: 4,
-            innovation: Some(0.6),
-            concerns_addressed: Some(1.0),
+            review: Review::Scored {
+                innovation: 0.6,
+                innovation_reasoning: "a table instead of branches".into(),
+                concerns_addressed: 1.0,
+                concerns_reasoning: "the timeout is handled".into(),
+            },
         }
     }
 
@@ -191,6 +238,10 @@ mod tests {
         assert_eq!(s.scores.spec_alignment, 1.0);
         assert_eq!(s.scores.technical_quality, 1.0);
         assert_eq!(s.scores.innovation, 0.6);
+        assert_eq!(
+            s.details["innovation"],
+            "reviewed on the diff: a table instead of branches"
+        );
         assert_eq!(s.scores.risk, 1.0);
         assert_eq!(s.scores.efficiency, 1.0);
         assert_eq!(s.scores.specialist_validation, 1.0);
@@ -207,9 +258,15 @@ mod tests {
         v.coverage_delta = Some(-0.1);
         v.lines_changed = 100; // estimate 50
         v.attempts_used = 3; // of 4
-        v.innovation = None;
-        v.concerns_addressed = None;
-        let s = score_implementation(&v, &weights(), params()).scores;
+        v.review = Review::Unavailable {
+            reason: "the arbiter timed out".into(),
+        };
+        let scored = score_implementation(&v, &weights(), params());
+        assert_eq!(
+            scored.details["innovation"],
+            "review unavailable (the arbiter timed out): neutral 0.5"
+        );
+        let s = scored.scores;
         assert_eq!(s.spec_alignment, 0.5);
         assert_eq!(s.technical_quality, 0.5);
         assert_eq!(s.innovation, 0.5, "judge unavailable");

@@ -16,7 +16,7 @@ mod similarity;
 mod tables;
 
 pub use dimension::{Dimension, Scores};
-pub use implementation::{accuracy, score_implementation, ImplementationScore, Verified};
+pub use implementation::{accuracy, score_implementation, ImplementationScore, Review, Verified};
 pub use outcome::Outcome;
 pub use proposal::{
     safe_relative_path, Complexity, Consultation, FileChange, Proposal, RiskAssessment,

@@ -140,6 +140,7 @@ pub(crate) mod tests {
             verified_by_claims: false,
             implementation_summary: None,
             environment_failure: None,
+            implementation: None,
             coverage: None,
         }
     }

@@ -194,6 +194,9 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
         if !round.checks.is_empty() {
             let _ = writeln!(out, "\nChecks: {}", checks_line(&round.checks, ", "));
         }
+        if let Some(i) = &round.implementation {
+            out.push_str(&implementation_lines(i));
+        }
         if let Some(note) = failing_on_base_note(&round.checks) {
             let _ = writeln!(out, "\n{note}");
         }
@@ -205,6 +208,38 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
         }
     }
     let _ = writeln!(out, "\nFixes #{}", report.issue);
+    out
+}
+
+/// The implementation's score and accuracy, and the review of the change (or why there was
+/// none), for the pull request.
+fn implementation_lines(i: &crate::run_report::ImplementationReport) -> String {
+    let mut out = format!(
+        "\n**Implementation score** {:.3}, accuracy of the proposal's score {:.3}.",
+        i.total, i.accuracy
+    );
+    match &i.review {
+        crate::market::Review::Scored {
+            innovation,
+            innovation_reasoning,
+            concerns_addressed,
+            concerns_reasoning,
+        } => {
+            let _ = writeln!(
+                out,
+                " Review of the change — innovation {innovation:.2}: {}; concerns addressed {concerns_addressed:.2}: {}",
+                innovation_reasoning.replace('\n', " "),
+                concerns_reasoning.replace('\n', " ")
+            );
+        }
+        crate::market::Review::Unavailable { reason } => {
+            let _ = writeln!(
+                out,
+                " _No review of the change ({}): innovation and the consultations' concerns keep the neutral score._",
+                reason.replace('\n', " ")
+            );
+        }
+    }
     out
 }
 
@@ -463,6 +498,7 @@ pub(crate) mod tests {
                 verified_by_claims: false,
                 implementation_summary: None,
                 environment_failure: None,
+                implementation: None,
                 coverage: None,
             }],
             events: vec!["e.json".into()],

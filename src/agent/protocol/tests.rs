@@ -251,3 +251,30 @@ fn safe_paths() {
         assert!(!safe_relative_path(bad), "{bad}");
     }
 }
+
+#[test]
+fn review_answers_need_both_scores_in_range_with_reasons() {
+    let c = AnswerContext::default();
+    let ok = r#"Looks fine.
+```json
+{"innovation": 0.7, "innovation_reasoning": "one regex instead of a parser", "concerns_addressed": 1.0, "concerns_reasoning": "the timeout concern is handled in fetch()"}
+```"#;
+    let a = parse_answer::<ReviewAnswer>(ok, &c).unwrap();
+    assert_eq!((a.innovation, a.concerns_addressed), (0.7, 1.0));
+    for (bad, want) in [
+        (
+            r#"{"innovation": 1.5, "innovation_reasoning": "r", "concerns_addressed": 1, "concerns_reasoning": "r"}"#,
+            "between 0 and 1",
+        ),
+        (
+            r#"{"innovation": 0.5, "innovation_reasoning": " ", "concerns_addressed": 1, "concerns_reasoning": "r"}"#,
+            "innovation_reasoning",
+        ),
+        (r#"{"innovation": 0.5}"#, "missing field"),
+    ] {
+        let err = parse_answer::<ReviewAnswer>(bad, &c)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want), "{bad}: {err}");
+    }
+}
