@@ -12,7 +12,7 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 #[derive(Debug, Clone)]
 pub struct Asked {
     /// ralph's role, from its prompt: `extract`, `propose`, `judge`, `implement`, `verify`,
-    /// `refine`.
+    /// `refine`, `review`.
     pub role: &'static str,
     /// The bot, for `propose` (`You are smart_bot_2, …`).
     pub bot: Option<String>,
@@ -44,6 +44,8 @@ pub struct ModelServer {
 fn role_of(text: &str) -> &'static str {
     if text.contains("You are implementing the winning proposal") {
         "implement"
+    } else if text.contains("You are reviewing an implementation") {
+        "review"
     } else if text.contains("You are verifying an implementation") {
         "verify"
     } else if text.contains("You are the judge of a blind competition") {
@@ -301,6 +303,9 @@ pub fn greet_answers(asked: &Asked, tool: &dyn Fn() -> (String, Value)) -> Reply
         ("implement", true) => {
             fenced(json!({"summary": "added greet", "checkboxes_completed": ["req_1"]}))
         }
+        ("review", _) => fenced(
+            json!({"innovation": 0.6, "innovation_reasoning": "a plain shell function", "concerns_addressed": 1.0, "concerns_reasoning": "no concerns were raised"}),
+        ),
         ("verify", _) => fenced(
             json!({"satisfied": [{"id": "req_1", "evidence": "greet in lib.sh"}], "unsatisfied": []}),
         ),

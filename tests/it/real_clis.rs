@@ -113,6 +113,11 @@ fn assert_competed(repo: &Repo, out: &crate::common::Out) -> Value {
         "the tool call edited the worktree: {lib}"
     );
     assert!(repo.issue().contains("- [x] `greet NAME`"));
+    // The review role answered through the real CLI: its scores replaced the neutral ones.
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let imp = &report["rounds"][0]["implementation"];
+    assert_eq!(imp["review"]["status"], "scored", "{imp}");
+    assert_eq!(imp["scores"]["innovation"], 0.6);
     // Nothing of the rogue proposal's tools reached the repository.
     assert!(!git(&repo.root, &["branch", "--list"]).contains("worktree-"));
     assert!(!git(&repo.root, &["worktree", "list"]).contains("scratch"));
@@ -157,7 +162,7 @@ async fn a_competition_on_the_real_claude_code() {
         names.retain(|n| n != "DeferredToolPlaceholder");
         names
     };
-    for role in ["extract", "propose", "judge", "verify"] {
+    for role in ["extract", "propose", "judge", "verify", "review"] {
         assert_eq!(offered(role), ["Glob", "Grep", "Read"], "{role}");
     }
     assert_eq!(
