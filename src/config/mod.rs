@@ -5,6 +5,7 @@
 //! inheritance and checks in `agent`.
 
 mod agent;
+pub mod edit;
 mod file;
 mod resolve;
 
