@@ -15,10 +15,12 @@ mod prompt;
 mod queue;
 mod ready;
 mod refine;
+
 mod reset;
 mod setup;
 mod signal;
 mod spec;
+mod tune;
 
 use crate::config::TrackerKind;
 use crate::error::Exit;
@@ -107,6 +109,8 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Show the resolved configuration and the agent CLIs it runs
     Config(config::ConfigArgs),
+    /// Fit the scoring weights to the ledger's outcomes; --write puts them into the configuration
+    Tune(tune::TuneArgs),
     /// Print shell completions
     Completions(completions::CompletionsArgs),
 }
@@ -227,6 +231,7 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
         Command::Queue(args) => queue::run(&ctx, args).await,
         Command::Config(args) => config::run(&ctx, args),
         Command::Refine(args) => refine::run(&ctx, args).await,
+        Command::Tune(args) => tune::run(&ctx, args),
         Command::Compete(args) => compete::run(&ctx, args).await,
         Command::Demo(args) => demo::run(&ctx, args).await,
         Command::Doctor(args) => doctor::run(&ctx, args).await,

@@ -14,6 +14,7 @@ mod rules;
 pub mod scoring;
 mod similarity;
 mod tables;
+pub mod tune;
 
 pub use dimension::{Dimension, Scores};
 pub use implementation::{accuracy, score_implementation, ImplementationScore, Review, Verified};

@@ -88,3 +88,112 @@ fn without_a_review_the_neutral_score_stays_and_the_report_says_why() {
     assert!(out.stderr.contains("the review role gave no usable answer"));
     assert!(pr_body(&repo).contains("_No review of the change ("));
 }
+
+/// Writes `n` implemented proposals into the ledger: scores from a fixed generator, passing
+/// exactly when spec alignment is above 0.5 (so it alone predicts the outcome).
+fn ledger(dir: &std::path::Path, n: usize) {
+    let events = dir.join(".ralph/events");
+    let mut x: u64 = 42;
+    let mut next = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((x >> 33) as f64) / f64::from(1u32 << 31)
+    };
+    for k in 0..n {
+        let s: Vec<f64> = (0..6).map(|_| (next() * 1000.0).round() / 1000.0).collect();
+        let outcome = if s[0] > 0.5 { "success" } else { "failure" };
+        let event = serde_json::json!({
+            "schema_version": 1, "timestamp": format!("2026-02-01T00:00:00.{:06}Z", k + 1),
+            "issue_number": 1 + k, "bot_id": "smart_bot_1", "outcome": outcome, "weight_delta": 0.0,
+            "scores": {"proposal": {"spec_alignment": s[0], "technical_quality": s[1], "innovation": s[2],
+                       "risk": s[3], "efficiency": s[4], "specialist_validation": s[5]}}
+        });
+        std::fs::write(
+            events.join(format!(
+                "2026-02-01T00-00-00-{:06}Z-smart_bot_1-{outcome}.json",
+                k + 1
+            )),
+            event.to_string(),
+        )
+        .unwrap();
+    }
+}
+
+fn ralph_in(dir: &std::path::Path) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("ralph").unwrap();
+    cmd.current_dir(dir)
+        .env_remove("RALPH_LOG")
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+#[test]
+fn tune_refuses_with_too_few_outcomes_and_says_how_many_more() {
+    let dir = tempfile::tempdir().unwrap();
+    ralph_in(dir.path()).arg("init").assert().success();
+    ledger(dir.path(), 12);
+    let out = run(ralph_in(dir.path()).arg("tune"));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("no suggestion: 12 implemented proposals with an outcome; tune needs at least 30 (18 more)"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn tune_finds_the_dimension_that_predicts_success_and_writes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    ralph_in(dir.path()).arg("init").assert().success();
+    ledger(dir.path(), 150);
+    let out = run(ralph_in(dir.path()).args(["tune", "--json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let w = &v["suggested_weights"];
+    let spec = w["spec_alignment"].as_f64().unwrap();
+    for d in [
+        "technical_quality",
+        "innovation",
+        "risk",
+        "efficiency",
+        "specialist_validation",
+    ] {
+        assert!(spec > w[d].as_f64().unwrap(), "{v}");
+    }
+    assert_eq!(v["better"], true, "{v}");
+    assert!(v["suggested"]["log_loss"].as_f64() < v["current"]["log_loss"].as_f64());
+    let out = run(ralph_in(dir.path()).arg("tune"));
+    assert!(
+        out.stdout.contains("spec_alignment              0.300"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("`ralph tune --write`"),
+        "{}",
+        out.stderr
+    );
+
+    let before = std::fs::read_to_string(dir.path().join(".ralph/config.toml")).unwrap();
+    let out = run(ralph_in(dir.path()).args(["tune", "--write"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let after = std::fs::read_to_string(dir.path().join(".ralph/config.toml")).unwrap();
+    assert!(
+        after.contains(&format!("spec_alignment = {spec:.3}")),
+        "{after}"
+    );
+    assert_eq!(
+        before.lines().count(),
+        after.lines().count(),
+        "only values changed"
+    );
+    // The configuration still loads, with the new weights.
+    let out = run(ralph_in(dir.path()).args(["config", "--json"]));
+    let c: Value = serde_json::from_str(&out.stdout).unwrap();
+    let loaded = c["config"]["scoring_weights"]["spec_alignment"]
+        .as_f64()
+        .unwrap();
+    assert!((loaded - spec).abs() < 1e-9, "{c}");
+}
