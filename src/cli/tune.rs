@@ -68,13 +68,11 @@ pub fn run(ctx: &Context, args: TuneArgs) -> Result<Exit> {
     let tuned = match tune(&samples, &current, &Options::default()) {
         Ok(t) => t,
         Err(refusal) => {
-            let paint = ctx.printer.paint_err();
-            ctx.printer.status(&format!(
-                "{} no suggestion: {refusal}\n{} tune fits the weights to implemented proposals that passed or failed (at least {MIN_OUTCOMES}, {MIN_PER_CLASS} of each); every competition round adds one",
-                paint.error("error:"),
-                paint.hint("hint:")
-            ));
-            return Ok(Exit::Failure);
+            return Err(UserError::failure(format!("no suggestion: {refusal}"))
+                .with_hint(format!(
+                    "tune fits the weights to implemented proposals that passed or failed (at least {MIN_OUTCOMES}, {MIN_PER_CLASS} of each); every competition round adds one"
+                ))
+                .into());
         }
     };
     let better = tuned.suggested.log_loss < tuned.current.log_loss;

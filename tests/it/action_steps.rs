@@ -367,22 +367,7 @@ async fn refine_mode_drafts_the_spec_and_neither_competes_nor_records_a_ledger()
         .respond_with(ResponseTemplate::new(200).set_body_json(prose))
         .mount(&server)
         .await;
-    Mock::given(method("GET"))
-        .and(path(format!("{REPO_PATH}/issues/12/events")))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([
-            {"event": "labeled", "actor": {"login": "maintainer"}, "label": {"name": "in-refinement"}, "created_at": "2026-11-01T00:00:00Z"}
-        ])))
-        .mount(&server)
-        .await;
-    Mock::given(method("GET"))
-        .and(path(format!(
-            "{REPO_PATH}/collaborators/maintainer/permission"
-        )))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!({"permission": "write", "role_name": "write", "user": {"login": "maintainer"}}),
-        ))
-        .mount(&server)
-        .await;
+    crate::common::labelled_by(&server, 12, "in-refinement", "maintainer", "write").await;
     Mock::given(method("POST"))
         .and(path(format!("{REPO_PATH}/issues/12/comments")))
         .respond_with(ResponseTemplate::new(201).set_body_json(json!({})))

@@ -94,3 +94,30 @@ pub fn run_without(cmd: &mut assert_cmd::Command, secrets: &[&str]) -> Out {
     }
     o
 }
+
+/// Mounts the trust gate's two answers on the wiremock GitHub: `login` last applied `label` to
+/// issue `issue` (its events), and has `permission` on the repository.
+pub async fn labelled_by(
+    server: &wiremock::MockServer,
+    issue: u64,
+    label: &str,
+    login: &str,
+    permission: &str,
+) {
+    use wiremock::matchers::{method, path};
+    use wiremock::Mock;
+    Mock::given(method("GET"))
+        .and(path(format!("{REPO}/issues/{issue}/events")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([
+            {"event": "labeled", "actor": {"login": login}, "label": {"name": label}, "created_at": "2026-11-01T00:00:00Z"}
+        ])))
+        .mount(server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(format!("{REPO}/collaborators/{login}/permission")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            serde_json::json!({"permission": permission, "role_name": permission, "user": {"login": login}}),
+        ))
+        .mount(server)
+        .await;
+}

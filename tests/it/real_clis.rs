@@ -10,7 +10,7 @@
 //! skipped and pass.
 
 use crate::common::git;
-use crate::compete::{run, Repo, Setup};
+use crate::compete::{run, Repo, Setup, ISSUE};
 use crate::model_server::{greet_answers, tool_names, Asked, ModelServer, Reply};
 use ralph::agent::claude::ClaudeBackend;
 use ralph::agent::codex::CodexBackend;
@@ -99,6 +99,25 @@ fn config(backend: &str, model: &str, program: &Path) -> String {
     )
 }
 
+/// The sample repository (with `issues`) whose every agent is `backend` running `program`.
+fn repo_on(
+    issues: &'static [(u64, &'static str)],
+    backend: &str,
+    model: &str,
+    program: &Path,
+) -> Repo {
+    let repo = Repo::with(Setup {
+        issues,
+        ..Setup::default()
+    });
+    std::fs::write(
+        repo.root.join(".ralph/config.toml"),
+        config(backend, model, program),
+    )
+    .unwrap();
+    repo
+}
+
 /// Runs the competition and checks what every real CLI run left behind.
 fn assert_competed(repo: &Repo, out: &crate::common::Out) -> Value {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -135,12 +154,7 @@ async fn a_competition_on_the_real_claude_code() {
         )
     }))
     .await;
-    let repo = Repo::with(Setup::default());
-    std::fs::write(
-        repo.root.join(".ralph/config.toml"),
-        config("claude", "sonnet", &bin.join("claude")),
-    )
-    .unwrap();
+    let repo = repo_on(&[(3, ISSUE)], "claude", "sonnet", &bin.join("claude"));
     let out = tokio::task::spawn_blocking({
         let mut cmd = repo.ralph();
         for (k, v) in claude_env(&server.uri(), &repo.tools) {
@@ -195,12 +209,7 @@ async fn a_competition_on_the_real_codex() {
         )
     }))
     .await;
-    let repo = Repo::with(Setup::default());
-    std::fs::write(
-        repo.root.join(".ralph/config.toml"),
-        config("codex", "gpt-5.5", &bin.join("codex")),
-    )
-    .unwrap();
+    let repo = repo_on(&[(3, ISSUE)], "codex", "gpt-5.5", &bin.join("codex"));
     let home = codex_home(&repo.tools, &server.uri());
     let out = tokio::task::spawn_blocking({
         let mut cmd = repo.ralph();
@@ -371,15 +380,7 @@ async fn refine_on_the_real_claude_code_reads_the_base_and_drafts() {
         )
     }))
     .await;
-    let repo = Repo::with(Setup {
-        issues: &[(7, PROSE)],
-        ..Setup::default()
-    });
-    std::fs::write(
-        repo.root.join(".ralph/config.toml"),
-        config("claude", "sonnet", &bin.join("claude")),
-    )
-    .unwrap();
+    let repo = repo_on(&[(7, PROSE)], "claude", "sonnet", &bin.join("claude"));
     let out = tokio::task::spawn_blocking({
         let mut cmd = repo.ralph();
         for (k, v) in claude_env(&server.uri(), &repo.tools) {
@@ -403,15 +404,7 @@ async fn refine_on_the_real_codex_reads_the_base_and_drafts() {
         ("exec_command".into(), json!({"cmd": "cat lib.sh"}))
     }))
     .await;
-    let repo = Repo::with(Setup {
-        issues: &[(7, PROSE)],
-        ..Setup::default()
-    });
-    std::fs::write(
-        repo.root.join(".ralph/config.toml"),
-        config("codex", "gpt-5.5", &bin.join("codex")),
-    )
-    .unwrap();
+    let repo = repo_on(&[(7, PROSE)], "codex", "gpt-5.5", &bin.join("codex"));
     let home = codex_home(&repo.tools, &server.uri());
     let out = tokio::task::spawn_blocking({
         let mut cmd = repo.ralph();

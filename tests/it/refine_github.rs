@@ -224,22 +224,9 @@ async fn the_refine_queue_skips_issues_with_a_draft() {
     );
 }
 
-/// Who labelled issue 12 `in-refinement`, and with which permission.
+/// `outsider` labelled issue 12 `in-refinement`, with `permission` on the repository.
 async fn labelled_by(server: &MockServer, permission: &str) {
-    Mock::given(method("GET"))
-        .and(path(format!("{REPO_PATH}/issues/12/events")))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([
-            {"event": "labeled", "actor": {"login": "outsider"}, "label": {"name": "in-refinement"}, "created_at": "2026-11-01T00:00:00Z"}
-        ])))
-        .mount(server)
-        .await;
-    Mock::given(method("GET"))
-        .and(path(format!("{REPO_PATH}/collaborators/outsider/permission")))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!({"permission": permission, "role_name": permission, "user": {"login": "outsider"}}),
-        ))
-        .mount(server)
-        .await;
+    crate::common::labelled_by(server, 12, "in-refinement", "outsider", permission).await;
 }
 
 fn in_actions(repo: &Repo, server: &MockServer) -> assert_cmd::Command {
