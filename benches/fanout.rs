@@ -55,6 +55,7 @@ fn main() {
                     timeout,
                     attempt: 0,
                     speaker: None,
+                    variant: None,
                 },
             })
             .collect();

@@ -122,6 +122,14 @@ pub struct RoundReport {
     /// The implemented change's score, the proposal's accuracy and the review of the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub implementation: Option<ImplementationReport>,
+    /// The order check: the winners of the forward and the reversed readings and whether the
+    /// top flipped; absent when no judge was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<crate::market::order::OrderCheck>,
+    /// The audit of an audited round (`[marketplace] audit_rate`): the runner-up implemented
+    /// under the same rules and never kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditReport>,
 }
 
 /// The implementation's six scores (how each was reached in `details`), their weighted total,
@@ -169,6 +177,30 @@ pub struct ProposalReport {
     /// The answer needed the repair retry.
     pub repaired: bool,
     pub warnings: Vec<String>,
+    /// How far the judges' scores of this proposal moved when the proposals were read in the
+    /// reverse order (0 to 1; `[arbiter] order_swaps`); absent when judged in one order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_disagreement: Option<f64>,
+}
+
+/// The runner-up's implementation in an audited round.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditReport {
+    pub proposal_id: String,
+    pub bot_id: String,
+    /// Whether an attempt passed the checks; `None` when the audit could not run.
+    pub passed: Option<bool>,
+    pub attempts: u32,
+    /// The checks of the last attempt.
+    pub checks: Vec<CheckReport>,
+    /// Why the audit did not run or did not finish.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What the audit cost: tokens, known money and time.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: Option<f64>,
+    pub duration_ms: u64,
 }
 
 /// A bot without a proposal this round.

@@ -86,6 +86,9 @@ pub struct AgentCall {
     /// Who a non-bot call speaks for in recordings and logs when it is not the default
     /// (`arbiter` / `implementer`): `judge_2` for the second of several judges.
     pub speaker: Option<String>,
+    /// A second reading of the same question, kept apart in recordings: `reversed` for a
+    /// judge's reading of the proposals in the reverse order (`[arbiter] order_swaps`).
+    pub variant: Option<&'static str>,
 }
 
 /// Tokens and money spent by a call, as far as the backend reports them.

@@ -5,7 +5,9 @@
 //! `propose`, `arbiter` for `extract`/`judge`/`verify` (`judge_2`, `judge_3`… for the further
 //! judges of `[arbiter] judges`) and `implementer` for `implement`. Lookup
 //! tries, in order: `<who>.<role>.r<round>.a<attempt>.txt` (the repair retry is attempt 1),
-//! `<who>.<role>.r<round>.txt`, then `<who>.<role>.txt` (any round).
+//! `<who>.<role>.r<round>.txt`, then `<who>.<role>.txt` (any round). A call with a variant
+//! (the judge's `reversed` reading) tries `<who>.<role>.<variant>.…` first, then the same
+//! names as the plain call, so a recording without the variant still answers it.
 
 use super::{AgentCall, AgentError, AgentReply, Backend, Role, Usage};
 use crate::fsutil::write_atomic;
@@ -26,12 +28,22 @@ pub fn who(call: &AgentCall) -> String {
 
 /// The file names tried for a call, most specific first.
 pub fn candidates(call: &AgentCall) -> Vec<String> {
-    let base = format!("{}.{}", who(call), call.role);
-    vec![
-        format!("{base}.r{}.a{}.txt", call.round, call.attempt),
-        format!("{base}.r{}.txt", call.round),
-        format!("{base}.txt"),
-    ]
+    let plain = format!("{}.{}", who(call), call.role);
+    let mut bases = Vec::new();
+    if let Some(variant) = call.variant {
+        bases.push(format!("{plain}.{variant}"));
+    }
+    bases.push(plain);
+    bases
+        .iter()
+        .flat_map(|base| {
+            [
+                format!("{base}.r{}.a{}.txt", call.round, call.attempt),
+                format!("{base}.r{}.txt", call.round),
+                format!("{base}.txt"),
+            ]
+        })
+        .collect()
 }
 
 pub struct ReplayBackend {
@@ -137,6 +149,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             attempt,
             speaker: None,
+            variant: None,
         }
     }
 
@@ -177,6 +190,19 @@ mod tests {
             err.to_string().contains("implementer.implement.r1.a0.txt"),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_variant_prefers_its_own_recording_and_falls_back_to_the_plain_one() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("arbiter.judge.r1.txt"), "forward").unwrap();
+        let b = ReplayBackend::new(dir.path().into());
+        let mut c = call(Role::Judge, None, 1, 0);
+        c.variant = Some("reversed");
+        assert_eq!(candidates(&c)[0], "arbiter.judge.reversed.r1.a0.txt");
+        assert_eq!(b.call(&c).await.unwrap().text, "forward");
+        std::fs::write(dir.path().join("arbiter.judge.reversed.r1.txt"), "reverse").unwrap();
+        assert_eq!(b.call(&c).await.unwrap().text, "reverse");
     }
 
     #[tokio::test]

@@ -56,6 +56,8 @@ pub struct Agents {
     /// At least one: the arbiter's configuration when `[arbiter] judges` is empty.
     pub judges: Vec<Agent>,
     pub implementer: Agent,
+    /// `--record DIR`: where the answers and each round's scoring inputs are written.
+    pub record: Option<std::path::PathBuf>,
 }
 
 impl Agents {
@@ -120,6 +122,7 @@ impl Agents {
             arbiter: Agent::build("arbiter", &config.arbiter, root, record),
             judges,
             implementer: Agent::build("implementer", &config.implementer, root, record),
+            record: record.map(Path::to_path_buf),
         }
     }
 }

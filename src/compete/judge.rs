@@ -1,7 +1,9 @@
 //! Phase 2b, judging (SPEC §7): the blinded proposals go to every judge at once with the rubric
 //! of `scoring/rubric.md`; each proposal gets the median of the judges' technical-quality and
-//! innovation scores. A judge that fails is left out; when none answers, every proposal gets
-//! the neutral score with the reason "judge unavailable" and the run goes on.
+//! innovation scores. With `[arbiter] order_swaps = 1` each judge also reads the proposals in
+//! the reverse order and its two readings are averaged (`market::order`). A reading that fails
+//! is left out; when none comes back, every proposal gets the neutral score with the reason
+//! "judge unavailable" and the run goes on.
 
 use super::agents::Agent;
 use super::extract::{prompt_json, PromptIssue};
@@ -9,7 +11,7 @@ use super::CallSite;
 use crate::agent::prompts::{PromptError, Prompts};
 use crate::agent::protocol::{ask, AnswerContext, JudgeAnswer};
 use crate::agent::{Role, Usage};
-use crate::market::scoring::median_view;
+use crate::market::order::{combine, Combined, Mark, Reading};
 use crate::market::{tables, Proposal, Subjective, RUBRIC};
 pub use crate::run_report::JudgeFailure;
 use crate::spec::Requirements;
@@ -21,40 +23,58 @@ use std::time::Duration;
 /// What the judges said about the round.
 #[derive(Debug, Clone)]
 pub struct Judged {
-    /// By proposal id: the median view, or the neutral scores when no judge answered.
+    /// By proposal id: the combined view (each judge's readings averaged, then the median
+    /// across judges), or the neutral scores when no judge answered.
     pub views: BTreeMap<String, Subjective>,
-    /// Judges that answered.
+    /// Every reading that came back, forward and reversed.
+    pub readings: Vec<Reading>,
+    /// The readings combined: also the forward-only and reversed-only views and each
+    /// proposal's disagreement between the two orders.
+    pub combined: Combined,
+    /// Judges that answered at least one reading.
     pub answered: Vec<String>,
-    /// Judges that did not, with the reason.
+    /// Readings that did not come back, with the reason (`judge (reversed order)` for the
+    /// second reading).
     pub failures: Vec<JudgeFailure>,
     /// What each answering judge's calls cost.
     pub spend: Vec<(String, Usage, Duration)>,
 }
 
-/// Asks every judge to score the blinded proposals `(proposal id, proposal)`.
+/// Asks every judge to score the blinded proposals `(proposal id, proposal)`, listed in the
+/// round's order and, with `swaps` ≥ 1, again in the reverse order; all readings at once.
 pub async fn judge(
     judges: &[Agent],
     prompts: &Prompts,
     issue: &Issue,
     requirements: &Requirements,
     blinded: &[(String, Proposal)],
+    swaps: u32,
     site: &CallSite,
 ) -> Result<Judged, PromptError> {
-    let listed: Vec<_> = blinded
-        .iter()
-        .map(|(id, p)| json!({"id": id, "json": prompt_json(p)}))
-        .collect();
-    let prompt = prompts.render(
-        Role::Judge,
-        &json!({
-            "issue": PromptIssue::new(issue),
-            "rubric": RUBRIC,
-            "requirements_json": prompt_json(requirements),
-            "proposals": listed,
-        }),
-    )?;
-    let proposal_ids: std::collections::BTreeSet<String> =
-        blinded.iter().map(|(id, _)| id.clone()).collect();
+    let prompt_for = |reversed: bool| {
+        let mut listed: Vec<_> = blinded
+            .iter()
+            .map(|(id, p)| json!({"id": id, "json": prompt_json(p)}))
+            .collect();
+        if reversed {
+            listed.reverse();
+        }
+        prompts.render(
+            Role::Judge,
+            &json!({
+                "issue": PromptIssue::new(issue),
+                "rubric": RUBRIC,
+                "requirements_json": prompt_json(requirements),
+                "proposals": listed,
+            }),
+        )
+    };
+    let mut orders = vec![(false, prompt_for(false)?)];
+    if swaps > 0 && blinded.len() > 1 {
+        orders.push((true, prompt_for(true)?));
+    }
+    let forward: Vec<String> = blinded.iter().map(|(id, _)| id.clone()).collect();
+    let proposal_ids: std::collections::BTreeSet<String> = forward.iter().cloned().collect();
 
     let mut failures = Vec::new();
     let mut set = tokio::task::JoinSet::new();
@@ -69,50 +89,77 @@ pub async fn judge(
                 continue;
             }
         };
-        let mut call = site.call(Role::Judge, prompt.clone(), judge.timeout);
-        if judge.name != "arbiter" {
-            call.speaker = Some(judge.name.clone());
+        for (reversed, prompt) in &orders {
+            let mut call = site.call(Role::Judge, prompt.clone(), judge.timeout);
+            if judge.name != "arbiter" {
+                call.speaker = Some(judge.name.clone());
+            }
+            if *reversed {
+                call.variant = Some("reversed");
+            }
+            let ctx = AnswerContext {
+                proposal_ids: proposal_ids.clone(),
+                ..AnswerContext::default()
+            };
+            let (name, reversed, backend) = (judge.name.clone(), *reversed, backend.clone());
+            set.spawn(async move {
+                let result = ask::<JudgeAnswer>(backend.as_ref(), &call, &ctx).await;
+                (name, reversed, result)
+            });
         }
-        let ctx = AnswerContext {
-            proposal_ids: proposal_ids.clone(),
-            ..AnswerContext::default()
-        };
-        let name = judge.name.clone();
-        set.spawn(async move {
-            let result = ask::<JudgeAnswer>(backend.as_ref(), &call, &ctx).await;
-            (name, result)
-        });
     }
 
-    let mut by_proposal: BTreeMap<String, Vec<(f64, String, f64, String)>> = BTreeMap::new();
-    let mut answered = Vec::new();
-    let mut spend = Vec::new();
+    let mut readings = Vec::new();
+    let mut spend: BTreeMap<String, (Usage, Duration)> = BTreeMap::new();
     while let Some(joined) = set.join_next().await {
-        let Ok((name, result)) = joined else {
+        let Ok((name, reversed, result)) = joined else {
             tracing::error!("a judge task ended abnormally");
             continue;
         };
         match result {
             Ok(asked) => {
-                for s in asked.answer.scores {
-                    by_proposal.entry(s.proposal_id).or_default().push((
-                        s.technical_quality,
-                        s.technical_quality_reasoning,
-                        s.innovation,
-                        s.innovation_reasoning,
-                    ));
+                let marks = asked
+                    .answer
+                    .scores
+                    .into_iter()
+                    .map(|s| {
+                        let mark = Mark {
+                            technical_quality: s.technical_quality,
+                            technical_quality_reasoning: s.technical_quality_reasoning,
+                            innovation: s.innovation,
+                            innovation_reasoning: s.innovation_reasoning,
+                        };
+                        (s.proposal_id, mark)
+                    })
+                    .collect();
+                let mut order = forward.clone();
+                if reversed {
+                    order.reverse();
                 }
-                spend.push((name.clone(), asked.usage, asked.duration));
-                answered.push(name);
+                readings.push(Reading {
+                    judge: name.clone(),
+                    reversed,
+                    order,
+                    marks,
+                });
+                let (usage, duration) = spend.entry(name).or_default();
+                usage.add(asked.usage);
+                *duration += asked.duration;
             }
             Err(e) => failures.push(JudgeFailure {
-                judge: name,
+                judge: if reversed {
+                    format!("{name} (reversed order)")
+                } else {
+                    name
+                },
                 reason: e.to_string(),
             }),
         }
     }
-    answered.sort();
+    readings.sort_by(|a, b| (&a.judge, a.reversed).cmp(&(&b.judge, b.reversed)));
     failures.sort_by(|a, b| a.judge.cmp(&b.judge));
+    let answered: Vec<String> = spend.keys().cloned().collect();
+    let combined = combine(&readings);
 
     let params = &tables().scoring;
     let why = failures
@@ -123,17 +170,20 @@ pub async fn judge(
     let views = proposal_ids
         .iter()
         .map(|id| {
-            let view = by_proposal
+            let view = combined
+                .views
                 .get(id)
-                .and_then(|v| median_view(v))
+                .cloned()
                 .unwrap_or_else(|| Subjective::unavailable(params, &why));
             (id.clone(), view)
         })
         .collect();
     Ok(Judged {
         views,
+        readings,
+        combined,
         answered,
         failures,
-        spend,
+        spend: spend.into_iter().map(|(n, (u, d))| (n, u, d)).collect(),
     })
 }

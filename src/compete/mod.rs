@@ -25,6 +25,7 @@ mod finish;
 mod guard;
 pub mod judge;
 mod prepare;
+pub mod recording;
 pub mod propose;
 mod review;
 pub mod round;
@@ -68,6 +69,7 @@ impl CallSite {
             timeout,
             attempt: 0,
             speaker: None,
+            variant: None,
         }
     }
 }

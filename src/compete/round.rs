@@ -3,14 +3,16 @@
 //! phase output on stderr.
 
 use super::agents::Agents;
-use super::judge::judge;
+use super::judge::{judge, Judged};
 use super::propose::{proposals, FailureContext, ProposeRound, Standing};
+use super::recording::{self, RecordedProposal, RecordedRound};
 use super::{random_seed, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::fanout::{BotOutcome, Progress};
 use crate::agent::prompts::Prompts;
 use crate::agent::Role;
 use crate::ledger::{Ledger, LedgerState};
+use crate::market::order::OrderCheck;
 use crate::market::{
     blind_label, blind_order, rank, score_proposal, tables, Entry, Proposal, Subjective, Targets,
 };
@@ -218,6 +220,7 @@ pub async fn evaluate(
             issue,
             reqs,
             &for_judge,
+            config.order_swaps,
             site,
         )
         .await?;
@@ -232,17 +235,16 @@ pub async fn evaluate(
 
     let params = &tables().scoring;
     let targets = Targets::from_requirements(reqs);
+    let unavailable = stopped.as_deref().or(no_judge).unwrap_or("not asked");
+    let order = judged
+        .as_ref()
+        .map(|j| order_check(j, &blinded, &targets, config, unavailable));
     let mut scored = Vec::new();
     for (id, a) in &blinded {
         let view = judged
             .as_ref()
             .and_then(|j| j.views.get(id).cloned())
-            .unwrap_or_else(|| {
-                Subjective::unavailable(
-                    params,
-                    stopped.as_deref().or(no_judge).unwrap_or("not asked"),
-                )
-            });
+            .unwrap_or_else(|| Subjective::unavailable(params, unavailable));
         let s = score_proposal(
             &a.proposal,
             &targets,
@@ -263,6 +265,9 @@ pub async fn evaluate(
             files_affected: a.proposal.paths().into_iter().map(String::from).collect(),
             repaired: a.repaired,
             warnings: a.warnings.clone(),
+            order_disagreement: judged
+                .as_ref()
+                .and_then(|j| j.combined.disagreement.get(id).copied()),
         });
     }
     let entries: Vec<Entry> = scored
@@ -288,6 +293,42 @@ pub async fn evaluate(
         .map(|p| format!("{}: {:.3}", p.proposal_id, p.total_score))
         .collect();
     printer.status(&format!("- Rankings: [{}]", listing.join(", ")));
+    if let Some(line) = order.as_ref().and_then(flip_line) {
+        printer.status(&line);
+    }
+    if let Some(dir) = &shared.agents.record {
+        recording::write(
+            dir,
+            &RecordedRound {
+                version: recording::RECORDING_VERSION,
+                issue: issue.number,
+                round: site.round,
+                phase: site.phase,
+                seed,
+                requirements: reqs.clone(),
+                proposals: blinded
+                    .iter()
+                    .map(|(id, a)| RecordedProposal {
+                        proposal_id: id.clone(),
+                        bot_id: a.bot_id.clone(),
+                        submitted_at: a.submitted_at,
+                        proposal: a.proposal.clone(),
+                    })
+                    .collect(),
+                readings: judged
+                    .as_ref()
+                    .map(|j| j.readings.clone())
+                    .unwrap_or_default(),
+                judge_unavailable: judged
+                    .as_ref()
+                    .is_none_or(|j| j.readings.is_empty())
+                    .then(|| unavailable.to_owned()),
+                weights: config.scoring_weights,
+                ranking: ranking.order.clone(),
+                winner: winner.clone(),
+            },
+        );
+    }
     match (&winner, &winner_bot) {
         (Some(w), Some(bot)) => printer.status(&format!("- Selected: {w} ({bot})")),
         _ => printer.status(&format!(
@@ -319,8 +360,67 @@ pub async fn evaluate(
             environment_failure: None,
             implementation: None,
             coverage: None,
+            order,
+            audit: None,
         },
         proposals: blinded.into_iter().collect(),
         stopped,
     })
+}
+
+/// Which proposal would have won had the judges read only the round's order, and only the
+/// reverse order: the round's order check.
+fn order_check(
+    judged: &Judged,
+    blinded: &[(String, Arrived)],
+    targets: &Targets,
+    config: &crate::config::Config,
+    unavailable: &str,
+) -> OrderCheck {
+    let params = &tables().scoring;
+    let top = |views: &BTreeMap<String, Subjective>| -> Option<String> {
+        if views.is_empty() {
+            return None;
+        }
+        let entries: Vec<Entry> = blinded
+            .iter()
+            .map(|(id, a)| {
+                let view = views
+                    .get(id)
+                    .cloned()
+                    .unwrap_or_else(|| Subjective::unavailable(params, unavailable));
+                let s = score_proposal(
+                    &a.proposal,
+                    targets,
+                    &view,
+                    &config.scoring_weights,
+                    params,
+                    &tables().specialists,
+                );
+                Entry {
+                    proposal_id: id.clone(),
+                    total: s.total,
+                    submitted_at: a.submitted_at,
+                }
+            })
+            .collect();
+        rank(&entries, params.ranking.human_review_below)
+            .winner()
+            .map(String::from)
+    };
+    OrderCheck::new(
+        config.order_swaps,
+        top(&judged.combined.forward),
+        top(&judged.combined.reversed),
+    )
+}
+
+/// The console line of a round judged in both orders.
+fn flip_line(check: &OrderCheck) -> Option<String> {
+    match (check.top_flipped?, &check.forward_top, &check.reversed_top) {
+        (true, Some(f), Some(r)) => Some(format!(
+            "- Order check: the top proposal flipped with the order ({f} read forward, {r} reversed); the two readings are averaged"
+        )),
+        _ => Some("- Order check: the same top proposal in both orders".to_owned()),
+    }
 }

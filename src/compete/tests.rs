@@ -144,6 +144,7 @@ fn agents(satisfied: fn(u32) -> Vec<&'static str>, good: fn(u32) -> bool) -> Age
         arbiter: agent("arbiter", arbiter(satisfied)),
         judges: vec![agent("arbiter", arbiter(satisfied))],
         implementer: agent("implementer", implementer(good)),
+        record: None,
     }
 }
 

@@ -14,7 +14,8 @@ pub(super) const DEFAULT_TIMEOUT_SECS: u64 = 900;
 /// its parent; one that names the parent's backend inherits the keys it leaves unset; one that
 /// names another backend inherits only the backend-neutral keys (`timeout_secs`, `max_tokens`,
 /// `temperature`). A parent without a backend means `claude`. The result names its backend;
-/// `id` stays the section's own; `judges` and `max_attempts` are never inherited.
+/// `id` stays the section's own; `judges`, `max_attempts` and `order_swaps` are never
+/// inherited.
 pub(super) fn inherit(own: &AgentFile, parent: &AgentFile) -> AgentFile {
     let parent_backend = parent.backend.unwrap_or(BackendKind::Claude);
     let backend = own.backend.unwrap_or(parent_backend);
@@ -38,6 +39,7 @@ pub(super) fn inherit(own: &AgentFile, parent: &AgentFile) -> AgentFile {
         price: pick(&own.price, &parent.price, same),
         judges: None,
         max_attempts: None,
+        order_swaps: None,
     }
 }
 

@@ -48,6 +48,7 @@ pub(super) struct MarketplaceFile {
     pub weight_min: Option<f64>,
     pub weight_max: Option<f64>,
     pub concurrency: Option<i64>,
+    pub audit_rate: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -81,6 +82,8 @@ pub(super) struct AgentFile {
     pub judges: Option<Vec<AgentFile>>,
     /// `[implementer]` only: attempts per round at most.
     pub max_attempts: Option<i64>,
+    /// `[arbiter]` only: extra orders each judge reads the proposals in (0 or 1).
+    pub order_swaps: Option<i64>,
 }
 
 /// `price = { input_per_mtok, output_per_mtok, cached_input_per_mtok }`.

@@ -119,6 +119,9 @@ pub struct MarketplaceConfig {
     pub weight_max: f64,
     /// How many bots are asked at once.
     pub concurrency: u32,
+    /// The share of rounds in which the runner-up is implemented too, to measure selection
+    /// (0 to 1; 0 never audits).
+    pub audit_rate: f64,
 }
 
 /// Caps on one `ralph compete` run: when one is reached the run stops cleanly, keeping its
@@ -193,6 +196,9 @@ pub struct Config {
     /// `[implementer] max_attempts`: implementation attempts per round at most, within the
     /// winner's budget.
     pub max_attempts: u32,
+    /// `[arbiter] order_swaps`: how many extra orders each judge reads the proposals in (0 or
+    /// 1: also the reverse order, the two readings averaged).
+    pub order_swaps: u32,
     pub checks: ChecksConfig,
     pub github: GithubConfig,
     pub limits: LimitsConfig,

@@ -70,6 +70,7 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
             weight_min,
             weight_max,
             concurrency,
+            audit_rate: audit_rate(&src, m.audit_rate)?,
         },
         scoring_weights,
         defaults: agents.defaults,
@@ -78,6 +79,7 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
         judges: agents.judges,
         implementer: agents.implementer,
         max_attempts: agents.max_attempts,
+        order_swaps: agents.order_swaps,
         checks,
         github,
         limits,
@@ -160,6 +162,7 @@ struct Agents {
     judges: Vec<super::AgentConfig>,
     implementer: super::AgentConfig,
     max_attempts: u32,
+    order_swaps: u32,
 }
 
 /// `[defaults]`, `[arbiter]` with its judges, `[implementer]`: each role inherits from
@@ -191,6 +194,7 @@ fn agents(
 
     let mut arbiter_file = arbiter.unwrap_or_default();
     let judge_files = arbiter_file.judges.take().unwrap_or_default();
+    let order_swaps = src.int_in("arbiter.order_swaps", arbiter_file.order_swaps.take(), 1, 0, 1)?;
     only_bots_have_ids("arbiter", &arbiter_file)?;
     only_implementer_has_max_attempts(src, "arbiter", &arbiter_file)?;
     let arbiter = agent(&arbiter_file, Some(&defaults_file), "arbiter", src.path)?;
@@ -216,6 +220,9 @@ fn agents(
     if implementer_file.judges.is_some() {
         return Err(src.invalid("implementer.judges", "is only allowed in [arbiter]"));
     }
+    if implementer_file.order_swaps.is_some() {
+        return Err(src.invalid("implementer.order_swaps", "is only allowed in [arbiter]"));
+    }
     let max_attempts = src.int_in(
         "implementer.max_attempts",
         implementer_file.max_attempts,
@@ -237,14 +244,35 @@ fn agents(
         judges,
         implementer,
         max_attempts,
+        order_swaps,
     })
 }
 
+/// `[marketplace] audit_rate`: a share, 0 to 1.
+fn audit_rate(src: &Source<'_>, value: Option<f64>) -> Result<f64, ConfigError> {
+    let v = value.unwrap_or(0.0);
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(src.invalid(
+            "marketplace.audit_rate",
+            format!("= {v} is out of range: allowed 0 (never audit) to 1 (audit every round)"),
+        ))
+    }
+}
+
+/// `max_attempts` belongs to `[implementer]` and `order_swaps` to `[arbiter]` alone.
 fn only_implementer_has_max_attempts(
     src: &Source<'_>,
     section: &str,
     f: &AgentFile,
 ) -> Result<(), ConfigError> {
+    if f.order_swaps.is_some() && section != "arbiter" {
+        return Err(src.invalid(
+            &format!("{section}.order_swaps"),
+            "is only allowed in [arbiter]",
+        ));
+    }
     if f.max_attempts.is_some() {
         Err(src.invalid(
             &format!("{section}.max_attempts"),

@@ -7,6 +7,7 @@
 
 mod dimension;
 mod implementation;
+pub mod order;
 mod outcome;
 pub mod proposal;
 mod ranking;

@@ -104,6 +104,7 @@ pub async fn refine(
         timeout: arbiter.timeout,
         attempt: 0,
         speaker: None,
+        variant: None,
     };
     printer.status(&format!(
         "Asking the arbiter to {} #{n}'s requirements…",

@@ -120,6 +120,7 @@ pub(crate) mod tests {
             files_affected: vec![],
             repaired: false,
             warnings: vec![],
+            order_disagreement: None,
         }
     }
 
@@ -142,6 +143,8 @@ pub(crate) mod tests {
             environment_failure: None,
             implementation: None,
             coverage: None,
+            order: None,
+            audit: None,
         }
     }
 

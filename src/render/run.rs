@@ -482,6 +482,7 @@ pub(crate) mod tests {
                     files_affected: vec![],
                     repaired: false,
                     warnings: vec![],
+                    order_disagreement: None,
                 }],
                 skipped: vec![SkippedBot {
                     bot_id: "smart_bot_3".into(),
@@ -500,6 +501,8 @@ pub(crate) mod tests {
                 environment_failure: None,
                 implementation: None,
                 coverage: None,
+                order: None,
+                audit: None,
             }],
             events: vec!["e.json".into()],
             accounts: vec![],

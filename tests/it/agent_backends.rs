@@ -29,6 +29,7 @@ fn call(dir: &Path, timeout: Duration) -> AgentCall {
         timeout,
         attempt: 0,
         speaker: None,
+        variant: None,
     }
 }
 

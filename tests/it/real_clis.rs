@@ -237,6 +237,7 @@ fn call(role: Role, workdir: &Path, prompt: &str) -> AgentCall {
         timeout: Duration::from_secs(180),
         attempt: 0,
         speaker: None,
+        variant: None,
     }
 }
 

@@ -202,6 +202,7 @@ fn call() -> AgentCall {
         timeout: Duration::from_secs(5),
         attempt: 0,
         speaker: None,
+        variant: None,
     }
 }
 
