@@ -14,8 +14,9 @@ use super::state::Failure;
 use crate::agent::protocol::{ask, AnswerContext, ImplementAnswer, VerifyAnswer};
 use crate::agent::Role;
 use crate::checks::CheckKind;
+use crate::checks::CheckPlan;
 use crate::verify::{verify, VerificationReport};
-use crate::workspace::{CommitInfo, WorkspaceError};
+use crate::workspace::{CommitInfo, WorkspaceError, Worktree};
 use anyhow::Result;
 use std::collections::BTreeMap;
 
@@ -66,6 +67,8 @@ pub(super) struct Attempts {
     pub environment: Option<String>,
     /// The review role's judgement of the change (filled in after the attempts).
     pub review: crate::market::Review,
+    /// The audit of the runner-up, when the round was audited (filled in after the review).
+    pub audit: Option<crate::run_report::AuditReport>,
 }
 
 /// What a failed attempt tells the next: the failing checks and protected paths, and every
@@ -95,15 +98,54 @@ fn failures_for_prompt(
     out
 }
 
+/// What the attempts implement, and where.
+pub(super) struct Target<'t> {
+    pub wt: &'t Worktree,
+    pub plan: &'t CheckPlan,
+    pub proposal: &'t Arrived,
+    pub budget: u32,
+    /// The winner's attempts are committed on the branch; an audit's are never kept.
+    pub keep: bool,
+    /// How the console names the attempts (`Attempt`, `Audit attempt`).
+    pub label: &'static str,
+}
+
 impl Run<'_> {
-    /// Up to the round's budget of attempts; stops at the first that passes everything and is
-    /// committed, or at a run cap.
+    /// Up to the round's budget of attempts on the winner; stops at the first that passes
+    /// everything and is committed, or at a run cap.
     pub(super) async fn implement(
         &mut self,
         bench: &Bench,
         contest: &Contest,
         sel: &Selection,
     ) -> Result<Attempts> {
+        let target = Target {
+            wt: &bench.wt,
+            plan: &bench.plan,
+            proposal: &sel.winner,
+            budget: sel.budget,
+            keep: true,
+            label: "Attempt",
+        };
+        self.attempts(bench, contest, &target).await
+    }
+
+    /// Up to `target.budget` attempts on `target.proposal` in `target.wt`; stops at the first
+    /// that passes everything (committed when `target.keep`), or at a run cap.
+    pub(super) async fn attempts(
+        &mut self,
+        bench: &Bench,
+        contest: &Contest,
+        target: &Target<'_>,
+    ) -> Result<Attempts> {
+        let Target {
+            wt,
+            plan,
+            proposal,
+            budget,
+            keep,
+            label,
+        } = *target;
         let printer = self.input.printer;
         let implementer = &self.input.agents.implementer;
         let backend = match &implementer.backend {
@@ -111,7 +153,6 @@ impl Run<'_> {
             Err(why) => return Err(anyhow::anyhow!("the implementer cannot start: {why}")),
         };
         let timeout = implementer.timeout;
-        let budget = sel.budget;
         let mut out = Attempts::default();
         let mut previous: Vec<FailedCheck> = Vec::new();
         for attempt in 1..=budget {
@@ -124,24 +165,27 @@ impl Run<'_> {
             }
             out.used = attempt;
             if attempt > 1 {
-                self.input.workspace.reset_worktree(&bench.wt).await?;
+                self.input.workspace.reset_worktree(wt).await?;
             }
             let prompt = bench.prompts.render(
                 Role::Implement,
                 &serde_json::json!({
                     "issue": PromptIssue::new(&contest.issue),
-                    "branch": bench.wt.branch,
-                    "checks": bench.plan.checks.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+                    "branch": wt.branch,
+                    "checks": plan.checks.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
                     "requirements_json": prompt_json(&contest.reqs),
-                    "proposal_json": prompt_json(&sel.winner.proposal),
+                    "proposal_json": prompt_json(&proposal.proposal),
                     "previous_failures": previous,
                     "attempt": attempt,
                     "budget": budget,
                 }),
             )?;
             let mut call = contest.site.call(Role::Implement, prompt, timeout);
-            call.workdir = bench.wt.path.clone();
+            call.workdir = wt.path.clone();
             call.attempt = (attempt - 1) * 2;
+            if !keep {
+                call.variant = Some("audit");
+            }
             let ctx = AnswerContext {
                 requirement_ids: contest
                     .reqs
@@ -162,17 +206,20 @@ impl Run<'_> {
                     Some(asked.answer)
                 }
                 Err(e) => {
-                    printer.warn(&format!("attempt {attempt}: the implementer failed: {e}"));
+                    printer.warn(&format!(
+                        "{} {attempt}: the implementer failed: {e}",
+                        label.to_lowercase()
+                    ));
                     None
                 }
             };
             // A change to the dependency manifests makes the environment again.
             let settings = self.input.settings;
-            let setup = refresh_environment(settings, &bench.wt, &bench.plan, bench.timeout).await;
+            let setup = refresh_environment(settings, wt, plan, bench.timeout).await;
             let mut v = verify(
                 self.input.workspace,
-                &bench.wt,
-                &bench.plan,
+                wt,
+                plan,
                 Some(&self.baseline),
                 bench.timeout,
             )
@@ -195,7 +242,7 @@ impl Run<'_> {
             let outcome = match answer {
                 Some(answer) if reasons.is_empty() => {
                     let verdict = self
-                        .verify_requirements(bench, contest, sel, &answer, &v)
+                        .verify_requirements(bench, contest, target, &answer, &v)
                         .await?;
                     out.unsatisfied = verdict.unsatisfied.clone();
                     if verdict.satisfied.is_empty() {
@@ -217,10 +264,15 @@ impl Run<'_> {
                 _ => None,
             };
             if let Some((answer, verdict)) = outcome {
-                match self.commit(bench, contest, sel, &answer).await {
+                let committed = if keep {
+                    self.commit(wt, contest, proposal, &answer).await
+                } else {
+                    Ok(String::new())
+                };
+                match committed {
                     Ok(commit) => {
                         printer.status(&format!(
-                            "- Attempt {attempt}/{budget}: verification passed"
+                            "- {label} {attempt}/{budget}: verification passed"
                         ));
                         out.passed = Some(Passed {
                             summary: crate::spec::strip_for_prompt(answer.summary.trim()),
@@ -238,7 +290,7 @@ impl Run<'_> {
                 }
             }
             printer.status(&format!(
-                "- Attempt {attempt}/{budget}: {}",
+                "- {label} {attempt}/{budget}: {}",
                 reasons.join("; ")
             ));
             // The environment is no attempt's fault, and no further attempt can mend it.
@@ -249,7 +301,7 @@ impl Run<'_> {
             out.last_diff = self
                 .input
                 .workspace
-                .patch_text(&bench.wt, MAX_FAILED_DIFF)
+                .patch_text(wt, MAX_FAILED_DIFF)
                 .await
                 .ok();
             out.last_reasons = reasons;
@@ -265,9 +317,9 @@ impl Run<'_> {
     /// Commits the passing attempt on the branch, with the trailers.
     async fn commit(
         &mut self,
-        bench: &Bench,
+        wt: &Worktree,
         contest: &Contest,
-        sel: &Selection,
+        winner: &Arrived,
         answer: &ImplementAnswer,
     ) -> Result<String, WorkspaceError> {
         let config = &self.input.settings.config;
@@ -281,12 +333,12 @@ impl Run<'_> {
             .input
             .workspace
             .commit(
-                &bench.wt,
+                wt,
                 &CommitInfo {
                     message: &message,
                     author_name: &config.git.author_name,
                     author_email: &config.git.author_email,
-                    bot: &sel.winner.bot_id,
+                    bot: &winner.bot_id,
                     run_id: &self.state.run_id,
                 },
             )
@@ -302,17 +354,14 @@ impl Run<'_> {
         &mut self,
         bench: &Bench,
         contest: &Contest,
-        sel: &Selection,
+        target: &Target<'_>,
         answer: &ImplementAnswer,
         verification: &VerificationReport,
     ) -> Result<Verdict> {
         let printer = self.input.printer;
         let open = &contest.open;
-        let diff = self
-            .input
-            .workspace
-            .patch_text(&bench.wt, MAX_VERIFY_DIFF)
-            .await?;
+        let wt = target.wt;
+        let diff = self.input.workspace.patch_text(wt, MAX_VERIFY_DIFF).await?;
         let checks: Vec<serde_json::Value> = verification
             .checks
             .iter()
@@ -329,8 +378,8 @@ impl Run<'_> {
         )?;
         let fallback = || {
             Verdict {
-            satisfied: sel
-                .winner
+            satisfied: target
+                .proposal
                 .proposal
                 .spec_alignment
                 .checkboxes_addressed
@@ -354,23 +403,20 @@ impl Run<'_> {
                 .warn("no arbiter to verify the requirements: using the claims the checks support");
             return Ok(fallback());
         };
-        let call = contest.site.call(Role::Verify, prompt, arbiter.timeout);
+        let mut call = contest.site.call(Role::Verify, prompt, arbiter.timeout);
+        if !target.keep {
+            call.variant = Some("audit");
+        }
         let ctx = AnswerContext {
             requirement_ids: open.clone(),
             ..AnswerContext::default()
         };
         // The verify role reads the change in the worktree; it must leave it as it is.
-        let snap = super::guard::watch(self.input.workspace, &bench.wt).await?;
+        let snap = super::guard::watch(self.input.workspace, wt).await?;
         let asked = ask::<VerifyAnswer>(backend.as_ref(), &call, &ctx).await;
-        if super::guard::changed(
-            self.input.workspace,
-            printer,
-            &bench.wt,
-            &snap,
-            "The verify role",
-        )
-        .await?
-        .is_some()
+        if super::guard::changed(self.input.workspace, printer, wt, &snap, "The verify role")
+            .await?
+            .is_some()
         {
             if let Ok(a) = &asked {
                 self.accounts

@@ -5,9 +5,9 @@
 
 use crate::agent::accounts::Accounts;
 use crate::checks::CheckKind;
-use crate::ledger::{Event, EventScores, EventStore, Metrics, Tokens};
+use crate::ledger::{AuditOutcome, Event, EventScores, EventStore, JudgeOrder, Metrics, Tokens};
 use crate::market::{Award, ImplementationScore, Phase};
-use crate::run_report::RoundReport;
+use crate::run_report::{AuditReport, RoundReport};
 use crate::verify::VerificationReport;
 use anyhow::{Context as _, Result};
 use chrono::{DateTime, Duration, Utc};
@@ -27,6 +27,8 @@ pub struct RoundRecord<'a> {
     pub verification: &'a VerificationReport,
     /// Implementation attempts the round used.
     pub attempts: u32,
+    /// The runner-up's audit, when the round was audited.
+    pub audit: Option<&'a AuditReport>,
 }
 
 /// One event per award, in award order, stamped `now` plus one microsecond per event so their
@@ -60,6 +62,27 @@ pub fn round_events(
             });
             e.proposal_score = own.map(|p| p.total_score);
             e.success_probability = own.map(|p| p.success_probability);
+            e.judge_order =
+                r.report
+                    .order
+                    .as_ref()
+                    .and_then(|o| o.top_flipped)
+                    .map(|top_flipped| JudgeOrder {
+                        top_flipped,
+                        disagreement: own.and_then(|p| p.order_disagreement),
+                    });
+            e.audit = r.audit.filter(|a| a.bot_id == award.bot_id).and_then(|a| {
+                a.passed.map(|passed| AuditOutcome {
+                    passed,
+                    attempts: a.attempts,
+                    cost_usd: a.cost_usd,
+                    tokens: Some(Tokens {
+                        input: a.input_tokens,
+                        output: a.output_tokens,
+                    }),
+                    duration_ms: Some(a.duration_ms),
+                })
+            });
             e.scores = own.map(|p| EventScores {
                 proposal: p.scores,
                 implementation: is_winner.then_some(r.implementation.scores),
@@ -191,6 +214,7 @@ mod tests {
             accuracy: 0.95,
             verification: &verification,
             attempts: 2,
+            audit: None,
         };
         let now: DateTime<Utc> = "2026-01-29T10:15:00Z".parse().unwrap();
         let events = round_events(

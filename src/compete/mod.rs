@@ -17,6 +17,7 @@
 
 pub mod agents;
 mod attempt;
+mod audit;
 pub mod decide;
 mod dry_run;
 mod events;
@@ -25,8 +26,8 @@ mod finish;
 mod guard;
 pub mod judge;
 mod prepare;
-pub mod recording;
 pub mod propose;
+pub mod recording;
 mod review;
 pub mod round;
 mod run;

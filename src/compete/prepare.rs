@@ -73,6 +73,12 @@ pub(super) async fn refresh_environment(
     Ok(Some(took))
 }
 
+/// Forgets the setup of a worktree that is gone, so a new one of the same name makes its
+/// environment again.
+pub(super) fn forget_setup(settings: &Settings, wt: &Worktree) {
+    let _ = std::fs::remove_file(setup_mark(settings, wt));
+}
+
 /// The worktree, its environment and the baseline; refuses when nothing could be verified.
 pub(super) async fn prepare(input: &Ground<'_>, pre: &Preflight) -> Result<Prepared> {
     let wt = input.workspace.create_worktree(pre).await?;

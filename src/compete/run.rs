@@ -421,6 +421,7 @@ impl<'a> Run<'a> {
             selection.winner.bot_id,
             selection.budget
         ));
+        let start = self.input.workspace.head(&bench.wt).await?;
         let mut attempts = self.implement(bench, &contest, &selection).await?;
         if let Some(v) = &attempts.verification {
             printer.status(render_terminal(v, printer.paint_err()).trim_end());
@@ -428,6 +429,10 @@ impl<'a> Run<'a> {
         attempts.review = self
             .review_change(bench, &contest, &selection, &attempts)
             .await?;
+        // A round the environment or a cap stopped tells nothing an audit could compare.
+        if attempts.environment.is_none() && attempts.cap.is_none() {
+            attempts.audit = self.audit(bench, &contest, &selection, &start).await?;
+        }
         let spend = self.accounts.since(&before);
         let end = self.settle(&contest, &selection, attempts, &spend).await?;
         Ok(decide(&end, at))

@@ -20,6 +20,25 @@ use crate::verify::VerificationReport;
 use anyhow::Result;
 use std::collections::BTreeSet;
 
+/// The report's line per check of a verification.
+pub(super) fn check_reports(v: &VerificationReport) -> Vec<CheckReport> {
+    v.checks
+        .iter()
+        .map(|c| CheckReport {
+            name: c.name.clone(),
+            passed: c.passed(),
+            status: match c.status {
+                CheckStatus::Passed => CheckState::Passed,
+                CheckStatus::Failed => CheckState::Failed,
+                CheckStatus::TimedOut => CheckState::TimedOut,
+                CheckStatus::Unavailable => CheckState::Unavailable,
+                CheckStatus::FailingOnBase => CheckState::FailingOnBase,
+            },
+            duration_ms: c.duration_ms,
+        })
+        .collect()
+}
+
 impl Run<'_> {
     /// Settles the round from its attempts; `spend` is what the round's calls cost. Returns how
     /// the round ended.
@@ -47,24 +66,9 @@ impl Run<'_> {
         round_report.checks = attempts
             .verification
             .as_ref()
-            .map(|v| {
-                v.checks
-                    .iter()
-                    .map(|c| CheckReport {
-                        name: c.name.clone(),
-                        passed: c.passed(),
-                        status: match c.status {
-                            CheckStatus::Passed => CheckState::Passed,
-                            CheckStatus::Failed => CheckState::Failed,
-                            CheckStatus::TimedOut => CheckState::TimedOut,
-                            CheckStatus::Unavailable => CheckState::Unavailable,
-                            CheckStatus::FailingOnBase => CheckState::FailingOnBase,
-                        },
-                        duration_ms: c.duration_ms,
-                    })
-                    .collect()
-            })
+            .map(check_reports)
             .unwrap_or_default();
+        round_report.audit = attempts.audit.clone();
         if let (Some(cap), None) = (&attempts.cap, &attempts.passed) {
             // Stopped between attempts: no outcome to settle, no events; the round's report
             // stays, and a resumed run plays the round again.
@@ -171,6 +175,7 @@ impl Run<'_> {
                 accuracy: acc,
                 verification: &v,
                 attempts: attempts.used,
+                audit: attempts.audit.as_ref(),
             },
             &awarded,
             spend,

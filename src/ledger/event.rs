@@ -54,6 +54,36 @@ pub struct Event {
     pub cost_usd: Option<f64>,
     #[serde(default)]
     pub duration_ms: Option<u64>,
+    /// The round's order check (`[arbiter] order_swaps`), with this bot's proposal's
+    /// disagreement between the two readings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_order: Option<JudgeOrder>,
+    /// On the runner-up's event of an audited round: its implementation, never kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditOutcome>,
+}
+
+/// How the judges' reading order bore on the round.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct JudgeOrder {
+    /// Whether the forward and the reversed readings had different winners.
+    pub top_flipped: bool,
+    /// How far this bot's proposal's scores moved between the readings (0 to 1).
+    #[serde(default)]
+    pub disagreement: Option<f64>,
+}
+
+/// The runner-up's audit: whether its implementation passed, and what that cost.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AuditOutcome {
+    pub passed: bool,
+    pub attempts: u32,
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    #[serde(default)]
+    pub tokens: Option<Tokens>,
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
 }
 
 /// Verification metrics of the round (the prototype's `metrics` object).
@@ -121,6 +151,8 @@ impl Event {
             tokens: None,
             cost_usd: None,
             duration_ms: None,
+            judge_order: None,
+            audit: None,
         }
     }
 

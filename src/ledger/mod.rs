@@ -13,7 +13,10 @@ mod weights;
 
 pub use crate::market::Phase;
 pub use budget::allocate;
-pub use event::{parse_event, valid_bot_id, Event, EventScores, Metrics, Tokens, SCHEMA_VERSION};
+pub use event::{
+    parse_event, valid_bot_id, AuditOutcome, Event, EventScores, JudgeOrder, Metrics, Tokens,
+    SCHEMA_VERSION,
+};
 pub use fold::{
     efficiency, fold, ArbiterHealth, BotStanding, FoldParams, Folded, HistoryPoint, WeightHistory,
     HISTORY_LIMIT,

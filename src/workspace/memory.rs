@@ -35,6 +35,10 @@ struct Inner {
     base: Files,
     /// The branch's files at its last commit.
     head: Option<Files>,
+    /// Every commit's files, by id.
+    commits: BTreeMap<String, Files>,
+    /// The files of each scratch checkout's commit, by its path.
+    scratches: BTreeMap<PathBuf, Files>,
     record: Record,
 }
 
@@ -193,10 +197,47 @@ impl Workspace for MemoryWorkspace {
         })
     }
 
+    async fn create_scratch(
+        &self,
+        wt: &Worktree,
+        name: &str,
+        commit: &str,
+    ) -> Result<Worktree, WorkspaceError> {
+        let path = wt.path.with_file_name(name);
+        let mut inner = self.inner.lock().unwrap();
+        let files = if commit == "base" {
+            inner.base.clone()
+        } else {
+            inner
+                .commits
+                .get(commit)
+                .cloned()
+                .ok_or_else(|| WorkspaceError::Git {
+                    message: format!("no commit {commit}"),
+                    source: None,
+                })?
+        };
+        write_tree(&path, &files)?;
+        inner.scratches.insert(path.clone(), files);
+        Ok(Worktree {
+            path,
+            branch: wt.branch.clone(),
+            base_commit: wt.base_commit.clone(),
+        })
+    }
+
+    async fn remove_scratch(&self, scratch: &Worktree) -> Result<(), WorkspaceError> {
+        self.inner.lock().unwrap().scratches.remove(&scratch.path);
+        std::fs::remove_dir_all(&scratch.path).map_err(|e| io_error("removing a checkout", e))
+    }
+
     async fn reset_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
         let mut inner = self.inner.lock().unwrap();
         inner.record.resets += 1;
-        let files = inner.head.clone().unwrap_or_else(|| inner.base.clone());
+        let files = match inner.scratches.get(&wt.path) {
+            Some(files) => files.clone(),
+            None => inner.head.clone().unwrap_or_else(|| inner.base.clone()),
+        };
         write_tree(&wt.path, &files)
     }
 
@@ -250,6 +291,8 @@ impl Workspace for MemoryWorkspace {
     async fn commit(&self, wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceError> {
         let now = read_tree(&wt.path)?;
         let mut inner = self.inner.lock().unwrap();
+        let id = format!("{:040x}", inner.record.commits.len() + 1);
+        inner.commits.insert(id.clone(), now.clone());
         inner.head = Some(now);
         inner.record.commits.push(format!(
             "{}\n\nRalph-Bot: {}\nRalph-Run: {}\n",
@@ -257,7 +300,7 @@ impl Workspace for MemoryWorkspace {
             info.bot,
             info.run_id
         ));
-        Ok(format!("{:040x}", inner.record.commits.len()))
+        Ok(id)
     }
 
     async fn snapshot(&self, wt: &Worktree) -> Result<Snapshot, WorkspaceError> {

@@ -44,6 +44,17 @@ pub trait Workspace: Send + Sync {
     async fn reset_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError>;
     /// Removes the worktree; the branch stays.
     async fn remove_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError>;
+    /// A throw-away checkout of `commit` (one of `wt`'s, from [`Workspace::head`]) beside
+    /// `wt`, named `name`, on no branch: what an audit implements in. It diffs against `wt`'s
+    /// base; nothing in it is ever committed.
+    async fn create_scratch(
+        &self,
+        wt: &Worktree,
+        name: &str,
+        commit: &str,
+    ) -> Result<Worktree, WorkspaceError>;
+    /// Removes a checkout made by [`Workspace::create_scratch`].
+    async fn remove_scratch(&self, scratch: &Worktree) -> Result<(), WorkspaceError>;
     /// Removes the worktree and its branch, for a run refused before it began.
     async fn abandon(&self, wt: &Worktree) -> Result<(), WorkspaceError>;
     /// The commit the worktree's branch is at.
@@ -111,6 +122,25 @@ impl Workspace for GitWorkspace {
     async fn remove_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
         let (root, wt) = (self.root.clone(), wt.clone());
         repo::blocking("removing the worktree", move || remove_worktree(&root, &wt)).await
+    }
+
+    async fn create_scratch(
+        &self,
+        wt: &Worktree,
+        name: &str,
+        commit: &str,
+    ) -> Result<Worktree, WorkspaceError> {
+        let path = wt.path.with_file_name(name);
+        add_detached(&self.root, &path, commit).await?;
+        Ok(Worktree {
+            path,
+            branch: wt.branch.clone(),
+            base_commit: wt.base_commit.clone(),
+        })
+    }
+
+    async fn remove_scratch(&self, scratch: &Worktree) -> Result<(), WorkspaceError> {
+        remove_detached(&self.root, &scratch.path).await
     }
 
     async fn abandon(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
