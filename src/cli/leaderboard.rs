@@ -77,6 +77,8 @@ struct LeaderboardJson<'a> {
     skipped: &'a [Skipped],
     recent: &'a [EventSummary],
     arbiter_health: ArbiterHealth,
+    /// The judges' order flip rate and the audits' selection efficiency.
+    decisions: &'a crate::ledger::decisions::Decisions,
     /// `hit` (no event file was read), `rebuilt` or `uncached`.
     cache: &'static str,
 }
@@ -89,6 +91,7 @@ fn json(state: &LedgerState, cache: CacheUse) -> LeaderboardJson<'_> {
         skipped: &state.skipped,
         recent: &state.recent,
         arbiter_health: state.arbiter_health,
+        decisions: &state.decisions,
         cache: match cache {
             CacheUse::Hit => "hit",
             CacheUse::Rebuilt => "rebuilt",

@@ -32,18 +32,24 @@ struct TuneReport<'a> {
     written: bool,
 }
 
-/// The samples: every implemented proposal with its per-dimension proposal scores.
+/// The samples: every implemented proposal with its per-dimension proposal scores — the
+/// winners, and the runner-ups of audited rounds.
 fn samples(ledger: &Ledger) -> Result<(Vec<Sample>, usize)> {
     let loaded = ledger.store().load_all()?;
     let skipped = loaded.skipped.len();
     let samples = loaded
         .events
         .iter()
-        .filter(|e| e.event.outcome.is_implementation())
         .filter_map(|e| {
-            e.event.scores.as_ref().map(|s| Sample {
+            let e = &e.event;
+            let passed = if e.outcome.is_implementation() {
+                e.outcome.is_success()
+            } else {
+                e.audit?.passed
+            };
+            e.scores.as_ref().map(|s| Sample {
                 scores: s.proposal,
-                passed: e.event.outcome.is_success(),
+                passed,
             })
         })
         .collect();
@@ -70,7 +76,7 @@ pub fn run(ctx: &Context, args: TuneArgs) -> Result<Exit> {
         Err(refusal) => {
             return Err(UserError::failure(format!("no suggestion: {refusal}"))
                 .with_hint(format!(
-                    "tune fits the weights to implemented proposals that passed or failed (at least {MIN_OUTCOMES}, {MIN_PER_CLASS} of each); every competition round adds one"
+                    "tune fits the weights to implemented proposals that passed or failed (at least {MIN_OUTCOMES}, {MIN_PER_CLASS} of each); every competition round adds one, an audited round two"
                 ))
                 .into());
         }

@@ -10,7 +10,7 @@ use std::io;
 use std::path::Path;
 
 /// Bumped whenever the cached structure changes, so old caches are recomputed.
-const CACHE_VERSION: u32 = 1;
+const CACHE_VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct CacheFile {

@@ -5,6 +5,7 @@
 
 mod budget;
 mod cache;
+pub mod decisions;
 mod event;
 mod fold;
 mod stats;
@@ -60,6 +61,9 @@ pub struct LedgerState {
     pub recent: Vec<EventSummary>,
     pub history: WeightHistory,
     pub arbiter_health: ArbiterHealth,
+    /// The order flip rate and what the audited rounds say about selection.
+    #[serde(default)]
+    pub decisions: decisions::Decisions,
 }
 
 /// Whether a state came from the cache.
@@ -125,6 +129,7 @@ impl Ledger {
             recent,
             history: folded.history,
             arbiter_health: folded.arbiter_health,
+            decisions: decisions::decisions(loaded.events.iter().map(|l| &l.event)),
         }
     }
 

@@ -113,6 +113,26 @@ th:nth-child(2),td:nth-child(2){{text-align:left}}th{{background:#f6f8fa}}tr.ret
         "<p>Arbiter health: {}</p>",
         state.arbiter_health.describe()
     );
+    let _ = writeln!(
+        h,
+        "<p>Judge order: {}</p>\n<p>Audits: {}</p>",
+        escape(&state.decisions.describe_order()),
+        escape(&state.decisions.describe_audits())
+    );
+    if !state.decisions.audits.regret.is_empty() {
+        h.push_str("<table>\n<thead><tr><th>regret round</th><th>winner (failed)</th><th>runner-up (passed)</th></tr></thead>\n<tbody>\n");
+        for r in &state.decisions.audits.regret {
+            let _ = writeln!(
+                h,
+                "<tr><td>#{} round {}</td><td>{}</td><td>{}</td></tr>",
+                r.issue,
+                r.round,
+                escape(&r.winner),
+                escape(&r.runner_up)
+            );
+        }
+        h.push_str("</tbody>\n</table>\n");
+    }
 
     h.push_str("<h2>Weight after every event</h2>\n");
     h.push_str(&chart(&state.history, state.event_count));

@@ -122,6 +122,27 @@ fn skill(state: &LedgerState, paint: Paint) -> String {
         "  Arbiter health: {}\n",
         state.arbiter_health.describe()
     ));
+    out.push_str(&format!(
+        "  Judge order: {}\n",
+        state.decisions.describe_order()
+    ));
+    out.push_str(&format!(
+        "  Audits: {}\n",
+        state.decisions.describe_audits()
+    ));
+    for r in &state.decisions.audits.regret {
+        out.push_str(&format!(
+            "    regret: issue #{} round {}{}: {} won and failed, the runner-up {} passed\n",
+            r.issue,
+            r.round,
+            r.run_id
+                .as_deref()
+                .map(|id| format!(" (run {id})"))
+                .unwrap_or_default(),
+            r.winner,
+            r.runner_up
+        ));
+    }
     out
 }
 
