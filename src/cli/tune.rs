@@ -40,17 +40,20 @@ fn samples(ledger: &Ledger) -> Result<(Vec<Sample>, usize)> {
     let samples = loaded
         .events
         .iter()
-        .filter_map(|e| {
+        .filter(|e| e.event.outcome.is_implementation())
+        .flat_map(|e| {
             let e = &e.event;
-            let passed = if e.outcome.is_implementation() {
-                e.outcome.is_success()
-            } else {
-                e.audit?.passed
-            };
-            e.scores.as_ref().map(|s| Sample {
+            let winner = e.scores.as_ref().map(|s| Sample {
                 scores: s.proposal,
-                passed,
-            })
+                passed: e.outcome.is_success(),
+            });
+            let runner_up = e.audit.as_ref().and_then(|a| {
+                a.proposal_scores.map(|scores| Sample {
+                    scores,
+                    passed: a.passed,
+                })
+            });
+            winner.into_iter().chain(runner_up)
         })
         .collect();
     Ok((samples, skipped))

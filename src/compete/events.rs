@@ -71,8 +71,15 @@ pub fn round_events(
                         top_flipped,
                         disagreement: own.and_then(|p| p.order_disagreement),
                     });
-            e.audit = r.audit.filter(|a| a.bot_id == award.bot_id).and_then(|a| {
+            e.audit = r.audit.filter(|_| is_winner).and_then(|a| {
                 a.passed.map(|passed| AuditOutcome {
+                    runner_up: a.bot_id.clone(),
+                    proposal_scores: r
+                        .report
+                        .proposals
+                        .iter()
+                        .find(|p| p.proposal_id == a.proposal_id)
+                        .map(|p| p.scores),
                     passed,
                     attempts: a.attempts,
                     cost_usd: a.cost_usd,

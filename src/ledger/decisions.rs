@@ -63,92 +63,65 @@ pub struct RegretRound {
     pub runner_up: String,
 }
 
-/// What one round's events say.
+/// What one round's events say about the judges' reading order.
 #[derive(Default)]
-struct RoundFacts<'a> {
+struct RoundOrder {
     first_seen: usize,
-    issue: u64,
-    run_id: Option<&'a str>,
-    round: u32,
-    /// The winner and whether its implementation passed.
-    winner: Option<(&'a str, bool)>,
-    /// The runner-up and whether its audit passed.
-    audit: Option<(&'a str, bool)>,
-    top_flipped: Option<bool>,
+    top_flipped: bool,
     disagreements: Vec<f64>,
 }
 
-/// Reads the decision figures from the events, in fold order.
+/// Reads the decision figures from the events, in fold order. An audit is on the winner's
+/// event, which also says whether the winner passed; the order check is on every event of
+/// the round.
 pub fn decisions<'a>(events: impl IntoIterator<Item = &'a Event>) -> Decisions {
-    let mut rounds: HashMap<(Option<&'a str>, u64, u32), RoundFacts<'a>> = HashMap::new();
+    let mut rounds: HashMap<(Option<&'a str>, u64, u32), RoundOrder> = HashMap::new();
     let mut audits = AuditSummary::default();
     let mut cost: Option<f64> = None;
     for (i, e) in events.into_iter().enumerate() {
-        let Some(round) = e.round_number() else {
-            continue;
-        };
-        let run = e.run_id.as_deref();
-        let key = (run, if run.is_some() { 0 } else { e.issue_number }, round);
-        let facts = rounds.entry(key).or_insert_with(|| RoundFacts {
-            first_seen: i,
-            issue: e.issue_number,
-            run_id: run,
-            round,
-            ..RoundFacts::default()
-        });
-        if e.outcome.is_implementation() {
-            facts.winner = Some((&e.bot_id, e.outcome.is_success()));
-        }
-        if let Some(a) = &e.audit {
-            facts.audit = Some((&e.bot_id, a.passed));
+        if let (Some(a), true) = (&e.audit, e.outcome.is_implementation()) {
+            let won = e.outcome.is_success();
+            audits.audited += 1;
+            audits.runner_up_passed += u64::from(a.passed);
+            if won || a.passed {
+                audits.either_passed += 1;
+                audits.winner_passed += u64::from(won);
+            }
+            if a.passed && !won {
+                audits.regret.push(RegretRound {
+                    issue: e.issue_number,
+                    run_id: e.run_id.clone(),
+                    round: e.round_number().unwrap_or(0),
+                    winner: e.bot_id.clone(),
+                    runner_up: a.runner_up.clone(),
+                });
+            }
             if let Some(c) = a.cost_usd {
                 cost = Some(cost.unwrap_or(0.0) + c);
             }
             audits.tokens += a.tokens.map_or(0, |t| t.input + t.output);
             audits.duration_ms += a.duration_ms.unwrap_or(0);
         }
-        if let Some(o) = &e.judge_order {
-            facts.top_flipped = Some(o.top_flipped);
-            facts.disagreements.extend(o.disagreement);
-        }
-    }
-    let mut ordered: Vec<RoundFacts<'a>> = rounds.into_values().collect();
-    ordered.sort_by_key(|f| f.first_seen);
-
-    for f in &ordered {
-        let (Some((winner, won)), Some((runner_up, ran))) = (f.winner, f.audit) else {
+        let (Some(o), Some(round)) = (&e.judge_order, e.round_number()) else {
             continue;
         };
-        audits.audited += 1;
-        audits.runner_up_passed += u64::from(ran);
-        if won || ran {
-            audits.either_passed += 1;
-            audits.winner_passed += u64::from(won);
-        }
-        if ran && !won {
-            audits.regret.push(RegretRound {
-                issue: f.issue,
-                run_id: f.run_id.map(String::from),
-                round: f.round,
-                winner: winner.to_owned(),
-                runner_up: runner_up.to_owned(),
-            });
-        }
+        let run = e.run_id.as_deref();
+        let key = (run, if run.is_some() { 0 } else { e.issue_number }, round);
+        let facts = rounds.entry(key).or_insert_with(|| RoundOrder {
+            first_seen: i,
+            ..RoundOrder::default()
+        });
+        facts.top_flipped |= o.top_flipped;
+        facts.disagreements.extend(o.disagreement);
     }
     audits.selection_efficiency = (audits.either_passed > 0)
         .then(|| audits.winner_passed as f64 / audits.either_passed as f64);
     audits.cost_usd = cost;
 
-    let recent: Vec<&RoundFacts<'a>> = ordered
-        .iter()
-        .filter(|f| f.top_flipped.is_some())
-        .rev()
-        .take(FLIP_WINDOW)
-        .collect();
-    let flipped = recent
-        .iter()
-        .filter(|f| f.top_flipped == Some(true))
-        .count() as u64;
+    let mut ordered: Vec<RoundOrder> = rounds.into_values().collect();
+    ordered.sort_by_key(|f| f.first_seen);
+    let recent: Vec<&RoundOrder> = ordered.iter().rev().take(FLIP_WINDOW).collect();
+    let flipped = recent.iter().filter(|f| f.top_flipped).count() as u64;
     let gaps: Vec<f64> = recent
         .iter()
         .flat_map(|f| f.disagreements.iter().copied())
@@ -200,7 +173,7 @@ impl Decisions {
             None => String::new(),
         };
         format!(
-            "{} audited round(s): {efficiency}; {} regret round(s); audits cost {cost}{} tokens, {:.0} s",
+            "{} audited round(s): {efficiency}; {} regret round(s); audits cost {cost}{} tokens, {:.1} s",
             a.audited,
             a.regret.len(),
             a.tokens,
@@ -228,8 +201,10 @@ mod tests {
         } else {
             Outcome::Failure
         };
-        let mut r = event(run, 1, "b", Outcome::NotSelected);
-        r.audit = Some(AuditOutcome {
+        let mut w = event(run, 1, "a", outcome);
+        w.audit = Some(AuditOutcome {
+            runner_up: "b".into(),
+            proposal_scores: None,
             passed: runner_up_passed,
             attempts: 1,
             cost_usd: Some(0.5),
@@ -239,7 +214,7 @@ mod tests {
             }),
             duration_ms: Some(2000),
         });
-        vec![event(run, 1, "a", outcome), r]
+        vec![w, event(run, 1, "b", Outcome::NotSelected)]
     }
 
     #[test]
@@ -277,9 +252,10 @@ mod tests {
         assert_eq!(d.audits.audited, 0);
         assert!(d.describe_audits().contains("audit_rate"));
         assert!(d.describe_order().contains("order_swaps"));
-        // An audit whose winner event is missing is not a comparison.
-        let lone = &audited("r", true, true)[1..];
-        assert_eq!(decisions(lone).audits.audited, 0);
+        // An audit on an event that is not an implementation's is not a comparison.
+        let mut odd = audited("r", true, true);
+        odd[0].outcome = Outcome::NotSelected;
+        assert_eq!(decisions(&odd).audits.audited, 0);
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub struct Event {
     /// disagreement between the two readings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_order: Option<JudgeOrder>,
-    /// On the runner-up's event of an audited round: its implementation, never kept.
+    /// On the winner's event of an audited round: the runner-up's implementation, never kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<AuditOutcome>,
 }
@@ -73,9 +73,15 @@ pub struct JudgeOrder {
     pub disagreement: Option<f64>,
 }
 
-/// The runner-up's audit: whether its implementation passed, and what that cost.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// The runner-up's audit: whose proposal, its scores, whether its implementation passed, and
+/// what that cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditOutcome {
+    /// The runner-up's bot.
+    pub runner_up: String,
+    /// The runner-up's proposal scores (what `ralph tune` learns from).
+    #[serde(default)]
+    pub proposal_scores: Option<Scores>,
     pub passed: bool,
     pub attempts: u32,
     #[serde(default)]
@@ -211,6 +217,10 @@ impl Event {
             let sets = [
                 ("proposal", Some(&scores.proposal)),
                 ("implementation", scores.implementation.as_ref()),
+                (
+                    "audit.proposal",
+                    self.audit.as_ref().and_then(|a| a.proposal_scores.as_ref()),
+                ),
             ];
             for (which, set) in sets {
                 if let Some((dimension, v)) = set.and_then(Scores::first_out_of_unit_range) {

@@ -60,6 +60,9 @@ pub(crate) struct Setup<'a> {
     pub(crate) extra_config: &'a str,
     /// More keys of `[implementer]`, verbatim.
     pub(crate) implementer_keys: &'a str,
+    /// More keys of `[arbiter]` and of `[marketplace]`, verbatim.
+    pub(crate) arbiter_keys: &'a str,
+    pub(crate) marketplace_keys: &'a str,
 }
 
 /// The checks of the test repository: a syntax check and its test script.
@@ -77,6 +80,8 @@ impl Default for Setup<'_> {
             checks: CHECKS,
             extra_config: "",
             implementer_keys: "",
+            arbiter_keys: "",
+            marketplace_keys: "",
         }
     }
 }
@@ -101,6 +106,8 @@ impl Repo {
             checks,
             extra_config,
             implementer_keys,
+            arbiter_keys,
+            marketplace_keys,
         } = setup;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("work");
@@ -122,14 +129,14 @@ impl Repo {
         let arbiter = script(&tools, "arbiter.sh", arbiter);
         let implementer = script(&tools, "implementer.sh", implementer);
         let mut config = format!(
-            "tracker = \"local\"\nmax_iterations = 5\n[marketplace]\nbase_budget_per_bot = {base_budget_per_bot}\n[defaults]\nbackend = \"command\"\ncommand = [\"{bot}\"]\n"
+            "tracker = \"local\"\nmax_iterations = 5\n[marketplace]\nbase_budget_per_bot = {base_budget_per_bot}\n{marketplace_keys}[defaults]\nbackend = \"command\"\ncommand = [\"{bot}\"]\n"
         );
         for b in bots {
             config.push_str(&format!("[[bots]]\nid = \"{b}\"\n"));
         }
         config.push_str(extra_bots);
         config.push_str(&format!(
-            "[arbiter]\ncommand = [\"{arbiter}\"]\n[implementer]\ncommand = [\"{implementer}\"]\n{implementer_keys}{checks}[git]\nauthor = \"ralph <ralph@example.com>\"\n{extra_config}"
+            "[arbiter]\ncommand = [\"{arbiter}\"]\n{arbiter_keys}[implementer]\ncommand = [\"{implementer}\"]\n{implementer_keys}{checks}[git]\nauthor = \"ralph <ralph@example.com>\"\n{extra_config}"
         ));
         std::fs::write(root.join(".ralph/config.toml"), config).unwrap();
         git(&root, &["init", "--quiet", "-b", "main"]);

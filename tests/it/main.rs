@@ -24,6 +24,7 @@ mod git_auth;
 mod github_tracker;
 mod ledger_push;
 mod model_server;
+mod order_audit;
 mod real_clis;
 mod refine;
 mod refine_github;
