@@ -82,6 +82,7 @@ base_budget_per_bot = 5
 weight_min = 0.1
 weight_max = 0.5
 concurrency = 2
+audit_rate = 0.2
 [scoring.weights]
 spec_alignment = 0.25
 technical_quality = 0.25
@@ -116,6 +117,7 @@ id = "recorded"
 backend = "replay"
 dir = "fixtures/replay"
 [arbiter]
+order_swaps = 0
 backend = "anthropic"
 base_url = "https://api.example.test"
 model = "claude-opus-4-1"
@@ -165,6 +167,7 @@ remote = "upstream"
     );
     assert_eq!(c.github.ready_label, "ralph-ready");
     assert_eq!(c.marketplace.concurrency, 2);
+    assert_eq!((c.marketplace.audit_rate, c.order_swaps), (0.2, 0));
     assert_eq!(c.checks.timeout_secs, 600);
     assert_eq!(
         c.checks.commands.len(),
@@ -319,6 +322,24 @@ fn invalid_values_say_what_is_allowed() {
             "checks.setup` is an empty command",
         ),
         ("[github]\nready_label = \"\"", "1 to 50 characters"),
+        ("[arbiter]\norder_swaps = 2", "allowed 0 to 1"),
+        ("[defaults]\norder_swaps = 1", "only allowed in [arbiter]"),
+        (
+            "[implementer]\norder_swaps = 0",
+            "only allowed in [arbiter]",
+        ),
+        (
+            "[[bots]]\nid = \"a\"\norder_swaps = 0",
+            "only allowed in [arbiter]",
+        ),
+        (
+            "[marketplace]\naudit_rate = 1.5",
+            "allowed 0 (never audit) to 1",
+        ),
+        (
+            "[marketplace]\naudit_rate = -0.1",
+            "allowed 0 (never audit) to 1",
+        ),
     ];
     for (text, needle) in cases {
         let e = err(text);

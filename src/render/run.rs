@@ -197,6 +197,7 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
         if let Some(i) = &round.implementation {
             out.push_str(&implementation_lines(i));
         }
+        out.push_str(&decision_lines(round));
         if let Some(note) = failing_on_base_note(&round.checks) {
             let _ = writeln!(out, "\n{note}");
         }
@@ -239,6 +240,34 @@ fn implementation_lines(i: &crate::run_report::ImplementationReport) -> String {
                 reason.replace('\n', " ")
             );
         }
+    }
+    out
+}
+
+/// The order check when the top flipped, and the audit of the runner-up, for the pull request.
+fn decision_lines(round: &crate::run_report::RoundReport) -> String {
+    let mut out = String::new();
+    if let Some(o) = round.order.as_ref().filter(|o| o.top_flipped == Some(true)) {
+        let _ = writeln!(
+            out,
+            "
+_Order check: the judges' top proposal changed with the reading order ({} read forward, {} reversed); the two readings were averaged._",
+            o.forward_top.as_deref().unwrap_or("?"),
+            o.reversed_top.as_deref().unwrap_or("?")
+        );
+    }
+    if let Some(a) = &round.audit {
+        let result = match a.passed {
+            Some(true) => "passed".to_owned(),
+            Some(false) => "failed".to_owned(),
+            None => format!("was not judged ({})", a.reason.as_deref().unwrap_or("")),
+        };
+        let _ = writeln!(
+            out,
+            "
+_Audit: the runner-up {} ({}) was implemented too, in a scratch checkout that was thrown away, and {result}; it only measures how well ralph picks._",
+            a.proposal_id, a.bot_id
+        );
     }
     out
 }
@@ -545,6 +574,33 @@ pub(crate) mod tests {
         let summary = run_summary(&r, &evidence);
         assert!(summary.starts_with("# Run r-1 on issue #12: complete\n\n"));
         assert!(summary.ends_with("Events:\n\n- `e.json`\n"), "{summary}");
+    }
+
+    #[test]
+    fn the_pull_request_says_when_the_order_decided_and_what_the_audit_found() {
+        let mut r = report(RunOutcome::Complete);
+        let quiet = pr_body(&r, &BTreeMap::new());
+        assert!(!quiet.contains("Order check") && !quiet.contains("Audit"));
+        r.rounds[0].order = Some(crate::market::order::OrderCheck::new(
+            1,
+            Some("proposal_1".into()),
+            Some("proposal_2".into()),
+        ));
+        r.rounds[0].audit = Some(crate::run_report::AuditReport {
+            proposal_id: "proposal_2".into(),
+            bot_id: "smart_bot_1".into(),
+            passed: Some(false),
+            attempts: 1,
+            checks: vec![],
+            reason: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: None,
+            duration_ms: 10,
+        });
+        let body = pr_body(&r, &BTreeMap::new());
+        assert!(body.contains("_Order check: the judges' top proposal changed with the reading order (proposal_1 read forward, proposal_2 reversed); the two readings were averaged._"), "{body}");
+        assert!(body.contains("_Audit: the runner-up proposal_2 (smart_bot_1) was implemented too, in a scratch checkout that was thrown away, and failed;"), "{body}");
     }
 
     #[test]
