@@ -3,8 +3,9 @@
 //! timeout), not in the sum of their times. Run: `cargo bench --bench fanout`.
 
 use ralph::agent::command::CommandBackend;
-use ralph::agent::fanout::{gather, BotOutcome, BotTask, Progress};
+use ralph::agent::fanout::{gather, BotOutcome, BotTask};
 use ralph::agent::{AgentCall, Phase, Role};
+use ralph::progress::Tracker;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -56,11 +57,12 @@ fn main() {
                     attempt: 0,
                     speaker: None,
                     variant: None,
+                    activity: None,
                 },
             })
             .collect();
         let started = Instant::now();
-        let results = runtime.block_on(gather(tasks, &ids, 6, &Progress::new(false)));
+        let results = runtime.block_on(gather(tasks, &ids, 6, &Tracker::off()));
         let elapsed = started.elapsed();
         times.push(elapsed);
         if run == 0 {

@@ -31,6 +31,7 @@ pub mod ledger;
 pub mod market;
 pub mod output;
 pub mod process;
+pub mod progress;
 pub mod refine;
 pub mod render;
 pub mod retry;

@@ -156,16 +156,24 @@ impl Printer {
         self.data(&text)
     }
 
-    /// A progress or status line on stderr (hidden by `-q`).
+    /// A progress or status line on stderr (hidden by `-q`), above the live view when one is
+    /// drawn.
     pub fn status(&self, text: &str) {
         if !self.quiet {
-            eprintln!("{}", redact(text));
+            let text = redact(text);
+            crate::progress::suspend_for(|| eprintln!("{text}"));
         }
+    }
+
+    /// Whether status lines are shown (not `-q`).
+    pub fn quiet(&self) -> bool {
+        self.quiet
     }
 
     /// A warning on stderr (shown even with `-q`).
     pub fn warn(&self, text: &str) {
-        eprintln!("{} {}", self.err.warn("warning:"), sanitize(&redact(text)));
+        let line = format!("{} {}", self.err.warn("warning:"), sanitize(&redact(text)));
+        crate::progress::suspend_for(|| eprintln!("{line}"));
     }
 }
 

@@ -20,8 +20,11 @@ const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long to keep reading pipes after the child exited (a grandchild may hold them open).
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
+/// Called with each line of a child's stdout as it arrives (without the newline).
+pub type LineHook = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
 /// A command to run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Cmd {
     program: OsString,
     args: Vec<OsString>,
@@ -31,6 +34,17 @@ pub struct Cmd {
     stdin: Option<Vec<u8>>,
     timeout: Duration,
     max_output: usize,
+    on_stdout_line: Option<LineHook>,
+}
+
+impl std::fmt::Debug for Cmd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cmd")
+            .field("command", &self.display())
+            .field("cwd", &self.cwd)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Cmd {
@@ -44,7 +58,15 @@ impl Cmd {
             stdin: None,
             timeout: Duration::from_secs(60),
             max_output: DEFAULT_MAX_OUTPUT,
+            on_stdout_line: None,
         }
+    }
+
+    /// Calls `hook` with every line of stdout as it arrives (the output is still captured
+    /// whole, within `max_output`). A line longer than 64 KiB is passed cut.
+    pub fn on_stdout_line(mut self, hook: LineHook) -> Cmd {
+        self.on_stdout_line = Some(hook);
+        self
     }
 
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Cmd {
@@ -215,14 +237,63 @@ impl Capture {
     }
 }
 
-async fn capture(mut reader: impl AsyncRead + Unpin, limit: usize) -> Capture {
+/// The longest partial line kept for a line hook.
+const MAX_HOOK_LINE: usize = 64 * 1024;
+
+/// Splits a stream into lines for a hook, bounded.
+struct Lines {
+    hook: LineHook,
+    partial: Vec<u8>,
+}
+
+impl Lines {
+    fn push(&mut self, bytes: &[u8]) {
+        for chunk in bytes.split_inclusive(|&b| b == b'\n') {
+            if self.partial.len() < MAX_HOOK_LINE {
+                let room = MAX_HOOK_LINE - self.partial.len();
+                self.partial
+                    .extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            if chunk.ends_with(b"\n") {
+                self.emit();
+            }
+        }
+    }
+
+    fn emit(&mut self) {
+        let line = String::from_utf8_lossy(&self.partial);
+        let line = line.trim_end_matches(['\n', '\r']);
+        if !line.is_empty() {
+            (self.hook)(line);
+        }
+        self.partial.clear();
+    }
+}
+
+async fn capture(
+    mut reader: impl AsyncRead + Unpin,
+    limit: usize,
+    hook: Option<LineHook>,
+) -> Capture {
     let mut cap = Capture::new(limit);
+    let mut lines = hook.map(|hook| Lines {
+        hook,
+        partial: Vec::new(),
+    });
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => cap.push(&buf[..n]),
+            Ok(n) => {
+                cap.push(&buf[..n]);
+                if let Some(lines) = &mut lines {
+                    lines.push(&buf[..n]);
+                }
+            }
         }
+    }
+    if let Some(lines) = &mut lines {
+        lines.emit();
     }
     cap
 }
@@ -367,10 +438,12 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
     let out = tokio::spawn(capture(
         child.stdout.take().expect("stdout is piped"),
         cmd.max_output,
+        cmd.on_stdout_line.clone(),
     ));
     let err = tokio::spawn(capture(
         child.stderr.take().expect("stderr is piped"),
         cmd.max_output,
+        None,
     ));
 
     let mut timed_out = false;

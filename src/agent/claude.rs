@@ -263,7 +263,13 @@ impl Backend for ClaudeBackend {
 
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
         let args = self.args(call.role);
-        call_cli(&self.describe(), &self.program, &args, call, |stdout| {
+        call_cli(
+            &self.describe(),
+            &self.program,
+            &args,
+            call,
+            crate::progress::activity::claude,
+            |stdout| {
             let t = parse_stream(stdout)?;
             tracing::debug!(tools = ?t.tools_used, skipped = t.skipped_lines, "claude transcript");
             Ok(Parsed {

@@ -196,17 +196,24 @@ impl Backend for CodexBackend {
 
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
         let args = self.args(call.role);
-        call_cli(&self.describe(), &self.program, &args, call, |stdout| {
-            let t = parse_stream(stdout)?;
-            tracing::debug!(items = ?t.items, "codex transcript");
-            Ok(Parsed {
-                text: t.text,
-                usage: t.usage,
-                session_id: t.thread_id,
-                tools_used: t.items,
-                warnings: t.warnings,
-            })
-        })
+        call_cli(
+            &self.describe(),
+            &self.program,
+            &args,
+            call,
+            crate::progress::activity::codex,
+            |stdout| {
+                let t = parse_stream(stdout)?;
+                tracing::debug!(items = ?t.items, "codex transcript");
+                Ok(Parsed {
+                    text: t.text,
+                    usage: t.usage,
+                    session_id: t.thread_id,
+                    tools_used: t.items,
+                    warnings: t.warnings,
+                })
+            },
+        )
         .await
     }
 }

@@ -1,13 +1,13 @@
 //! The proposal fan-out: every bot of a round asked at once (tokio tasks, at most
-//! `concurrency` in flight), a spinner per bot on stderr while it works (hidden when stderr is
-//! not a terminal), and one result per bot — its proposal with the time it arrived, or why it
+//! `concurrency` in flight), a live line per bot while it works (its latest activity; see
+//! [`crate::progress`]) and a line when it is done, and one result per bot — its proposal with the time it arrived, or why it
 //! was skipped (failed to start, timed out, failed, invalid answer). A slow or broken bot costs
 //! the round its own timeout, never the sum of all bots.
 
 use super::protocol::{ask, AnswerContext, Asked, Proposal};
 use super::{AgentCall, Backend};
+use crate::progress::Tracker;
 use chrono::{DateTime, Utc};
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,44 +43,13 @@ pub struct BotResult {
     pub duration: Duration,
 }
 
-/// Spinners on stderr, one per bot.
-pub struct Progress {
-    multi: MultiProgress,
-}
-
-impl Progress {
-    /// Spinners when `visible` (stderr is a terminal and not `-q`), nothing otherwise.
-    pub fn new(visible: bool) -> Progress {
-        let target = if visible {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        };
-        Progress {
-            multi: MultiProgress::with_draw_target(target),
-        }
-    }
-
-    fn bar(&self, bot: &str) -> ProgressBar {
-        let bar = self.multi.add(ProgressBar::new_spinner());
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {prefix:<20} {msg} {elapsed}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
-        bar.set_prefix(bot.to_owned());
-        bar.set_message("proposing…");
-        bar.enable_steady_tick(Duration::from_millis(120));
-        bar
-    }
-}
-
 /// Asks every bot for a proposal, at most `concurrency` at a time, and returns one result
 /// per bot in the order of `tasks`.
 pub async fn gather(
     tasks: Vec<BotTask>,
     requirement_ids: &BTreeSet<String>,
     concurrency: usize,
-    progress: &Progress,
+    tracker: &Tracker,
 ) -> Vec<BotResult> {
     let permits = Arc::new(Semaphore::new(concurrency.max(1)));
     let count = tasks.len();
@@ -89,10 +58,15 @@ pub async fn gather(
     for (index, task) in tasks.into_iter().enumerate() {
         let permits = Arc::clone(&permits);
         let ids = requirement_ids.clone();
-        let bar = progress.bar(&task.bot_id);
+        let view = tracker.start(format!("propose · {}", task.bot_id));
+        view.activity("waiting for a slot");
+        let tracker = tracker.clone();
+        let mut task = task;
+        task.call.activity = Some(view.sink());
         set.spawn(async move {
             // The semaphore is never closed, so acquiring only waits.
             let _permit = permits.acquire_owned().await.ok();
+            view.activity("asked");
             let started = Instant::now();
             let ctx = AnswerContext {
                 requirement_ids: ids,
@@ -100,10 +74,13 @@ pub async fn gather(
             };
             let result = ask::<Proposal>(task.backend.as_ref(), &task.call, &ctx).await;
             let duration = started.elapsed();
+            drop(view);
             let outcome = match result {
                 Ok(asked) => {
-                    bar.finish_with_message(format!(
-                        "proposal{}",
+                    tracker.note(&format!(
+                        "  ✓ {}: proposal in {}{}",
+                        task.bot_id,
+                        crate::progress::elapsed(duration),
                         if asked.repaired {
                             " (after a repair)"
                         } else {
@@ -116,7 +93,12 @@ pub async fn gather(
                     }
                 }
                 Err(e) => {
-                    bar.finish_with_message(format!("skipped: {}", e.kind()));
+                    tracker.note(&format!(
+                        "  ✗ {}: skipped ({}) after {}",
+                        task.bot_id,
+                        e.kind(),
+                        crate::progress::elapsed(duration)
+                    ));
                     BotOutcome::Skipped {
                         reason: e.kind(),
                         detail: e.to_string(),

@@ -89,6 +89,9 @@ pub struct AgentCall {
     /// A second reading of the same question, kept apart in recordings: `reversed` for a
     /// judge's reading of the proposals in the reverse order (`[arbiter] order_swaps`).
     pub variant: Option<&'static str>,
+    /// Where the backend reports what the agent is doing as its stream arrives (the live
+    /// view; `None`: nobody is watching).
+    pub activity: Option<crate::progress::ActivitySink>,
 }
 
 /// Tokens and money spent by a call, as far as the backend reports them.

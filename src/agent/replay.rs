@@ -150,6 +150,7 @@ mod tests {
             attempt,
             speaker: None,
             variant: None,
+            activity: None,
         }
     }
 

@@ -157,9 +157,19 @@ pub async fn call_cli(
     program: &str,
     args: &[String],
     call: &AgentCall,
+    activity_of: fn(&str, &str) -> Option<String>,
     parse: impl FnOnce(&str) -> Result<Parsed, CliError>,
 ) -> Result<AgentReply, AgentError> {
-    let cmd = agent_cmd(program, args, call);
+    let mut cmd = agent_cmd(program, args, call);
+    if let Some(sink) = call.activity.clone() {
+        // The stream, read as it arrives: each line's activity goes to the live view.
+        let workdir = call.workdir.to_string_lossy().into_owned();
+        cmd = cmd.on_stdout_line(std::sync::Arc::new(move |line: &str| {
+            if let Some(a) = activity_of(line, &workdir) {
+                sink.report(&a);
+            }
+        }));
+    }
     let out = run_agent_output(backend, &cmd, call).await?;
     let parsed = match (parse(&out.stdout), out.success()) {
         (Ok(parsed), true) => parsed,

@@ -14,7 +14,6 @@ use crate::tracker::{self, IssueState};
 use crate::workspace::GitWorkspace;
 use anyhow::Result;
 use clap::Args;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -73,13 +72,12 @@ pub async fn run(ctx: &Context, args: CompeteArgs) -> Result<Exit> {
         ));
     }
     let agents = Agents::build(&settings.config, &settings.root, args.record.as_deref());
-    let spinners = std::io::stderr().is_terminal() && ctx.global.quiet == 0;
     let report = dry_run(DryRunInput {
         settings: &settings,
         issue,
         agents,
         printer: &ctx.printer,
-        spinners,
+        progress: ctx.tracker(&settings),
         seed: args.seed,
     })
     .await?;
@@ -124,7 +122,6 @@ async fn competition(
         trust_gate(tracker, args.issue, &settings.config.github.ready_label).await?;
     }
     let agents = Agents::build(&settings.config, &settings.root, args.record.as_deref());
-    let spinners = std::io::stderr().is_terminal() && ctx.global.quiet == 0;
     let token = crate::tracker::discover::token_from_env(crate::env::get).map(|t| t.secret);
     let workspace =
         GitWorkspace::new(&settings.root, &settings.config.git.remote).with_token(token.clone());
@@ -135,7 +132,7 @@ async fn competition(
         issue: args.issue,
         agents,
         printer: &ctx.printer,
-        spinners,
+        progress: ctx.tracker(settings),
         options: RunOptions {
             max_iterations: args
                 .max_iterations

@@ -43,7 +43,7 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
         issue: DEMO_ISSUE,
         agents,
         printer: &ctx.printer,
-        spinners: false,
+        progress: ctx.tracker(&settings),
         options: RunOptions {
             max_iterations: settings.config.max_iterations,
             resume: false,

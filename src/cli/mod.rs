@@ -74,6 +74,10 @@ pub struct GlobalArgs {
     /// When to use colour (NO_COLOR is honoured with auto)
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto, global = true)]
     pub color: ColorChoice,
+    /// Live progress of agents and checks: auto (live lines on a terminal, heartbeat lines
+    /// elsewhere), always (live lines), never
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = crate::progress::ProgressChoice::Auto, global = true)]
+    pub progress: crate::progress::ProgressChoice,
 }
 
 fn parse_repo(s: &str) -> Result<RepoSlug, String> {
@@ -125,6 +129,24 @@ pub struct Context {
 }
 
 impl Context {
+    /// The live view of long work, as `--progress`, `-q`, the terminal, `[output]
+    /// heartbeat_secs` and Action mode (log groups) say.
+    pub fn tracker(&self, settings: &Settings) -> crate::progress::Tracker {
+        use std::io::IsTerminal;
+        let mode = crate::progress::Mode::choose(
+            self.global.progress,
+            self.global.quiet > 0,
+            std::io::stderr().is_terminal(),
+        );
+        let groups = crate::env::get(crate::env::GITHUB_ACTIONS).as_deref() == Some("true")
+            && self.global.quiet == 0;
+        crate::progress::Tracker::new(
+            mode,
+            std::time::Duration::from_secs(settings.config.heartbeat_secs.into()),
+            groups,
+        )
+    }
+
     /// Loads the configuration and resolves the settings.
     pub fn settings(&self) -> Result<Settings> {
         Ok(Settings::load(

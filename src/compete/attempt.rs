@@ -186,6 +186,12 @@ impl Run<'_> {
             if !keep {
                 call.variant = Some("audit");
             }
+            let view = self.input.progress.start(format!(
+                "{} · {} · attempt {attempt}/{budget}",
+                if keep { "implement" } else { "audit" },
+                proposal.bot_id
+            ));
+            call.activity = Some(view.sink());
             let ctx = AnswerContext {
                 requirement_ids: contest
                     .reqs
@@ -213,6 +219,7 @@ impl Run<'_> {
                     None
                 }
             };
+            drop(view);
             // A change to the dependency manifests makes the environment again.
             let settings = self.input.settings;
             let setup = refresh_environment(settings, wt, plan, bench.timeout).await;
@@ -407,6 +414,7 @@ impl Run<'_> {
         if !target.keep {
             call.variant = Some("audit");
         }
+        let view = contest.site.watch(&mut call, "verify · arbiter");
         let ctx = AnswerContext {
             requirement_ids: open.clone(),
             ..AnswerContext::default()
@@ -414,6 +422,7 @@ impl Run<'_> {
         // The verify role reads the change in the worktree; it must leave it as it is.
         let snap = super::guard::watch(self.input.workspace, wt).await?;
         let asked = ask::<VerifyAnswer>(backend.as_ref(), &call, &ctx).await;
+        drop(view);
         if super::guard::changed(self.input.workspace, printer, wt, &snap, "The verify role")
             .await?
             .is_some()

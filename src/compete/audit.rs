@@ -52,10 +52,10 @@ impl Run<'_> {
             printer.status("- Audit drawn, but there is no runner-up to implement");
             return Ok(None);
         };
-        printer.status(&printer.paint_err().bold(&format!(
+        super::phase(printer, &self.input.progress, &format!(
             "## Audit: implementing the runner-up {id} ({}) in a scratch checkout; nothing of it is kept",
             runner_up.bot_id
-        )));
+        ));
         let mut audit = AuditReport {
             proposal_id: id.clone(),
             bot_id: runner_up.bot_id.clone(),

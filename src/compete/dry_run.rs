@@ -23,8 +23,8 @@ pub struct DryRunInput<'a> {
     pub issue: Issue,
     pub agents: Agents,
     pub printer: &'a Printer,
-    /// Show per-bot spinners (stderr is a terminal and not `-q`).
-    pub spinners: bool,
+    /// The live view of the running agents.
+    pub progress: crate::progress::Tracker,
     /// The blind-order seed; random when `None`.
     pub seed: Option<u64>,
 }
@@ -36,7 +36,7 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         issue,
         agents,
         printer,
-        spinners,
+        progress,
         seed,
     } = input;
     let config = &settings.config;
@@ -47,13 +47,13 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         round: 1,
         phase: Phase::Initial,
         workdir: settings.root.clone(),
+        progress: progress.clone(),
     };
     let run_id = new_run_id(issue.number, Utc::now());
     let mut accounts = Accounts::default();
     let mut warnings = Vec::new();
-    let paint = printer.paint_err();
 
-    printer.status(&paint.bold("## Phase 1: Requirement Extraction"));
+    super::phase(printer, &progress, "## Phase 1: Requirement Extraction");
     let extracted = extract(&issue, &guidance, &agents.arbiter, &prompts, &site).await?;
     if let Some((usage, duration)) = extracted.spend {
         accounts.record("arbiter", Role::Extract, usage, duration);
@@ -104,14 +104,14 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         return Ok(stop(report, accounts, warnings, cap.to_string(), printer));
     }
 
-    printer.status(&paint.bold("## Phase 2: Proposal Evaluation"));
+    super::phase(printer, &progress, "## Phase 2: Proposal Evaluation");
     let shared = Shared {
         settings,
         agents: &agents,
         prompts: &prompts,
         guidance: &guidance,
         printer,
-        spinners,
+        progress: &progress,
     };
     let ask = Ask {
         issue: &issue,
@@ -124,7 +124,7 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
     if let Some(why) = evaluated.stopped {
         return Ok(stop(report, accounts, warnings, why, printer));
     }
-    printer.status(&paint.bold("## Result: DRY RUN"));
+    super::phase(printer, &progress, "## Result: DRY RUN");
     printer.status("- Nothing was written: no labels, no events, no branch");
     report.accounts = accounts.rows();
     report.total = accounts.total();

@@ -126,8 +126,11 @@ pub async fn extract(
         Ok(b) => b,
         Err(why) => return Ok(fallback(requirements, why.clone())),
     };
-    let call = site.call(Role::Extract, prompt, arbiter.timeout);
-    match ask::<ExtractAnswer>(backend.as_ref(), &call, &AnswerContext::default()).await {
+    let mut call = site.call(Role::Extract, prompt, arbiter.timeout);
+    let view = site.watch(&mut call, "extract · arbiter");
+    let asked = ask::<ExtractAnswer>(backend.as_ref(), &call, &AnswerContext::default()).await;
+    drop(view);
+    match asked {
         Ok(asked) => {
             let mut warnings = asked.warnings;
             warnings.extend(requirements.merge_extraction(asked.answer));

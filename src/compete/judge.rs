@@ -97,6 +97,14 @@ pub async fn judge(
             if *reversed {
                 call.variant = Some("reversed");
             }
+            let view = site.watch(
+                &mut call,
+                &format!(
+                    "judge · {}{}",
+                    judge.name,
+                    if *reversed { " · reversed order" } else { "" }
+                ),
+            );
             let ctx = AnswerContext {
                 proposal_ids: proposal_ids.clone(),
                 ..AnswerContext::default()
@@ -104,6 +112,7 @@ pub async fn judge(
             let (name, reversed, backend) = (judge.name.clone(), *reversed, backend.clone());
             set.spawn(async move {
                 let result = ask::<JudgeAnswer>(backend.as_ref(), &call, &ctx).await;
+                drop(view);
                 (name, reversed, result)
             });
         }

@@ -45,6 +45,17 @@ use crate::agent::{AgentCall, Phase, Role};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Prints a phase heading (`## Phase 2: …`); in Action mode it also opens the phase's
+/// collapsible log group, closing the previous one.
+pub(crate) fn phase(
+    printer: &crate::output::Printer,
+    progress: &crate::progress::Tracker,
+    title: &str,
+) {
+    progress.phase(title.trim_start_matches("## "));
+    printer.status(&printer.paint_err().bold(title));
+}
+
 /// Where the calls of one round happen: the same for every agent of the round.
 #[derive(Debug, Clone)]
 pub struct CallSite {
@@ -54,9 +65,18 @@ pub struct CallSite {
     pub phase: Phase,
     /// The repository root (the worktree for `implement`).
     pub workdir: PathBuf,
+    /// The live view the round's agents report to.
+    pub progress: crate::progress::Tracker,
 }
 
 impl CallSite {
+    /// Shows `call` in the live view as `label` while the returned task lives.
+    pub fn watch(&self, call: &mut AgentCall, label: &str) -> crate::progress::Task {
+        let task = self.progress.start(label);
+        call.activity = Some(task.sink());
+        task
+    }
+
     /// A first-attempt call of `role` with `prompt`.
     pub fn call(&self, role: Role, prompt: String, timeout: Duration) -> AgentCall {
         AgentCall {
@@ -71,6 +91,7 @@ impl CallSite {
             attempt: 0,
             speaker: None,
             variant: None,
+            activity: None,
         }
     }
 }

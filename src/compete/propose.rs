@@ -6,9 +6,10 @@
 use super::agents::Agent;
 use super::extract::{prompt_guidance, prompt_json, PromptIssue};
 use super::CallSite;
-use crate::agent::fanout::{gather, BotOutcome, BotResult, BotTask, Progress};
+use crate::agent::fanout::{gather, BotOutcome, BotResult, BotTask};
 use crate::agent::prompts::{PromptError, Prompts};
 use crate::agent::Role;
+use crate::progress::Tracker;
 use crate::spec::{Guidance, Requirements};
 use crate::tracker::Issue;
 use serde::Serialize;
@@ -105,7 +106,7 @@ pub async fn proposals(
     bots: &[Agent],
     prompts: &Prompts,
     round: &ProposeRound<'_>,
-    progress: &Progress,
+    tracker: &Tracker,
 ) -> Result<Vec<BotResult>, PromptError> {
     let mut tasks = Vec::new();
     let mut unbuilt = Vec::new();
@@ -133,7 +134,7 @@ pub async fn proposals(
         }
     }
     let ids = requirement_ids(round.requirements);
-    let mut all = gather(tasks, &ids, round.concurrency, progress).await;
+    let mut all = gather(tasks, &ids, round.concurrency, tracker).await;
     all.extend(unbuilt);
     let position = |id: &str| bots.iter().position(|b| b.name == id);
     all.sort_by_key(|r| position(&r.bot_id));

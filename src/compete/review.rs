@@ -70,9 +70,11 @@ impl Run<'_> {
         )?;
         let printer = self.input.printer;
         printer.status("- Reviewing the change (innovation, the consultations' concerns)");
-        let call = contest.site.call(Role::Review, prompt, arbiter.timeout);
+        let mut call = contest.site.call(Role::Review, prompt, arbiter.timeout);
+        let view = contest.site.watch(&mut call, "review · arbiter");
         let snap = super::guard::watch(self.input.workspace, &bench.wt).await?;
         let asked = ask::<ReviewAnswer>(backend.as_ref(), &call, &AnswerContext::default()).await;
+        drop(view);
         if let Ok(a) = &asked {
             self.accounts
                 .record("arbiter", Role::Review, a.usage, a.duration);

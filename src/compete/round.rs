@@ -8,7 +8,7 @@ use super::propose::{proposals, FailureContext, ProposeRound, Standing};
 use super::recording::{self, RecordedProposal, RecordedRound};
 use super::{random_seed, CallSite};
 use crate::agent::accounts::Accounts;
-use crate::agent::fanout::{BotOutcome, Progress};
+use crate::agent::fanout::BotOutcome;
 use crate::agent::prompts::Prompts;
 use crate::agent::Role;
 use crate::ledger::{Ledger, LedgerState};
@@ -17,6 +17,7 @@ use crate::market::{
     blind_label, blind_order, rank, score_proposal, tables, Entry, Proposal, Subjective, Targets,
 };
 use crate::output::Printer;
+use crate::progress::Tracker;
 use crate::run_report::{JudgesReport, ProposalReport, RoundReport, SkippedBot};
 use crate::settings::Settings;
 use crate::spec::{Guidance, Requirements};
@@ -32,8 +33,8 @@ pub struct Shared<'a> {
     pub prompts: &'a Prompts,
     pub guidance: &'a [Guidance],
     pub printer: &'a Printer,
-    /// Per-bot spinners on stderr.
-    pub spinners: bool,
+    /// The live view of the running agents.
+    pub progress: &'a Tracker,
 }
 
 /// What the bots and the judges are asked about this round: the issue, its requirements, and
@@ -104,13 +105,7 @@ pub async fn gather(
         site: ask.site,
         concurrency: shared.settings.config.marketplace.concurrency as usize,
     };
-    let results = proposals(
-        &shared.agents.bots,
-        shared.prompts,
-        &round,
-        &Progress::new(shared.spinners),
-    )
-    .await?;
+    let results = proposals(&shared.agents.bots, shared.prompts, &round, shared.progress).await?;
     let mut arrived = Vec::new();
     let mut skipped = Vec::new();
     for r in results {

@@ -54,7 +54,8 @@ pub struct RunInput<'a> {
     pub issue: u64,
     pub agents: Agents,
     pub printer: &'a Printer,
-    pub spinners: bool,
+    /// The live view of the running agents and checks.
+    pub progress: crate::progress::Tracker,
     pub options: RunOptions,
 }
 
@@ -409,7 +410,7 @@ impl<'a> Run<'a> {
             Err(end) => return Ok(decide(&end, at)),
         };
         let printer = self.input.printer;
-        printer.status(&printer.paint_err().bold("## Phase 3: Implementation"));
+        super::phase(printer, &self.input.progress, "## Phase 3: Implementation");
         printer.status(&format!(
             "- Implementing {} ({}) with up to {} attempt(s)",
             selection
@@ -448,14 +449,19 @@ impl<'a> Run<'a> {
             round: at.round,
             phase: at.phase,
             workdir: bench.wt.path.clone(),
+            progress: self.input.progress.clone(),
         };
         let issue = self.input.tracker.issue(n).await?;
-        printer.status(&printer.paint_err().bold(&format!(
-            "## Round {}/{} ({}) · Phase 1: Requirement Extraction",
-            at.round,
-            at.max_rounds,
-            at.phase.as_str()
-        )));
+        super::phase(
+            printer,
+            &self.input.progress,
+            &format!(
+                "## Round {}/{} ({}) · Phase 1: Requirement Extraction",
+                at.round,
+                at.max_rounds,
+                at.phase.as_str()
+            ),
+        );
         let snap = guard::watch(self.input.workspace, &bench.wt).await?;
         let mut extracted = extract(
             &issue,
@@ -515,7 +521,11 @@ impl<'a> Run<'a> {
     ) -> Result<Result<Selection, RoundEnd>> {
         let settings = self.input.settings;
         let printer = self.input.printer;
-        printer.status(&printer.paint_err().bold("## Phase 2: Proposal Evaluation"));
+        super::phase(
+            printer,
+            &self.input.progress,
+            "## Phase 2: Proposal Evaluation",
+        );
         let standing = standings(&ledger_state(settings)?);
         let failure = self.state.failure.as_ref().map(|f| &f.context);
         let shared = Shared {
@@ -524,7 +534,7 @@ impl<'a> Run<'a> {
             prompts: &bench.prompts,
             guidance: &bench.guidance,
             printer,
-            spinners: self.input.spinners,
+            progress: &self.input.progress,
         };
         let workspace = self.input.workspace;
         let snap = guard::watch(workspace, &bench.wt).await?;

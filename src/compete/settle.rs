@@ -52,7 +52,6 @@ impl Run<'_> {
         let settings = self.input.settings;
         let config = &settings.config;
         let printer = self.input.printer;
-        let paint = printer.paint_err();
         let mut round_report = sel.evaluated.report.clone();
         round_report.attempts = attempts.used;
         round_report.coverage = attempts
@@ -77,7 +76,11 @@ impl Run<'_> {
         }
         if let (Some(why), None) = (&attempts.environment, &attempts.passed) {
             // No change could have passed: no bot gains or loses weight for it.
-            printer.status(&paint.bold("## Result: ENVIRONMENT FAILURE"));
+            super::phase(
+                printer,
+                &self.input.progress,
+                "## Result: ENVIRONMENT FAILURE",
+            );
             printer.status(&format!("- {why}"));
             printer.status("- No bot gains or loses weight: the environment failed, not a change");
             self.input
@@ -91,7 +94,11 @@ impl Run<'_> {
             self.report.rounds.push(round_report);
             return Ok(RoundEnd::Environment(why.clone()));
         }
-        printer.status(&paint.bold("## Phase 4: Marketplace Update"));
+        super::phase(
+            printer,
+            &self.input.progress,
+            "## Phase 4: Marketplace Update",
+        );
         let passed = attempts.passed.is_some();
         let satisfied: BTreeSet<String> = attempts
             .passed
@@ -211,7 +218,7 @@ impl Run<'_> {
             }
             self.state.passed();
             self.state.save(settings)?;
-            printer.status(&paint.bold("## Result: SUCCESS"));
+            super::phase(printer, &self.input.progress, "## Result: SUCCESS");
             let remaining = contest.open.len() - checked_off.len();
             printer.status(&format!(
                 "- Iteration {round}/{}; {remaining} checkbox(es) remain",
@@ -220,7 +227,7 @@ impl Run<'_> {
             return Ok(RoundEnd::Passed { remaining });
         }
         let failure = failure_of(&sel.winner, &attempts);
-        printer.status(&paint.bold("## Result: FAILURE"));
+        super::phase(printer, &self.input.progress, "## Result: FAILURE");
         for r in &failure.reasons {
             printer.status(&format!("- {r}"));
         }

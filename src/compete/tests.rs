@@ -193,7 +193,7 @@ impl Harness {
             issue: 3,
             agents,
             printer: &self.printer,
-            spinners: false,
+            progress: crate::progress::Tracker::off(),
             options: RunOptions {
                 max_iterations,
                 resume,

@@ -23,6 +23,13 @@ pub(super) struct ConfigFile {
     pub github: Option<GithubFile>,
     pub limits: Option<LimitsFile>,
     pub git: Option<GitFile>,
+    pub output: Option<OutputFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OutputFile {
+    pub heartbeat_secs: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

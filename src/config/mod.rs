@@ -203,6 +203,9 @@ pub struct Config {
     pub github: GithubConfig,
     pub limits: LimitsConfig,
     pub git: GitConfig,
+    /// `[output] heartbeat_secs`: off a terminal, a progress line per running agent or check
+    /// this often.
+    pub heartbeat_secs: u32,
 }
 
 /// Where the configuration came from.

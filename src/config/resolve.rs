@@ -84,6 +84,13 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
         github,
         limits,
         git,
+        heartbeat_secs: src.int_in(
+            "output.heartbeat_secs",
+            file.output.and_then(|o| o.heartbeat_secs),
+            30,
+            1,
+            3600,
+        )?,
     })
 }
 

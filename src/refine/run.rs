@@ -105,6 +105,7 @@ pub async fn refine(
         attempt: 0,
         speaker: None,
         variant: None,
+        activity: None,
     };
     printer.status(&format!(
         "Asking the arbiter to {} #{n}'s requirements…",

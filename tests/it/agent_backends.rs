@@ -30,6 +30,7 @@ fn call(dir: &Path, timeout: Duration) -> AgentCall {
         attempt: 0,
         speaker: None,
         variant: None,
+        activity: None,
     }
 }
 
@@ -502,7 +503,8 @@ async fn an_unresponsive_api_times_out() {
 
 #[tokio::test]
 async fn the_fan_out_keeps_every_bot_and_says_why_one_was_skipped() {
-    use ralph::agent::fanout::{gather, BotOutcome, BotTask, Progress};
+    use ralph::agent::fanout::{gather, BotOutcome, BotTask};
+    use ralph::progress::Tracker;
     use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
     let good = script(
@@ -540,7 +542,7 @@ async fn the_fan_out_keeps_every_bot_and_says_why_one_was_skipped() {
         tasks,
         &["req_1".to_owned()].into(),
         8,
-        &Progress::new(false),
+        &Tracker::off(),
     )
     .await;
     let elapsed = started.elapsed();

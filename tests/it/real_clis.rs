@@ -238,6 +238,7 @@ fn call(role: Role, workdir: &Path, prompt: &str) -> AgentCall {
         attempt: 0,
         speaker: None,
         variant: None,
+        activity: None,
     }
 }
 

@@ -203,6 +203,7 @@ fn call() -> AgentCall {
         attempt: 0,
         speaker: None,
         variant: None,
+        activity: None,
     }
 }
 
