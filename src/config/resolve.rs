@@ -194,7 +194,13 @@ fn agents(
 
     let mut arbiter_file = arbiter.unwrap_or_default();
     let judge_files = arbiter_file.judges.take().unwrap_or_default();
-    let order_swaps = src.int_in("arbiter.order_swaps", arbiter_file.order_swaps.take(), 1, 0, 1)?;
+    let order_swaps = src.int_in(
+        "arbiter.order_swaps",
+        arbiter_file.order_swaps.take(),
+        1,
+        0,
+        1,
+    )?;
     only_bots_have_ids("arbiter", &arbiter_file)?;
     only_implementer_has_max_attempts(src, "arbiter", &arbiter_file)?;
     let arbiter = agent(&arbiter_file, Some(&defaults_file), "arbiter", src.path)?;

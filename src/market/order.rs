@@ -195,7 +195,10 @@ mod tests {
         let p1 = &c.views["p1"];
         assert!((p1.technical_quality - 0.7).abs() < 1e-12);
         assert!((p1.innovation - 0.4).abs() < 1e-12);
-        assert_eq!(p1.technical_quality_reasoning, "tq 0.9", "forward reasoning");
+        assert_eq!(
+            p1.technical_quality_reasoning, "tq 0.9",
+            "forward reasoning"
+        );
         assert_eq!(p1.judges, 1);
         assert!((c.disagreement["p1"] - 0.3).abs() < 1e-12);
         assert!((c.disagreement["p2"] - 0.1).abs() < 1e-12);
@@ -214,7 +217,10 @@ mod tests {
         ]);
         let p1 = &c.views["p1"];
         assert_eq!(p1.judges, 3);
-        assert!((p1.technical_quality - 0.6).abs() < 1e-12, "median of 0.3, 0.8, 0.6");
+        assert!(
+            (p1.technical_quality - 0.6).abs() < 1e-12,
+            "median of 0.3, 0.8, 0.6"
+        );
         // Only a and b read both orders: gaps 0.2 and 0.
         assert!((c.disagreement["p1"] - 0.1).abs() < 1e-12);
     }
@@ -241,7 +247,10 @@ mod tests {
     fn the_top_flips_only_when_both_orders_have_a_different_winner() {
         let s = |v: &str| Some(v.to_owned());
         assert_eq!(OrderCheck::new(1, s("p1"), s("p2")).top_flipped, Some(true));
-        assert_eq!(OrderCheck::new(1, s("p1"), s("p1")).top_flipped, Some(false));
+        assert_eq!(
+            OrderCheck::new(1, s("p1"), s("p1")).top_flipped,
+            Some(false)
+        );
         assert_eq!(OrderCheck::new(0, s("p1"), None).top_flipped, None);
     }
 }

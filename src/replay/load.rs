@@ -211,7 +211,12 @@ mod tests {
     fn recording_names() {
         assert!(is_recording("scoring.r1.json"));
         assert!(is_recording("scoring.r12.json"));
-        for name in ["scoring.r.json", "scoring.rx.json", "scoring.r1.json.tmp", "report.json"] {
+        for name in [
+            "scoring.r.json",
+            "scoring.rx.json",
+            "scoring.r1.json.tmp",
+            "report.json",
+        ] {
             assert!(!is_recording(name), "{name}");
         }
     }
@@ -231,7 +236,11 @@ mod tests {
         assert_eq!(loaded.rounds[0].input.issue(), 12);
         assert_eq!(loaded.skipped.len(), 1);
         assert!(loaded.skipped[0].file.ends_with("runs/13/report.json"));
-        assert!(loaded.skipped[0].reason.starts_with("not JSON"), "{:?}", loaded.skipped);
+        assert!(
+            loaded.skipped[0].reason.starts_with("not JSON"),
+            "{:?}",
+            loaded.skipped
+        );
 
         // One file given directly.
         let one = load(&d.join("runs/12/report.json")).unwrap();
@@ -243,7 +252,10 @@ mod tests {
     fn a_recording_of_a_newer_version_is_skipped_as_newer() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("scoring.r1.json");
-        write(&file, &json!({"version": RECORDING_VERSION + 1}).to_string());
+        write(
+            &file,
+            &json!({"version": RECORDING_VERSION + 1}).to_string(),
+        );
         let loaded = load(dir.path()).unwrap();
         assert!(loaded.rounds.is_empty());
         assert!(loaded.skipped[0].newer);

@@ -218,21 +218,20 @@ pub fn replay(rounds: &[Round], options: &Options<'_>) -> Vec<Replayed> {
 
 /// Replays one round.
 pub fn replay_round(round: &Round, options: &Options<'_>) -> Replayed {
-    let (method, phase, rows, notes) = match &round.input {
+    let (method, phase, rows, notes, old_ranking, old_winner) = match &round.input {
         Input::Recorded(r) => {
             let (rows, notes) = recompute(r, options);
-            (Method::Recomputed, r.phase, rows, notes)
+            let (ranking, winner) = (r.ranking.clone(), r.winner.clone());
+            (Method::Recomputed, r.phase, rows, notes, ranking, winner)
         }
         Input::Report(r) => (
             Method::Reweighted,
             r.phase,
             reweight(r, &options.weights),
             vec![REWEIGHTED_NOTE.to_owned()],
+            r.ranking.clone(),
+            r.winner.clone(),
         ),
-    };
-    let (old_ranking, old_winner) = match &round.input {
-        Input::Recorded(r) => (r.ranking.clone(), r.winner.clone()),
-        Input::Report(r) => (r.ranking.clone(), r.winner.clone()),
     };
     let entries: Vec<Entry> = rows
         .iter()
@@ -244,18 +243,21 @@ pub fn replay_round(round: &Round, options: &Options<'_>) -> Replayed {
         .collect();
     let ranking = rank(&entries, options.params.ranking.human_review_below);
     let new_winner = ranking.winner().map(String::from);
-    let position = |order: &[String], id: &str| order.iter().position(|p| p == id).map(|i| i + 1);
     let proposals = ranking
         .order
         .iter()
         .filter_map(|id| rows.iter().find(|row| &row.proposal_id == id))
-        .map(|row| ReplayedProposal {
+        .enumerate()
+        .map(|(i, row)| ReplayedProposal {
             proposal_id: row.proposal_id.clone(),
             bot_id: row.bot_id.clone(),
             old_total: row.old_total,
             new_total: row.new_total,
-            old_rank: position(&old_ranking, &row.proposal_id),
-            new_rank: position(&ranking.order, &row.proposal_id).unwrap_or(0),
+            old_rank: old_ranking
+                .iter()
+                .position(|p| p == &row.proposal_id)
+                .map(|at| at + 1),
+            new_rank: i + 1,
             scores: row.scores,
         })
         .collect();

@@ -156,7 +156,11 @@ fn both_orders() -> Vec<Reading> {
 #[test]
 fn the_same_configuration_changes_nothing() {
     let r = recorded(both_orders());
-    assert_eq!(r.winner.as_deref(), Some("proposal_1"), "the broad plan wins");
+    assert_eq!(
+        r.winner.as_deref(),
+        Some("proposal_1"),
+        "the broad plan wins"
+    );
     let out = replay_round(
         &round(Input::Recorded(Box::new(r.clone()))),
         &options(default_weights(), 1),
@@ -171,7 +175,11 @@ fn the_same_configuration_changes_nothing() {
     }
     let summary = summarize(&[out]);
     assert_eq!(
-        (summary.rounds, summary.rankings_changed, summary.winners_changed),
+        (
+            summary.rounds,
+            summary.rankings_changed,
+            summary.winners_changed
+        ),
         (1, 0, 0)
     );
 }
@@ -188,19 +196,25 @@ fn weights_on_risk_and_efficiency_hand_the_round_to_the_small_change() {
     assert_eq!(out.new_winner.as_deref(), Some("proposal_2"));
     assert_eq!(out.new_ranking, ["proposal_2", "proposal_1"]);
     let narrow = &out.proposals[0];
-    assert_eq!((narrow.bot_id.as_str(), narrow.new_rank, narrow.old_rank), ("narrow", 1, Some(2)));
+    assert_eq!(
+        (narrow.bot_id.as_str(), narrow.new_rank, narrow.old_rank),
+        ("narrow", 1, Some(2))
+    );
     // The new total is the new weights over the recomputed scores.
     assert!(close(
         narrow.new_total,
         0.5 * narrow.scores.risk + 0.5 * narrow.scores.efficiency
     ));
-    let summary = summarize(&[out.clone()]);
+    let summary = summarize(std::slice::from_ref(&out));
     assert_eq!(summary.winners_changed, 1);
     let change = &summary.winner_changes[0];
     assert_eq!((change.issue, change.round), (12, 1));
     let from = change.from.as_ref().unwrap();
     let to = change.to.as_ref().unwrap();
-    assert_eq!((from.bot_id.as_str(), to.bot_id.as_str()), ("broad", "narrow"));
+    assert_eq!(
+        (from.bot_id.as_str(), to.bot_id.as_str()),
+        ("broad", "narrow")
+    );
     assert!(close(from.total, out.proposals[1].old_total));
     assert!(close(to.total, narrow.new_total));
 }
@@ -220,15 +234,27 @@ fn order_swaps_0_uses_only_the_forward_readings() {
         &round(Input::Recorded(Box::new(r.clone()))),
         &options(default_weights(), 1),
     );
-    assert!(close(by_id(&swapped, "proposal_1").scores.technical_quality, 0.8));
-    assert!(close(by_id(&swapped, "proposal_2").scores.technical_quality, 0.7));
+    assert!(close(
+        by_id(&swapped, "proposal_1").scores.technical_quality,
+        0.8
+    ));
+    assert!(close(
+        by_id(&swapped, "proposal_2").scores.technical_quality,
+        0.7
+    ));
     // Forward only.
     let once = replay_round(
         &round(Input::Recorded(Box::new(r))),
         &options(default_weights(), 0),
     );
-    assert!(close(by_id(&once, "proposal_1").scores.technical_quality, 0.9));
-    assert!(close(by_id(&once, "proposal_2").scores.technical_quality, 0.5));
+    assert!(close(
+        by_id(&once, "proposal_1").scores.technical_quality,
+        0.9
+    ));
+    assert!(close(
+        by_id(&once, "proposal_2").scores.technical_quality,
+        0.5
+    ));
     // The old totals are the round's own: every reading.
     assert!(close(
         by_id(&once, "proposal_1").old_total,
@@ -249,7 +275,11 @@ fn a_round_read_once_cannot_show_the_effect_of_swaps() {
         &options(default_weights(), 1),
     );
     assert!(!out.winner_changed);
-    assert!(out.notes[0].contains("one reading per judge"), "{:?}", out.notes);
+    assert!(
+        out.notes[0].contains("one reading per judge"),
+        "{:?}",
+        out.notes
+    );
 }
 
 #[test]

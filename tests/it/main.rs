@@ -27,5 +27,6 @@ mod model_server;
 mod real_clis;
 mod refine;
 mod refine_github;
+mod replay;
 mod untrusted;
 mod workspace;
