@@ -7,7 +7,8 @@
 //! - the competition: [`compete`] (a loop over a pure state machine), [`agent`] (model calls:
 //!   roles over backends, and their answers), [`spec`] (requirements from issue bodies),
 //!   [`market`] (the pure scoring rules and their data), [`ledger`] (the event log and its
-//!   fold), [`checks`] and [`verify`] (ralph's own verification);
+//!   fold), [`checks`] and [`verify`] (ralph's own verification), [`replay`] (past rounds
+//!   re-scored under another configuration);
 //! - the adapters: [`tracker`] (GitHub or local files), [`workspace`] (git), [`process`] (the
 //!   one wrapper for running programs);
 //! - what people see: [`run_report`] (the run report as data), [`render`] (runs, verification
@@ -34,6 +35,7 @@ pub mod process;
 pub mod progress;
 pub mod refine;
 pub mod render;
+pub mod replay;
 pub mod retry;
 pub mod run_report;
 pub mod secret;

@@ -15,7 +15,7 @@ mod prompt;
 mod queue;
 mod ready;
 mod refine;
-
+mod replay;
 mod reset;
 mod setup;
 mod signal;
@@ -115,6 +115,8 @@ pub enum Command {
     Config(config::ConfigArgs),
     /// Fit the scoring weights to the ledger's outcomes; --write puts them into the configuration
     Tune(tune::TuneArgs),
+    /// Re-score and re-rank recorded rounds under the current or another configuration
+    Replay(replay::ReplayArgs),
     /// Print shell completions
     Completions(completions::CompletionsArgs),
 }
@@ -254,6 +256,7 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
         Command::Config(args) => config::run(&ctx, args),
         Command::Refine(args) => refine::run(&ctx, args).await,
         Command::Tune(args) => tune::run(&ctx, args),
+        Command::Replay(args) => replay::run(&ctx, args),
         Command::Compete(args) => compete::run(&ctx, args).await,
         Command::Demo(args) => demo::run(&ctx, args).await,
         Command::Doctor(args) => doctor::run(&ctx, args).await,

@@ -314,10 +314,17 @@ pub async fn evaluate(
                     .as_ref()
                     .map(|j| j.readings.clone())
                     .unwrap_or_default(),
-                judge_unavailable: judged
-                    .as_ref()
-                    .is_none_or(|j| j.readings.is_empty())
-                    .then(|| unavailable.to_owned()),
+                judge_unavailable: match &judged {
+                    None => Some(unavailable.to_owned()),
+                    Some(j) if j.readings.is_empty() => Some(
+                        j.failures
+                            .iter()
+                            .map(|f| format!("{}: {}", f.judge, f.reason))
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                    ),
+                    Some(_) => None,
+                },
                 weights: config.scoring_weights,
                 ranking: ranking.order.clone(),
                 winner: winner.clone(),

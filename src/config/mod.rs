@@ -275,6 +275,21 @@ impl Config {
         Ok((Config::default(), ConfigSource::Defaults))
     }
 
+    /// Loads the configuration file `path` given on the command line (`ralph replay --config`),
+    /// with the checks and messages of [`Config::load`]: a `.json` file is read as the
+    /// prototype's `config.json`, anything else as TOML. A missing file is a `Read` error.
+    pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = read_if_exists(path)?.ok_or_else(|| ConfigError::Read {
+            path: path.to_owned(),
+            source: io::Error::new(io::ErrorKind::NotFound, "no such file"),
+        })?;
+        if path.extension().is_some_and(|e| e == "json") {
+            resolve(file::parse_legacy_json(path, &text)?, path)
+        } else {
+            Config::from_toml(path, &text)
+        }
+    }
+
     /// Parses and validates TOML text; `path` is used in messages.
     pub fn from_toml(path: &Path, text: &str) -> Result<Config, ConfigError> {
         resolve(file::parse_toml(path, text)?, path)

@@ -427,3 +427,23 @@ fn fold_params_follow_the_configuration() {
     assert_eq!(p.pool, 14);
     assert_eq!(p.weight_max, 0.8);
 }
+
+#[test]
+fn load_file_reads_any_path_with_the_same_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("other.toml");
+    fs::write(&toml, "[scoring.weights]\nrisk = 0.9\n").unwrap();
+    let e = Config::load_file(&toml).unwrap_err();
+    assert!(e.to_string().contains("must sum to 1.0"), "{e}");
+    assert!(e.to_string().contains("other.toml"), "{e}");
+    fs::write(&toml, "[arbiter]\norder_swaps = 0\n").unwrap();
+    assert_eq!(Config::load_file(&toml).unwrap().order_swaps, 0);
+
+    let json = dir.path().join("prototype.json");
+    fs::write(&json, r#"{"num_bots": 2}"#).unwrap();
+    assert_eq!(Config::load_file(&json).unwrap().marketplace.num_bots, 2);
+
+    let missing = Config::load_file(&dir.path().join("missing.toml")).unwrap_err();
+    assert!(matches!(missing, ConfigError::Read { .. }), "{missing}");
+    assert!(missing.to_string().contains("missing.toml"));
+}

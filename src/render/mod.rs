@@ -1,11 +1,12 @@
 //! Rendering for people, in one home: a run (terminal rounds, the pull request body, the
 //! escalation comment, the job summary, the run summary), the verification report (terminal
-//! and markdown), the ledger (terminal leaderboard and event list, the HTML page), and the
-//! shared pieces (aligned terminal tables, markdown cells and ranking tables). Renderers are
-//! pure functions from data to text; commands print the text.
+//! and markdown), the ledger (terminal leaderboard and event list, the HTML page), the rounds
+//! `ralph replay` re-ranks, and the shared pieces (aligned terminal tables, markdown cells and
+//! ranking tables). Renderers are pure functions from data to text; commands print the text.
 
 pub mod html;
 pub mod markdown;
+pub mod replay;
 pub mod run;
 mod table;
 pub mod terminal;

@@ -28,5 +28,6 @@ mod order_audit;
 mod real_clis;
 mod refine;
 mod refine_github;
+mod replay;
 mod untrusted;
 mod workspace;
