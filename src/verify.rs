@@ -176,8 +176,9 @@ pub async fn verify(
     plan: &CheckPlan,
     baseline: Option<&Baseline>,
     timeout: Duration,
+    watch: crate::checks::live::Watch<'_>,
 ) -> Result<VerificationReport, WorkspaceError> {
-    let ran = run_checks(plan, &wt.path, timeout).await;
+    let ran = run_checks(plan, &wt.path, timeout, watch).await;
     let mut checks = ran.checks;
     if let Some(b) = baseline {
         checks.iter_mut().for_each(|c| b.judge(c));

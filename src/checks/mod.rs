@@ -9,6 +9,7 @@ pub mod compare;
 pub mod coverage;
 mod declared;
 pub mod detect;
+pub mod live;
 pub mod environment;
 pub mod output;
 pub mod python;

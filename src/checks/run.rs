@@ -222,7 +222,12 @@ pub struct Ran {
 /// order — the first test check under coverage when the plan says how —, then the coverage
 /// report. The plan's environment is set for all of them; a shared Cargo target directory is
 /// held for the whole run ([`super::shared_target`]).
-pub async fn run_checks(plan: &CheckPlan, workdir: &Path, timeout: Duration) -> Ran {
+pub async fn run_checks(
+    plan: &CheckPlan,
+    workdir: &Path,
+    timeout: Duration,
+    watch: super::live::Watch<'_>,
+) -> Ran {
     // A shared Cargo target directory is this worktree's alone while its checks run.
     let _held = match super::shared_target::of(&plan.env) {
         Some(dir) => match super::shared_target::hold(&dir, workdir).await {
@@ -250,12 +255,18 @@ pub async fn run_checks(plan: &CheckPlan, workdir: &Path, timeout: Duration) -> 
     for (i, spec) in plan.checks.iter().enumerate() {
         if spec.kind == CheckKind::Quality {
             let (spec, dir, env) = (spec.clone(), workdir.to_owned(), env.clone());
-            set.spawn(async move { (i, run_check(&spec, &dir, timeout, &env).await) });
+            let view = watch.start(&spec.name, &spec.command);
+            set.spawn(async move {
+                let r = run_check(&spec, &dir, timeout, &env).await;
+                drop(view);
+                (i, r)
+            });
         }
     }
     let mut results: Vec<Option<CheckResult>> = vec![None; plan.checks.len()];
     while let Some(joined) = set.join_next().await {
         if let Ok((i, r)) = joined {
+            watch.finished(&r);
             results[i] = Some(r);
         }
     }
@@ -264,6 +275,7 @@ pub async fn run_checks(plan: &CheckPlan, workdir: &Path, timeout: Duration) -> 
         if spec.kind != CheckKind::Test {
             continue;
         }
+        let view = watch.start(&spec.name, &spec.command);
         let result = match under_coverage.take() {
             Some(command) => {
                 let wrapped = CheckSpec {
@@ -284,6 +296,8 @@ pub async fn run_checks(plan: &CheckPlan, workdir: &Path, timeout: Duration) -> 
             }
             None => run_check(spec, workdir, timeout, &env).await,
         };
+        drop(view);
+        watch.finished(&result);
         results[i] = Some(result);
     }
     let checks: Vec<CheckResult> = results.into_iter().flatten().collect();
@@ -306,6 +320,8 @@ pub async fn run_checks(plan: &CheckPlan, workdir: &Path, timeout: Duration) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::live::Watch;
+    use crate::progress::Tracker;
 
     fn spec(name: &str, command: &str) -> CheckSpec {
         CheckSpec::new(name, command)
@@ -381,7 +397,7 @@ mod tests {
             spec("b", &timed("b")),
             spec("c", &timed("c")),
         ];
-        let ran = run_checks(&CheckPlan::of(checks), dir.path(), Duration::from_secs(10)).await;
+        let ran = run_checks(&CheckPlan::of(checks), dir.path(), Duration::from_secs(10), Watch::unwatched(&Tracker::off())).await;
         let names: Vec<&str> = ran.checks.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["a", "test", "b", "c"]);
         // The test saw every quality check's file: it ran after them.
@@ -416,7 +432,7 @@ mod tests {
             command: "printf '{\"totals\": {\"percent_covered\": 87.4561}}' > {report}; echo 'total of 87 is less than fail-under=100'".into(),
             reason: "test".into(),
         });
-        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10)).await;
+        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10), Watch::unwatched(&Tracker::off())).await;
         let runs = std::fs::read_to_string(dir.path().join("runs")).unwrap();
         assert_eq!(runs, "covered\n", "the suite ran once, under coverage");
         assert_eq!(
@@ -438,7 +454,7 @@ mod tests {
         std::fs::remove_file(dir.path().join("runs")).unwrap();
         plan.coverage.as_mut().unwrap().test_command =
             Some("no-such-coverage-ralph run -m pytest".into());
-        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10)).await;
+        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10), Watch::unwatched(&Tracker::off())).await;
         assert_eq!(
             std::fs::read_to_string(dir.path().join("runs")).unwrap(),
             "plain\n"

@@ -229,6 +229,11 @@ impl Run<'_> {
                 plan,
                 Some(&self.baseline),
                 bench.timeout,
+                crate::checks::live::Watch::attempt(
+                    &self.input.progress,
+                    &self.baseline,
+                    printer.paint_err(),
+                ),
             )
             .await?;
             if let Err(why) = setup {

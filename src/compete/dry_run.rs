@@ -40,6 +40,7 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         seed,
     } = input;
     let config = &settings.config;
+    let _heartbeat = progress.heartbeat();
     let prompts = Prompts::load(&settings.ralph_dir)?;
     let guidance = read_guidance(&settings.root);
     let site = CallSite {
@@ -129,6 +130,7 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
     report.accounts = accounts.rows();
     report.total = accounts.total();
     report.warnings = warnings;
+    progress.end_phase();
     Ok(report)
 }
 

@@ -24,6 +24,7 @@ pub(super) struct Ground<'a> {
     pub printer: &'a Printer,
     /// A resumed run keeps its worktree and branch whatever happens.
     pub resume: bool,
+    pub progress: &'a crate::progress::Tracker,
 }
 
 /// The worktree, its check plan and the baseline, ready for the rounds.
@@ -149,7 +150,11 @@ async fn ready(input: &Ground<'_>, wt: &Worktree) -> Result<Prepared> {
         }
         None => {
             let started = Instant::now();
-            let ran = run_checks(&plan, &wt.path, timeout).await;
+            let watch = crate::checks::live::Watch {
+                label: "baseline check",
+                ..crate::checks::live::Watch::unwatched(input.progress)
+            };
+            let ran = run_checks(&plan, &wt.path, timeout, watch).await;
             let baseline = Baseline::from_results(&commit, &ran.checks, ran.coverage);
             printer.status(&format!(
                 "Baseline {} ({:.1}s): {}",

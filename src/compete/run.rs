@@ -118,6 +118,9 @@ pub(super) struct Selection {
 /// "the run stopped unexpectedly" and the run state is kept for `--resume`.
 pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
     let _lock = RunLock::acquire(&input.settings.ralph_dir, input.issue)?;
+    // Off a terminal, a line per running agent or check every heartbeat, until the run ends.
+    let _heartbeat = input.progress.heartbeat();
+    let progress = input.progress.clone();
     let (issue, prior) = admit(&input).await?;
     let base = input
         .options
@@ -151,6 +154,7 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
         workspace: input.workspace,
         printer: input.printer,
         resume: input.options.resume,
+        progress: &input.progress,
     };
     let prepared = prepare(&ground, &pre).await?;
     // From here on the issue is ours: every way out goes through the outcome or escalation.
@@ -178,7 +182,9 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
                 .unwrap_or_else(|| "an unknown panic".into());
             Err(anyhow::anyhow!("ralph panicked: {what}"))
         });
-    run.finish(result).await
+    let finished = run.finish(result).await;
+    progress.end_phase();
+    finished
 }
 
 /// The refusals about the issue, before anything changes: a pull request, a closed issue,
@@ -425,7 +431,9 @@ impl<'a> Run<'a> {
         let start = self.input.workspace.head(&bench.wt).await?;
         let mut attempts = self.implement(bench, &contest, &selection).await?;
         if let Some(v) = &attempts.verification {
-            printer.status(render_terminal(v, printer.paint_err()).trim_end());
+            // The live view printed each check as it finished; with it off, list them here.
+            let with_checks = self.input.progress.mode() == crate::progress::Mode::Off;
+            printer.status(render_terminal(v, printer.paint_err(), with_checks).trim_end());
         }
         attempts.review = self
             .review_change(bench, &contest, &selection, &attempts)

@@ -4,6 +4,7 @@
 //! fences inside it broken up so they cannot close the block).
 
 use super::markdown::cell;
+use crate::checks::live::status_lines;
 use crate::checks::CheckStatus;
 use crate::output::Paint;
 use crate::verify::VerificationReport;
@@ -13,41 +14,13 @@ fn cov(v: Option<f64>) -> String {
     v.map_or_else(|| "not measured".to_owned(), |p| format!("{p:.2}%"))
 }
 
-/// The report for the terminal.
-pub fn render_terminal(r: &VerificationReport, paint: Paint) -> String {
+/// The report for the terminal; `with_checks: false` leaves out the check lines (the live
+/// view printed each as it finished).
+pub fn render_terminal(r: &VerificationReport, paint: Paint, with_checks: bool) -> String {
     let mut out = String::new();
-    for c in &r.checks {
-        let mark = match c.status {
-            CheckStatus::Passed => paint.good("✓"),
-            CheckStatus::Unavailable => paint.dim("-"),
-            CheckStatus::FailingOnBase => paint.warn("!"),
-            _ => paint.bad("✗"),
-        };
-        let _ = writeln!(
-            out,
-            "  {mark} {:<16} {:<11} {:>6.1}s  {}",
-            c.name,
-            c.status.word(),
-            c.duration_ms as f64 / 1000.0,
-            paint.dim(&c.command)
-        );
-        if let Some(h) = &c.hint {
-            let _ = writeln!(out, "      {} {h}", paint.hint("hint:"));
-        }
-        if matches!(c.status, CheckStatus::Failed | CheckStatus::TimedOut) {
-            // The start (failing tests named first) and the end (the summary line).
-            let lines: Vec<&str> = c.output_tail.lines().collect();
-            let shown: Vec<&str> = if lines.len() <= 14 {
-                lines
-            } else {
-                let mut v = lines[..6].to_vec();
-                v.push("…");
-                v.extend_from_slice(&lines[lines.len() - 6..]);
-                v
-            };
-            for line in shown {
-                let _ = writeln!(out, "      {}", paint.dim(line));
-            }
+    if with_checks {
+        for c in &r.checks {
+            out.push_str(&status_lines(c, paint));
         }
     }
     let _ = writeln!(
@@ -199,9 +172,12 @@ mod tests {
             2,
             "the output's own fence is broken up: {md}"
         );
-        let term = render_terminal(&r, Paint::plain());
+        let term = render_terminal(&r, Paint::plain(), true);
         assert!(term.contains("✗ lint") && term.contains("✓ test"), "{term}");
         assert!(term.contains("mismatched types"));
         assert!(term.contains("verification failed"));
+        // With the live view on, the checks were printed as they finished.
+        let summary = render_terminal(&r, Paint::plain(), false);
+        assert!(!summary.contains("✓ test") && summary.contains("verification failed"));
     }
 }
