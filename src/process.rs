@@ -628,3 +628,47 @@ mod tests {
         assert!(text.contains("16 bytes omitted"));
     }
 }
+
+#[cfg(test)]
+mod line_hook_tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn lines_are_handed_over_whole_across_chunks_and_bounded() {
+        let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+        let log = seen.clone();
+        let mut lines = Lines {
+            hook: Arc::new(move |l: &str| log.lock().unwrap().push(l.to_owned())),
+            partial: Vec::new(),
+        };
+        lines.push(b"{\"a\":");
+        lines.push(b"1}\r\n\nsecond\nthi");
+        lines.push(b"rd");
+        lines.emit();
+        assert_eq!(*seen.lock().unwrap(), ["{\"a\":1}", "second", "third"]);
+        lines.push(&vec![b'x'; MAX_HOOK_LINE + 10]);
+        lines.push(b"\n");
+        assert_eq!(seen.lock().unwrap()[3].len(), MAX_HOOK_LINE);
+    }
+
+    #[tokio::test]
+    async fn a_line_hook_hears_stdout_as_it_arrives() {
+        let seen = Arc::new(Mutex::new(Vec::<(String, Duration)>::new()));
+        let log = seen.clone();
+        let started = Instant::now();
+        let cmd = Cmd::new("sh")
+            .args(["-c", "echo one; sleep 0.5; echo two"])
+            .on_stdout_line(Arc::new(move |l: &str| {
+                log.lock().unwrap().push((l.to_owned(), started.elapsed()))
+            }));
+        let out = run(&cmd).await.unwrap();
+        assert_eq!(out.stdout, "one\ntwo\n", "the output is still captured");
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 2);
+        assert!(
+            seen[1].1 - seen[0].1 >= Duration::from_millis(300),
+            "the first line came before the second was written: {seen:?}"
+        );
+    }
+}

@@ -140,6 +140,9 @@ impl Backend for AnthropicBackend {
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
         let started = Instant::now();
         let name = self.describe();
+        if let Some(sink) = &call.activity {
+            sink.report(&format!("waiting for {name}"));
+        }
         let url = format!("{}/v1/messages", self.base_url);
         let body = self.body(&call.prompt);
         let resp = http::send(&name, call.timeout, || {
@@ -150,7 +153,15 @@ impl Backend for AnthropicBackend {
                 .json(&body)
         })
         .await?;
-        let c = http::collect(&name, resp, call.timeout, apply_event, parse_message).await?;
+        let c = http::collect(
+            &name,
+            resp,
+            call.timeout,
+            apply_event,
+            parse_message,
+            call.activity.as_ref(),
+        )
+        .await?;
         Ok(AgentReply {
             text: c.text,
             usage: c.usage,

@@ -224,15 +224,27 @@ pub async fn collect(
     timeout: Duration,
     mut apply: impl FnMut(&SseEvent, &mut Collected) -> Result<(), String>,
     plain: impl FnOnce(&serde_json::Value) -> Collected,
+    activity: Option<&crate::progress::ActivitySink>,
 ) -> Result<Collected, AgentError> {
     let work = async {
         if is_event_stream(&resp) {
             let mut c = Collected::default();
+            let mut reported = 0;
             read_events(backend, resp, |event| {
                 apply(&event, &mut c).map_err(|message| AgentError::Reported {
                     backend: backend.to_owned(),
                     message,
-                })
+                })?;
+                // The live view: tokens received so far (estimated from the text until the
+                // API reports them): the first, then at most once per 20 new.
+                let tokens = (c.usage.output_tokens as usize).max(c.text.len() / 4);
+                if let Some(sink) = activity
+                    .filter(|_| tokens > reported && (reported == 0 || tokens >= reported + 20))
+                {
+                    reported = tokens;
+                    sink.report(&format!("receiving the answer: ~{tokens} tokens"));
+                }
+                Ok(())
             })
             .await?;
             Ok(c)

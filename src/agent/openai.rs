@@ -132,6 +132,9 @@ impl Backend for OpenAiBackend {
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
         let started = Instant::now();
         let name = self.describe();
+        if let Some(sink) = &call.activity {
+            sink.report(&format!("waiting for {name}"));
+        }
         let url = format!("{}/chat/completions", self.base_url);
         let body = self.body(&call.prompt);
         let resp = http::send(&name, call.timeout, || {
@@ -142,7 +145,15 @@ impl Backend for OpenAiBackend {
             }
         })
         .await?;
-        let c = http::collect(&name, resp, call.timeout, apply_chunk, parse_completion).await?;
+        let c = http::collect(
+            &name,
+            resp,
+            call.timeout,
+            apply_chunk,
+            parse_completion,
+            call.activity.as_ref(),
+        )
+        .await?;
         Ok(AgentReply {
             text: c.text,
             usage: c.usage,

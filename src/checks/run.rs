@@ -397,7 +397,13 @@ mod tests {
             spec("b", &timed("b")),
             spec("c", &timed("c")),
         ];
-        let ran = run_checks(&CheckPlan::of(checks), dir.path(), Duration::from_secs(10), Watch::unwatched(&Tracker::off())).await;
+        let ran = run_checks(
+            &CheckPlan::of(checks),
+            dir.path(),
+            Duration::from_secs(10),
+            Watch::unwatched(&Tracker::off()),
+        )
+        .await;
         let names: Vec<&str> = ran.checks.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["a", "test", "b", "c"]);
         // The test saw every quality check's file: it ran after them.
@@ -432,7 +438,13 @@ mod tests {
             command: "printf '{\"totals\": {\"percent_covered\": 87.4561}}' > {report}; echo 'total of 87 is less than fail-under=100'".into(),
             reason: "test".into(),
         });
-        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10), Watch::unwatched(&Tracker::off())).await;
+        let ran = run_checks(
+            &plan,
+            dir.path(),
+            Duration::from_secs(10),
+            Watch::unwatched(&Tracker::off()),
+        )
+        .await;
         let runs = std::fs::read_to_string(dir.path().join("runs")).unwrap();
         assert_eq!(runs, "covered\n", "the suite ran once, under coverage");
         assert_eq!(
@@ -454,7 +466,13 @@ mod tests {
         std::fs::remove_file(dir.path().join("runs")).unwrap();
         plan.coverage.as_mut().unwrap().test_command =
             Some("no-such-coverage-ralph run -m pytest".into());
-        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10), Watch::unwatched(&Tracker::off())).await;
+        let ran = run_checks(
+            &plan,
+            dir.path(),
+            Duration::from_secs(10),
+            Watch::unwatched(&Tracker::off()),
+        )
+        .await;
         assert_eq!(
             std::fs::read_to_string(dir.path().join("runs")).unwrap(),
             "plain\n"

@@ -326,6 +326,11 @@ impl Drop for Task {
 pub struct ActivitySink(Arc<dyn Fn(&str) + Send + Sync>);
 
 impl ActivitySink {
+    /// A sink calling `f` with each activity.
+    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> ActivitySink {
+        ActivitySink(Arc::new(f))
+    }
+
     pub fn report(&self, text: &str) {
         (self.0)(text)
     }

@@ -438,10 +438,22 @@ async fn openai_streams_chunks_with_usage_and_done() {
     )
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let reply = b
-        .call(&call(dir.path(), Duration::from_secs(10)))
-        .await
-        .unwrap();
+    // The live view hears of the call and of the tokens as they arrive.
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let mut c = call(dir.path(), Duration::from_secs(10));
+    let log = heard.clone();
+    c.activity = Some(ralph::progress::ActivitySink::new(move |a: &str| {
+        log.lock().unwrap().push(a.to_owned())
+    }));
+    let reply = b.call(&c).await.unwrap();
+    let heard = heard.lock().unwrap().clone();
+    assert_eq!(heard[0], "waiting for openai (gpt-4.1)", "{heard:?}");
+    assert!(
+        heard[1..]
+            .iter()
+            .any(|a| a.starts_with("receiving the answer: ~")),
+        "{heard:?}"
+    );
     assert_eq!(reply.text, "{\"ok\": true}");
     assert_eq!(
         (reply.usage.input_tokens, reply.usage.output_tokens),
@@ -538,13 +550,7 @@ async fn the_fan_out_keeps_every_bot_and_says_why_one_was_skipped() {
         })
         .collect();
     let started = Instant::now();
-    let results = gather(
-        tasks,
-        &["req_1".to_owned()].into(),
-        8,
-        &Tracker::off(),
-    )
-    .await;
+    let results = gather(tasks, &["req_1".to_owned()].into(), 8, &Tracker::off()).await;
     let elapsed = started.elapsed();
     let summary: Vec<(&str, &str)> = results
         .iter()

@@ -25,6 +25,7 @@ mod github_tracker;
 mod ledger_push;
 mod model_server;
 mod order_audit;
+mod progress;
 mod real_clis;
 mod refine;
 mod refine_github;
