@@ -31,6 +31,8 @@ pub enum Reply {
     Tools(Vec<(String, Value)>),
     /// An HTTP error with the API's error body.
     Error(u16, &'static str),
+    /// The reply, sent after a delay (a model that takes its time).
+    After(std::time::Duration, Box<Reply>),
 }
 
 type Script = dyn Fn(&Asked) -> Reply + Send + Sync;
@@ -112,8 +114,11 @@ impl Respond for Responder {
             after_tool,
             body,
         };
-        let reply = (self.script)(&asked);
-        match (self.api, reply) {
+        let (delay, reply) = match (self.script)(&asked) {
+            Reply::After(d, r) => (d, *r),
+            r => (std::time::Duration::ZERO, r),
+        };
+        let template = match (self.api, reply) {
             (_, Reply::Error(status, message)) => ResponseTemplate::new(status).set_body_json(
                 match self.api {
                     Api::Anthropic => json!({"type": "error", "error": {"type": error_type(status), "message": message}}),
@@ -122,7 +127,8 @@ impl Respond for Responder {
             ),
             (Api::Anthropic, r) => sse(&anthropic_events(&r)),
             (Api::Responses, r) => sse(&responses_events(&r)),
-        }
+        };
+        template.set_delay(delay)
     }
 }
 
@@ -174,7 +180,7 @@ fn anthropic_events(reply: &Reply) -> Vec<(String, Value)> {
             }
             "tool_use"
         }
-        Reply::Error(..) => unreachable!("errors are not streamed"),
+        Reply::Error(..) | Reply::After(..) => unreachable!("errors and delays are not streamed"),
     };
     out.push(("message_delta".into(), json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 20}})));
     out.push(("message_stop".into(), json!({"type": "message_stop"})));
@@ -192,7 +198,7 @@ fn responses_events(reply: &Reply) -> Vec<(String, Value)> {
             let (name, input) = &calls[0];
             json!({"type": "function_call", "id": "fc_test", "call_id": "call_test", "name": name, "arguments": input.to_string()})
         }
-        Reply::Error(..) => unreachable!("errors are not streamed"),
+        Reply::Error(..) | Reply::After(..) => unreachable!("errors and delays are not streamed"),
     };
     vec![
         (

@@ -419,3 +419,52 @@ async fn refine_on_the_real_codex_reads_the_base_and_drafts() {
     .unwrap();
     assert_refined(&repo, &out, &server);
 }
+
+/// The live view follows the real Claude Code: its stream-json tool use reaches the heartbeat
+/// lines while the model (slowed down here) thinks about the next turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_claude_codes_work_is_followed_live() {
+    let Some(bin) = clis() else { return };
+    let server = ModelServer::start(|asked: &Asked| {
+        let reply = greet_answers(asked, &|| {
+            (
+                "Write".into(),
+                json!({"file_path": "lib.sh", "content": LIB}),
+            )
+        });
+        if asked.role == "implement" && asked.after_tool {
+            // The turn after the edit takes a while: the heartbeat sees the edit meanwhile.
+            Reply::After(Duration::from_millis(2500), Box::new(reply))
+        } else {
+            reply
+        }
+    })
+    .await;
+    let repo = repo_on(&[(3, ISSUE)], "claude", "sonnet", &bin.join("claude"));
+    let config = repo.root.join(".ralph/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[output]\nheartbeat_secs = 1\n");
+    std::fs::write(&config, text).unwrap();
+    let out = tokio::task::spawn_blocking({
+        let mut cmd = repo.ralph();
+        for (k, v) in claude_env(&server.uri(), &repo.tools) {
+            cmd.env(k, v);
+        }
+        cmd.args(["compete", "3", "--no-push"]);
+        move || run(&mut cmd)
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let beats: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("  … implement · "))
+        .collect();
+    assert!(
+        beats.iter().any(|l| l.ends_with(" · Write lib.sh")),
+        "the real stream's tool use is the activity: {beats:#?}\n{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("  ✓ test "), "{}", out.stderr);
+}
