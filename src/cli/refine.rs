@@ -58,6 +58,7 @@ pub async fn run(ctx: &Context, args: RefineArgs) -> Result<Exit> {
             write: args.write,
             dry_run: args.dry_run,
             record: args.record.clone(),
+            progress: ctx.tracker(&settings),
         },
     )
     .await?;

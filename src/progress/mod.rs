@@ -87,6 +87,13 @@ impl std::fmt::Debug for Tracker {
     }
 }
 
+impl Default for Tracker {
+    /// No progress shown.
+    fn default() -> Tracker {
+        Tracker::off()
+    }
+}
+
 /// The live view being drawn, for the printer's lines.
 fn drawn() -> &'static Mutex<Option<MultiProgress>> {
     static DRAWN: OnceLock<Mutex<Option<MultiProgress>>> = OnceLock::new();

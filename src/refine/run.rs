@@ -29,6 +29,8 @@ pub struct RefineOptions {
     pub dry_run: bool,
     /// Record the agent's answer for replay.
     pub record: Option<PathBuf>,
+    /// The live view of the agent's work.
+    pub progress: crate::progress::Tracker,
 }
 
 /// What refining did.
@@ -93,7 +95,7 @@ pub async fn refine(
         ..AnswerContext::default()
     };
     let checkout = Checkout::at_base(settings, n).await;
-    let call = AgentCall {
+    let mut call = AgentCall {
         role: Role::Refine,
         prompt,
         workdir: checkout.path().to_owned(),
@@ -111,7 +113,11 @@ pub async fn refine(
         "Asking the arbiter to {} #{n}'s requirements…",
         if review { "review" } else { "draft" }
     ));
+    let _heartbeat = opts.progress.heartbeat();
+    let view = opts.progress.start("refine · arbiter");
+    call.activity = Some(view.sink());
     let asked = ask::<RefineAnswer>(backend.as_ref(), &call, &ctx).await;
+    drop(view);
     checkout.remove().await;
     let asked = asked.map_err(|e| anyhow::anyhow!("the refine role gave no usable answer: {e}"))?;
     for w in &asked.warnings {
