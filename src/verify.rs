@@ -176,7 +176,7 @@ pub async fn verify(
     plan: &CheckPlan,
     baseline: Option<&Baseline>,
     timeout: Duration,
-    watch: crate::checks::live::Watch<'_>,
+    watch: &dyn crate::checks::run::Observer,
 ) -> Result<VerificationReport, WorkspaceError> {
     let ran = run_checks(plan, &wt.path, timeout, watch).await;
     let mut checks = ran.checks;

@@ -4,7 +4,7 @@
 //! lines at once, not after the whole suite.
 
 use super::baseline::Baseline;
-use super::run::{CheckResult, CheckStatus};
+use super::run::{CheckResult, CheckStatus, Observer};
 use crate::output::Paint;
 use crate::progress::Tracker;
 use std::fmt::Write as _;
@@ -44,16 +44,18 @@ impl<'a> Watch<'a> {
             notes: true,
         }
     }
+}
 
+impl Observer for Watch<'_> {
     /// Shows the check `name` (`command`) running while the returned task lives.
-    pub fn start(&self, name: &str, command: &str) -> crate::progress::Task {
+    fn started(&self, name: &str, command: &str) -> Box<dyn Send> {
         let task = self.progress.start(format!("{} {name}", self.label));
         task.activity(command);
-        task
+        Box::new(task)
     }
 
     /// Prints a finished check's lines, judged against the baseline.
-    pub fn finished(&self, result: &CheckResult) {
+    fn finished(&self, result: &CheckResult) {
         if !self.notes {
             return;
         }

@@ -17,6 +17,25 @@ const MAX_CHECK_OUTPUT: usize = 4 << 20;
 /// The most failed tests named from a runner's report.
 const MAX_FAILED_NAMED: usize = 20;
 
+/// Who is told about each check as it runs (the live view, [`super::live::Watch`]).
+pub trait Observer: Sync {
+    /// A check starts; what this returns is dropped when the check ends.
+    fn started(&self, name: &str, command: &str) -> Box<dyn Send>;
+    /// A check has its result.
+    fn finished(&self, result: &CheckResult);
+}
+
+/// Nobody watching.
+pub struct Unwatched;
+
+impl Observer for Unwatched {
+    fn started(&self, _: &str, _: &str) -> Box<dyn Send> {
+        Box::new(())
+    }
+
+    fn finished(&self, _: &CheckResult) {}
+}
+
 /// How a check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -226,7 +245,7 @@ pub async fn run_checks(
     plan: &CheckPlan,
     workdir: &Path,
     timeout: Duration,
-    watch: super::live::Watch<'_>,
+    watch: &dyn Observer,
 ) -> Ran {
     // A shared Cargo target directory is this worktree's alone while its checks run.
     let _held = match super::shared_target::of(&plan.env) {
@@ -255,7 +274,7 @@ pub async fn run_checks(
     for (i, spec) in plan.checks.iter().enumerate() {
         if spec.kind == CheckKind::Quality {
             let (spec, dir, env) = (spec.clone(), workdir.to_owned(), env.clone());
-            let view = watch.start(&spec.name, &spec.command);
+            let view = watch.started(&spec.name, &spec.command);
             set.spawn(async move {
                 let r = run_check(&spec, &dir, timeout, &env).await;
                 drop(view);
@@ -275,7 +294,7 @@ pub async fn run_checks(
         if spec.kind != CheckKind::Test {
             continue;
         }
-        let view = watch.start(&spec.name, &spec.command);
+        let view = watch.started(&spec.name, &spec.command);
         let result = match under_coverage.take() {
             Some(command) => {
                 let wrapped = CheckSpec {
@@ -320,8 +339,6 @@ pub async fn run_checks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::live::Watch;
-    use crate::progress::Tracker;
 
     fn spec(name: &str, command: &str) -> CheckSpec {
         CheckSpec::new(name, command)
@@ -401,7 +418,7 @@ mod tests {
             &CheckPlan::of(checks),
             dir.path(),
             Duration::from_secs(10),
-            Watch::unwatched(&Tracker::off()),
+            &Unwatched,
         )
         .await;
         let names: Vec<&str> = ran.checks.iter().map(|r| r.name.as_str()).collect();
@@ -438,13 +455,7 @@ mod tests {
             command: "printf '{\"totals\": {\"percent_covered\": 87.4561}}' > {report}; echo 'total of 87 is less than fail-under=100'".into(),
             reason: "test".into(),
         });
-        let ran = run_checks(
-            &plan,
-            dir.path(),
-            Duration::from_secs(10),
-            Watch::unwatched(&Tracker::off()),
-        )
-        .await;
+        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10), &Unwatched).await;
         let runs = std::fs::read_to_string(dir.path().join("runs")).unwrap();
         assert_eq!(runs, "covered\n", "the suite ran once, under coverage");
         assert_eq!(
@@ -466,13 +477,7 @@ mod tests {
         std::fs::remove_file(dir.path().join("runs")).unwrap();
         plan.coverage.as_mut().unwrap().test_command =
             Some("no-such-coverage-ralph run -m pytest".into());
-        let ran = run_checks(
-            &plan,
-            dir.path(),
-            Duration::from_secs(10),
-            Watch::unwatched(&Tracker::off()),
-        )
-        .await;
+        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10), &Unwatched).await;
         assert_eq!(
             std::fs::read_to_string(dir.path().join("runs")).unwrap(),
             "plain\n"

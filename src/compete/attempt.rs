@@ -229,7 +229,7 @@ impl Run<'_> {
                 plan,
                 Some(&self.baseline),
                 bench.timeout,
-                crate::checks::live::Watch::attempt(
+                &crate::checks::live::Watch::attempt(
                     &self.input.progress,
                     &self.baseline,
                     printer.paint_err(),

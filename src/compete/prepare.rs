@@ -154,7 +154,7 @@ async fn ready(input: &Ground<'_>, wt: &Worktree) -> Result<Prepared> {
                 label: "baseline check",
                 ..crate::checks::live::Watch::unwatched(input.progress)
             };
-            let ran = run_checks(&plan, &wt.path, timeout, watch).await;
+            let ran = run_checks(&plan, &wt.path, timeout, &watch).await;
             let baseline = Baseline::from_results(&commit, &ran.checks, ran.coverage);
             printer.status(&format!(
                 "Baseline {} ({:.1}s): {}",

@@ -544,9 +544,8 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         notes: Vec::new(),
     };
     let t = Duration::from_secs(20);
-    let off = ralph::progress::Tracker::off();
-    let watch = ralph::checks::live::Watch::unwatched(&off);
-    let ran = run_checks(&plan, &wt.path, t, watch).await;
+    let watch = ralph::checks::run::Unwatched;
+    let ran = run_checks(&plan, &wt.path, t, &watch).await;
     let base = Baseline::from_results(&wt.base_commit, &ran.checks, ran.coverage);
     assert_eq!(base.coverage, Some(90.0));
     assert_eq!(base.unverifiable(true), None);
@@ -558,7 +557,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         "pub fn one() -> i32 {\n    1\n}\n",
     )
     .unwrap();
-    let good = verify(&ws, &wt, &plan, before, t, watch).await.unwrap();
+    let good = verify(&ws, &wt, &plan, before, t, &watch).await.unwrap();
     let statuses: Vec<CheckStatus> = good.checks.iter().map(|c| c.status).collect();
     assert_eq!(
         statuses,
@@ -582,7 +581,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
     .unwrap();
     std::fs::write(wt.path.join("COVERAGE"), "85.5\n").unwrap();
     std::fs::remove_file(wt.path.join("tests/add.rs")).unwrap();
-    let bad = verify(&ws, &wt, &plan, before, t, watch).await.unwrap();
+    let bad = verify(&ws, &wt, &plan, before, t, &watch).await.unwrap();
     assert!(!bad.passed());
     let reasons = bad.failure_reasons();
     assert!(
@@ -599,7 +598,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
 
     // A new problem where `legacy` failed already: worse, so the change's.
     std::fs::write(wt.path.join("src/extra.rs"), "// E2\n").unwrap();
-    let worse = verify(&ws, &wt, &plan, before, t, watch).await.unwrap();
+    let worse = verify(&ws, &wt, &plan, before, t, &watch).await.unwrap();
     let legacy = &worse.checks[2];
     assert_eq!(legacy.status, CheckStatus::Failed);
     assert!(
@@ -618,7 +617,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         .await
         .unwrap()
         .unwrap();
-    let again = verify(&ws, &wt, &plan, before, t, watch).await.unwrap();
+    let again = verify(&ws, &wt, &plan, before, t, &watch).await.unwrap();
     assert_eq!(again.diff.files_affected(), 0);
     // The checks pass on the unchanged base, but a change that changes nothing never passes.
     assert_eq!(
