@@ -39,12 +39,18 @@ pub struct Sample {
     pub passed: bool,
 }
 
+/// How many outcomes the pull toward the current weights is worth (see [`Options::lambda`]).
+pub const PRIOR_OUTCOMES: usize = 240;
+
 /// How to fit: the pull toward the current weights and the number of folds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Options {
     /// `λ` of the penalty `λ · Σ_d (w_d − current_d)²`, against the mean log-likelihood per
-    /// sample. The default 0.3 keeps pure noise over 240 outcomes within about 0.05 of the
-    /// current weights, while one dimension that drives the outcomes still comes out on top.
+    /// sample, up to [`PRIOR_OUTCOMES`] outcomes; beyond, it shrinks as `λ · 240 / n`: the
+    /// pull toward the current weights is worth a fixed number of outcomes, so a large ledger
+    /// speaks for itself. The default 0.3 keeps pure noise over 240 outcomes within about 0.05
+    /// of the current weights, while one dimension that drives the outcomes still comes out on
+    /// top.
     pub lambda: f64,
     /// Cross-validation folds; fewer are used when a class has fewer samples, at least 2.
     pub folds: usize,
@@ -377,7 +383,8 @@ pub fn tune(samples: &[Sample], current: &Scores, opts: &Options) -> Result<Tune
         });
     }
     let lambda = if opts.lambda > 0.0 {
-        opts.lambda.min(1e6)
+        // A prior worth PRIOR_OUTCOMES outcomes: it weakens as the ledger grows past them.
+        opts.lambda.min(1e6) * (PRIOR_OUTCOMES as f64 / n as f64).min(1.0)
     } else {
         0.0
     }; // NaN: 0
@@ -537,8 +544,9 @@ mod tests {
         }
 
         #[test]
-        fn pure_noise_keeps_the_current_weights(seed in any::<u64>()) {
-            let samples = ledger(seed, 240, |_| 0.5);
+        fn pure_noise_keeps_the_current_weights(seed in any::<u64>(), n in prop_oneof![Just(240usize), Just(1200)]) {
+            // The pull weakens past 240 outcomes, but so does the noise: still near.
+            let samples = ledger(seed, n, |_| 0.5);
             let t = tune(&samples, &defaults(), &Options::default()).unwrap();
             let (w, c) = (to_vec(&t.suggested_weights), to_vec(&defaults()));
             prop_assert!(w.iter().zip(&c).all(|(a, b)| (a - b).abs() <= 0.1), "{:?}", w);
