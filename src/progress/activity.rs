@@ -98,6 +98,24 @@ pub fn claude(line: &str, workdir: &str) -> Option<String> {
     }
 }
 
+/// A command without the shell Codex wraps it in (`/bin/bash -lc "…"`).
+fn unwrap_shell(command: &str) -> &str {
+    let inner = [
+        "/bin/bash -lc ",
+        "bash -lc ",
+        "/bin/sh -c ",
+        "sh -c ",
+        "/usr/bin/bash -lc ",
+    ]
+    .iter()
+    .find_map(|p| command.strip_prefix(p))
+    .unwrap_or(command);
+    ['"', '\'']
+        .iter()
+        .find_map(|q| inner.strip_prefix(*q).and_then(|s| s.strip_suffix(*q)))
+        .unwrap_or(inner)
+}
+
 /// The activity of one line of `codex exec --json`.
 pub fn codex(line: &str, workdir: &str) -> Option<String> {
     let event: Value = serde_json::from_str(line.trim()).ok()?;
@@ -117,7 +135,7 @@ pub fn codex(line: &str, workdir: &str) -> Option<String> {
             let done = kind == "item.completed";
             match item_type {
                 "command_execution" => {
-                    let command = text(item, "command").unwrap_or("a command");
+                    let command = unwrap_shell(text(item, "command").unwrap_or("a command"));
                     let status = match (done, item.get("exit_code").and_then(Value::as_i64)) {
                         (false, _) => String::new(),
                         (true, Some(0)) => " (ok)".to_owned(),
@@ -201,10 +219,7 @@ mod tests {
     #[test]
     fn codex_events_name_commands_and_files() {
         let started = r#"{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"bash -lc 'cargo test'","status":"in_progress"}}"#;
-        assert_eq!(
-            codex(started, "/w").as_deref(),
-            Some("$ bash -lc 'cargo test'")
-        );
+        assert_eq!(codex(started, "/w").as_deref(), Some("$ cargo test"));
         let done = r#"{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"ls","exit_code":2}}"#;
         assert_eq!(codex(done, "/w").as_deref(), Some("$ ls (exit 2)"));
         let files = r#"{"type":"item.completed","item":{"type":"file_change","changes":[{"path":"/w/a.rs","kind":"update"},{"path":"b.rs","kind":"add"}]}}"#;

@@ -420,51 +420,84 @@ async fn refine_on_the_real_codex_reads_the_base_and_drafts() {
     assert_refined(&repo, &out, &server);
 }
 
+/// A model whose turn after the implementer's tool call takes a while, so that the heartbeat
+/// sees the tool call's activity meanwhile.
+fn slow_after_tool(tool: fn() -> (String, Value)) -> impl Fn(&Asked) -> Reply {
+    move |asked| {
+        let reply = greet_answers(asked, &tool);
+        if asked.role == "implement" && asked.after_tool {
+            Reply::After(Duration::from_millis(2500), Box::new(reply))
+        } else {
+            reply
+        }
+    }
+}
+
+/// Runs the competition with a heartbeat a second; returns the implementer's heartbeat lines.
+fn implementer_heartbeats(repo: &Repo, env: &[(String, String)]) -> Vec<String> {
+    let config = repo.root.join(".ralph/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[output]\nheartbeat_secs = 1\n");
+    std::fs::write(&config, text).unwrap();
+    let mut cmd = repo.ralph();
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = run(cmd.args(["compete", "3", "--no-push"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("  ✓ test "), "{}", out.stderr);
+    out.stderr
+        .lines()
+        .filter(|l| l.starts_with("  … implement · "))
+        .map(String::from)
+        .collect()
+}
+
 /// The live view follows the real Claude Code: its stream-json tool use reaches the heartbeat
 /// lines while the model (slowed down here) thinks about the next turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_claude_codes_work_is_followed_live() {
     let Some(bin) = clis() else { return };
-    let server = ModelServer::start(|asked: &Asked| {
-        let reply = greet_answers(asked, &|| {
-            (
-                "Write".into(),
-                json!({"file_path": "lib.sh", "content": LIB}),
-            )
-        });
-        if asked.role == "implement" && asked.after_tool {
-            // The turn after the edit takes a while: the heartbeat sees the edit meanwhile.
-            Reply::After(Duration::from_millis(2500), Box::new(reply))
-        } else {
-            reply
-        }
-    })
+    let server = ModelServer::start(slow_after_tool(|| {
+        (
+            "Write".into(),
+            json!({"file_path": "lib.sh", "content": LIB}),
+        )
+    }))
     .await;
     let repo = repo_on(&[(3, ISSUE)], "claude", "sonnet", &bin.join("claude"));
-    let config = repo.root.join(".ralph/config.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str("[output]\nheartbeat_secs = 1\n");
-    std::fs::write(&config, text).unwrap();
-    let out = tokio::task::spawn_blocking({
-        let mut cmd = repo.ralph();
-        for (k, v) in claude_env(&server.uri(), &repo.tools) {
-            cmd.env(k, v);
-        }
-        cmd.args(["compete", "3", "--no-push"]);
-        move || run(&mut cmd)
-    })
-    .await
-    .unwrap();
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let beats: Vec<&str> = out
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("  … implement · "))
-        .collect();
+    let env = claude_env(&server.uri(), &repo.tools);
+    let beats = tokio::task::spawn_blocking(move || implementer_heartbeats(&repo, &env))
+        .await
+        .unwrap();
     assert!(
         beats.iter().any(|l| l.ends_with(" · Write lib.sh")),
-        "the real stream's tool use is the activity: {beats:#?}\n{}",
-        out.stderr
+        "the real stream's tool use is the activity: {beats:#?}"
     );
-    assert!(out.stderr.contains("  ✓ test "), "{}", out.stderr);
+}
+
+/// The same with the real Codex: its command, as its JSON events name it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_codexs_work_is_followed_live() {
+    let Some(bin) = clis() else { return };
+    let server = ModelServer::start(slow_after_tool(|| {
+        (
+            "exec_command".into(),
+            json!({"cmd": "printf 'greet() { echo \"Hello, $1!\"; }\\n' >> lib.sh"}),
+        )
+    }))
+    .await;
+    let repo = repo_on(&[(3, ISSUE)], "codex", "gpt-5.5", &bin.join("codex"));
+    let home = codex_home(&repo.tools, &server.uri());
+    let env = vec![
+        ("CODEX_HOME".to_owned(), home.to_string_lossy().into_owned()),
+        ("MOCK_API_KEY".to_owned(), "sk-mock-0000".to_owned()),
+    ];
+    let beats = tokio::task::spawn_blocking(move || implementer_heartbeats(&repo, &env))
+        .await
+        .unwrap();
+    assert!(
+        beats.iter().any(|l| l.contains(" · $ printf 'greet()")),
+        "the real events' command is the activity: {beats:#?}"
+    );
 }
