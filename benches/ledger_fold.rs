@@ -1,15 +1,22 @@
 //! Ledger benchmark (`cargo bench --bench ledger_fold`): folds 100,000 event files.
 //!
-//! Measures, with the page cache warm in every case (median of several runs):
-//! - `read only`: list the directory and read every file's bytes in parallel — the floor any
-//!   fold must pay;
+//! Measures, with the page cache warm in every case (median of several runs, interleaved so
+//! that another load on the machine weighs on all of them alike):
+//! - `read only`: list the directory and read every file's bytes in parallel with plain
+//!   `fs::read` — the floor any fold must pay;
 //! - `cold fold`: `Ledger::state` with no cache — list, read, parse, validate, sort, fold,
-//!   write `.ralph/marketplace.json`; the target is within 2× of `read only`;
+//!   write `.ralph/marketplace.json`; the target is at least 5× faster than the Python fold;
 //! - `cached`: `Ledger::state` over the unchanged ledger — a directory listing and the cache,
-//!   no event parsed;
-//! - `ralph leaderboard --json`: the whole binary over the unchanged ledger.
+//!   no event read;
+//! - `ralph leaderboard --json`: the whole binary over the unchanged ledger; the target is at
+//!   most 1/20 of the Python fold;
+//! - `python fold`: `benches/ledger_fold.py`, a plain Python fold of the same files (list,
+//!   read, parse, sort, fold the weights) — the yardstick of the two targets.
 //!
-//! `RALPH_BENCH_EVENTS` changes the number of events (default 100000).
+//! `RALPH_BENCH_EVENTS` changes the number of events (default 100000); `RALPH_BENCH_PYTHON` the
+//! Python interpreter (default `python3`; the comparison is left out when it cannot run);
+//! `RALPH_BENCH_BIN` the `ralph` binary timed (default: the one this build made, so that two
+//! builds can be compared on one machine at one time).
 
 use chrono::{DateTime, Duration, Utc};
 use ralph::config::Config;
@@ -64,10 +71,77 @@ fn median(mut samples: Vec<f64>) -> f64 {
     samples[samples.len() / 2]
 }
 
-fn time<T>(mut f: impl FnMut() -> T) -> (f64, T) {
+/// CPU time (user + system) in ms of this process, all threads, or of its waited-for
+/// children: unlike the wall clock, it hardly moves when another load shares the machine.
+#[cfg(unix)]
+fn cpu_ms(children: bool) -> f64 {
+    let who = if children {
+        libc::RUSAGE_CHILDREN
+    } else {
+        libc::RUSAGE_SELF
+    };
+    // SAFETY: an all-zero rusage is valid, and getrusage only writes into the one it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid `who` and a pointer to a whole rusage.
+    unsafe { libc::getrusage(who, &mut usage) };
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    ms(usage.ru_utime) + ms(usage.ru_stime)
+}
+
+#[cfg(not(unix))]
+fn cpu_ms(_children: bool) -> f64 {
+    f64::NAN
+}
+
+/// Wall-clock and CPU times of runs, in ms.
+#[derive(Default)]
+struct Samples {
+    wall: Vec<f64>,
+    cpu: Vec<f64>,
+}
+
+impl Samples {
+    /// Times `f`; `children`: count the CPU time of the child processes it waits for.
+    fn time<T>(&mut self, children: bool, f: impl FnOnce() -> T) -> T {
+        let cpu = cpu_ms(children);
+        let (ms, out) = time(f);
+        self.wall.push(ms);
+        self.cpu.push(cpu_ms(children) - cpu);
+        out
+    }
+
+    /// The medians: (wall, cpu).
+    fn medians(self) -> (f64, f64) {
+        (median(self.wall), median(self.cpu))
+    }
+}
+
+fn time<T>(f: impl FnOnce() -> T) -> (f64, T) {
     let start = Instant::now();
     let out = f();
     (start.elapsed().as_secs_f64() * 1000.0, out)
+}
+
+/// Runs the plain Python fold over `events_dir` once, or says why it could not run.
+fn python_fold(events_dir: &Path, bots: &[String], count: usize) -> Result<(), String> {
+    let python = std::env::var("RALPH_BENCH_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/ledger_fold.py");
+    let out = std::process::Command::new(&python)
+        .arg(script)
+        .arg(events_dir)
+        .args(bots)
+        .output()
+        .map_err(|e| format!("cannot run {python}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{python} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("{python} printed: {e}"))?;
+    assert_eq!(summary["events"].as_u64(), Some(count as u64));
+    Ok(())
 }
 
 fn main() {
@@ -92,18 +166,24 @@ fn main() {
     let params = Config::default().fold_params();
     let ledger = Ledger::new(&ralph_dir);
     let cache = ledger.cache_path();
+    let binary =
+        std::env::var("RALPH_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ralph").to_owned());
 
     // Warm the page cache once so every measurement below reads from memory.
     let _ = ledger.store().load_all().unwrap();
 
-    let mut read_only = Vec::new();
-    let mut cold = Vec::new();
-    let mut cached = Vec::new();
-    let mut fold_only = Vec::new();
-    let mut list_only = Vec::new();
-    let mut load_only = Vec::new();
+    let mut read_only = Samples::default();
+    let mut cold = Samples::default();
+    let mut cached = Samples::default();
+    let mut list_only = Samples::default();
+    let mut load_only = Samples::default();
+    let mut state_only = Samples::default();
+    let mut free_only = Samples::default();
+    let mut process = Samples::default();
+    let mut python = Samples::default();
+    let mut python_missing = None;
     for _ in 0..RUNS {
-        let (ms, bytes) = time(|| {
+        let bytes = read_only.time(false, || {
             let files = ledger.store().list().unwrap();
             files
                 .par_iter()
@@ -111,33 +191,17 @@ fn main() {
                 .sum::<u64>()
         });
         assert_eq!(bytes, total_bytes);
-        read_only.push(ms);
 
         let _ = fs::remove_file(&cache);
-        let (ms, (state, how)) = time(|| ledger.state(&params).unwrap());
+        let (state, how) = cold.time(false, || ledger.state(&params).unwrap());
         assert_eq!(how, CacheUse::Rebuilt);
         assert_eq!(state.event_count as usize, count);
-        cold.push(ms);
 
-        let (ms, (_, how)) = time(|| ledger.state(&params).unwrap());
+        let (_, how) = cached.time(false, || ledger.state(&params).unwrap());
         assert_eq!(how, CacheUse::Hit);
-        cached.push(ms);
 
-        let (ms, files) = time(|| ledger.store().list().unwrap());
-        list_only.push(ms);
-        let (ms, loaded) = time(|| ledger.store().load(&files));
-        load_only.push(ms);
-        let (ms, folded) =
-            time(|| ralph::ledger::fold(&params, loaded.events.iter().map(|l| &l.event)));
-        assert_eq!(folded.event_count as usize, count);
-        fold_only.push(ms);
-    }
-
-    let binary = env!("CARGO_BIN_EXE_ralph");
-    let mut process = Vec::new();
-    for _ in 0..RUNS {
-        let (ms, out) = time(|| {
-            std::process::Command::new(binary)
+        let out = process.time(true, || {
+            std::process::Command::new(&binary)
                 .args(["leaderboard", "--json", "-C"])
                 .arg(dir.path())
                 .output()
@@ -145,34 +209,61 @@ fn main() {
         });
         assert!(out.status.success());
         assert!(String::from_utf8_lossy(&out.stdout).contains("\"cache\": \"hit\""));
-        process.push(ms);
+
+        // The cold fold's steps one by one (the cache's fingerprint and write are the rest).
+        let files = list_only.time(false, || ledger.store().list().unwrap());
+        let loaded = load_only.time(false, || ledger.store().load(&files));
+        let state = state_only.time(false, || Ledger::build_state(&params, &loaded));
+        assert_eq!(state.event_count as usize, count);
+        free_only.time(false, || drop(loaded));
+
+        if python_missing.is_none() {
+            if let Err(why) = python.time(true, || python_fold(&events_dir, &params.bots, count)) {
+                python_missing = Some(why);
+            }
+        }
     }
 
-    let (r, c) = (median(read_only), median(cold));
-    println!("  read only (list + read every file)      {r:9.1} ms");
+    let (r, _) = read_only.medians();
+    let (c, c_cpu) = cold.medians();
+    let (list, list_cpu) = list_only.medians();
+    let (load, load_cpu) = load_only.medians();
+    let (fold, fold_cpu) = state_only.medians();
+    let (free, free_cpu) = free_only.medians();
+    let (hit, hit_cpu) = cached.medians();
+    let (process, process_cpu) = process.medians();
+    println!("                                              wall         cpu");
+    println!("  read only (list + fs::read every file)  {r:9.1} ms");
     println!(
-        "  cold fold (Ledger::state, no cache)     {c:9.1} ms   = {:.2}x read only (target <= 2x)",
+        "  cold fold (Ledger::state, no cache)     {c:9.1} ms {c_cpu:9.1} ms   = {:.2}x read only",
         c / r
     );
+    println!("    listing                               {list:9.1} ms {list_cpu:9.1} ms");
+    println!("    reading, parsing, validating, sorting {load:9.1} ms {load_cpu:9.1} ms");
+    println!("    the fold and the leaderboard state    {fold:9.1} ms {fold_cpu:9.1} ms");
+    println!("    freeing the loaded events             {free:9.1} ms {free_cpu:9.1} ms");
     println!(
-        "    listing (readdir + stat)              {:9.1} ms",
-        median(list_only)
+        "    the rest (fingerprint, cache write)   {:9.1} ms",
+        c - list - load - fold - free
     );
-    println!(
-        "    reading, parsing, validating, sorting {:9.1} ms",
-        median(load_only)
-    );
-    println!(
-        "    the pure fold                         {:9.1} ms",
-        median(fold_only)
-    );
-    println!(
-        "  cached (unchanged ledger, no parsing)   {:9.1} ms",
-        median(cached)
-    );
-    println!(
-        "  `ralph leaderboard --json`, cached      {:9.1} ms",
-        median(process)
-    );
+    println!("  cached (unchanged ledger, no parsing)   {hit:9.1} ms {hit_cpu:9.1} ms");
+    println!("  `ralph leaderboard --json`, cached      {process:9.1} ms {process_cpu:9.1} ms");
+    match python_missing {
+        None => {
+            let (py, py_cpu) = python.medians();
+            println!("  python fold (benches/ledger_fold.py)    {py:9.1} ms {py_cpu:9.1} ms");
+            println!(
+                "    cold fold: {:.1}x faster than python (target >= 5x), {:.1}x less CPU",
+                py / c,
+                py_cpu / c_cpu
+            );
+            println!(
+                "    cached leaderboard: 1/{:.0} of python in-process, 1/{:.0} as a process (target <= 1/20)",
+                py / hit,
+                py / process
+            );
+        }
+        Some(why) => println!("  python fold: left out, {why}"),
+    }
     println!("  (medians of {RUNS} runs; page cache warm)");
 }

@@ -8,11 +8,12 @@
 //! And reads of files that arrive with the repository (events, local issues, prompt overrides,
 //! the configuration, guidance files): only regular files are read — never through a symbolic
 //! link, never a device or a FIFO — and only up to a size limit, so a committed symlink to
-//! `/etc/shadow` or `/dev/zero` is refused by name instead of read.
+//! `/etc/shadow` or `/dev/zero` is refused by name instead of read. [`DirReader`] reads many
+//! files of one directory that way, each by name relative to the open directory.
 
 use std::fs::{File, Metadata};
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
 /// Why a file that came with the repository was not read.
@@ -80,6 +81,100 @@ fn open_regular(path: &Path) -> Result<(File, u64), Unreadable> {
     Ok((file, meta.len()))
 }
 
+/// Why `path` could not be opened: what it is, when it is not a regular file (a link, a
+/// FIFO…), else the error of the open itself.
+#[cfg(unix)]
+fn unopenable(path: &Path, error: io::Error) -> Unreadable {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Unreadable::Missing,
+        Ok(meta) if !meta.file_type().is_file() => Unreadable::NotRegular(kind(&meta)),
+        _ => Unreadable::Io(error),
+    }
+}
+
+/// A directory whose files are read by name, relative to the open directory (`openat`), so
+/// that reading many files in it does not walk the whole path again for each one. Built for
+/// the ledger's cold fold, which reads every event file of `.ralph/events/`.
+#[derive(Debug)]
+pub struct DirReader {
+    path: PathBuf,
+    /// The open directory; `None` when it could not be opened, and then every read goes by
+    /// path (and fails there with the reason).
+    #[cfg(unix)]
+    dir: Option<std::os::fd::OwnedFd>,
+}
+
+impl DirReader {
+    pub fn open(path: &Path) -> DirReader {
+        #[cfg(unix)]
+        let dir = {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            rustix::fs::open(path, flags, Mode::empty()).ok()
+        };
+        DirReader {
+            path: path.to_owned(),
+            #[cfg(unix)]
+            dir,
+        }
+    }
+
+    /// [`read_regular`] of the file `name`, when a directory listing has just shown it to be a
+    /// regular file, into `buf` (cleared first, so one buffer serves many files). The listing
+    /// stands in for the `stat` before opening: the file is opened straight away — never
+    /// through a link, never blocking — then checked with `fstat` on the open file (refused as
+    /// `read_regular` refuses it when it is not a regular file or holds more than `max` bytes)
+    /// and read with one `read` of the size `fstat` gave, the most it reads. Only a file that
+    /// cannot be opened is examined by path, to say why.
+    pub fn read_listed_regular(
+        &self,
+        name: &str,
+        max: u64,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), Unreadable> {
+        buf.clear();
+        #[cfg(unix)]
+        {
+            use rustix::fs::{FileType, Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let opened = match &self.dir {
+                Some(dir) => rustix::fs::openat(dir, name, flags, Mode::empty()),
+                None => rustix::fs::open(self.path.join(name), flags, Mode::empty()),
+            };
+            let fd = opened.map_err(|e| unopenable(&self.path.join(name), e.into()))?;
+            let stat = rustix::fs::fstat(&fd).map_err(|e| Unreadable::Io(e.into()))?;
+            if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+                // Rare: std's metadata, to say what it is.
+                let meta = File::from(fd).metadata().map_err(Unreadable::Io)?;
+                return Err(Unreadable::NotRegular(kind(&meta)));
+            }
+            let size = u64::try_from(stat.st_size).unwrap_or(0);
+            if size > max {
+                return Err(Unreadable::TooLarge { size, max });
+            }
+            // Exactly `size` bytes: once they are in, the end is known without another `read`.
+            buf.resize(size as usize, 0);
+            let mut filled = 0;
+            while filled < buf.len() {
+                match rustix::io::read(&fd, &mut buf[filled..]) {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(Unreadable::Io(e.into())),
+                }
+            }
+            buf.truncate(filled);
+            Ok(())
+        }
+        #[cfg(not(unix))]
+        {
+            // No O_NOFOLLOW: check before opening, as read_regular does.
+            *buf = read_regular(&self.path.join(name), max)?;
+            Ok(())
+        }
+    }
+}
+
 /// The bytes of the regular file `path`, refused when it holds more than `max` bytes.
 pub fn read_regular(path: &Path, max: u64) -> Result<Vec<u8>, Unreadable> {
     let (file, size) = open_regular(path)?;
@@ -121,24 +216,37 @@ pub fn read_regular_prefix(path: &Path, max: u64) -> Result<(Vec<u8>, bool), Unr
     Ok((bytes, truncated))
 }
 
-/// A complete, synced temporary file beside `target`.
-fn write_temp(target: &Path, bytes: &[u8]) -> io::Result<NamedTempFile> {
+/// A complete temporary file beside `target`, synced to disk when `sync`.
+fn write_temp(target: &Path, bytes: &[u8], sync: bool) -> io::Result<NamedTempFile> {
     let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
     let mut tmp = tempfile::Builder::new().prefix(".tmp").tempfile_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    if sync {
+        tmp.as_file().sync_all()?;
+    }
     Ok(tmp)
 }
 
 /// Writes `bytes` to `target` atomically, replacing any existing file.
 pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_temp(target, bytes)?
+    write_temp(target, bytes, true)?
         .persist(target)
         .map_err(|e| e.error)?;
     sync_parent(target);
+    Ok(())
+}
+
+/// [`write_atomic`] without waiting for the disk, for a cache: readers still never see half a
+/// file, but after a crash the file may be missing or empty — never someone else's bytes —
+/// and a cache that does not parse is simply rebuilt. On a busy disk the two syncs can take
+/// longer than everything else the ledger's cold fold does.
+pub fn write_atomic_cache(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_temp(target, bytes, false)?
+        .persist(target)
+        .map_err(|e| e.error)?;
     Ok(())
 }
 
@@ -147,7 +255,7 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
 /// temporary file moved into place without clobbering), so concurrent readers never see a
 /// partial file and concurrent writers never overwrite each other.
 pub fn create_atomic(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_temp(target, bytes)?
+    write_temp(target, bytes, true)?
         .persist_noclobber(target)
         .map_err(|e| e.error)?;
     sync_parent(target);
@@ -188,6 +296,8 @@ mod tests {
         assert_eq!(fs::read(&target).unwrap(), b"one");
         write_atomic(&target, b"three").unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"three");
+        write_atomic_cache(&target, b"four").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"four");
         assert_eq!(names(dir.path()), ["a.json"]);
     }
 
@@ -253,6 +363,60 @@ mod tests {
         assert!(matches!(
             read_regular(dir.path(), 10),
             Err(Unreadable::NotRegular("a directory"))
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn listed_files_are_read_with_the_same_refusals() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.json"), "0123456789").unwrap();
+        fs::write(dir.path().join("empty.json"), "").unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", dir.path().join("shadow.json")).unwrap();
+        let fifo = dir.path().join("fifo.json");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        fs::create_dir(dir.path().join("sub.json")).unwrap();
+        // By the open directory, and by path when the directory could not be opened first.
+        let missing = DirReader::open(&dir.path().join("gone"));
+        let by_path = DirReader {
+            path: dir.path().to_owned(),
+            dir: None,
+        };
+        for reader in [DirReader::open(dir.path()), by_path] {
+            let mut buf = b"left over from the last file".to_vec();
+            reader.read_listed_regular("a.json", 10, &mut buf).unwrap();
+            assert_eq!(buf, b"0123456789");
+            reader
+                .read_listed_regular("empty.json", 10, &mut buf)
+                .unwrap();
+            assert!(buf.is_empty());
+            assert!(matches!(
+                reader.read_listed_regular("a.json", 9, &mut buf),
+                Err(Unreadable::TooLarge { size: 10, max: 9 })
+            ));
+            assert!(matches!(
+                reader.read_listed_regular("none.json", 10, &mut buf),
+                Err(Unreadable::Missing)
+            ));
+            // A listing can be stale: a link or a FIFO in its place is still refused.
+            assert!(matches!(
+                reader.read_listed_regular("shadow.json", 1 << 20, &mut buf),
+                Err(Unreadable::NotRegular("a symbolic link"))
+            ));
+            assert!(matches!(
+                reader.read_listed_regular("fifo.json", 10, &mut buf),
+                Err(Unreadable::NotRegular("a FIFO"))
+            ));
+            assert!(matches!(
+                reader.read_listed_regular("sub.json", 10, &mut buf),
+                Err(Unreadable::NotRegular("a directory"))
+            ));
+        }
+        assert!(matches!(
+            missing.read_listed_regular("a.json", 10, &mut Vec::new()),
+            Err(Unreadable::Missing)
         ));
     }
 

@@ -1,9 +1,10 @@
 //! `ralph events`: list the ledger's events (filtered by `--bot` / `--issue`), and
-//! `ralph events verify`: validate every event file and name the bad ones (exit 1).
+//! `ralph events verify`: read and validate every event file, name the bad ones, and check that
+//! the leaderboard's cache still matches the files (exit 1 on either).
 
 use super::Context;
 use crate::error::Exit;
-use crate::ledger::{Event, Ledger, Loaded, LoadedEvent, Skipped};
+use crate::ledger::{CacheCheck, Event, EventFile, Ledger, Loaded, LoadedEvent, Skipped};
 use crate::render;
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
@@ -23,6 +24,9 @@ struct VerifyJson<'a> {
     directory: String,
     valid: usize,
     invalid: &'a [Skipped],
+    /// `current`, `stale` (an event file changed in place), `absent`, or null when the
+    /// configuration could not be read to check it.
+    cache: Option<CacheCheck>,
 }
 
 #[derive(Debug, Args)]
@@ -40,7 +44,8 @@ pub struct EventsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum EventsAction {
-    /// Validate every event file and name each bad one (exit 1 if any)
+    /// Read and validate every event file, name each bad one, and check the leaderboard's
+    /// cache against the files (exit 1 on a bad file or a stale cache)
     Verify,
     /// Commit the new event files to a branch and push them (for CI), retrying on races
     Push(PushArgs),
@@ -59,14 +64,15 @@ pub async fn run(ctx: &Context, args: EventsArgs) -> Result<Exit> {
         return push_events(ctx, push).await;
     }
     let ledger = Ledger::new(&ctx.ralph_dir);
-    let loaded = ledger.store().load_all().with_context(|| {
+    let files = ledger.store().list().with_context(|| {
         format!(
             "cannot read the event log in {}",
             ledger.store().dir().display()
         )
     })?;
+    let loaded = ledger.store().load(&files);
     match args.action {
-        Some(EventsAction::Verify) => verify(ctx, &ledger, &loaded),
+        Some(EventsAction::Verify) => verify(ctx, &ledger, &files, &loaded),
         Some(EventsAction::Push(_)) => unreachable!("handled above"),
         None => list(ctx, &args, &loaded),
     }
@@ -107,14 +113,26 @@ fn list(ctx: &Context, args: &EventsArgs, loaded: &Loaded) -> Result<Exit> {
     Ok(Exit::Success)
 }
 
-fn verify(ctx: &Context, ledger: &Ledger, loaded: &Loaded) -> Result<Exit> {
+fn verify(ctx: &Context, ledger: &Ledger, files: &[EventFile], loaded: &Loaded) -> Result<Exit> {
     let valid = loaded.events.len();
     let bad = &loaded.skipped;
+    // The leaderboard trusts its cache while the file names are unchanged; every file has
+    // just been read, so this is where a file changed in place shows. The fold parameters
+    // come from the configuration; without one there is nothing to compare.
+    let cache = match ctx.settings() {
+        Ok(settings) => Some(ledger.check_cache(&settings.config.fold_params(), files, loaded)),
+        Err(e) => {
+            tracing::debug!("the ledger cache is not checked: {e:#}");
+            None
+        }
+    };
+    let stale = cache == Some(CacheCheck::Stale);
     if ctx.printer.json_mode() {
         ctx.printer.json(&VerifyJson {
             directory: ledger.store().dir().display().to_string(),
             valid,
             invalid: bad,
+            cache,
         })?;
     } else {
         let p = ctx.printer.paint();
@@ -127,6 +145,13 @@ fn verify(ctx: &Context, ledger: &Ledger, loaded: &Loaded) -> Result<Exit> {
                 crate::output::sanitize(&s.reason)
             ));
         }
+        if stale {
+            text.push_str(&format!(
+                "{} {}: it does not match the event files under the same names, so one was changed in place; `ralph leaderboard --rebuild` rewrites it\n",
+                p.bad("stale"),
+                ledger.cache_path().display()
+            ));
+        }
         text.push_str(&format!(
             "{valid} valid event file(s), {} bad in {}\n",
             bad.len(),
@@ -134,7 +159,7 @@ fn verify(ctx: &Context, ledger: &Ledger, loaded: &Loaded) -> Result<Exit> {
         ));
         ctx.printer.data(&text)?;
     }
-    Ok(if bad.is_empty() {
+    Ok(if bad.is_empty() && !stale {
         Exit::Success
     } else {
         Exit::Failure

@@ -1,5 +1,6 @@
 //! `ralph leaderboard` (alias `status`): the bots ranked by weight, from the cached fold when
-//! the ledger is unchanged; `--json` for machines, `--html FILE` for a page with a chart.
+//! the ledger's file names are unchanged; `--rebuild` folds every file afresh; `--json` for
+//! machines, `--html FILE` for a page with a chart.
 
 use super::Context;
 use crate::error::Exit;
@@ -18,19 +19,27 @@ pub struct LeaderboardArgs {
     /// Also write a self-contained HTML report with a chart of each bot's weight over time
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Ignore the cache: read and fold every event file, then rewrite the cache (picks up an
+    /// event file edited in place)
+    #[arg(long)]
+    pub rebuild: bool,
 }
 
 pub fn run(ctx: &Context, args: LeaderboardArgs) -> Result<Exit> {
     let settings = ctx.settings()?;
     let ledger = Ledger::new(&settings.ralph_dir);
-    let (state, cache) = ledger
-        .state(&settings.config.fold_params())
-        .with_context(|| {
-            format!(
-                "cannot read the event log in {}",
-                ledger.store().dir().display()
-            )
-        })?;
+    let params = settings.config.fold_params();
+    let folded = if args.rebuild {
+        ledger.rebuild(&params)
+    } else {
+        ledger.state(&params)
+    };
+    let (state, cache) = folded.with_context(|| {
+        format!(
+            "cannot read the event log in {}",
+            ledger.store().dir().display()
+        )
+    })?;
     tracing::debug!(?cache, events = state.event_count, "ledger state");
 
     if let Some(path) = &args.html {

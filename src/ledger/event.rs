@@ -188,10 +188,18 @@ impl Event {
                 self.bot_id
             ));
         }
-        let suffix = format!("-{}-{}.json", self.bot_id, self.outcome);
-        if !file_name.ends_with(&suffix) {
+        // `<anything>-<bot_id>-<outcome>.json`, checked without building the suffix: this runs
+        // for every event of every cold fold.
+        let matches = file_name
+            .strip_suffix(".json")
+            .and_then(|s| s.strip_suffix(self.outcome.as_str()))
+            .and_then(|s| s.strip_suffix('-'))
+            .and_then(|s| s.strip_suffix(self.bot_id.as_str()))
+            .is_some_and(|s| s.ends_with('-'));
+        if !matches {
             return Err(format!(
-                "file name does not match its content: expected a name ending in `{suffix}`"
+                "file name does not match its content: expected a name ending in `-{}-{}.json`",
+                self.bot_id, self.outcome
             ));
         }
         if !self.weight_delta.is_finite() || self.weight_delta.abs() > 1.0 {
@@ -267,7 +275,14 @@ pub fn parse_event(file_name: &str, bytes: &[u8]) -> Result<Event, String> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err("file is empty".to_owned());
     }
-    let event: Event = serde_json::from_slice(bytes).map_err(|e| format!("invalid JSON: {e}"))?;
+    // Text that is UTF-8 as a whole (ralph's files always are) is parsed as a `str`, which
+    // spares serde_json a UTF-8 check of every string in it; anything else gets `from_slice`
+    // and its error, which says where.
+    let parsed = match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(bytes),
+    };
+    let event: Event = parsed.map_err(|e| format!("invalid JSON: {e}"))?;
     event.validate(file_name)?;
     Ok(event)
 }
@@ -380,6 +395,28 @@ mod tests {
                 err.contains(needle),
                 "{name}: {err:?} should mention {needle:?}"
             );
+        }
+    }
+
+    #[test]
+    fn the_name_must_end_with_dash_bot_dash_outcome() {
+        let e = parse_event("x-smart_bot_2-success.json", PROTOTYPE.as_bytes()).unwrap();
+        for (name, ok) in [
+            ("2026-01-29T10:30:00Z-smart_bot_2-success.json", true),
+            ("--smart_bot_2-success.json", true),
+            ("-smart_bot_2-success.json", true),
+            ("smart_bot_2-success.json", false),
+            ("x-not_smart_bot_2-success.json", false),
+            ("x-not-smart_bot_2-success.json", true),
+            ("x-bot_2-success.json", false),
+            ("x-smart_bot_2-replan_success.json", false),
+            ("x-smart_bot_2_success.json", false),
+            ("x-smart_bot_2-success.json.bak", false),
+            ("x-smart_bot_2-success.JSON", false),
+        ] {
+            // The rule as it reads: the name ends in `-<bot_id>-<outcome>.json`.
+            assert_eq!(name.ends_with("-smart_bot_2-success.json"), ok, "{name}");
+            assert_eq!(e.validate(name).is_ok(), ok, "{name}");
         }
     }
 

@@ -136,13 +136,33 @@ impl Ledger {
     /// The current state: from the cache when the event set and parameters are unchanged,
     /// otherwise loaded, folded and cached again. The cache is written only when the `.ralph`
     /// directory exists (ralph never creates it behind the user's back).
+    ///
+    /// "Unchanged" is judged by the file names alone (see `cache`): an unchanged ledger costs
+    /// one directory listing and the cache's own read, however many events it holds.
     pub fn state(&self, params: &FoldParams) -> io::Result<(LedgerState, CacheUse)> {
+        self.fold_state(params, true)
+    }
+
+    /// The state folded from every event file as it is now, ignoring the cache, which is then
+    /// rewritten: `ralph leaderboard --rebuild`. The cache's fingerprint sees names only, so
+    /// this is how an event file edited in place reaches the leaderboard.
+    pub fn rebuild(&self, params: &FoldParams) -> io::Result<(LedgerState, CacheUse)> {
+        self.fold_state(params, false)
+    }
+
+    fn fold_state(
+        &self,
+        params: &FoldParams,
+        use_cache: bool,
+    ) -> io::Result<(LedgerState, CacheUse)> {
         let files = self.store.list()?;
         let fp = cache::fingerprint(params, &files);
         let cache_path = self.cache_path();
-        if let Some(state) = cache::read(&cache_path, &fp) {
-            tracing::debug!(path = %cache_path.display(), "ledger cache hit");
-            return Ok((state, CacheUse::Hit));
+        if use_cache {
+            if let Some(state) = cache::read(&cache_path, &fp) {
+                tracing::debug!(path = %cache_path.display(), "ledger cache hit");
+                return Ok((state, CacheUse::Hit));
+            }
         }
         let loaded = self.store.load(&files);
         let state = Self::build_state(params, &loaded);
@@ -160,6 +180,35 @@ impl Ledger {
             }
         }
     }
+
+    /// Whether the cache the leaderboard would use for `files` holds the fold of `loaded`,
+    /// their events as read just now: `ralph events verify`'s check that no event file was
+    /// changed in place behind the cache.
+    pub fn check_cache(
+        &self,
+        params: &FoldParams,
+        files: &[EventFile],
+        loaded: &Loaded,
+    ) -> CacheCheck {
+        let fp = cache::fingerprint(params, files);
+        match cache::read(&self.cache_path(), &fp) {
+            None => CacheCheck::Absent,
+            Some(cached) if cached == Self::build_state(params, loaded) => CacheCheck::Current,
+            Some(_) => CacheCheck::Stale,
+        }
+    }
+}
+
+/// How the cache compares with the event files (see [`Ledger::check_cache`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheCheck {
+    /// No cache for these files and parameters: the next leaderboard folds them afresh.
+    Absent,
+    /// The cache holds exactly the fold of the files as they are.
+    Current,
+    /// The cache matches the file names but not their contents: a file was changed in place.
+    Stale,
 }
 
 #[cfg(test)]
@@ -204,6 +253,67 @@ mod tests {
         // A corrupt cache is simply rebuilt.
         fs::write(ledger.cache_path(), b"garbage").unwrap();
         assert_eq!(ledger.state(&p).unwrap().1, CacheUse::Rebuilt);
+    }
+
+    /// Rewrites the event file `name` in place with `weight_delta` changed, as a hand edit
+    /// would.
+    fn edit_in_place(ledger: &Ledger, name: &str, weight_delta: f64) {
+        let path = ledger.store().dir().join(name);
+        let mut event: Event = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        event.weight_delta = weight_delta;
+        fs::write(&path, serde_json::to_vec_pretty(&event).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn the_cache_sees_names_only_and_rebuild_reads_every_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::new(dir.path());
+        let name = ledger
+            .store()
+            .append(&Event::new(1, "a", Outcome::Success, 0.1))
+            .unwrap();
+        let (before, how) = ledger.state(&params()).unwrap();
+        assert_eq!(how, CacheUse::Rebuilt);
+        let total_delta = |s: &LedgerState| s.bots.iter().map(|b| b.total_delta).sum::<f64>();
+        assert_eq!(total_delta(&before), 0.1);
+
+        // Edited in place: same name, so the cached fold is still used…
+        edit_in_place(&ledger, &name, 0.3);
+        let (cached, how) = ledger.state(&params()).unwrap();
+        assert_eq!(how, CacheUse::Hit);
+        assert_eq!(cached, before);
+        // …until a rebuild, which reads every file and rewrites the cache.
+        let (rebuilt, how) = ledger.rebuild(&params()).unwrap();
+        assert_eq!(how, CacheUse::Rebuilt);
+        assert_eq!(total_delta(&rebuilt), 0.3);
+        let (after, how) = ledger.state(&params()).unwrap();
+        assert_eq!(how, CacheUse::Hit);
+        assert_eq!(after, rebuilt);
+    }
+
+    #[test]
+    fn check_cache_tells_a_current_cache_from_a_stale_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::new(dir.path());
+        let name = ledger
+            .store()
+            .append(&Event::new(1, "a", Outcome::Success, 0.1))
+            .unwrap();
+        let check = |p: &FoldParams| {
+            let files = ledger.store().list().unwrap();
+            ledger.check_cache(p, &files, &ledger.store().load(&files))
+        };
+        assert_eq!(check(&params()), CacheCheck::Absent);
+        ledger.state(&params()).unwrap();
+        assert_eq!(check(&params()), CacheCheck::Current);
+        edit_in_place(&ledger, &name, 0.3);
+        assert_eq!(check(&params()), CacheCheck::Stale);
+        // Under other parameters the leaderboard would not use this cache at all.
+        let mut other = params();
+        other.pool = 30;
+        assert_eq!(check(&other), CacheCheck::Absent);
+        ledger.rebuild(&params()).unwrap();
+        assert_eq!(check(&params()), CacheCheck::Current);
     }
 
     #[test]

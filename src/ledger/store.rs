@@ -1,27 +1,35 @@
 //! The event directory on disk: listing, parallel loading and atomic, never-overwriting
 //! appends (SPEC §8.2). Corrupt or unreadable files are reported with their reason and
 //! skipped; they are never fatal and never deleted.
+//!
+//! Listing is one `read_dir` and no `stat`; loading costs each file one `openat`, `fstat` and
+//! `read`, and its parse, on every core.
 
 use super::event::{parse_event, Event};
-use crate::fsutil::{create_atomic, read_regular};
+use crate::fsutil::{create_atomic, read_regular, DirReader};
 use chrono::Duration;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 /// The largest event file read: an event is about 1 KB, so anything near this is not one.
 pub const MAX_EVENT_BYTES: u64 = 1 << 20;
 
-/// A file in the event directory, as seen by `stat` (enough to fingerprint the directory).
+/// A file in the event directory, as the directory listing shows it — no `stat`. Event files
+/// are immutable (written atomically under a new name, never overwritten), so the name is all
+/// the cache needs to know about one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventFile {
+    /// The name; decoded lossily when it is not UTF-8, so the file is reported rather than
+    /// hidden.
     pub name: String,
-    pub size: u64,
-    /// Modification time in nanoseconds since the epoch (0 when unavailable).
-    pub mtime_ns: i128,
+    /// Whether the name is valid UTF-8: a file whose name is not is reported, never read.
+    pub utf8: bool,
+    /// Whether the listing shows a regular file. Only those are opened straight away; anything
+    /// else (a link, a FIFO…) is examined first and refused with what it is.
+    pub regular: bool,
 }
 
 /// A successfully loaded event and the file it came from.
@@ -66,84 +74,99 @@ impl EventStore {
         &self.dir
     }
 
-    /// The event files, sorted by name. A missing directory has no events. Entries whose name
-    /// is not UTF-8 are listed under a lossy name, so they are reported rather than hidden.
+    /// The event files, sorted by name: one directory listing, no `stat` (the listing's file
+    /// types suffice on the usual file systems). A missing directory has no events.
     pub fn list(&self) -> io::Result<Vec<EventFile>> {
         let entries = match fs::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        // The listing itself is sequential; the `stat` calls (most of the cost on a large
-        // ledger) run in parallel.
-        let mut names = Vec::new();
+        let mut files = Vec::new();
         for entry in entries {
             let entry = entry?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if is_event_name(&name) && !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                names.push(name);
+            let (name, utf8) = match entry.file_name().into_string() {
+                Ok(name) => (name, true),
+                Err(raw) => (raw.to_string_lossy().into_owned(), false),
+            };
+            if !is_event_name(&name) {
+                continue;
             }
+            let file_type = entry.file_type().ok();
+            if file_type.is_some_and(|t| t.is_dir()) {
+                continue;
+            }
+            files.push(EventFile {
+                name,
+                utf8,
+                regular: file_type.is_some_and(|t| t.is_file()),
+            });
         }
-        let mut files: Vec<EventFile> = names
-            .into_par_iter()
-            .map(|name| {
-                let (size, mtime_ns) = match fs::symlink_metadata(self.dir.join(&name)) {
-                    Ok(meta) => (
-                        meta.len(),
-                        meta.modified()
-                            .ok()
-                            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                            .map_or(0, |d| d.as_nanos() as i128),
-                    ),
-                    Err(_) => (0, 0),
-                };
-                EventFile {
-                    name,
-                    size,
-                    mtime_ns,
-                }
-            })
-            .collect();
-        files.sort_by(|a, b| a.name.cmp(&b.name));
+        files.par_sort_unstable_by(|a, b| a.name.cmp(&b.name));
         Ok(files)
     }
 
     /// Reads and validates every listed file in parallel, then orders the events by timestamp
-    /// (ties by file name) — the order of the fold.
+    /// (ties by file name) — the order of the fold. Bad files are skipped with their reason,
+    /// in name order.
     pub fn load(&self, files: &[EventFile]) -> Loaded {
-        let results: Vec<Result<LoadedEvent, Skipped>> = files
+        let dir = DirReader::open(&self.dir);
+        let mut results = Vec::with_capacity(files.len());
+        files
             .par_iter()
-            .map(|f| {
-                let path = self.dir.join(&f.name);
-                let bytes = read_regular(&path, MAX_EVENT_BYTES).map_err(|e| Skipped {
-                    file: f.name.clone(),
-                    reason: format!("unreadable: {e}"),
-                })?;
-                parse_event(&f.name, &bytes)
-                    .map(|event| LoadedEvent {
-                        file: f.name.clone(),
-                        event,
-                    })
-                    .map_err(|reason| Skipped {
-                        file: f.name.clone(),
-                        reason,
-                    })
-            })
+            // Enough files per task that splitting costs nothing next to the reading.
+            .with_min_len(64)
+            // One read buffer per task, reused for each of its files.
+            .map_init(Vec::new, |buf, f| self.load_file(&dir, f, buf))
+            // Each result is written in its place: no vector grows, none is moved.
+            .collect_into_vec(&mut results);
+        let skipped: Vec<Skipped> = results
+            .iter()
+            .filter_map(|r| r.as_ref().err().cloned())
             .collect();
-        let mut loaded = Loaded::default();
-        for r in results {
-            match r {
-                Ok(e) => loaded.events.push(e),
-                Err(s) => loaded.skipped.push(s),
-            }
-        }
-        loaded.events.par_sort_by(|a, b| {
+        // Collected in place: the events keep the results' memory.
+        let mut events: Vec<LoadedEvent> = results.into_iter().filter_map(Result::ok).collect();
+        let order = |a: &LoadedEvent, b: &LoadedEvent| {
             a.event
                 .timestamp
                 .cmp(&b.event.timestamp)
                 .then_with(|| a.file.cmp(&b.file))
-        });
-        loaded
+        };
+        // Ralph's file names begin with the timestamp, so the events are usually in order
+        // already, and checking is cheaper than sorting.
+        if !events.is_sorted_by(|a, b| order(a, b).is_le()) {
+            events.par_sort_by(order);
+        }
+        Loaded { events, skipped }
+    }
+
+    /// Reads, parses and validates one file.
+    fn load_file(
+        &self,
+        dir: &DirReader,
+        f: &EventFile,
+        buf: &mut Vec<u8>,
+    ) -> Result<LoadedEvent, Skipped> {
+        let skipped = |reason: String| Skipped {
+            file: f.name.clone(),
+            reason,
+        };
+        if !f.utf8 {
+            return Err(skipped(
+                "unreadable: the file name is not valid UTF-8".to_owned(),
+            ));
+        }
+        let read = if f.regular {
+            dir.read_listed_regular(&f.name, MAX_EVENT_BYTES, buf)
+        } else {
+            read_regular(&self.dir.join(&f.name), MAX_EVENT_BYTES).map(|bytes| *buf = bytes)
+        };
+        read.map_err(|e| skipped(format!("unreadable: {e}")))?;
+        let event = parse_event(&f.name, buf).map_err(skipped)?;
+        Ok(LoadedEvent {
+            file: f.name.clone(),
+            event,
+        })
     }
 
     /// Lists and loads everything.
@@ -230,6 +253,47 @@ mod tests {
                 "unreadable: a symbolic link, not a regular file: only regular files are read",
                 "unreadable: a symbolic link, not a regular file: only regular files are read",
                 "unreadable: 1048577 bytes, more than the 1048576 bytes allowed",
+            ]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_listing_says_what_each_entry_is_and_odd_names_are_reported() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = EventStore::new(dir.path());
+        let e = Event::new(4, "smart_bot_1", Outcome::Success, 0.1);
+        let good = store.append(&e).unwrap();
+        let raw = std::ffi::OsStr::from_bytes(b"2026-01-01T00-00-00-000000Z-\xff-success.json");
+        fs::write(dir.path().join(raw), b"{}").unwrap();
+        fs::create_dir(dir.path().join("a-directory.json")).unwrap();
+        std::os::unix::fs::symlink(&good, dir.path().join("z-link-success.json")).unwrap();
+        let files = store.list().unwrap();
+        let seen: Vec<(&str, bool, bool)> = files
+            .iter()
+            .map(|f| (f.name.as_str(), f.utf8, f.regular))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (
+                    "2026-01-01T00-00-00-000000Z-\u{fffd}-success.json",
+                    false,
+                    true
+                ),
+                (good.as_str(), true, true),
+                ("z-link-success.json", true, false),
+            ]
+        );
+        let loaded = store.load(&files);
+        assert_eq!(loaded.events.len(), 1);
+        let reasons: Vec<&str> = loaded.skipped.iter().map(|s| s.reason.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "unreadable: the file name is not valid UTF-8",
+                "unreadable: a symbolic link, not a regular file: only regular files are read",
             ]
         );
     }

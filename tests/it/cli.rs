@@ -351,6 +351,104 @@ fn the_cache_is_reused_until_events_change() {
     assert_eq!(third["event_count"], 2);
 }
 
+/// Rewrites an event file in place, as a hand edit or a checkout over it would: same name.
+fn edit_in_place(path: &Path, edit: impl FnOnce(&mut Value)) {
+    let mut event: Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+    edit(&mut event);
+    fs::write(path, serde_json::to_string_pretty(&event).unwrap()).unwrap();
+}
+
+#[test]
+fn leaderboard_trusts_the_names_until_rebuild_reads_an_edit_in_place() {
+    let dir = repo();
+    prototype_win(dir.path());
+    let file = dir
+        .path()
+        .join(".ralph/events/2026-01-29T10:30:00Z-smart_bot_2-success.json");
+    let first = json_of(ralph(dir.path()).args(["leaderboard", "--json"]));
+    assert_eq!(first["cache"], "rebuilt");
+    assert_eq!(bot(&first, "smart_bot_2")["total_delta"], 0.15);
+
+    edit_in_place(&file, |e| e["weight_delta"] = 0.05.into());
+    let cached = json_of(ralph(dir.path()).args(["leaderboard", "--json"]));
+    assert_eq!(cached["cache"], "hit", "the same names: the cached fold");
+    assert_eq!(cached["bots"], first["bots"]);
+
+    let rebuilt = json_of(ralph(dir.path()).args(["leaderboard", "--rebuild", "--json"]));
+    assert_eq!(rebuilt["cache"], "rebuilt");
+    assert_eq!(bot(&rebuilt, "smart_bot_2")["total_delta"], 0.05);
+    let after = json_of(ralph(dir.path()).args(["leaderboard", "--json"]));
+    assert_eq!(after["cache"], "hit", "--rebuild rewrote the cache");
+    assert_eq!(after["bots"], rebuilt["bots"]);
+}
+
+#[test]
+fn events_verify_reads_every_file_and_catches_an_edit_the_cache_hides() {
+    let dir = repo();
+    prototype_round(dir.path());
+    let events = dir.path().join(".ralph/events");
+    let win = events.join("2026-01-29T10:30:00Z-smart_bot_2-success.json");
+    let verify_json = || {
+        let out = ralph(dir.path())
+            .args(["events", "verify", "--json"])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            serde_json::from_slice::<Value>(&out.stdout).unwrap(),
+        )
+    };
+    let (code, v) = verify_json();
+    assert_eq!((code, &v["cache"]), (Some(0), &Value::from("absent")));
+    json_of(ralph(dir.path()).args(["leaderboard", "--json"]));
+    let (code, v) = verify_json();
+    assert_eq!((code, &v["cache"]), (Some(0), &Value::from("current")));
+
+    // A valid edit in place: every file is still good, but the cache no longer folds them.
+    edit_in_place(&win, |e| e["weight_delta"] = 0.05.into());
+    let (code, v) = verify_json();
+    assert_eq!(
+        (code, &v["cache"], &v["valid"]),
+        (Some(1), &Value::from("stale"), &Value::from(2))
+    );
+    ralph(dir.path())
+        .args(["events", "verify"])
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("stale ")
+                .and(predicate::str::contains("marketplace.json"))
+                .and(predicate::str::contains("ralph leaderboard --rebuild")),
+        );
+    ralph(dir.path())
+        .args(["leaderboard", "--rebuild"])
+        .assert()
+        .success();
+    let (code, v) = verify_json();
+    assert_eq!((code, &v["cache"]), (Some(0), &Value::from("current")));
+
+    // Edited into garbage: the cached leaderboard does not look, verify names the file.
+    fs::write(&win, "{\"timestamp\": oops").unwrap();
+    let cached = json_of(ralph(dir.path()).args(["leaderboard", "--json"]));
+    assert_eq!(
+        (&cached["cache"], &cached["event_count"]),
+        (&Value::from("hit"), &Value::from(2))
+    );
+    ralph(dir.path())
+        .args(["events", "verify"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "bad 2026-01-29T10:30:00Z-smart_bot_2-success.json: invalid JSON",
+        ));
+    let rebuilt = json_of(ralph(dir.path()).args(["leaderboard", "--rebuild", "--json"]));
+    assert_eq!(rebuilt["event_count"], 1);
+    assert_eq!(
+        rebuilt["skipped"][0]["file"],
+        "2026-01-29T10:30:00Z-smart_bot_2-success.json"
+    );
+}
+
 #[test]
 fn html_report_has_a_chart_per_bot() {
     let dir = repo();
