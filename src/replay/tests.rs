@@ -1,3 +1,6 @@
+//! Tests of replay: recorded rounds recomputed and report rounds re-weighted under another
+//! configuration, and what changes are named.
+
 use super::*;
 use crate::compete::recording::{RecordedProposal, RECORDING_VERSION};
 use crate::market::order::{Mark, Reading};

@@ -1,3 +1,6 @@
+//! Tests of the answer protocol: extraction of the JSON answer, validation per role, the
+//! repair retry, and how failures are reported.
+
 use super::*;
 use crate::agent::{Phase, Role};
 use async_trait::async_trait;
