@@ -197,6 +197,9 @@ async fn a_competition_on_the_real_claude_code() {
     );
     let proposals = report["rounds"][0]["proposals"].as_array().unwrap();
     assert_eq!(proposals.len(), 2, "{report}");
+    // The judge read the proposals in both orders (`order_swaps = 1`).
+    assert_eq!(server.of("judge").len(), 2);
+    assert_eq!(report["rounds"][0]["order"]["top_flipped"], false, "{report}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,9 +223,12 @@ async fn a_competition_on_the_real_codex() {
     })
     .await
     .unwrap();
-    assert_competed(&repo, &out);
+    let report = assert_competed(&repo, &out);
     // Every call went to the local server, through the Responses API.
     assert!(!server.of("implement").is_empty() && !server.of("propose").is_empty());
+    // The judge read the proposals in both orders (`order_swaps = 1`).
+    assert_eq!(server.of("judge").len(), 2);
+    assert_eq!(report["rounds"][0]["order"]["top_flipped"], false, "{report}");
 }
 
 fn call(role: Role, workdir: &Path, prompt: &str) -> AgentCall {
