@@ -215,7 +215,7 @@ impl Tracker {
             .replace('\n', "%0A");
         text.push_str(&format!("::group::{title}"));
         *open = true;
-        eprintln!("{text}");
+        suspend_for(|| eprintln!("{text}"));
         true
     }
 
@@ -227,7 +227,7 @@ impl Tracker {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         if *open {
-            eprintln!("::endgroup::");
+            suspend_for(|| eprintln!("::endgroup::"));
             *open = false;
         }
     }
