@@ -284,7 +284,7 @@ fn agent_checks(f: &mut Findings, settings: &Settings) {
         report("bot", b, bot_missing);
     }
     report(
-        "arbiter (extract, judge, verify, refine)",
+        "arbiter (extract, judge, review, verify, refine)",
         &agents.arbiter,
         Status::Fail,
     );

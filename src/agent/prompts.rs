@@ -142,6 +142,7 @@ mod tests {
             "diff": "+x",
             "review": false,
             "passed": true,
+            "scratch": false,
         })
     }
 

@@ -153,9 +153,14 @@ fn verify(ctx: &Context, ledger: &Ledger, files: &[EventFile], loaded: &Loaded) 
             ));
         }
         text.push_str(&format!(
-            "{valid} valid event file(s), {} bad in {}\n",
+            "{valid} valid event file(s), {} bad in {}{}\n",
             bad.len(),
-            ledger.store().dir().display()
+            ledger.store().dir().display(),
+            if stale {
+                "; the leaderboard's cache is stale"
+            } else {
+                ""
+            }
         ));
         ctx.printer.data(&text)?;
     }

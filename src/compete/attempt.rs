@@ -172,6 +172,7 @@ impl Run<'_> {
                 &serde_json::json!({
                     "issue": PromptIssue::new(&contest.issue),
                     "branch": wt.branch,
+                    "scratch": !keep,
                     "checks": plan.checks.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
                     "requirements_json": prompt_json(&contest.reqs),
                     "proposal_json": prompt_json(&proposal.proposal),

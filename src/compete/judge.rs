@@ -36,7 +36,8 @@ pub struct Judged {
     /// Readings that did not come back, with the reason (`judge (reversed order)` for the
     /// second reading).
     pub failures: Vec<JudgeFailure>,
-    /// What each answering judge's calls cost.
+    /// What each reading that came back cost (one entry per call, so a judge read in both
+    /// orders counts two calls).
     pub spend: Vec<(String, Usage, Duration)>,
 }
 
@@ -119,7 +120,7 @@ pub async fn judge(
     }
 
     let mut readings = Vec::new();
-    let mut spend: BTreeMap<String, (Usage, Duration)> = BTreeMap::new();
+    let mut spend: Vec<(String, Usage, Duration)> = Vec::new();
     while let Some(joined) = set.join_next().await {
         let Ok((name, reversed, result)) = joined else {
             tracing::error!("a judge task ended abnormally");
@@ -151,9 +152,7 @@ pub async fn judge(
                     order,
                     marks,
                 });
-                let (usage, duration) = spend.entry(name).or_default();
-                usage.add(asked.usage);
-                *duration += asked.duration;
+                spend.push((name, asked.usage, asked.duration));
             }
             Err(e) => failures.push(JudgeFailure {
                 judge: if reversed {
@@ -167,7 +166,9 @@ pub async fn judge(
     }
     readings.sort_by(|a, b| (&a.judge, a.reversed).cmp(&(&b.judge, b.reversed)));
     failures.sort_by(|a, b| a.judge.cmp(&b.judge));
-    let answered: Vec<String> = spend.keys().cloned().collect();
+    spend.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut answered: Vec<String> = spend.iter().map(|(n, ..)| n.clone()).collect();
+    answered.dedup();
     let combined = combine(&readings);
 
     let params = &tables().scoring;
@@ -193,6 +194,6 @@ pub async fn judge(
         combined,
         answered,
         failures,
-        spend: spend.into_iter().map(|(n, (u, d))| (n, u, d)).collect(),
+        spend,
     })
 }

@@ -93,8 +93,12 @@ pub struct Tuned {
 /// Why tuning declined to suggest weights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Refusal {
-    /// Fewer than `need` samples.
-    TooFew { have: usize, need: usize },
+    /// Fewer than `need` samples (`passes` of them passed).
+    TooFew {
+        have: usize,
+        need: usize,
+        passes: usize,
+    },
     /// Fewer than `need` passes or fewer than `need` failures.
     OneSided {
         passes: usize,
@@ -110,12 +114,38 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Refusal::TooFew { have, need } => write!(
-                f,
-                "{} with an outcome; tune needs at least {need} ({} more)",
-                plural(have, "implemented proposal", "implemented proposals"),
-                need.saturating_sub(have)
-            ),
+            Refusal::TooFew { have, need, passes } => {
+                write!(
+                    f,
+                    "{} with an outcome; tune needs at least {need} ({} more",
+                    plural(have, "implemented proposal", "implemented proposals"),
+                    need.saturating_sub(have)
+                )?;
+                // The other rule, when it will not be met by then either.
+                let short: Vec<String> = [
+                    (passes < MIN_PER_CLASS)
+                        .then(|| plural(MIN_PER_CLASS - passes, "more pass", "more passes")),
+                    (have - passes < MIN_PER_CLASS).then(|| {
+                        plural(
+                            MIN_PER_CLASS - (have - passes),
+                            "more failure",
+                            "more failures",
+                        )
+                    }),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                if short.is_empty() {
+                    f.write_str(")")
+                } else {
+                    write!(
+                        f,
+                        ", among them {}: at least {MIN_PER_CLASS} of each)",
+                        short.join(" and ")
+                    )
+                }
+            }
             Refusal::OneSided {
                 passes,
                 failures,
@@ -371,6 +401,7 @@ pub fn tune(samples: &[Sample], current: &Scores, opts: &Options) -> Result<Tune
         return Err(Refusal::TooFew {
             have: n,
             need: MIN_OUTCOMES,
+            passes: samples.iter().filter(|s| s.passed).count(),
         });
     }
     let passes = samples.iter().filter(|s| s.passed).count();
@@ -480,11 +511,30 @@ mod tests {
     #[test]
     fn refuses_too_few_and_one_sided_ledgers() {
         let twelve = ledger(1, 12, |_| 0.5);
+        let passes = twelve.iter().filter(|s| s.passed).count();
+        assert!((5..=7).contains(&passes), "{passes}");
         let err = tune(&twelve, &defaults(), &Options::default()).unwrap_err();
-        assert_eq!(err, Refusal::TooFew { have: 12, need: 30 });
+        assert_eq!(
+            err,
+            Refusal::TooFew {
+                have: 12,
+                need: 30,
+                passes
+            }
+        );
         assert_eq!(
             err.to_string(),
             "12 implemented proposals with an outcome; tune needs at least 30 (18 more)"
+        );
+        // Three outcomes, all passes: the other rule is named too.
+        let three = Refusal::TooFew {
+            have: 3,
+            need: 30,
+            passes: 3,
+        };
+        assert_eq!(
+            three.to_string(),
+            "3 implemented proposals with an outcome; tune needs at least 30 (27 more, among them 2 more passes and 5 more failures: at least 5 of each)"
         );
         let mut lopsided = ledger(2, 40, |_| 1.0);
         for s in lopsided.iter_mut().take(3) {

@@ -243,6 +243,16 @@ pub fn replay_round(round: &Round, options: &Options<'_>) -> Replayed {
         .collect();
     let ranking = rank(&entries, options.params.ranking.human_review_below);
     let new_winner = ranking.winner().map(String::from);
+    let mut notes = notes;
+    // The top two level: the earlier submission wins, not the weights.
+    let mut totals: Vec<f64> = entries.iter().map(|e| e.total).collect();
+    totals.sort_by(|a, b| b.total_cmp(a));
+    if totals.len() > 1 && (totals[0] - totals[1]).abs() < 1e-9 {
+        notes.push(format!(
+            "the top two tie at {:.3}: the earlier submission wins the tie",
+            totals[0]
+        ));
+    }
     let proposals = ranking
         .order
         .iter()
@@ -304,7 +314,8 @@ fn recompute(r: &RecordedRound, options: &Options<'_>) -> (Vec<Row>, Vec<String>
         }
         r.readings.iter().filter(|x| !x.reversed).cloned().collect()
     } else {
-        if reversed == 0 && forward > 0 {
+        // A round of one proposal has nothing to reverse.
+        if reversed == 0 && forward > 0 && r.proposals.len() > 1 {
             notes.push(format!(
                 "recorded with one reading per judge: order_swaps = {} cannot be tried on it, its forward reading(s) are used",
                 options.order_swaps

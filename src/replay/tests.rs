@@ -396,3 +396,28 @@ fn a_report_round_also_recorded_is_replayed_from_the_recording() {
     assert!(matches!(kept[0].input, Input::Recorded(_)));
     assert_eq!(kept[1].input.round(), 2);
 }
+
+#[test]
+fn a_tie_at_the_top_is_named_as_one() {
+    let r = round(Input::Report(report_round()));
+    // Only technical quality counts: both proposals have 0.6.
+    let level = Scores {
+        technical_quality: 1.0,
+        ..Scores::default()
+    };
+    let tied = replay_round(&r, &options(level, 1));
+    assert_eq!(
+        tied.new_winner.as_deref(),
+        Some("proposal_1"),
+        "the earlier one"
+    );
+    assert!(
+        tied.notes
+            .iter()
+            .any(|n| n == "the top two tie at 0.600: the earlier submission wins the tie"),
+        "{:?}",
+        tied.notes
+    );
+    let clear = replay_round(&r, &options(default_weights(), 1));
+    assert!(!clear.notes.iter().any(|n| n.contains("tie")));
+}

@@ -199,7 +199,10 @@ async fn a_competition_on_the_real_claude_code() {
     assert_eq!(proposals.len(), 2, "{report}");
     // The judge read the proposals in both orders (`order_swaps = 1`).
     assert_eq!(server.of("judge").len(), 2);
-    assert_eq!(report["rounds"][0]["order"]["top_flipped"], false, "{report}");
+    assert_eq!(
+        report["rounds"][0]["order"]["top_flipped"], false,
+        "{report}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -228,7 +231,10 @@ async fn a_competition_on_the_real_codex() {
     assert!(!server.of("implement").is_empty() && !server.of("propose").is_empty());
     // The judge read the proposals in both orders (`order_swaps = 1`).
     assert_eq!(server.of("judge").len(), 2);
-    assert_eq!(report["rounds"][0]["order"]["top_flipped"], false, "{report}");
+    assert_eq!(
+        report["rounds"][0]["order"]["top_flipped"], false,
+        "{report}"
+    );
 }
 
 fn call(role: Role, workdir: &Path, prompt: &str) -> AgentCall {
