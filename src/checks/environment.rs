@@ -153,12 +153,38 @@ pub async fn run_setup(
     Ok(out.duration)
 }
 
-/// Where a Python module is imported from in `dir`, with `env`.
-async fn origin(module: &str, dir: &Path, env: &[(String, String)]) -> Option<String> {
-    let python = if process::on_path("python") {
-        "python"
-    } else {
-        "python3"
+/// The interpreter the checks run Python with, when a check names one as its program
+/// (`.venv/bin/python -m pytest`, `/opt/py/bin/python3 -m pytest`): the test checks first.
+/// A relative path is taken from the worktree. `None`: the checks use the one on `PATH`.
+pub fn check_interpreter(plan: &super::CheckPlan, wt: &Path) -> Option<String> {
+    let mut checks: Vec<&super::CheckSpec> = plan.checks.iter().collect();
+    checks.sort_by_key(|c| c.kind != super::CheckKind::Test);
+    checks.iter().find_map(|c| {
+        let program = c.command.split_whitespace().next()?;
+        let name = Path::new(program).file_name()?.to_str()?;
+        if !name.starts_with("python") {
+            return None;
+        }
+        Some(if program.contains('/') && !program.starts_with('/') {
+            wt.join(program).display().to_string()
+        } else {
+            program.to_owned()
+        })
+    })
+}
+
+/// Where a Python module is imported from in `dir`, with `env`, by `python` (else the
+/// interpreter on `PATH`).
+async fn origin(
+    module: &str,
+    dir: &Path,
+    env: &[(String, String)],
+    python: Option<&str>,
+) -> Option<String> {
+    let python = match python {
+        Some(p) => p,
+        None if process::on_path("python") => "python",
+        None => "python3",
     };
     let script = format!(
         "import importlib.util as u; s = u.find_spec({module:?}); print(s.origin if s and s.origin else '')"
@@ -178,17 +204,22 @@ async fn origin(module: &str, dir: &Path, env: &[(String, String)]) -> Option<St
 /// What the import of the project's package says about the environment, for a Python project
 /// run by the plain interpreter: `None` when it resolves to the worktree (or cannot be told);
 /// otherwise a line for the user — neutralised by the import roots, or still wrong, with the fix.
-pub async fn python_import(wt: &Path, env: &[(String, String)]) -> Option<Diagnosis> {
+/// `python` is the interpreter the checks name ([`check_interpreter`]), else the one on `PATH`.
+pub async fn python_import(
+    wt: &Path,
+    env: &[(String, String)],
+    python: Option<&str>,
+) -> Option<Diagnosis> {
     if !super::python::is_python(wt) || wt.join("uv.lock").is_file() {
         return None;
     }
     let package = super::python::package(wt)?;
     let module = package.trim_start_matches("src/").to_owned();
-    let without = origin(&module, wt, &[]).await?;
+    let without = origin(&module, wt, &[], python).await?;
     if Path::new(&without).starts_with(wt) {
         return None;
     }
-    let with = origin(&module, wt, env).await;
+    let with = origin(&module, wt, env, python).await;
     Some(match with {
         Some(w) if Path::new(&w).starts_with(wt) => Diagnosis::Neutralised(format!(
             "`{module}` is installed from {without} (an editable install of another checkout?); ralph puts the worktree's import roots first on PYTHONPATH, so the checks test the worktree's code"
@@ -215,6 +246,39 @@ mod tests {
 
     fn command(files: &[(&str, &str)], config: &ChecksConfig) -> Option<String> {
         setup(project(files).path(), config).map(|s| s.command)
+    }
+
+    #[test]
+    fn the_interpreter_is_the_one_the_checks_name() {
+        use crate::checks::{CheckPlan, CheckSpec};
+        let wt = Path::new("/w/tree");
+        let plan = |commands: &[(&str, &str)]| {
+            CheckPlan::of(commands.iter().map(|(n, c)| CheckSpec::new(n, c)).collect())
+        };
+        assert_eq!(
+            check_interpreter(
+                &plan(&[
+                    ("lint", "ruff check ."),
+                    ("test", ".venv/bin/python -m pytest -q")
+                ]),
+                wt
+            )
+            .as_deref(),
+            Some("/w/tree/.venv/bin/python")
+        );
+        assert_eq!(
+            check_interpreter(&plan(&[("test", "/opt/py/bin/python3.12 -m pytest")]), wt)
+                .as_deref(),
+            Some("/opt/py/bin/python3.12")
+        );
+        assert_eq!(
+            check_interpreter(&plan(&[("test", "python -m pytest")]), wt).as_deref(),
+            Some("python")
+        );
+        assert_eq!(
+            check_interpreter(&plan(&[("test", "uv run pytest")]), wt),
+            None
+        );
     }
 
     #[test]
@@ -374,7 +438,7 @@ mod tests {
         // The user's environment: what ralph inherits.
         std::env::set_var("PYTHONPATH", custom.path());
         let env = variables(wt.path(), Path::new("/unused"));
-        let found = python_import(wt.path(), &env).await;
+        let found = python_import(wt.path(), &env, None).await;
         std::env::remove_var("PYTHONPATH");
         assert!(
             matches!(&found, Some(Diagnosis::Neutralised(m)) if m.contains("pkg_ralph_t") && m.contains(&main.path().display().to_string())),

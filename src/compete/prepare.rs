@@ -7,7 +7,9 @@
 //! what failed, and a worktree made for it is removed with its branch: nothing changed.
 
 use crate::checks::baseline::Baseline;
-use crate::checks::environment::{fingerprint, python_import, run_setup, variables, Diagnosis};
+use crate::checks::environment::{
+    check_interpreter, fingerprint, python_import, run_setup, variables, Diagnosis,
+};
 use crate::checks::{detect, run_checks, CheckPlan, CheckStatus};
 use crate::error::UserError;
 use crate::output::Printer;
@@ -132,7 +134,8 @@ async fn ready(input: &Ground<'_>, wt: &Worktree) -> Result<Prepared> {
             }
         }
     }
-    match python_import(&wt.path, &plan.env).await {
+    let interpreter = check_interpreter(&plan, &wt.path);
+    match python_import(&wt.path, &plan.env, interpreter.as_deref()).await {
         Some(Diagnosis::Neutralised(note)) => printer.status(&note),
         Some(Diagnosis::Wrong(warning)) => printer.warn(&warning),
         None => {}
