@@ -192,7 +192,8 @@ fn init_logging(global: &GlobalArgs, color: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         // Log lines pass the redactor: a token must not appear even at -vv.
-        .with_writer(|| RedactingWriter(std::io::stderr()))
+        // Above the live view of running agents when one is drawn.
+        .with_writer(|| RedactingWriter(crate::progress::StderrAbove))
         .with_ansi(color)
         .without_time()
         .with_target(global.verbose > 0)

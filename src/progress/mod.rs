@@ -109,6 +109,21 @@ pub fn suspend_for(print: impl FnOnce()) {
     }
 }
 
+/// Standard error, written above the live view when one is drawn (the log lines' writer).
+pub struct StderrAbove;
+
+impl std::io::Write for StderrAbove {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut result = Ok(());
+        suspend_for(|| result = std::io::stderr().write_all(buf));
+        result.map(|()| buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 impl Tracker {
     /// A view in `mode`; heartbeats every `heartbeat`; log groups when `groups`.
     pub fn new(mode: Mode, heartbeat: Duration, groups: bool) -> Tracker {
