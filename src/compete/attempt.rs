@@ -106,8 +106,6 @@ pub(super) struct Target<'t> {
     pub budget: u32,
     /// The winner's attempts are committed on the branch; an audit's are never kept.
     pub keep: bool,
-    /// How the console names the attempts (`Attempt`, `Audit attempt`).
-    pub label: &'static str,
 }
 
 impl Run<'_> {
@@ -125,7 +123,6 @@ impl Run<'_> {
             proposal: &sel.winner,
             budget: sel.budget,
             keep: true,
-            label: "Attempt",
         };
         self.attempts(bench, contest, &target).await
     }
@@ -144,8 +141,9 @@ impl Run<'_> {
             proposal,
             budget,
             keep,
-            label,
         } = *target;
+        // How the console names the attempts.
+        let label = if keep { "Attempt" } else { "Audit attempt" };
         let printer = self.input.printer;
         let implementer = &self.input.agents.implementer;
         let backend = match &implementer.backend {

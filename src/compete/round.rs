@@ -14,7 +14,8 @@ use crate::agent::Role;
 use crate::ledger::{Ledger, LedgerState};
 use crate::market::order::OrderCheck;
 use crate::market::{
-    blind_label, blind_order, rank, score_proposal, tables, Entry, Proposal, Subjective, Targets,
+    blind_label, blind_order, rank, score_proposal, tables, Entry, Proposal, ProposalScore,
+    Subjective, Targets,
 };
 use crate::output::Printer;
 use crate::progress::Tracker;
@@ -240,14 +241,7 @@ pub async fn evaluate(
             .as_ref()
             .and_then(|j| j.views.get(id).cloned())
             .unwrap_or_else(|| Subjective::unavailable(params, unavailable));
-        let s = score_proposal(
-            &a.proposal,
-            &targets,
-            &view,
-            &config.scoring_weights,
-            params,
-            &tables().specialists,
-        );
+        let s = score(a, &targets, &view, config);
         scored.push(ProposalReport {
             proposal_id: id.clone(),
             bot_id: a.bot_id.clone(),
@@ -370,6 +364,24 @@ pub async fn evaluate(
     })
 }
 
+/// A proposal's six scores under the configuration's weights and the built-in tables.
+fn score(
+    a: &Arrived,
+    targets: &Targets,
+    view: &Subjective,
+    config: &crate::config::Config,
+) -> ProposalScore {
+    let t = tables();
+    score_proposal(
+        &a.proposal,
+        targets,
+        view,
+        &config.scoring_weights,
+        &t.scoring,
+        &t.specialists,
+    )
+}
+
 /// Which proposal would have won had the judges read only the round's order, and only the
 /// reverse order: the round's order check.
 fn order_check(
@@ -391,14 +403,7 @@ fn order_check(
                     .get(id)
                     .cloned()
                     .unwrap_or_else(|| Subjective::unavailable(params, unavailable));
-                let s = score_proposal(
-                    &a.proposal,
-                    targets,
-                    &view,
-                    &config.scoring_weights,
-                    params,
-                    &tables().specialists,
-                );
+                let s = score(a, targets, &view, config);
                 Entry {
                     proposal_id: id.clone(),
                     total: s.total,

@@ -194,10 +194,7 @@ impl Tracker {
     /// because of `-q`: the caller's printer decides that for its own lines).
     pub fn println(&self, line: &str) {
         let line = crate::secret::redact(line);
-        match &self.inner.multi {
-            Some(m) => m.suspend(|| eprintln!("{line}")),
-            None => eprintln!("{line}"),
-        }
+        suspend_for(|| eprintln!("{line}"));
     }
 
     /// A line about finished work (a bot's proposal, a check's result): shown with live lines
