@@ -80,6 +80,13 @@ pub struct RunReport {
     /// Why the run was escalated to a human.
     pub escalation: Option<String>,
     pub warnings: Vec<String>,
+    /// How the agents and checks were confined (`None`: not known, e.g. a run driven by tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::process::sandbox::Status>,
+    /// Changes an agent or a check made to the repository's git directory (hooks, config,
+    /// the worktree's links), each with who made it; ralph restored every one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git_tampering: Vec<String>,
 }
 
 /// One round of the run.

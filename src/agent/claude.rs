@@ -265,6 +265,7 @@ impl Backend for ClaudeBackend {
         let args = self.args(call.role);
         call_cli(
             &self.describe(),
+            "claude",
             &self.program,
             &args,
             call,

@@ -198,6 +198,7 @@ impl Backend for CodexBackend {
         let args = self.args(call.role);
         call_cli(
             &self.describe(),
+            "codex",
             &self.program,
             &args,
             call,

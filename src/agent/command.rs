@@ -9,6 +9,8 @@ use async_trait::async_trait;
 pub struct CommandBackend {
     program: String,
     args: Vec<String>,
+    /// The program and the arguments that name files: the sandbox keeps them readable.
+    files: Vec<std::path::PathBuf>,
 }
 
 impl CommandBackend {
@@ -20,9 +22,16 @@ impl CommandBackend {
             .ok_or_else(|| AgentError::Config {
                 message: "backend = \"command\" needs `command = [\"program\", \"arg\", …]`".into(),
             })?;
+        let args: Vec<String> = parts.collect();
+        let files = std::iter::once(&program)
+            .chain(&args)
+            .map(std::path::PathBuf::from)
+            .filter(|p| p.is_absolute() && p.exists())
+            .collect();
         Ok(CommandBackend {
             program,
-            args: parts.collect(),
+            args,
+            files,
         })
     }
 }
@@ -34,7 +43,7 @@ impl Backend for CommandBackend {
     }
 
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
-        let cmd = agent_cmd(&self.program, &self.args, call);
+        let cmd = agent_cmd(&self.program, &self.args, call, &[], &self.files);
         let out = run_agent(&self.describe(), &cmd, call).await?;
         Ok(AgentReply {
             text: out.stdout,

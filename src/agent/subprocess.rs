@@ -5,16 +5,33 @@
 
 use super::{AgentCall, AgentError, AgentReply, Usage};
 use crate::error::chain_text;
-use crate::process::{self, Cmd, Output, ProcessError};
+use crate::process::sandbox::agent_state;
+use crate::process::{self, Cmd, Confinement, Kind, Output, ProcessError};
+use std::path::PathBuf;
 
 /// Each captured stream keeps at most this much (head and tail): a bot printing a gigabyte
 /// costs ralph 16 MiB.
 pub const MAX_AGENT_OUTPUT: usize = 16 << 20;
 
 /// The command for one call: `program args…` in the call's working directory, with the
-/// protocol environment, the prompt on stdin and the call's timeout.
-pub fn agent_cmd(program: &str, args: &[String], call: &AgentCall) -> Cmd {
+/// protocol environment, the prompt on stdin and the call's timeout, confined as an agent that
+/// may also write `state` (its CLI's own folders) and read `files` (its configured scripts).
+pub fn agent_cmd(
+    program: &str,
+    args: &[String],
+    call: &AgentCall,
+    state: &[PathBuf],
+    files: &[PathBuf],
+) -> Cmd {
+    let mut confinement = Confinement::new(Kind::Agent, &call.workdir);
+    for s in state {
+        confinement = confinement.writable(s);
+    }
+    for f in files {
+        confinement = confinement.readable(f);
+    }
     let mut cmd = Cmd::new(program)
+        .confine(confinement)
         .args(args)
         .current_dir(&call.workdir)
         .stdin(call.prompt.clone().into_bytes())
@@ -151,16 +168,19 @@ fn reported_error(backend: &str, e: CliError) -> AgentError {
 
 /// Runs an agent CLI whose stdout is a transcript, and parses it with `parse`. On a non-zero
 /// exit the transcript is read first: the CLI's own report of what went wrong beats the exit
-/// code and the stderr tail, which are the fallback.
+/// code and the stderr tail, which are the fallback. `cli` (`claude`, `codex`) names whose
+/// state folders the agent may write.
 pub async fn call_cli(
     backend: &str,
+    cli: &str,
     program: &str,
     args: &[String],
     call: &AgentCall,
     activity_of: fn(&str, &str) -> Option<String>,
     parse: impl FnOnce(&str) -> Result<Parsed, CliError>,
 ) -> Result<AgentReply, AgentError> {
-    let mut cmd = agent_cmd(program, args, call);
+    let home = crate::env::non_empty("HOME").map(PathBuf::from);
+    let mut cmd = agent_cmd(program, args, call, &agent_state(cli, home.as_deref()), &[]);
     if let Some(sink) = call.activity.clone() {
         // The stream, read as it arrives: each line's activity goes to the live view.
         let workdir = call.workdir.to_string_lossy().into_owned();

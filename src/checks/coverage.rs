@@ -5,7 +5,7 @@
 //! the command's output, where a total line (`TOTAL … 99.45%`, a bare number) counts and a
 //! `fail_under` message never does.
 
-use crate::process::{self, Cmd};
+use crate::process::{self, Kind};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
@@ -40,16 +40,7 @@ pub async fn measure(
         REPORT,
         &crate::process::shell_quote(&report.display().to_string()),
     );
-    let mut cmd = Cmd::new("sh")
-        .args(["-c", &command])
-        .current_dir(dir)
-        .timeout(timeout);
-    for var in crate::env::SCRUBBED {
-        cmd = cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd = cmd.env(k, v);
-    }
+    let cmd = super::shell(&command, dir, Kind::Check, env, &[scratch]).timeout(timeout);
     let out = process::run(&cmd).await.ok()?;
     if out.timed_out {
         tracing::warn!(

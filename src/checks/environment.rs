@@ -8,7 +8,7 @@
 //! another checkout (an editable install of the main checkout).
 
 use crate::config::ChecksConfig;
-use crate::process::{self, Cmd};
+use crate::process::{self, Kind};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
@@ -121,17 +121,9 @@ pub async fn run_setup(
     timeout: Duration,
     env: &[(String, String)],
 ) -> Result<Duration, String> {
-    let mut cmd = Cmd::new("sh")
-        .args(["-c", &spec.command])
-        .current_dir(dir)
+    let cmd = super::shell(&spec.command, dir, Kind::Setup, env, &[])
         .timeout(timeout)
         .max_output(1 << 20);
-    for var in crate::env::SCRUBBED {
-        cmd = cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd = cmd.env(k, v);
-    }
     let out = process::run(&cmd)
         .await
         .map_err(|e| format!("the setup `{}` could not start: {e}", spec.command))?;
@@ -189,13 +181,9 @@ async fn origin(
     let script = format!(
         "import importlib.util as u; s = u.find_spec({module:?}); print(s.origin if s and s.origin else '')"
     );
-    let mut cmd = Cmd::new(python)
-        .args(["-c", &script])
-        .current_dir(dir)
+    // Importing the package runs the worktree's code: a check like any other.
+    let cmd = super::program(python, &["-c", &script], dir, Kind::Check, env, &[])
         .timeout(Duration::from_secs(60));
-    for (k, v) in env {
-        cmd = cmd.env(k, v);
-    }
     let out = process::run(&cmd).await.ok()?;
     let line = out.stdout.trim().to_owned();
     (out.code == Some(0) && !line.is_empty()).then_some(line)

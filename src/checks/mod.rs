@@ -20,7 +20,66 @@ pub use crate::process::on_path;
 pub use detect::{detect, example, CheckPlan};
 pub use run::{run_checks, CheckResult, CheckStatus};
 
+use crate::process::{Cmd, Confinement, Kind};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Model API keys a check or setup never gets (an agent that needs one gets it from its own
+/// backend): agent-written code runs in both.
+const MODEL_KEYS: [&str; 2] = [crate::env::ANTHROPIC_API_KEY, crate::env::OPENAI_API_KEY];
+
+/// Variables of a plan's environment that name a folder a check writes outside its worktree.
+const WRITABLE_VARS: [&str; 2] = ["CARGO_TARGET_DIR", "COVERAGE_FILE"];
+
+/// `program args…` in `dir` the way every check-side process runs (a check, the coverage
+/// command, a setup, an import probe, the pre-commit hook): with `env`, without the GitHub or
+/// model credentials, and confined as `kind` — writable are `dir`, `writable` and the folders
+/// `env` points builds and reports to.
+pub fn program(
+    program: &str,
+    args: &[&str],
+    dir: &Path,
+    kind: Kind,
+    env: &[(String, String)],
+    writable: &[&Path],
+) -> Cmd {
+    let mut confinement = Confinement::new(kind, dir);
+    for w in writable {
+        confinement = confinement.writable(*w);
+    }
+    for (k, v) in env {
+        if WRITABLE_VARS.contains(&k.as_str()) {
+            let path = Path::new(v);
+            confinement = confinement.writable(if k == "COVERAGE_FILE" {
+                path.parent().unwrap_or(path)
+            } else {
+                path
+            });
+        }
+    }
+    let mut cmd = Cmd::new(program)
+        .args(args)
+        .current_dir(dir)
+        .confine(confinement);
+    for var in crate::env::SCRUBBED.iter().chain(&MODEL_KEYS) {
+        cmd = cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd = cmd.env(k, v);
+    }
+    cmd
+}
+
+/// `sh -c command`, as [`program`] runs it.
+pub fn shell(
+    command: &str,
+    dir: &Path,
+    kind: Kind,
+    env: &[(String, String)],
+    writable: &[&Path],
+) -> Cmd {
+    program("sh", &["-c", command], dir, kind, env, writable)
+}
 
 /// Whether a check is a quality check (format, lint, types, dead code) or a test run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@
 
 use super::compare::{cargo_tests, counts, junit, problems, Measure, TestOutcomes};
 use super::{on_path, CheckKind, CheckPlan, CheckSpec};
-use crate::process::{self, Cmd};
+use crate::process::{self, Kind};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
@@ -126,24 +126,24 @@ pub async fn run_check(
             return unavailable(program);
         }
     }
-    let mut cmd = Cmd::new("sh")
-        .args(["-c", &spec.command])
-        .current_dir(workdir)
+    // pytest, however it is started, also writes a JUnit report: tests compared one by one. Its
+    // folder is the one place outside the worktree the check may write to.
+    let junit_dir = (spec.kind == CheckKind::Test)
+        .then(|| {
+            tempfile::Builder::new()
+                .prefix("ralph-junit")
+                .tempdir()
+                .ok()
+        })
+        .flatten();
+    let junit_file = junit_dir.as_ref().map(|d| d.path().join("junit.xml"));
+    let writable: Vec<&Path> = junit_dir.iter().map(|d| d.path()).collect();
+    let mut cmd = super::shell(&spec.command, workdir, Kind::Check, env, &writable)
         .timeout(timeout)
         .max_output(MAX_CHECK_OUTPUT);
-    for var in crate::env::SCRUBBED {
-        cmd = cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd = cmd.env(k, v);
-    }
-    // pytest, however it is started, also writes a JUnit report: tests compared one by one.
-    let junit_file = (spec.kind == CheckKind::Test)
-        .then(|| tempfile::Builder::new().suffix(".xml").tempfile().ok())
-        .flatten();
     if let Some(f) = &junit_file {
         let mut addopts = crate::env::get("PYTEST_ADDOPTS").unwrap_or_default();
-        addopts.push_str(&format!(" --junitxml={}", f.path().display()));
+        addopts.push_str(&format!(" --junitxml={}", f.display()));
         cmd = cmd.env("PYTEST_ADDOPTS", addopts.trim());
     }
     let out = match process::run(&cmd).await {
@@ -175,7 +175,7 @@ pub async fn run_check(
         CheckKind::Test => Measure {
             tests: junit_file
                 .as_ref()
-                .and_then(|f| std::fs::read_to_string(f.path()).ok())
+                .and_then(|f| std::fs::read_to_string(f).ok())
                 .and_then(|xml| junit(&xml))
                 .or_else(|| cargo_tests(&out.stdout, &out.stderr))
                 .or_else(|| counts(&out.stdout, &out.stderr)),

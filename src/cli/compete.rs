@@ -60,9 +60,11 @@ pub async fn run(ctx: &Context, args: CompeteArgs) -> Result<Exit> {
         }
         settings.config.bots.truncate(k as usize);
     }
+    // Before the tracker is asked anything: `required` without a sandbox changes nothing.
+    let sandbox = ctx.sandbox(&settings).await?;
     let tracker = tracker::open(&settings).await?;
     if !args.dry_run {
-        return competition(ctx, &settings, tracker.as_ref(), &args).await;
+        return competition(ctx, &settings, tracker.as_ref(), &args, sandbox).await;
     }
     let issue = super::fetch_issue(tracker.as_ref(), args.issue).await?;
     if issue.state == IssueState::Closed {
@@ -115,6 +117,7 @@ async fn competition(
     settings: &crate::settings::Settings,
     tracker: &dyn crate::tracker::IssueTracker,
     args: &CompeteArgs,
+    sandbox: crate::process::sandbox::Status,
 ) -> Result<Exit> {
     let action = ActionEnv::detect(crate::env::get);
     if action.is_some() {
@@ -141,6 +144,7 @@ async fn competition(
             no_push: args.no_push,
             base: args.base.clone(),
             token,
+            sandbox: Some(sandbox),
         },
     };
     let report = tokio::select! {

@@ -33,6 +33,7 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
         dirs.repo.display()
     ));
     let settings = Settings::load(dirs.repo.clone(), None, None)?;
+    let sandbox = ctx.sandbox(&settings).await?;
     let tracker = tracker::open(&settings).await?;
     let agents = Agents::build(&settings.config, &settings.root, None);
     let workspace = GitWorkspace::new(&settings.root, &settings.config.git.remote);
@@ -50,6 +51,7 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
             no_push: false,
             base: None,
             token: None,
+            sandbox: Some(sandbox),
         },
     })
     .await?;

@@ -149,6 +149,36 @@ impl Context {
         )
     }
 
+    /// Finds the sandbox `[sandbox]` asks for and installs it for every agent, check and setup
+    /// command of this process. `required` without a working mechanism is refused (exit 2)
+    /// before anything changes; `auto` without one warns loudly.
+    pub async fn sandbox(&self, settings: &Settings) -> Result<crate::process::sandbox::Status> {
+        use crate::process::sandbox::{self, Mode, Sandbox};
+        let s = &settings.config.sandbox;
+        let found = Sandbox::detect(s.mode, s.check_network, &s.hide).await;
+        let status = found.status().clone();
+        if !status.active {
+            let why = status.reason.clone().unwrap_or_default();
+            match status.mode {
+                Mode::Required => {
+                    return Err(crate::error::UserError::usage(format!(
+                        "`[sandbox] mode = \"required\"` and there is no sandbox here: {why}"
+                    ))
+                    .with_hint(
+                        "install bubblewrap (the `bubblewrap` package) and make sure it can create namespaces (`bwrap --ro-bind / / true`); see docs/security.md",
+                    )
+                    .into())
+                }
+                Mode::Auto => self.printer.warn(&format!(
+                    "agents and checks will run WITHOUT a sandbox: {why}. An agent that follows a prompt injection can then read your credentials and write outside its worktree; set `[sandbox] mode = \"required\"` to refuse instead"
+                )),
+                Mode::Off => {}
+            }
+        }
+        sandbox::install(found);
+        Ok(status)
+    }
+
     /// Loads the configuration and resolves the settings.
     pub fn settings(&self) -> Result<Settings> {
         Ok(Settings::load(
@@ -202,6 +232,8 @@ fn init_logging(global: &GlobalArgs, color: bool) {
 
 /// Runs a parsed command line and returns the exit code, having rendered any error.
 pub async fn main(cli: Cli) -> Exit {
+    // Before anything reads the token: no process of the user's can read it from ralph's memory.
+    crate::process::sandbox::protect_self();
     let global = cli.global.clone();
     // A real competition handles the signals itself: it escalates the issue before exiting.
     let own_interrupt = matches!(&cli.command, Command::Compete(a) if !a.dry_run);

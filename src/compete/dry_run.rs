@@ -97,6 +97,8 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         pr_url: None,
         escalation: None,
         warnings: Vec::new(),
+        sandbox: crate::process::sandbox::current().map(|s| s.status().clone()),
+        git_tampering: Vec::new(),
     };
 
     // The bots' standing, folded in memory: a dry run writes no cache.

@@ -44,6 +44,8 @@ pub struct RunOptions {
     pub base: Option<String>,
     /// The GitHub token for the push, when there is one.
     pub token: Option<Secret>,
+    /// How the agents and checks are confined, for the report and the pull request.
+    pub sandbox: Option<crate::process::sandbox::Status>,
 }
 
 /// What a run needs.
@@ -336,6 +338,8 @@ impl<'a> Run<'a> {
             pr_url: None,
             escalation: None,
             warnings: Vec::new(),
+            sandbox: input.options.sandbox.clone(),
+            git_tampering: Vec::new(),
         };
         Run {
             input,

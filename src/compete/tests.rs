@@ -200,6 +200,7 @@ impl Harness {
                 no_push: false,
                 base: None,
                 token: None,
+                sandbox: None,
             },
         })
         .await

@@ -24,6 +24,15 @@ pub(super) struct ConfigFile {
     pub limits: Option<LimitsFile>,
     pub git: Option<GitFile>,
     pub output: Option<OutputFile>,
+    pub sandbox: Option<SandboxFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SandboxFile {
+    pub mode: Option<crate::process::sandbox::Mode>,
+    pub check_network: Option<String>,
+    pub hide: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

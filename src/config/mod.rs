@@ -160,6 +160,16 @@ impl Default for ChecksConfig {
     }
 }
 
+/// `[sandbox]`: how agents, checks and setup commands are confined.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct SandboxConfig {
+    pub mode: crate::process::sandbox::Mode,
+    /// Checks (and their baseline) may reach the network.
+    pub check_network: bool,
+    /// More paths no agent or check may read (`~/` is the home folder).
+    pub hide: Vec<String>,
+}
+
 /// GitHub workflow settings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GithubConfig {
@@ -206,6 +216,7 @@ pub struct Config {
     /// `[output] heartbeat_secs`: off a terminal, a progress line per running agent or check
     /// this often.
     pub heartbeat_secs: u32,
+    pub sandbox: SandboxConfig,
 }
 
 /// Where the configuration came from.

@@ -4,11 +4,11 @@
 use super::agent::agent;
 use super::file::{
     AgentFile, ChecksFile, ConfigFile, GitFile, GithubFile, LimitsFile, MarketplaceFile,
-    ScoringFile,
+    SandboxFile, ScoringFile,
 };
 use super::{
     BotConfig, ChecksConfig, Config, ConfigError, GitConfig, GithubConfig, LimitsConfig,
-    MarketplaceConfig, TrackerKind,
+    MarketplaceConfig, SandboxConfig, TrackerKind,
 };
 use crate::ledger::valid_bot_id;
 use crate::market::{tables, Dimension, Scores};
@@ -91,6 +91,36 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
             1,
             3600,
         )?,
+        sandbox: sandbox(&src, file.sandbox.unwrap_or_default())?,
+    })
+}
+
+/// `[sandbox]`: the mode, the checks' network, more hidden paths.
+fn sandbox(src: &Source<'_>, s: SandboxFile) -> Result<SandboxConfig, ConfigError> {
+    let check_network = match s.check_network.as_deref() {
+        None | Some("on") => true,
+        Some("off") => false,
+        Some(other) => {
+            return Err(src.invalid(
+                "sandbox.check_network",
+                format!("= {other:?} is not allowed: use \"on\" or \"off\""),
+            ))
+        }
+    };
+    let hide = s.hide.unwrap_or_default();
+    if let Some(bad) = hide
+        .iter()
+        .find(|h| !(h.starts_with('/') || h.starts_with("~/")))
+    {
+        return Err(src.invalid(
+            "sandbox.hide",
+            format!("has {bad:?}: each path must be absolute or start with ~/"),
+        ));
+    }
+    Ok(SandboxConfig {
+        mode: s.mode.unwrap_or_default(),
+        check_network,
+        hide,
     })
 }
 

@@ -208,7 +208,38 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
             );
         }
     }
+    out.push_str(&boundary_lines(report));
     let _ = writeln!(out, "\nFixes #{}", report.issue);
+    out
+}
+
+/// Whether the agents and checks ran sandboxed, and what ralph restored in the git directory,
+/// for the pull request and the job summary.
+fn boundary_lines(report: &RunReport) -> String {
+    let mut out = String::new();
+    if let Some(s) = &report.sandbox {
+        let line = s.line();
+        let _ = writeln!(
+            out,
+            "\n{}{}{}.",
+            if s.active {
+                "_Sandbox: "
+            } else {
+                "**⚠ Sandbox:** "
+            },
+            line,
+            if s.active { "_" } else { "" }
+        );
+    }
+    if !report.git_tampering.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n**⚠ Changes to the repository's git directory, restored by ralph:**\n"
+        );
+        for t in &report.git_tampering {
+            let _ = writeln!(out, "- {}", t.replace('\n', " "));
+        }
+    }
     out
 }
 
@@ -466,6 +497,11 @@ pub fn job_summary(report: &RunReport) -> String {
         if let Some(why) = &r.environment_failure {
             let _ = writeln!(md, "\nEnvironment failure (no events): {why}");
         }
+        md.push('\n');
+    }
+    let boundary = boundary_lines(report);
+    if !boundary.is_empty() {
+        md.push_str(boundary.trim_start());
         md.push('\n');
     }
     let t = &report.total;

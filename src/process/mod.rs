@@ -2,7 +2,13 @@
 //! (never through a shell unless the caller asks for `sh -c` explicitly), a timeout that kills
 //! the whole process group, and stdout/stderr captured up to a bound (the head and the tail are
 //! kept, the middle is dropped and counted). The child never outlives ralph: dropping the
-//! future (Ctrl-C) kills its process group too.
+//! future (Ctrl-C) kills its process group too. A command marked with a [`Confinement`] (every
+//! agent, check and setup command) runs inside the installed [`sandbox`].
+
+pub mod bwrap;
+pub mod sandbox;
+
+pub use sandbox::{Confinement, Kind};
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
@@ -35,6 +41,7 @@ pub struct Cmd {
     timeout: Duration,
     max_output: usize,
     on_stdout_line: Option<LineHook>,
+    confine: Option<Confinement>,
 }
 
 impl std::fmt::Debug for Cmd {
@@ -59,7 +66,15 @@ impl Cmd {
             timeout: Duration::from_secs(60),
             max_output: DEFAULT_MAX_OUTPUT,
             on_stdout_line: None,
+            confine: None,
         }
+    }
+
+    /// Runs the command inside the installed sandbox with what `c` allows (as it is when no
+    /// sandbox is installed, or the installed one confines nothing).
+    pub fn confine(mut self, c: Confinement) -> Cmd {
+        self.confine = Some(c);
+        self
     }
 
     /// Calls `hook` with every line of stdout as it arrives (the output is still captured
@@ -377,9 +392,27 @@ impl Drop for GroupGuard {
 /// error here: the caller decides what it means.
 pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
     let program = cmd.program.to_string_lossy().into_owned();
-    let mut command = tokio::process::Command::new(&cmd.program);
+    let confined = match (&cmd.confine, sandbox::current()) {
+        (Some(c), Some(sb)) => {
+            // The sandbox would say "no such file" in its own words: say it in ralph's.
+            let resolved = match find_on_path(&program) {
+                Some(p) => p.into_os_string(),
+                None if cmd.cwd.as_ref().is_some_and(|d| d.join(&program).is_file()) => {
+                    cmd.program.clone()
+                }
+                None => return Err(ProcessError::NotFound { program }),
+            };
+            sb.wrap(c, &resolved, &cmd.args)
+        }
+        _ => None,
+    };
+    let (exe, args) = match &confined {
+        Some((exe, args)) => (exe, args.as_slice()),
+        None => (&cmd.program, cmd.args.as_slice()),
+    };
+    let mut command = tokio::process::Command::new(exe);
     command
-        .args(&cmd.args)
+        .args(args)
         .stdin(if cmd.stdin.is_some() {
             Stdio::piped()
         } else {
@@ -398,6 +431,12 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
     }
     for (k, v) in &cmd.env {
         command.env(k, v);
+    }
+    if confined.is_some() {
+        for var in sandbox::UNSET {
+            command.env_remove(var);
+        }
+        command.env("TMPDIR", "/tmp");
     }
     let started = Instant::now();
     // A program written a moment ago can still be open for writing in a child forked by
@@ -426,7 +465,7 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
         }
     })?;
     let mut guard = GroupGuard::new(child.id());
-    tracing::debug!(command = %cmd.display(), pid = ?guard.pid, "started");
+    tracing::debug!(command = %cmd.display(), pid = ?guard.pid, sandboxed = confined.is_some(), "started");
 
     if let (Some(bytes), Some(mut stdin)) = (cmd.stdin.clone(), child.stdin.take()) {
         tokio::spawn(async move {
@@ -504,16 +543,19 @@ pub fn shell_quote(word: &str) -> String {
 
 /// Whether `program` can be started: a path that exists, or a name found on `PATH`.
 pub fn on_path(program: &str) -> bool {
+    find_on_path(program).is_some()
+}
+
+/// The file `program` names: itself when it is a path, else the first match on `PATH`.
+pub fn find_on_path(program: &str) -> Option<PathBuf> {
     if program.contains('/') {
         let path = std::path::Path::new(program);
-        return path.is_file() && is_executable(path);
+        return (path.is_file() && is_executable(path)).then(|| path.to_owned());
     }
-    crate::env::get_os(crate::env::PATH).is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|dir| {
-            let candidate = dir.join(program);
-            candidate.is_file() && is_executable(&candidate)
-        })
-    })
+    let paths = crate::env::get_os(crate::env::PATH)?;
+    std::env::split_paths(&paths)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file() && is_executable(candidate))
 }
 
 #[cfg(unix)]

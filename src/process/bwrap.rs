@@ -1,0 +1,353 @@
+//! The bubblewrap command line for one confined process, built from plain facts (which paths
+//! exist, which are folders, where the worktree's git metadata is) so that the policy can be
+//! read and tested without running anything. Mounts are applied in order, a later one over an
+//! earlier: the whole filesystem read-only, fresh `/dev`, `/proc` and `/tmp`, then the writable
+//! places, then the git metadata that must stay read-only inside them, then the hidden paths
+//! over everything.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// What is on the host, as the builder needs it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// Paths that exist, with whether each is a folder.
+    pub existing: Vec<(PathBuf, bool)>,
+    /// ralph runs as root: capabilities must be dropped explicitly.
+    pub root: bool,
+}
+
+impl Facts {
+    fn kind(&self, path: &Path) -> Option<bool> {
+        self.existing
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, dir)| *dir)
+    }
+}
+
+/// Where the git metadata of a worktree lives, read from its `.git` file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GitLink {
+    /// `<workdir>/.git` is a file naming the worktree's own folder under the common git dir
+    /// (`.git/worktrees/<name>`).
+    Worktree { admin: PathBuf },
+    /// `<workdir>/.git` is the repository's git dir itself.
+    Repository,
+    /// Not a git checkout.
+    None,
+}
+
+/// Everything one confined process is allowed, resolved to paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub workdir: PathBuf,
+    pub git: GitLink,
+    /// Writable besides the workdir (an agent's state, a shared build folder, a report's folder).
+    pub writable: Vec<PathBuf>,
+    /// Read-only where the sandbox mounts its own (`/tmp`): a configured command's scripts.
+    pub readable: Vec<PathBuf>,
+    /// Hidden: an empty folder or an empty file in their place.
+    pub hidden: Vec<PathBuf>,
+    /// The process may reach the network.
+    pub network: bool,
+}
+
+/// The files of a worktree's git folder that say where its repository is: rewriting them would
+/// point ralph's own git commands at another repository.
+const LINK_FILES: [&str; 2] = ["commondir", "gitdir"];
+
+fn arg(out: &mut Vec<OsString>, words: &[&str]) {
+    out.extend(words.iter().map(OsString::from));
+}
+
+fn mount(out: &mut Vec<OsString>, how: &str, from: &Path, to: &Path) {
+    out.push(how.into());
+    out.push(from.as_os_str().to_owned());
+    out.push(to.as_os_str().to_owned());
+}
+
+/// The arguments of `bwrap` (without the program) that run `program args…` confined by `plan`.
+pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -> Vec<OsString> {
+    let mut out = Vec::new();
+    arg(
+        &mut out,
+        &[
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ],
+    );
+    if !plan.network {
+        arg(&mut out, &["--unshare-net"]);
+    }
+    if facts.root {
+        arg(&mut out, &["--cap-drop", "ALL"]);
+    }
+    arg(
+        &mut out,
+        &[
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+        ],
+    );
+    if facts.kind(Path::new("/var/tmp")) == Some(true) {
+        arg(&mut out, &["--tmpfs", "/var/tmp"]);
+    }
+    for r in plan.readable.iter().filter(|p| facts.kind(p).is_some()) {
+        mount(&mut out, "--ro-bind", r, r);
+    }
+    let mut writable: Vec<&PathBuf> = vec![&plan.workdir];
+    writable.extend(plan.writable.iter().filter(|p| facts.kind(p).is_some()));
+    for w in &writable {
+        mount(&mut out, "--bind", w, w);
+    }
+    match &plan.git {
+        GitLink::Worktree { admin } => {
+            if facts.kind(admin) == Some(true) {
+                mount(&mut out, "--bind", admin, admin);
+                for name in LINK_FILES {
+                    let file = admin.join(name);
+                    if facts.kind(&file) == Some(false) {
+                        mount(&mut out, "--ro-bind", &file, &file);
+                    }
+                }
+            }
+            let link = plan.workdir.join(".git");
+            mount(&mut out, "--ro-bind", &link, &link);
+        }
+        GitLink::Repository => {
+            let dir = plan.workdir.join(".git");
+            mount(&mut out, "--ro-bind", &dir, &dir);
+        }
+        GitLink::None => {}
+    }
+    for h in &plan.hidden {
+        // Hiding a folder the process works in would hide its work: the workdir wins.
+        if writable.iter().any(|w| w.starts_with(h)) {
+            continue;
+        }
+        match facts.kind(h) {
+            Some(true) => {
+                out.push("--tmpfs".into());
+                out.push(h.as_os_str().to_owned());
+                out.push("--remount-ro".into());
+                out.push(h.as_os_str().to_owned());
+            }
+            Some(false) => mount(&mut out, "--ro-bind", Path::new("/dev/null"), h),
+            None => {}
+        }
+    }
+    out.push("--chdir".into());
+    out.push(plan.workdir.as_os_str().to_owned());
+    out.push("--".into());
+    out.push(program.clone());
+    out.extend(rest.iter().cloned());
+    out
+}
+
+/// Reads where the git metadata of `workdir` is.
+pub fn git_link(workdir: &Path) -> GitLink {
+    let dot = workdir.join(".git");
+    if dot.is_dir() {
+        return GitLink::Repository;
+    }
+    let Ok(text) = std::fs::read_to_string(&dot) else {
+        return GitLink::None;
+    };
+    match text.trim().strip_prefix("gitdir:") {
+        Some(path) => {
+            let path = Path::new(path.trim());
+            GitLink::Worktree {
+                admin: if path.is_absolute() {
+                    path.to_owned()
+                } else {
+                    workdir.join(path)
+                },
+            }
+        }
+        None => GitLink::None,
+    }
+}
+
+/// The facts about every path `plan` names, read from the host.
+pub fn facts(plan: &Plan) -> Facts {
+    let mut paths: Vec<PathBuf> = vec![PathBuf::from("/var/tmp")];
+    paths.extend(plan.writable.iter().cloned());
+    paths.extend(plan.readable.iter().cloned());
+    paths.extend(plan.hidden.iter().cloned());
+    if let GitLink::Worktree { admin } = &plan.git {
+        paths.push(admin.clone());
+        paths.extend(LINK_FILES.iter().map(|n| admin.join(n)));
+    }
+    Facts {
+        existing: paths
+            .into_iter()
+            .filter_map(|p| {
+                // A symlink is followed (bwrap mounts over its target), and a dangling one is
+                // left alone.
+                let meta = std::fs::metadata(&p).ok()?;
+                Some((p, meta.is_dir()))
+            })
+            .collect(),
+        root: is_root(),
+    }
+}
+
+#[cfg(unix)]
+fn is_root() -> bool {
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[cfg(not(unix))]
+fn is_root() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(args: &[OsString]) -> String {
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn plan() -> Plan {
+        Plan {
+            workdir: "/r/.ralph/worktrees/7".into(),
+            git: GitLink::Worktree {
+                admin: "/r/.git/worktrees/ralph-7".into(),
+            },
+            writable: vec!["/h/.claude".into(), "/h/.missing".into()],
+            readable: vec!["/tmp/bot.sh".into()],
+            hidden: vec![
+                "/h/.ssh".into(),
+                "/h/.netrc".into(),
+                "/h/.aws".into(),
+                "/r".into(),
+            ],
+            network: true,
+        }
+    }
+
+    fn facts() -> Facts {
+        Facts {
+            existing: vec![
+                ("/var/tmp".into(), true),
+                ("/h/.claude".into(), true),
+                ("/tmp/bot.sh".into(), false),
+                ("/h/.ssh".into(), true),
+                ("/h/.netrc".into(), false),
+                ("/r/.git/worktrees/ralph-7".into(), true),
+                ("/r/.git/worktrees/ralph-7/commondir".into(), false),
+                ("/r/.git/worktrees/ralph-7/gitdir".into(), false),
+            ],
+            root: false,
+        }
+    }
+
+    #[test]
+    fn the_filesystem_is_read_only_but_the_worktree_its_git_folder_and_the_agents_state() {
+        let a = s(&args(&plan(), &facts(), &"claude".into(), &["-p".into()]));
+        assert!(a.starts_with(
+            "--die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /var/tmp"
+        ), "{a}");
+        assert!(a.contains(" --bind /r/.ralph/worktrees/7 /r/.ralph/worktrees/7 --bind /h/.claude /h/.claude --bind /r/.git/worktrees/ralph-7 /r/.git/worktrees/ralph-7 "), "{a}");
+        assert!(
+            !a.contains(".missing"),
+            "a missing path is not mounted: {a}"
+        );
+        // The links that say where the repository is stay read-only inside the writable folder,
+        // and so does the worktree's `.git` file.
+        assert!(a.contains("--ro-bind /r/.git/worktrees/ralph-7/commondir /r/.git/worktrees/ralph-7/commondir --ro-bind /r/.git/worktrees/ralph-7/gitdir /r/.git/worktrees/ralph-7/gitdir --ro-bind /r/.ralph/worktrees/7/.git /r/.ralph/worktrees/7/.git"), "{a}");
+        assert!(
+            a.ends_with("--chdir /r/.ralph/worktrees/7 -- claude -p"),
+            "{a}"
+        );
+        assert!(
+            a.contains("--tmpfs /var/tmp --ro-bind /tmp/bot.sh /tmp/bot.sh --bind"),
+            "a configured script under /tmp stays readable: {a}"
+        );
+        assert!(
+            !a.contains("--unshare-net") && !a.contains("--cap-drop"),
+            "{a}"
+        );
+    }
+
+    #[test]
+    fn hidden_paths_are_replaced_by_empty_ones_after_every_writable_mount() {
+        let a = s(&args(&plan(), &facts(), &"sh".into(), &[]));
+        assert!(a.contains("--tmpfs /h/.ssh --remount-ro /h/.ssh"), "{a}");
+        assert!(a.contains("--ro-bind /dev/null /h/.netrc"), "{a}");
+        assert!(
+            !a.contains("/h/.aws"),
+            "a hidden path that does not exist is skipped: {a}"
+        );
+        assert!(
+            !a.contains("--tmpfs /r "),
+            "a hidden folder holding the workdir would hide the work: {a}"
+        );
+        let last_bind = a.rfind("--bind ").unwrap();
+        assert!(a.find("--tmpfs /h/.ssh").unwrap() > last_bind);
+    }
+
+    #[test]
+    fn no_network_and_root_add_their_flags() {
+        let mut p = plan();
+        p.network = false;
+        let mut f = facts();
+        f.root = true;
+        let a = s(&args(&p, &f, &"sh".into(), &[]));
+        assert!(a.contains("--unshare-net"), "{a}");
+        assert!(a.contains("--cap-drop ALL"), "{a}");
+    }
+
+    #[test]
+    fn a_repository_checkout_keeps_its_git_folder_read_only() {
+        let mut p = plan();
+        p.git = GitLink::Repository;
+        let a = s(&args(&p, &facts(), &"sh".into(), &[]));
+        assert!(
+            a.contains("--ro-bind /r/.ralph/worktrees/7/.git /r/.ralph/worktrees/7/.git"),
+            "{a}"
+        );
+        assert!(!a.contains("worktrees/ralph-7"), "{a}");
+    }
+
+    #[test]
+    fn the_git_link_of_a_worktree_is_read_from_its_dot_git_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(git_link(dir.path()), GitLink::None);
+        std::fs::write(dir.path().join(".git"), "gitdir: /repo/.git/worktrees/x\n").unwrap();
+        assert_eq!(
+            git_link(dir.path()),
+            GitLink::Worktree {
+                admin: "/repo/.git/worktrees/x".into()
+            }
+        );
+        std::fs::write(dir.path().join(".git"), "gitdir: ../g\n").unwrap();
+        assert_eq!(
+            git_link(dir.path()),
+            GitLink::Worktree {
+                admin: dir.path().join("../g")
+            }
+        );
+        std::fs::remove_file(dir.path().join(".git")).unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        assert_eq!(git_link(dir.path()), GitLink::Repository);
+    }
+}

@@ -1,0 +1,515 @@
+//! The OS sandbox around every agent, check and setup command ralph starts. The process wrapper
+//! asks it how to start a confined [`Cmd`](super::Cmd); one [`Sandbox`] is installed per ralph
+//! process (like the redactor: one policy, decided by the configuration when a command starts).
+//!
+//! On Linux the mechanism is bubblewrap (`bwrap`): its own PID namespace (no other process is
+//! visible in `/proc`), `no_new_privs`, its own session, no capabilities, killed with ralph; the
+//! filesystem read-only but for the process's worktree (with the worktree's own git folder,
+//! whose links to the repository stay read-only), a private `/tmp` and the places its kind
+//! needs; the user's credential files and other agents' state hidden. Setup commands also get
+//! the package managers' caches, which an agent or a check may only read (a poisoned cache would
+//! reach the user's next build). Elsewhere there is no mechanism: `auto` runs unconfined and
+//! says so, `required` refuses to start.
+
+use super::bwrap::{self, Plan};
+use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+/// `[sandbox] mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Sandbox where a mechanism works; say loudly when none does.
+    #[default]
+    Auto,
+    /// Refuse to start without a sandbox.
+    Required,
+    /// Never sandbox.
+    Off,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Required => "required",
+            Mode::Off => "off",
+        }
+    }
+}
+
+/// What kind of process is confined: each gets its own writable places and network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An agent: its worktree and its own state; the network (its model API).
+    Agent,
+    /// A check, the coverage command, an import probe or the pre-commit hook: its worktree;
+    /// the network as `[sandbox] check_network` says.
+    Check,
+    /// A setup command (an install): its worktree and the package caches; the network.
+    Setup,
+}
+
+/// What one process may write beyond the read-only view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confinement {
+    pub kind: Kind,
+    /// Where it works: writable, with its git metadata.
+    pub workdir: PathBuf,
+    /// More writable places: an agent's state, a shared build folder, a report's folder.
+    pub writable: Vec<PathBuf>,
+    /// Files it must read even where the sandbox mounts its own (`/tmp`): the program and
+    /// scripts a configured command names.
+    pub readable: Vec<PathBuf>,
+}
+
+impl Confinement {
+    pub fn new(kind: Kind, workdir: impl Into<PathBuf>) -> Confinement {
+        Confinement {
+            kind,
+            workdir: workdir.into(),
+            writable: Vec::new(),
+            readable: Vec::new(),
+        }
+    }
+
+    /// Also lets it read `path` where the sandbox would hide it (under `/tmp`).
+    pub fn readable(mut self, path: impl Into<PathBuf>) -> Confinement {
+        self.readable.push(path.into());
+        self
+    }
+
+    /// Also lets it write `path` (when it exists).
+    pub fn writable(mut self, path: impl Into<PathBuf>) -> Confinement {
+        self.writable.push(path.into());
+        self
+    }
+}
+
+/// The user's credential files, relative to `HOME`: hidden from every confined process.
+pub const CREDENTIALS: [&str; 20] = [
+    ".config/gh",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".netrc",
+    ".ssh",
+    ".gnupg",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".config/hub",
+];
+
+/// Host paths (not under `HOME`) hidden from every confined process: sockets that hand out a
+/// root shell or the user's keys.
+const HOST_HIDDEN: [&str; 2] = ["/run/docker.sock", "/var/run/docker.sock"];
+
+/// The package managers' caches under `HOME` that a setup command may write.
+pub const CACHES: [&str; 7] = [
+    ".cargo/registry",
+    ".cargo/git",
+    ".npm",
+    ".cache",
+    ".local/share/pnpm",
+    ".yarn",
+    ".bun/install/cache",
+];
+
+/// Variables a confined process never gets: handles to the user's agents and sessions.
+pub const UNSET: [&str; 5] = [
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "XDG_RUNTIME_DIR",
+    "TMUX",
+];
+
+/// Where each agent CLI keeps its state (and its own login), relative to `HOME`, with the
+/// variable that moves it: writable for that agent, hidden from every other process.
+pub const AGENT_STATE: [(&str, &str, Option<&str>); 3] = [
+    ("claude", ".claude", Some("CLAUDE_CONFIG_DIR")),
+    ("claude", ".claude.json", None),
+    ("codex", ".codex", Some("CODEX_HOME")),
+];
+
+/// The state paths of the agent CLI `backend` (`claude`, `codex`), resolved.
+pub fn agent_state(backend: &str, home: Option<&Path>) -> Vec<PathBuf> {
+    AGENT_STATE
+        .iter()
+        .filter(|(b, _, _)| *b == backend)
+        .filter_map(|(_, rel, var)| {
+            var.and_then(crate::env::non_empty)
+                .map(PathBuf::from)
+                .or_else(|| home.map(|h| h.join(rel)))
+        })
+        .collect()
+}
+
+/// How the sandbox stands in this process, for `ralph doctor`, the run report, the pull request
+/// and the job summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Status {
+    pub mode: Mode,
+    /// Agents and checks run confined.
+    pub active: bool,
+    /// `bubblewrap 0.8.0`, when active.
+    pub mechanism: Option<String>,
+    /// Why not, when not active.
+    pub reason: Option<String>,
+    /// Checks (and their baseline) may reach the network.
+    pub check_network: bool,
+    /// The hidden paths that exist here.
+    pub hidden: Vec<String>,
+}
+
+impl Status {
+    /// One line for people: what confines the agents and checks, or that nothing does.
+    pub fn line(&self) -> String {
+        match (&self.mechanism, &self.reason) {
+            (Some(m), _) if self.active => format!(
+                "agents and checks ran in a {m} sandbox (own PID namespace, read-only filesystem but the worktree, {} credential path(s) hidden; checks {} network)",
+                self.hidden.len(),
+                if self.check_network { "with" } else { "without" }
+            ),
+            _ if self.mode == Mode::Off => {
+                "agents and checks ran without a sandbox (`[sandbox] mode = \"off\"`)".to_owned()
+            }
+            (_, reason) => format!(
+                "agents and checks ran WITHOUT a sandbox: {}",
+                reason.as_deref().unwrap_or("no mechanism")
+            ),
+        }
+    }
+}
+
+/// The sandbox of this ralph process.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    status: Status,
+    /// The `bwrap` program, when active.
+    program: Option<PathBuf>,
+    home: Option<PathBuf>,
+    /// Credentials and `[sandbox] hide`, resolved.
+    hide: Vec<PathBuf>,
+    /// Every agent CLI's state: hidden from every process but that agent.
+    agent_state: Vec<PathBuf>,
+}
+
+fn registry() -> &'static RwLock<Option<Arc<Sandbox>>> {
+    static CURRENT: RwLock<Option<Arc<Sandbox>>> = RwLock::new(None);
+    &CURRENT
+}
+
+/// Makes `sandbox` the one every confined command of this process runs in.
+pub fn install(sandbox: Sandbox) -> Arc<Sandbox> {
+    let sandbox = Arc::new(sandbox);
+    *registry().write().unwrap_or_else(|e| e.into_inner()) = Some(sandbox.clone());
+    sandbox
+}
+
+/// The installed sandbox, if any.
+pub fn current() -> Option<Arc<Sandbox>> {
+    registry().read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// `~` and `~/x` under `home`; other paths as they are.
+pub fn expand(path: &str, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(h)) => h.join(rest),
+        _ if path == "~" => home.map(Path::to_owned).unwrap_or_else(|| path.into()),
+        _ => PathBuf::from(path),
+    }
+}
+
+impl Sandbox {
+    /// The sandbox `mode` asks for, with the mechanism found here (probed once: `bwrap` must
+    /// start a namespace, which an AppArmor rule or a container can forbid).
+    pub async fn detect(mode: Mode, check_network: bool, hide: &[String]) -> Sandbox {
+        let home = crate::env::non_empty("HOME").map(PathBuf::from);
+        let mut hidden: Vec<PathBuf> = CREDENTIALS
+            .iter()
+            .filter_map(|rel| home.as_ref().map(|h| h.join(rel)))
+            .chain(HOST_HIDDEN.iter().map(PathBuf::from))
+            .chain(crate::env::non_empty("GH_CONFIG_DIR").map(PathBuf::from))
+            .chain(
+                crate::env::non_empty("CARGO_HOME").map(|c| Path::new(&c).join("credentials.toml")),
+            )
+            .chain(crate::env::non_empty("XDG_RUNTIME_DIR").map(PathBuf::from))
+            .chain(hide.iter().map(|h| expand(h, home.as_deref())))
+            .collect();
+        hidden.dedup();
+        let agent_state: Vec<PathBuf> = ["claude", "codex"]
+            .iter()
+            .flat_map(|b| agent_state(b, home.as_deref()))
+            .collect();
+        let (program, mechanism, reason) = match mode {
+            Mode::Off => (None, None, Some("`[sandbox] mode = \"off\"`".to_owned())),
+            Mode::Auto | Mode::Required => match probe().await {
+                Ok((program, version)) => (Some(program), Some(version), None),
+                Err(why) => (None, None, Some(why)),
+            },
+        };
+        let existing: Vec<String> = hidden
+            .iter()
+            .filter(|p| p.exists())
+            .map(|p| p.display().to_string())
+            .collect();
+        Sandbox {
+            status: Status {
+                mode,
+                active: program.is_some(),
+                mechanism,
+                reason,
+                check_network,
+                hidden: existing,
+            },
+            program,
+            home,
+            hide: hidden,
+            agent_state,
+        }
+    }
+
+    pub fn status(&self) -> &Status {
+        &self.status
+    }
+
+    /// The program and arguments that run `program args…` confined by `c`, or `None` when
+    /// this sandbox confines nothing.
+    pub fn wrap(
+        &self,
+        c: &Confinement,
+        program: &OsString,
+        rest: &[OsString],
+    ) -> Option<(OsString, Vec<OsString>)> {
+        let bwrap = self.program.as_ref()?;
+        let plan = self.plan(c);
+        let facts = bwrap::facts(&plan);
+        Some((
+            bwrap.as_os_str().to_owned(),
+            bwrap::args(&plan, &facts, program, rest),
+        ))
+    }
+
+    /// The writable, hidden and network settings of `c`.
+    pub fn plan(&self, c: &Confinement) -> Plan {
+        let mut writable = c.writable.clone();
+        if c.kind == Kind::Setup {
+            if let Some(h) = &self.home {
+                writable.extend(CACHES.iter().map(|rel| h.join(rel)));
+            }
+        }
+        let hidden = self
+            .hide
+            .iter()
+            .chain(self.agent_state.iter().filter(|s| !writable.contains(s)))
+            .cloned()
+            .collect();
+        Plan {
+            workdir: c.workdir.clone(),
+            git: bwrap::git_link(&c.workdir),
+            readable: c.readable.clone(),
+            writable,
+            hidden,
+            network: match c.kind {
+                Kind::Agent | Kind::Setup => true,
+                Kind::Check => self.status.check_network,
+            },
+        }
+    }
+}
+
+/// Makes ralph's own process undumpable: `/proc/<pid>/environ` and `/proc/<pid>/mem` — where
+/// the token ralph was started with stays readable — are closed to every process of the same
+/// user that is not privileged (a confined one does not even see ralph's PID). Children are
+/// not affected: `exec` makes a process dumpable again.
+pub fn protect_self() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(2) with PR_SET_DUMPABLE takes plain integers and touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
+/// Whether ralph's process is undumpable now.
+pub fn self_protected() -> bool {
+    #[cfg(target_os = "linux")]
+    // SAFETY: as above; PR_GET_DUMPABLE returns the flag.
+    unsafe {
+        libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) == 0
+    }
+    #[cfg(not(target_os = "linux"))]
+    false
+}
+
+/// Finds `bwrap` and checks that it can make its namespaces here; its version, or why not.
+async fn probe() -> Result<(PathBuf, String), String> {
+    if !cfg!(target_os = "linux") {
+        return Err(format!(
+            "no sandbox mechanism on {} (ralph sandboxes with bubblewrap, on Linux)",
+            std::env::consts::OS
+        ));
+    }
+    let Some(program) = super::find_on_path("bwrap") else {
+        return Err(
+            "bubblewrap (`bwrap`) is not installed: install the `bubblewrap` package (apt-get install bubblewrap, dnf install bubblewrap)"
+                .to_owned(),
+        );
+    };
+    let version = super::run(&super::Cmd::new(&program).arg("--version"))
+        .await
+        .ok()
+        .filter(|o| o.success())
+        .map(|o| o.stdout.trim().to_owned())
+        .unwrap_or_else(|| "bubblewrap".to_owned());
+    let test = super::Cmd::new(&program)
+        .args([
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            "--",
+            "true",
+        ])
+        .timeout(std::time::Duration::from_secs(20));
+    match super::run(&test).await {
+        Ok(out) if out.success() => Ok((program, version)),
+        Ok(out) => Err(format!(
+            "{version} cannot create its namespaces here ({}){}",
+            out.tail(2).trim(),
+            apparmor_hint()
+        )),
+        Err(e) => Err(format!("{version} could not start: {e}")),
+    }
+}
+
+/// Ubuntu 23.10 and later forbid unprivileged user namespaces to programs without an AppArmor
+/// profile that allows them.
+fn apparmor_hint() -> &'static str {
+    match std::fs::read_to_string("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") {
+        Ok(v) if v.trim() == "1" => {
+            "; AppArmor restricts unprivileged user namespaces here: give bwrap a profile that allows `userns` (see docs/security.md)"
+        }
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sandbox(check_network: bool) -> Sandbox {
+        Sandbox {
+            status: Status {
+                mode: Mode::Auto,
+                active: true,
+                mechanism: Some("bubblewrap 0.8.0".into()),
+                reason: None,
+                check_network,
+                hidden: vec!["/h/.ssh".into()],
+            },
+            program: Some("/usr/bin/bwrap".into()),
+            home: Some("/h".into()),
+            hide: vec!["/h/.ssh".into()],
+            agent_state: vec!["/h/.claude".into(), "/h/.codex".into()],
+        }
+    }
+
+    #[test]
+    fn each_kind_gets_its_network_and_writable_places() {
+        let sb = sandbox(false);
+        let agent = sb.plan(&Confinement::new(Kind::Agent, "/w").writable("/h/.claude"));
+        assert!(agent.network);
+        assert_eq!(agent.writable, vec![PathBuf::from("/h/.claude")]);
+        assert!(
+            agent.hidden.contains(&"/h/.codex".into()),
+            "another agent's state is hidden"
+        );
+        assert!(
+            !agent.hidden.contains(&"/h/.claude".into()),
+            "its own is not"
+        );
+        let check = sb.plan(&Confinement::new(Kind::Check, "/w"));
+        assert!(!check.network, "check_network = off");
+        assert!(
+            check.hidden.contains(&"/h/.claude".into()) && check.hidden.contains(&"/h/.ssh".into())
+        );
+        assert!(
+            sandbox(true)
+                .plan(&Confinement::new(Kind::Check, "/w"))
+                .network
+        );
+        let setup = sb.plan(&Confinement::new(Kind::Setup, "/w"));
+        assert!(setup.network);
+        assert!(setup.writable.contains(&"/h/.cargo/registry".into()));
+        assert!(
+            !check.writable.contains(&"/h/.cargo/registry".into()),
+            "checks only read caches"
+        );
+    }
+
+    #[test]
+    fn the_status_line_says_what_confined_the_run_or_that_nothing_did() {
+        assert!(sandbox(true)
+            .status()
+            .line()
+            .starts_with("agents and checks ran in a bubblewrap 0.8.0 sandbox"));
+        let none = Status {
+            mode: Mode::Auto,
+            active: false,
+            mechanism: None,
+            reason: Some("bubblewrap (`bwrap`) is not installed".into()),
+            check_network: true,
+            hidden: vec![],
+        };
+        assert_eq!(
+            none.line(),
+            "agents and checks ran WITHOUT a sandbox: bubblewrap (`bwrap`) is not installed"
+        );
+        let off = Status {
+            mode: Mode::Off,
+            ..none
+        };
+        assert!(off.line().contains("mode = \"off\""));
+    }
+
+    #[test]
+    fn paths_in_hide_expand_the_home_folder() {
+        let h = Path::new("/home/u");
+        assert_eq!(expand("~/.aws", Some(h)), PathBuf::from("/home/u/.aws"));
+        assert_eq!(expand("/etc/secret", Some(h)), PathBuf::from("/etc/secret"));
+        assert_eq!(expand("~", Some(h)), PathBuf::from("/home/u"));
+    }
+
+    #[test]
+    fn an_agent_clis_state_follows_its_variable() {
+        let h = Path::new("/h");
+        assert_eq!(
+            agent_state("claude", Some(h)).len(),
+            2,
+            "the folder and ~/.claude.json"
+        );
+        assert!(agent_state("command", Some(h)).is_empty());
+    }
+}
