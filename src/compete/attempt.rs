@@ -219,6 +219,10 @@ impl Run<'_> {
                 }
             };
             drop(view);
+            // Whatever the implementer wrote outside its worktree in git's own files is undone
+            // before anything else runs, and fails the attempt.
+            let by_agent =
+                super::guard::sealed(self.input.workspace, printer, wt, "The implementer").await?;
             // A change to the dependency manifests makes the environment again.
             let settings = self.input.settings;
             let setup = refresh_environment(settings, wt, plan, bench.timeout).await;
@@ -238,9 +242,29 @@ impl Run<'_> {
             if let Err(why) = setup {
                 v.setup.push(why);
             }
+            // The checks ran the change's code: it may not write git's files either.
+            let by_checks = super::guard::sealed(
+                self.input.workspace,
+                printer,
+                wt,
+                "Running the checks on the change",
+            )
+            .await?;
             let mut reasons = v.failure_reasons();
             // Named reasons beyond the checks, for the next attempt's prompt.
             let mut other: Vec<(String, String)> = Vec::new();
+            for (who, changes) in [("the implementer", &by_agent), ("the checks", &by_checks)] {
+                if let Some(changes) = changes {
+                    reasons.push(format!(
+                        "{who} changed the repository's git directory: {changes} (restored)"
+                    ));
+                    other.push(("git directory".into(), changes.clone()));
+                    self.report.git_tampering.push(format!(
+                        "{who}, {} {attempt}: {changes}",
+                        label.to_lowercase()
+                    ));
+                }
+            }
             if answer.is_none() {
                 reasons.insert(0, "the implementer gave no answer".into());
             }

@@ -3,7 +3,9 @@
 //! already; after each read-only phase (extraction, proposals, judging, the verify role) ralph
 //! still checks that the worktree, the repository's references and its worktree list are as
 //! they were, restores them if not, names the change in a warning, and discards the answer of
-//! an agent it can tell made it.
+//! an agent it can tell made it. The git directory's seal is checked with them (hooks,
+//! configuration, the worktree's links), and after the implementer and the checks too
+//! ([`sealed`]): an agent or a check that changed it fails its attempt.
 
 use crate::output::Printer;
 use crate::workspace::{Snapshot, Workspace, Worktree};
@@ -41,13 +43,33 @@ pub(super) async fn changed(
     before: &Snapshot,
     phase: &str,
 ) -> Result<Option<String>> {
-    let changes = workspace.restore_changes(wt, before).await?;
+    let mut changes = workspace.restore_changes(wt, before).await?;
+    changes.extend(workspace.seal_changes(wt).await?);
     if changes.is_empty() {
         return Ok(None);
     }
     let summary = changes.join("; ");
     printer.warn(&format!(
         "{phase} changed the repository, which a read-only phase must not: {summary} (restored)"
+    ));
+    Ok(Some(summary))
+}
+
+/// After an agent or a check that may write the worktree: `None` when the git directory is as
+/// sealed; otherwise the changes (restored by now) in one line, after a warning naming `who`.
+pub(super) async fn sealed(
+    workspace: &dyn Workspace,
+    printer: &Printer,
+    wt: &Worktree,
+    who: &str,
+) -> Result<Option<String>> {
+    let changes = workspace.seal_changes(wt).await?;
+    if changes.is_empty() {
+        return Ok(None);
+    }
+    let summary = changes.join("; ");
+    printer.warn(&format!(
+        "{who} changed the repository's git directory, which nothing but ralph may: {summary} (restored)"
     ));
     Ok(Some(summary))
 }

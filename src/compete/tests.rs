@@ -453,3 +453,44 @@ async fn a_cap_is_checked_before_every_implementation_attempt() {
     assert!(h.events().is_empty(), "an unfinished round settles nothing");
     assert!(h.issue().contains("attention-needed"));
 }
+
+#[tokio::test]
+async fn an_implementer_that_writes_into_the_git_directory_fails_its_attempt() {
+    let h = Harness::new(CONFIG);
+    let mut agents = agents(both, |_| true);
+    // Round 1's implementer plants a hook beside its correct change; round 2's does not.
+    agents.implementer = agent("implementer", |call: &AgentCall| {
+        let good = implementer(|_| true);
+        if call.round == 1 {
+            let git = call
+                .workdir
+                .join("../../..")
+                .join(crate::workspace::memory::FAKE_GIT_DIR);
+            std::fs::create_dir_all(git.join("hooks")).map_err(|e| e.to_string())?;
+            std::fs::write(git.join("hooks/pre-push"), "#!/bin/sh\n").map_err(|e| e.to_string())?;
+        }
+        good(call)
+    });
+    let report = h.compete(agents, 4, false).await.unwrap();
+    assert_eq!(report.outcome, RunOutcome::Complete);
+    let phases: Vec<_> = report.rounds.iter().map(|r| r.phase.as_str()).collect();
+    assert_eq!(
+        phases,
+        ["initial", "replan"],
+        "the tampering attempt failed"
+    );
+    assert_eq!(
+        report.git_tampering,
+        ["the implementer, attempt 1: .git/hooks/pre-push was added"]
+    );
+    let events = outcomes(&h.events());
+    let failed = report.rounds[0].winner_bot.clone().unwrap();
+    assert_eq!(events[0], format!("{failed}:failure"), "{events:?}");
+    let pr = h.pull_request().expect("the honest replan's pull request");
+    assert!(
+        pr.contains(
+            "restored by ralph:**\n\n- the implementer, attempt 1: .git/hooks/pre-push was added"
+        ),
+        "{pr}"
+    );
+}

@@ -577,7 +577,38 @@ pub(crate) mod tests {
             pr_url: Some("https://github.com/o/r/pull/13".into()),
             escalation: None,
             warnings: vec![],
+            sandbox: None,
+            git_tampering: vec![],
         }
+    }
+
+    #[test]
+    fn the_pull_request_and_the_summary_say_whether_the_run_was_sandboxed() {
+        use crate::process::sandbox::{Mode, Status};
+        let mut r = report(RunOutcome::Complete);
+        assert!(!pr_body(&r, &BTreeMap::new()).contains("Sandbox"));
+        let status = Status {
+            mode: Mode::Required,
+            active: true,
+            mechanism: Some("bubblewrap 0.8.0".into()),
+            reason: None,
+            check_network: false,
+            hidden: vec!["/h/.ssh".into()],
+        };
+        r.sandbox = Some(status.clone());
+        let body = pr_body(&r, &BTreeMap::new());
+        assert!(body.contains("\n_Sandbox: agents and checks ran in a bubblewrap 0.8.0 sandbox (own PID namespace, read-only filesystem but the worktree, 1 credential path(s) hidden; checks without network)_.\n"), "{body}");
+        r.sandbox = Some(Status {
+            active: false,
+            mechanism: None,
+            reason: Some("bubblewrap (`bwrap`) is not installed".into()),
+            mode: Mode::Auto,
+            ..status
+        });
+        r.git_tampering = vec!["implementer (attempt 1): .git/hooks/pre-push was added".into()];
+        let md = job_summary(&r);
+        assert!(md.contains("**⚠ Sandbox:** agents and checks ran WITHOUT a sandbox: bubblewrap (`bwrap`) is not installed.\n"), "{md}");
+        assert!(md.contains("restored by ralph:**\n\n- implementer (attempt 1): .git/hooks/pre-push was added\n"), "{md}");
     }
 
     #[test]

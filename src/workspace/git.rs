@@ -1,10 +1,11 @@
 //! git2 operations for a competition — the worktree, its resets and removal, the commit with the
-//! pre-commit hook — and the few that need the `git` program (fetch and push).
+//! sealed pre-commit hook — and the few that need the `git` program (fetch and push).
 
 use super::preflight::Preflight;
 use super::repo::{base_commit, blocking, git_cmd, open, remote_cmd, run_git, token_env};
+use super::seal::{self, Entry, GitSeal};
 use super::WorkspaceError;
-use crate::process::Cmd;
+use crate::process::{Cmd, Confinement, Kind};
 use crate::secret::Secret;
 use git2::{BranchType, IndexAddOption, Repository, ResetType, StatusOptions, WorktreeAddOptions};
 use std::path::{Path, PathBuf};
@@ -230,17 +231,6 @@ pub fn head(wt: &Worktree) -> Result<String, WorkspaceError> {
     Ok(commit.id().to_string())
 }
 
-/// The hook `name` of the repository that `wt` belongs to, when it exists and is executable.
-fn hook(repo: &Repository, wt_path: &Path, name: &str) -> Option<PathBuf> {
-    let dir = match repo.config().ok()?.get_path("core.hooksPath") {
-        Ok(p) if p.is_absolute() => p,
-        Ok(p) => wt_path.join(p),
-        Err(_) => repo.commondir().join("hooks"),
-    };
-    let path = dir.join(name);
-    crate::process::on_path(&path.to_string_lossy()).then_some(path)
-}
-
 fn stage_all(repo: &Repository) -> Result<git2::Oid, WorkspaceError> {
     let mut index = repo
         .index()
@@ -265,30 +255,27 @@ pub struct CommitInfo<'a> {
     pub run_id: &'a str,
 }
 
-/// Stages everything in the worktree, runs the repository's pre-commit hook (a failure fails the
-/// attempt with its output; files it fixed are staged again), and commits with ralph's author
-/// and the `Ralph-Bot:` / `Ralph-Run:` trailers. Returns the commit id.
-pub async fn commit(wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceError> {
+/// Stages everything in the worktree, runs the repository's pre-commit hook as `seal` holds it
+/// (a failure fails the attempt with its output; files it fixed are staged again), and commits
+/// with ralph's author and the `Ralph-Bot:` / `Ralph-Run:` trailers. Returns the commit id.
+///
+/// The hook is the repository owner's, but it runs on the change's files (a formatter, a
+/// linter, whatever it calls): it runs confined like a check, from a fresh copy of the sealed
+/// bytes, so neither a hook an agent planted nor one it edited is ever run.
+pub async fn commit(
+    wt: &Worktree,
+    info: &CommitInfo<'_>,
+    seal: &GitSeal,
+) -> Result<String, WorkspaceError> {
     let w = wt.clone();
-    let hook = blocking("staging the implementation", move || {
+    blocking("staging the implementation", move || {
         let repo = open(&w.path)?;
-        stage_all(&repo)?;
-        Ok(hook(&repo, &w.path, "pre-commit"))
+        stage_all(&repo).map(|_| ())
     })
     .await?;
-    if let Some(hook) = hook {
-        let mut cmd = Cmd::new(&hook).current_dir(&wt.path).timeout(HOOK_TIMEOUT);
-        for var in crate::env::SCRUBBED {
-            cmd = cmd.env_remove(var);
-        }
-        let out = run_git(cmd).await?;
-        if !out.success() {
-            return Err(WorkspaceError::Hook {
-                code: out
-                    .code
-                    .map_or_else(|| "by a signal or timeout".to_owned(), |c| c.to_string()),
-                output: out.tail(40),
-            });
+    if let Some(Entry::File { mode, .. }) = seal.hooks.get(Path::new("pre-commit")) {
+        if mode & 0o111 != 0 {
+            run_pre_commit(wt, seal).await?;
         }
     }
     let w = wt.clone();
@@ -303,6 +290,41 @@ pub async fn commit(wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, Work
         commit_staged(&w, &message, &name, &email)
     })
     .await
+}
+
+/// Runs the sealed pre-commit hook in the worktree, confined like a check.
+async fn run_pre_commit(wt: &Worktree, seal: &GitSeal) -> Result<(), WorkspaceError> {
+    let copy = seal::hooks_copy(seal).map_err(|e| WorkspaceError::Git {
+        message: format!("cannot copy the sealed hooks: {e}"),
+        source: None,
+    })?;
+    let hook = copy.path().join("pre-commit");
+    // Hooks that fix files stage them again (`git add`, lint-staged's `git stash`): they may
+    // add objects, but not touch the configuration, the hooks or the references.
+    let mut confinement = Confinement::new(Kind::Check, &wt.path)
+        .readable(copy.path())
+        .writable(seal.common.join("objects"));
+    // pre-commit and similar tools keep their environments in the user's cache.
+    if let Some(home) = crate::env::non_empty("HOME") {
+        confinement = confinement.writable(Path::new(&home).join(".cache/pre-commit"));
+    }
+    let mut cmd = Cmd::new(&hook)
+        .current_dir(&wt.path)
+        .timeout(HOOK_TIMEOUT)
+        .confine(confinement);
+    for var in crate::env::SCRUBBED {
+        cmd = cmd.env_remove(var);
+    }
+    let out = run_git(cmd).await?;
+    if !out.success() {
+        return Err(WorkspaceError::Hook {
+            code: out
+                .code
+                .map_or_else(|| "by a signal or timeout".to_owned(), |c| c.to_string()),
+            output: out.tail(40),
+        });
+    }
+    Ok(())
 }
 
 /// Stages again (the hook may have fixed files) and commits with ralph's author.
@@ -329,16 +351,19 @@ fn commit_staged(
     Ok(oid.to_string())
 }
 
-/// Pushes the branch. With a token and an HTTPS remote, the token goes to git as an
-/// `http.<origin>.extraheader` through `GIT_CONFIG_*` environment variables (never in the
-/// arguments, so other users' `ps` cannot see it); otherwise the user's git credential setup
-/// is used.
+/// Pushes the branch from the repository at `root` (never through the worktree, whose `.git`
+/// link an agent could have pointed elsewhere). With a token and an HTTPS remote, the token goes
+/// to git as an `http.<origin>.extraheader` through `GIT_CONFIG_*` environment variables (never
+/// in the arguments, so other users' `ps` cannot see it); otherwise the user's git credential
+/// setup is used. No hook runs ([`git_cmd`]): a `pre-push` or `reference-transaction` hook
+/// would inherit the token with git's environment.
 pub async fn push(
+    root: &Path,
     wt: &Worktree,
     remote: &str,
     token: Option<&Secret>,
 ) -> Result<(), WorkspaceError> {
-    let (path, name) = (wt.path.clone(), remote.to_owned());
+    let (path, name) = (root.to_owned(), remote.to_owned());
     let url = blocking("reading the remote", move || {
         let repo = open(&path)?;
         repo.find_remote(&name)
@@ -351,7 +376,7 @@ pub async fn push(
     .await?;
     let refspec = format!("refs/heads/{0}:refs/heads/{0}", wt.branch);
     let cmd = token_env(
-        git_cmd(&wt.path).args(["push", "--quiet", remote, &refspec]),
+        git_cmd(root).args(["push", "--quiet", "--no-verify", remote, &refspec]),
         &url,
         token,
     );

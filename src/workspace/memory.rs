@@ -15,6 +15,9 @@ use std::sync::Mutex;
 
 type Files = BTreeMap<String, String>;
 
+/// The folder under the root that stands for the git directory ([`Workspace::seal_changes`]).
+pub(crate) const FAKE_GIT_DIR: &str = ".fake-git";
+
 /// What happened to the workspace, for assertions.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Record {
@@ -313,6 +316,21 @@ impl Workspace for MemoryWorkspace {
             refs: BTreeMap::new(),
             worktrees: BTreeSet::new(),
         })
+    }
+
+    /// The fake's git directory is `<root>/.fake-git`: every file a test's agent writes there
+    /// is a change, named and removed.
+    async fn seal_changes(&self, _wt: &Worktree) -> Result<Vec<String>, WorkspaceError> {
+        let dir = self.root.join(FAKE_GIT_DIR);
+        if !dir.is_dir() {
+            return Ok(Vec::new());
+        }
+        let files = read_tree(&dir)?;
+        std::fs::remove_dir_all(&dir).map_err(|e| io_error("restoring the git directory", e))?;
+        Ok(files
+            .keys()
+            .map(|name| format!(".git/{name} was added"))
+            .collect())
     }
 
     async fn restore_changes(

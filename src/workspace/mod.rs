@@ -18,6 +18,7 @@ mod ledger_push;
 pub(crate) mod memory;
 mod preflight;
 mod repo;
+pub mod seal;
 
 pub use diff::{analyse, patch_text, protected_findings, DiffStats, FileChange, Finding};
 pub use git::{
@@ -30,7 +31,10 @@ pub use preflight::{default_branch, inspect, preflight, Inspection, Preflight, P
 
 use crate::secret::Secret;
 use async_trait::async_trait;
+use seal::GitSeal;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 /// What a competition does with git: check it may start, make the branch's worktree, reset it
 /// between attempts, measure and show the change, commit it, push it, and clean up.
@@ -76,6 +80,10 @@ pub trait Workspace: Send + Sync {
         wt: &Worktree,
         before: &Snapshot,
     ) -> Result<Vec<String>, WorkspaceError>;
+    /// What changed in the repository's git directory since the worktree `wt` was made (its
+    /// hooks, its configuration, the worktree's links, the references), one line per change —
+    /// restored when anything did. Asked after every agent and every check run.
+    async fn seal_changes(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError>;
 }
 
 /// The workspace of a git repository at `root`, talking to `remote`.
@@ -85,6 +93,8 @@ pub struct GitWorkspace {
     remote: String,
     /// For asking the remote and fetching from it (an HTTPS remote, no persisted credentials).
     token: Option<Secret>,
+    /// The git directory as it was when each worktree was made, by the worktree's path.
+    seals: Arc<Mutex<BTreeMap<PathBuf, Arc<GitSeal>>>>,
 }
 
 impl GitWorkspace {
@@ -93,6 +103,34 @@ impl GitWorkspace {
             root: root.into(),
             remote: remote.into(),
             token: None,
+            seals: Arc::default(),
+        }
+    }
+
+    /// Seals the git directory for `wt` (before any agent works in it).
+    async fn seal(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
+        let taken = seal::take_async(&self.root, wt).await?;
+        self.seals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(wt.path.clone(), Arc::new(taken));
+        Ok(())
+    }
+
+    /// The seal of `wt`, taken now if it has none yet.
+    async fn seal_of(&self, wt: &Worktree) -> Result<Arc<GitSeal>, WorkspaceError> {
+        let found = self
+            .seals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&wt.path)
+            .cloned();
+        match found {
+            Some(s) => Ok(s),
+            None => {
+                self.seal(wt).await?;
+                Box::pin(self.seal_of(wt)).await
+            }
         }
     }
 
@@ -111,7 +149,9 @@ impl Workspace for GitWorkspace {
     }
 
     async fn create_worktree(&self, pre: &Preflight) -> Result<Worktree, WorkspaceError> {
-        create_worktree(pre, &self.remote, self.token.as_ref()).await
+        let wt = create_worktree(pre, &self.remote, self.token.as_ref()).await?;
+        self.seal(&wt).await?;
+        Ok(wt)
     }
 
     async fn reset_worktree(&self, wt: &Worktree) -> Result<(), WorkspaceError> {
@@ -132,11 +172,13 @@ impl Workspace for GitWorkspace {
     ) -> Result<Worktree, WorkspaceError> {
         let path = wt.path.with_file_name(name);
         add_detached(&self.root, &path, commit).await?;
-        Ok(Worktree {
+        let scratch = Worktree {
             path,
             branch: wt.branch.clone(),
             base_commit: wt.base_commit.clone(),
-        })
+        };
+        self.seal(&scratch).await?;
+        Ok(scratch)
     }
 
     async fn remove_scratch(&self, scratch: &Worktree) -> Result<(), WorkspaceError> {
@@ -167,11 +209,12 @@ impl Workspace for GitWorkspace {
     }
 
     async fn commit(&self, wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceError> {
-        commit(wt, info).await
+        let seal = self.seal_of(wt).await?;
+        commit(wt, info, &seal).await
     }
 
     async fn push(&self, wt: &Worktree, token: Option<&Secret>) -> Result<(), WorkspaceError> {
-        push(wt, &self.remote, token).await
+        push(&self.root, wt, &self.remote, token).await
     }
 
     async fn snapshot(&self, wt: &Worktree) -> Result<Snapshot, WorkspaceError> {
@@ -184,6 +227,11 @@ impl Workspace for GitWorkspace {
         before: &Snapshot,
     ) -> Result<Vec<String>, WorkspaceError> {
         guard::check_and_restore(&self.root, wt, before).await
+    }
+
+    async fn seal_changes(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError> {
+        let seal = self.seal_of(wt).await?;
+        seal::check_async(&self.root, &seal).await
     }
 }
 

@@ -30,9 +30,17 @@ pub(super) fn open(root: &Path) -> Result<Repository, WorkspaceError> {
     })
 }
 
-/// A `git` command in `dir` that never prompts and never reads the user's terminal.
+/// A `git` command in `dir` that never prompts, never reads the user's terminal and runs no
+/// hook and no file-system monitor: the repository's hooks are run only by ralph itself, as
+/// sealed before any agent ran (see `seal`), and an agent could have planted either.
 pub(super) fn git_cmd(dir: &Path) -> Cmd {
     let mut cmd = Cmd::new("git")
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ])
         .current_dir(dir)
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_ASKPASS", "true")
