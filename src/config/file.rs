@@ -33,6 +33,7 @@ pub(super) struct SandboxFile {
     pub mode: Option<crate::process::sandbox::Mode>,
     pub check_network: Option<String>,
     pub hide: Option<Vec<String>>,
+    pub writable: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -168,6 +168,8 @@ pub struct SandboxConfig {
     pub check_network: bool,
     /// More paths no agent or check may read (`~/` is the home folder).
     pub hide: Vec<String>,
+    /// Paths every agent, check and setup command may also write (a tool's cache).
+    pub writable: Vec<String>,
 }
 
 /// GitHub workflow settings.

@@ -107,20 +107,24 @@ fn sandbox(src: &Source<'_>, s: SandboxFile) -> Result<SandboxConfig, ConfigErro
             ))
         }
     };
-    let hide = s.hide.unwrap_or_default();
-    if let Some(bad) = hide
-        .iter()
-        .find(|h| !(h.starts_with('/') || h.starts_with("~/")))
-    {
-        return Err(src.invalid(
-            "sandbox.hide",
-            format!("has {bad:?}: each path must be absolute or start with ~/"),
-        ));
-    }
+    let paths = |key: &str, list: Option<Vec<String>>| {
+        let list = list.unwrap_or_default();
+        match list
+            .iter()
+            .find(|p| !(p.starts_with('/') || p.starts_with("~/")))
+        {
+            Some(bad) => Err(src.invalid(
+                key,
+                format!("has {bad:?}: each path must be absolute or start with ~/"),
+            )),
+            None => Ok(list),
+        }
+    };
     Ok(SandboxConfig {
         mode: s.mode.unwrap_or_default(),
         check_network,
-        hide,
+        hide: paths("sandbox.hide", s.hide)?,
+        writable: paths("sandbox.writable", s.writable)?,
     })
 }
 

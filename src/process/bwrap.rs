@@ -180,6 +180,20 @@ pub fn git_link(workdir: &Path) -> GitLink {
     }
 }
 
+/// The main checkout of the repository whose worktree folder is `admin`
+/// (`<checkout>/.git/worktrees/<name>`), from its `commondir` file.
+pub fn main_checkout(admin: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(admin.join("commondir")).ok()?;
+    let common = Path::new(text.trim());
+    let common = if common.is_absolute() {
+        common.to_owned()
+    } else {
+        admin.join(common)
+    };
+    let common = common.canonicalize().ok()?;
+    (common.file_name()? == ".git").then(|| common.parent().map(Path::to_owned))?
+}
+
 /// The facts about every path `plan` names, read from the host.
 pub fn facts(plan: &Plan) -> Facts {
     let mut paths: Vec<PathBuf> = vec![PathBuf::from("/var/tmp")];

@@ -127,6 +127,10 @@ pub const CACHES: [&str; 7] = [
     ".bun/install/cache",
 ];
 
+/// Variables that name where ralph's environment keeps its tools: their folders under `/tmp`
+/// stay readable in the sandbox (a CI job's tools are often there).
+const TOOL_PATHS: [&str; 4] = ["PATH", "PYTHONPATH", "VIRTUAL_ENV", "NODE_PATH"];
+
 /// Variables a confined process never gets: handles to the user's agents and sessions.
 pub const UNSET: [&str; 5] = [
     "SSH_AUTH_SOCK",
@@ -205,6 +209,11 @@ pub struct Sandbox {
     hide: Vec<PathBuf>,
     /// Every agent CLI's state: hidden from every process but that agent.
     agent_state: Vec<PathBuf>,
+    /// `[sandbox] writable`: writable for every confined process.
+    writable: Vec<PathBuf>,
+    /// The folders of [`TOOL_PATHS`] under `/tmp` or `/var/tmp`, which the sandbox's own would
+    /// hide.
+    path_dirs: Vec<PathBuf>,
 }
 
 fn registry() -> &'static RwLock<Option<Arc<Sandbox>>> {
@@ -236,7 +245,12 @@ pub fn expand(path: &str, home: Option<&Path>) -> PathBuf {
 impl Sandbox {
     /// The sandbox `mode` asks for, with the mechanism found here (probed once: `bwrap` must
     /// start a namespace, which an AppArmor rule or a container can forbid).
-    pub async fn detect(mode: Mode, check_network: bool, hide: &[String]) -> Sandbox {
+    pub async fn detect(
+        mode: Mode,
+        check_network: bool,
+        hide: &[String],
+        writable: &[String],
+    ) -> Sandbox {
         let home = crate::env::non_empty("HOME").map(PathBuf::from);
         let mut hidden: Vec<PathBuf> = CREDENTIALS
             .iter()
@@ -261,6 +275,16 @@ impl Sandbox {
                 Err(why) => (None, None, Some(why)),
             },
         };
+        let path_dirs = TOOL_PATHS
+            .iter()
+            .filter_map(|var| crate::env::get_os(var))
+            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .filter(|d| d.starts_with("/tmp") || d.starts_with("/var/tmp"))
+            .collect();
+        let writable = writable
+            .iter()
+            .map(|w| expand(w, home.as_deref()))
+            .collect();
         let existing: Vec<String> = hidden
             .iter()
             .filter(|p| p.exists())
@@ -279,6 +303,8 @@ impl Sandbox {
             home,
             hide: hidden,
             agent_state,
+            writable,
+            path_dirs,
         }
     }
 
@@ -306,6 +332,7 @@ impl Sandbox {
     /// The writable, hidden and network settings of `c`.
     pub fn plan(&self, c: &Confinement) -> Plan {
         let mut writable = c.writable.clone();
+        writable.extend(self.writable.iter().cloned());
         if c.kind == Kind::Setup {
             if let Some(h) = &self.home {
                 writable.extend(CACHES.iter().map(|rel| h.join(rel)));
@@ -317,10 +344,23 @@ impl Sandbox {
             .chain(self.agent_state.iter().filter(|s| !writable.contains(s)))
             .cloned()
             .collect();
+        let git = bwrap::git_link(&c.workdir);
+        // The repository the worktree belongs to is read-only, not hidden, even where the
+        // sandbox mounts its own `/tmp` over it.
+        let checkout = match &git {
+            bwrap::GitLink::Worktree { admin } => bwrap::main_checkout(admin),
+            _ => None,
+        };
         Plan {
             workdir: c.workdir.clone(),
-            git: bwrap::git_link(&c.workdir),
-            readable: c.readable.clone(),
+            git,
+            readable: c
+                .readable
+                .iter()
+                .chain(&self.path_dirs)
+                .chain(&checkout)
+                .cloned()
+                .collect(),
             writable,
             hidden,
             network: match c.kind {
@@ -433,6 +473,8 @@ mod tests {
             home: Some("/h".into()),
             hide: vec!["/h/.ssh".into()],
             agent_state: vec!["/h/.claude".into(), "/h/.codex".into()],
+            writable: vec!["/h/.cache/sccache".into()],
+            path_dirs: vec!["/tmp/tools/bin".into()],
         }
     }
 
@@ -441,7 +483,16 @@ mod tests {
         let sb = sandbox(false);
         let agent = sb.plan(&Confinement::new(Kind::Agent, "/w").writable("/h/.claude"));
         assert!(agent.network);
-        assert_eq!(agent.writable, vec![PathBuf::from("/h/.claude")]);
+        assert_eq!(
+            agent.writable,
+            [PathBuf::from("/h/.claude"), "/h/.cache/sccache".into()],
+            "its own state, and what `[sandbox] writable` names"
+        );
+        assert_eq!(
+            agent.readable,
+            [PathBuf::from("/tmp/tools/bin")],
+            "PATH under /tmp"
+        );
         assert!(
             agent.hidden.contains(&"/h/.codex".into()),
             "another agent's state is hidden"

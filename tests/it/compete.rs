@@ -63,6 +63,8 @@ pub(crate) struct Setup<'a> {
     /// More keys of `[arbiter]` and of `[marketplace]`, verbatim.
     pub(crate) arbiter_keys: &'a str,
     pub(crate) marketplace_keys: &'a str,
+    /// The `[sandbox]` section, verbatim; by default the tools folder is writable.
+    pub(crate) sandbox: Option<&'a str>,
 }
 
 /// The checks of the test repository: a syntax check and its test script.
@@ -82,6 +84,7 @@ impl Default for Setup<'_> {
             implementer_keys: "",
             arbiter_keys: "",
             marketplace_keys: "",
+            sandbox: None,
         }
     }
 }
@@ -108,6 +111,7 @@ impl Repo {
             implementer_keys,
             arbiter_keys,
             marketplace_keys,
+            sandbox,
         } = setup;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("work");
@@ -128,6 +132,12 @@ impl Repo {
         let bot = script(&tools, "bot.sh", BOT);
         let arbiter = script(&tools, "arbiter.sh", arbiter);
         let implementer = script(&tools, "implementer.sh", implementer);
+        // The fake agents keep their logs beside their scripts, in the test's HOME: outside the
+        // worktree, where only `[sandbox] writable` lets them write.
+        let sandbox = match sandbox {
+            Some(s) => s.to_owned(),
+            None => format!("[sandbox]\nwritable = [\"{}\"]\n", tools.display()),
+        };
         let mut config = format!(
             "tracker = \"local\"\nmax_iterations = 5\n[marketplace]\nbase_budget_per_bot = {base_budget_per_bot}\n{marketplace_keys}[defaults]\nbackend = \"command\"\ncommand = [\"{bot}\"]\n"
         );
@@ -136,7 +146,7 @@ impl Repo {
         }
         config.push_str(extra_bots);
         config.push_str(&format!(
-            "[arbiter]\ncommand = [\"{arbiter}\"]\n{arbiter_keys}[implementer]\ncommand = [\"{implementer}\"]\n{implementer_keys}{checks}[git]\nauthor = \"ralph <ralph@example.com>\"\n{extra_config}"
+            "[arbiter]\ncommand = [\"{arbiter}\"]\n{arbiter_keys}[implementer]\ncommand = [\"{implementer}\"]\n{implementer_keys}{checks}[git]\nauthor = \"ralph <ralph@example.com>\"\n{sandbox}{extra_config}"
         ));
         std::fs::write(root.join(".ralph/config.toml"), config).unwrap();
         git(&root, &["init", "--quiet", "-b", "main"]);

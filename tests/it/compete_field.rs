@@ -465,8 +465,11 @@ JSON"#;
 
 #[test]
 fn a_read_only_bot_that_changes_the_repository_is_discarded_and_undone() {
+    // Without a sandbox, the guard is what undoes it (inside one, git cannot even make the
+    // worktree: the common git directory is read-only — tests/it/security.rs).
     let repo = Repo::with(Setup {
         extra_config: "[[bots]]\nid = \"rogue\"\nbackend = \"claude\"\nmodel = \"sonnet\"\n",
+        sandbox: Some("[sandbox]\nmode = \"off\"\n"),
         ..Setup::default()
     });
     let rogue = script(&repo.tools, "claude", ROGUE_CLAUDE);

@@ -155,7 +155,9 @@ async fn a_push_sends_one_authorization_header_ralphs() {
         base_commit: String::new(),
     };
     let token = Secret::new(TOKEN.to_owned());
-    let err = push(&wt, "origin", Some(&token)).await.unwrap_err();
+    let err = push(repo.path(), &wt, "origin", Some(&token))
+        .await
+        .unwrap_err();
     assert!(!err.to_string().contains(TOKEN));
     let sent = server.authorizations();
     assert!(sent.len() >= 2, "{sent:?}");

@@ -73,24 +73,34 @@ fn events_are_pushed_and_a_concurrent_push_is_rebased_over() {
     let other = clone(b, "b");
     event(&a, "bot_a");
     event(&other, "bot_b");
-    // The other job pushes first — from inside A's push, right before it reaches the remote.
-    let hook = a.join(".git/hooks/pre-push");
+    // The other job pushes first — right before A's first push reaches the remote. ralph runs
+    // no hook when it pushes, so the other job is started by a `git` in front of the real one.
+    let real_git = ralph::process::find_on_path("git").unwrap();
+    let bin = b.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let wrapper = bin.join("git");
     std::fs::write(
-        &hook,
+        &wrapper,
         format!(
-            "#!/bin/sh\n[ -f \"{m}\" ] && exit 0\ntouch \"{m}\"\ncd \"{o}\" && \"{bin}\" events push >/dev/null 2>&1\n",
+            "#!/bin/sh\nfor a in \"$@\"; do\n  if [ \"$a\" = push ] && [ ! -f \"{m}\" ] && [ \"$PWD\" != \"{o}\" ]; then\n    touch \"{m}\"\n    (cd \"{o}\" && PATH=\"{path}\" \"{ralph}\" events push >/dev/null 2>&1)\n  fi\ndone\nexec \"{git}\" \"$@\"\n",
             m = b.join("hook-ran").display(),
             o = other.display(),
-            bin = assert_cmd::cargo::cargo_bin("ralph").display()
+            path = std::env::var("PATH").unwrap(),
+            ralph = assert_cmd::cargo::cargo_bin("ralph").display(),
+            git = real_git.display(),
         ),
     )
     .unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let out = ralph(&a)
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+        )
         .args(["events", "push", "--json"])
         .output()
         .unwrap();

@@ -9,7 +9,7 @@ use crate::common::git;
 use git2::{Repository, Signature};
 use ralph::workspace::{
     analyse, commit, create_worktree, preflight, protected_findings, push, remove_worktree,
-    reset_worktree, CommitInfo, GitWorkspace, Preflight, PreflightOptions, Workspace,
+    reset_worktree, seal, CommitInfo, GitWorkspace, Preflight, PreflightOptions, Workspace,
     WorkspaceError,
 };
 use std::path::{Path, PathBuf};
@@ -458,7 +458,7 @@ async fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
         &f.root,
         "echo 'lint: src/verbose.rs:1 unused constant' >&2\nexit 1",
     );
-    match commit(&wt, &info()).await {
+    match commit(&wt, &info(), &seal::take(&f.root, &wt).unwrap()).await {
         Err(WorkspaceError::Hook { code, output }) => {
             assert_eq!(code, "1");
             assert!(output.contains("unused constant"), "{output}");
@@ -467,7 +467,9 @@ async fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
     }
     // A hook that fixes a file: its fix is part of the commit.
     hook(&f.root, "echo '// formatted' >> src/verbose.rs");
-    let id = commit(&wt, &info()).await.unwrap();
+    let id = commit(&wt, &info(), &seal::take(&f.root, &wt).unwrap())
+        .await
+        .unwrap();
     let repo = Repository::open(&wt.path).unwrap();
     let c = repo.find_commit(git2::Oid::from_str(&id).unwrap()).unwrap();
     assert_eq!(c.author().name(), Some("ralph"));
@@ -481,7 +483,7 @@ async fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
 
     // A token is not used for a local remote; the push lands in the bare repository.
     let token = ralph::secret::Secret::new("ghp_workspaceTestToken0123456789");
-    push(&wt, "origin", Some(&token)).await.unwrap();
+    push(&f.root, &wt, "origin", Some(&token)).await.unwrap();
     let bare = Repository::open_bare(&f.remote).unwrap();
     let pushed = bare
         .refname_to_id("refs/heads/ralph/12-add-a-verbose-flag")
@@ -498,11 +500,11 @@ async fn a_failed_push_says_why() {
         .await
         .unwrap();
     std::fs::remove_dir_all(&f.remote).unwrap();
-    match push(&wt, "origin", None).await {
+    match push(&f.root, &wt, "origin", None).await {
         Err(WorkspaceError::Push { message }) => assert!(!message.is_empty()),
         other => panic!("expected a push error: {other:?}"),
     }
-    match push(&wt, "upstream", None).await {
+    match push(&f.root, &wt, "upstream", None).await {
         Err(WorkspaceError::Push { message }) => assert!(message.contains("no remote `upstream`")),
         other => panic!("expected a push error: {other:?}"),
     }
@@ -639,7 +641,9 @@ async fn a_hook_that_is_not_executable_is_not_run() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::write(wt.path.join("src/x.rs"), "// x\n").unwrap();
     assert!(
-        commit(&wt, &info()).await.is_ok(),
+        commit(&wt, &info(), &seal::take(&f.root, &wt).unwrap())
+            .await
+            .is_ok(),
         "git ignores a hook without the executable bit"
     );
 }
@@ -708,4 +712,76 @@ async fn a_read_only_phase_that_changed_the_repository_is_restored() {
     );
     assert!(git(&f.root, &["branch", "--list"]).contains("ralph/99-other"));
     assert!(git(&f.root, &["worktree", "list"]).contains(".ralph/worktrees/99"));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn the_git_directory_is_sealed_checked_and_restored_and_only_sealed_hooks_run() {
+    let f = Fixture::new();
+    hook(
+        &f.root,
+        "echo sealed > \"$(git rev-parse --show-toplevel)/sealed-ran\"",
+    );
+    let ws = GitWorkspace::new(&f.root, "origin");
+    let wt = ws.create_worktree(&f.preflight().await).await.unwrap();
+    assert!(
+        ws.seal_changes(&wt).await.unwrap().is_empty(),
+        "nothing changed yet"
+    );
+
+    // What an agent that followed a prompt injection plants: hooks, an fsmonitor, a worktree
+    // link pointing elsewhere, a moved reference.
+    let git_dir = f.root.join(".git");
+    hook(&f.root, "echo edited > \"$HOME/edited-ran\"");
+    let planted = git_dir.join("hooks/pre-push");
+    std::fs::write(&planted, "#!/bin/sh\ntouch \"$HOME/pre-push-ran\"\n").unwrap();
+    let config = std::fs::read_to_string(git_dir.join("config")).unwrap();
+    std::fs::write(
+        git_dir.join("config"),
+        format!("{config}[core]\n\tfsmonitor = /tmp/evil\n"),
+    )
+    .unwrap();
+    let link = std::fs::read_to_string(wt.path.join(".git")).unwrap();
+    std::fs::write(wt.path.join(".git"), "gitdir: /tmp/elsewhere\n").unwrap();
+    git(&f.root, &["branch", "planted"]);
+
+    let changes = ws.seal_changes(&wt).await.unwrap();
+    let text = changes.join("\n");
+    for expected in [
+        ".git/config was changed",
+        ".git/hooks/pre-commit was changed",
+        ".git/hooks/pre-push was added",
+        "the reference refs/heads/planted was created",
+    ] {
+        assert!(
+            changes.iter().any(|c| c == expected),
+            "{expected} in:\n{text}"
+        );
+    }
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.ends_with(".ralph/worktrees/12/.git was changed")),
+        "{text}"
+    );
+    // Everything is back as sealed.
+    assert!(!planted.exists());
+    assert_eq!(
+        std::fs::read_to_string(git_dir.join("config")).unwrap(),
+        config
+    );
+    assert_eq!(std::fs::read_to_string(wt.path.join(".git")).unwrap(), link);
+    assert!(Repository::open(&f.root)
+        .unwrap()
+        .find_branch("planted", git2::BranchType::Local)
+        .is_err());
+    assert!(ws.seal_changes(&wt).await.unwrap().is_empty());
+
+    // The hook is edited once more after the check: the commit still runs the sealed bytes.
+    hook(&f.root, "echo edited > \"$HOME/edited-ran\"");
+    std::fs::write(wt.path.join("src/x.rs"), "// x\n").unwrap();
+    ws.commit(&wt, &info()).await.unwrap();
+    assert!(wt.path.join("sealed-ran").exists(), "the sealed hook ran");
+    let home = PathBuf::from(std::env::var("HOME").unwrap());
+    assert!(!home.join("edited-ran").exists(), "the edited hook did not");
 }
