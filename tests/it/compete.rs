@@ -65,6 +65,9 @@ pub(crate) struct Setup<'a> {
     pub(crate) marketplace_keys: &'a str,
     /// The `[sandbox]` section, verbatim; by default the tools folder is writable.
     pub(crate) sandbox: Option<&'a str>,
+    /// Where the test's folder is made (default: the system's temporary folder, which the
+    /// sandbox replaces with its own).
+    pub(crate) under: Option<&'a Path>,
 }
 
 /// The checks of the test repository: a syntax check and its test script.
@@ -85,6 +88,7 @@ impl Default for Setup<'_> {
             arbiter_keys: "",
             marketplace_keys: "",
             sandbox: None,
+            under: None,
         }
     }
 }
@@ -112,8 +116,12 @@ impl Repo {
             arbiter_keys,
             marketplace_keys,
             sandbox,
+            under,
         } = setup;
-        let dir = tempfile::tempdir().unwrap();
+        let dir = match under {
+            Some(parent) => tempfile::tempdir_in(parent).unwrap(),
+            None => tempfile::tempdir().unwrap(),
+        };
         let root = dir.path().join("work");
         let tools = dir.path().join("tools");
         let remote = dir.path().join("origin.git");

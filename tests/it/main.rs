@@ -30,5 +30,6 @@ mod real_clis;
 mod refine;
 mod refine_github;
 mod replay;
+mod security;
 mod untrusted;
 mod workspace;
