@@ -27,7 +27,7 @@ pub enum Status {
 /// One check.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
-    /// `tracker`, `git`, `agents`, `checks` or `issue`.
+    /// `tracker`, `git`, `agents`, `checks`, `sandbox` or `issue`.
     pub area: &'static str,
     pub check: String,
     pub status: Status,
@@ -77,6 +77,7 @@ pub async fn examine(
     git_checks(&mut f, settings, &facts).await;
     agent_checks(&mut f, settings);
     check_checks(&mut f, settings);
+    sandbox_checks(&mut f, settings).await;
     if let (Some(n), Ok(t)) = (issue, tracker) {
         issue_checks(&mut f, settings, t, n, &facts).await;
     }
@@ -84,6 +85,94 @@ pub async fn examine(
         ok: f.0.iter().all(|x| x.status != Status::Fail),
         findings: f.0,
     }
+}
+
+/// The sandbox `[sandbox]` asks for, as it would stand: the mechanism, what is writable,
+/// hidden and reachable, and ralph's own process.
+async fn sandbox_checks(f: &mut Findings, settings: &Settings) {
+    use crate::process::sandbox::{self, Mode, Sandbox, CACHES};
+    let s = &settings.config.sandbox;
+    let found = Sandbox::detect(s.mode, s.check_network, &s.hide, &s.writable).await;
+    let st = found.status();
+    match (&st.mechanism, st.mode) {
+        (Some(m), _) => f.add(
+            "sandbox",
+            "mechanism",
+            Status::Ok,
+            format!("{m} (mode {})", st.mode.as_str()),
+        ),
+        (None, Mode::Off) => {
+            f.add(
+                "sandbox",
+                "mechanism",
+                Status::Warn,
+                "off: agents and checks run unconfined".into(),
+            );
+            f.hint("set `[sandbox] mode = \"auto\"` (or \"required\") in .ralph/config.toml");
+        }
+        (None, mode) => {
+            f.add(
+                "sandbox",
+                "mechanism",
+                if mode == Mode::Required {
+                    Status::Fail
+                } else {
+                    Status::Warn
+                },
+                format!(
+                    "none: {} (mode {})",
+                    st.reason.as_deref().unwrap_or(""),
+                    mode.as_str()
+                ),
+            );
+            f.hint("install bubblewrap and check `bwrap --ro-bind / / true` works; see docs/security.md");
+        }
+    }
+    if !st.active {
+        return;
+    }
+    let mut writable = String::from(
+        "the worktree (and its own folder under .git/worktrees), a private /tmp; agents: their CLI's state (~/.claude, ~/.claude.json, ~/.codex); setup: ",
+    );
+    writable.push_str(&CACHES.map(|c| format!("~/{c}")).join(", "));
+    if !s.writable.is_empty() {
+        writable.push_str(&format!("; [sandbox] writable: {}", s.writable.join(", ")));
+    }
+    f.add("sandbox", "writable", Status::Ok, writable);
+    f.add(
+        "sandbox",
+        "hidden",
+        Status::Ok,
+        if st.hidden.is_empty() {
+            "no credential file found to hide".to_owned()
+        } else {
+            st.hidden.join(", ")
+        },
+    );
+    f.add(
+        "sandbox",
+        "network",
+        Status::Ok,
+        format!(
+            "agents and setup: on; checks and their baseline: {}",
+            if st.check_network { "on" } else { "off" }
+        ),
+    );
+    f.add(
+        "sandbox",
+        "ralph's process",
+        if sandbox::self_protected() {
+            Status::Ok
+        } else {
+            Status::Warn
+        },
+        if sandbox::self_protected() {
+            "undumpable: its environment and memory are closed to the user's other processes"
+        } else {
+            "dumpable: its environment (the token) is readable by the user's other processes"
+        }
+        .into(),
+    );
 }
 
 async fn tracker_checks(

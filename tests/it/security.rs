@@ -289,3 +289,42 @@ fn required_without_a_sandbox_refuses_before_anything_changes() {
     assert_eq!(repo.issue(), issue, "no label moved");
     assert!(repo.events().is_empty());
 }
+
+#[test]
+fn doctor_shows_the_sandbox_and_fails_required_without_one() {
+    let repo = Repo::with(Setup {
+        sandbox: Some("[sandbox]\nmode = \"required\"\ncheck_network = \"off\"\n"),
+        ..Setup::default()
+    });
+    let finding = |out: &str, check: &str| -> Option<serde_json::Value> {
+        let report: serde_json::Value = serde_json::from_str(out).unwrap();
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["area"] == "sandbox" && f["check"] == check)
+            .cloned()
+    };
+    let out = run(repo
+        .ralph()
+        .env("PATH", "/nonexistent")
+        .args(["doctor", "--json"]));
+    let mechanism = finding(&out.stdout, "mechanism").unwrap();
+    assert_eq!(mechanism["status"], "fail", "{mechanism}");
+    assert!(mechanism["detail"]
+        .as_str()
+        .unwrap()
+        .contains("bubblewrap (`bwrap`) is not installed"));
+    if bubblewrap().is_err() {
+        return;
+    }
+    let out = run(repo.ralph().args(["doctor", "--json"]));
+    assert_eq!(finding(&out.stdout, "mechanism").unwrap()["status"], "ok");
+    let network = finding(&out.stdout, "network").unwrap();
+    assert_eq!(
+        network["detail"],
+        "agents and setup: on; checks and their baseline: off"
+    );
+    let own = finding(&out.stdout, "ralph's process").unwrap();
+    assert_eq!(own["status"], "ok", "{own}");
+}
