@@ -92,7 +92,14 @@ pub async fn examine(
 async fn sandbox_checks(f: &mut Findings, settings: &Settings) {
     use crate::process::sandbox::{self, Mode, Sandbox, CACHES};
     let s = &settings.config.sandbox;
-    let found = Sandbox::detect(s.mode, s.check_network, &s.hide, &s.writable).await;
+    let mode = match Mode::effective(s.mode) {
+        Ok(m) => m,
+        Err(why) => {
+            f.add("sandbox", "mechanism", Status::Fail, why);
+            return;
+        }
+    };
+    let found = Sandbox::detect(mode, s.check_network, &s.hide, &s.writable).await;
     let st = found.status();
     match (&st.mechanism, st.mode) {
         (Some(m), _) => f.add(

@@ -32,6 +32,8 @@ pub const RALPH_CLAUDE_BIN: &str = "RALPH_CLAUDE_BIN";
 pub const RALPH_CODEX_BIN: &str = "RALPH_CODEX_BIN";
 /// A tracing `EnvFilter` that overrides `-v`/`-q`.
 pub const RALPH_LOG: &str = "RALPH_LOG";
+/// `auto`, `required` or `off`: overrides `[sandbox] mode` (the GitHub Action sets `required`).
+pub const RALPH_SANDBOX: &str = "RALPH_SANDBOX";
 /// Test-only: `1` makes the HTTP backends retry without waiting.
 pub const RALPH_TEST_NO_RETRY_DELAY: &str = "RALPH_TEST_NO_RETRY_DELAY";
 /// Any non-empty value turns colour off with `--color auto`.

@@ -155,7 +155,11 @@ impl Context {
     pub async fn sandbox(&self, settings: &Settings) -> Result<crate::process::sandbox::Status> {
         use crate::process::sandbox::{self, Mode, Sandbox};
         let s = &settings.config.sandbox;
-        let found = Sandbox::detect(s.mode, s.check_network, &s.hide, &s.writable).await;
+        let mode = Mode::effective(s.mode).map_err(|why| {
+            crate::error::UserError::usage(why)
+                .with_hint("unset RALPH_SANDBOX to use `[sandbox] mode` of .ralph/config.toml")
+        })?;
+        let found = Sandbox::detect(mode, s.check_network, &s.hide, &s.writable).await;
         let status = found.status().clone();
         if !status.active {
             let why = status.reason.clone().unwrap_or_default();

@@ -31,6 +31,20 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The mode `RALPH_SANDBOX` names, else `configured`; an unknown value is an error that
+    /// names it.
+    pub fn effective(configured: Mode) -> Result<Mode, String> {
+        match crate::env::non_empty(crate::env::RALPH_SANDBOX).as_deref() {
+            None => Ok(configured),
+            Some("auto") => Ok(Mode::Auto),
+            Some("required") => Ok(Mode::Required),
+            Some("off") => Ok(Mode::Off),
+            Some(other) => Err(format!(
+                "RALPH_SANDBOX={other:?} is not a sandbox mode: use auto, required or off"
+            )),
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Auto => "auto",

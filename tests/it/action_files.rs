@@ -32,6 +32,7 @@ fn the_action_has_the_documented_inputs_and_outputs() {
         "refine-write",
         "claude-code-version",
         "codex-version",
+        "sandbox",
     ] {
         assert!(
             inputs.contains(&input.to_owned()),
@@ -72,6 +73,47 @@ fn the_action_has_the_documented_inputs_and_outputs() {
         compete["env"]["GITHUB_TOKEN"].as_str(),
         Some("${{ inputs.github-token }}")
     );
+    // The agents and checks are sandboxed: `required` unless the workflow says otherwise, set
+    // up before any agent runs, and passed to every step that runs agents.
+    assert_eq!(
+        action["inputs"]["sandbox"]["default"].as_str(),
+        Some("required")
+    );
+    let setup = steps
+        .iter()
+        .position(|s| s["name"].as_str() == Some("Set up the sandbox"))
+        .unwrap();
+    let run = steps[setup]["run"].as_str().unwrap();
+    assert!(
+        run.contains("apt-get install") && run.contains("bubblewrap"),
+        "{run}"
+    );
+    assert!(
+        run.contains("apparmor_parser") && run.contains("userns"),
+        "{run}"
+    );
+    for id in ["compete", "refine"] {
+        let at = steps
+            .iter()
+            .position(|s| s["id"].as_str() == Some(id))
+            .unwrap();
+        assert!(at > setup, "{id} runs after the sandbox is set up");
+        assert_eq!(
+            steps[at]["env"]["RALPH_SANDBOX"].as_str(),
+            Some("${{ inputs.sandbox }}"),
+            "{id}"
+        );
+    }
+    // Every action it uses is pinned to a commit.
+    for s in steps {
+        if let Some(uses) = s["uses"].as_str() {
+            let (_, rev) = uses.split_once('@').unwrap();
+            assert!(
+                rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit()),
+                "{uses} is not pinned to a commit"
+            );
+        }
+    }
 }
 
 #[test]

@@ -39,6 +39,8 @@ struct Runner {
     path: Vec<String>,
     /// Stop after the step of this name.
     stop_after: Option<String>,
+    /// The runner's own `PATH` after the added folders (default: the test's).
+    system_path: Option<String>,
 }
 
 impl Runner {
@@ -50,6 +52,12 @@ impl Runner {
         for (k, v) in action["inputs"].as_hash().unwrap() {
             let default = v["default"].as_str().unwrap_or("").to_owned();
             all.insert(k.as_str().unwrap().to_owned(), default);
+        }
+        // Where bubblewrap cannot run, the action's default (`required`) would stop every run:
+        // these runs go unconfined, and say so.
+        if let Err(why) = crate::security::bubblewrap() {
+            eprintln!("the action runs with sandbox = off: {why}");
+            all.insert("sandbox".into(), "off".into());
         }
         for (k, v) in inputs {
             assert!(all.contains_key(*k), "no input {k}");
@@ -87,6 +95,7 @@ impl Runner {
             path: vec![bin.display().to_string()],
             files,
             stop_after: None,
+            system_path: None,
         }
     }
 
@@ -197,7 +206,10 @@ impl Runner {
                 .env("GITHUB_STEP_SUMMARY", &summary)
                 .env("GITHUB_PATH", &github_path)
                 .env("GITHUB_ENV", &github_env);
-            let system = std::env::var("PATH").unwrap();
+            let system = self
+                .system_path
+                .clone()
+                .unwrap_or_else(|| std::env::var("PATH").unwrap());
             cmd.env("PATH", format!("{}:{system}", path.join(":")));
             for (k, v) in &self.env {
                 cmd.env(k, v);
@@ -535,4 +547,64 @@ for p in claude codex; do printf '#!/bin/sh\necho fake\n' > "$prefix/node_module
         "{:?}",
         r.path_additions
     );
+}
+
+#[test]
+fn the_sandbox_step_installs_bubblewrap_and_allows_it_user_namespaces() {
+    let repo = repository();
+    let mut runner = Runner::new(&repo.root, &[("issue", "12")]);
+    // A runner without bwrap: every program of the test's PATH but bwrap, and stand-ins for
+    // sudo and apt-get (which "installs" a bwrap that logs its calls).
+    let fakes = runner.files.path().join("fakes");
+    let system = runner.files.path().join("system");
+    std::fs::create_dir_all(&fakes).unwrap();
+    std::fs::create_dir_all(&system).unwrap();
+    for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap()) {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let link = system.join(&name);
+            if name != "bwrap" && name != "sudo" && name != "apt-get" && !link.exists() {
+                let _ = std::os::unix::fs::symlink(entry.path(), link);
+            }
+        }
+    }
+    crate::common::script(
+        &fakes,
+        "sudo",
+        r#"echo "sudo $*" >> "$RUNNER_TEMP/calls"; "$@""#,
+    );
+    let bwrap = format!(
+        "#!/bin/sh\necho \"bwrap $*\" >> \"$RUNNER_TEMP/calls\"\n[ \"$1\" = --version ] && echo 'bubblewrap 0.9.0'\nexit 0\n"
+    );
+    crate::common::script(
+        &fakes,
+        "apt-get",
+        &format!(
+            "echo \"apt-get $*\" >> \"$RUNNER_TEMP/calls\"\ncase \"$*\" in *install*) cat > \"{}/bwrap\" <<'EOF'\n{bwrap}EOF\nchmod +x \"{}/bwrap\";; esac",
+            fakes.display(),
+            fakes.display()
+        ),
+    );
+    runner.path.push(fakes.display().to_string());
+    runner.system_path = Some(system.display().to_string());
+    runner.stop_after = Some("Set up the sandbox".into());
+    let tmp = runner.files.path().join("tmp");
+    let r = runner.run();
+    assert_eq!(ran(&r, "Set up the sandbox"), Some(0), "{}", r.log);
+    let calls = std::fs::read_to_string(tmp.join("calls")).unwrap();
+    assert!(
+        calls.contains("sudo apt-get install -y -qq --no-install-recommends bubblewrap"),
+        "{calls}"
+    );
+    assert!(
+        calls.contains("bwrap --ro-bind / / --unshare-pid --proc /proc --dev /dev true"),
+        "the step checks that bwrap works: {calls}"
+    );
+    assert!(r.log.contains("sandbox: bubblewrap 0.9.0"), "{}", r.log);
+
+    // `off` skips the step.
+    let mut off = Runner::new(&repo.root, &[("issue", "12"), ("sandbox", "off")]);
+    off.stop_after = Some("Set up the sandbox".into());
+    let r = off.run();
+    assert_eq!(ran(&r, "Set up the sandbox"), None, "{:?}", r.steps);
 }

@@ -65,7 +65,7 @@ fn hostile_implementer() -> String {
 }
 
 /// Whether bubblewrap works here; else why the tests are skipped.
-fn bubblewrap() -> Result<(), String> {
+pub(crate) fn bubblewrap() -> Result<(), String> {
     if !cfg!(target_os = "linux") {
         return Err("the sandbox is bubblewrap, on Linux".into());
     }
