@@ -573,9 +573,8 @@ fn the_sandbox_step_installs_bubblewrap_and_allows_it_user_namespaces() {
         "sudo",
         r#"echo "sudo $*" >> "$RUNNER_TEMP/calls"; "$@""#,
     );
-    let bwrap = format!(
-        "#!/bin/sh\necho \"bwrap $*\" >> \"$RUNNER_TEMP/calls\"\n[ \"$1\" = --version ] && echo 'bubblewrap 0.9.0'\nexit 0\n"
-    );
+    let bwrap =
+        "#!/bin/sh\necho \"bwrap $*\" >> \"$RUNNER_TEMP/calls\"\n[ \"$1\" = --version ] && echo 'bubblewrap 0.9.0'\nexit 0\n";
     crate::common::script(
         &fakes,
         "apt-get",
