@@ -1,0 +1,128 @@
+//! What the sandbox costs: one confined process (`true`), a check run on a small Rust crate
+//! (`cargo test`, warm), and a whole offline competition (`ralph demo`), each with the sandbox
+//! off and with bubblewrap. Run: `cargo bench --bench sandbox` (needs `bwrap`; without it the
+//! bench says so and measures nothing).
+
+use ralph::checks::{run_checks, CheckPlan, CheckSpec};
+use ralph::process::sandbox::{install, Mode, Sandbox};
+use ralph::process::{Cmd, Confinement, Kind};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn median(mut times: Vec<Duration>) -> (f64, f64, f64) {
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    (
+        ms(times[times.len() / 2]),
+        ms(times[0]),
+        ms(times[times.len() - 1]),
+    )
+}
+
+fn report(what: &str, off: Vec<Duration>, on: Vec<Duration>) {
+    let (off, off_min, off_max) = median(off);
+    let (on, on_min, on_max) = median(on);
+    println!(
+        "{what}: off {off:.1} ms [{off_min:.1}–{off_max:.1}], bubblewrap {on:.1} ms [{on_min:.1}–{on_max:.1}], +{:.1} ms ({:+.1}%)",
+        on - off,
+        (on / off - 1.0) * 100.0
+    );
+}
+
+fn sandbox(rt: &tokio::runtime::Runtime, mode: Mode) {
+    let sb = rt.block_on(Sandbox::detect(mode, true, &[], &[]));
+    if mode == Mode::Required {
+        assert!(sb.status().active, "{:?}", sb.status().reason);
+    }
+    install(sb);
+}
+
+fn processes(rt: &tokio::runtime::Runtime, dir: &Path) -> Vec<Duration> {
+    (0..50)
+        .map(|_| {
+            let cmd = Cmd::new("true").confine(Confinement::new(Kind::Check, dir));
+            let started = Instant::now();
+            let out = rt.block_on(ralph::process::run(&cmd)).unwrap();
+            assert!(out.success());
+            started.elapsed()
+        })
+        .collect()
+}
+
+fn crate_checks(rt: &tokio::runtime::Runtime, dir: &Path) -> Vec<Duration> {
+    let plan = CheckPlan::of(vec![CheckSpec::new("test", "cargo test -q --offline")]);
+    (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            let ran = rt.block_on(run_checks(
+                &plan,
+                dir,
+                Duration::from_secs(600),
+                &ralph::checks::run::Unwatched,
+            ));
+            assert!(ran.checks.iter().all(|c| c.passed()), "{ran:?}");
+            started.elapsed()
+        })
+        .collect()
+}
+
+fn demos(mode: &str) -> Vec<Duration> {
+    (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_ralph"))
+                .args(["demo", "-q"])
+                .env("RALPH_SANDBOX", mode)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            started.elapsed()
+        })
+        .collect()
+}
+
+fn main() {
+    if std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "true"])
+        .status()
+        .map_or(true, |s| !s.success())
+    {
+        println!("sandbox: bubblewrap does not work here; nothing measured");
+        return;
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // Outside /tmp, like a real checkout.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let krate = dir.path().join("krate");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"krate\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        krate.join("src/lib.rs"),
+        "pub fn add(a: i32, b: i32) -> i32 { a + b }\n#[test]\nfn adds() { assert_eq!(add(1, 2), 3); }\n",
+    )
+    .unwrap();
+    let built = std::process::Command::new("cargo")
+        .args(["test", "-q", "--offline"])
+        .current_dir(&krate)
+        .output()
+        .unwrap();
+    assert!(built.status.success());
+
+    sandbox(&rt, Mode::Off);
+    let off = processes(&rt, dir.path());
+    let checks_off = crate_checks(&rt, &krate);
+    sandbox(&rt, Mode::Required);
+    let on = processes(&rt, dir.path());
+    let checks_on = crate_checks(&rt, &krate);
+    report("one process (`true`, 50 runs)", off, on);
+    report("a check run (`cargo test`, warm, 5 runs)", checks_off, checks_on);
+    report(
+        "a competition (`ralph demo`, 5 runs)",
+        demos("off"),
+        demos("required"),
+    );
+}
