@@ -75,7 +75,11 @@ fn demos(mode: &str) -> Vec<Duration> {
                 .env("RALPH_SANDBOX", mode)
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             started.elapsed()
         })
         .collect()
@@ -119,7 +123,11 @@ fn main() {
     let on = processes(&rt, dir.path());
     let checks_on = crate_checks(&rt, &krate);
     report("one process (`true`, 50 runs)", off, on);
-    report("a check run (`cargo test`, warm, 5 runs)", checks_off, checks_on);
+    report(
+        "a check run (`cargo test`, warm, 5 runs)",
+        checks_off,
+        checks_on,
+    );
     report(
         "a competition (`ralph demo`, 5 runs)",
         demos("off"),

@@ -5,7 +5,7 @@
 
 use super::{AgentCall, AgentError, AgentReply, Usage};
 use crate::error::chain_text;
-use crate::process::sandbox::agent_state;
+use crate::process::sandbox::prepare_agent_state;
 use crate::process::{self, Cmd, Confinement, Kind, Output, ProcessError};
 use std::path::PathBuf;
 
@@ -180,7 +180,13 @@ pub async fn call_cli(
     parse: impl FnOnce(&str) -> Result<Parsed, CliError>,
 ) -> Result<AgentReply, AgentError> {
     let home = crate::env::non_empty("HOME").map(PathBuf::from);
-    let mut cmd = agent_cmd(program, args, call, &agent_state(cli, home.as_deref()), &[]);
+    let mut cmd = agent_cmd(
+        program,
+        args,
+        call,
+        &prepare_agent_state(cli, home.as_deref()),
+        &[],
+    );
     if let Some(sink) = call.activity.clone() {
         // The stream, read as it arrives: each line's activity goes to the live view.
         let workdir = call.workdir.to_string_lossy().into_owned();

@@ -53,6 +53,13 @@ pub struct Plan {
     pub network: bool,
 }
 
+/// The user and group a process started by root runs as inside the sandbox (mapped to root
+/// outside, so it still owns root's files; the mounts decide what it may write).
+const ROOT_AS: &str = "1000";
+
+/// The devices of a sandbox started by root.
+const DEVICES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
+
 /// The files of a worktree's git folder that say where its repository is: rewriting them would
 /// point ralph's own git commands at another repository.
 const LINK_FILES: [&str; 2] = ["commondir", "gitdir"];
@@ -85,22 +92,54 @@ pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -
         arg(&mut out, &["--unshare-net"]);
     }
     if facts.root {
-        arg(&mut out, &["--cap-drop", "ALL"]);
+        // As root, bwrap would keep root inside: an unprivileged user of its own namespace,
+        // with no capability there either, so a process can neither unmount what hides a
+        // credential nor pass for root to a nested sandbox (Codex runs its commands in one).
+        arg(
+            &mut out,
+            &[
+                "--unshare-user",
+                "--uid",
+                ROOT_AS,
+                "--gid",
+                ROOT_AS,
+                "--cap-drop",
+                "ALL",
+            ],
+        );
     }
-    arg(
-        &mut out,
-        &[
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            "/tmp",
-        ],
-    );
+    arg(&mut out, &["--ro-bind", "/", "/"]);
+    if facts.root {
+        // bwrap's own `/dev` stops a nested sandbox from mounting `/proc` when the outer one
+        // maps root: the same few devices, bound from the host.
+        arg(&mut out, &["--tmpfs", "/dev"]);
+        for dev in DEVICES {
+            let path = format!("/dev/{dev}");
+            arg(&mut out, &["--dev-bind", &path, &path]);
+        }
+        arg(
+            &mut out,
+            &[
+                "--symlink",
+                "/proc/self/fd",
+                "/dev/fd",
+                "--symlink",
+                "/proc/self/fd/0",
+                "/dev/stdin",
+                "--symlink",
+                "/proc/self/fd/1",
+                "/dev/stdout",
+                "--symlink",
+                "/proc/self/fd/2",
+                "/dev/stderr",
+                "--tmpfs",
+                "/dev/shm",
+            ],
+        );
+    } else {
+        arg(&mut out, &["--dev", "/dev"]);
+    }
+    arg(&mut out, &["--proc", "/proc", "--tmpfs", "/tmp"]);
     if facts.kind(Path::new("/var/tmp")) == Some(true) {
         arg(&mut out, &["--tmpfs", "/var/tmp"]);
     }
@@ -327,7 +366,11 @@ mod tests {
         f.root = true;
         let a = s(&args(&p, &f, &"sh".into(), &[]));
         assert!(a.contains("--unshare-net"), "{a}");
-        assert!(a.contains("--cap-drop ALL"), "{a}");
+        assert!(
+            a.contains("--unshare-user --uid 1000 --gid 1000 --cap-drop ALL --ro-bind / / --tmpfs /dev --dev-bind /dev/null /dev/null"),
+            "{a}"
+        );
+        assert!(!a.contains("--dev /dev"), "{a}");
     }
 
     #[test]

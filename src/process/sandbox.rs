@@ -156,21 +156,41 @@ pub const UNSET: [&str; 5] = [
 
 /// Where each agent CLI keeps its state (and its own login), relative to `HOME`, with the
 /// variable that moves it: writable for that agent, hidden from every other process.
-pub const AGENT_STATE: [(&str, &str, Option<&str>); 3] = [
-    ("claude", ".claude", Some("CLAUDE_CONFIG_DIR")),
-    ("claude", ".claude.json", None),
-    ("codex", ".codex", Some("CODEX_HOME")),
+/// Folders are made when missing, so that the sandbox can offer them (a CLI's first run).
+pub const AGENT_STATE: [(&str, &str, Option<&str>, bool); 3] = [
+    ("claude", ".claude", Some("CLAUDE_CONFIG_DIR"), true),
+    ("claude", ".claude.json", None, false),
+    ("codex", ".codex", Some("CODEX_HOME"), true),
 ];
+
+/// Where the state entry `rel` (moved by `var`) of an agent CLI is.
+fn state_path(rel: &str, var: Option<&str>, home: Option<&Path>) -> Option<PathBuf> {
+    var.and_then(crate::env::non_empty)
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(rel)))
+}
 
 /// The state paths of the agent CLI `backend` (`claude`, `codex`), resolved.
 pub fn agent_state(backend: &str, home: Option<&Path>) -> Vec<PathBuf> {
     AGENT_STATE
         .iter()
-        .filter(|(b, _, _)| *b == backend)
-        .filter_map(|(_, rel, var)| {
-            var.and_then(crate::env::non_empty)
-                .map(PathBuf::from)
-                .or_else(|| home.map(|h| h.join(rel)))
+        .filter(|(b, ..)| *b == backend)
+        .filter_map(|(_, rel, var, _)| state_path(rel, *var, home))
+        .collect()
+}
+
+/// [`agent_state`], with its folders made when missing (best effort: a CLI that cannot use
+/// them says so itself).
+pub fn prepare_agent_state(backend: &str, home: Option<&Path>) -> Vec<PathBuf> {
+    AGENT_STATE
+        .iter()
+        .filter(|(b, ..)| *b == backend)
+        .filter_map(|(_, rel, var, dir)| {
+            let path = state_path(rel, *var, home)?;
+            if *dir && !path.exists() {
+                let _ = std::fs::create_dir_all(&path);
+            }
+            Some(path)
         })
         .collect()
 }

@@ -106,8 +106,11 @@ fn repo_on(
     model: &str,
     program: &Path,
 ) -> Repo {
+    // Outside /tmp, where a user's checkout and HOME are: the sandbox mounts its own /tmp, and
+    // Codex refuses to keep its helpers under a temporary folder.
     let repo = Repo::with(Setup {
         issues,
+        under: Some(Path::new(env!("CARGO_TARGET_TMPDIR"))),
         ..Setup::default()
     });
     std::fs::write(
@@ -123,6 +126,13 @@ fn assert_competed(repo: &Repo, out: &crate::common::Out) -> Value {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(report["outcome"], "complete", "{report}");
+    // Where bubblewrap works, the real CLIs ran in ralph's sandbox (Codex with its own inside).
+    assert_eq!(
+        report["sandbox"]["active"],
+        crate::security::bubblewrap().is_ok(),
+        "{}",
+        report["sandbox"]
+    );
     let lib = git(
         &repo.remote,
         &["show", "ralph/3-add-a-greet-function:lib.sh"],
@@ -265,7 +275,7 @@ fn with_env(env: &[(String, String)], program: &Path) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_clis_errors_come_through_with_their_own_words() {
     let Some(bin) = clis() else { return };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let prompt = "You are smart_bot_1, one of several independent engineers. Propose.";
     // A 401, a 400, and a 500 before a good answer (once per CLI).
     let fives = std::sync::atomic::AtomicUsize::new(0);
