@@ -24,6 +24,10 @@ pub fn agent_cmd(
     files: &[PathBuf],
 ) -> Cmd {
     let mut confinement = Confinement::new(Kind::Agent, &call.workdir);
+    // Only the implementer changes its worktree; every other role reads it.
+    if call.role != super::Role::Implement {
+        confinement = confinement.reading();
+    }
     for s in state {
         confinement = confinement.writable(s);
     }

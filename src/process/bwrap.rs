@@ -42,6 +42,8 @@ pub enum GitLink {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     pub workdir: PathBuf,
+    /// The process may change its workdir (an implementer, a check); a reading agent may not.
+    pub workdir_writable: bool,
     pub git: GitLink,
     /// Writable besides the workdir (an agent's state, a shared build folder, a report's folder).
     pub writable: Vec<PathBuf>,
@@ -146,14 +148,25 @@ pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -
     for r in plan.readable.iter().filter(|p| facts.kind(p).is_some()) {
         mount(&mut out, "--ro-bind", r, r);
     }
+    // A read-only workdir is still bound: under /tmp it would be hidden otherwise.
+    mount(
+        &mut out,
+        if plan.workdir_writable {
+            "--bind"
+        } else {
+            "--ro-bind"
+        },
+        &plan.workdir,
+        &plan.workdir,
+    );
     let mut writable: Vec<&PathBuf> = vec![&plan.workdir];
     writable.extend(plan.writable.iter().filter(|p| facts.kind(p).is_some()));
-    for w in &writable {
+    for w in &writable[1..] {
         mount(&mut out, "--bind", w, w);
     }
     match &plan.git {
         GitLink::Worktree { admin } => {
-            if facts.kind(admin) == Some(true) {
+            if plan.workdir_writable && facts.kind(admin) == Some(true) {
                 mount(&mut out, "--bind", admin, admin);
                 for name in LINK_FILES {
                     let file = admin.join(name);
@@ -282,6 +295,7 @@ mod tests {
     fn plan() -> Plan {
         Plan {
             workdir: "/r/.ralph/worktrees/7".into(),
+            workdir_writable: true,
             git: GitLink::Worktree {
                 admin: "/r/.git/worktrees/ralph-7".into(),
             },
@@ -371,6 +385,19 @@ mod tests {
             "{a}"
         );
         assert!(!a.contains("--dev /dev"), "{a}");
+    }
+
+    #[test]
+    fn a_reading_agent_gets_its_workdir_and_its_git_folder_read_only() {
+        let mut p = plan();
+        p.workdir_writable = false;
+        let a = s(&args(&p, &facts(), &"claude".into(), &[]));
+        assert!(
+            a.contains("--ro-bind /r/.ralph/worktrees/7 /r/.ralph/worktrees/7 --bind /h/.claude /h/.claude"),
+            "{a}"
+        );
+        assert!(!a.contains("--bind /r/.git/worktrees/ralph-7"), "{a}");
+        assert!(!a.contains(" --bind /r/.ralph"), "{a}");
     }
 
     #[test]

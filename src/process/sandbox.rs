@@ -77,6 +77,8 @@ pub struct Confinement {
     /// Files it must read even where the sandbox mounts its own (`/tmp`): the program and
     /// scripts a configured command names.
     pub readable: Vec<PathBuf>,
+    /// It may change its workdir (true but for agents in a reading role).
+    pub workdir_writable: bool,
 }
 
 impl Confinement {
@@ -86,7 +88,15 @@ impl Confinement {
             workdir: workdir.into(),
             writable: Vec::new(),
             readable: Vec::new(),
+            workdir_writable: true,
         }
+    }
+
+    /// The same, with its workdir read-only: an agent in a role that only reads (proposals,
+    /// judging, extraction, verification, review, refine).
+    pub fn reading(mut self) -> Confinement {
+        self.workdir_writable = false;
+        self
     }
 
     /// Also lets it read `path` where the sandbox would hide it (under `/tmp`).
@@ -387,6 +397,7 @@ impl Sandbox {
         };
         Plan {
             workdir: c.workdir.clone(),
+            workdir_writable: c.workdir_writable,
             git,
             readable: c
                 .readable

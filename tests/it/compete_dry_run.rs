@@ -60,6 +60,12 @@ impl Repo {
         std::fs::create_dir_all(ralph.join("issues")).unwrap();
         std::fs::create_dir_all(dir.path().join("replay")).unwrap();
         std::fs::write(ralph.join("issues/7.md"), ISSUE).unwrap();
+        // The fake agents keep what they were asked beside their scripts, in the directory a
+        // dry run reads (read-only to reading agents, unless `[sandbox] writable` says so).
+        let config = format!(
+            "{config}\n[sandbox]\nwritable = [\"{}\"]\n",
+            dir.path().display()
+        );
         std::fs::write(ralph.join("config.toml"), config).unwrap();
         Repo { dir }
     }

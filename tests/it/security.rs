@@ -91,17 +91,34 @@ pub(crate) fn bubblewrap() -> Result<(), String> {
     }
 }
 
+/// A bot that, while it should only read, writes into its worktree and makes a worktree and a
+/// branch in the repository, then proposes like the others.
+const ROGUE_BOT: &str = r#"echo rogue > ROGUE.md
+git worktree add -q .rogue -b rogue >/dev/null 2>&1
+exec "$(dirname "$0")/bot.sh""#;
+
 fn hostile_repo(mode: &str) -> Repo {
     let implementer = hostile_implementer();
     let sandbox = format!("[sandbox]\nmode = \"{mode}\"\n");
     // Outside /tmp, where the sandbox mounts its own: HOME and the checkout are where a user's
     // are, so only the sandbox's rules can hide or protect them.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let rogue = crate::common::script(dir.path(), "rogue.sh", ROGUE_BOT);
+    let rogue_bot = format!("[[bots]]\nid = \"rogue\"\ncommand = [\"{rogue}\"]\n");
     let repo = Repo::with(Setup {
         implementer: &implementer,
         sandbox: Some(&sandbox),
         under: Some(Path::new(env!("CARGO_TARGET_TMPDIR"))),
         ..Setup::default()
     });
+    let rogue = crate::common::script(&repo.tools, "rogue.sh", ROGUE_BOT);
+    let config = repo.root.join(".ralph/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{text}[[bots]]\nid = \"rogue\"\ncommand = [\"{rogue}\"]\n"),
+    )
+    .unwrap();
     for (path, secret) in CREDENTIALS {
         let file = repo.tools.join(path);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
@@ -191,6 +208,15 @@ fn under_a_required_sandbox_no_attack_lands_and_the_honest_work_completes() {
         .collect();
     assert!(hooks.is_empty(), "{hooks:?}");
     assert!(hooks_that_ran(&repo).is_empty());
+    // The rogue bot could not write the worktree it only reads, nor make a worktree or branch.
+    assert!(
+        !out.stderr.contains("changed the repository"),
+        "{}",
+        out.stderr
+    );
+    assert!(!git(&repo.root, &["branch", "--list"]).contains("rogue"));
+    let files = git(&repo.remote, &["ls-tree", "--name-only", branch]);
+    assert!(!files.contains("ROGUE.md"), "{files}");
     // The pull request says the run was sandboxed.
     let pr = std::fs::read_to_string(repo.root.join(".ralph/issues/3.pr-4.md")).unwrap();
     assert!(
@@ -246,6 +272,13 @@ fn with_the_sandbox_off_the_same_attacks_land_and_only_the_seal_stands() {
         "{}",
         out.stderr
     );
+    // The rogue bot's writes landed too, and the read-only guard undid them.
+    assert!(
+        out.stderr.contains("A bot changed the repository") && out.stderr.contains("ROGUE.md"),
+        "{}",
+        out.stderr
+    );
+    assert!(!git(&repo.root, &["branch", "--list"]).contains("rogue"));
     assert!(!repo.root.join(".git/hooks/pre-push").exists(), "restored");
     let config = std::fs::read_to_string(repo.root.join(".git/config")).unwrap();
     assert!(!config.contains("fsmonitor"), "{config}");
@@ -327,4 +360,55 @@ fn doctor_shows_the_sandbox_and_fails_required_without_one() {
     );
     let own = finding(&out.stdout, "ralph's process").unwrap();
     assert_eq!(own["status"], "ok", "{own}");
+}
+
+#[test]
+fn a_check_that_needs_the_network_fails_on_base_without_it_and_is_not_blamed() {
+    if let Err(why) = bubblewrap() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    if !ralph::process::on_path("python3") {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || for _ in listener.incoming() {});
+    let checks = format!(
+        "[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"sh test.sh\"\nnet = \"python3 -c 'import socket; socket.create_connection((\\\"127.0.0.1\\\", {port}), 5)'\"\n"
+    );
+    let status_of_net = |network: &str| -> String {
+        let sandbox = format!(
+            "[sandbox]\nmode = \"required\"\ncheck_network = \"{network}\"\nwritable = [\"{{tools}}\"]\n"
+        );
+        let repo = Repo::with(Setup {
+            checks: &checks,
+            sandbox: Some(&sandbox),
+            ..Setup::default()
+        });
+        // The fake agents' logs go to their folder, as in every other test.
+        let config = repo.root.join(".ralph/config.toml");
+        let text = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(
+            &config,
+            text.replace("{tools}", &repo.tools.display().to_string()),
+        )
+        .unwrap();
+        let out = run(repo.ralph().args(["compete", "3", "--json"]));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(report["outcome"], "complete", "{report}");
+        let checks = report["rounds"][0]["checks"].as_array().unwrap().clone();
+        checks.iter().find(|c| c["name"] == "net").unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(status_of_net("on"), "passed");
+    assert_eq!(
+        status_of_net("off"),
+        "failing_on_base",
+        "the baseline ran without the network too: not the change's fault"
+    );
 }
