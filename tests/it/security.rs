@@ -102,9 +102,6 @@ fn hostile_repo(mode: &str) -> Repo {
     let sandbox = format!("[sandbox]\nmode = \"{mode}\"\n");
     // Outside /tmp, where the sandbox mounts its own: HOME and the checkout are where a user's
     // are, so only the sandbox's rules can hide or protect them.
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let rogue = crate::common::script(dir.path(), "rogue.sh", ROGUE_BOT);
-    let rogue_bot = format!("[[bots]]\nid = \"rogue\"\ncommand = [\"{rogue}\"]\n");
     let repo = Repo::with(Setup {
         implementer: &implementer,
         sandbox: Some(&sandbox),
