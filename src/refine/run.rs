@@ -118,7 +118,13 @@ pub async fn refine(
     call.activity = Some(view.sink());
     let asked = ask::<RefineAnswer>(backend.as_ref(), &call, &ctx).await;
     drop(view);
+    let tampered = checkout.sealed_changes().await;
     checkout.remove().await;
+    if let Some(changes) = tampered {
+        anyhow::bail!(
+            "the refine role changed the repository's git directory, which nothing but ralph may: {changes} (restored); its answer is not used"
+        );
+    }
     let asked = asked.map_err(|e| anyhow::anyhow!("the refine role gave no usable answer: {e}"))?;
     for w in &asked.warnings {
         printer.warn(w);
@@ -168,6 +174,8 @@ pub async fn refine(
 struct Checkout {
     root: PathBuf,
     worktree: Option<PathBuf>,
+    /// The git directory as it was before the agent ran.
+    seal: Option<crate::workspace::seal::GitSeal>,
 }
 
 impl Checkout {
@@ -179,6 +187,7 @@ impl Checkout {
             return Checkout {
                 root,
                 worktree: None,
+                seal: None,
             };
         };
         let rev = if found.has_remote {
@@ -191,17 +200,41 @@ impl Checkout {
             .join("worktrees")
             .join(format!("ralph-refine-{issue}"));
         match crate::workspace::add_detached(&root, &path, &rev).await {
-            Ok(()) => Checkout {
-                root,
-                worktree: Some(path),
-            },
+            Ok(()) => {
+                let wt = crate::workspace::Worktree {
+                    path: path.clone(),
+                    branch: String::new(),
+                    base_commit: String::new(),
+                };
+                let seal = crate::workspace::seal::take_async(&root, &wt).await;
+                if let Err(e) = &seal {
+                    tracing::warn!("could not seal the git directory: {e}");
+                }
+                Checkout {
+                    root,
+                    worktree: Some(path),
+                    seal: seal.ok(),
+                }
+            }
             Err(e) => {
                 tracing::warn!("refining from the repository root: {e}");
                 Checkout {
                     root,
                     worktree: None,
+                    seal: None,
                 }
             }
+        }
+    }
+
+    /// What the agent changed in the git directory since the seal (restored by now), in one
+    /// line; `None` when nothing did.
+    async fn sealed_changes(&self) -> Option<String> {
+        let seal = self.seal.as_ref()?;
+        match crate::workspace::seal::check_async(seal).await {
+            Ok(changes) if changes.is_empty() => None,
+            Ok(changes) => Some(changes.join("; ")),
+            Err(e) => Some(format!("the check itself failed: {e}")),
         }
     }
 

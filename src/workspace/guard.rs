@@ -231,7 +231,7 @@ pub fn restore(root: &Path, wt: &Worktree, snap: &Snapshot) -> Result<(), Worksp
     Ok(())
 }
 
-pub(super) fn set_ref(repo: &Repository, name: &str, target: &str) -> Result<(), WorkspaceError> {
+fn set_ref(repo: &Repository, name: &str, target: &str) -> Result<(), WorkspaceError> {
     let restored = match target.strip_prefix("-> ") {
         Some(symbolic) => repo.reference_symbolic(name, symbolic, true, "ralph: restore"),
         None => git2::Oid::from_str(target)

@@ -231,7 +231,7 @@ impl Workspace for GitWorkspace {
 
     async fn seal_changes(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError> {
         let seal = self.seal_of(wt).await?;
-        seal::check_async(&self.root, &seal).await
+        seal::check_async(&seal).await
     }
 }
 

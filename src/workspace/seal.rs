@@ -2,8 +2,9 @@
 //! agent runs: the files that decide what git runs and where it goes — the common git dir's
 //! `config`, `hooks/`, `info/` and object alternates, the worktree's own links (`.git`, and
 //! `commondir`, `gitdir`, `HEAD`, `config.worktree` in its folder under `.git/worktrees/`),
-//! the user's global git configuration, a hooks folder `core.hooksPath` names outside the
-//! worktree — and every reference but the run's own branch.
+//! the user's global git configuration, and a hooks folder `core.hooksPath` names outside the
+//! worktree. References are not sealed: the sandbox keeps them read-only, the read-only phases'
+//! guard watches them, and restoring one would undo the user's own commits in their checkout.
 //!
 //! After each agent and each check ralph compares the git directory with the seal, restores what
 //! changed and names every change, so that it counts against whoever made it. The repository's
@@ -37,8 +38,6 @@ pub struct GitSeal {
     files: BTreeMap<PathBuf, Option<Entry>>,
     /// Folders watched whole: a file added under one is a change.
     folders: Vec<PathBuf>,
-    /// References and their targets (symbolic ones as `-> name`).
-    refs: BTreeMap<String, String>,
     /// The hooks folder git would run hooks from, as sealed: path inside it → entry.
     pub(crate) hooks: BTreeMap<PathBuf, Entry>,
     /// The common git dir.
@@ -105,12 +104,6 @@ fn global_configs() -> Vec<PathBuf> {
         .collect()
 }
 
-/// Whether a reference is left out of the seal: remote-tracking branches (fetches move them),
-/// and ralph's branches (this run's moves with its commits; other runs' with theirs).
-fn unsealed_ref(name: &str) -> bool {
-    name.starts_with("refs/remotes/") || name.starts_with("refs/heads/ralph/")
-}
-
 /// Seals the git directory of the repository at `root` for the worktree `wt`.
 pub fn take(root: &Path, wt: &Worktree) -> Result<GitSeal, WorkspaceError> {
     let repo = open(root)?;
@@ -164,29 +157,9 @@ pub fn take(root: &Path, wt: &Worktree) -> Result<GitSeal, WorkspaceError> {
     Ok(GitSeal {
         files,
         folders,
-        refs: refs(&repo)?,
         hooks,
         common,
     })
-}
-
-fn refs(repo: &git2::Repository) -> Result<BTreeMap<String, String>, WorkspaceError> {
-    let mut out = BTreeMap::new();
-    for r in repo
-        .references()
-        .map_err(|e| WorkspaceError::git("listing references", e))?
-        .flatten()
-    {
-        if let Some(name) = r.name().filter(|n| !unsealed_ref(n)) {
-            let target = r
-                .target()
-                .map(|o| o.to_string())
-                .or_else(|| r.symbolic_target().map(|t| format!("-> {t}")))
-                .unwrap_or_default();
-            out.insert(name.to_owned(), target);
-        }
-    }
-    Ok(out)
 }
 
 impl GitSeal {
@@ -199,7 +172,7 @@ impl GitSeal {
     }
 
     /// What differs from the seal now, one line per change, each with the path it concerns.
-    fn differences(&self, root: &Path) -> Result<Vec<(String, Fix)>, WorkspaceError> {
+    fn differences(&self) -> Vec<(String, Fix)> {
         let mut out = Vec::new();
         for (path, sealed) in &self.files {
             let now = read_entry(path);
@@ -232,39 +205,13 @@ impl GitSeal {
                 ));
             }
         }
-        let repo = open(root)?;
-        let current = refs(&repo)?;
-        for (name, target) in &current {
-            match self.refs.get(name) {
-                None => out.push((
-                    format!("the reference {name} was created"),
-                    Fix::Ref(name.clone(), None),
-                )),
-                Some(old) if old != target => out.push((
-                    format!("the reference {name} moved"),
-                    Fix::Ref(name.clone(), Some(old.clone())),
-                )),
-                _ => {}
-            }
-        }
-        for (name, old) in &self.refs {
-            if !current.contains_key(name) {
-                out.push((
-                    format!("the reference {name} was deleted"),
-                    Fix::Ref(name.clone(), Some(old.clone())),
-                ));
-            }
-        }
-        Ok(out)
+        out
     }
 }
 
-/// How one change is undone.
+/// How one change is undone: the path as sealed (`None`: remove it).
 enum Fix {
-    /// The path as sealed (`None`: remove it).
     Put(PathBuf, Option<Entry>),
-    /// The reference as sealed (`None`: delete it).
-    Ref(String, Option<String>),
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> WorkspaceError {
@@ -320,25 +267,14 @@ pub(crate) fn put(path: &Path, entry: &Entry) -> std::io::Result<()> {
 }
 
 /// Compares the git directory with `seal`, restores every change and names each one.
-pub fn check_and_restore(root: &Path, seal: &GitSeal) -> Result<Vec<String>, WorkspaceError> {
-    let changes = seal.differences(root)?;
-    if changes.is_empty() {
-        return Ok(Vec::new());
-    }
-    let repo = open(root)?;
-    // Files first, folders (sealed ones recreated, added ones removed) in the order found.
-    for (_, fix) in &changes {
-        match fix {
-            Fix::Put(path, Some(entry)) => put(path, entry).map_err(|e| io_err(path, e))?,
-            Fix::Put(path, None) => remove(path).map_err(|e| io_err(path, e))?,
-            Fix::Ref(name, None) => {
-                if let Ok(mut r) = repo.find_reference(name) {
-                    r.delete()
-                        .map_err(|e| WorkspaceError::git("deleting an added reference", e))?;
-                }
-            }
-            Fix::Ref(name, Some(old)) => super::guard::set_ref(&repo, name, old)?,
+pub fn check_and_restore(seal: &GitSeal) -> Result<Vec<String>, WorkspaceError> {
+    let changes = seal.differences();
+    for (_, Fix::Put(path, entry)) in &changes {
+        match entry {
+            Some(entry) => put(path, entry),
+            None => remove(path),
         }
+        .map_err(|e| io_err(path, e))?;
     }
     Ok(changes.into_iter().map(|(what, _)| what).collect())
 }
@@ -350,10 +286,10 @@ pub async fn take_async(root: &Path, wt: &Worktree) -> Result<GitSeal, Workspace
 }
 
 /// [`check_and_restore`] off the async runtime.
-pub async fn check_async(root: &Path, seal: &GitSeal) -> Result<Vec<String>, WorkspaceError> {
-    let (root, seal) = (root.to_owned(), seal.clone());
+pub async fn check_async(seal: &GitSeal) -> Result<Vec<String>, WorkspaceError> {
+    let seal = seal.clone();
     blocking("checking the git directory", move || {
-        check_and_restore(&root, &seal)
+        check_and_restore(&seal)
     })
     .await
 }
