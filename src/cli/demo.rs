@@ -33,7 +33,8 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
         dirs.repo.display()
     ));
     let settings = Settings::load(dirs.repo.clone(), None, None)?;
-    let sandbox = ctx.sandbox(&settings).await?;
+    // The sample and its scripts are ralph's own: no warning where bubblewrap is missing.
+    let sandbox = ctx.install_sandbox(&settings, false).await?;
     let tracker = tracker::open(&settings).await?;
     let agents = Agents::build(&settings.config, &settings.root, None);
     let workspace = GitWorkspace::new(&settings.root, &settings.config.git.remote);

@@ -153,6 +153,16 @@ impl Context {
     /// command of this process. `required` without a working mechanism is refused (exit 2)
     /// before anything changes; `auto` without one warns loudly.
     pub async fn sandbox(&self, settings: &Settings) -> Result<crate::process::sandbox::Status> {
+        self.install_sandbox(settings, true).await
+    }
+
+    /// [`Context::sandbox`]; `warn`: say it when `auto` finds no mechanism (not for the demo,
+    /// whose sample repository and scripts are ralph's own).
+    pub async fn install_sandbox(
+        &self,
+        settings: &Settings,
+        warn: bool,
+    ) -> Result<crate::process::sandbox::Status> {
         use crate::process::sandbox::{self, Mode, Sandbox};
         let s = &settings.config.sandbox;
         let mode = Mode::effective(s.mode).map_err(|why| {
@@ -173,10 +183,10 @@ impl Context {
                     )
                     .into())
                 }
-                Mode::Auto => self.printer.warn(&format!(
+                Mode::Auto if warn => self.printer.warn(&format!(
                     "agents and checks will run WITHOUT a sandbox: {why}. An agent that follows a prompt injection can then read your credentials and write outside its worktree; set `[sandbox] mode = \"required\"` to refuse instead"
                 )),
-                Mode::Off => {}
+                Mode::Auto | Mode::Off => {}
             }
         }
         sandbox::install(found);
