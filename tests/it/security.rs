@@ -409,3 +409,44 @@ fn a_check_that_needs_the_network_fails_on_base_without_it_and_is_not_blamed() {
         "the baseline ran without the network too: not the change's fault"
     );
 }
+
+#[test]
+fn a_sandboxed_check_that_hangs_is_killed_with_everything_it_started() {
+    if let Err(why) = bubblewrap() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // The syntax check leaves a grandchild behind and hangs; `sleep 4242` marks both.
+    let checks = "[checks]\ntimeout_secs = 2\nsyntax = \"sh -c 'sleep 4242 & sleep 4242'\"\ntest = \"sh test.sh\"\n";
+    let repo = Repo::with(Setup {
+        checks,
+        ..Setup::default()
+    });
+    let started = std::time::Instant::now();
+    let out = run(repo.ralph().args(["compete", "3", "--json"]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    let check = report["rounds"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "syntax")
+        .unwrap()
+        .clone();
+    assert!(
+        check["status"] == "timed_out" || check["status"] == "failing_on_base",
+        "{check}"
+    );
+    assert_eq!(report["sandbox"]["active"], true);
+    // Nothing of it outlived ralph: the sandbox's PID namespace went with the check.
+    if let Ok(left) = std::process::Command::new("pgrep")
+        .args(["-f", "sleep 4242"])
+        .output()
+    {
+        assert!(
+            left.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&left.stdout)
+        );
+    }
+}
