@@ -30,14 +30,20 @@ fn git(dir: &Path, args: &[&str]) -> String {
 /// A bare remote with one commit on `main`, and `n` clones of it, each with one new event.
 fn setup(base: &Path, n: usize) -> (PathBuf, Vec<PathBuf>) {
     let remote = base.join("origin.git");
-    git(base, &["init", "--quiet", "--bare", "-b", "main", "origin.git"]);
+    git(
+        base,
+        &["init", "--quiet", "--bare", "-b", "main", "origin.git"],
+    );
     let seed = base.join("seed");
     std::fs::create_dir_all(&seed).unwrap();
     git(&seed, &["init", "--quiet", "-b", "main"]);
     std::fs::write(seed.join("README.md"), "ledger\n").unwrap();
     git(&seed, &["add", "."]);
     git(&seed, &["commit", "--quiet", "-m", "init"]);
-    git(&seed, &["push", "--quiet", remote.to_str().unwrap(), "main"]);
+    git(
+        &seed,
+        &["push", "--quiet", remote.to_str().unwrap(), "main"],
+    );
     let clones = (0..n)
         .map(|i| {
             let name = format!("job{i}");
@@ -93,15 +99,21 @@ fn main() {
             }
         }
         let wall = started.elapsed();
-        let landed = git(&remote, &["ls-tree", "-r", "--name-only", "main", ".ralph/events"])
-            .lines()
-            .count();
+        let landed = git(
+            &remote,
+            &["ls-tree", "-r", "--name-only", "main", ".ralph/events"],
+        )
+        .lines()
+        .count();
         println!(
             "ledger push, {n} concurrent pushers: {landed}/{n} events landed, {ok}/{n} pushes exited 0, {:.1} s to the last",
             wall.as_secs_f64()
         );
         if !last_error.is_empty() {
-            println!("  a failed push said: {}", last_error.lines().last().unwrap_or(""));
+            println!(
+                "  a failed push said: {}",
+                last_error.lines().last().unwrap_or("")
+            );
         }
     }
 }

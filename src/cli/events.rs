@@ -196,6 +196,7 @@ async fn push_events(ctx: &Context, args: &PushArgs) -> Result<Exit> {
             author_email: &git.author_email,
             message: "ralph: record marketplace events",
             token: token.as_ref(),
+            deadline: std::time::Duration::from_secs(settings.config.push_deadline_secs.into()),
         },
     )
     .await?;

@@ -25,6 +25,13 @@ pub(super) struct ConfigFile {
     pub git: Option<GitFile>,
     pub output: Option<OutputFile>,
     pub sandbox: Option<SandboxFile>,
+    pub ledger: Option<LedgerFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LedgerFile {
+    pub push_deadline_secs: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

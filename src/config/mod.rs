@@ -219,6 +219,8 @@ pub struct Config {
     /// this often.
     pub heartbeat_secs: u32,
     pub sandbox: SandboxConfig,
+    /// `[ledger] push_deadline_secs`: how long `ralph events push` keeps trying.
+    pub push_deadline_secs: u32,
 }
 
 /// Where the configuration came from.

@@ -92,6 +92,13 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
             3600,
         )?,
         sandbox: sandbox(&src, file.sandbox.unwrap_or_default())?,
+        push_deadline_secs: src.int_in(
+            "ledger.push_deadline_secs",
+            file.ledger.and_then(|l| l.push_deadline_secs),
+            300,
+            1,
+            86_400,
+        )?,
     })
 }
 

@@ -1,17 +1,59 @@
-//! Persisting the ledger from CI (issue 8): the new `.ralph/events/` files are committed to a
-//! branch (the default branch, or a ledger branch) and pushed. The commit is made in a temporary
-//! worktree on the freshly fetched branch, so the runner's checkout and index are never touched;
-//! when another job pushed first, the commit is rebased onto the new tip and pushed again —
-//! event files never conflict because every name is unique.
+//! Persisting the ledger from CI: the new `.ralph/events/` files are committed to a branch (the
+//! default branch, or a ledger branch) and pushed. The commit is made in a temporary worktree on
+//! the freshly fetched branch, so the runner's checkout and index are never touched. A matrix
+//! of jobs pushes within the same minute: when another job pushed first (or holds the remote's
+//! ref lock), the commit is rebased onto the new tip and pushed again after a jittered,
+//! growing wait, until it lands or the deadline passes — event files never conflict because
+//! every name is unique. Past the deadline the error names every event not pushed and where
+//! it is kept.
 
 use super::repo::token_env;
 use super::repo::{git_cmd, run_git};
 use super::WorkspaceError;
 use crate::secret::Secret;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-/// How many times the push is tried before giving up.
-pub const PUSH_ATTEMPTS: u32 = 5;
+/// The first wait between two tries; each further wait doubles, up to [`MAX_WAIT`].
+const FIRST_WAIT: Duration = Duration::from_millis(200);
+
+/// The longest wait between two tries.
+const MAX_WAIT: Duration = Duration::from_secs(8);
+
+/// Why a push (or the fetch before it) did not go through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    /// Another push landed first, the remote's ref was locked, or the network failed:
+    /// fetch, rebase and try again.
+    Retry,
+    /// Trying again cannot help (credentials, permissions, a protected branch, no such
+    /// repository).
+    Stop,
+}
+
+/// What git's output says about a failed push or fetch.
+pub fn classify(output: &str) -> Rejection {
+    const STOP: [&str; 12] = [
+        "permission denied",
+        "permission to ",
+        "authentication failed",
+        "could not read username",
+        "invalid username or password",
+        "returned error: 401",
+        "returned error: 403",
+        "protected branch",
+        "gh006",
+        "gh013",
+        "repository not found",
+        "does not appear to be a git repository",
+    ];
+    let text = output.to_lowercase();
+    if STOP.iter().any(|s| text.contains(s)) {
+        Rejection::Stop
+    } else {
+        Rejection::Retry
+    }
+}
 
 /// What [`push_events`] did.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -32,6 +74,8 @@ pub struct LedgerTarget<'a> {
     pub author_email: &'a str,
     pub message: &'a str,
     pub token: Option<&'a Secret>,
+    /// How long to keep trying (`[ledger] push_deadline_secs`).
+    pub deadline: Duration,
 }
 
 fn fail(message: impl Into<String>) -> WorkspaceError {
@@ -81,20 +125,28 @@ pub async fn push_events(
     .await;
     let _ = std::fs::remove_dir_all(&tmp);
     let branch_ref = format!("refs/heads/{}", target.branch);
-    let fetched = git(
-        root,
-        &["fetch", "--quiet", target.remote, &branch_ref],
-        target.token,
-        &url,
-    )
-    .await?;
-    if !fetched.success() {
-        return Err(fail(format!(
-            "cannot fetch `{}` from `{}`: {}",
-            target.branch,
-            target.remote,
-            fetched.tail(5)
-        )));
+    let deadline = Instant::now() + target.deadline;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let fetched = git(
+            root,
+            &["fetch", "--quiet", target.remote, &branch_ref],
+            target.token,
+            &url,
+        )
+        .await?;
+        if fetched.success() {
+            break;
+        }
+        let why = fetched.tail(5);
+        if classify(&why) == Rejection::Stop || Instant::now() >= deadline {
+            return Err(fail(format!(
+                "cannot fetch `{}` from `{}`: {why}",
+                target.branch, target.remote
+            )));
+        }
+        wait(tries, deadline).await;
     }
     let added = git(
         root,
@@ -116,7 +168,7 @@ pub async fn push_events(
             added.tail(5)
         )));
     }
-    let result = commit_and_push(&events, &tmp, target, &url).await;
+    let result = commit_and_push(&events, &tmp, target, &url, deadline).await;
     let _ = git(
         root,
         &["worktree", "remove", "--force", &tmp.to_string_lossy()],
@@ -128,11 +180,37 @@ pub async fn push_events(
     result
 }
 
+/// Waits before try `tries + 1`: jittered and doubling, never past the deadline.
+async fn wait(tries: u32, deadline: Instant) {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let pause = crate::retry::backoff(FIRST_WAIT, MAX_WAIT, tries).min(left);
+    crate::retry::Pause::from_env().wait(pause).await;
+}
+
+/// The error of events that did not land: which, where they are kept, what to do.
+fn not_pushed(
+    files: &[String],
+    events: &Path,
+    target: &LedgerTarget<'_>,
+    why: &str,
+) -> WorkspaceError {
+    fail(format!(
+        "{} event file(s) were not pushed to `{}` on `{}`: {}\nThey are kept in {}: {}\nRun `ralph events push` again (it pushes only what the branch lacks).",
+        files.len(),
+        target.branch,
+        target.remote,
+        why.trim(),
+        events.display(),
+        files.join(", ")
+    ))
+}
+
 async fn commit_and_push(
     events: &Path,
     tmp: &Path,
     target: &LedgerTarget<'_>,
     url: &str,
+    deadline: Instant,
 ) -> Result<LedgerPush, WorkspaceError> {
     // Copy every event file the branch does not have, or has with other content.
     let mut files = Vec::new();
@@ -180,8 +258,9 @@ async fn commit_and_push(
     }
     let refspec = format!("HEAD:refs/heads/{}", target.branch);
     let branch_ref = format!("refs/heads/{}", target.branch);
-    let mut last = String::new();
-    for attempt in 1..=PUSH_ATTEMPTS {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
         let pushed = ident
             .git(&["push", "--quiet", target.remote, &refspec])
             .await?;
@@ -192,28 +271,40 @@ async fn commit_and_push(
                 attempts: attempt,
             });
         }
-        last = pushed.tail(5);
+        let last = pushed.tail(5);
+        if classify(&last) == Rejection::Stop {
+            return Err(not_pushed(&files, events, target, &last));
+        }
+        if Instant::now() >= deadline {
+            let why = format!(
+                "still rejected after {attempt} attempt(s) in {}s; the last said: {last}",
+                target.deadline.as_secs()
+            );
+            return Err(not_pushed(&files, events, target, &why));
+        }
         tracing::info!(
             attempt,
             "the ledger push was rejected; rebasing on the new tip: {last}"
         );
+        wait(attempt, deadline).await;
+        // A fetch that fails here is tried again with the next push.
         let fetched = ident
             .git(&["fetch", "--quiet", target.remote, &branch_ref])
             .await?;
+        if !fetched.success() {
+            continue;
+        }
         let rebased = ident.git(&["rebase", "--quiet", "FETCH_HEAD"]).await?;
-        if !fetched.success() || !rebased.success() {
+        if !rebased.success() {
             let _ = ident.git(&["rebase", "--abort"]).await;
-            return Err(fail(format!(
-                "cannot rebase the ledger commit on `{}`: {}{}",
+            let why = format!(
+                "the ledger commit does not rebase on `{}`: {}",
                 target.branch,
-                fetched.tail(3),
                 rebased.tail(3)
-            )));
+            );
+            return Err(not_pushed(&files, events, target, &why));
         }
     }
-    Err(fail(format!(
-        "the ledger push was rejected {PUSH_ATTEMPTS} times: {last}"
-    )))
 }
 
 /// git in the ledger worktree, as the ledger's author, with the push credentials.
@@ -230,5 +321,57 @@ impl Ident<'_> {
         let mut all: Vec<&str> = vec!["-c", &name, "-c", &email];
         all.extend_from_slice(args);
         git(self.tmp, &all, self.target.token, self.url).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_race_is_tried_again_and_a_refusal_is_not() {
+        for retry in [
+            " ! [rejected]        HEAD -> main (fetch first)\nerror: failed to push some refs",
+            "error: cannot lock ref 'refs/heads/main': is at 1a2b but expected 3c4d",
+            "remote: error: cannot lock ref 'refs/heads/main': Unable to create '/r/refs/heads/main.lock': File exists.",
+            "hint: Updates were rejected because the tip of your current branch is behind",
+            "fatal: unable to access 'https://github.com/o/r/': The requested URL returned error: 502",
+            "fatal: the remote end hung up unexpectedly",
+            "error: RPC failed; HTTP 500 curl 22",
+        ] {
+            assert_eq!(classify(retry), Rejection::Retry, "{retry}");
+        }
+        for stop in [
+            "remote: Permission to o/r.git denied to bot.\nfatal: unable to access: The requested URL returned error: 403",
+            "remote: error: GH006: Protected branch update failed for refs/heads/main.",
+            "fatal: Authentication failed for 'https://github.com/o/r/'",
+            "remote: Repository not found.",
+            "fatal: '/nowhere' does not appear to be a git repository",
+        ] {
+            assert_eq!(classify(stop), Rejection::Stop, "{stop}");
+        }
+    }
+
+    #[test]
+    fn what_was_not_pushed_is_named_with_where_it_is_kept() {
+        let target = LedgerTarget {
+            remote: "origin",
+            branch: "main",
+            author_name: "ralph",
+            author_email: "r@x",
+            message: "m",
+            token: None,
+            deadline: Duration::from_secs(300),
+        };
+        let e = not_pushed(
+            &["a-success.json".into(), "b-failure.json".into()],
+            Path::new("/repo/.ralph/events"),
+            &target,
+            "still rejected after 9 attempt(s) in 300s",
+        );
+        assert_eq!(
+            e.to_string(),
+            "git push failed: 2 event file(s) were not pushed to `main` on `origin`: still rejected after 9 attempt(s) in 300s\nThey are kept in /repo/.ralph/events: a-success.json, b-failure.json\nRun `ralph events push` again (it pushes only what the branch lacks)."
+        );
     }
 }

@@ -26,7 +26,7 @@ pub use git::{
     CommitInfo, Worktree,
 };
 pub use guard::Snapshot;
-pub use ledger_push::{push_events, LedgerPush, LedgerTarget, PUSH_ATTEMPTS};
+pub use ledger_push::{classify, push_events, LedgerPush, LedgerTarget, Rejection};
 pub use preflight::{default_branch, inspect, preflight, Inspection, Preflight, PreflightOptions};
 
 use crate::secret::Secret;

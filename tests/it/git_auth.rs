@@ -186,6 +186,7 @@ async fn the_ledger_push_and_the_preflight_send_one_header_too() {
             author_email: "ralph@example.com",
             message: "ledger",
             token: Some(&token),
+            deadline: std::time::Duration::from_secs(2),
         },
     )
     .await;

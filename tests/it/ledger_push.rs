@@ -5,7 +5,7 @@
 use crate::common::{commit_all, git};
 
 use assert_cmd::Command;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn clone(base: &Path, name: &str) -> std::path::PathBuf {
     git(
@@ -160,4 +160,145 @@ fn events_are_pushed_and_a_concurrent_push_is_rebased_over() {
     assert!(out.status.success());
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["files"], serde_json::json!([]));
+}
+
+#[test]
+fn sixteen_jobs_pushing_at_once_all_land_and_all_exit_zero() {
+    let base = tempfile::tempdir().unwrap();
+    let b = base.path();
+    git(
+        b,
+        &["init", "--quiet", "--bare", "-b", "main", "origin.git"],
+    );
+    let seed = b.join("seed");
+    std::fs::create_dir_all(&seed).unwrap();
+    git(&seed, &["init", "--quiet", "-b", "main"]);
+    std::fs::write(seed.join("README.md"), "hi\n").unwrap();
+    commit_all(&seed, "init");
+    git(
+        &seed,
+        &[
+            "push",
+            "--quiet",
+            b.join("origin.git").to_str().unwrap(),
+            "main",
+        ],
+    );
+    let jobs: Vec<PathBuf> = (0..16)
+        .map(|i| {
+            let dir = clone(b, &format!("job{i}"));
+            event(&dir, &format!("bot_{i}"));
+            dir
+        })
+        .collect();
+    let children: Vec<_> = jobs
+        .iter()
+        .map(|dir| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("ralph"))
+                .current_dir(dir)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", dir)
+                .env_remove("GITHUB_TOKEN")
+                .env_remove("GH_TOKEN")
+                .args(["events", "push", "--branch", "main", "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut retried = 0;
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["files"].as_array().unwrap().len(), 1, "{report}");
+        if report["attempts"].as_u64().unwrap() > 1 {
+            retried += 1;
+        }
+    }
+    let verify = b.join("verify");
+    git(
+        b,
+        &[
+            "clone",
+            "--quiet",
+            b.join("origin.git").to_str().unwrap(),
+            "verify",
+        ],
+    );
+    let files = git(&verify, &["ls-files", ".ralph/events"]);
+    for i in 0..16 {
+        assert!(
+            files.contains(&format!("bot_{i}-success.json")),
+            "bot_{i}: {files}"
+        );
+    }
+    assert_eq!(files.lines().count(), 16, "nothing twice: {files}");
+    eprintln!("{retried} of 16 pushes were rejected at least once and tried again");
+}
+
+#[test]
+fn past_the_deadline_the_events_not_pushed_are_named_and_kept() {
+    let base = tempfile::tempdir().unwrap();
+    let b = base.path();
+    git(
+        b,
+        &["init", "--quiet", "--bare", "-b", "main", "origin.git"],
+    );
+    let seed = b.join("seed");
+    std::fs::create_dir_all(&seed).unwrap();
+    git(&seed, &["init", "--quiet", "-b", "main"]);
+    std::fs::write(seed.join("README.md"), "hi\n").unwrap();
+    commit_all(&seed, "init");
+    git(
+        &seed,
+        &[
+            "push",
+            "--quiet",
+            b.join("origin.git").to_str().unwrap(),
+            "main",
+        ],
+    );
+    let job = clone(b, "job");
+    event(&job, "bot_late");
+    // The remote refuses every update, as a busy remote whose ref stays locked would.
+    let hook = b.join("origin.git/hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'cannot lock ref refs/heads/main' >&2\nexit 1\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(
+        job.join(".ralph/config.toml"),
+        "[ledger]\npush_deadline_secs = 2\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = ralph(&job)
+        .args(["events", "push", "--branch", "main"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(
+        stderr.contains("1 event file(s) were not pushed to `main` on `origin`")
+            && stderr.contains("bot_late-success.json")
+            && stderr.contains(".ralph/events")
+            && stderr.contains("Run `ralph events push` again"),
+        "{stderr}"
+    );
+    assert!(job
+        .join(".ralph/events/2026-11-22T10-00-00-000000Z-bot_late-success.json")
+        .is_file());
 }
