@@ -111,7 +111,8 @@ pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> 
     })
 }
 
-/// Every path of the worktree that differs from HEAD (tracked or not; ignored files aside).
+/// Every path of the worktree that differs from HEAD (tracked or not; ignored files and
+/// untracked by-products aside: the baseline's checks may be writing them right now).
 fn changed_paths(repo: &Repository) -> Result<Vec<String>, WorkspaceError> {
     let mut opts = StatusOptions::new();
     opts.include_untracked(true)
@@ -122,6 +123,10 @@ fn changed_paths(repo: &Repository) -> Result<Vec<String>, WorkspaceError> {
         .statuses(Some(&mut opts))
         .map_err(git_err("reading the worktree status"))?
         .iter()
+        .filter(|s| {
+            !(s.status() == git2::Status::WT_NEW
+                && s.path().is_some_and(super::byproducts::is_byproduct))
+        })
         .filter_map(|s| s.path().map(str::to_owned))
         .collect())
 }

@@ -10,6 +10,7 @@
 //! process wrapper, so the user's own credential setup applies; in Actions the token is handed
 //! to git through its environment (`http.extraheader`), never on a command line.
 
+pub mod byproducts;
 mod diff;
 mod git;
 mod guard;
