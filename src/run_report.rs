@@ -87,6 +87,15 @@ pub struct RunReport {
     /// the worktree's links), each with who made it; ralph restored every one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub git_tampering: Vec<String>,
+    /// Where the run's time went: each phase on the run's clock, in start order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<crate::compete::timeline::PhaseTime>,
+    /// The phases that decided when the run ended, first to last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub critical_path: Vec<String>,
+    /// The run's wall time.
+    #[serde(default)]
+    pub wall_ms: u64,
 }
 
 /// One round of the run.

@@ -200,6 +200,11 @@ async fn competition(
         if let Some(why) = &report.escalation {
             ctx.printer.status(&format!("Escalated: {why}"));
         }
+        ctx.printer.status(&crate::compete::timeline::summary(
+            std::time::Duration::from_millis(report.wall_ms),
+            &report.phases,
+            &report.critical_path,
+        ));
     }
     Ok(match report.outcome {
         RunOutcome::Complete | RunOutcome::Success | RunOutcome::DryRun => Exit::Success,

@@ -200,6 +200,13 @@ impl Run<'_> {
                     .collect(),
                 ..AnswerContext::default()
             };
+            // How the timeline names this attempt's phases: `attempt r1.2`, `checks r1.2`.
+            let tag = format!(
+                "{}r{}.{attempt}",
+                if keep { "" } else { "audit " },
+                contest.site.round
+            );
+            let started = std::time::Instant::now();
             let answer = match ask::<ImplementAnswer>(backend.as_ref(), &call, &ctx).await {
                 Ok(asked) => {
                     self.accounts.record(
@@ -219,11 +226,13 @@ impl Run<'_> {
                 }
             };
             drop(view);
+            self.timeline.since(format!("attempt {tag}"), started);
             // Whatever the implementer wrote outside its worktree in git's own files is undone
             // before anything else runs, and fails the attempt.
             let by_agent =
                 super::guard::sealed(self.input.workspace, printer, wt, "The implementer").await?;
             // A change to the dependency manifests makes the environment again.
+            let started = std::time::Instant::now();
             let settings = self.input.settings;
             let setup = refresh_environment(settings, wt, plan, bench.timeout).await;
             let mut v = verify(
@@ -242,6 +251,7 @@ impl Run<'_> {
             if let Err(why) = setup {
                 v.setup.push(why);
             }
+            self.timeline.since(format!("checks {tag}"), started);
             // The checks ran the change's code: it may not write git's files either.
             let by_checks = super::guard::sealed(
                 self.input.workspace,
@@ -276,9 +286,11 @@ impl Run<'_> {
             }
             let outcome = match answer {
                 Some(answer) if reasons.is_empty() => {
+                    let started = std::time::Instant::now();
                     let verdict = self
                         .verify_requirements(bench, contest, target, &answer, &v)
                         .await?;
+                    self.timeline.since(format!("verify {tag}"), started);
                     out.unsatisfied = verdict.unsatisfied.clone();
                     if verdict.satisfied.is_empty() {
                         let why = verdict

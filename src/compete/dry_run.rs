@@ -99,6 +99,9 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         warnings: Vec::new(),
         sandbox: crate::process::sandbox::current().map(|s| s.status().clone()),
         git_tampering: Vec::new(),
+        phases: Vec::new(),
+        critical_path: Vec::new(),
+        wall_ms: 0,
     };
 
     // The bots' standing, folded in memory: a dry run writes no cache.

@@ -35,10 +35,12 @@ impl Run<'_> {
             ));
         } else {
             if self.pre.has_remote {
+                let started = std::time::Instant::now();
                 self.input
                     .workspace
                     .push(wt, self.input.options.token.as_ref())
                     .await?;
+                self.timeline.since("push", started);
                 printer.status(&format!("- Pushed {}", wt.branch));
             }
             let issue = tracker.issue(n).await?;
@@ -88,6 +90,10 @@ impl Run<'_> {
     pub(super) async fn finish(mut self, result: Result<()>) -> Result<RunReport> {
         self.report.accounts = self.accounts.rows();
         self.report.total = self.accounts.total();
+        self.report.phases = self.timeline.phases();
+        self.report.critical_path = super::timeline::critical_path(&self.report.phases);
+        self.report.wall_ms =
+            u64::try_from(self.timeline.elapsed().as_millis()).unwrap_or(u64::MAX);
         if let Err(e) = keep_summary(self.input.settings, &self.report, &self.state.evidence) {
             self.input
                 .printer

@@ -35,6 +35,7 @@ mod settle;
 mod state;
 #[cfg(test)]
 mod tests;
+pub mod timeline;
 
 pub use dry_run::{dry_run, DryRunInput};
 pub use finish::escalate_interrupted;

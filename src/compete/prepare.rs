@@ -1,10 +1,11 @@
 //! Before the issue is claimed: the run's worktree, its environment and the baseline. The
-//! worktree is made (or reused on resume), the checks are planned for it with the variables that
-//! make them test the worktree's code, the setup runs when the dependency manifests changed
-//! since it last ran there, and the checks run on the commit the first attempt will start from
-//! (or their cached results are reused). When nothing could be verified — no test passes there,
-//! a configured tool is missing, the setup fails —, the competition is refused (exit 2) with
-//! what failed, and a worktree made for it is removed with its branch: nothing changed.
+//! worktree is made (or reused on resume) and the checks are planned for it with the variables
+//! that make them test the worktree's code ([`open`]); then, while the first round's agents
+//! already read the worktree, the setup runs when the dependency manifests changed since it
+//! last ran there and the checks run on the commit the first attempt will start from, or their
+//! cached results are reused ([`ready`]). When nothing could be verified — no test passes
+//! there, a configured tool is missing, the setup fails —, the competition is refused (exit 2)
+//! with what failed, and a worktree made for it is removed with its branch: nothing changed.
 
 use crate::checks::baseline::Baseline;
 use crate::checks::environment::{
@@ -26,14 +27,13 @@ pub(super) struct Ground<'a> {
     pub printer: &'a Printer,
     /// A resumed run keeps its worktree and branch whatever happens.
     pub resume: bool,
-    pub progress: &'a crate::progress::Tracker,
+    pub progress: crate::progress::Tracker,
 }
 
-/// The worktree, its check plan and the baseline, ready for the rounds.
-pub(super) struct Prepared {
+/// The worktree and its check plan, before the environment and the baseline.
+pub(super) struct Opened {
     pub wt: Worktree,
     pub plan: CheckPlan,
-    pub baseline: Baseline,
 }
 
 /// `.ralph/cache/`: baselines, setup fingerprints, the shared Cargo target directory.
@@ -82,16 +82,17 @@ pub(super) fn forget_setup(settings: &Settings, wt: &Worktree) {
     let _ = std::fs::remove_file(setup_mark(settings, wt));
 }
 
-/// The worktree, its environment and the baseline; refuses when nothing could be verified.
-pub(super) async fn prepare(input: &Ground<'_>, pre: &Preflight) -> Result<Prepared> {
+/// The worktree (reset: a resumed run may have stopped in an attempt) and its check plan.
+pub(super) async fn open(input: &Ground<'_>, pre: &Preflight) -> Result<Opened> {
     let wt = input.workspace.create_worktree(pre).await?;
-    match ready(input, &wt).await {
-        Ok(prepared) => Ok(prepared),
-        Err(e) => {
-            discard(input, &wt).await;
-            Err(e)
-        }
+    let settings = input.settings;
+    let mut plan = detect(&wt.path, &settings.config.checks);
+    plan.env = variables(&wt.path, &cache_dir(settings));
+    if let Err(e) = input.workspace.reset_worktree(&wt).await {
+        discard(input, &wt).await;
+        return Err(e.into());
     }
+    Ok(Opened { wt, plan })
 }
 
 /// Removes a worktree made for a run that was refused before it began, with its branch (a
@@ -109,15 +110,13 @@ pub(super) async fn discard(input: &Ground<'_>, wt: &Worktree) {
     let _ = std::fs::remove_file(setup_mark(input.settings, wt));
 }
 
-async fn ready(input: &Ground<'_>, wt: &Worktree) -> Result<Prepared> {
+/// The worktree's environment and the baseline of the commit the first attempt starts from;
+/// refuses (exit 2) when nothing could be verified there.
+pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -> Result<Baseline> {
     let (settings, printer) = (input.settings, input.printer);
     let timeout = Duration::from_secs(settings.config.checks.timeout_secs);
-    let mut plan = detect(&wt.path, &settings.config.checks);
-    plan.env = variables(&wt.path, &cache_dir(settings));
-    // A resumed run may have been stopped in the middle of an attempt.
-    input.workspace.reset_worktree(wt).await?;
     if let Some(setup) = &plan.setup {
-        match refresh_environment(settings, wt, &plan, timeout).await {
+        match refresh_environment(settings, wt, plan, timeout).await {
             Ok(Some(took)) => printer.status(&format!(
                 "Environment: `{}` ({}) took {:.1}s",
                 setup.command,
@@ -134,7 +133,7 @@ async fn ready(input: &Ground<'_>, wt: &Worktree) -> Result<Prepared> {
             }
         }
     }
-    let interpreter = check_interpreter(&plan, &wt.path);
+    let interpreter = check_interpreter(plan, &wt.path);
     match python_import(&wt.path, &plan.env, interpreter.as_deref()).await {
         Some(Diagnosis::Neutralised(note)) => printer.status(&note),
         Some(Diagnosis::Wrong(warning)) => printer.warn(&warning),
@@ -142,7 +141,7 @@ async fn ready(input: &Ground<'_>, wt: &Worktree) -> Result<Prepared> {
     }
     let commit = input.workspace.head(wt).await?;
     let cache = cache_dir(settings);
-    let baseline = match Baseline::load(&cache, &commit, &plan) {
+    let baseline = match Baseline::load(&cache, &commit, plan) {
         Some(cached) => {
             printer.status(&format!(
                 "Baseline {} (cached): {}",
@@ -155,9 +154,9 @@ async fn ready(input: &Ground<'_>, wt: &Worktree) -> Result<Prepared> {
             let started = Instant::now();
             let watch = crate::checks::live::Watch {
                 label: "baseline check",
-                ..crate::checks::live::Watch::unwatched(input.progress)
+                ..crate::checks::live::Watch::unwatched(&input.progress)
             };
-            let ran = run_checks(&plan, &wt.path, timeout, &watch).await;
+            let ran = run_checks(plan, &wt.path, timeout, &watch).await;
             let baseline = Baseline::from_results(&commit, &ran.checks, ran.coverage);
             printer.status(&format!(
                 "Baseline {} ({:.1}s): {}",
@@ -184,11 +183,7 @@ async fn ready(input: &Ground<'_>, wt: &Worktree) -> Result<Prepared> {
             .with_hint("fix the checks on the base branch, or name ones that work under [checks] in .ralph/config.toml; `ralph doctor` shows what was detected and why")
             .into());
     }
-    Ok(Prepared {
-        wt: wt.clone(),
-        plan,
-        baseline,
-    })
+    Ok(baseline)
 }
 
 fn short(commit: &str) -> &str {

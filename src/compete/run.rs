@@ -10,9 +10,10 @@ use super::agents::Agents;
 use super::decide::{decide, rounds_exhausted, Decision, Position, RoundEnd, Stop};
 use super::extract::extract;
 use super::guard;
-use super::prepare::{discard, prepare, Ground};
+use super::prepare::{discard, open, ready, Ground};
 use super::round::{evaluate, gather, ledger_state, standings, Arrived, Ask, Evaluated, Shared};
 use super::state::{RunLock, RunState, Trouble};
+use super::timeline::Timeline;
 use super::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
@@ -33,7 +34,7 @@ use crate::workspace::{Preflight, PreflightOptions, Workspace, Worktree};
 use anyhow::Result;
 use futures_util::FutureExt as _;
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The options of `ralph compete N`.
 #[derive(Debug, Clone)]
@@ -72,6 +73,16 @@ pub(super) struct Run<'a> {
     pub trouble: Trouble,
     /// The checks on the commit the next attempt starts from.
     pub baseline: Baseline,
+    /// Where the run's time goes.
+    pub timeline: Timeline,
+}
+
+/// A round's first half: the requirements, and the winner or why there is none.
+pub(super) struct Front {
+    /// The run's spending before the round, to tell the round's own.
+    before: Accounts,
+    at: Position,
+    outcome: Result<(Contest, Selection), RoundEnd>,
 }
 
 /// What every round works with, made once the run has its worktree.
@@ -156,24 +167,49 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
         workspace: input.workspace,
         printer: input.printer,
         resume: input.options.resume,
-        progress: &input.progress,
+        progress: input.progress.clone(),
     };
-    let prepared = prepare(&ground, &pre).await?;
-    // From here on the issue is ours: every way out goes through the outcome or escalation.
-    if let Err(e) = claim(&input).await {
-        discard(&ground, &prepared.wt).await;
-        return Err(e);
-    }
+    let timeline = Timeline::default();
+    let opened = open(&ground, &pre).await?;
     let bench = Bench {
         prompts,
         guidance,
-        wt: prepared.wt,
-        plan: prepared.plan,
+        wt: opened.wt,
+        plan: opened.plan,
         timeout: Duration::from_secs(input.settings.config.checks.timeout_secs),
     };
-    let mut run = Run::new(input, pre, &issue, prior, &bench, prepared.baseline);
+    // The baseline is not known yet: the first round's agents start while it runs.
+    let pending = Baseline {
+        commit: String::new(),
+        checks: Vec::new(),
+        coverage: None,
+    };
+    let mut run = Run::new(input, pre, &issue, prior, &bench, pending, timeline);
+    run.announce(&bench);
+    // Saved before any agent runs, so that an interrupted first round can be resumed.
+    run.state.save(run.input.settings)?;
+    let opening = run
+        .opening(&bench, ready(&ground, &bench.wt, &bench.plan))
+        .await;
+    // Nothing has changed yet when the baseline refuses or the first round fails early: the
+    // agents were stopped with the future, the worktree and the state go, no label moved.
+    let front = match opening {
+        Ok(front) => front,
+        Err(e) => {
+            discard(&ground, &bench.wt).await;
+            if !ground.resume {
+                RunState::forget(ground.settings, run.input.issue);
+            }
+            return Err(e);
+        }
+    };
+    // From here on the issue is ours: every way out goes through the outcome or escalation.
+    if let Err(e) = claim(&run.input).await {
+        discard(&ground, &bench.wt).await;
+        return Err(e);
+    }
     // A panic must not leave the issue `in-progress`: it is escalated like any other error.
-    let result = std::panic::AssertUnwindSafe(run.rounds(&bench))
+    let result = std::panic::AssertUnwindSafe(run.rounds(&bench, Some(front)))
         .catch_unwind()
         .await
         .unwrap_or_else(|panic| {
@@ -314,6 +350,7 @@ impl<'a> Run<'a> {
         prior: Option<RunState>,
         bench: &Bench,
         baseline: Baseline,
+        timeline: Timeline,
     ) -> Self {
         let state = prior.unwrap_or_else(|| {
             RunState::new(
@@ -340,6 +377,9 @@ impl<'a> Run<'a> {
             warnings: Vec::new(),
             sandbox: input.options.sandbox.clone(),
             git_tampering: Vec::new(),
+            phases: Vec::new(),
+            critical_path: Vec::new(),
+            wall_ms: 0,
         };
         Run {
             input,
@@ -350,11 +390,12 @@ impl<'a> Run<'a> {
             worktree: Some(bench.wt.clone()),
             trouble: Trouble::default(),
             baseline,
+            timeline,
         }
     }
 
-    /// The rounds, until the decision is to complete or to stop.
-    async fn rounds(&mut self, bench: &Bench) -> Result<()> {
+    /// The branch, the worktree and the checks, before the first round.
+    fn announce(&self, bench: &Bench) {
         self.input.printer.status(&format!(
             "Branch {} in {} · checks from {}: {}",
             bench.wt.branch,
@@ -368,10 +409,54 @@ impl<'a> Run<'a> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
+    }
+
+    /// The first round's requirements, proposals and judging, while `baseline` makes the
+    /// environment and runs the checks on the base: the first attempt needs the baseline, the
+    /// bots do not. A baseline that refuses stops the agents at once (the round's future is
+    /// dropped with their processes) and is returned as it is.
+    async fn opening(
+        &mut self,
+        bench: &Bench,
+        baseline: impl std::future::Future<Output = Result<Baseline>>,
+    ) -> Result<Front> {
+        let started = Instant::now();
+        let baseline = async move {
+            let b = baseline.await;
+            (b, Instant::now())
+        };
+        let (front, (baseline, done)) = {
+            let front = self.front(bench);
+            tokio::pin!(front, baseline);
+            tokio::select! {
+                (b, done) = &mut baseline => {
+                    let b = b?;
+                    (front.await, (b, done))
+                }
+                f = &mut front => {
+                    let f = f?;
+                    let (b, done) = baseline.await;
+                    (Ok(f), (b?, done))
+                }
+            }
+        };
+        self.timeline.record("baseline", started, done);
+        self.baseline = baseline;
+        front
+    }
+
+    /// The rounds, until the decision is to complete or to stop; the first one's first half
+    /// (`opening`) is done already.
+    async fn rounds(&mut self, bench: &Bench, opening: Option<Front>) -> Result<()> {
         self.state.save(self.input.settings)?;
         let max = self.input.options.max_iterations;
+        let mut opening = opening;
         while self.state.next_round <= max {
-            match self.round(bench).await? {
+            let front = match opening.take() {
+                Some(front) => front,
+                None => self.front(bench).await?,
+            };
+            match self.back(bench, front).await? {
                 Decision::Continue | Decision::Replan => {}
                 Decision::Complete => return self.complete(&bench.wt).await,
                 Decision::Escalate(stop) => {
@@ -397,26 +482,51 @@ impl<'a> Run<'a> {
         self.trouble.reason = stop.reason;
     }
 
-    /// One round, from the requirements to the decision.
-    async fn round(&mut self, bench: &Bench) -> Result<Decision> {
+    /// A round's first half: the requirements, the proposals, the judging and the ranking.
+    async fn front(&mut self, bench: &Bench) -> Result<Front> {
         let before = self.accounts.clone();
         let at = Position {
             phase: self.state.phase,
             round: self.state.next_round,
             max_rounds: self.input.options.max_iterations,
         };
+        let ended = |end| Front {
+            before: before.clone(),
+            at,
+            outcome: Err(end),
+        };
+        let started = Instant::now();
         let contest = self.requirements(bench, at).await?;
+        self.timeline
+            .since(format!("extraction r{}", at.round), started);
         if contest.open.is_empty() {
-            return Ok(decide(&RoundEnd::NothingOpen, at));
+            return Ok(ended(RoundEnd::NothingOpen));
         }
         if let Some(cap) = self
             .accounts
             .cap_reached(&self.input.settings.config.limits)
         {
-            return Ok(decide(&RoundEnd::CapReached(cap.to_string()), at));
+            return Ok(ended(RoundEnd::CapReached(cap.to_string())));
         }
-        let selection = match self.select(bench, &contest).await? {
-            Ok(selection) => selection,
+        Ok(match self.select(bench, &contest, at.round).await? {
+            Ok(selection) => Front {
+                before,
+                at,
+                outcome: Ok((contest, selection)),
+            },
+            Err(end) => ended(end),
+        })
+    }
+
+    /// A round's second half: the implementation, the review, the audit and the outcome.
+    async fn back(&mut self, bench: &Bench, front: Front) -> Result<Decision> {
+        let Front {
+            before,
+            at,
+            outcome,
+        } = front;
+        let (contest, selection) = match outcome {
+            Ok(picked) => picked,
             Err(end) => return Ok(decide(&end, at)),
         };
         let printer = self.input.printer;
@@ -439,12 +549,19 @@ impl<'a> Run<'a> {
             let with_checks = self.input.progress.mode() == crate::progress::Mode::Off;
             printer.status(render_terminal(v, printer.paint_err(), with_checks).trim_end());
         }
+        let started = Instant::now();
         attempts.review = self
             .review_change(bench, &contest, &selection, &attempts)
             .await?;
+        self.timeline
+            .since(format!("review r{}", at.round), started);
         // A round the environment or a cap stopped tells nothing an audit could compare.
         if attempts.environment.is_none() && attempts.cap.is_none() {
+            let started = Instant::now();
             attempts.audit = self.audit(bench, &contest, &selection, &start).await?;
+            if attempts.audit.is_some() {
+                self.timeline.since(format!("audit r{}", at.round), started);
+            }
         }
         let spend = self.accounts.since(&before);
         let end = self.settle(&contest, &selection, attempts, &spend).await?;
@@ -530,6 +647,7 @@ impl<'a> Run<'a> {
         &mut self,
         bench: &Bench,
         contest: &Contest,
+        round: u32,
     ) -> Result<Result<Selection, RoundEnd>> {
         let settings = self.input.settings;
         let printer = self.input.printer;
@@ -549,6 +667,7 @@ impl<'a> Run<'a> {
             progress: &self.input.progress,
         };
         let workspace = self.input.workspace;
+        let started = Instant::now();
         let snap = guard::watch(workspace, &bench.wt).await?;
         let (mut arrived, mut skipped) = gather(
             &shared,
@@ -575,8 +694,10 @@ impl<'a> Run<'a> {
             }));
             arrived = good;
         }
+        self.timeline.since(format!("proposals r{round}"), started);
         let resubmitted = self.refuse_resubmission(&mut arrived);
         let proposers: Vec<String> = arrived.iter().map(|a| a.bot_id.clone()).collect();
+        let started = Instant::now();
         let snap = guard::watch(workspace, &bench.wt).await?;
         let mut evaluated = evaluate(
             &shared,
@@ -605,6 +726,7 @@ impl<'a> Run<'a> {
             )
             .await?;
         }
+        self.timeline.since(format!("judging r{round}"), started);
         if let Some(why) = &evaluated.stopped {
             self.report.rounds.push(evaluated.report.clone());
             return Ok(Err(RoundEnd::CapReached(why.clone())));

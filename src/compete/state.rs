@@ -102,6 +102,11 @@ impl RunState {
         }
     }
 
+    /// Removes the saved state of issue `issue`'s run (a run refused before it began).
+    pub fn forget(settings: &Settings, issue: u64) {
+        let _ = std::fs::remove_file(RunState::path(settings, issue));
+    }
+
     pub fn save(&self, settings: &Settings) -> Result<()> {
         let path = RunState::path(settings, self.issue);
         std::fs::create_dir_all(path.parent().unwrap_or(&settings.ralph_dir))

@@ -579,6 +579,9 @@ pub(crate) mod tests {
             warnings: vec![],
             sandbox: None,
             git_tampering: vec![],
+            phases: vec![],
+            critical_path: vec![],
+            wall_ms: 0,
         }
     }
 

@@ -22,7 +22,13 @@ const FOLDERS: [&str; 13] = [
 ];
 
 /// File names that are by-products, wherever they are.
-const FILES: [&str; 5] = [".coverage", "coverage.xml", "junit.xml", "lcov.info", ".DS_Store"];
+const FILES: [&str; 5] = [
+    ".coverage",
+    "coverage.xml",
+    "junit.xml",
+    "lcov.info",
+    ".DS_Store",
+];
 
 /// File name endings that are by-products.
 const SUFFIXES: [&str; 3] = [".pyc", ".pyo", ".egg-info"];

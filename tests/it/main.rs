@@ -18,6 +18,7 @@ mod compete;
 mod compete_dry_run;
 mod compete_field;
 mod compete_signals;
+mod critical_path;
 mod decisions;
 mod docs;
 mod git_auth;
