@@ -110,10 +110,11 @@ fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
     }
     if root.join("Cargo.toml").is_file() {
         let why = "a Cargo.toml";
+        // One build: clippy checks every target as `cargo check --all-targets` would, and the
+        // tests reuse what it built.
         let checks = vec![
             CheckSpec::new("format", "cargo fmt --all -- --check").because(why),
             CheckSpec::new("lint", "cargo clippy --all-targets -- -D warnings").because(why),
-            CheckSpec::new("check", "cargo check --all-targets").because(why),
             CheckSpec::new("test", "cargo test").because(why),
         ];
         return CheckPlan::new("cargo", checks, config);
@@ -328,8 +329,8 @@ mod tests {
         let cargo = project(&[("Cargo.toml", "[package]\nname = \"x\"")]);
         let plan = detect(cargo.path(), &ChecksConfig::default());
         assert_eq!(plan.source, "cargo");
-        assert_eq!(plan.checks.len(), 4);
-        assert_eq!(plan.checks[3].kind, CheckKind::Test);
+        assert_eq!(plan.checks.len(), 3, "clippy covers cargo check");
+        assert_eq!(plan.checks[2].kind, CheckKind::Test);
 
         let uv = project(&[
             (

@@ -1,5 +1,6 @@
-//! Running checks: quality checks at the same time, then the tests one after another (they
-//! often share a build directory or a database), each through the one process wrapper with a
+//! Running checks: quality checks at the same time — but those that take the same build lock
+//! (cargo, Gradle, Maven) one after another —, then the tests one after another (they often
+//! share a build directory or a database), each through the one process wrapper with a
 //! timeout and a bounded output, in the worktree, without the GitHub credentials. A check
 //! whose program is missing is "unavailable" with a hint (failed, when `[checks]` names it),
 //! never a crash.
@@ -237,6 +238,52 @@ pub struct Ran {
     pub coverage: Option<f64>,
 }
 
+/// What a lane of quality checks reports as it goes.
+enum Event {
+    Started(usize),
+    Finished(usize, Box<CheckResult>),
+}
+
+/// The build lock a check's command takes: cargo's (every subcommand but `fmt`), Gradle's or
+/// Maven's. Checks that take the same one are run one after another.
+pub fn build_lock(command: &str) -> Option<&'static str> {
+    let mut words = command
+        .split_whitespace()
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'));
+    let program = words.next()?;
+    let program = program.rsplit('/').next().unwrap_or(program);
+    match program {
+        "cargo" => {
+            let sub = words.find(|w| !w.starts_with('+') && !w.starts_with('-'));
+            (sub != Some("fmt")).then_some("cargo")
+        }
+        "gradle" | "gradlew" => Some("gradle"),
+        "mvn" | "mvnw" => Some("maven"),
+        _ => None,
+    }
+}
+
+/// The plan's quality checks in lanes that run at the same time: one lane per build lock (its
+/// checks in plan order), one lane for each check that takes none.
+fn lanes(plan: &CheckPlan) -> Vec<Vec<usize>> {
+    let mut locked: Vec<(&'static str, Vec<usize>)> = Vec::new();
+    let mut out = Vec::new();
+    for (i, spec) in plan.checks.iter().enumerate() {
+        if spec.kind != CheckKind::Quality {
+            continue;
+        }
+        match build_lock(&spec.command) {
+            Some(lock) => match locked.iter_mut().find(|(l, _)| *l == lock) {
+                Some((_, lane)) => lane.push(i),
+                None => locked.push((lock, vec![i])),
+            },
+            None => out.push(vec![i]),
+        }
+    }
+    out.extend(locked.into_iter().map(|(_, lane)| lane));
+    out
+}
+
 /// Runs the plan's checks in `workdir`: the quality checks concurrently, then the tests in
 /// order — the first test check under coverage when the plan says how —, then the coverage
 /// report. The plan's environment is set for all of them; a shared Cargo target directory is
@@ -270,25 +317,43 @@ pub async fn run_checks(
             dir.path().join(".coverage").display().to_string(),
         ));
     }
-    let mut set = tokio::task::JoinSet::new();
-    for (i, spec) in plan.checks.iter().enumerate() {
-        if spec.kind == CheckKind::Quality {
-            let (spec, dir, env) = (spec.clone(), workdir.to_owned(), env.clone());
-            let view = watch.started(&spec.name, &spec.command);
-            set.spawn(async move {
-                let r = run_check(&spec, &dir, timeout, &env).await;
-                drop(view);
-                (i, r)
-            });
-        }
-    }
     let mut results: Vec<Option<CheckResult>> = vec![None; plan.checks.len()];
-    while let Some(joined) = set.join_next().await {
-        if let Ok((i, r)) = joined {
-            watch.finished(&r);
-            results[i] = Some(r);
+    // Quality checks at the same time — but those that share a build lock one after another
+    // (two cargo builds would only wait for each other, and each check's time would include
+    // the other's).
+    let lanes = lanes(plan);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let mut set = tokio::task::JoinSet::new();
+    for lane in lanes {
+        let (tx, dir, env) = (tx.clone(), workdir.to_owned(), env.clone());
+        let specs: Vec<(usize, CheckSpec)> = lane
+            .into_iter()
+            .map(|i| (i, plan.checks[i].clone()))
+            .collect();
+        set.spawn(async move {
+            for (i, spec) in specs {
+                let _ = tx.send(Event::Started(i));
+                let r = run_check(&spec, &dir, timeout, &env).await;
+                let _ = tx.send(Event::Finished(i, Box::new(r)));
+            }
+        });
+    }
+    drop(tx);
+    let mut views: Vec<Option<Box<dyn Send>>> = (0..plan.checks.len()).map(|_| None).collect();
+    while let Some(event) = rx.recv().await {
+        match event {
+            Event::Started(i) => {
+                let spec = &plan.checks[i];
+                views[i] = Some(watch.started(&spec.name, &spec.command));
+            }
+            Event::Finished(i, r) => {
+                views[i] = None;
+                watch.finished(&r);
+                results[i] = Some(*r);
+            }
         }
     }
+    while set.join_next().await.is_some() {}
     let mut under_coverage = plan.coverage.as_ref().and_then(|c| c.test_command.clone());
     for (i, spec) in plan.checks.iter().enumerate() {
         if spec.kind != CheckKind::Test {
@@ -334,6 +399,42 @@ pub async fn run_checks(
         _ => None,
     };
     Ran { checks, coverage }
+}
+
+#[cfg(test)]
+mod lane_tests {
+    use super::*;
+
+    #[test]
+    fn builds_that_share_a_lock_are_told_apart_from_those_that_do_not() {
+        assert_eq!(
+            build_lock("cargo clippy --all-targets -- -D warnings"),
+            Some("cargo")
+        );
+        assert_eq!(
+            build_lock("RUSTFLAGS=-Dwarnings cargo +nightly check"),
+            Some("cargo")
+        );
+        assert_eq!(build_lock("/usr/bin/cargo test"), Some("cargo"));
+        assert_eq!(build_lock("cargo fmt --all -- --check"), None);
+        assert_eq!(build_lock("cargo +nightly fmt"), None);
+        assert_eq!(build_lock("./gradlew check"), Some("gradle"));
+        assert_eq!(build_lock("mvn -q verify"), Some("maven"));
+        assert_eq!(build_lock("ruff check ."), None);
+        assert_eq!(build_lock(""), None);
+    }
+
+    #[test]
+    fn quality_checks_run_side_by_side_but_one_build_at_a_time() {
+        let plan = CheckPlan::of(vec![
+            CheckSpec::new("format", "cargo fmt --all -- --check"),
+            CheckSpec::new("lint", "cargo clippy --all-targets"),
+            CheckSpec::new("docs", "cargo doc --no-deps"),
+            CheckSpec::new("spell", "typos"),
+            CheckSpec::new("test", "cargo test"),
+        ]);
+        assert_eq!(lanes(&plan), vec![vec![0], vec![3], vec![1, 2]]);
+    }
 }
 
 #[cfg(test)]
