@@ -64,6 +64,8 @@ pub fn program(
     for var in crate::env::SCRUBBED.iter().chain(&MODEL_KEYS) {
         cmd = cmd.env_remove(var);
     }
+    // Python leaves no bytecode in the worktree (a project may still ask for it in `env`).
+    cmd = cmd.env("PYTHONDONTWRITEBYTECODE", "1");
     for (k, v) in env {
         cmd = cmd.env(k, v);
     }

@@ -71,6 +71,16 @@ pub(super) struct Attempts {
     pub audit: Option<crate::run_report::AuditReport>,
 }
 
+/// The first few of `paths`, and how many more.
+fn name_some(paths: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut out = paths[..paths.len().min(SHOWN)].join(", ");
+    if paths.len() > SHOWN {
+        out.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    }
+    out
+}
+
 /// What a failed attempt tells the next: the failing checks and protected paths, and every
 /// other reason ralph found.
 fn failures_for_prompt(
@@ -206,6 +216,15 @@ impl Run<'_> {
                 if keep { "" } else { "audit " },
                 contest.site.round
             );
+            // The by-products already there (the environment, earlier checks): not the
+            // implementer's.
+            let present: std::collections::BTreeSet<String> = self
+                .input
+                .workspace
+                .left_out(wt)
+                .await?
+                .into_iter()
+                .collect();
             let started = std::time::Instant::now();
             let answer = match ask::<ImplementAnswer>(backend.as_ref(), &call, &ctx).await {
                 Ok(asked) => {
@@ -231,6 +250,26 @@ impl Run<'_> {
             // before anything else runs, and fails the attempt.
             let by_agent =
                 super::guard::sealed(self.input.workspace, printer, wt, "The implementer").await?;
+            // The implementer's result, as the commit will take it: whatever the checks change
+            // in it afterwards is put back before committing.
+            let result = self.input.workspace.snapshot(wt).await?;
+            let generated: Vec<String> = self
+                .input
+                .workspace
+                .left_out(wt)
+                .await?
+                .into_iter()
+                .filter(|p| !present.contains(p))
+                .collect();
+            if !generated.is_empty() {
+                let note = format!(
+                    "{} {attempt}: left out of the commit as by-products: {}",
+                    label.to_lowercase(),
+                    name_some(&generated)
+                );
+                printer.status(&format!("- {note}"));
+                self.report.warnings.push(note);
+            }
             // A change to the dependency manifests makes the environment again.
             let started = std::time::Instant::now();
             let settings = self.input.settings;
@@ -312,6 +351,16 @@ impl Run<'_> {
             };
             if let Some((answer, verdict)) = outcome {
                 let committed = if keep {
+                    // Exactly what the implementer left: the checks' own writes go.
+                    let by_checks = self.input.workspace.restore_changes(wt, &result).await?;
+                    if !by_checks.is_empty() {
+                        let note = format!(
+                            "the checks changed the implementer's result; the implementer's version is committed: {}",
+                            by_checks.join("; ")
+                        );
+                        printer.warn(&note);
+                        self.report.warnings.push(note);
+                    }
                     self.commit(wt, contest, proposal, &answer).await
                 } else {
                     Ok(String::new())

@@ -75,6 +75,12 @@ fn worktree_diff<'r>(
         .map_err(|e| WorkspaceError::git("computing the diff", e))
 }
 
+/// An untracked by-product (bytecode, a cache, a report): never committed, so never part of the
+/// change.
+fn left_out(delta: &git2::DiffDelta<'_>) -> bool {
+    delta.status() == Delta::Untracked && super::byproducts::is_byproduct(&delta_path(delta))
+}
+
 /// The diff of the worktree (committed, staged, unstaged and untracked changes) against the
 /// commit the branch started from.
 pub fn analyse(wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
@@ -86,6 +92,10 @@ pub fn analyse(wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
     let mut stats = DiffStats::default();
     for delta in diff.deltas() {
         let path = delta_path(&delta);
+        // What never enters a commit is no part of the change.
+        if left_out(&delta) {
+            continue;
+        }
         let status = match delta.status() {
             Delta::Added | Delta::Untracked => "added",
             Delta::Deleted => "deleted",
@@ -157,7 +167,10 @@ pub fn patch_text(wt: &Worktree, limit: usize) -> Result<String, WorkspaceError>
     let diff = worktree_diff(&repo, wt)?;
     let mut out = String::new();
     let mut cut = false;
-    diff.print(git2::DiffFormat::Patch, |_, _, line| {
+    diff.print(git2::DiffFormat::Patch, |delta, _, line| {
+        if left_out(&delta) {
+            return true;
+        }
         if out.len() >= limit {
             cut = true;
             return false;

@@ -231,18 +231,46 @@ pub fn head(wt: &Worktree) -> Result<String, WorkspaceError> {
     Ok(commit.id().to_string())
 }
 
+/// Stages every change in the worktree but untracked by-products (bytecode, caches, reports:
+/// see `byproducts`), which never enter a commit, `.gitignore` or not.
 fn stage_all(repo: &Repository) -> Result<git2::Oid, WorkspaceError> {
+    let left_out = untracked_byproducts(repo)?;
     let mut index = repo
         .index()
         .map_err(|e| WorkspaceError::git("opening the index", e))?;
+    let mut skip = |path: &Path, _: &[u8]| -> i32 {
+        i32::from(left_out.contains(path.to_string_lossy().as_ref()))
+    };
     index
-        .add_all(["*"], IndexAddOption::DEFAULT, None)
+        .add_all(
+            ["*"],
+            IndexAddOption::DEFAULT,
+            Some(&mut skip as &mut git2::IndexMatchedPath),
+        )
         .and_then(|()| index.update_all(["*"], None))
         .and_then(|()| index.write())
         .map_err(|e| WorkspaceError::git("staging the implementation", e))?;
     index
         .write_tree()
         .map_err(|e| WorkspaceError::git("writing the tree", e))
+}
+
+/// The untracked by-products of the worktree of `repo`, by path.
+pub(super) fn untracked_byproducts(
+    repo: &Repository,
+) -> Result<std::collections::BTreeSet<String>, WorkspaceError> {
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false);
+    Ok(repo
+        .statuses(Some(&mut opts))
+        .map_err(|e| WorkspaceError::git("reading the worktree status", e))?
+        .iter()
+        .filter(|s| s.status().contains(git2::Status::WT_NEW))
+        .filter_map(|s| s.path().map(str::to_owned))
+        .filter(|p| super::byproducts::is_byproduct(p))
+        .collect())
 }
 
 /// What a commit needs besides the worktree.

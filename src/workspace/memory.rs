@@ -102,6 +102,14 @@ fn read_tree(dir: &Path) -> Result<Files, WorkspaceError> {
     Ok(out)
 }
 
+/// `files` without the by-products the base does not have: what a commit takes.
+fn committable(files: Files, base: &Files) -> Files {
+    files
+        .into_iter()
+        .filter(|(p, _)| base.contains_key(p) || !super::byproducts::is_byproduct(p))
+        .collect()
+}
+
 /// Replaces everything under `dir` with `files`.
 fn write_tree(dir: &Path, files: &Files) -> Result<(), WorkspaceError> {
     if dir.exists() {
@@ -271,8 +279,9 @@ impl Workspace for MemoryWorkspace {
     }
 
     async fn diff(&self, wt: &Worktree) -> Result<DiffStats, WorkspaceError> {
-        let now = read_tree(&wt.path)?;
-        Ok(diff(&self.inner.lock().unwrap().base, &now))
+        let base = self.inner.lock().unwrap().base.clone();
+        let now = committable(read_tree(&wt.path)?, &base);
+        Ok(diff(&base, &now))
     }
 
     async fn patch_text(&self, wt: &Worktree, limit: usize) -> Result<String, WorkspaceError> {
@@ -292,8 +301,8 @@ impl Workspace for MemoryWorkspace {
     }
 
     async fn commit(&self, wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceError> {
-        let now = read_tree(&wt.path)?;
         let mut inner = self.inner.lock().unwrap();
+        let now = committable(read_tree(&wt.path)?, &inner.base);
         let id = format!("{:040x}", inner.record.commits.len() + 1);
         inner.commits.insert(id.clone(), now.clone());
         inner.head = Some(now);
@@ -330,6 +339,14 @@ impl Workspace for MemoryWorkspace {
         Ok(files
             .keys()
             .map(|name| format!(".git/{name} was added"))
+            .collect())
+    }
+
+    /// The fake's by-products: files under the worktree that look like one.
+    async fn left_out(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError> {
+        Ok(read_tree(&wt.path)?
+            .into_keys()
+            .filter(|p| super::byproducts::is_byproduct(p))
             .collect())
     }
 

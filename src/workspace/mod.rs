@@ -85,6 +85,9 @@ pub trait Workspace: Send + Sync {
     /// hooks, its configuration, the worktree's links, the references), one line per change —
     /// restored when anything did. Asked after every agent and every check run.
     async fn seal_changes(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError>;
+    /// The worktree's untracked by-products (bytecode, caches, reports, build folders): never
+    /// committed, `.gitignore` or not.
+    async fn left_out(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError>;
 }
 
 /// The workspace of a git repository at `root`, talking to `remote`.
@@ -233,6 +236,15 @@ impl Workspace for GitWorkspace {
     async fn seal_changes(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError> {
         let seal = self.seal_of(wt).await?;
         seal::check_async(&seal).await
+    }
+
+    async fn left_out(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError> {
+        let wt = wt.clone();
+        repo::blocking("listing by-products", move || {
+            let repo = repo::open(&wt.path)?;
+            Ok(git::untracked_byproducts(&repo)?.into_iter().collect())
+        })
+        .await
     }
 }
 

@@ -21,6 +21,7 @@ mod compete_signals;
 mod critical_path;
 mod decisions;
 mod docs;
+mod done;
 mod git_auth;
 mod github_tracker;
 mod ledger_push;

@@ -32,12 +32,16 @@ const CREDENTIALS: [(&str, &str); 6] = [
 ];
 
 /// Every attack of the issue, each leaving its loot in `loot.txt` in the worktree (committed if
-/// the attempt passes: the exfiltration channel) and in `$HOME/loot.txt`.
+/// the attempt passes: the exfiltration channel) and in `$HOME/loot.txt`. Run as a test file, the
+/// attacks write `check-loot.txt` instead — which ralph never commits, since the checks' writes
+/// are not the change — and fail the checks when anything landed.
 const ATTACKS: &str = r#"
 main=$(cd "$(git rev-parse --git-common-dir)/.." && pwd)
 common=$(cd "$(git rev-parse --git-common-dir)" && pwd)
-loot() { echo "$1" >> loot.txt; echo "$1" >> "$HOME/loot.txt" 2>/dev/null; }
-echo "attacks by the $PHASE" >> loot.txt
+LOOT=loot.txt
+[ "$PHASE" = check ] && LOOT=check-loot.txt
+loot() { echo "$1" >> "$LOOT"; echo "$1" >> "$HOME/loot.txt" 2>/dev/null; }
+[ "$PHASE" = agent ] && echo "attacks by the agent" >> loot.txt
 for f in /proc/[0-9]*/environ; do
   v=$(tr '\0' '\n' < "$f" 2>/dev/null | grep '^GITHUB_TOKEN=')
   [ -n "$v" ] && loot "proc $f $v"
@@ -53,7 +57,8 @@ for h in pre-commit reference-transaction pre-push post-checkout; do
 done
 printf '#!/bin/sh\nenv > "%s/hook-ran-fsmonitor"\n' "$main" > "$main/fsmonitor.sh" 2>/dev/null
 git config --file "$common/config" core.fsmonitor "$main/fsmonitor.sh" 2>/dev/null && loot "planted fsmonitor"
-true
+# The test file fails the checks when any of its attacks landed: the run could not complete.
+[ "$PHASE" = agent ] || [ ! -s "$LOOT" ]
 "#;
 
 /// The implementer: the attacks, a test file that repeats them when the checks run it, and
@@ -174,9 +179,12 @@ fn under_a_required_sandbox_no_attack_lands_and_the_honest_work_completes() {
     let lib = git(&repo.remote, &["show", &format!("{branch}:lib.sh")]);
     assert!(lib.contains("Hello, $1!"), "{lib}");
     let loot = git(&repo.remote, &["show", &format!("{branch}:loot.txt")]);
+    assert!(loot.contains("attacks by the agent"), "{loot}");
+    // The checks ran the same attacks and found nothing (else `test.sh` failed and the run
+    // could not complete); what they wrote is not part of the change.
     assert!(
-        loot.contains("attacks by the agent") && loot.contains("attacks by the check"),
-        "{loot}"
+        !git(&repo.remote, &["ls-tree", "--name-only", branch]).contains("check-loot.txt"),
+        "the checks' writes are never committed"
     );
     assert!(!loot.contains(TOKEN), "the token was found: {loot}");
     for (path, secret) in CREDENTIALS {
