@@ -52,12 +52,52 @@ impl CheckPlan {
 /// The check names of a maskfile that ralph runs, in the order it runs them.
 const MASK_CHECKS: [&str; 6] = ["format", "lint", "type-check", "check", "dead-code", "test"];
 
-/// The checks of the repository at `root`, and how its environment is made.
+/// The checks of the repository at `root`, and how its environment is made: `[checks]` when it
+/// names any; otherwise what the repository declares or its language gives, joined by the
+/// checks its CI runs (see `workflows`) that are not among them already.
 pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
-    CheckPlan {
+    let mut plan = CheckPlan {
         setup: super::environment::setup(root, config),
         ..checks(root, config)
+    };
+    if plan.source != "config" {
+        join_ci(&mut plan, super::workflows::read(root));
     }
+    plan
+}
+
+/// Adds the CI's checks that the plan does not run already, and its notes.
+fn join_ci(plan: &mut CheckPlan, ci: super::workflows::Ci) {
+    let normal = |c: &str| c.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut added = 0;
+    for check in ci.checks {
+        if plan
+            .checks
+            .iter()
+            .any(|c| normal(&c.command) == normal(&check.command) || c.name == check.name)
+        {
+            continue;
+        }
+        plan.checks.push(check);
+        added += 1;
+    }
+    if added > 0 {
+        plan.source = if plan.source == "none" {
+            "CI".into()
+        } else {
+            format!("{} and CI", plan.source)
+        };
+    }
+    if !ci.setup.is_empty() {
+        plan.notes.push(format!(
+            "the CI sets its environment up with `{}`; ralph's setup: {}",
+            ci.setup.join("`, `"),
+            plan.setup
+                .as_ref()
+                .map_or_else(|| "none".to_owned(), |s| format!("`{}`", s.command))
+        ));
+    }
+    plan.notes.extend(ci.notes);
 }
 
 /// The checks of the repository at `root`.

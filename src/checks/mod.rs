@@ -15,6 +15,7 @@ pub mod output;
 pub mod python;
 pub mod run;
 pub mod shared_target;
+pub mod workflows;
 
 pub use crate::process::on_path;
 pub use detect::{detect, example, CheckPlan};

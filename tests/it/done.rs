@@ -66,3 +66,99 @@ fn a_passing_change_commits_the_implementers_files_and_no_by_product() {
         "{files}"
     );
 }
+
+/// Writes `files` into the repository and pushes them as a commit on `main`.
+fn commit_files(repo: &Repo, files: &[(&str, &str)]) {
+    for (name, text) in files {
+        let path = repo.root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    crate::common::commit_all(&repo.root, "fixture");
+    git(&repo.root, &["push", "--quiet", "origin", "main"]);
+}
+
+/// A crate whose `halve` rounds the wrong way, with a CI workflow whose feature matrix turns on
+/// `exact` — the feature the regression test is gated behind.
+const CRATE: [(&str, &str); 5] = [
+    (
+        "Cargo.toml",
+        "[package]\nname = \"halves\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[features]\nexact = []\n",
+    ),
+    (
+        "src/lib.rs",
+        "/// Half of `n`, rounded up.\npub fn halve(n: u32) -> u32 {\n    n / 2\n}\n",
+    ),
+    (
+        "tests/basic.rs",
+        "#[test]\nfn halves_even_numbers() {\n    assert_eq!(halves::halve(4), 2);\n}\n",
+    ),
+    (
+        ".github/workflows/ci.yml",
+        "name: CI\non: [push, pull_request]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n        features: [\"\", \"exact\"]\n    steps:\n      - uses: actions/checkout@v4\n      - uses: dtolnay/rust-toolchain@stable\n      - run: cargo test --features \"${{ matrix.features }}\" --tests\n",
+    ),
+    (".gitignore", "target/\n.ralph/worktrees/\n.ralph/runs/\n.ralph/cache/\n"),
+];
+
+const HALVES_ISSUE: &str = "---\ntitle: Round halves up\nlabels: [ready]\n---\n## Tasks\n- [ ] `halve` rounds odd numbers up\n";
+
+/// The regression test, behind the feature CI turns on.
+const GATED_TEST: &str = "printf '#![cfg(feature = \"exact\")]\\n\\n#[test]\\nfn rounds_odd_numbers_up() {\\n    assert_eq!(halves::halve(3), 2);\\n}\\n' > tests/exact.rs";
+
+fn halves(implementer: &str) -> Repo {
+    let repo = Repo::with(Setup {
+        implementer,
+        checks: "",
+        issues: &[(3, HALVES_ISSUE)],
+        ..Setup::default()
+    });
+    commit_files(&repo, &CRATE);
+    repo
+}
+
+#[test]
+fn a_test_only_the_ci_feature_matrix_runs_rejects_the_broken_fix_and_passes_the_real_one() {
+    if !ralph::process::on_path("cargo") {
+        eprintln!("skipped: cargo is not installed");
+        return;
+    }
+    let arbiter = "cat > /dev/null\ncase \"$RALPH_ROLE\" in\n  verify) echo '{\"satisfied\":[{\"id\":\"req_1\",\"evidence\":\"halve\"}],\"unsatisfied\":[]}';;\n  *) exit 1;;\nesac";
+    // The test alone: under plain `cargo test` it compiles to nothing and passes.
+    let broken = format!(
+        "cat > /dev/null\n{GATED_TEST}\necho '{{\"summary\":\"test\",\"checkboxes_completed\":[\"req_1\"]}}'"
+    );
+    let repo = halves(&broken);
+    std::fs::write(
+        repo.tools.join("arbiter.sh"),
+        format!("#!/bin/sh\n{arbiter}\n"),
+    )
+    .unwrap();
+    let out = run(repo.ralph().args(["compete", "3", "--json"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("ci-test-step-3-exact")
+            && out.stderr.contains("check `ci-test-step-3-exact` failed"),
+        "{}",
+        out.stderr
+    );
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["outcome"], "escalated");
+
+    // The fix with its test: accepted.
+    let fixed = format!(
+        "cat > /dev/null\n{GATED_TEST}\nprintf '/// Half of `n`, rounded up.\\npub fn halve(n: u32) -> u32 {{\\n    n.div_ceil(2)\\n}}\\n' > src/lib.rs\necho '{{\"summary\":\"div_ceil\",\"checkboxes_completed\":[\"req_1\"]}}'"
+    );
+    let repo = halves(&fixed);
+    std::fs::write(
+        repo.tools.join("arbiter.sh"),
+        format!("#!/bin/sh\n{arbiter}\n"),
+    )
+    .unwrap();
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("checks from cargo and CI"),
+        "{}",
+        out.stderr
+    );
+}

@@ -1,0 +1,646 @@
+//! The project's CI as a source of checks: the `run:` steps of the jobs its GitHub Actions
+//! workflows run on `push` and `pull_request`, with the job's matrix expanded, its `env` and
+//! `working-directory` applied, classified into check steps (tests, lints, type checks, builds),
+//! setup steps (installs) and the rest. A step that needs a secret, a service, an OS other than
+//! Linux or a value only a workflow run has (`github.*`, `steps.*`) is left out, and so is a
+//! step that `uses:` an action — what it would provide (a toolchain, a Python) is said instead.
+//! YAML is read with `yaml-rust2` (maintained, no `unsafe` serde layer; `serde_yaml` is not).
+
+use super::{CheckKind, CheckSpec};
+use std::collections::BTreeMap;
+use std::path::Path;
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// The most checks taken from CI: beyond them a matrix would multiply the verification time.
+const MAX_CHECKS: usize = 8;
+
+/// The most combinations a matrix is expanded to.
+const MAX_COMBINATIONS: usize = 16;
+
+/// What the workflows say, for the plan and for `ralph doctor`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ci {
+    pub checks: Vec<CheckSpec>,
+    /// The setup steps, as the workflow runs them (not run by ralph).
+    pub setup: Vec<String>,
+    /// What was left out, and what the `uses:` steps would provide.
+    pub notes: Vec<String>,
+}
+
+/// What a `run:` step does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepKind {
+    Check(CheckKind),
+    Setup,
+    Other,
+}
+
+/// Words that make a command a test run.
+const TEST_WORDS: [&str; 11] = [
+    "test", "pytest", "tox", "nox", "jest", "vitest", "mocha", "unittest", "nextest", "ctest",
+    "spec",
+];
+
+/// Words that make a command a quality check.
+const QUALITY_WORDS: [&str; 16] = [
+    "clippy",
+    "fmt",
+    "ruff",
+    "flake8",
+    "pylint",
+    "black",
+    "isort",
+    "mypy",
+    "pyright",
+    "tsc",
+    "eslint",
+    "prettier",
+    "lint",
+    "typecheck",
+    "build",
+    "check",
+];
+
+/// Words that make a command an installation.
+const SETUP_WORDS: [&str; 12] = [
+    "install", "ci", "sync", "apt-get", "apt", "brew", "rustup", "curl", "wget", "choco", "setup",
+    "download",
+];
+
+/// What the command `script` does, from its words.
+pub fn classify(script: &str) -> StepKind {
+    let words: Vec<&str> = script
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
+        .filter(|w| !w.is_empty())
+        .map(|w| w.trim_start_matches("--"))
+        .collect();
+    let has = |list: &[&str]| {
+        words.iter().any(|w| {
+            list.iter()
+                .any(|l| w == l || w.starts_with(&format!("{l}:")))
+        })
+    };
+    if has(&TEST_WORDS) {
+        StepKind::Check(CheckKind::Test)
+    } else if has(&QUALITY_WORDS) {
+        StepKind::Check(CheckKind::Quality)
+    } else if has(&SETUP_WORDS) {
+        StepKind::Setup
+    } else {
+        StepKind::Other
+    }
+}
+
+/// Whether the workflow runs on pushes or pull requests.
+fn on_push_or_pr(wf: &Yaml) -> bool {
+    let on = &wf["on"];
+    let is = |s: &str| s == "push" || s == "pull_request";
+    match on {
+        Yaml::String(s) => is(s),
+        Yaml::Array(a) => a.iter().any(|e| e.as_str().is_some_and(is)),
+        Yaml::Hash(h) => h.keys().any(|k| k.as_str().is_some_and(is)),
+        _ => false,
+    }
+}
+
+fn scalar(y: &Yaml) -> Option<String> {
+    match y {
+        Yaml::String(s) => Some(s.clone()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        Yaml::Real(r) => Some(r.clone()),
+        Yaml::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// The matrix's combinations (`include` entries added), each a map of key to value.
+fn combinations(strategy: &Yaml) -> Vec<BTreeMap<String, String>> {
+    let matrix = &strategy["matrix"];
+    let Some(hash) = matrix.as_hash() else {
+        return vec![BTreeMap::new()];
+    };
+    let mut out: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
+    for (k, v) in hash {
+        let Some(key) = k.as_str() else { continue };
+        if key == "include" || key == "exclude" {
+            continue;
+        }
+        let values: Vec<String> = match v {
+            Yaml::Array(a) => a.iter().filter_map(scalar).collect(),
+            other => scalar(other).into_iter().collect(),
+        };
+        if values.is_empty() {
+            continue;
+        }
+        out = out
+            .into_iter()
+            .flat_map(|combo| {
+                values.iter().map(move |value| {
+                    let mut c = combo.clone();
+                    c.insert(key.to_owned(), value.clone());
+                    c
+                })
+            })
+            .take(MAX_COMBINATIONS)
+            .collect();
+    }
+    let entry = |y: &Yaml| -> BTreeMap<String, String> {
+        y.as_hash()
+            .map(|h| {
+                h.iter()
+                    .filter_map(|(k, v)| Some((k.as_str()?.to_owned(), scalar(v)?)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if let Some(exclude) = matrix["exclude"].as_vec() {
+        let excluded: Vec<BTreeMap<String, String>> = exclude.iter().map(entry).collect();
+        out.retain(|c| {
+            !excluded
+                .iter()
+                .any(|e| e.iter().all(|(k, v)| c.get(k) == Some(v)))
+        });
+    }
+    if let Some(include) = matrix["include"].as_vec() {
+        for e in include.iter().map(entry) {
+            if out.len() >= MAX_COMBINATIONS {
+                break;
+            }
+            // An entry that matches existing combinations extends them; otherwise it is one.
+            let mut matched = false;
+            for c in out.iter_mut() {
+                if e.iter().all(|(k, v)| c.get(k).is_none_or(|x| x == v)) && !c.is_empty() {
+                    c.extend(e.clone());
+                    matched = true;
+                }
+            }
+            if !matched {
+                out.push(e);
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push(BTreeMap::new());
+    }
+    out
+}
+
+/// `text` with `${{ matrix.k }}` and `${{ env.K }}` put in; `Err` with what is left when an
+/// expression only a workflow run can give remains.
+fn expand(
+    text: &str,
+    matrix: &BTreeMap<String, String>,
+    env: &BTreeMap<String, String>,
+) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${{") {
+        out.push_str(&rest[..start]);
+        let Some(len) = rest[start..].find("}}") else {
+            return Err("an unterminated expression".into());
+        };
+        let expr = rest[start + 3..start + len].trim();
+        let value = if let Some(k) = expr.strip_prefix("matrix.") {
+            matrix.get(k).cloned()
+        } else if let Some(k) = expr.strip_prefix("env.") {
+            env.get(k).cloned()
+        } else if expr == "runner.os" {
+            Some("Linux".to_owned())
+        } else {
+            None
+        };
+        match value {
+            Some(v) => out.push_str(&v),
+            None if expr.contains("secrets.") => return Err("it needs a secret".into()),
+            None => return Err(format!("it needs `{expr}`, which only a workflow run has")),
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Whether an `if:` lets the step run here: `false` for a comparison that fails on Linux or with
+/// this matrix combination, `true` otherwise (what ralph cannot evaluate, it runs).
+fn condition_holds(cond: &str, matrix: &BTreeMap<String, String>) -> bool {
+    let cond = cond
+        .trim()
+        .trim_start_matches("${{")
+        .trim_end_matches("}}")
+        .trim();
+    for (op, equal) in [("==", true), ("!=", false)] {
+        if let Some((a, b)) = cond.split_once(op) {
+            let side = |s: &str| -> Option<String> {
+                let s = s.trim();
+                if let Some(k) = s.strip_prefix("matrix.") {
+                    matrix.get(k).cloned()
+                } else if s == "runner.os" {
+                    Some("Linux".into())
+                } else {
+                    s.strip_prefix('\'')
+                        .and_then(|s| s.strip_suffix('\''))
+                        .map(str::to_owned)
+                }
+            };
+            if let (Some(a), Some(b)) = (side(a), side(b)) {
+                return (a == b) == equal;
+            }
+        }
+    }
+    true
+}
+
+/// Whether a job runs on Linux (its `runs-on`, the matrix put in).
+fn runs_on_linux(
+    job: &Yaml,
+    matrix: &BTreeMap<String, String>,
+    env: &BTreeMap<String, String>,
+) -> bool {
+    let runs_on = match &job["runs-on"] {
+        Yaml::String(s) => expand(s, matrix, env).unwrap_or_default(),
+        Yaml::Array(a) => a
+            .iter()
+            .filter_map(Yaml::as_str)
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+    .to_lowercase();
+    !(runs_on.contains("windows") || runs_on.contains("macos"))
+}
+
+fn string_map(
+    y: &Yaml,
+    matrix: &BTreeMap<String, String>,
+    base: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut out = base.clone();
+    if let Some(h) = y.as_hash() {
+        for (k, v) in h {
+            if let (Some(k), Some(v)) = (k.as_str(), scalar(v)) {
+                if let Ok(v) = expand(&v, matrix, &out) {
+                    out.insert(k.to_owned(), v);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A name for a check from a step: `ci-<job>-<step>` in ralph's check-name alphabet.
+fn check_name(job: &str, step: &str, combo: &BTreeMap<String, String>) -> String {
+    let mut name = format!("ci-{job}-{step}");
+    for v in combo.values().filter(|v| !v.is_empty()) {
+        name.push('-');
+        name.push_str(v);
+    }
+    let mut out = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').chars().take(60).collect()
+}
+
+/// The shell command that runs `script` as the workflow would: in `dir`, with `env`, by bash
+/// with `-e`.
+fn command(script: &str, dir: Option<&str>, env: &BTreeMap<String, String>) -> String {
+    let mut cmd = String::new();
+    if let Some(d) = dir.filter(|d| !d.is_empty() && *d != ".") {
+        cmd.push_str(&format!("cd {} && ", crate::process::shell_quote(d)));
+    }
+    if !env.is_empty() {
+        cmd.push_str("env ");
+        for (k, v) in env {
+            cmd.push_str(&format!("{k}={} ", crate::process::shell_quote(v)));
+        }
+    }
+    if script.lines().count() <= 1 && dir.is_none() && env.is_empty() {
+        return script.trim().to_owned();
+    }
+    cmd.push_str(&format!(
+        "bash -ec {}",
+        crate::process::shell_quote(script.trim())
+    ));
+    cmd
+}
+
+/// Reads one workflow file's text into `ci`.
+fn read_workflow(file: &str, text: &str, ci: &mut Ci) {
+    let Ok(docs) = YamlLoader::load_from_str(text) else {
+        ci.notes
+            .push(format!("{file} is not valid YAML: its checks are not used"));
+        return;
+    };
+    let Some(wf) = docs.first() else { return };
+    if !on_push_or_pr(wf) {
+        return;
+    }
+    let wf_env = string_map(&wf["env"], &BTreeMap::new(), &BTreeMap::new());
+    let default_dir = wf["defaults"]["run"]["working-directory"]
+        .as_str()
+        .map(str::to_owned);
+    let Some(jobs) = wf["jobs"].as_hash() else {
+        return;
+    };
+    for (id, job) in jobs {
+        let Some(id) = id.as_str() else { continue };
+        if let Some(services) = job["services"].as_hash() {
+            let names: Vec<&str> = services.keys().filter_map(Yaml::as_str).collect();
+            ci.notes.push(format!(
+                "{file}, job `{id}`: left out, it needs the service(s) {}",
+                names.join(", ")
+            ));
+            continue;
+        }
+        let job_dir = job["defaults"]["run"]["working-directory"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| default_dir.clone());
+        for combo in combinations(&job["strategy"]) {
+            let env = string_map(&job["env"], &combo, &wf_env);
+            if !runs_on_linux(job, &combo, &env) {
+                continue;
+            }
+            if let Some(cond) = job["if"].as_str() {
+                if !condition_holds(cond, &combo) {
+                    continue;
+                }
+            }
+            let Some(steps) = job["steps"].as_vec() else {
+                continue;
+            };
+            for (i, step) in steps.iter().enumerate() {
+                let label = step["name"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("step {}", i + 1));
+                if let Some(uses) = step["uses"].as_str() {
+                    let provides = provides(uses);
+                    let note = format!("{file}, job `{id}`: `{uses}` is not run{provides}");
+                    if !ci.notes.contains(&note) {
+                        ci.notes.push(note);
+                    }
+                    continue;
+                }
+                let Some(script) = step["run"].as_str() else {
+                    continue;
+                };
+                if let Some(cond) = step["if"].as_str() {
+                    if cond.contains("secrets.") || !condition_holds(cond, &combo) {
+                        continue;
+                    }
+                }
+                let needs_secret = step["env"].as_hash().is_some_and(|h| {
+                    h.values()
+                        .any(|v| v.as_str().is_some_and(|s| s.contains("secrets.")))
+                });
+                let env = string_map(&step["env"], &combo, &env);
+                if needs_secret {
+                    ci.notes.push(format!(
+                        "{file}, job `{id}`, `{label}`: left out, it needs a secret"
+                    ));
+                    continue;
+                }
+                let expanded = match expand(script, &combo, &env) {
+                    Ok(s) => s,
+                    Err(why) => {
+                        let note = format!("{file}, job `{id}`, `{label}`: left out, {why}");
+                        if !ci.notes.contains(&note) {
+                            ci.notes.push(note);
+                        }
+                        continue;
+                    }
+                };
+                let dir = step["working-directory"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .or_else(|| job_dir.clone());
+                match classify(&expanded) {
+                    StepKind::Check(kind) => {
+                        let command = command(&expanded, dir.as_deref(), &env);
+                        if ci.checks.iter().any(|c| c.command == command) {
+                            continue;
+                        }
+                        let combo_words: Vec<String> =
+                            combo.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        let mut spec = CheckSpec::new(&check_name(id, &label, &combo), &command)
+                            .because(&format!(
+                                "{file}, job `{id}`, `{label}`{}",
+                                if combo_words.is_empty() {
+                                    String::new()
+                                } else {
+                                    format!(" (matrix {})", combo_words.join(", "))
+                                }
+                            ));
+                        spec.kind = kind;
+                        ci.checks.push(spec);
+                    }
+                    StepKind::Setup => {
+                        let line = expanded.trim().to_owned();
+                        if !ci.setup.contains(&line) {
+                            ci.setup.push(line);
+                        }
+                    }
+                    StepKind::Other => {}
+                }
+            }
+        }
+    }
+}
+
+/// What a `uses:` step gives the workflow's later steps, for the note.
+fn provides(uses: &str) -> String {
+    let action = uses.split('@').next().unwrap_or(uses);
+    let what = match action {
+        "actions/checkout" => return String::new(),
+        "actions/setup-python" => "a Python",
+        "actions/setup-node" => "a Node.js",
+        "actions/setup-go" => "a Go toolchain",
+        "actions/setup-java" => "a JDK",
+        "dtolnay/rust-toolchain"
+        | "actions-rs/toolchain"
+        | "actions-rust-lang/setup-rust-toolchain" => "a Rust toolchain",
+        "astral-sh/setup-uv" => "uv",
+        "snok/install-poetry" | "abatilo/actions-poetry" => "Poetry",
+        "pdm-project/setup-pdm" => "PDM",
+        "actions/cache" | "Swatinem/rust-cache" => "a cache",
+        _ => "",
+    };
+    if what.is_empty() {
+        String::new()
+    } else {
+        format!(" (it would provide {what}: the checks use what is installed here)")
+    }
+}
+
+/// The checks, setup steps and notes of the workflows of the repository at `root`.
+pub fn read(root: &Path) -> Ci {
+    let mut ci = Ci::default();
+    let dir = root.join(".github/workflows");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return ci;
+    };
+    let mut files: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yml" || x == "yaml"))
+        .collect();
+    files.sort();
+    for path in files {
+        let name = format!(
+            ".github/workflows/{}",
+            path.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default()
+        );
+        if let Ok(text) = crate::fsutil::read_regular_text(&path, 1 << 20) {
+            read_workflow(&name, &text, &mut ci);
+        }
+    }
+    if ci.checks.len() > MAX_CHECKS {
+        let left: Vec<String> = ci.checks[MAX_CHECKS..]
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        ci.notes.push(format!(
+            "only the first {MAX_CHECKS} CI checks are run; left out: {}",
+            left.join(", ")
+        ));
+        ci.checks.truncate(MAX_CHECKS);
+    }
+    ci
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_one(text: &str) -> Ci {
+        let mut ci = Ci::default();
+        read_workflow(".github/workflows/ci.yml", text, &mut ci);
+        ci
+    }
+
+    const FEATURES: &str = r#"
+name: CI
+on:
+  push:
+  pull_request:
+jobs:
+  test:
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest]
+        features: ["", "serde"]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: dtolnay/rust-toolchain@stable
+      - name: Test
+        run: cargo test --features "${{ matrix.features }}" --tests
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: cargo clippy --all-targets -- -D warnings
+      - name: Publish
+        run: cargo publish --token ${{ secrets.CRATES_TOKEN }}
+"#;
+
+    #[test]
+    fn a_feature_matrix_becomes_one_test_check_per_combination_on_linux() {
+        let ci = read_one(FEATURES);
+        let commands: Vec<(&str, &str, CheckKind)> = ci
+            .checks
+            .iter()
+            .map(|c| (c.name.as_str(), c.command.as_str(), c.kind))
+            .collect();
+        assert_eq!(
+            commands,
+            [
+                (
+                    "ci-test-test-ubuntu-latest",
+                    "cargo test --features \"\" --tests",
+                    CheckKind::Test
+                ),
+                (
+                    "ci-test-test-serde-ubuntu-latest",
+                    "cargo test --features \"serde\" --tests",
+                    CheckKind::Test
+                ),
+                (
+                    "ci-lint-step-1",
+                    "cargo clippy --all-targets -- -D warnings",
+                    CheckKind::Quality
+                ),
+            ]
+        );
+        assert!(ci.checks[1]
+            .reason
+            .contains("(matrix features=serde, os=ubuntu-latest)"));
+        let notes = ci.notes.join("\n");
+        assert!(
+            notes.contains("`Publish`: left out, it needs a secret"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains(
+                "`dtolnay/rust-toolchain@stable` is not run (it would provide a Rust toolchain"
+            ),
+            "{notes}"
+        );
+    }
+
+    #[test]
+    fn workflows_that_do_not_run_on_pushes_services_and_setup_steps_are_told_apart() {
+        let ci = read_one("on: release\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pytest\n");
+        assert!(ci.checks.is_empty());
+        let ci = read_one("on: [push]\njobs:\n  db:\n    runs-on: ubuntu-latest\n    services:\n      postgres:\n        image: postgres\n    steps:\n      - run: pytest\n  unit:\n    runs-on: ubuntu-latest\n    env:\n      PYTHONWARNINGS: error\n    defaults:\n      run:\n        working-directory: python\n    steps:\n      - run: pip install -e .[test]\n      - run: |\n          python -m pytest -m 'not slow'\n");
+        assert_eq!(ci.setup, ["pip install -e .[test]"]);
+        assert_eq!(ci.checks.len(), 1);
+        assert_eq!(ci.checks[0].kind, CheckKind::Test);
+        assert_eq!(
+            ci.checks[0].command,
+            "cd 'python' && env PYTHONWARNINGS='error' bash -ec 'python -m pytest -m '\\''not slow'\\'''"
+        );
+        assert!(ci.notes[0].contains("job `db`: left out, it needs the service(s) postgres"));
+    }
+
+    #[test]
+    fn steps_are_classified_by_what_they_run() {
+        assert_eq!(
+            classify("npm run test:unit"),
+            StepKind::Check(CheckKind::Test)
+        );
+        assert_eq!(classify("tox -e py311"), StepKind::Check(CheckKind::Test));
+        assert_eq!(classify("mypy src"), StepKind::Check(CheckKind::Quality));
+        assert_eq!(
+            classify("cargo build --release"),
+            StepKind::Check(CheckKind::Quality)
+        );
+        assert_eq!(classify("poetry install --with dev"), StepKind::Setup);
+        assert_eq!(classify("npm ci"), StepKind::Setup);
+        assert_eq!(classify("echo done"), StepKind::Other);
+    }
+
+    #[test]
+    fn matrix_includes_and_excludes_and_conditions_apply() {
+        let strategy = YamlLoader::load_from_str(
+            "matrix:\n  py: ['3.10', '3.12']\n  extra: [a, b]\n  exclude:\n    - py: '3.10'\n      extra: b\n  include:\n    - py: '3.13'\n      extra: c\n",
+        )
+        .unwrap()
+        .remove(0);
+        let combos = combinations(&strategy);
+        assert_eq!(combos.len(), 4, "{combos:?}");
+        let m: BTreeMap<String, String> = [("os".to_owned(), "windows-latest".to_owned())].into();
+        assert!(!condition_holds("matrix.os == 'ubuntu-latest'", &m));
+        assert!(condition_holds("${{ runner.os == 'Linux' }}", &m));
+        assert!(
+            condition_holds("github.event_name == 'push'", &m),
+            "what ralph cannot tell, it runs"
+        );
+    }
+}
