@@ -118,6 +118,9 @@ pub struct RoundReport {
     pub judges: JudgesReport,
     /// The checks of the round's passing attempt, else of its last one.
     pub checks: Vec<CheckReport>,
+    /// The tests that attempt's change adds or edits, and whether they ran and passed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub new_tests: Vec<crate::checks::new_tests::NewTest>,
     /// Implementation attempts the round used.
     #[serde(default)]
     pub attempts: u32,

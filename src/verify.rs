@@ -3,6 +3,7 @@
 //! report (rendered by `render::verification`). The diff comes from the [`Workspace`].
 
 use crate::checks::baseline::Baseline;
+use crate::checks::new_tests::{self, NewTest, Outcome};
 use crate::checks::{run_checks, CheckKind, CheckPlan, CheckResult, CheckStatus};
 use crate::workspace::{
     protected_findings, DiffStats, Finding, Workspace, WorkspaceError, Worktree,
@@ -41,6 +42,9 @@ pub struct VerificationReport {
     pub require_test: bool,
     /// The environment's setup failed (`[checks] setup`): what it said.
     pub setup: Vec<String>,
+    /// The tests the change adds or edits, and whether they ran and passed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub new_tests: Vec<NewTest>,
 }
 
 impl VerificationReport {
@@ -53,6 +57,7 @@ impl VerificationReport {
             protected: Vec::new(),
             require_test: true,
             setup: Vec::new(),
+            new_tests: Vec::new(),
         }
     }
 
@@ -134,6 +139,23 @@ impl VerificationReport {
                 .iter()
                 .map(|f| change(format!("{}: {}", f.path, f.reason))),
         );
+        for t in &self.new_tests {
+            match t.outcome {
+                Outcome::NotRun => out.push(change(format!(
+                    "the change's test `{}` ({}) never ran under any check: {}",
+                    t.name,
+                    t.file,
+                    t.hint.as_deref().unwrap_or("name a check that runs it")
+                ))),
+                Outcome::Failed => out.push(change(format!(
+                    "the change's test `{}` ({}) fails under `{}`",
+                    t.name,
+                    t.file,
+                    t.check.as_deref().unwrap_or("a check")
+                ))),
+                Outcome::Passed | Outcome::Unknown => {}
+            }
+        }
         out
     }
 
@@ -185,6 +207,7 @@ pub async fn verify(
     }
     let diff = workspace.diff(wt).await?;
     let protected = protected_findings(&diff);
+    let new_tests = new_tests(workspace, wt, &diff, &checks).await?;
     Ok(VerificationReport {
         checks,
         coverage: Coverage {
@@ -195,7 +218,34 @@ pub async fn verify(
         protected,
         require_test: plan.require_test,
         setup: Vec::new(),
+        new_tests,
     })
+}
+
+/// The tests the change adds or edits (the file before and after, function by function), and
+/// what the checks' runners said of each.
+async fn new_tests(
+    workspace: &dyn Workspace,
+    wt: &Worktree,
+    diff: &DiffStats,
+    checks: &[CheckResult],
+) -> Result<Vec<NewTest>, WorkspaceError> {
+    let mut found = Vec::new();
+    for f in diff.files.iter().filter(|f| f.status != "deleted") {
+        if new_tests::lang(&f.path).is_none() {
+            continue;
+        }
+        let Ok(now) = std::fs::read_to_string(wt.path.join(&f.path)) else {
+            continue;
+        };
+        let base = workspace.base_text(wt, &f.path).await?;
+        found.extend(
+            new_tests::changed(&f.path, base.as_deref(), &now)
+                .into_iter()
+                .map(|t| (f.path.clone(), t)),
+        );
+    }
+    Ok(new_tests::locate(&found, checks))
 }
 
 #[cfg(test)]
@@ -240,6 +290,7 @@ mod tests {
             protected,
             require_test: true,
             setup: Vec::new(),
+            new_tests: Vec::new(),
         }
     }
 

@@ -11,6 +11,7 @@ mod declared;
 pub mod detect;
 pub mod environment;
 pub mod live;
+pub mod new_tests;
 pub mod output;
 pub mod python;
 pub mod run;

@@ -196,6 +196,7 @@ mod tests {
             protected: vec![],
             require_test: true,
             setup: Vec::new(),
+            new_tests: Vec::new(),
         };
         let mut accounts = Accounts::default();
         accounts.record(

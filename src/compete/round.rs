@@ -350,6 +350,7 @@ pub async fn evaluate(
                 })
                 .unwrap_or_default(),
             checks: Vec::new(),
+            new_tests: Vec::new(),
             attempts: 0,
             verified_by_claims: false,
             implementation_summary: None,

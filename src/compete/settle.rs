@@ -67,6 +67,11 @@ impl Run<'_> {
             .as_ref()
             .map(check_reports)
             .unwrap_or_default();
+        round_report.new_tests = attempts
+            .verification
+            .as_ref()
+            .map(|v| v.new_tests.clone())
+            .unwrap_or_default();
         round_report.audit = attempts.audit.clone();
         if let (Some(cap), None) = (&attempts.cap, &attempts.passed) {
             // Stopped between attempts: no outcome to settle, no events; the round's report

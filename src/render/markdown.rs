@@ -137,6 +137,7 @@ pub(crate) mod tests {
             human_review: false,
             judges: Default::default(),
             checks: vec![],
+            new_tests: vec![],
             attempts: 0,
             verified_by_claims: false,
             implementation_summary: None,

@@ -40,6 +40,9 @@ pub fn render_terminal(r: &VerificationReport, paint: Paint, with_checks: bool) 
         r.diff.lines_removed,
         r.diff.files_affected()
     );
+    if !r.new_tests.is_empty() {
+        let _ = writeln!(out, "  new tests: {}", new_tests_line(&r.new_tests));
+    }
     for f in &r.protected {
         let _ = writeln!(
             out,
@@ -59,6 +62,28 @@ pub fn render_terminal(r: &VerificationReport, paint: Paint, with_checks: bool) 
         }
     );
     out
+}
+
+/// `2 passed, 1 never ran (tests/exact.rs rounds_up)`: what became of the change's tests.
+pub fn new_tests_line(tests: &[crate::checks::new_tests::NewTest]) -> String {
+    use crate::checks::new_tests::Outcome;
+    [
+        (Outcome::Passed, "passed"),
+        (Outcome::Failed, "failed"),
+        (Outcome::NotRun, "never ran"),
+        (Outcome::Unknown, "not reported by name"),
+    ]
+    .iter()
+    .filter_map(|(o, word)| {
+        let these: Vec<String> = tests
+            .iter()
+            .filter(|t| t.outcome == *o)
+            .map(|t| format!("{} {}", t.file, t.name))
+            .collect();
+        (!these.is_empty()).then(|| format!("{} {word} ({})", these.len(), these.join(", ")))
+    })
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 /// The report as markdown, for issue comments and pull requests. Check output is fenced.
@@ -162,6 +187,7 @@ mod tests {
             protected: vec![],
             require_test: true,
             setup: Vec::new(),
+            new_tests: Vec::new(),
         };
         let md = render_markdown(&r);
         assert!(md.contains("| `lint` | ❌ failed | 1.5s |"), "{md}");

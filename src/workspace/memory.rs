@@ -342,6 +342,14 @@ impl Workspace for MemoryWorkspace {
             .collect())
     }
 
+    async fn base_text(
+        &self,
+        _wt: &Worktree,
+        path: &str,
+    ) -> Result<Option<String>, WorkspaceError> {
+        Ok(self.inner.lock().unwrap().base.get(path).cloned())
+    }
+
     /// The fake's by-products: files under the worktree that look like one.
     async fn left_out(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError> {
         Ok(read_tree(&wt.path)?

@@ -88,6 +88,8 @@ pub trait Workspace: Send + Sync {
     /// The worktree's untracked by-products (bytecode, caches, reports, build folders): never
     /// committed, `.gitignore` or not.
     async fn left_out(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError>;
+    /// The text of `path` at the commit `wt` started from (`None`: not there, or not text).
+    async fn base_text(&self, wt: &Worktree, path: &str) -> Result<Option<String>, WorkspaceError>;
 }
 
 /// The workspace of a git repository at `root`, talking to `remote`.
@@ -236,6 +238,23 @@ impl Workspace for GitWorkspace {
     async fn seal_changes(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError> {
         let seal = self.seal_of(wt).await?;
         seal::check_async(&seal).await
+    }
+
+    async fn base_text(&self, wt: &Worktree, path: &str) -> Result<Option<String>, WorkspaceError> {
+        let (wt, path) = (wt.clone(), path.to_owned());
+        repo::blocking("reading a file of the base", move || {
+            let repo = repo::open(&wt.path)?;
+            let text = git2::Oid::from_str(&wt.base_commit)
+                .and_then(|oid| repo.find_commit(oid))
+                .and_then(|c| c.tree())
+                .and_then(|t| t.get_path(std::path::Path::new(&path)))
+                .and_then(|e| e.to_object(&repo))
+                .ok()
+                .and_then(|o| o.as_blob().map(|b| b.content().to_vec()))
+                .and_then(|bytes| String::from_utf8(bytes).ok());
+            Ok(text)
+        })
+        .await
     }
 
     async fn left_out(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError> {

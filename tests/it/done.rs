@@ -162,3 +162,44 @@ fn a_test_only_the_ci_feature_matrix_runs_rejects_the_broken_fix_and_passes_the_
         out.stderr
     );
 }
+
+#[test]
+fn a_new_test_that_no_check_runs_fails_the_attempt_with_what_would_run_it() {
+    if !ralph::process::on_path("cargo") {
+        eprintln!("skipped: cargo is not installed");
+        return;
+    }
+    let broken = format!(
+        "cat > /dev/null\n{GATED_TEST}\necho '{{\"summary\":\"test\",\"checkboxes_completed\":[\"req_1\"]}}'"
+    );
+    // The same crate without its CI workflow: plain `cargo test` compiles the test to nothing.
+    let repo = Repo::with(Setup {
+        implementer: &broken,
+        checks: "",
+        issues: &[(3, HALVES_ISSUE)],
+        ..Setup::default()
+    });
+    let files: Vec<(&str, &str)> = CRATE
+        .iter()
+        .filter(|(name, _)| !name.starts_with(".github"))
+        .copied()
+        .collect();
+    commit_files(&repo, &files);
+    let out = run(repo.ralph().args(["compete", "3", "--json"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the change's test `rounds_odd_numbers_up` (tests/exact.rs) never ran under any check: it is compiled only with the cargo feature `exact`: a check must run `cargo test --features exact`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("new tests: 1 never ran (tests/exact.rs rounds_odd_numbers_up)"),
+        "{}",
+        out.stderr
+    );
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let t = &report["rounds"][0]["new_tests"][0];
+    assert_eq!(t["outcome"], "not_run", "{report}");
+    assert_eq!(t["file"], "tests/exact.rs");
+}
