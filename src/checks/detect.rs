@@ -26,6 +26,8 @@ pub struct CheckPlan {
     pub env: Vec<(String, String)>,
     /// How a worktree's environment is made, when it needs making.
     pub setup: Option<SetupSpec>,
+    /// How the project's native code is built in place, when it has any.
+    pub native: Option<super::environment::NativeSpec>,
     /// What the plan leaves out and why (coverage it cannot measure), for `ralph doctor`.
     pub notes: Vec<String>,
 }
@@ -44,6 +46,7 @@ impl CheckPlan {
             require_test: config.require_test,
             env: Vec::new(),
             setup: None,
+            native: None,
             notes: Vec::new(),
         }
     }
@@ -58,6 +61,7 @@ const MASK_CHECKS: [&str; 6] = ["format", "lint", "type-check", "check", "dead-c
 pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
     let mut plan = CheckPlan {
         setup: super::environment::setup(root, config),
+        native: super::environment::native(root),
         ..checks(root, config)
     };
     if plan.source != "config" {

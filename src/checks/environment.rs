@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The files whose change makes the setup run again.
-pub const MANIFESTS: [&str; 13] = [
+pub const MANIFESTS: [&str; 15] = [
     "pyproject.toml",
     "uv.lock",
     "setup.py",
@@ -22,6 +22,8 @@ pub const MANIFESTS: [&str; 13] = [
     "requirements.txt",
     "requirements-dev.txt",
     "poetry.lock",
+    "pdm.lock",
+    "poetry.toml",
     "package.json",
     "package-lock.json",
     "pnpm-lock.yaml",
@@ -51,6 +53,28 @@ pub fn setup(root: &Path, config: &ChecksConfig) -> Option<SetupSpec> {
         return Some(SetupSpec { command, reason });
     }
     let has = |f: &str| root.join(f).is_file();
+    match super::python::Runner::of(root) {
+        super::python::Runner::Poetry => {
+            return Some(SetupSpec {
+                command: poetry_install(root),
+                reason: "a Poetry project (its poetry.toml decides where the environment lives)"
+                    .into(),
+            })
+        }
+        super::python::Runner::Pdm => {
+            return Some(SetupSpec {
+                command: "pdm install --no-self --group :all".into(),
+                reason: "a PDM project".into(),
+            })
+        }
+        super::python::Runner::Hatch => {
+            return Some(SetupSpec {
+                command: "hatch env create".into(),
+                reason: "a Hatch environment".into(),
+            })
+        }
+        _ => {}
+    }
     let (command, file) = if has("uv.lock") {
         ("uv sync --frozen --all-groups --all-extras", "uv.lock")
     } else if has("package-lock.json") {
@@ -68,6 +92,115 @@ pub fn setup(root: &Path, config: &ChecksConfig) -> Option<SetupSpec> {
         command: command.into(),
         reason: format!("a {file}"),
     })
+}
+
+/// `poetry install` with every dependency group the project declares and its extras.
+fn poetry_install(root: &Path) -> String {
+    let pyproject = std::fs::read_to_string(root.join("pyproject.toml")).unwrap_or_default();
+    let groups: Vec<String> = pyproject
+        .lines()
+        .filter_map(|l| {
+            let name = l
+                .trim()
+                .strip_prefix("[tool.poetry.group.")?
+                .strip_suffix(".dependencies]")?;
+            Some(name.to_owned())
+        })
+        .collect();
+    let mut command = String::from("poetry install --no-interaction --all-extras");
+    if !groups.is_empty() {
+        command.push_str(&format!(" --with {}", groups.join(",")));
+    }
+    command
+}
+
+/// How the native code of a project is built in place: a Python extension (setuptools'
+/// `ext_modules`, Cython, maturin, scikit-build, meson-python) or a node-gyp addon. Run after
+/// the setup, and again before the checks when a change touches native sources.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NativeSpec {
+    pub command: String,
+    /// Why, for `ralph doctor`.
+    pub reason: String,
+}
+
+/// Files whose change makes the native code build again.
+const NATIVE_SOURCES: [&str; 13] = [
+    ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".pyx", ".pxd", ".pxi", ".rs", ".gyp",
+    "setup.py",
+];
+
+/// Whether a change to `path` needs the native code rebuilt (for `spec`'s kind of project).
+pub fn touches_native(path: &str, spec: &NativeSpec) -> bool {
+    let rust_ok = spec.command.contains("maturin");
+    NATIVE_SOURCES
+        .iter()
+        .any(|s| path.ends_with(s) && (rust_ok || *s != ".rs"))
+}
+
+/// The native build of the project at `root`, when it has native code.
+pub fn native(root: &Path) -> Option<NativeSpec> {
+    let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap_or_default();
+    let runner = super::python::Runner::of(root);
+    let setup_py = read("setup.py");
+    let pyproject = read("pyproject.toml");
+    if setup_py.contains("ext_modules") || setup_py.contains("Extension(") {
+        return Some(NativeSpec {
+            command: runner.python("setup.py build_ext --inplace"),
+            reason: "setup.py builds extension modules".into(),
+        });
+    }
+    if pyproject.contains("[tool.maturin]") {
+        return Some(NativeSpec {
+            command: runner.run("maturin develop"),
+            reason: "[tool.maturin] in pyproject.toml".into(),
+        });
+    }
+    if pyproject.contains("scikit_build_core") || pyproject.contains("mesonpy") {
+        return Some(NativeSpec {
+            command: runner.python("-m pip install --no-build-isolation -e ."),
+            reason: "an extension built by scikit-build-core or meson-python".into(),
+        });
+    }
+    if root.join("binding.gyp").is_file() {
+        return Some(NativeSpec {
+            command: "npx --no-install node-gyp rebuild".into(),
+            reason: "a node-gyp addon (binding.gyp)".into(),
+        });
+    }
+    None
+}
+
+/// Builds the native code in `dir`. On failure, what the build said.
+pub async fn build_native(
+    spec: &NativeSpec,
+    dir: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> Result<Duration, String> {
+    let cmd = super::shell(&spec.command, dir, Kind::Setup, env, &[])
+        .timeout(timeout)
+        .max_output(1 << 20);
+    let out = process::run(&cmd)
+        .await
+        .map_err(|e| format!("the native build `{}` could not start: {e}", spec.command))?;
+    if out.success() {
+        Ok(out.duration)
+    } else {
+        Err(format!(
+            "the native build `{}` failed{}:\n{}",
+            spec.command,
+            if out.timed_out {
+                format!(" (stopped after {}s)", timeout.as_secs())
+            } else {
+                format!(
+                    " (exit {})",
+                    out.code.map_or("none".into(), |c| c.to_string())
+                )
+            },
+            super::output::explain(&out.stdout, &out.stderr)
+        ))
+    }
 }
 
 /// A fingerprint of the dependency manifests at `root` (FNV-1a over names and contents).
@@ -198,7 +331,7 @@ pub async fn python_import(
     env: &[(String, String)],
     python: Option<&str>,
 ) -> Option<Diagnosis> {
-    if !super::python::is_python(wt) || wt.join("uv.lock").is_file() {
+    if !super::python::is_python(wt) || super::python::Runner::of(wt).managed() {
         return None;
     }
     let package = super::python::package(wt)?;

@@ -3,7 +3,8 @@
 //! (its formatter when `[tool.ruff.format]`), black when `[tool.black]`, isort when
 //! `[tool.isort]`, flake8 when `.flake8` or a `[flake8]` section, mypy when configured (on its
 //! configured `files`, else the package), pytest when configured or a tests folder exists —
-//! through `uv run` in a uv project.
+//! through the project's environment manager when it has one ([`Runner`]: `uv run`, `poetry
+//! run`, `pdm run`, `hatch run`).
 
 use super::coverage::CoverageSpec;
 use super::{CheckKind, CheckSpec};
@@ -42,6 +43,61 @@ impl Config {
         .into_iter()
         .find(|(_, t)| has(t))
         .map(|(f, _)| f)
+    }
+}
+
+/// The tool that owns a Python project's environment, by its lock or configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runner {
+    /// The interpreter on `PATH`.
+    Plain,
+    Uv,
+    Poetry,
+    Pdm,
+    Hatch,
+}
+
+impl Runner {
+    /// The runner of the project at `root`: `uv.lock`; `poetry.lock` or `[tool.poetry]`;
+    /// `pdm.lock` or `[tool.pdm]`; a Hatch environment (`[tool.hatch.envs…]`, `hatch.toml`).
+    pub fn of(root: &Path) -> Runner {
+        let file = |f: &str| root.join(f).is_file();
+        let c = Config::read(root);
+        if file("uv.lock") {
+            Runner::Uv
+        } else if file("poetry.lock") || c.section("tool.poetry").is_some() {
+            Runner::Poetry
+        } else if file("pdm.lock") || c.section("tool.pdm").is_some() {
+            Runner::Pdm
+        } else if file("hatch.toml") || c.section("tool.hatch.envs").is_some() {
+            Runner::Hatch
+        } else {
+            Runner::Plain
+        }
+    }
+
+    /// `tool args` run in the project's environment.
+    pub fn run(self, tool: &str) -> String {
+        match self {
+            Runner::Plain => tool.to_owned(),
+            Runner::Uv => format!("uv run {tool}"),
+            Runner::Poetry => format!("poetry run {tool}"),
+            Runner::Pdm => format!("pdm run {tool}"),
+            Runner::Hatch => format!("hatch run {tool}"),
+        }
+    }
+
+    /// `python args` in the project's environment.
+    pub fn python(self, args: &str) -> String {
+        match self {
+            Runner::Plain => format!("{} {args}", python()),
+            other => other.run(&format!("python {args}")),
+        }
+    }
+
+    /// Whether the project's environment is its manager's (not the interpreter on `PATH`).
+    pub fn managed(self) -> bool {
+        self != Runner::Plain
     }
 }
 
@@ -154,14 +210,8 @@ fn python() -> &'static str {
 /// command when coverage is configured.
 pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
     let c = Config::read(root);
-    let uv = root.join("uv.lock").is_file();
-    let run = |tool: &str| {
-        if uv {
-            format!("uv run {tool}")
-        } else {
-            tool.to_owned()
-        }
-    };
+    let runner = Runner::of(root);
+    let run = |tool: &str| runner.run(tool);
     let mut out = Vec::new();
     let file = |f: &str| root.join(f).is_file();
     if let Some(why) = c
@@ -248,8 +298,8 @@ pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
         .map(|f| format!("pytest is configured in {f}"))
         .or_else(|| tests_dir.map(|d| format!("a {d}/ folder")))
     {
-        let pytest = if uv {
-            "uv run pytest".to_owned()
+        let pytest = if runner.managed() {
+            runner.run("pytest")
         } else {
             format!("{} -m pytest", python())
         };
@@ -266,7 +316,7 @@ pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
     let coverage = out
         .iter()
         .any(|c| c.kind == CheckKind::Test)
-        .then(|| coverage(&c, root, uv))
+        .then(|| coverage(&c, root, runner))
         .flatten();
     (out, coverage)
 }
@@ -291,10 +341,10 @@ fn cov_sources(text: &str) -> Vec<String> {
 /// How the project measures coverage: pytest-cov in pytest's options (the suite already runs
 /// under coverage), else coverage.py configured or `--cov` in tox's commands (the test check
 /// runs under `coverage run`, on the sources tox names); the total comes from `coverage json`.
-fn coverage(c: &Config, root: &Path, uv: bool) -> Option<CoverageSpec> {
+fn coverage(c: &Config, root: &Path, runner: Runner) -> Option<CoverageSpec> {
     let tool = |args: &str| {
-        if uv {
-            format!("uv run coverage {args}")
+        if runner.managed() {
+            runner.run(&format!("coverage {args}"))
         } else {
             format!("{} -m coverage {args}", python())
         }

@@ -274,6 +274,9 @@ impl Run<'_> {
             let started = std::time::Instant::now();
             let settings = self.input.settings;
             let setup = refresh_environment(settings, wt, plan, bench.timeout).await;
+            // Native code the change touches is built again (a reset took the last build with
+            // it): the checks must test the change's code, not the base's library.
+            let native = self.rebuild_native(wt, plan, bench, attempt > 1).await?;
             let mut v = verify(
                 self.input.workspace,
                 wt,
@@ -290,6 +293,10 @@ impl Run<'_> {
             if let Err(why) = setup {
                 v.setup.push(why);
             }
+            let mut native_failed = None;
+            if let Some(Err(why)) = native {
+                native_failed = Some(why);
+            }
             self.timeline.since(format!("checks {tag}"), started);
             // The checks ran the change's code: it may not write git's files either.
             let by_checks = super::guard::sealed(
@@ -302,6 +309,17 @@ impl Run<'_> {
             let mut reasons = v.failure_reasons();
             // Named reasons beyond the checks, for the next attempt's prompt.
             let mut other: Vec<(String, String)> = Vec::new();
+            if let Some(why) = native_failed {
+                // The change's own code did not build: its failure, with the build's output.
+                reasons.push(
+                    why.lines()
+                        .next()
+                        .unwrap_or("the native build failed")
+                        .trim_end_matches(':')
+                        .to_owned(),
+                );
+                other.push(("native build".into(), why));
+            }
             for (who, changes) in [("the implementer", &by_agent), ("the checks", &by_checks)] {
                 if let Some(changes) = changes {
                     reasons.push(format!(
@@ -408,6 +426,43 @@ impl Run<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// Builds the project's native code again when the change touches its sources, or when
+    /// `reset` (the worktree was reset, taking the last build's files). `None` when nothing
+    /// had to be built.
+    async fn rebuild_native(
+        &self,
+        wt: &Worktree,
+        plan: &CheckPlan,
+        bench: &Bench,
+        reset: bool,
+    ) -> Result<Option<Result<std::time::Duration, String>>> {
+        let Some(native) = &plan.native else {
+            return Ok(None);
+        };
+        let touched = self
+            .input
+            .workspace
+            .diff(wt)
+            .await?
+            .files
+            .iter()
+            .any(|f| crate::checks::environment::touches_native(&f.path, native));
+        if !touched && !reset {
+            return Ok(None);
+        }
+        let built =
+            crate::checks::environment::build_native(native, &wt.path, bench.timeout, &plan.env)
+                .await;
+        if let Ok(took) = &built {
+            self.input.printer.status(&format!(
+                "- Native code built again: `{}` ({:.1}s)",
+                native.command,
+                took.as_secs_f64()
+            ));
+        }
+        Ok(Some(built))
     }
 
     /// Commits the passing attempt on the branch, with the trailers.

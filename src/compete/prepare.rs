@@ -9,7 +9,7 @@
 
 use crate::checks::baseline::Baseline;
 use crate::checks::environment::{
-    check_interpreter, fingerprint, python_import, run_setup, variables, Diagnosis,
+    build_native, check_interpreter, fingerprint, python_import, run_setup, variables, Diagnosis,
 };
 use crate::checks::{detect, run_checks, CheckPlan, CheckStatus};
 use crate::error::UserError;
@@ -129,6 +129,24 @@ pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -
                     "the worktree's environment could not be made: {why}"
                 ))
                 .with_hint("fix the setup, or set the command that makes the environment as `setup` under [checks] in .ralph/config.toml; `ralph doctor` shows what runs")
+                .into())
+            }
+        }
+    }
+    // The base's native code, built in place: the baseline tests what the base builds.
+    if let Some(native) = &plan.native {
+        match build_native(native, &wt.path, timeout, &plan.env).await {
+            Ok(took) => printer.status(&format!(
+                "Native code: `{}` ({}) took {:.1}s",
+                native.command,
+                native.reason,
+                took.as_secs_f64()
+            )),
+            Err(why) => {
+                return Err(UserError::usage(format!(
+                    "the base's native code could not be built: {why}"
+                ))
+                .with_hint("install the compiler and headers it needs, or set `setup` under [checks] in .ralph/config.toml to build it")
                 .into())
             }
         }

@@ -1,5 +1,6 @@
 //! What running a project's tools leaves behind that nobody writes on purpose: bytecode, test
-//! and type-checker caches, coverage and JUnit reports, build folders, installed environments.
+//! and type-checker caches, coverage and JUnit reports, build folders, object files and built
+//! libraries, installed environments.
 //! A file the repository does not track whose path looks like one of these is a by-product,
 //! whether or not the project's `.gitignore` says so: the read-only guard does not blame an agent
 //! for one (the baseline's checks may be writing them in the same worktree at the same time).
@@ -30,8 +31,17 @@ const FILES: [&str; 5] = [
     ".DS_Store",
 ];
 
-/// File name endings that are by-products.
-const SUFFIXES: [&str; 3] = [".pyc", ".pyo", ".egg-info"];
+/// File name endings that are by-products: bytecode, object files and built libraries.
+const SUFFIXES: [&str; 8] = [
+    ".pyc",
+    ".pyo",
+    ".egg-info",
+    ".so",
+    ".pyd",
+    ".dylib",
+    ".o",
+    ".obj",
+];
 
 /// Whether `path` (relative to the worktree, `/`-separated) is a by-product.
 pub fn is_byproduct(path: &str) -> bool {
@@ -68,6 +78,8 @@ mod tests {
             ".venv/bin/python",
             "target/debug/app",
             ".tox/py311/log",
+            "src/halves/_native.cpython-311-x86_64-linux-gnu.so",
+            "build/temp.linux-x86_64-cpython-311/src/halves/_native.o",
         ] {
             assert!(is_byproduct(p), "{p}");
         }

@@ -203,3 +203,169 @@ fn a_new_test_that_no_check_runs_fails_the_attempt_with_what_would_run_it() {
     assert_eq!(t["outcome"], "not_run", "{report}");
     assert_eq!(t["file"], "tests/exact.rs");
 }
+
+/// A Python package whose `halve` is a C extension that rounds the wrong way.
+const C_EXTENSION: [(&str, &str); 6] = [
+    (
+        "setup.py",
+        "from setuptools import Extension, setup\n\nsetup(\n    name=\"halves\",\n    version=\"0.1\",\n    package_dir={\"\": \"src\"},\n    packages=[\"halves\"],\n    ext_modules=[Extension(\"halves._native\", [\"src/halves/_native.c\"])],\n)\n",
+    ),
+    ("src/halves/__init__.py", "from halves._native import halve\n"),
+    ("tests/__init__.py", ""),
+    (
+        "src/halves/_native.c",
+        "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n\nstatic PyObject *halve(PyObject *self, PyObject *args) {\n    long n;\n    if (!PyArg_ParseTuple(args, \"l\", &n)) return NULL;\n    return PyLong_FromLong(n / 2);\n}\n\nstatic PyMethodDef methods[] = {{\"halve\", halve, METH_VARARGS, \"Half, rounded up.\"}, {NULL, NULL, 0, NULL}};\nstatic struct PyModuleDef module = {PyModuleDef_HEAD_INIT, \"_native\", NULL, -1, methods};\nPyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }\n",
+    ),
+    (
+        "tests/test_halves.py",
+        "import unittest\n\nfrom halves import halve\n\n\nclass Halves(unittest.TestCase):\n    def test_even(self):\n        self.assertEqual(halve(4), 2)\n",
+    ),
+    (".gitignore", ".ralph/worktrees/\n.ralph/runs/\n.ralph/cache/\n"),
+];
+
+/// The regression test, appended to the test module.
+const C_TEST: &str = "printf '\\n    def test_odd_rounds_up(self):\\n        self.assertEqual(halve(3), 2)\\n' >> tests/test_halves.py";
+
+fn c_extension(implementer: &str) -> Repo {
+    let repo = Repo::with(Setup {
+        implementer,
+        checks: "[checks]\ntest = \"PYTHONPATH=src python3 -m unittest discover -s tests -t .\"\n",
+        issues: &[(3, HALVES_ISSUE)],
+        ..Setup::default()
+    });
+    commit_files(&repo, &C_EXTENSION);
+    let arbiter = "cat > /dev/null\ncase \"$RALPH_ROLE\" in\n  verify) echo '{\"satisfied\":[{\"id\":\"req_1\",\"evidence\":\"halve\"}],\"unsatisfied\":[]}';;\n  *) exit 1;;\nesac";
+    std::fs::write(
+        repo.tools.join("arbiter.sh"),
+        format!("#!/bin/sh\n{arbiter}\n"),
+    )
+    .unwrap();
+    repo
+}
+
+#[test]
+fn a_c_only_fix_is_built_again_before_the_checks_and_the_test_only_fix_is_rejected() {
+    let python_ok = std::process::Command::new("python3")
+        .args(["-c", "import setuptools, sysconfig, os; assert os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h'))"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !python_ok || !ralph::process::on_path("cc") {
+        eprintln!("skipped: python3 with setuptools and its headers, and a C compiler, are needed");
+        return;
+    }
+    let fixed = format!(
+        "cat > /dev/null\n{C_TEST}\nsed -i 's|n / 2|(n + 1) / 2|' src/halves/_native.c\necho '{{\"summary\":\"rounds up\",\"checkboxes_completed\":[\"req_1\"]}}'"
+    );
+    let repo = c_extension(&fixed);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("Native code: `python3 setup.py build_ext --inplace`")
+            || out
+                .stderr
+                .contains("Native code: `python setup.py build_ext --inplace`"),
+        "the base was built for the baseline: {}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("- Native code built again"),
+        "{}",
+        out.stderr
+    );
+    let files = git(
+        &repo.remote,
+        &["ls-tree", "-r", "--name-only", "ralph/3-round-halves-up"],
+    );
+    assert!(
+        files.contains("src/halves/_native.c")
+            && !files.contains(".so")
+            && !files.contains("build/"),
+        "{files}"
+    );
+
+    let broken = format!(
+        "cat > /dev/null\n{C_TEST}\necho '{{\"summary\":\"test\",\"checkboxes_completed\":[\"req_1\"]}}'"
+    );
+    let repo = c_extension(&broken);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("check `test` failed"), "{}", out.stderr);
+}
+
+/// The folder holding `poetry`: on PATH, else where `.ci/run` installs it.
+fn poetry_dir() -> Option<std::path::PathBuf> {
+    if let Some(p) = ralph::process::find_on_path("poetry") {
+        return p.parent().map(|d| d.to_owned());
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ci-tools/bin");
+    dir.join("poetry").is_file().then_some(dir)
+}
+
+/// A Poetry project whose package is installed into the in-project virtualenv its poetry.toml
+/// asks for: the tests import it from there.
+const POETRY: [(&str, &str); 6] = [
+    (
+        "pyproject.toml",
+        "[project]\nname = \"halves\"\nversion = \"0.1.0\"\nrequires-python = \">=3.9\"\ndependencies = []\n\n[tool.poetry]\npackages = [{ include = \"halves\", from = \"src\" }]\n\n[build-system]\nrequires = [\"poetry-core>=2.0\"]\nbuild-backend = \"poetry.core.masonry.api\"\n",
+    ),
+    ("poetry.toml", "[virtualenvs]\nin-project = true\n"),
+    (
+        "src/halves/__init__.py",
+        "def halve(n):\n    \"\"\"Half of n, rounded up.\"\"\"\n    return n // 2\n",
+    ),
+    ("tests/__init__.py", ""),
+    (
+        "tests/test_halves.py",
+        "import unittest\n\nfrom halves import halve\n\n\nclass Halves(unittest.TestCase):\n    def test_even(self):\n        self.assertEqual(halve(4), 2)\n",
+    ),
+    (".gitignore", ".venv/\n.ralph/worktrees/\n.ralph/runs/\n.ralph/cache/\n"),
+];
+
+#[test]
+fn a_poetry_project_gets_its_environment_in_the_worktree_and_its_checks_run_there() {
+    let Some(poetry) = poetry_dir() else {
+        eprintln!("skipped: poetry is not installed (`.ci/run` installs it into target/ci-tools)");
+        return;
+    };
+    let path = format!("{}:{}", poetry.display(), std::env::var("PATH").unwrap());
+    let arbiter = "cat > /dev/null\ncase \"$RALPH_ROLE\" in\n  verify) echo '{\"satisfied\":[{\"id\":\"req_1\",\"evidence\":\"halve\"}],\"unsatisfied\":[]}';;\n  *) exit 1;;\nesac";
+    let verdict = |implementer: &str| {
+        let repo = Repo::with(Setup {
+            implementer,
+            // The project runs its tests through Poetry, from the environment it makes.
+            checks: "[checks]\ntest = \"poetry run python -m unittest discover -s tests -t .\"\n",
+            issues: &[(3, HALVES_ISSUE)],
+            ..Setup::default()
+        });
+        commit_files(&repo, &POETRY);
+        std::fs::write(
+            repo.tools.join("arbiter.sh"),
+            format!("#!/bin/sh\n{arbiter}\n"),
+        )
+        .unwrap();
+        let out = run(repo.ralph().env("PATH", &path).args(["compete", "3"]));
+        (repo, out)
+    };
+    let test = "printf '\\n    def test_odd_rounds_up(self):\\n        self.assertEqual(halve(3), 2)\\n' >> tests/test_halves.py";
+    let (repo, out) = verdict(&format!(
+        "cat > /dev/null\n{test}\nsed -i 's|n // 2|(n + 1) // 2|' src/halves/__init__.py\necho '{{\"summary\":\"rounds up\",\"checkboxes_completed\":[\"req_1\"]}}'"
+    ));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "Environment: `poetry install --no-interaction --all-extras` (a Poetry project"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        repo.root.join(".ralph/worktrees").read_dir().is_err() || !repo.root.join(".venv").exists(),
+        "the environment was made in the worktree, not in the main checkout"
+    );
+    let (_, out) = verdict(&format!(
+        "cat > /dev/null\n{test}\necho '{{\"summary\":\"test\",\"checkboxes_completed\":[\"req_1\"]}}'"
+    ));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("check `test` failed"), "{}", out.stderr);
+}

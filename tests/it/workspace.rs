@@ -543,6 +543,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         require_test: true,
         env: Vec::new(),
         setup: None,
+        native: None,
         notes: Vec::new(),
     };
     let t = Duration::from_secs(20);
