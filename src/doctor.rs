@@ -534,8 +534,26 @@ fn environment_checks(f: &mut Findings, settings: &Settings, plan: &crate::check
             format!("{k}={v} ({what}; shown for the main checkout)"),
         );
     }
+    if let Some(n) = &plan.native {
+        f.add(
+            "checks",
+            "native code",
+            Status::Ok,
+            format!(
+                "`{}` ({}): built for the baseline, and again before the checks whenever a change touches native sources",
+                n.command, n.reason
+            ),
+        );
+    }
     for note in &plan.notes {
-        f.add("checks", "coverage", Status::Warn, note.clone());
+        let (check, status) = if note.starts_with("coverage") {
+            ("coverage", Status::Warn)
+        } else if note.contains("left out") {
+            ("CI", Status::Warn)
+        } else {
+            ("CI", Status::Ok)
+        };
+        f.add("checks", check, status, note.clone());
     }
     if let Some(c) = &plan.coverage {
         let how = match &c.test_command {
