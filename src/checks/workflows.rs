@@ -373,6 +373,9 @@ fn read_workflow(file: &str, text: &str, ci: &mut Ci) {
             let Some(steps) = job["steps"].as_vec() else {
                 continue;
             };
+            // The steps before a check that neither check nor install (building an sdist the
+            // test then unpacks): the check runs after them, as in the job.
+            let mut prelude: Vec<String> = Vec::new();
             for (i, step) in steps.iter().enumerate() {
                 let label = step["name"]
                     .as_str()
@@ -389,10 +392,9 @@ fn read_workflow(file: &str, text: &str, ci: &mut Ci) {
                 let Some(script) = step["run"].as_str() else {
                     continue;
                 };
-                // A step that neither checks nor installs (a publish, an upload) is not ralph's.
-                if classify(script) == StepKind::Other {
-                    continue;
-                }
+                // What a step that neither checks nor installs (a publish, an upload) needs is
+                // not worth a note.
+                let noted = classify(script) != StepKind::Other;
                 if let Some(cond) = step["if"].as_str() {
                     if cond.contains("secrets.") || !condition_holds(cond, &combo) {
                         continue;
@@ -404,16 +406,18 @@ fn read_workflow(file: &str, text: &str, ci: &mut Ci) {
                 });
                 let env = string_map(&step["env"], &combo, &env);
                 if needs_secret {
-                    ci.notes.push(format!(
-                        "{file}, job `{id}`, `{label}`: left out, it needs a secret"
-                    ));
+                    if noted {
+                        ci.notes.push(format!(
+                            "{file}, job `{id}`, `{label}`: left out, it needs a secret"
+                        ));
+                    }
                     continue;
                 }
                 let expanded = match expand(script, &combo, &env) {
                     Ok(s) => s,
                     Err(why) => {
                         let note = format!("{file}, job `{id}`, `{label}`: left out, {why}");
-                        if !ci.notes.contains(&note) {
+                        if noted && !ci.notes.contains(&note) {
                             ci.notes.push(note);
                         }
                         continue;
@@ -425,7 +429,12 @@ fn read_workflow(file: &str, text: &str, ci: &mut Ci) {
                     .or_else(|| job_dir.clone());
                 match classify(&expanded) {
                     StepKind::Check(kind) => {
-                        let command = command(&expanded, dir.as_deref(), &env);
+                        let script = if prelude.is_empty() {
+                            expanded.clone()
+                        } else {
+                            format!("{}\n{}", prelude.join("\n"), expanded.trim())
+                        };
+                        let command = command(&script, dir.as_deref(), &env);
                         if ci.checks.iter().any(|c| c.command == command) {
                             continue;
                         }
@@ -449,7 +458,14 @@ fn read_workflow(file: &str, text: &str, ci: &mut Ci) {
                             ci.setup.push(line);
                         }
                     }
-                    StepKind::Other => {}
+                    StepKind::Other => prelude.push(match &dir {
+                        Some(d) if job_dir.as_ref() != Some(d) => format!(
+                            "(cd {} && {})",
+                            crate::process::shell_quote(d),
+                            expanded.trim()
+                        ),
+                        _ => expanded.trim().to_owned(),
+                    }),
                 }
             }
         }
@@ -615,6 +631,18 @@ jobs:
             "cd 'python' && env PYTHONWARNINGS='error' bash -ec 'python -m pytest -m '\\''not slow'\\'''"
         );
         assert!(ci.notes[0].contains("job `db`: left out, it needs the service(s) postgres"));
+    }
+
+    #[test]
+    fn a_check_runs_after_the_steps_before_it_that_build_what_it_needs() {
+        let ci = read_one("on: [push]\njobs:\n  sdist:\n    runs-on: ubuntu-latest\n    steps:\n      - run: python -m pip install --upgrade pip\n      - run: python setup.py sdist\n      - name: Upload\n        run: twine upload dist/* --password ${{ secrets.PYPI }}\n      - name: Test sdist\n        run: |\n          cd tmp\n          python setup.py test\n");
+        assert_eq!(ci.setup, ["python -m pip install --upgrade pip"]);
+        assert_eq!(ci.checks.len(), 1);
+        assert_eq!(
+            ci.checks[0].command, "bash -ec 'python setup.py sdist\ncd tmp\npython setup.py test'",
+            "the install is not run, the upload is left out, the sdist is built first"
+        );
+        assert!(ci.notes.is_empty(), "{:?}", ci.notes);
     }
 
     #[test]
