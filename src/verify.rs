@@ -188,10 +188,11 @@ pub struct Reason {
     pub environment: bool,
 }
 
-/// Verifies the worktree: the checks (quality at once, then tests), each failing one judged
-/// against the `baseline` (the commit the attempt started from) — failing there too and no
-/// worse, it is *failing on base* —, coverage after (before is the baseline's), the diff and the
-/// protected-path rule.
+/// Verifies the worktree: the diff and the protected-path rule (taken before any check runs:
+/// the change is the implementer's, not what the checks leave), the checks (quality at once,
+/// then tests), each failing one judged against the `baseline` (the commit the attempt started
+/// from) — failing there too and no worse, it is *failing on base* —, coverage after (before is
+/// the baseline's).
 pub async fn verify(
     workspace: &dyn Workspace,
     wt: &Worktree,
@@ -200,13 +201,15 @@ pub async fn verify(
     timeout: Duration,
     watch: &dyn crate::checks::run::Observer,
 ) -> Result<VerificationReport, WorkspaceError> {
+    // The change is what the implementer left, before the checks write anything (an unpacked
+    // sdist, a report): taken first.
+    let diff = workspace.diff(wt).await?;
+    let protected = protected_findings(&diff);
     let ran = run_checks(plan, &wt.path, timeout, watch).await;
     let mut checks = ran.checks;
     if let Some(b) = baseline {
         checks.iter_mut().for_each(|c| b.judge(c));
     }
-    let diff = workspace.diff(wt).await?;
-    let protected = protected_findings(&diff);
     let new_tests = new_tests(workspace, wt, &diff, &checks).await?;
     Ok(VerificationReport {
         checks,

@@ -298,6 +298,18 @@ impl Run<'_> {
                 native_failed = Some(why);
             }
             self.timeline.since(format!("checks {tag}"), started);
+            // Exactly what the implementer left is judged and committed: the checks' own writes
+            // go before the verify role, the review or the commit see the worktree.
+            let by_checks = self.input.workspace.tidy(wt, &result).await?;
+            if !by_checks.is_empty() {
+                let note = format!(
+                    "{} {attempt}: the checks wrote into the worktree; put back as the implementer left it: {}",
+                    label.to_lowercase(),
+                    name_some(&by_checks)
+                );
+                printer.status(&format!("- {note}"));
+                self.report.warnings.push(note);
+            }
             // The checks ran the change's code: it may not write git's files either.
             let by_checks = super::guard::sealed(
                 self.input.workspace,
@@ -369,16 +381,6 @@ impl Run<'_> {
             };
             if let Some((answer, verdict)) = outcome {
                 let committed = if keep {
-                    // Exactly what the implementer left: the checks' own writes go.
-                    let by_checks = self.input.workspace.restore_changes(wt, &result).await?;
-                    if !by_checks.is_empty() {
-                        let note = format!(
-                            "the checks changed the implementer's result; the implementer's version is committed: {}",
-                            by_checks.join("; ")
-                        );
-                        printer.warn(&note);
-                        self.report.warnings.push(note);
-                    }
                     self.commit(wt, contest, proposal, &answer).await
                 } else {
                     Ok(String::new())

@@ -159,7 +159,11 @@ pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -
     }
     let commit = input.workspace.head(wt).await?;
     let cache = cache_dir(settings);
-    let baseline = match Baseline::load(&cache, &commit, plan) {
+    // A cached baseline that would refuse the run is run again: the environment may have been
+    // mended since (a tool installed), and a refusal must rest on what is true now.
+    let cached = Baseline::load(&cache, &commit, plan)
+        .filter(|b| b.unverifiable(plan.require_test).is_none());
+    let baseline = match cached {
         Some(cached) => {
             printer.status(&format!(
                 "Baseline {} (cached): {}",
@@ -174,7 +178,14 @@ pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -
                 label: "baseline check",
                 ..crate::checks::live::Watch::unwatched(&input.progress)
             };
+            // What the checks leave in the worktree (an unpacked sdist, a report) goes after
+            // them: the first attempt starts from the base, not from the baseline's leftovers.
+            let before = input.workspace.snapshot(wt).await?;
             let ran = run_checks(plan, &wt.path, timeout, &watch).await;
+            let left = input.workspace.tidy(wt, &before).await?;
+            if !left.is_empty() {
+                tracing::debug!("the baseline's checks left {} (removed)", left.join("; "));
+            }
             let baseline = Baseline::from_results(&commit, &ran.checks, ran.coverage);
             printer.status(&format!(
                 "Baseline {} ({:.1}s): {}",

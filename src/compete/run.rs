@@ -425,10 +425,24 @@ impl<'a> Run<'a> {
             let b = baseline.await;
             (b, Instant::now())
         };
-        let (front, (baseline, done)) = {
-            let front = self.front(bench);
+        // The agents read a checkout of their own, of the same commit: the worktree is the
+        // environment's and the baseline's meanwhile, and what they write there is not the
+        // agents' doing.
+        let workspace = self.input.workspace;
+        let head = workspace.head(&bench.wt).await?;
+        let name = format!(
+            "{}-read",
+            bench
+                .wt
+                .path
+                .file_name()
+                .map_or_else(|| "worktree".into(), |n| n.to_string_lossy())
+        );
+        let reading = workspace.create_scratch(&bench.wt, &name, &head).await?;
+        let both: Result<(Result<Front>, (Baseline, Instant))> = async {
+            let front = self.front(bench, &reading);
             tokio::pin!(front, baseline);
-            tokio::select! {
+            Ok(tokio::select! {
                 (b, done) = &mut baseline => {
                     let b = b?;
                     (front.await, (b, done))
@@ -438,8 +452,22 @@ impl<'a> Run<'a> {
                     let (b, done) = baseline.await;
                     (Ok(f), (b?, done))
                 }
-            }
-        };
+            })
+        }
+        .await;
+        // Gone whatever happened (a refusal stopped the agents with their future).
+        if let Err(e) = workspace.remove_scratch(&reading).await {
+            tracing::warn!("could not remove {}: {e}", reading.path.display());
+        }
+        let (mut front, (baseline, done)) = both?;
+        // The rest of the round works in the run's worktree.
+        if let Ok(Front {
+            outcome: Ok((contest, _)),
+            ..
+        }) = &mut front
+        {
+            contest.site.workdir = bench.wt.path.clone();
+        }
         self.timeline.record("baseline", started, done);
         self.baseline = baseline;
         front
@@ -454,7 +482,7 @@ impl<'a> Run<'a> {
         while self.state.next_round <= max {
             let front = match opening.take() {
                 Some(front) => front,
-                None => self.front(bench).await?,
+                None => self.front(bench, &bench.wt).await?,
             };
             match self.back(bench, front).await? {
                 Decision::Continue | Decision::Replan => {}
@@ -483,7 +511,7 @@ impl<'a> Run<'a> {
     }
 
     /// A round's first half: the requirements, the proposals, the judging and the ranking.
-    async fn front(&mut self, bench: &Bench) -> Result<Front> {
+    async fn front(&mut self, bench: &Bench, wt: &Worktree) -> Result<Front> {
         let before = self.accounts.clone();
         let at = Position {
             phase: self.state.phase,
@@ -496,7 +524,7 @@ impl<'a> Run<'a> {
             outcome: Err(end),
         };
         let started = Instant::now();
-        let contest = self.requirements(bench, at).await?;
+        let contest = self.requirements(bench, wt, at).await?;
         self.timeline
             .since(format!("extraction r{}", at.round), started);
         if contest.open.is_empty() {
@@ -508,7 +536,7 @@ impl<'a> Run<'a> {
         {
             return Ok(ended(RoundEnd::CapReached(cap.to_string())));
         }
-        Ok(match self.select(bench, &contest, at.round).await? {
+        Ok(match self.select(bench, wt, &contest, at.round).await? {
             Ok(selection) => Front {
                 before,
                 at,
@@ -570,14 +598,19 @@ impl<'a> Run<'a> {
 
     /// Phase 1: the issue as it is now and its requirements (the `extract` role, else the
     /// checkboxes).
-    async fn requirements(&mut self, bench: &Bench, at: Position) -> Result<Contest> {
+    async fn requirements(
+        &mut self,
+        bench: &Bench,
+        wt: &Worktree,
+        at: Position,
+    ) -> Result<Contest> {
         let (printer, n) = (self.input.printer, self.input.issue);
         // The agents read the state the round builds on: the run's worktree.
         let site = CallSite {
             issue: n,
             round: at.round,
             phase: at.phase,
-            workdir: bench.wt.path.clone(),
+            workdir: wt.path.clone(),
             progress: self.input.progress.clone(),
         };
         let issue = self.input.tracker.issue(n).await?;
@@ -591,7 +624,7 @@ impl<'a> Run<'a> {
                 at.phase.as_str()
             ),
         );
-        let snap = guard::watch(self.input.workspace, &bench.wt).await?;
+        let snap = guard::watch(self.input.workspace, wt).await?;
         let mut extracted = extract(
             &issue,
             &bench.guidance,
@@ -600,14 +633,8 @@ impl<'a> Run<'a> {
             &site,
         )
         .await?;
-        if let Some(changes) = guard::changed(
-            self.input.workspace,
-            printer,
-            &bench.wt,
-            &snap,
-            "The extract role",
-        )
-        .await?
+        if let Some(changes) =
+            guard::changed(self.input.workspace, printer, wt, &snap, "The extract role").await?
         {
             extracted.requirements = Requirements::from_body(&issue.body);
             extracted.source = "checkboxes";
@@ -646,6 +673,7 @@ impl<'a> Run<'a> {
     async fn select(
         &mut self,
         bench: &Bench,
+        wt: &Worktree,
         contest: &Contest,
         round: u32,
     ) -> Result<Result<Selection, RoundEnd>> {
@@ -668,7 +696,7 @@ impl<'a> Run<'a> {
         };
         let workspace = self.input.workspace;
         let started = Instant::now();
-        let snap = guard::watch(workspace, &bench.wt).await?;
+        let snap = guard::watch(workspace, wt).await?;
         let (mut arrived, mut skipped) = gather(
             &shared,
             contest.ask(),
@@ -677,8 +705,7 @@ impl<'a> Run<'a> {
             &mut self.accounts,
         )
         .await?;
-        if let Some(changes) = guard::changed(workspace, printer, &bench.wt, &snap, "A bot").await?
-        {
+        if let Some(changes) = guard::changed(workspace, printer, wt, &snap, "A bot").await? {
             // The bots that used a writing tool lose their proposal for the round.
             let (bad, good): (Vec<Arrived>, Vec<Arrived>) = arrived
                 .into_iter()
@@ -698,7 +725,7 @@ impl<'a> Run<'a> {
         let resubmitted = self.refuse_resubmission(&mut arrived);
         let proposers: Vec<String> = arrived.iter().map(|a| a.bot_id.clone()).collect();
         let started = Instant::now();
-        let snap = guard::watch(workspace, &bench.wt).await?;
+        let snap = guard::watch(workspace, wt).await?;
         let mut evaluated = evaluate(
             &shared,
             contest.ask(),
@@ -709,9 +736,7 @@ impl<'a> Run<'a> {
             &mut self.accounts,
         )
         .await?;
-        if let Some(changes) =
-            guard::changed(workspace, printer, &bench.wt, &snap, "A judge").await?
-        {
+        if let Some(changes) = guard::changed(workspace, printer, wt, &snap, "A judge").await? {
             // Scored again in the same blind order, the judges' answers left out.
             let why =
                 format!("the judge's answer was discarded: it changed the repository ({changes})");

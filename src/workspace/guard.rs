@@ -45,14 +45,23 @@ fn unwatched_ref(name: &str, wt: &Worktree) -> bool {
         || (name.starts_with("refs/heads/ralph/") && name != format!("refs/heads/{}", wt.branch))
 }
 
-/// Whether a worktree is outside the guard: another run's (`ralph-N`) or the ledger push's.
+/// Whether a worktree is outside the guard: another run's (`ralph-N`), the ledger push's, or
+/// any other of ralph's own checkouts under `.ralph/worktrees/` (another run's reading or audit
+/// checkout, which may be being made right now).
 fn unwatched_worktree(repo: &Repository, name: &str, wt: &Worktree) -> bool {
-    let theirs = name.starts_with("ralph-") || name == "ledger";
-    theirs
-        && repo
-            .find_worktree(name)
-            .map(|w| w.path() != wt.path)
-            .unwrap_or(true)
+    let Ok(w) = repo.find_worktree(name) else {
+        // Half made (`git worktree add` still at work): not a change anyone made here.
+        return true;
+    };
+    if w.path() == wt.path {
+        return false;
+    }
+    // A sibling of the watched worktree, not something made inside it.
+    let ralphs = wt
+        .path
+        .parent()
+        .is_some_and(|dir| w.path().parent() == Some(dir));
+    ralphs || name.starts_with("ralph-") || name == "ledger"
 }
 
 /// Takes the snapshot of `wt` and of the repository at `root`.
@@ -245,6 +254,125 @@ fn set_ref(repo: &Repository, name: &str, target: &str) -> Result<(), WorkspaceE
     restored
         .map(|_| ())
         .map_err(git_err("restoring a reference"))
+}
+
+/// Puts the worktree's files back as `snap` found them — files changed since are rewritten,
+/// files added since are removed, tracked files changed only since are checked out again —,
+/// leaving the references, the worktree list and untracked by-products alone. Returns what it
+/// put back, one line each. For what checks leave in a worktree (an unpacked sdist, a rewritten
+/// file), while other work on the repository goes on.
+pub fn restore_files(wt: &Worktree, snap: &Snapshot) -> Result<Vec<String>, WorkspaceError> {
+    let repo = open(&wt.path)?;
+    let now: BTreeSet<String> = changed_paths(&repo)?.into_iter().collect();
+    let head_tree = repo.head().and_then(|h| h.peel_to_tree()).ok();
+    let mut out = Vec::new();
+    let mut gone: Vec<String> = Vec::new();
+    // A folder the checks made whole goes whole, with what `.gitignore` hides in it (an
+    // unpacked sdist's build output): git lists its other files one by one above.
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(false)
+        .include_ignored(false);
+    let statuses = repo
+        .statuses(Some(&mut opts))
+        .map_err(git_err("reading the worktree status"))?;
+    for entry in statuses.iter() {
+        let Some(path) = entry.path() else { continue };
+        let full = wt.path.join(path);
+        let dir = path.trim_end_matches('/');
+        let new = !snap
+            .files
+            .keys()
+            .any(|f| f.starts_with(&format!("{dir}/")) || f == dir);
+        if entry.status().contains(git2::Status::WT_NEW)
+            && full.is_dir()
+            && new
+            && !super::byproducts::is_byproduct(path)
+        {
+            remove_path(&full)?;
+            out.push(format!("the folder {dir} was added"));
+            gone.push(format!("{dir}/"));
+        }
+    }
+    for path in &now {
+        if gone.iter().any(|g| path.starts_with(g.as_str())) {
+            continue;
+        }
+        let full = wt.path.join(path);
+        match snap.files.get(path) {
+            Some(Some(b)) if b == DIRECTORY => {}
+            Some(Some(b)) => {
+                if std::fs::read(&full).ok().as_deref() != Some(&b[..]) {
+                    std::fs::write(&full, b).map_err(|e| io_err(&full, e))?;
+                    out.push(format!("the file {path} changed"));
+                }
+            }
+            Some(None) => {
+                remove_path(&full)?;
+                out.push(format!("the file {path} was added"));
+            }
+            None => {
+                let tracked = head_tree
+                    .as_ref()
+                    .is_some_and(|t| t.get_path(Path::new(path)).is_ok());
+                if tracked {
+                    let mut co = git2::build::CheckoutBuilder::new();
+                    co.force().path(path);
+                    repo.checkout_head(Some(&mut co))
+                        .map_err(git_err("checking a file out again"))?;
+                    out.push(format!("the file {path} changed"));
+                } else {
+                    remove_path(&full)?;
+                    out.push(format!("the file {path} was added"));
+                }
+            }
+        }
+    }
+    for (path, bytes) in &snap.files {
+        if now.contains(path) {
+            continue;
+        }
+        let full = wt.path.join(path);
+        match bytes {
+            Some(b) if b == DIRECTORY => {}
+            Some(b) => {
+                if let Some(dir) = full.parent() {
+                    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+                }
+                std::fs::write(&full, b).map_err(|e| io_err(&full, e))?;
+                out.push(format!("the file {path} changed"));
+            }
+            None => {
+                let _ = std::fs::remove_file(&full);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Removes `full`, then the folders above it that it leaves empty (up to the worktree: git
+/// lists an added folder's files one by one, and a check that makes `tmp/` again must not find
+/// it there).
+fn remove_path(full: &Path) -> Result<(), WorkspaceError> {
+    let removed = if full.is_dir() {
+        std::fs::remove_dir_all(full)
+    } else {
+        std::fs::remove_file(full)
+    };
+    if let Err(e) = removed {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            return Err(io_err(full, e));
+        }
+    }
+    let mut dir = full.parent();
+    while let Some(d) = dir {
+        // Fails, and stops, at the first folder that is not empty (the worktree at the latest).
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+    Ok(())
 }
 
 /// [`snapshot`] off the async runtime.

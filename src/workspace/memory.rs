@@ -358,6 +358,10 @@ impl Workspace for MemoryWorkspace {
             .collect())
     }
 
+    async fn tidy(&self, wt: &Worktree, before: &Snapshot) -> Result<Vec<String>, WorkspaceError> {
+        self.restore_changes(wt, before).await
+    }
+
     async fn restore_changes(
         &self,
         wt: &Worktree,

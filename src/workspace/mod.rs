@@ -88,6 +88,9 @@ pub trait Workspace: Send + Sync {
     /// The worktree's untracked by-products (bytecode, caches, reports, build folders): never
     /// committed, `.gitignore` or not.
     async fn left_out(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError>;
+    /// Puts the worktree's files back as `before` found them (references, worktrees and
+    /// by-products left alone), after checks wrote into it; what it put back, one line each.
+    async fn tidy(&self, wt: &Worktree, before: &Snapshot) -> Result<Vec<String>, WorkspaceError>;
     /// The text of `path` at the commit `wt` started from (`None`: not there, or not text).
     async fn base_text(&self, wt: &Worktree, path: &str) -> Result<Option<String>, WorkspaceError>;
 }
@@ -253,6 +256,14 @@ impl Workspace for GitWorkspace {
                 .and_then(|o| o.as_blob().map(|b| b.content().to_vec()))
                 .and_then(|bytes| String::from_utf8(bytes).ok());
             Ok(text)
+        })
+        .await
+    }
+
+    async fn tidy(&self, wt: &Worktree, before: &Snapshot) -> Result<Vec<String>, WorkspaceError> {
+        let (wt, before) = (wt.clone(), before.clone());
+        repo::blocking("tidying the worktree", move || {
+            guard::restore_files(&wt, &before)
         })
         .await
     }
