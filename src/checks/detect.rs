@@ -75,11 +75,12 @@ fn join_ci(plan: &mut CheckPlan, ci: super::workflows::Ci) {
     let normal = |c: &str| c.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut added = 0;
     for check in ci.checks {
-        if plan
-            .checks
-            .iter()
-            .any(|c| normal(&c.command) == normal(&check.command) || c.name == check.name)
-        {
+        let script = ci.scripts.get(&check.name).map(|s| normal(s));
+        if plan.checks.iter().any(|c| {
+            normal(&c.command) == normal(&check.command)
+                || script.as_ref() == Some(&normal(&c.command))
+                || c.name == check.name
+        }) {
             continue;
         }
         plan.checks.push(check);
@@ -433,6 +434,26 @@ mod tests {
         );
         let none = project(&[("README.md", "hi")]);
         assert_eq!(detect(none.path(), &ChecksConfig::default()).source, "none");
+    }
+
+    #[test]
+    fn a_ci_step_running_a_detected_command_is_not_run_twice() {
+        let dir = project(&[
+            ("Cargo.toml", "[package]\nname = \"x\""),
+            (
+                ".github/workflows/ci.yml",
+                "on: [push]\nenv:\n  RUSTFLAGS: -Dwarnings\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo test\n      - run: cargo test --features serde\n",
+            ),
+        ]);
+        let plan = detect(dir.path(), &ChecksConfig::default());
+        let commands: Vec<&str> = plan.checks.iter().map(|c| c.command.as_str()).collect();
+        assert_eq!(
+            commands.iter().filter(|c| c.contains("cargo test")).count(),
+            2,
+            "the plain run is the detected test; the feature run is added: {commands:?}"
+        );
+        assert!(commands.iter().any(|c| c.contains("--features serde")));
+        assert_eq!(plan.source, "cargo and CI");
     }
 
     #[test]

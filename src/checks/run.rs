@@ -355,6 +355,7 @@ pub async fn run_checks(
     }
     while set.join_next().await.is_some() {}
     let mut under_coverage = plan.coverage.as_ref().and_then(|c| c.test_command.clone());
+    let mut untraced = false;
     for (i, spec) in plan.checks.iter().enumerate() {
         if spec.kind != CheckKind::Test {
             continue;
@@ -368,14 +369,30 @@ pub async fn run_checks(
                     ..spec.clone()
                 };
                 let r = run_check(&wrapped, workdir, timeout, &env).await;
-                if r.status == CheckStatus::Unavailable {
-                    tracing::warn!(
-                        "`{}` cannot run under coverage here; running it without",
-                        spec.name
-                    );
-                    run_check(spec, workdir, timeout, &env).await
-                } else {
-                    r
+                match r.status {
+                    CheckStatus::Unavailable => {
+                        tracing::warn!(
+                            "`{}` cannot run under coverage here; running it without",
+                            spec.name
+                        );
+                        run_check(spec, workdir, timeout, &env).await
+                    }
+                    // Some suites fail only under a tracer (a recursion test sees coverage's
+                    // frames): the project's own command decides, and coverage is not taken.
+                    CheckStatus::Failed => {
+                        let mut plain = run_check(spec, workdir, timeout, &env).await;
+                        if plain.passed() {
+                            plain.hint = Some(format!(
+                                "passes as `{}` but fails under coverage (`{}`): coverage is not measured",
+                                spec.command, wrapped.command
+                            ));
+                            untraced = true;
+                            plain
+                        } else {
+                            r
+                        }
+                    }
+                    _ => r,
                 }
             }
             None => run_check(spec, workdir, timeout, &env).await,
@@ -390,7 +407,7 @@ pub async fn run_checks(
             let tests_ran = !checks
                 .iter()
                 .any(|c| c.kind == CheckKind::Test && c.status == CheckStatus::Unavailable);
-            if tests_ran || spec.test_command.is_none() {
+            if (tests_ran && !untraced) || spec.test_command.is_none() {
                 super::coverage::measure(spec, workdir, dir.path(), timeout, &env).await
             } else {
                 None
@@ -585,6 +602,27 @@ mod tests {
         );
         assert_eq!(ran.checks[0].command, "echo plain >> runs");
         assert!(ran.checks[0].passed());
+
+        // A suite that fails only under coverage: the plain run decides, no coverage is taken.
+        std::fs::remove_file(dir.path().join("runs")).unwrap();
+        plan.coverage.as_mut().unwrap().test_command = Some("echo covered >> runs; exit 1".into());
+        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10), &Unwatched).await;
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("runs")).unwrap(),
+            "covered\nplain\n"
+        );
+        assert!(ran.checks[0].passed());
+        assert!(ran.checks[0]
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("fails under coverage")));
+        assert_eq!(ran.coverage, None);
+
+        // Failing both ways: the covered run's failure is the result.
+        plan.checks[0].command = "echo plain >> runs; exit 1".into();
+        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10), &Unwatched).await;
+        assert_eq!(ran.checks[0].status, CheckStatus::Failed);
+        assert_eq!(ran.checks[0].command, "echo covered >> runs; exit 1");
     }
 
     #[tokio::test]

@@ -21,6 +21,10 @@ const MAX_COMBINATIONS: usize = 16;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ci {
     pub checks: Vec<CheckSpec>,
+    /// Each check's own step script, by check name, where the check is that script alone (no
+    /// working directory, no earlier steps): a detected check running the same command is the
+    /// same check.
+    pub scripts: BTreeMap<String, String>,
     /// The setup steps, as the workflow runs them (not run by ralph).
     pub setup: Vec<String>,
     /// What was left out, and what the `uses:` steps would provide.
@@ -91,16 +95,38 @@ pub fn classify(script: &str) -> StepKind {
     }
 }
 
-/// Whether the workflow runs on pushes or pull requests.
+/// Whether the workflow runs on pushes or pull requests (a `pull_request` trigger limited to
+/// `types` such as `labeled` does not run on a pull request's commits).
 fn on_push_or_pr(wf: &Yaml) -> bool {
     let on = &wf["on"];
     let is = |s: &str| s == "push" || s == "pull_request";
     match on {
         Yaml::String(s) => is(s),
         Yaml::Array(a) => a.iter().any(|e| e.as_str().is_some_and(is)),
-        Yaml::Hash(h) => h.keys().any(|k| k.as_str().is_some_and(is)),
+        Yaml::Hash(h) => h.iter().any(|(k, v)| match k.as_str() {
+            Some("push") => true,
+            Some("pull_request") => v["types"].as_vec().is_none_or(|types| {
+                types
+                    .iter()
+                    .any(|t| matches!(t.as_str(), Some("opened" | "synchronize" | "reopened")))
+            }),
+            _ => false,
+        }),
         _ => false,
     }
+}
+
+/// The other repository a job checks out (`actions/checkout` with `repository:`): its steps
+/// test that project, not this one.
+fn other_repository(job: &Yaml) -> Option<String> {
+    job["steps"].as_vec()?.iter().find_map(|step| {
+        let uses = step["uses"].as_str()?;
+        if uses.split('@').next() != Some("actions/checkout") {
+            return None;
+        }
+        let repo = step["with"]["repository"].as_str()?;
+        (!repo.contains("github.repository")).then(|| repo.to_owned())
+    })
 }
 
 fn scalar(y: &Yaml) -> Option<String> {
@@ -328,8 +354,9 @@ fn command(script: &str, dir: Option<&str>, env: &BTreeMap<String, String>) -> S
     cmd
 }
 
-/// Reads one workflow file's text into `ci`.
-fn read_workflow(file: &str, text: &str, ci: &mut Ci) {
+/// Reads one workflow file's text into `ci`; `dir_exists` says whether a working directory is
+/// in the repository (one a job makes, or another checkout's, cannot be run from here).
+fn read_workflow(file: &str, text: &str, dir_exists: &dyn Fn(&str) -> bool, ci: &mut Ci) {
     let Ok(docs) = YamlLoader::load_from_str(text) else {
         ci.notes
             .push(format!("{file} is not valid YAML: its checks are not used"));
@@ -353,6 +380,12 @@ fn read_workflow(file: &str, text: &str, ci: &mut Ci) {
             ci.notes.push(format!(
                 "{file}, job `{id}`: left out, it needs the service(s) {}",
                 names.join(", ")
+            ));
+            continue;
+        }
+        if let Some(repo) = other_repository(job) {
+            ci.notes.push(format!(
+                "{file}, job `{id}`: left out, it checks out and tests another repository ({repo})"
             ));
             continue;
         }
@@ -427,6 +460,15 @@ fn read_workflow(file: &str, text: &str, ci: &mut Ci) {
                     .as_str()
                     .map(str::to_owned)
                     .or_else(|| job_dir.clone());
+                if let Some(d) = dir.as_deref().filter(|d| !dir_exists(d)) {
+                    let note = format!(
+                        "{file}, job `{id}`, `{label}`: left out, its working directory `{d}` is not in the repository"
+                    );
+                    if noted && !ci.notes.contains(&note) {
+                        ci.notes.push(note);
+                    }
+                    continue;
+                }
                 match classify(&expanded) {
                     StepKind::Check(kind) => {
                         let script = if prelude.is_empty() {
@@ -450,10 +492,20 @@ fn read_workflow(file: &str, text: &str, ci: &mut Ci) {
                                 }
                             ));
                         spec.kind = kind;
+                        if prelude.is_empty() && dir.is_none() {
+                            ci.scripts
+                                .insert(spec.name.clone(), expanded.trim().to_owned());
+                        }
                         ci.checks.push(spec);
                     }
                     StepKind::Setup => {
-                        let line = expanded.trim().to_owned();
+                        // One line for the note: the script's commands, its comments left out.
+                        let line = expanded
+                            .lines()
+                            .map(str::trim)
+                            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                            .collect::<Vec<_>>()
+                            .join("; ");
                         if !ci.setup.contains(&line) {
                             ci.setup.push(line);
                         }
@@ -516,7 +568,9 @@ pub fn read(root: &Path) -> Ci {
                 .unwrap_or_default()
         );
         if let Ok(text) = crate::fsutil::read_regular_text(&path, 1 << 20) {
-            read_workflow(&name, &text, &mut ci);
+            let exists =
+                |d: &str| !d.contains("${{") && root.join(d.trim_start_matches("./")).is_dir();
+            read_workflow(&name, &text, &exists, &mut ci);
         }
     }
     if ci.checks.len() > MAX_CHECKS {
@@ -539,7 +593,12 @@ mod tests {
 
     fn read_one(text: &str) -> Ci {
         let mut ci = Ci::default();
-        read_workflow(".github/workflows/ci.yml", text, &mut ci);
+        read_workflow(
+            ".github/workflows/ci.yml",
+            text,
+            &|d| d != "elsewhere",
+            &mut ci,
+        );
         ci
     }
 
@@ -643,6 +702,40 @@ jobs:
             "the install is not run, the upload is left out, the sdist is built first"
         );
         assert!(ci.notes.is_empty(), "{:?}", ci.notes);
+    }
+
+    #[test]
+    fn label_triggered_jobs_other_repositories_and_missing_directories_are_left_out() {
+        let labeled = "on:\n  pull_request:\n    types: [labeled]\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pytest\n";
+        assert!(
+            read_one(labeled).checks.is_empty(),
+            "not run on a PR's commits"
+        );
+        let synced = labeled.replace("[labeled]", "[opened, synchronize]");
+        assert_eq!(read_one(&synced).checks.len(), 1);
+        let ci = read_one("on: [push]\njobs:\n  downstream:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v5\n        with:\n          repository: org/consumer\n          path: consumer\n      - run: pytest\n  here:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v5\n        with:\n          repository: ${{ github.repository }}\n      - run: pytest\n        working-directory: elsewhere\n      - run: mypy\n");
+        assert_eq!(
+            ci.checks
+                .iter()
+                .map(|c| c.command.as_str())
+                .collect::<Vec<_>>(),
+            ["mypy"]
+        );
+        assert_eq!(
+            ci.scripts.get("ci-here-step-3").map(String::as_str),
+            Some("mypy")
+        );
+        let notes = ci.notes.join("\n");
+        assert!(
+            notes.contains("job `downstream`: left out, it checks out and tests another repository (org/consumer)"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains(
+                "`step 2`: left out, its working directory `elsewhere` is not in the repository"
+            ),
+            "{notes}"
+        );
     }
 
     #[test]

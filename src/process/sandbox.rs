@@ -365,12 +365,26 @@ impl Sandbox {
         rest: &[OsString],
     ) -> Option<(OsString, Vec<OsString>)> {
         let bwrap = self.program.as_ref()?;
+        if c.kind == Kind::Setup {
+            self.prepare_cache();
+        }
         let plan = self.plan(c);
         let facts = bwrap::facts(&plan);
         Some((
             bwrap.as_os_str().to_owned(),
             bwrap::args(&plan, &facts, program, rest),
         ))
+    }
+
+    /// Makes `~/.cache` when missing (best effort), so that a setup can write it: pip, Poetry
+    /// and uv keep their caches — and Poetry its environments — there, and on a fresh machine
+    /// it may not exist yet (the sandbox offers only what exists).
+    fn prepare_cache(&self) {
+        if let Some(cache) = self.home.as_ref().map(|h| h.join(".cache")) {
+            if !cache.exists() {
+                let _ = std::fs::create_dir_all(&cache);
+            }
+        }
     }
 
     /// The writable, hidden and network settings of `c`.
