@@ -135,6 +135,8 @@ fn scalar(y: &Yaml) -> Option<String> {
         Yaml::Integer(i) => Some(i.to_string()),
         Yaml::Real(r) => Some(r.clone()),
         Yaml::Boolean(b) => Some(b.to_string()),
+        // `features:` with nothing after it: the empty value, as a workflow run reads it.
+        Yaml::Null => Some(String::new()),
         _ => None,
     }
 }
@@ -187,7 +189,12 @@ fn combinations(strategy: &Yaml) -> Vec<BTreeMap<String, String>> {
                 .any(|e| e.iter().all(|(k, v)| c.get(k) == Some(v)))
         });
     }
-    if let Some(include) = matrix["include"].as_vec() {
+    let include = matrix["include"].as_vec();
+    // A matrix of `include` entries alone is those entries, not one more empty combination.
+    if include.is_some() && out.iter().all(BTreeMap::is_empty) {
+        out.clear();
+    }
+    if let Some(include) = include {
         for e in include.iter().map(entry) {
             if out.len() >= MAX_COMBINATIONS {
                 break;
@@ -259,7 +266,8 @@ fn condition_holds(cond: &str, matrix: &BTreeMap<String, String>) -> bool {
             let side = |s: &str| -> Option<String> {
                 let s = s.trim();
                 if let Some(k) = s.strip_prefix("matrix.") {
-                    matrix.get(k).cloned()
+                    // A key this combination lacks is null, which equals '' in an expression.
+                    Some(matrix.get(k).cloned().unwrap_or_default())
                 } else if s == "runner.os" {
                     Some("Linux".into())
                 } else {
@@ -764,9 +772,23 @@ jobs:
         .remove(0);
         let combos = combinations(&strategy);
         assert_eq!(combos.len(), 4, "{combos:?}");
+        let empty =
+            YamlLoader::load_from_str("matrix:\n  include:\n    - rust: stable\n      features:\n")
+                .unwrap()
+                .remove(0);
+        assert_eq!(combinations(&empty).len(), 1, "the include entry alone");
+        assert_eq!(
+            combinations(&empty)[0].get("features").map(String::as_str),
+            Some(""),
+            "a key with no value is the empty string, as in a workflow run"
+        );
         let m: BTreeMap<String, String> = [("os".to_owned(), "windows-latest".to_owned())].into();
         assert!(!condition_holds("matrix.os == 'ubuntu-latest'", &m));
         assert!(condition_holds("${{ runner.os == 'Linux' }}", &m));
+        assert!(
+            !condition_holds("matrix.bench != ''", &m),
+            "a key the combination lacks is empty"
+        );
         assert!(
             condition_holds("github.event_name == 'push'", &m),
             "what ralph cannot tell, it runs"
