@@ -139,14 +139,34 @@ impl VerificationReport {
                 .iter()
                 .map(|f| change(format!("{}: {}", f.path, f.reason))),
         );
+        // Tests of one file that never ran for one reason are one reason.
+        let mut never: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+        for t in self
+            .new_tests
+            .iter()
+            .filter(|t| t.outcome == Outcome::NotRun)
+        {
+            let hint = t.hint.as_deref().unwrap_or("name a check that runs it");
+            match never
+                .iter_mut()
+                .find(|(f, h, _)| *f == t.file && *h == hint)
+            {
+                Some((.., names)) => names.push(&t.name),
+                None => never.push((&t.file, hint, vec![&t.name])),
+            }
+        }
+        for (file, hint, names) in never {
+            let (noun, list) = match names.as_slice() {
+                [one] => ("test", format!("`{one}`")),
+                many => ("tests", format!("`{}`", many.join("`, `"))),
+            };
+            out.push(change(format!(
+                "the change's {noun} {list} ({file}) never ran under any check: {hint}"
+            )));
+        }
         for t in &self.new_tests {
             match t.outcome {
-                Outcome::NotRun => out.push(change(format!(
-                    "the change's test `{}` ({}) never ran under any check: {}",
-                    t.name,
-                    t.file,
-                    t.hint.as_deref().unwrap_or("name a check that runs it")
-                ))),
+                Outcome::NotRun => {}
                 Outcome::Failed => out.push(change(format!(
                     "the change's test `{}` ({}) fails under `{}`",
                     t.name,
@@ -295,6 +315,31 @@ mod tests {
             setup: Vec::new(),
             new_tests: Vec::new(),
         }
+    }
+
+    #[test]
+    fn tests_of_one_file_that_never_ran_for_one_reason_are_one_reason() {
+        let never = |name: &str, hint: &str| NewTest {
+            file: "tests/borsh.rs".into(),
+            name: name.into(),
+            outcome: Outcome::NotRun,
+            check: None,
+            hint: Some(hint.into()),
+        };
+        let passing = check("test", CheckKind::Test, CheckStatus::Passed);
+        let mut r = report(vec![passing], Coverage::default(), vec![]);
+        r.new_tests = vec![
+            never("a::test_empty", "run it with borsh"),
+            never("b::test_empty", "run it with borsh"),
+            never("c::other", "run it otherwise"),
+        ];
+        assert_eq!(
+            r.failure_reasons(),
+            [
+                "the change's tests `a::test_empty`, `b::test_empty` (tests/borsh.rs) never ran under any check: run it with borsh",
+                "the change's test `c::other` (tests/borsh.rs) never ran under any check: run it otherwise"
+            ]
+        );
     }
 
     #[test]

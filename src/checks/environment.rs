@@ -86,11 +86,30 @@ pub fn setup(root: &Path, config: &ChecksConfig) -> Option<SetupSpec> {
     } else if has("yarn.lock") {
         ("yarn install --frozen-lockfile", "yarn.lock")
     } else {
-        return None;
+        return cargo_fetch(root);
     };
     Some(SetupSpec {
         command: command.into(),
         reason: format!("a {file}"),
+    })
+}
+
+/// A Rust project's setup: the crates its checks build, downloaded. Checks may not write the
+/// registry cache (a build script could poison what the user builds next), so they need them
+/// downloaded before. A lock file the project does not keep is not left behind: it would look
+/// like part of the change.
+fn cargo_fetch(root: &Path) -> Option<SetupSpec> {
+    if !root.join("Cargo.toml").is_file() {
+        return None;
+    }
+    let command = if root.join("Cargo.lock").is_file() {
+        "cargo fetch"
+    } else {
+        "cargo fetch && rm -f Cargo.lock"
+    };
+    Some(SetupSpec {
+        command: command.into(),
+        reason: "a Cargo.toml: the crates the checks build are downloaded first".into(),
     })
 }
 
@@ -425,6 +444,21 @@ mod tests {
             command(&[("requirements.txt", "x")], &none),
             None,
             "no lockfile, no guess"
+        );
+        let crate_ = ("Cargo.toml", "[package]\nname = \"x\"\n");
+        assert_eq!(
+            command(&[crate_, ("Cargo.lock", "")], &none).as_deref(),
+            Some("cargo fetch")
+        );
+        assert_eq!(
+            command(&[crate_], &none).as_deref(),
+            Some("cargo fetch && rm -f Cargo.lock"),
+            "a lock the project does not keep is not left in the worktree"
+        );
+        assert_eq!(
+            command(&[crate_, ("uv.lock", "")], &none).as_deref(),
+            Some("uv sync --frozen --all-groups --all-extras"),
+            "a Python project with a Rust extension sets up its Python environment"
         );
         let configured = ChecksConfig {
             setup: Some("make venv".into()),

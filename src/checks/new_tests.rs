@@ -189,6 +189,7 @@ fn rust(text: &str) -> Vec<TestFn> {
         .take_while(|l| !l.trim_start().starts_with("fn ") && !l.contains(" fn "))
         .filter(|l| l.trim_start().starts_with("#!["))
         .find_map(|l| cfg_feature(l));
+    let modules = module_paths(&lines);
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -220,12 +221,64 @@ fn rust(text: &str) -> Vec<TestFn> {
             .or(file_feature.clone());
         let (body, next) = braced(&lines, f);
         out.push(TestFn {
-            name,
+            name: format!("{}{name}", modules[f]),
             body,
             feature,
             marks: Vec::new(),
         });
         i = next.max(i + 1);
+    }
+    out
+}
+
+/// For each line, the inline modules it is in (`outer::inner::`, empty at the top): two tests
+/// of one name in two modules are two tests.
+fn module_paths(lines: &[&str]) -> Vec<String> {
+    let mut open: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0usize;
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        out.push(open.iter().map(|(m, _)| format!("{m}::")).collect());
+        let code = line.split("//").next().unwrap_or("");
+        let t = code.trim_start();
+        let t = t
+            .strip_prefix("pub(crate) ")
+            .or_else(|| t.strip_prefix("pub(super) "))
+            .or_else(|| t.strip_prefix("pub "))
+            .unwrap_or(t);
+        if let Some(rest) = t.strip_prefix("mod ") {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if code.contains('{') && !name.is_empty() {
+                open.push((name, depth));
+            }
+        }
+        let mut in_string = false;
+        let mut escaped = false;
+        let bare = code.replace("'{'", "").replace("'}'", "");
+        for c in bare.chars() {
+            if in_string {
+                match (escaped, c) {
+                    (false, '\\') => escaped = true,
+                    (false, '"') => in_string = false,
+                    _ => escaped = false,
+                }
+                continue;
+            }
+            match c {
+                '"' => in_string = true,
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    while open.last().is_some_and(|(_, d)| *d >= depth) {
+                        open.pop();
+                    }
+                }
+                _ => {}
+            }
+        }
     }
     out
 }
@@ -331,7 +384,7 @@ fn names(lang: Lang, file: &str, test: &TestFn, id: &str) -> bool {
         }
         Lang::Rust => {
             // cargo: `<binary>::<module path>::<name>`; a file under tests/ is its own binary.
-            id.rsplit("::").next() == Some(test.name.as_str())
+            (id == test.name || id.ends_with(&format!("::{}", test.name)))
                 && (!file.starts_with("tests/")
                     || id.starts_with(file)
                     || file
@@ -457,6 +510,21 @@ mod tests {
                 .map(|t| (t.name.as_str(), t.feature.as_deref()))
                 .collect::<Vec<_>>(),
             [("rounds_up", Some("exact")), ("later", Some("exact"))]
+        );
+        // Two tests of one name in two inline modules are two tests, named by their module.
+        let mods = "mod array_vec {\n    use super::*;\n    #[test]\n    fn test_empty() {\n        let s = \"{\";\n    }\n}\n\npub(crate) mod array_string {\n    #[test]\n    fn test_empty() {}\n    mod deeper {\n        #[test]\n        fn test_full() {}\n    }\n    #[test]\n    fn test_after() {}\n}\n#[test]\nfn top() {}\n";
+        assert_eq!(
+            changed("tests/borsh.rs", None, mods)
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>(),
+            [
+                "array_vec::test_empty",
+                "array_string::test_empty",
+                "array_string::deeper::test_full",
+                "array_string::test_after",
+                "top"
+            ]
         );
         let go = "package x\n\nfunc TestParse(t *testing.T) {\n\tif x {\n\t}\n}\n";
         assert_eq!(changed("x_test.go", None, go)[0].name, "TestParse");
