@@ -5,7 +5,7 @@
 use ralph::agent::command::CommandBackend;
 use ralph::agent::fanout::{gather, BotOutcome, BotTask};
 use ralph::agent::{AgentCall, Phase, Role};
-use ralph::progress::Tracker;
+use ralph::progress::Progress;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -62,7 +62,7 @@ fn main() {
             })
             .collect();
         let started = Instant::now();
-        let results = runtime.block_on(gather(tasks, &ids, 6, &Tracker::off()));
+        let results = runtime.block_on(gather(tasks, &ids, 6, &Progress::off()));
         let elapsed = started.elapsed();
         times.push(elapsed);
         if run == 0 {

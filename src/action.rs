@@ -1,7 +1,7 @@
-//! Action mode (`GITHUB_ACTIONS=true`, SPEC §9 and issue 8): the trust gate — compete only on
-//! issues whose ready label was applied by someone with write access — and what a run leaves
-//! for the workflow: the markdown job summary (`render::run::job_summary`) appended to
-//! `GITHUB_STEP_SUMMARY`, the step outputs
+//! Action mode (`GITHUB_ACTIONS=true`, docs/specification.md §9, docs/github-action.md): the trust
+//! gate — compete only on issues whose ready label was applied by someone with write access — and
+//! what a run leaves for the workflow: the markdown job summary (`render::run::job_summary`)
+//! appended to `GITHUB_STEP_SUMMARY`, the step outputs
 //! in `GITHUB_OUTPUT` (`outcome`, `pr-url`, `winner`, `branch`), and error annotations.
 
 use crate::error::UserError;
@@ -148,7 +148,7 @@ pub async fn trust_gate(tracker: &dyn IssueTracker, issue: u64, ready_label: &st
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::run::tests::report;
+    use crate::fixtures::report;
 
     #[test]
     fn detection_needs_github_actions_true() {

@@ -1,9 +1,9 @@
-//! Exit codes (SPEC §2), the error a command raises when the user can act on it
+//! Exit codes (docs/specification.md §2), the error a command raises when the user can act on it
 //! ([`UserError`]: a message, a hint, an exit code), and [`chain_text`]. A leaf: it imports
 //! nothing of ralph, so every module may use it; which adapter error maps to which exit code
 //! is decided next to the command line (`cli::exit`).
 
-/// The process exit codes of SPEC §2.
+/// The process exit codes of docs/specification.md §2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// The command did what it was asked.

@@ -13,7 +13,7 @@
 //!   one wrapper for running programs);
 //! - what people see: [`run_report`] (the run report as data), [`render`] (runs, verification
 //!   and the ledger for terminals, markdown and browsers), [`output`] (the printer), [`action`]
-//!   (GitHub Actions mode);
+//!   (GitHub Actions mode), [`timeline`] (where a run's time went);
 //! - small leaves: [`error`] (exit codes, `UserError`), [`secret`] (tokens kept out of every
 //!   output), [`retry`], [`fsutil`], [`demo`].
 
@@ -27,6 +27,8 @@ pub mod demo;
 pub mod doctor;
 pub mod env;
 pub mod error;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod fsutil;
 pub mod ledger;
 pub mod market;
@@ -41,6 +43,7 @@ pub mod run_report;
 pub mod secret;
 pub mod settings;
 pub mod spec;
+pub mod timeline;
 pub mod tracker;
 pub mod verify;
 pub mod workspace;

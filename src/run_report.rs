@@ -1,7 +1,7 @@
-//! The run report (SPEC §2, `ralph compete --json`), as data: how the run ended, and per round
-//! the proposals with their six scores and total, the ranking, the winner, the skipped bots with
-//! their reasons, the judges and the checks. The competition fills it in; `render::run` turns
-//! it into text for terminals, pull requests, comments and job summaries.
+//! The run report (docs/specification.md §2, `ralph compete --json`), as data: how the run ended,
+//! and per round the proposals with their six scores and total, the ranking, the winner, the
+//! skipped bots with their reasons, the judges and the checks. The competition fills it in;
+//! `render::run` turns it into text for terminals, pull requests, comments and job summaries.
 
 use crate::agent::accounts::{AccountRow, Spend};
 use crate::agent::Phase;
@@ -89,7 +89,7 @@ pub struct RunReport {
     pub git_tampering: Vec<String>,
     /// Where the run's time went: each phase on the run's clock, in start order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub phases: Vec<crate::compete::timeline::PhaseTime>,
+    pub phases: Vec<crate::timeline::PhaseTime>,
     /// The phases that decided when the run ended, first to last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub critical_path: Vec<String>,
@@ -280,6 +280,14 @@ impl CheckState {
             CheckState::FailingOnBase => "⚠️ failing on base",
         }
     }
+}
+
+/// An open checkbox when the run stopped, with the verify role's reason when it gave one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemainingBox {
+    pub id: String,
+    pub text: String,
+    pub reason: Option<String>,
 }
 
 #[cfg(test)]

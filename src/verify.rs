@@ -1,6 +1,7 @@
-//! Verification of an implementation (SPEC §6 step 7): the checks ralph runs itself, coverage
-//! before and after, the diff against the base and the protected-path rule — gathered into one
-//! report (rendered by `render::verification`). The diff comes from the [`Workspace`].
+//! Verification of an implementation (docs/specification.md §6 step 7): the checks ralph runs
+//! itself, coverage before and after, the diff against the base and the protected-path rule —
+//! gathered into one report (rendered by `render::verification`). The diff comes from the
+//! [`Workspace`].
 
 use crate::checks::baseline::Baseline;
 use crate::checks::new_tests::{self, NewTest, Outcome};

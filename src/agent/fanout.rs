@@ -6,7 +6,7 @@
 
 use super::protocol::{ask, AnswerContext, Asked, Proposal};
 use super::{AgentCall, Backend};
-use crate::progress::Tracker;
+use crate::progress::Progress;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -49,7 +49,7 @@ pub async fn gather(
     tasks: Vec<BotTask>,
     requirement_ids: &BTreeSet<String>,
     concurrency: usize,
-    tracker: &Tracker,
+    progress: &Progress,
 ) -> Vec<BotResult> {
     let permits = Arc::new(Semaphore::new(concurrency.max(1)));
     let count = tasks.len();
@@ -58,9 +58,9 @@ pub async fn gather(
     for (index, task) in tasks.into_iter().enumerate() {
         let permits = Arc::clone(&permits);
         let ids = requirement_ids.clone();
-        let view = tracker.start(format!("propose · {}", task.bot_id));
+        let view = progress.start(format!("propose · {}", task.bot_id));
         view.activity("waiting for a slot");
-        let tracker = tracker.clone();
+        let progress = progress.clone();
         let mut task = task;
         task.call.activity = Some(view.sink());
         set.spawn(async move {
@@ -77,7 +77,7 @@ pub async fn gather(
             drop(view);
             let outcome = match result {
                 Ok(asked) => {
-                    tracker.note(&format!(
+                    progress.note(&format!(
                         "  ✓ {}: proposal in {}{}",
                         task.bot_id,
                         crate::progress::elapsed(duration),
@@ -93,7 +93,7 @@ pub async fn gather(
                     }
                 }
                 Err(e) => {
-                    tracker.note(&format!(
+                    progress.note(&format!(
                         "  ✗ {}: skipped ({}) after {}",
                         task.bot_id,
                         e.kind(),

@@ -1,8 +1,8 @@
-//! Talking to models (SPEC §4). Every model call is a *role* (`extract`, `propose`, `judge`,
-//! `implement`, `verify`) run by a *backend*; [`Backend`] is the one narrow interface: send
-//! one prompt, get the response text and its accounting back. The backends are subprocess CLIs
-//! ([`command`], [`claude`], [`codex`]), HTTP APIs ([`anthropic`], [`openai`]) and recorded
-//! answers ([`replay`]). [`protocol`] turns response text into a role's typed answer.
+//! Talking to models (docs/specification.md §4). Every model call is a *role* (`extract`,
+//! `propose`, `judge`, `implement`, `verify`) run by a *backend*; [`Backend`] is the one narrow
+//! interface: send one prompt, get the response text and its accounting back. The backends are
+//! subprocess CLIs ([`command`], [`claude`], [`codex`]), HTTP APIs ([`anthropic`], [`openai`]) and
+//! recorded answers ([`replay`]). [`protocol`] turns response text into a role's typed answer.
 
 pub mod accounts;
 pub mod anthropic;

@@ -1,6 +1,6 @@
-//! The role protocol (SPEC §4, §5.2): find the JSON answer in a response (a bare object or a
-//! fenced block; the last one that is valid for the role wins), check it into a typed struct,
-//! and, when there is none, ask once more with the validation error before giving up.
+//! The role protocol (docs/specification.md §4, §5.2): find the JSON answer in a response (a bare
+//! object or a fenced block; the last one that is valid for the role wins), check it into a typed
+//! struct, and, when there is none, ask once more with the validation error before giving up.
 
 use super::{AgentCall, AgentError, AgentReply, Backend, Usage};
 use crate::market::proposal::{non_empty, unit};

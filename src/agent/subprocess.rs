@@ -1,4 +1,4 @@
-//! What every subprocess backend shares: the environment of SPEC §4 (`RALPH_ROLE`,
+//! What every subprocess backend shares: the environment of docs/specification.md §4 (`RALPH_ROLE`,
 //! `RALPH_BOT_ID`, `RALPH_ISSUE`, `RALPH_ROUND`, `RALPH_PHASE`, `RALPH_WORKDIR`), the working
 //! directory, secrets scrubbed from the environment, the prompt on stdin, the timeout and the
 //! bounded capture — and turning the outcome into an [`AgentError`] when it failed.

@@ -1,8 +1,8 @@
 //! Which checks a repository has. `[checks]` in the configuration wins; otherwise what the
-//! repository declares — a `maskfile.md` with `development <language> <check>` commands (seed
-//! 003), a `Makefile` or `justfile` with a test target — and else its language: Cargo, Python
-//! (only the tools it configures, `python.rs`) or Node (its package.json scripts), a pre-commit
-//! configuration standing for the linters. Every check says why it was chosen.
+//! repository declares — a `maskfile.md` with `development <language> <check>` commands, a
+//! `Makefile` or `justfile` with a test target — and else its language: Cargo, Python (only the
+//! tools it configures, `python.rs`) or Node (its package.json scripts), a pre-commit configuration
+//! standing for the linters. Every check says why it was chosen.
 
 use super::coverage::CoverageSpec;
 use super::environment::SetupSpec;
@@ -273,7 +273,7 @@ pub fn mask_checks(text: &str) -> Vec<CheckSpec> {
             }
         }
     }
-    // Quality checks in the seed's order, then tests; languages in file order.
+    // Quality checks in the order of `MASK_CHECKS`, then tests; languages in file order.
     found.sort_by_key(|(_, check)| MASK_CHECKS.iter().position(|c| c == check));
     found
         .into_iter()

@@ -1,18 +1,18 @@
-//! The checks as they run (issue 20): a live line per running check with its elapsed time
-//! (a heartbeat line off a terminal), and, as each one finishes, its result line — ✓, ✗,
-//! unavailable, or failing on base once the baseline exists — with a failing check's last
+//! The checks as they run (docs/commands.md, Live progress): a live line per running check with its
+//! elapsed time (a heartbeat line off a terminal), and, as each one finishes, its result line — ✓,
+//! ✗, unavailable, or failing on base once the baseline exists — with a failing check's last
 //! lines at once, not after the whole suite.
 
 use super::baseline::Baseline;
 use super::run::{CheckResult, CheckStatus, Observer};
 use crate::output::Paint;
-use crate::progress::Tracker;
+use crate::progress::Progress;
 use std::fmt::Write as _;
 
 /// Who watches the checks run, and what their failures are compared with.
 #[derive(Clone, Copy)]
 pub struct Watch<'a> {
-    pub progress: &'a Tracker,
+    pub progress: &'a Progress,
     /// The checks on the base: a failure it shares is shown as failing on base.
     pub baseline: Option<&'a Baseline>,
     pub paint: Paint,
@@ -24,7 +24,7 @@ pub struct Watch<'a> {
 
 impl<'a> Watch<'a> {
     /// Nobody watching (the baseline run of tests, helpers).
-    pub fn unwatched(progress: &'a Tracker) -> Watch<'a> {
+    pub fn unwatched(progress: &'a Progress) -> Watch<'a> {
         Watch {
             progress,
             baseline: None,
@@ -35,7 +35,7 @@ impl<'a> Watch<'a> {
     }
 
     /// The checks of an attempt: live lines and a result line as each finishes.
-    pub fn attempt(progress: &'a Tracker, baseline: &'a Baseline, paint: Paint) -> Watch<'a> {
+    pub fn attempt(progress: &'a Progress, baseline: &'a Baseline, paint: Paint) -> Watch<'a> {
         Watch {
             progress,
             baseline: Some(baseline),

@@ -1,4 +1,4 @@
-//! The checks ralph runs itself on an implementation (SPEC §6 step 7): which ones
+//! The checks ralph runs itself on an implementation (docs/specification.md §6 step 7): which ones
 //! ([`detect()`]: `[checks]` from the configuration, else a `maskfile.md`, Cargo, Python or Node
 //! project), running them ([`run`]: quality checks concurrently, tests after them, each with a
 //! timeout, exit code, duration and a bounded output tail; a missing tool is "unavailable", not

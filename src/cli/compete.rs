@@ -1,7 +1,7 @@
-//! `ralph compete N`: the competition on issue N (SPEC §6), or with `--dry-run` its read-only
-//! front half (requirements, proposals, blind judging, scoring, ranking; nothing written).
-//! Ctrl-C, SIGTERM or SIGHUP during a run kills the agents and checks, escalates the issue
-//! through the same path as any failure, and exits 130, 143 or 129; `--resume` continues.
+//! `ralph compete N`: the competition on issue N (docs/specification.md §6), or with `--dry-run`
+//! its read-only front half (requirements, proposals, blind judging, scoring, ranking; nothing
+//! written). Ctrl-C, SIGTERM or SIGHUP during a run kills the agents and checks, escalates the
+//! issue through the same path as any failure, and exits 130, 143 or 129; `--resume` continues.
 
 use super::Context;
 use crate::action::{annotations, trust_gate, ActionEnv};
@@ -121,7 +121,7 @@ async fn competition(
 ) -> Result<Exit> {
     let action = ActionEnv::detect(crate::env::get);
     if action.is_some() {
-        // SPEC §9: in Actions, only issues a user with write access marked ready.
+        // docs/specification.md §9: in Actions, only issues a user with write access marked ready.
         trust_gate(tracker, args.issue, &settings.config.github.ready_label).await?;
     }
     let agents = Agents::build(&settings.config, &settings.root, args.record.as_deref());
@@ -200,7 +200,7 @@ async fn competition(
         if let Some(why) = &report.escalation {
             ctx.printer.status(&format!("Escalated: {why}"));
         }
-        ctx.printer.status(&crate::compete::timeline::summary(
+        ctx.printer.status(&crate::timeline::summary(
             std::time::Duration::from_millis(report.wall_ms),
             &report.phases,
             &report.critical_path,

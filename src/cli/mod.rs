@@ -133,7 +133,7 @@ pub struct Context {
 impl Context {
     /// The live view of long work, as `--progress`, `-q`, the terminal, `[output]
     /// heartbeat_secs` and Action mode (log groups) say.
-    pub fn tracker(&self, settings: &Settings) -> crate::progress::Tracker {
+    pub fn tracker(&self, settings: &Settings) -> crate::progress::Progress {
         use std::io::IsTerminal;
         let mode = crate::progress::Mode::choose(
             self.global.progress,
@@ -142,7 +142,7 @@ impl Context {
         );
         let groups = crate::env::get(crate::env::GITHUB_ACTIONS).as_deref() == Some("true")
             && self.global.quiet == 0;
-        crate::progress::Tracker::new(
+        crate::progress::Progress::new(
             mode,
             std::time::Duration::from_secs(settings.config.heartbeat_secs.into()),
             groups,

@@ -1,7 +1,7 @@
 //! `ralph ready N`: mark issue N as ready for a competition — add the ready label, remove
-//! `in-refinement` (SPEC §2). It also re-arms an issue a stopped run left behind: one labelled
-//! `in-progress` or `attention-needed` with no live run on this machine (its lock is free)
-//! loses those labels and `ralph` — after a confirmation on a terminal, or with `--yes`.
+//! `in-refinement` (docs/specification.md §2). It also re-arms an issue a stopped run left behind:
+//! one labelled `in-progress` or `attention-needed` with no live run on this machine (its lock is
+//! free) loses those labels and `ralph` — after a confirmation on a terminal, or with `--yes`.
 
 use super::Context;
 use crate::error::{Exit, UserError};

@@ -1,6 +1,6 @@
-//! `ralph setup`: make sure the six workflow labels exist on the tracker (SPEC §2). Missing
-//! labels are created with ralph's colours and descriptions; existing ones are left as they
-//! are, so running it again changes nothing.
+//! `ralph setup`: make sure the six workflow labels exist on the tracker
+//! (docs/specification.md §2). Missing labels are created with ralph's colours and descriptions;
+//! existing ones are left as they are, so running it again changes nothing.
 
 use super::Context;
 use crate::error::Exit;

@@ -1,6 +1,6 @@
 //! The signals that stop ralph — Ctrl-C (SIGINT), SIGTERM (how CI cancels or times out a job)
 //! and SIGHUP (a closed terminal) — as one future, with the exit code and the name each one
-//! gets in messages (SPEC §2: 130, 143, 129).
+//! gets in messages (docs/specification.md §2: 130, 143, 129).
 
 use crate::error::Exit;
 

@@ -1,6 +1,6 @@
-//! `ralph spec N`: the requirements ralph extracts from issue N (SPEC §5.1) — its checkboxes
-//! as explicit requirements and the implicit ones — as a readable list or, with `--json`, the
-//! requirements document. Also names the guidance files found (CLAUDE.md, AGENTS.md,
+//! `ralph spec N`: the requirements ralph extracts from issue N (docs/specification.md §5.1) — its
+//! checkboxes as explicit requirements and the implicit ones — as a readable list or, with
+//! `--json`, the requirements document. Also names the guidance files found (CLAUDE.md, AGENTS.md,
 //! CONTRIBUTING.md), which the `extract` role reads for implicit requirements.
 
 use super::Context;

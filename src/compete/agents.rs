@@ -103,7 +103,7 @@ impl Agents {
             .into_iter()
             .enumerate()
             .map(|(i, mut c)| {
-                // SPEC §7: judge at temperature 0 where the backend has one.
+                // docs/specification.md §7: judge at temperature 0 where the backend has one.
                 c.temperature.get_or_insert(0.0);
                 let name = if i == 0 {
                     "arbiter".to_owned()

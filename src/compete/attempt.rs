@@ -614,7 +614,7 @@ impl Run<'_> {
     }
 }
 
-/// What a failed implementation tells the replan (seed 001's categories).
+/// What a failed implementation tells the replan, with its category (`tests`, `quality`…).
 pub(super) fn failure_of(winner: &Arrived, attempts: &Attempts) -> Failure {
     let v = attempts
         .verification

@@ -24,7 +24,7 @@ pub struct DryRunInput<'a> {
     pub agents: Agents,
     pub printer: &'a Printer,
     /// The live view of the running agents.
-    pub progress: crate::progress::Tracker,
+    pub progress: crate::progress::Progress,
     /// The blind-order seed; random when `None`.
     pub seed: Option<u64>,
 }

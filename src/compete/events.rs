@@ -1,6 +1,6 @@
-//! A round's ledger events (SPEC §8.2): built by one pure function from the round's facts and
-//! its awards — one event per award, the winner's carrying the implementation's score,
-//! accuracy and metrics, every bot's carrying its rank, scores and spend — and then appended
+//! A round's ledger events (docs/specification.md §8.2): built by one pure function from the
+//! round's facts and its awards — one event per award, the winner's carrying the implementation's
+//! score, accuracy and metrics, every bot's carrying its rank, scores and spend — and then appended
 //! to the event store.
 
 use crate::agent::accounts::Accounts;
@@ -138,9 +138,9 @@ mod tests {
     use super::*;
     use crate::agent::{Role, Usage};
     use crate::checks::{CheckResult, CheckStatus};
+    use crate::fixtures::{proposal, round};
     use crate::market::Outcome;
     use crate::market::Scores;
-    use crate::render::markdown::tests::{proposal, round};
     use crate::verify::Coverage;
     use crate::workspace::DiffStats;
 

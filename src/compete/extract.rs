@@ -1,6 +1,6 @@
-//! Phase 1, requirement extraction (SPEC §5.1): the checkboxes of the issue body, broken into
-//! components and completed with implicit requirements by the arbiter's `extract` role. When
-//! the arbiter cannot answer, the checkboxes alone are the requirements (checkbox-only
+//! Phase 1, requirement extraction (docs/specification.md §5.1): the checkboxes of the issue body,
+//! broken into components and completed with implicit requirements by the arbiter's `extract` role.
+//! When the arbiter cannot answer, the checkboxes alone are the requirements (checkbox-only
 //! scoring) and the run goes on.
 
 use super::agents::Agent;

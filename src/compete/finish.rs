@@ -91,7 +91,7 @@ impl Run<'_> {
         self.report.accounts = self.accounts.rows();
         self.report.total = self.accounts.total();
         self.report.phases = self.timeline.phases();
-        self.report.critical_path = super::timeline::critical_path(&self.report.phases);
+        self.report.critical_path = crate::timeline::critical_path(&self.report.phases);
         self.report.wall_ms =
             u64::try_from(self.timeline.elapsed().as_millis()).unwrap_or(u64::MAX);
         if let Err(e) = keep_summary(self.input.settings, &self.report, &self.state.evidence) {

@@ -1,9 +1,9 @@
-//! Phase 2b, judging (SPEC §7): the blinded proposals go to every judge at once with the rubric
-//! of `scoring/rubric.md`; each proposal gets the median of the judges' technical-quality and
-//! innovation scores. With `[arbiter] order_swaps = 1` each judge also reads the proposals in
-//! the reverse order and its two readings are averaged (`market::order`). A reading that fails
-//! is left out; when none comes back, every proposal gets the neutral score with the reason
-//! "judge unavailable" and the run goes on.
+//! Phase 2b, judging (docs/specification.md §7): the blinded proposals go to every judge at once
+//! with the rubric of `scoring/rubric.md`; each proposal gets the median of the judges'
+//! technical-quality and innovation scores. With `[arbiter] order_swaps = 1` each judge also reads
+//! the proposals in the reverse order and its two readings are averaged (`market::order`). A
+//! reading that fails is left out; when none comes back, every proposal gets the neutral score with
+//! the reason "judge unavailable" and the run goes on.
 
 use super::agents::Agent;
 use super::extract::{prompt_json, PromptIssue};

@@ -1,4 +1,4 @@
-//! The competition pipeline (SPEC §6). A map:
+//! The competition pipeline (docs/specification.md §6). A map:
 //! - `run`: `ralph compete N` as a short loop — admission, the claim, then rounds (requirements,
 //!   selection, implementation, settlement) until [`decide`] says complete or stop;
 //! - `decide`: the state machine, one pure function from how a round ended to what happens next;
@@ -27,7 +27,6 @@ mod guard;
 pub mod judge;
 mod prepare;
 pub mod propose;
-pub mod recording;
 mod review;
 pub mod round;
 mod run;
@@ -35,7 +34,6 @@ mod settle;
 mod state;
 #[cfg(test)]
 mod tests;
-pub mod timeline;
 
 pub use dry_run::{dry_run, DryRunInput};
 pub use finish::escalate_interrupted;
@@ -50,7 +48,7 @@ use std::time::Duration;
 /// collapsible log group, closing the previous one.
 pub(crate) fn phase(
     printer: &crate::output::Printer,
-    progress: &crate::progress::Tracker,
+    progress: &crate::progress::Progress,
     title: &str,
 ) {
     progress.phase(title.trim_start_matches("## "));
@@ -67,7 +65,7 @@ pub struct CallSite {
     /// The repository root (the worktree for `implement`).
     pub workdir: PathBuf,
     /// The live view the round's agents report to.
-    pub progress: crate::progress::Tracker,
+    pub progress: crate::progress::Progress,
 }
 
 impl CallSite {

@@ -27,7 +27,7 @@ pub(super) struct Ground<'a> {
     pub printer: &'a Printer,
     /// A resumed run keeps its worktree and branch whatever happens.
     pub resume: bool,
-    pub progress: crate::progress::Tracker,
+    pub progress: crate::progress::Progress,
 }
 
 /// The worktree and its check plan, before the environment and the baseline.

@@ -1,6 +1,6 @@
-//! Phase 2a, proposals (SPEC §6 step 3): every bot gets the propose prompt — the requirements
-//! as JSON with their ids, the repository's guidance files, its own standing and, in a replan
-//! round, the failure context — and answers at the same time as the others. A bot whose
+//! Phase 2a, proposals (docs/specification.md §6 step 3): every bot gets the propose prompt — the
+//! requirements as JSON with their ids, the repository's guidance files, its own standing and, in a
+//! replan round, the failure context — and answers at the same time as the others. A bot whose
 //! backend could not be built is skipped with that reason without being called.
 
 use super::agents::Agent;
@@ -9,7 +9,7 @@ use super::CallSite;
 use crate::agent::fanout::{gather, BotOutcome, BotResult, BotTask};
 use crate::agent::prompts::{PromptError, Prompts};
 use crate::agent::Role;
-use crate::progress::Tracker;
+use crate::progress::Progress;
 use crate::spec::{Guidance, Requirements};
 use crate::tracker::Issue;
 use serde::Serialize;
@@ -32,7 +32,7 @@ pub struct FailedCheck {
     pub output_tail: String,
 }
 
-/// What the replan round tells the bots about the failure (seed 001).
+/// What the replan round tells the bots about the failure (docs/specification.md §6 step 9).
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct FailureContext {
     /// The bot whose proposal failed.
@@ -106,7 +106,7 @@ pub async fn proposals(
     bots: &[Agent],
     prompts: &Prompts,
     round: &ProposeRound<'_>,
-    tracker: &Tracker,
+    progress: &Progress,
 ) -> Result<Vec<BotResult>, PromptError> {
     let mut tasks = Vec::new();
     let mut unbuilt = Vec::new();
@@ -134,7 +134,7 @@ pub async fn proposals(
         }
     }
     let ids = requirement_ids(round.requirements);
-    let mut all = gather(tasks, &ids, round.concurrency, tracker).await;
+    let mut all = gather(tasks, &ids, round.concurrency, progress).await;
     all.extend(unbuilt);
     let position = |id: &str| bots.iter().position(|b| b.name == id);
     all.sort_by_key(|r| position(&r.bot_id));

@@ -1,9 +1,9 @@
-//! Phase 3b, the review of the change (issue 19): after the attempts, the arbiter's `review`
-//! role reads the implemented diff and scores it for innovation and for how well the
-//! consultations' concerns were addressed, with reasoning. Those two scores replace the neutral
-//! 0.5 of the implementation score (and so of the accuracy); when the role cannot answer, the
-//! neutral score stays and the reason is recorded. The role is read-only: a change it makes to
-//! the worktree is restored and its answer discarded.
+//! Phase 3b, the review of the change (scoring/README.md, Scoring an implementation): after the
+//! attempts, the arbiter's `review` role reads the implemented diff and scores it for innovation
+//! and for how well the consultations' concerns were addressed, with reasoning. Those two scores
+//! replace the neutral 0.5 of the implementation score (and so of the accuracy); when the role
+//! cannot answer, the neutral score stays and the reason is recorded. The role is read-only: a
+//! change it makes to the worktree is restored and its answer discarded.
 
 use super::attempt::Attempts;
 use super::extract::{prompt_json, PromptIssue};

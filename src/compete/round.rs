@@ -5,7 +5,6 @@
 use super::agents::Agents;
 use super::judge::{judge, Judged};
 use super::propose::{proposals, FailureContext, ProposeRound, Standing};
-use super::recording::{self, RecordedProposal, RecordedRound};
 use super::{random_seed, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::fanout::BotOutcome;
@@ -18,7 +17,8 @@ use crate::market::{
     Subjective, Targets,
 };
 use crate::output::Printer;
-use crate::progress::Tracker;
+use crate::progress::Progress;
+use crate::replay::recording::{self, RecordedProposal, RecordedRound};
 use crate::run_report::{JudgesReport, ProposalReport, RoundReport, SkippedBot};
 use crate::settings::Settings;
 use crate::spec::{Guidance, Requirements};
@@ -35,7 +35,7 @@ pub struct Shared<'a> {
     pub guidance: &'a [Guidance],
     pub printer: &'a Printer,
     /// The live view of the running agents.
-    pub progress: &'a Tracker,
+    pub progress: &'a Progress,
 }
 
 /// What the bots and the judges are asked about this round: the issue, its requirements, and

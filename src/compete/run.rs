@@ -1,4 +1,4 @@
-//! `ralph compete N`: the competition end to end (SPEC §6), as a short loop over
+//! `ralph compete N`: the competition end to end (docs/specification.md §6), as a short loop over
 //! [`decide`](super::decide). Admission (lock, refusals, the git preflight — nothing changed
 //! when any refuses), the claim (labels, assignment), then rounds: requirements, budgets,
 //! proposals, blinding, ranking, the implementation attempts and ralph's own verification
@@ -13,7 +13,6 @@ use super::guard;
 use super::prepare::{discard, open, ready, Ground};
 use super::round::{evaluate, gather, ledger_state, standings, Arrived, Ask, Evaluated, Shared};
 use super::state::{RunLock, RunState, Trouble};
-use super::timeline::Timeline;
 use super::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
@@ -28,6 +27,7 @@ use crate::run_report::{RunOutcome, RunReport, SkippedBot};
 use crate::secret::Secret;
 use crate::settings::Settings;
 use crate::spec::{read_guidance, Guidance, Requirements};
+use crate::timeline::Timeline;
 use crate::tracker::workflow::{LABEL_ATTENTION, LABEL_IN_PROGRESS, LABEL_RALPH};
 use crate::tracker::{Issue, IssueState, IssueTracker};
 use crate::workspace::{Preflight, PreflightOptions, Workspace, Worktree};
@@ -58,7 +58,7 @@ pub struct RunInput<'a> {
     pub agents: Agents,
     pub printer: &'a Printer,
     /// The live view of the running agents and checks.
-    pub progress: crate::progress::Tracker,
+    pub progress: crate::progress::Progress,
     pub options: RunOptions,
 }
 

@@ -13,7 +13,7 @@ use crate::checks::baseline::Baseline;
 use crate::checks::{CheckKind, CheckStatus};
 use crate::ledger::EventStore;
 use crate::market::{accuracy, awards, score_implementation, tables, RoundFacts, Verified};
-use crate::render::run::RemainingBox;
+use crate::run_report::RemainingBox;
 use crate::run_report::{CheckReport, CheckState, CoverageReport, ImplementationReport};
 use crate::spec::check_off;
 use crate::verify::VerificationReport;

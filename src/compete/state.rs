@@ -7,7 +7,7 @@ use super::propose::FailureContext;
 use crate::error::UserError;
 use crate::fsutil::write_atomic;
 use crate::market::{Phase, Proposal};
-use crate::render::run::RemainingBox;
+use crate::run_report::RemainingBox;
 use crate::run_report::RoundReport;
 use crate::settings::Settings;
 use crate::verify::VerificationReport;

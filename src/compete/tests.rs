@@ -193,7 +193,7 @@ impl Harness {
             issue: 3,
             agents,
             printer: &self.printer,
-            progress: crate::progress::Tracker::off(),
+            progress: crate::progress::Progress::off(),
             options: RunOptions {
                 max_iterations,
                 resume,

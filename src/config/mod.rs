@@ -1,8 +1,8 @@
-//! Configuration (SPEC §3): `.ralph/config.toml`, else the prototype's `.ralph/config.json`,
-//! else the defaults — parsed strictly, validated with messages that name the key and what is
-//! allowed, and resolved into one [`Config`] with every default filled in. The file's shapes
-//! are in `file`, the resolution one function per section in `resolve`, and the agent sections'
-//! inheritance and checks in `agent`.
+//! Configuration (docs/specification.md §3): `.ralph/config.toml`, else the prototype's
+//! `.ralph/config.json`, else the defaults — parsed strictly, validated with messages that name the
+//! key and what is allowed, and resolved into one [`Config`] with every default filled in. The
+//! file's shapes are in `file`, the resolution one function per section in `resolve`, and the agent
+//! sections' inheritance and checks in `agent`.
 
 mod agent;
 pub mod edit;
@@ -35,7 +35,7 @@ pub enum TrackerKind {
     Local,
 }
 
-/// How a bot or role talks to a model (SPEC §4).
+/// How a bot or role talks to a model (docs/specification.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
@@ -125,7 +125,7 @@ pub struct MarketplaceConfig {
 }
 
 /// Caps on one `ralph compete` run: when one is reached the run stops cleanly, keeping its
-/// work (SPEC §4 accounting).
+/// work (docs/specification.md §4 accounting).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct LimitsConfig {
     /// Stop once the known cost of the run's model calls reaches this many US dollars.

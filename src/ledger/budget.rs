@@ -1,4 +1,4 @@
-//! Iteration budgets (SPEC §8.4): the pool split over the bots in proportion to
+//! Iteration budgets (docs/specification.md §8.4): the pool split over the bots in proportion to
 //! `weight × efficiency`, at least 1 each, rounded by the largest-remainder method so that
 //! the shares always add up to the pool.
 

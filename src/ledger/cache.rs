@@ -1,6 +1,6 @@
-//! The folded-state cache, `.ralph/marketplace.json` (SPEC §8.3). It is reused only when the
-//! fingerprint of the event directory and of the fold parameters is unchanged, so an unchanged
-//! ledger is never re-parsed.
+//! The folded-state cache, `.ralph/marketplace.json` (docs/specification.md §8.3). It is reused
+//! only when the fingerprint of the event directory and of the fold parameters is unchanged, so an
+//! unchanged ledger is never re-parsed.
 //!
 //! The directory's fingerprint is its sorted event file names, nothing else: event files are
 //! immutable — ralph writes each one atomically under a name it never reuses and never

@@ -1,4 +1,4 @@
-//! The event schema (SPEC §8.2): one JSON file per outcome per bot.
+//! The event schema (docs/specification.md §8.2): one JSON file per outcome per bot.
 //!
 //! The prototype's fields are all kept with their names; the fields ralph added are optional
 //! so that the prototype's files (schema version 0, no `schema_version` key) still load.
@@ -123,8 +123,8 @@ pub struct Tokens {
     pub output: u64,
 }
 
-/// The rule for bot ids: `[a-z0-9_-]{1,64}` (SPEC §3). Event files written by the prototype
-/// follow it too.
+/// The rule for bot ids: `[a-z0-9_-]{1,64}` (docs/specification.md §3). Event files written by the
+/// prototype follow it too.
 pub fn valid_bot_id(id: &str) -> bool {
     (1..=64).contains(&id.len())
         && id
@@ -162,8 +162,8 @@ impl Event {
         }
     }
 
-    /// The file name of SPEC §8.2: `<timestamp>-<bot_id>-<outcome>.json`, with the timestamp
-    /// as `2026-01-29T10-15-00-123456Z` (no colons, so it is valid on every file system).
+    /// The file name of docs/specification.md §8.2: `<timestamp>-<bot_id>-<outcome>.json`, with the
+    /// timestamp as `2026-01-29T10-15-00-123456Z` (no colons, so it is valid on every file system).
     pub fn file_name(&self) -> String {
         format!(
             "{}-{}-{}.json",

@@ -1,5 +1,6 @@
-//! Folding the event log into the marketplace state (SPEC §8.3): weights, efficiency,
-//! successes, failures, accuracy and budgets. Pure: the caller loads and orders the events.
+//! Folding the event log into the marketplace state (docs/specification.md §8.3): weights,
+//! efficiency, successes, failures, accuracy and budgets. Pure: the caller loads and orders the
+//! events.
 
 use super::budget::allocate;
 use super::event::Event;

@@ -1,5 +1,6 @@
-//! The marketplace ledger (SPEC §8): the append-only event log in `.ralph/events/`, its fold
-//! into bot weights, efficiency and budgets, and the cache of the folded state.
+//! The marketplace ledger (docs/specification.md §8): the append-only event log in
+//! `.ralph/events/`, its fold into bot weights, efficiency and budgets, and the cache of the folded
+//! state.
 //!
 //! `event`, `weights`, `budget` and `fold` are pure; `store` and `cache` do the file I/O.
 

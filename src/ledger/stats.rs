@@ -1,4 +1,4 @@
-//! Leaderboard statistics beyond the prototype (SPEC §8.5), all pure:
+//! Leaderboard statistics beyond the prototype (docs/specification.md §8.5), all pure:
 //!
 //! - the success rate when selected, as the mean of the Beta(1 + successes, 1 + failures)
 //!   posterior with its central 90% interval;

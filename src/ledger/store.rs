@@ -1,6 +1,6 @@
 //! The event directory on disk: listing, parallel loading and atomic, never-overwriting
-//! appends (SPEC §8.2). Corrupt or unreadable files are reported with their reason and
-//! skipped; they are never fatal and never deleted.
+//! appends (docs/specification.md §8.2). Corrupt or unreadable files are reported with their reason
+//! and skipped; they are never fatal and never deleted.
 //!
 //! Listing is one `read_dir` and no `stat`; loading costs each file one `openat`, `fstat` and
 //! `read`, and its parse, on every core.

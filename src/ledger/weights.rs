@@ -1,4 +1,4 @@
-//! Keeping bot weights a distribution within bounds (SPEC §8.3).
+//! Keeping bot weights a distribution within bounds (docs/specification.md §8.3).
 //!
 //! After an event's delta is applied, the weights must sum to 1 and each must lie in
 //! `[min, max]`. Alternating "normalise, clamp, normalise…" depends on how many rounds one

@@ -1,4 +1,4 @@
-//! The six scoring dimensions (SPEC §7) and a score per dimension.
+//! The six scoring dimensions (docs/specification.md §7) and a score per dimension.
 
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +15,7 @@ pub enum Dimension {
 }
 
 impl Dimension {
-    /// The six dimensions in the order of SPEC §7.
+    /// The six dimensions in the order of docs/specification.md §7.
     pub const ALL: [Dimension; 6] = [
         Dimension::SpecAlignment,
         Dimension::TechnicalQuality,

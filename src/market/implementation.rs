@@ -1,5 +1,5 @@
-//! The implementation score (SPEC §7, right-hand column): the same six dimensions measured on
-//! what was actually built and verified, and the accuracy of the proposal's score,
+//! The implementation score (docs/specification.md §7, right-hand column): the same six dimensions
+//! measured on what was actually built and verified, and the accuracy of the proposal's score,
 //! `1 − |proposal − implementation|`.
 
 use super::scoring::Explained;

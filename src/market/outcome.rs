@@ -1,5 +1,6 @@
-//! The outcomes a bot can be credited with after a round (SPEC §8.1). The outcome's word is
-//! the last part of an event's file name and selects the weight delta in `scoring/deltas.toml`.
+//! The outcomes a bot can be credited with after a round (docs/specification.md §8.1). The
+//! outcome's word is the last part of an event's file name and selects the weight delta in
+//! `scoring/deltas.toml`.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -26,7 +27,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// Every outcome, in the order of SPEC §8.1.
+    /// Every outcome, in the order of docs/specification.md §8.1.
     pub const ALL: [Outcome; 7] = [
         Outcome::Success,
         Outcome::NotSelected,

@@ -1,7 +1,7 @@
-//! The proposal model (SPEC §5.2) and its validation: a proposal whose paths are absolute or
-//! leave the repository is rejected with the reason; requirement ids are normalised (`1` and
-//! `"1"` mean `req_1`) and unknown ones are dropped with a warning rather than rejecting the
-//! proposal.
+//! The proposal model (docs/specification.md §5.2) and its validation: a proposal whose paths are
+//! absolute or leave the repository is rejected with the reason; requirement ids are normalised
+//! (`1` and `"1"` mean `req_1`) and unknown ones are dropped with a warning rather than rejecting
+//! the proposal.
 
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeSet;
@@ -61,7 +61,7 @@ pub struct Consultation {
     pub applied: String,
 }
 
-/// A bot's proposal (SPEC §5.2).
+/// A bot's proposal (docs/specification.md §5.2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Proposal {
     pub approach_summary: String,
@@ -229,23 +229,10 @@ fn one_of(name: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
+    use crate::fixtures::sample;
     use serde_json::json;
-
-    /// A valid proposal to vary in tests.
-    pub(crate) fn sample() -> Proposal {
-        serde_json::from_value(json!({
-            "approach_summary": "Add a --verbose flag",
-            "pseudo_code": "parse flag; print more",
-            "files_affected": [{"path": "src/main.rs", "change_type": "modify"}],
-            "estimated_complexity": {"lines_of_code": 40, "files": 1, "modules": 1, "difficulty": "low"},
-            "risk_assessment": {"breaking_changes": false, "security_critical": false, "overall_risk": "low"},
-            "spec_alignment": {"checkboxes_addressed": ["req_1"]},
-            "success_probability": 0.8
-        }))
-        .unwrap()
-    }
 
     fn known() -> BTreeSet<String> {
         ["req_1", "req_2", "req_implicit_1"]

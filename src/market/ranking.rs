@@ -1,7 +1,7 @@
-//! Blinding and ranking (SPEC §6 steps 4–5): the round's proposals are shuffled with a
-//! per-round seed and labelled `proposal_1…K`, so the judge never sees which bot wrote which;
-//! the ranking orders them by total score, ties to the earlier submission, and says when every
-//! proposal is below the human-review threshold.
+//! Blinding and ranking (docs/specification.md §6 steps 4–5): the round's proposals are shuffled
+//! with a per-round seed and labelled `proposal_1…K`, so the judge never sees which bot wrote
+//! which; the ranking orders them by total score, ties to the earlier submission, and says when
+//! every proposal is below the human-review threshold.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

@@ -1,6 +1,6 @@
-//! The outcome rules (SPEC §8.1): from the facts of a finished round to the ledger events it
-//! earns, each with its weight delta from `scoring/deltas.toml`. This is the only place where
-//! those numbers are applied.
+//! The outcome rules (docs/specification.md §8.1): from the facts of a finished round to the ledger
+//! events it earns, each with its weight delta from `scoring/deltas.toml`. This is the only place
+//! where those numbers are applied.
 
 use super::tables::DeltaTable;
 use super::{Outcome, Phase};

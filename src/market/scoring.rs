@@ -1,5 +1,5 @@
-//! Scoring a proposal (SPEC §7, left-hand column): the four deterministic dimensions computed
-//! from the proposal and the requirements with the formulas and constants of
+//! Scoring a proposal (docs/specification.md §7, left-hand column): the four deterministic
+//! dimensions computed from the proposal and the requirements with the formulas and constants of
 //! `scoring/proposal.toml` and `scoring/specialists.toml`, the two subjective ones from the
 //! judge, and the weighted total. Every score comes with a one-line explanation of how it was
 //! computed, so the ranking can be checked by hand.

@@ -1,7 +1,7 @@
-//! "The same proposal again" for the replan rule (SPEC §6 step 9): two proposals are the same
-//! when their normalised summary + pseudo-code are equal, or when the Jaccard similarity of
-//! their word shingles reaches the threshold of `scoring/proposal.toml` (5-word shingles,
-//! 0.70).
+//! "The same proposal again" for the replan rule (docs/specification.md §6 step 9): two proposals
+//! are the same when their normalised summary + pseudo-code are equal, or when the Jaccard
+//! similarity of their word shingles reaches the threshold of `scoring/proposal.toml` (5-word
+//! shingles, 0.70).
 
 use super::scoring::normalise_text;
 use super::tables::SimilarityParams;
@@ -51,7 +51,7 @@ pub fn same_proposal(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::market::proposal::tests::sample;
+    use crate::fixtures::sample;
     use crate::market::tables;
 
     fn with(summary: &str, code: &str) -> Proposal {

@@ -117,7 +117,7 @@ struct SpecialistsFile {
     specialist: Vec<Specialist>,
 }
 
-/// The weight delta of every outcome (SPEC §8.1).
+/// The weight delta of every outcome (docs/specification.md §8.1).
 #[derive(Debug, Clone)]
 pub struct DeltaTable {
     deltas: BTreeMap<Outcome, f64>,

@@ -2,7 +2,7 @@
 //! elapsed time and latest activity — so a CI log shows the work is alive. It stops when its
 //! guard is dropped.
 
-use super::Tracker;
+use super::Progress;
 use std::time::Duration;
 
 /// Stops the heartbeat when dropped.
@@ -17,7 +17,7 @@ impl Drop for Guard {
 }
 
 /// Prints `tracker`'s running tasks every `every` (the first after one interval).
-pub(super) fn spawn(tracker: Tracker, every: Duration) -> Guard {
+pub(super) fn spawn(tracker: Progress, every: Duration) -> Guard {
     let handle = tokio::spawn(async move {
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -1,13 +1,13 @@
-//! Live progress of long work (issue 20): one line per running agent or check, with its
-//! elapsed time and latest activity. On a terminal the lines are redrawn in place (indicatif);
-//! off a terminal nothing is redrawn: every `[output] heartbeat_secs` a heartbeat line per
-//! running task is printed, so a CI log never goes silent. `--progress never` and `-q` show
+//! Live progress of long work (docs/commands.md, Live progress): one line per running agent or
+//! check, with its elapsed time and latest activity. On a terminal the lines are redrawn in place
+//! (indicatif); off a terminal nothing is redrawn: every `[output] heartbeat_secs` a heartbeat line
+//! per running task is printed, so a CI log never goes silent. `--progress never` and `-q` show
 //! neither. In Action mode (`GITHUB_ACTIONS=true`) the phases become collapsible log groups
-//! ([`Tracker::phase`]).
+//! ([`Progress::phase`]).
 //!
-//! A [`Tracker`] is cheap to clone and shared by everything that runs work; a [`Task`] is one
+//! A [`Progress`] is cheap to clone and shared by everything that runs work; a [`Task`] is one
 //! running thing, removed from the view when dropped. Lines printed while the live view is
-//! drawn go through [`Tracker::println`] (and the [`crate::output::Printer`], which defers to
+//! drawn go through [`Progress::println`] (and the [`crate::output::Printer`], which defers to
 //! the live view), so they appear above the status lines instead of tearing them.
 
 pub mod activity;
@@ -75,22 +75,22 @@ struct Inner {
 
 /// The live view of a command's running work.
 #[derive(Clone)]
-pub struct Tracker {
+pub struct Progress {
     inner: Arc<Inner>,
 }
 
-impl std::fmt::Debug for Tracker {
+impl std::fmt::Debug for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tracker")
+        f.debug_struct("Progress")
             .field("mode", &self.inner.mode)
             .finish()
     }
 }
 
-impl Default for Tracker {
+impl Default for Progress {
     /// No progress shown.
-    fn default() -> Tracker {
-        Tracker::off()
+    fn default() -> Progress {
+        Progress::off()
     }
 }
 
@@ -124,9 +124,9 @@ impl std::io::Write for StderrAbove {
     }
 }
 
-impl Tracker {
+impl Progress {
     /// A view in `mode`; heartbeats every `heartbeat`; log groups when `groups`.
-    pub fn new(mode: Mode, heartbeat: Duration, groups: bool) -> Tracker {
+    pub fn new(mode: Mode, heartbeat: Duration, groups: bool) -> Progress {
         let multi = (mode == Mode::Live).then(|| {
             // Drawn even when stderr is not a terminal (`--progress always`).
             let target =
@@ -136,7 +136,7 @@ impl Tracker {
         if let (Some(m), Ok(mut slot)) = (&multi, drawn().lock()) {
             *slot = Some(m.clone());
         }
-        Tracker {
+        Progress {
             inner: Arc::new(Inner {
                 mode,
                 heartbeat: heartbeat.max(Duration::from_secs(1)),
@@ -150,8 +150,8 @@ impl Tracker {
     }
 
     /// No progress at all (tests, `--json` consumers that want silence are served by `-q`).
-    pub fn off() -> Tracker {
-        Tracker::new(Mode::Off, Duration::from_secs(30), false)
+    pub fn off() -> Progress {
+        Progress::new(Mode::Off, Duration::from_secs(30), false)
     }
 
     pub fn mode(&self) -> Mode {
@@ -315,7 +315,7 @@ pub fn elapsed(d: Duration) -> String {
 /// One running agent or check; leaves the view when dropped.
 pub struct Task {
     id: u64,
-    tracker: Tracker,
+    tracker: Progress,
 }
 
 impl Task {
@@ -378,7 +378,7 @@ mod tests {
 
     #[test]
     fn heartbeat_lines_list_the_running_tasks_with_their_activity() {
-        let t = Tracker::new(Mode::Heartbeat, Duration::from_secs(30), false);
+        let t = Progress::new(Mode::Heartbeat, Duration::from_secs(30), false);
         let a = t.start("implement · implementer · attempt 1/3");
         let b = t.start("check test");
         a.activity("Edit src/lib.rs");

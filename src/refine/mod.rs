@@ -1,5 +1,5 @@
-//! `ralph refine N` (issue 18): from an issue as people write it — a title, prose, a stack trace
-//! — to the checkbox spec a competition needs. The `refine` role (the arbiter, prompt
+//! `ralph refine N` (docs/refine.md): from an issue as people write it — a title, prose, a stack
+//! trace — to the checkbox spec a competition needs. The `refine` role (the arbiter, prompt
 //! `prompts/refine.md`) answers with the problem restated, atomic checkable requirements with
 //! their rationale, implicit requirements and questions for the author; for an issue that
 //! already has open checkboxes it reviews them instead (gaps, ambiguities, untestable items).

@@ -30,7 +30,7 @@ pub struct RefineOptions {
     /// Record the agent's answer for replay.
     pub record: Option<PathBuf>,
     /// The live view of the agent's work.
-    pub progress: crate::progress::Tracker,
+    pub progress: crate::progress::Progress,
 }
 
 /// What refining did.

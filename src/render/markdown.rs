@@ -102,52 +102,10 @@ pub fn failing_on_base_note(checks: &[CheckReport]) -> Option<String> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::market::{Phase, Scores};
-    use crate::run_report::{CheckState, ProposalReport};
-
-    pub(crate) fn proposal(id: &str, bot: &str, total: f64) -> ProposalReport {
-        ProposalReport {
-            proposal_id: id.into(),
-            bot_id: bot.into(),
-            total_score: total,
-            scores: Scores::default(),
-            reasons: Default::default(),
-            submission_time: chrono::Utc::now(),
-            success_probability: 0.7,
-            approach_summary: "s".into(),
-            files_affected: vec![],
-            repaired: false,
-            warnings: vec![],
-            order_disagreement: None,
-        }
-    }
-
-    pub(crate) fn round(proposals: Vec<ProposalReport>, ranking: &[&str]) -> RoundReport {
-        RoundReport {
-            round: 1,
-            phase: Phase::Initial,
-            seed: 1,
-            proposals,
-            skipped: vec![],
-            ranking: ranking.iter().map(|s| s.to_string()).collect(),
-            winner: ranking.first().map(|s| s.to_string()),
-            winner_bot: None,
-            human_review: false,
-            judges: Default::default(),
-            checks: vec![],
-            new_tests: vec![],
-            attempts: 0,
-            verified_by_claims: false,
-            implementation_summary: None,
-            environment_failure: None,
-            implementation: None,
-            coverage: None,
-            order: None,
-            audit: None,
-        }
-    }
+    use crate::fixtures::{proposal, round};
+    use crate::run_report::CheckState;
 
     #[test]
     fn cells_cannot_break_a_table() {

@@ -8,7 +8,7 @@ use super::verification::render_markdown;
 use super::{Align, Table};
 use crate::market::{Dimension, Scores};
 use crate::output::Paint;
-use crate::run_report::{RoundReport, RunReport};
+use crate::run_report::{RemainingBox, RoundReport, RunReport};
 use crate::verify::VerificationReport;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -324,19 +324,11 @@ pub fn run_summary(report: &RunReport, evidence: &BTreeMap<String, String>) -> S
 #[derive(Debug, Clone, Copy)]
 pub struct FailureNote<'a> {
     pub bot: &'a str,
-    /// The failure's category (seed 001's: tests, quality, coverage…).
+    /// The failure's category (`tests`, `quality`, `coverage`…; docs/specification.md §6 step 9).
     pub kind: &'a str,
     pub proposal_summary: &'a str,
     /// One line per reason.
     pub reasons: &'a [String],
-}
-
-/// An open checkbox when the run stopped, with the verify role's reason when it gave one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemainingBox {
-    pub id: String,
-    pub text: String,
-    pub reason: Option<String>,
 }
 
 /// Everything the escalation comment says.
@@ -518,73 +510,10 @@ pub fn job_summary(report: &RunReport) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::run_report::{ProposalReport, RunOutcome, SkippedBot};
-
-    /// A one-round report for rendering tests.
-    pub(crate) fn report(outcome: RunOutcome) -> RunReport {
-        RunReport {
-            issue: 12,
-            title: "Add option".into(),
-            run_id: "r-1".into(),
-            outcome,
-            requirements: crate::spec::Requirements::from_body(""),
-            extraction: "checkboxes",
-            rounds: vec![RoundReport {
-                round: 1,
-                phase: crate::market::Phase::Initial,
-                seed: 1,
-                proposals: vec![ProposalReport {
-                    proposal_id: "proposal_1".into(),
-                    bot_id: "smart_bot_2".into(),
-                    total_score: 0.8123,
-                    scores: Scores::default(),
-                    reasons: Default::default(),
-                    submission_time: chrono::Utc::now(),
-                    success_probability: 0.7,
-                    approach_summary: "s".into(),
-                    files_affected: vec![],
-                    repaired: false,
-                    warnings: vec![],
-                    order_disagreement: None,
-                }],
-                skipped: vec![SkippedBot {
-                    bot_id: "smart_bot_3".into(),
-                    reason: "timed out".into(),
-                    detail: String::new(),
-                }],
-                ranking: vec!["proposal_1".into()],
-                winner: Some("proposal_1".into()),
-                winner_bot: Some("smart_bot_2".into()),
-                human_review: false,
-                judges: Default::default(),
-                checks: vec![],
-                new_tests: vec![],
-                attempts: 0,
-                verified_by_claims: false,
-                implementation_summary: None,
-                environment_failure: None,
-                implementation: None,
-                coverage: None,
-                order: None,
-                audit: None,
-            }],
-            events: vec!["e.json".into()],
-            accounts: vec![],
-            total: Default::default(),
-            stopped: None,
-            branch: Some("ralph/12-add-option".into()),
-            pr_url: Some("https://github.com/o/r/pull/13".into()),
-            escalation: None,
-            warnings: vec![],
-            sandbox: None,
-            git_tampering: vec![],
-            phases: vec![],
-            critical_path: vec![],
-            wall_ms: 0,
-        }
-    }
+    use crate::fixtures::report;
+    use crate::run_report::RunOutcome;
 
     #[test]
     fn the_pull_request_and_the_summary_say_whether_the_run_was_sandboxed() {

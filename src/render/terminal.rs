@@ -96,8 +96,8 @@ pub fn leaderboard(state: &LedgerState, paint: Paint) -> String {
     out
 }
 
-/// The extras of SPEC §8.5: success rate when selected, proposal rating, calibration, and the
-/// arbiter's health.
+/// The extras of docs/specification.md §8.5: success rate when selected, proposal rating,
+/// calibration, and the arbiter's health.
 fn skill(state: &LedgerState, paint: Paint) -> String {
     let mut out = format!("{}\n", paint.bold("Skill and calibration"));
     let mut table = Table::new(&[

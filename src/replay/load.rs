@@ -6,8 +6,8 @@
 //! newer ralph — is skipped with its reason, so one damaged file does not hide the others; the
 //! command fails only when nothing replayable is left. Nothing is written.
 
+use super::recording::{RecordedRound, RECORDING_VERSION};
 use super::{Input, ReportRound, Round};
-use crate::compete::recording::{RecordedRound, RECORDING_VERSION};
 use crate::fsutil::read_regular_text;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -20,8 +20,8 @@
 //!   and `order_swaps` cannot be applied without the proposals and the readings.
 
 pub mod load;
+pub mod recording;
 
-use crate::compete::recording::RecordedRound;
 use crate::config::Config;
 use crate::market::order::combine;
 use crate::market::{
@@ -29,6 +29,7 @@ use crate::market::{
     Targets,
 };
 use chrono::{DateTime, Utc};
+use recording::RecordedRound;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

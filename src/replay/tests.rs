@@ -1,10 +1,10 @@
 //! Tests of replay: recorded rounds recomputed and report rounds re-weighted under another
 //! configuration, and what changes are named.
 
+use super::recording::{RecordedProposal, RECORDING_VERSION};
 use super::*;
-use crate::compete::recording::{RecordedProposal, RECORDING_VERSION};
+use crate::fixtures::sample;
 use crate::market::order::{Mark, Reading};
-use crate::market::proposal::tests::sample;
 use crate::market::{FileChange, Proposal};
 use crate::spec::Requirements;
 use chrono::TimeZone;

@@ -1,6 +1,6 @@
-//! The repository's guidance files (SPEC §5.1): what the `extract` role reads to find implicit
-//! requirements, and what every proposal prompt carries. Read once, bounded in size, and
-//! cleaned like any other text that reaches a prompt.
+//! The repository's guidance files (docs/specification.md §5.1): what the `extract` role reads to
+//! find implicit requirements, and what every proposal prompt carries. Read once, bounded in size,
+//! and cleaned like any other text that reaches a prompt.
 
 use super::strip_for_prompt;
 use serde::Serialize;

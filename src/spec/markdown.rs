@@ -160,8 +160,8 @@ pub fn check_off(body: &str, ids: &BTreeSet<String>) -> (String, Vec<String>) {
     (text, changed)
 }
 
-/// Cleans untrusted text before it reaches a prompt (SPEC §9): hidden HTML comments are
-/// removed (an unterminated one to the end), and so are invisible and bidirectional
+/// Cleans untrusted text before it reaches a prompt (docs/specification.md §9): hidden HTML
+/// comments are removed (an unterminated one to the end), and so are invisible and bidirectional
 /// formatting characters and control characters other than newline and tab; CRLF becomes LF.
 pub fn strip_for_prompt(text: &str) -> String {
     let mut visible = String::with_capacity(text.len());

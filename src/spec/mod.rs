@@ -1,7 +1,8 @@
-//! Requirements of an issue (SPEC §5.1): the explicit ones are the task-list checkboxes of the
-//! issue body, the implicit ones are ralph's defaults plus what the `extract` role finds in the
-//! repository's guidance files. Also the one function that checks boxes off in a body without
-//! changing any other byte, and the cleaning of untrusted text before it reaches a prompt.
+//! Requirements of an issue (docs/specification.md §5.1): the explicit ones are the task-list
+//! checkboxes of the issue body, the implicit ones are ralph's defaults plus what the `extract`
+//! role finds in the repository's guidance files. Also the one function that checks boxes off in a
+//! body without changing any other byte, and the cleaning of untrusted text before it reaches a
+//! prompt.
 //!
 //! Pure but for `guidance`, which reads the guidance files. The tracker supplies the body,
 //! the agent layer the `extract` answer.
@@ -45,7 +46,7 @@ pub struct Requirements {
     pub implicit_requirements: Vec<ImplicitRequirement>,
 }
 
-/// The defaults of SPEC §5.1, which hold for every repository.
+/// The defaults of docs/specification.md §5.1, which hold for every repository.
 const DEFAULT_IMPLICIT: [(&str, &str); 4] = [
     (
         "Security-critical code requires tests",
@@ -151,7 +152,7 @@ impl Requirements {
     }
 }
 
-/// The JSON answer of the `extract` role (SPEC §4).
+/// The JSON answer of the `extract` role (docs/specification.md §4).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct ExtractAnswer {
     #[serde(default)]

@@ -147,7 +147,7 @@ impl Permission {
         }
     }
 
-    /// Write access or more: may trigger a run in Action mode (SPEC §9).
+    /// Write access or more: may trigger a run in Action mode (docs/specification.md §9).
     pub fn can_write(self) -> bool {
         self >= Permission::Write
     }

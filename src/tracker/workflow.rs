@@ -1,5 +1,6 @@
-//! The label workflow (SPEC §2, §6): the six labels `ralph setup` creates, what `ralph ready`
-//! moves, and which issues `ralph queue` offers. Pure: the commands fetch, this decides.
+//! The label workflow (docs/specification.md §2, §6): the six labels `ralph setup` creates, what
+//! `ralph ready` moves, and which issues `ralph queue` offers. Pure: the commands fetch, this
+//! decides.
 
 use super::{Issue, IssueState, LabelSpec};
 

@@ -1,7 +1,7 @@
 //! Diff analysis of an implementation against its base: lines added and removed, files
-//! affected, and the protected-path rule of SPEC §9 — a change that touches `.ralph/`,
-//! `.github/` or the check configuration, deletes a test file, removes test functions or newly
-//! skips tests fails verification with the reason.
+//! affected, and the protected-path rule of docs/specification.md §9 — a change that touches
+//! `.ralph/`, `.github/` or the check configuration, deletes a test file, removes test functions or
+//! newly skips tests fails verification with the reason.
 
 use super::{WorkspaceError, Worktree};
 use git2::{Delta, DiffOptions, Repository};

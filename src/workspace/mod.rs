@@ -1,5 +1,5 @@
-//! The git side of a competition (SPEC §6 preflight and steps 6–8, §9): preflight refusals,
-//! the branch and its worktree under `.ralph/worktrees/N` (so the user's checkout never
+//! The git side of a competition (docs/specification.md §6 preflight and steps 6–8, §9): preflight
+//! refusals, the branch and its worktree under `.ralph/worktrees/N` (so the user's checkout never
 //! changes), resets between attempts, diff analysis with the protected-path rule, commits with
 //! ralph's author and trailers after the repository's pre-commit hook, and the push.
 //!
@@ -278,8 +278,8 @@ impl Workspace for GitWorkspace {
     }
 }
 
-/// The branch slug of SPEC §6: the title lower-cased, runs of anything but `a-z0-9` turned into
-/// one `-`, trimmed of `-`, at most 30 characters.
+/// The branch slug of docs/specification.md §6: the title lower-cased, runs of anything but
+/// `a-z0-9` turned into one `-`, trimmed of `-`, at most 30 characters.
 pub fn slug(title: &str) -> String {
     let mut out = String::new();
     for c in title.chars().flat_map(char::to_lowercase) {

@@ -1,6 +1,6 @@
-//! Preflight (SPEC §6): whether a competition may start here, changing nothing — a repository
-//! with a working tree and no changes outside `.ralph/`, a base branch (named, or found: the
-//! remote's HEAD, the tracker's default branch, `git ls-remote --symref`, the tracked current
+//! Preflight (docs/specification.md §6): whether a competition may start here, changing nothing — a
+//! repository with a working tree and no changes outside `.ralph/`, a base branch (named, or found:
+//! the remote's HEAD, the tracker's default branch, `git ls-remote --symref`, the tracked current
 //! branch), and the competition's branch not taken, locally or on the remote — and the same
 //! facts, each on its own, for `ralph doctor`.
 

@@ -1,6 +1,6 @@
-//! The Action on a real runner (issue 17), through the binary against a wiremock GitHub: a
-//! repository that forbids Actions to open pull requests (the work is pushed, the issue says
-//! where to open it and which setting allows ralph to, exit 1); once a competition changed
+//! The Action on a real runner (docs/github-action.md), through the binary against a wiremock
+//! GitHub: a repository that forbids Actions to open pull requests (the work is pushed, the issue
+//! says where to open it and which setting allows ralph to, exit 1); once a competition changed
 //! anything, no error exits 2.
 
 use crate::common::git;

@@ -1,9 +1,10 @@
-//! The composite action's own `run:` steps, run with bash as a runner would (issue 17): the
-//! inputs as the action passes them (through `env:`, with their defaults), `if:` conditions,
-//! `GITHUB_OUTPUT` per step, `GITHUB_STEP_SUMMARY`, `GITHUB_PATH` (prepended for later steps),
-//! `GITHUB_ENV`, and the action's outputs from its steps' — on a sample repository against the
-//! wiremock GitHub. `uses:` steps (the cache, setup-node) are the runner's business and are
-//! skipped; ralph is already on `PATH` (the test binary), so the install step keeps it.
+//! The composite action's own `run:` steps, run with bash as a runner would
+//! (docs/github-action.md): the inputs as the action passes them (through `env:`, with their
+//! defaults), `if:` conditions, `GITHUB_OUTPUT` per step, `GITHUB_STEP_SUMMARY`, `GITHUB_PATH`
+//! (prepended for later steps), `GITHUB_ENV`, and the action's outputs from its steps' — on a
+//! sample repository against the wiremock GitHub. `uses:` steps (the cache, setup-node) are the
+//! runner's business and are skipped; ralph is already on `PATH` (the test binary), so the install
+//! step keeps it.
 
 use crate::compete::{github_repo, github_server, labeler, REPO_PATH};
 use serde_json::{json, Value};

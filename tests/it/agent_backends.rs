@@ -516,7 +516,7 @@ async fn an_unresponsive_api_times_out() {
 #[tokio::test]
 async fn the_fan_out_keeps_every_bot_and_says_why_one_was_skipped() {
     use ralph::agent::fanout::{gather, BotOutcome, BotTask};
-    use ralph::progress::Tracker;
+    use ralph::progress::Progress;
     use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
     let good = script(
@@ -550,7 +550,7 @@ async fn the_fan_out_keeps_every_bot_and_says_why_one_was_skipped() {
         })
         .collect();
     let started = Instant::now();
-    let results = gather(tasks, &["req_1".to_owned()].into(), 8, &Tracker::off()).await;
+    let results = gather(tasks, &["req_1".to_owned()].into(), 8, &Progress::off()).await;
     let elapsed = started.elapsed();
     let summary: Vec<(&str, &str)> = results
         .iter()

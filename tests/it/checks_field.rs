@@ -1,4 +1,4 @@
-//! Checks on projects set up the way people set them up (issue 16), through the binary: lint
+//! Checks on projects set up the way people set them up (docs/checks.md), through the binary: lint
 //! errors already on the base are not the change's (and a change that adds one is); the
 //! baseline is cached per commit; a setup that fails after a manifest change is the
 //! environment's fault (no events, one escalation); a Node project gets `npm ci` in its fresh

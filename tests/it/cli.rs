@@ -195,7 +195,8 @@ fn prototype_events_fold_into_the_expected_leaderboard() {
         .sum();
     assert_eq!(budgets, 30);
     assert_eq!(lb["recent"].as_array().unwrap().len(), 3);
-    // SPEC §8.5 extras: Beta(2,1) for one success; the winner outranks the bot it beat.
+    // docs/specification.md §8.5 extras: Beta(2,1) for one success; the winner outranks the bot it
+    // beat.
     let rate = &bot(&lb, "smart_bot_2")["success_rate"];
     assert!((rate["mean"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
     assert!((rate["low"].as_f64().unwrap() - 0.05f64.sqrt()).abs() < 1e-9);

@@ -1,5 +1,5 @@
-//! `ralph compete` as a new user meets it, through the binary (issue 14): the issue's prose
-//! reaches every role; nothing passes on nothing — no check, no change, a missing configured
+//! `ralph compete` as a new user meets it, through the binary (docs/competition.md): the issue's
+//! prose reaches every role; nothing passes on nothing — no check, no change, a missing configured
 //! tool, a verify role that finds nothing satisfied —; a failing hook fails only the attempt;
 //! agents and checkboxes are checked before a label moves; `[implementer] max_attempts`;
 //! running out of rounds; failed work kept on the remote with its diff in the comment; honest

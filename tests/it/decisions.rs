@@ -1,7 +1,7 @@
-//! Decisions you can measure (issue 19), through the binary: the `review` role scores the
-//! implemented change — its innovation and consultation-concern scores replace the neutral 0.5
-//! in the implementation score, the accuracy, the events, the report and the pull request —
-//! and when it cannot answer the neutral score stays and the report says why.
+//! Decisions you can measure (scoring/README.md, Measuring the decisions), through the binary: the
+//! `review` role scores the implemented change — its innovation and consultation-concern scores
+//! replace the neutral 0.5 in the implementation score, the accuracy, the events, the report and
+//! the pull request — and when it cannot answer the neutral score stays and the report says why.
 
 use crate::compete::{run, Repo, Setup, GOOD};
 use serde_json::Value;

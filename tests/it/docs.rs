@@ -1,6 +1,8 @@
 //! The documentation holds together: every relative link in README.md and docs/*.md names a
 //! file that exists and, with `#anchor`, a heading of that file (GitHub's anchor rule); the
-//! README stays an entrance (under 20 KB) and links every page of docs/.
+//! README stays an entrance (under 20 KB) and links every page of docs/. The contract is inside
+//! the repository: every `§N` or `§N.M` cited in src/ and tests/ is a section of
+//! docs/specification.md (its `<a id="sN-M">` anchor), and src/ cites no document outside it.
 
 use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
 use std::collections::BTreeSet;
@@ -135,4 +137,145 @@ fn anchors_follow_githubs_rule() {
         anchor("`ralph compete` end to end"),
         "ralph-compete-end-to-end"
     );
+}
+
+/// The `<a id="…">` anchors of docs/specification.md.
+fn specification_anchors() -> BTreeSet<String> {
+    let text = std::fs::read_to_string(root().join("docs/specification.md")).unwrap();
+    text.split("<a id=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('"').map(|(id, _)| id.to_owned()))
+        .collect()
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The section citations of a line, as anchors: `§5.1` is `s5-1`, `§6` is `s6`.
+fn cited_sections(line: &str) -> Vec<String> {
+    let mut anchors = Vec::new();
+    for (at, _) in line.match_indices('§') {
+        let rest = &line[at + '§'.len_utf8()..];
+        let major: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if major.is_empty() {
+            continue;
+        }
+        let after = &rest[major.len()..];
+        let minor: String = match after.strip_prefix('.') {
+            Some(m) => m.chars().take_while(char::is_ascii_digit).collect(),
+            None => String::new(),
+        };
+        anchors.push(if minor.is_empty() {
+            format!("s{major}")
+        } else {
+            format!("s{major}-{minor}")
+        });
+    }
+    anchors
+}
+
+#[test]
+fn every_cited_section_of_the_specification_exists() {
+    let anchors = specification_anchors();
+    assert!(
+        anchors.contains("s5-1"),
+        "docs/specification.md has no anchors"
+    );
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    rust_files(&root().join("tests"), &mut files);
+    files.sort();
+    let (mut cited, mut missing) = (0, Vec::new());
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let name = file.strip_prefix(root()).unwrap().display().to_string();
+        for (n, line) in text.lines().enumerate() {
+            for anchor in cited_sections(line) {
+                cited += 1;
+                if !anchors.contains(&anchor) {
+                    missing.push(format!(
+                        "{name}:{}: no section `{anchor}`: {}",
+                        n + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "citations of sections docs/specification.md does not have (add the section with its \
+         `<a id=\"…\">` anchor, or fix the citation):\n{}",
+        missing.join("\n")
+    );
+    assert!(cited > 50, "only {cited} section citations were found");
+}
+
+#[test]
+fn the_source_cites_no_document_outside_the_repository() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let name = file.strip_prefix(root()).unwrap().display().to_string();
+        for (n, line) in text.lines().enumerate() {
+            for outside in ["SPEC §", "../shared", "SPEC.md"] {
+                if line.contains(outside) {
+                    found.push(format!("{name}:{}: `{outside}`: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "references to documents outside the repository (cite docs/specification.md §N):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn every_numbered_section_of_the_specification_has_its_anchor() {
+    let text = std::fs::read_to_string(root().join("docs/specification.md")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut numbered = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let Some(title) = line
+            .strip_prefix("## ")
+            .or_else(|| line.strip_prefix("### "))
+        else {
+            continue;
+        };
+        let number = title.split(' ').next().unwrap().trim_end_matches('.');
+        if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            continue;
+        }
+        numbered += 1;
+        let expected = format!("<a id=\"s{}\"></a>", number.replace('.', "-"));
+        assert_eq!(
+            i.checked_sub(1).map(|p| lines[p]),
+            Some(expected.as_str()),
+            "the line before `{line}` must be its anchor"
+        );
+    }
+    assert!(numbered >= 16, "only {numbered} numbered sections");
+}
+
+#[test]
+fn citations_read_as_anchors() {
+    assert_eq!(
+        cited_sections("see docs/specification.md §6 step 7, §5.1 and §8.3."),
+        ["s6", "s5-1", "s8-3"]
+    );
+    assert!(cited_sections("a lone § sign").is_empty());
 }

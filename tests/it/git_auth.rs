@@ -1,8 +1,9 @@
-//! What git sends when ralph hands it the token (issue 17): exactly one `Authorization` header,
-//! ralph's, even where a workflow's checkout persisted its own in `.git/config` (git sends every
-//! configured `extraheader`, and GitHub refuses two). A local HTTPS server (a self-signed
-//! certificate from `tests/fixtures/tls/`) records the headers of each request and refuses it;
-//! git's push, the ledger push and the preflight's `ls-remote` are tried against it.
+//! What git sends when ralph hands it the token (docs/verification-and-git.md, Pushing and
+//! credentials): exactly one `Authorization` header, ralph's, even where a workflow's checkout
+//! persisted its own in `.git/config` (git sends every configured `extraheader`, and GitHub refuses
+//! two). A local HTTPS server (a self-signed certificate from `tests/fixtures/tls/`) records the
+//! headers of each request and refuses it; git's push, the ledger push and the preflight's
+//! `ls-remote` are tried against it.
 
 use crate::common::{commit_all, git};
 use ralph::secret::Secret;

@@ -1,5 +1,5 @@
-//! `ralph events push` (issue 8, ledger persistence) against two clones of a bare remote: the
-//! new event files are committed to the branch from a temporary worktree (the checkout is not
+//! `ralph events push` (ledger persistence, docs/ledger.md) against two clones of a bare remote:
+//! the new event files are committed to the branch from a temporary worktree (the checkout is not
 //! touched), and when the other clone pushed in between, the commit is rebased and pushed again.
 
 use crate::common::{commit_all, git};

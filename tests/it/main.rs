@@ -24,6 +24,7 @@ mod docs;
 mod done;
 mod git_auth;
 mod github_tracker;
+mod layers;
 mod ledger_push;
 mod model_server;
 mod order_audit;

@@ -1,8 +1,9 @@
-//! Order-bias control and audited rounds (issue 19), through the binary: a judge that favours
-//! whatever it reads first is caught by the reversed reading (the top flips, the disagreement
-//! is recorded, the leaderboard's flip rate counts it) and `order_swaps = 0` reads once; an
-//! audited round implements the runner-up in a scratch checkout that leaves no commit, and a
-//! round whose winner failed while the runner-up passed is a regret round on the leaderboard.
+//! Order-bias control and audited rounds (scoring/README.md, Measuring the decisions), through the
+//! binary: a judge that favours whatever it reads first is caught by the reversed reading (the top
+//! flips, the disagreement is recorded, the leaderboard's flip rate counts it) and
+//! `order_swaps = 0` reads once; an audited round implements the runner-up in a scratch checkout
+//! that leaves no commit, and a round whose winner failed while the runner-up passed is a regret
+//! round on the leaderboard.
 
 use crate::compete::{run, Repo, Setup};
 use serde_json::Value;

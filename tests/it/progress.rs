@@ -1,4 +1,4 @@
-//! Live progress (issue 20), through the binary: an implementer that speaks Claude Code's
+//! Live progress (docs/commands.md), through the binary: an implementer that speaks Claude Code's
 //! stream-json over several seconds is followed line by line — off a terminal as heartbeat
 //! lines (their content and elapsed time asserted), on a terminal (a tmux pane) as a live line
 //! that is redrawn and cleared; checks report as each finishes; `-q` and `--progress never`

@@ -1,5 +1,5 @@
-//! `ralph refine N` (issue 18) through the binary: a prose issue gets a drafted task list as a
-//! comment (or in its body with `--write`, every other byte and CRLF kept, a second run
+//! `ralph refine N` (docs/refine.md) through the binary: a prose issue gets a drafted task list as
+//! a comment (or in its body with `--write`, every other byte and CRLF kept, a second run
 //! replacing ralph's section) and the `in-refinement` label; an issue with checkboxes gets a
 //! review; `--dry-run` changes nothing; `ralph queue --refine` lists what waits for a draft; and
 //! a drafted issue goes through `ralph ready` and `ralph compete` to a pull request.

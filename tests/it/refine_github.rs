@@ -1,4 +1,4 @@
-//! `ralph refine N` against the wiremock GitHub (issue 18): the draft comment, `--write`
+//! `ralph refine N` against the wiremock GitHub (docs/refine.md): the draft comment, `--write`
 //! patching the body with every other byte and its CRLF line ends kept, ralph's section
 //! replaced on a second run, the labels moved; `ralph queue --refine` skipping issues with a
 //! draft; and in Actions the trust gate on who labelled the issue for refinement.

@@ -1,7 +1,7 @@
-//! Files that arrive with a repository stay harmless (issue 14): an event file that is a
-//! symbolic link (to a secret, to `/dev/zero`), a huge one, one with a 309-digit number; a local
-//! issue file and a configuration that are links — each is refused or skipped with its reason,
-//! never read, through the binary.
+//! Files that arrive with a repository stay harmless (docs/configuration.md, Files read from the
+//! repository): an event file that is a symbolic link (to a secret, to `/dev/zero`), a huge one,
+//! one with a 309-digit number; a local issue file and a configuration that are links — each is
+//! refused or skipped with its reason, never read, through the binary.
 
 #![cfg(unix)]
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::market::proposal::tests::sample;
+use crate::fixtures::sample;
 use crate::market::{tables, Consultation, FileChange};
 use proptest::prelude::*;
 

@@ -162,7 +162,7 @@ impl Api {
                 }
                 Ok((status, headers, body)) => {
                     tracing::debug!(status = status.as_u16(), "GitHub error reply");
-                    self.judge(&req, status, &headers, &body, attempt)
+                    self.failure(&req, status, &headers, &body, attempt)
                 }
                 Err(message) => {
                     if attempt < max {
@@ -178,7 +178,7 @@ impl Api {
             };
             match verdict {
                 Verdict::Fail(e) => return Err(e),
-                // `judge` and the transport branch above fail on the last attempt, so a retry
+                // `failure` and the transport branch above fail on the last attempt, so a retry
                 // always has an attempt left.
                 Verdict::Retry(wait) => {
                     tracing::warn!(
@@ -195,7 +195,7 @@ impl Api {
     }
 
     /// Decides what a non-2xx answer means.
-    fn judge(
+    fn failure(
         &self,
         req: &Request<'_>,
         status: StatusCode,

@@ -1,0 +1,128 @@
+//! Test data shared by the unit tests of several modules: a valid proposal, a proposal's and a
+//! round's report, a one-round run report. Compiled for tests only; production code never sees it.
+
+use crate::market::{Phase, Proposal, Scores};
+use crate::run_report::{ProposalReport, RoundReport, RunOutcome, RunReport, SkippedBot};
+use serde_json::json;
+
+/// A valid proposal to vary in tests.
+pub fn sample() -> Proposal {
+    serde_json::from_value(json!({
+        "approach_summary": "Add a --verbose flag",
+        "pseudo_code": "parse flag; print more",
+        "files_affected": [{"path": "src/main.rs", "change_type": "modify"}],
+        "estimated_complexity": {"lines_of_code": 40, "files": 1, "modules": 1, "difficulty": "low"},
+        "risk_assessment": {"breaking_changes": false, "security_critical": false, "overall_risk": "low"},
+        "spec_alignment": {"checkboxes_addressed": ["req_1"]},
+        "success_probability": 0.8
+    }))
+    .unwrap()
+}
+
+/// A proposal's report with neutral scores.
+pub fn proposal(id: &str, bot: &str, total: f64) -> ProposalReport {
+    ProposalReport {
+        proposal_id: id.into(),
+        bot_id: bot.into(),
+        total_score: total,
+        scores: Scores::default(),
+        reasons: Default::default(),
+        submission_time: chrono::Utc::now(),
+        success_probability: 0.7,
+        approach_summary: "s".into(),
+        files_affected: vec![],
+        repaired: false,
+        warnings: vec![],
+        order_disagreement: None,
+    }
+}
+
+/// A first round's report of `proposals`, ranked as `ranking` (the first wins).
+pub fn round(proposals: Vec<ProposalReport>, ranking: &[&str]) -> RoundReport {
+    RoundReport {
+        round: 1,
+        phase: Phase::Initial,
+        seed: 1,
+        proposals,
+        skipped: vec![],
+        ranking: ranking.iter().map(|s| s.to_string()).collect(),
+        winner: ranking.first().map(|s| s.to_string()),
+        winner_bot: None,
+        human_review: false,
+        judges: Default::default(),
+        checks: vec![],
+        new_tests: vec![],
+        attempts: 0,
+        verified_by_claims: false,
+        implementation_summary: None,
+        environment_failure: None,
+        implementation: None,
+        coverage: None,
+        order: None,
+        audit: None,
+    }
+}
+
+/// A one-round report for rendering tests.
+pub fn report(outcome: RunOutcome) -> RunReport {
+    RunReport {
+        issue: 12,
+        title: "Add option".into(),
+        run_id: "r-1".into(),
+        outcome,
+        requirements: crate::spec::Requirements::from_body(""),
+        extraction: "checkboxes",
+        rounds: vec![RoundReport {
+            round: 1,
+            phase: crate::market::Phase::Initial,
+            seed: 1,
+            proposals: vec![ProposalReport {
+                proposal_id: "proposal_1".into(),
+                bot_id: "smart_bot_2".into(),
+                total_score: 0.8123,
+                scores: Scores::default(),
+                reasons: Default::default(),
+                submission_time: chrono::Utc::now(),
+                success_probability: 0.7,
+                approach_summary: "s".into(),
+                files_affected: vec![],
+                repaired: false,
+                warnings: vec![],
+                order_disagreement: None,
+            }],
+            skipped: vec![SkippedBot {
+                bot_id: "smart_bot_3".into(),
+                reason: "timed out".into(),
+                detail: String::new(),
+            }],
+            ranking: vec!["proposal_1".into()],
+            winner: Some("proposal_1".into()),
+            winner_bot: Some("smart_bot_2".into()),
+            human_review: false,
+            judges: Default::default(),
+            checks: vec![],
+            new_tests: vec![],
+            attempts: 0,
+            verified_by_claims: false,
+            implementation_summary: None,
+            environment_failure: None,
+            implementation: None,
+            coverage: None,
+            order: None,
+            audit: None,
+        }],
+        events: vec!["e.json".into()],
+        accounts: vec![],
+        total: Default::default(),
+        stopped: None,
+        branch: Some("ralph/12-add-option".into()),
+        pr_url: Some("https://github.com/o/r/pull/13".into()),
+        escalation: None,
+        warnings: vec![],
+        sandbox: None,
+        git_tampering: vec![],
+        phases: vec![],
+        critical_path: vec![],
+        wall_ms: 0,
+    }
+}

@@ -1,0 +1,162 @@
+//! The house's layers as a test: every top-level module of `src/` has a floor, and a module may
+//! `use crate::…` only modules on lower floors. An import to the same floor or above — an upward
+//! import, the start of a circle — fails with the file, the line and the two floors. Test code
+//! (`#[cfg(test)]` modules, `tests.rs` files) and the test-only `fixtures` module are not the
+//! house's structure and are not read.
+//!
+//! To add a module, give it a floor here: above everything it imports, below everything that
+//! imports it.
+
+use std::path::{Path, PathBuf};
+
+/// The floors, ground first. A module imports only from floors below its own.
+const FLOORS: [&[&str]; 14] = [
+    &["env", "error", "fsutil", "secret", "timeline"],
+    &["process", "retry", "progress"],
+    &["output", "workspace"],
+    &["spec"],
+    &["market"],
+    &["ledger"],
+    &["config"],
+    &["settings", "replay", "checks", "demo"],
+    &["tracker", "agent", "verify"],
+    &["run_report"],
+    &["render"],
+    &["compete", "action"],
+    &["doctor", "refine"],
+    &["cli"],
+];
+
+/// Modules that are not rooms of the house: test data, the crate's root and the binary.
+const NOT_READ: [&str; 3] = ["fixtures", "lib", "main"];
+
+fn floor(module: &str) -> Option<usize> {
+    FLOORS.iter().position(|f| f.contains(&module))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a file under `src/` belongs to.
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
+    first.trim_end_matches(".rs").to_owned()
+}
+
+/// The `crate::<module>` names a line of production code uses, with the line number.
+fn imports(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("#[cfg(test)]") {
+            break; // the file's test module: test code, not structure
+        }
+        let code = line.trim_start();
+        if code.starts_with("//") {
+            continue;
+        }
+        let code = code.split(" //").next().unwrap_or(code);
+        for (at, _) in code.match_indices("crate::") {
+            let preceded = code[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
+            if preceded {
+                continue;
+            }
+            let rest = &code[at + "crate::".len()..];
+            assert!(
+                !rest.starts_with('{'),
+                "line {}: `use crate::{{…}}` hides which modules are used; name each",
+                i + 1
+            );
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.push((i + 1, name));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_module_imports_its_own_floor_or_above() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut wrong = Vec::new();
+    let mut unplaced = Vec::new();
+    for file in &files {
+        let module = module_of(&src, file);
+        let name = file.file_name().unwrap().to_string_lossy();
+        if NOT_READ.contains(&module.as_str()) || name == "tests.rs" {
+            continue;
+        }
+        let Some(own) = floor(&module) else {
+            unplaced.push(module);
+            continue;
+        };
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, used) in imports(&text) {
+            if used == module || NOT_READ.contains(&used.as_str()) {
+                continue;
+            }
+            match floor(&used) {
+                Some(f) if f < own => {}
+                Some(f) => wrong.push(format!(
+                    "{}:{line}: `{module}` (floor {own}) uses `crate::{used}` (floor {f})",
+                    file.strip_prefix(&src).unwrap().display()
+                )),
+                None => unplaced.push(used),
+            }
+        }
+    }
+    unplaced.sort();
+    unplaced.dedup();
+    assert!(
+        unplaced.is_empty(),
+        "modules with no floor in tests/it/layers.rs: {unplaced:?}"
+    );
+    assert!(
+        wrong.is_empty(),
+        "imports that run up or sideways:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_finds_imports_and_skips_comments_and_test_code() {
+    let text = "use crate::market::Proposal;\n// crate::cli in a comment\nfn f() { crate::render::x(); } // crate::doctor\nlet s = \"$crate::x\";\n#[cfg(test)]\nmod tests { use crate::cli; }\n";
+    assert_eq!(
+        imports(text),
+        [(1, "market".to_owned()), (3, "render".to_owned())]
+    );
+}
+
+#[test]
+fn every_floor_names_a_module_that_exists() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    for module in FLOORS.iter().flat_map(|f| f.iter()) {
+        assert!(
+            src.join(module).is_dir() || src.join(format!("{module}.rs")).is_file(),
+            "`{module}` is on a floor but not in src/"
+        );
+    }
+}
