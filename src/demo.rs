@@ -27,7 +27,7 @@ const CONFIG: &str = include_str!("../demo/config.toml");
 const IMPLEMENTER: &str = include_str!("../demo/implementer.sh");
 
 /// The recorded answers, named as the replay backend looks them up.
-const RECORDINGS: [(&str, &str); 10] = [
+const RECORDINGS: [(&str, &str); 12] = [
     (
         "arbiter.extract.txt",
         include_str!("../demo/recordings/arbiter.extract.txt"),
@@ -39,6 +39,14 @@ const RECORDINGS: [(&str, &str); 10] = [
     (
         "arbiter.judge.r2.txt",
         include_str!("../demo/recordings/arbiter.judge.r2.txt"),
+    ),
+    (
+        "arbiter.review.r1.txt",
+        include_str!("../demo/recordings/arbiter.review.r1.txt"),
+    ),
+    (
+        "arbiter.review.r2.txt",
+        include_str!("../demo/recordings/arbiter.review.r2.txt"),
     ),
     (
         "arbiter.verify.txt",

@@ -801,8 +801,9 @@ impl<'a> Run<'a> {
         if !same {
             return Vec::new();
         }
-        self.input.printer.warn(&format!(
-            "{failed_bot} resubmitted its failed proposal (similarity {similarity:.2}): refused"
+        // A rule of the market applied, not something that went wrong: a status line.
+        self.input.printer.status(&format!(
+            "- {failed_bot} resubmitted its failed proposal (similarity {similarity:.2}): refused"
         ));
         arrived.remove(pos);
         vec![failed_bot.clone()]

@@ -645,6 +645,65 @@ mod tests {
         assert!(body.ends_with("`ralph compete 12 --resume`.\n"));
     }
 
+    /// The whole of each document, compared with its reviewed snapshot in `src/render/snapshots/`
+    /// (times that the fixtures take from the clock are filtered out).
+    #[test]
+    fn whole_documents_match_their_snapshots() {
+        let mut settings = insta::Settings::clone_current();
+        settings.add_filter(
+            r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?Z?",
+            "[time]",
+        );
+        let _guard = settings.bind_to_scope();
+        let mut r = report(RunOutcome::Complete);
+        r.requirements = crate::spec::Requirements::from_body(
+            "- [ ] `greet NAME` prints `Hello, NAME!`\n- [x] a test covers it\n",
+        );
+        let evidence = BTreeMap::from([(
+            "req_1".to_owned(),
+            "greet in lib.sh; tests/greet_test.sh".to_owned(),
+        )]);
+        insta::assert_snapshot!("pr_body", pr_body(&r, &evidence));
+        insta::assert_snapshot!("job_summary", job_summary(&r));
+        insta::assert_snapshot!("run_summary", run_summary(&r, &evidence));
+
+        let escalated = report(RunOutcome::Escalated);
+        let reasons = vec!["check `test` failed".to_owned()];
+        let replan_reasons = vec![
+            "check `lint` failed".to_owned(),
+            "coverage dropped from 81.00% to 79.50%".to_owned(),
+        ];
+        let note = EscalationNote {
+            issue: 12,
+            reason: "the implementation failed, and so did the replan",
+            initial: Some(FailureNote {
+                bot: "smart_bot_2",
+                kind: "tests",
+                proposal_summary: "Add greet to lib.sh",
+                reasons: &reasons,
+            }),
+            replan: Some(FailureNote {
+                bot: "smart_bot_3",
+                kind: "quality",
+                proposal_summary: "Add greet with a default name",
+                reasons: &replan_reasons,
+            }),
+            last_round: Some(&escalated.rounds[0]),
+            verification: None,
+            remaining: &[RemainingBox {
+                id: "req_2".into(),
+                text: "Document it".into(),
+                reason: Some("no docs changed".into()),
+            }],
+            diff: Some("+greet() {\n+    echo \"Hello $1!\"\n+}\n"),
+            branch: "ralph/12-add-option",
+            commits: 0,
+            pushed: false,
+            worktree: Some(Path::new("/repo/.ralph/worktrees/12")),
+        };
+        insta::assert_snapshot!("escalation_comment", escalation_comment(&note));
+    }
+
     #[test]
     fn a_round_on_the_terminal_lists_every_proposal_best_first() {
         let r = report(RunOutcome::DryRun);

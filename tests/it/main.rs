@@ -34,5 +34,6 @@ mod refine;
 mod refine_github;
 mod replay;
 mod security;
+mod snapshots;
 mod untrusted;
 mod workspace;

@@ -1,0 +1,108 @@
+//! Whole-output tests of `ralph demo`: the terminal story and the `--json` document, each
+//! compared with its reviewed snapshot in `tests/it/snapshots/` (update with
+//! `INSTA_UPDATE=always cargo test --test it snapshots` and review the diff). What differs from
+//! run to run is normalised first: temporary paths, times, durations, commit hashes, event file
+//! names, the blinded labels `proposal_N` (drawn from a fresh seed each round), the order the
+//! proposals arrive in, and the baseline's line, which is printed whenever the baseline — run
+//! beside the first proposals — ends.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn demo(json: bool) -> (String, String) {
+    let mut cmd = Command::cargo_bin("ralph").unwrap();
+    cmd.env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .env("NO_COLOR", "1")
+        .env("RALPH_SANDBOX", "off")
+        .arg("demo");
+    if json {
+        cmd.arg("--json");
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+}
+
+/// The story with the lines whose place depends on timing put in a fixed place: proposal
+/// arrivals sorted within their block, the baseline line first.
+fn steady(story: &str) -> String {
+    let mut baseline = Vec::new();
+    let mut out: Vec<String> = Vec::new();
+    let mut arrivals: Vec<String> = Vec::new();
+    for line in story.lines() {
+        if line.starts_with("Baseline ") {
+            baseline.push(line.to_owned());
+            continue;
+        }
+        if line.starts_with("  ✓ ") && line.contains(": proposal in ") {
+            arrivals.push(line.to_owned());
+            continue;
+        }
+        arrivals.sort();
+        out.append(&mut arrivals);
+        out.push(line.to_owned());
+    }
+    arrivals.sort();
+    out.append(&mut arrivals);
+    baseline.extend(out);
+    baseline.join("\n")
+}
+
+fn filters() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.add_filter(r"/tmp/ralph-demo-[A-Za-z0-9]+", "[tmp]");
+    s.add_filter(
+        r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d+Z-([a-z_0-9-]+)\.json",
+        "[stamp]-$1.json",
+    );
+    s.add_filter(
+        r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?Z?)?",
+        "[time]",
+    );
+    s.add_filter(r"\b[0-9a-f]{10,40}\b", "[hash]");
+    s.add_filter(r"\b\d+(\.\d+)?m?s\b", "[dur]");
+    s.add_filter(r"proposal_\d", "proposal_N");
+    s
+}
+
+#[test]
+fn the_demo_story_matches_its_snapshot() {
+    let (stdout, stderr) = demo(false);
+    assert!(
+        !stderr.contains("warning"),
+        "the demo prints no warning:\n{stderr}"
+    );
+    let story = format!("{}\n--- stdout ---\n{stdout}", steady(&stderr));
+    filters().bind(|| insta::assert_snapshot!("demo_story", story));
+}
+
+#[test]
+fn the_demo_json_document_matches_its_snapshot() {
+    let (stdout, _) = demo(true);
+    let mut v: Value = serde_json::from_str(&stdout).unwrap();
+    // Each round's proposals in bot order: their labels and order are the round's seed's.
+    for round in v["report"]["rounds"].as_array_mut().unwrap() {
+        if let Some(list) = round["proposals"].as_array_mut() {
+            list.sort_by(|a, b| a["bot_id"].as_str().cmp(&b["bot_id"].as_str()));
+        }
+    }
+    let mut s = filters();
+    for (selector, what) in [
+        (".report.run_id", "[run_id]"),
+        (".report.wall_ms", "[ms]"),
+        (".report.phases", "[phases]"),
+        (".report.critical_path", "[critical path]"),
+        (".report.sandbox", "[this machine's sandbox]"),
+        (".report.rounds[].seed", "[seed]"),
+        (".report.rounds[].ranking", "[labels]"),
+        (".report.rounds[].winner", "[label]"),
+        (".report.rounds[].order", "[labels]"),
+        (".report.rounds[].proposals[].proposal_id", "[label]"),
+        (".**.duration_ms", "[ms]"),
+    ] {
+        s.add_redaction(selector, what);
+    }
+    s.bind(|| insta::assert_json_snapshot!("demo_json", v));
+}
