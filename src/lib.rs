@@ -15,7 +15,7 @@
 //!   and the ledger for terminals, markdown and browsers), [`output`] (the printer), [`action`]
 //!   (GitHub Actions mode), [`timeline`] (where a run's time went);
 //! - small leaves: [`error`] (exit codes, `UserError`), [`secret`] (tokens kept out of every
-//!   output), [`retry`], [`fsutil`], [`demo`].
+//!   output), [`retry`], [`fsutil`], [`mix`] (a seeded generator, a fingerprint), [`demo`].
 
 pub mod action;
 pub mod agent;
@@ -32,6 +32,7 @@ pub(crate) mod fixtures;
 pub mod fsutil;
 pub mod ledger;
 pub mod market;
+pub mod mix;
 pub mod output;
 pub mod process;
 pub mod progress;

@@ -224,21 +224,15 @@ pub async fn build_native(
 
 /// A fingerprint of the dependency manifests at `root` (FNV-1a over names and contents).
 pub fn fingerprint(root: &Path) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for b in bytes {
-            hash ^= u64::from(*b);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
+    let mut hash = crate::mix::Fnv1a::default();
     for name in MANIFESTS {
         if let Ok(bytes) = std::fs::read(root.join(name)) {
-            eat(name.as_bytes());
-            eat(&(bytes.len() as u64).to_le_bytes());
-            eat(&bytes);
+            hash.eat(name.as_bytes());
+            hash.eat(&(bytes.len() as u64).to_le_bytes());
+            hash.eat(&bytes);
         }
     }
-    format!("{hash:016x}")
+    format!("{:016x}", hash.finish())
 }
 
 /// The variables every check in the worktree at `wt` runs with: the Cargo target directory
@@ -304,7 +298,8 @@ pub fn check_interpreter(plan: &super::CheckPlan, wt: &Path) -> Option<String> {
     let mut checks: Vec<&super::CheckSpec> = plan.checks.iter().collect();
     checks.sort_by_key(|c| c.kind != super::CheckKind::Test);
     checks.iter().find_map(|c| {
-        let program = c.command.split_whitespace().next()?;
+        let words = super::words(&c.command);
+        let program = words.first()?.as_str();
         let name = Path::new(program).file_name()?.to_str()?;
         if !name.starts_with("python") {
             return None;

@@ -151,12 +151,21 @@ const SHELL_WORDS: [&str; 16] = [
     "printf", "exec", "set",
 ];
 
+/// The words of a shell command as the shell splits them (quoted words kept whole); a command
+/// whose quotes do not close is split on whitespace.
+pub fn words(command: &str) -> Vec<String> {
+    shell_words::split(command)
+        .unwrap_or_else(|_| command.split_whitespace().map(str::to_owned).collect())
+}
+
 /// The program a shell command starts: its first word that is not a `VAR=value` assignment or
 /// `!`. `None` when the command starts with a shell keyword or builtin: only the shell's exit
 /// code (127) can tell then that a tool is missing.
 fn first_program(command: &str) -> Option<String> {
-    let word = command
-        .split_whitespace()
+    let words = words(command);
+    let word = words
+        .iter()
+        .map(String::as_str)
         .find(|w| !w.contains('=') && *w != "!")?;
     if SHELL_WORDS.contains(&word) || word.starts_with(['(', '{', '$', '`']) {
         return None;
@@ -190,6 +199,11 @@ mod tests {
         assert_eq!(c.program.as_deref(), Some("cargo"));
         assert_eq!(first_program("! grep -q x f").as_deref(), Some("grep"));
         assert_eq!(first_program("cd sub && make"), None);
+        assert_eq!(
+            first_program("'/opt/my tools/pytest' -q").as_deref(),
+            Some("/opt/my tools/pytest"),
+            "a quoted path is one word"
+        );
         assert_eq!(first_program("(make test)"), None);
         assert!(on_path("sh"));
         assert!(!on_path("definitely-not-a-program-ralph"));

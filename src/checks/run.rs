@@ -247,8 +247,10 @@ enum Event {
 /// The build lock a check's command takes: cargo's (every subcommand but `fmt`), Gradle's or
 /// Maven's. Checks that take the same one are run one after another.
 pub fn build_lock(command: &str) -> Option<&'static str> {
-    let mut words = command
-        .split_whitespace()
+    let all = super::words(command);
+    let mut words = all
+        .iter()
+        .map(String::as_str)
         .skip_while(|w| w.contains('=') && !w.starts_with('-'));
     let program = words.next()?;
     let program = program.rsplit('/').next().unwrap_or(program);

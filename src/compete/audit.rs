@@ -20,10 +20,7 @@ pub fn audited(seed: u64, rate: f64) -> bool {
         return false;
     }
     // SplitMix64's finaliser on a seed offset from the blinding's, to 53 bits in [0, 1).
-    let mut z = seed ^ 0xA5A5_5A5A_C3C3_3C3C;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
+    let z = crate::mix::finalize(seed ^ 0xA5A5_5A5A_C3C3_3C3C);
     ((z >> 11) as f64 / (1u64 << 53) as f64) < rate
 }
 

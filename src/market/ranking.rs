@@ -3,39 +3,16 @@
 //! which; the ranking orders them by total score, ties to the earlier submission, and says when
 //! every proposal is below the human-review threshold.
 
+use crate::mix::SplitMix64;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-
-/// A small deterministic generator (SplitMix64): the shuffle is reproducible from its seed,
-/// which the run records, and needs no dependency.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0), without modulo bias.
-    fn below(&mut self, n: u64) -> u64 {
-        let zone = u64::MAX - u64::MAX % n;
-        loop {
-            let v = self.next();
-            if v < zone {
-                return v % n;
-            }
-        }
-    }
-}
 
 /// The blind order of `count` proposals: element `i` is the index (into the submitted list)
 /// of the proposal labelled `proposal_{i+1}`. A Fisher–Yates shuffle seeded by `seed`.
 pub fn blind_order(count: usize, seed: u64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..count).collect();
-    let mut rng = SplitMix64(seed);
+    // The shuffle is reproducible from its seed, which the run records.
+    let mut rng = SplitMix64::new(seed);
     for i in (1..count).rev() {
         let j = rng.below(i as u64 + 1) as usize;
         order.swap(i, j);

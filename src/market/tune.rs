@@ -462,15 +462,8 @@ mod tests {
 
     /// A synthetic ledger: scores uniform in [0, 1]; `pass_probability` of the scores.
     fn ledger(seed: u64, n: usize, pass_probability: impl Fn(&Vec6) -> f64) -> Vec<Sample> {
-        let mut state = seed ^ 0x9e37_79b9_7f4a_7c15;
-        let mut uniform = move || {
-            // SplitMix64.
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) as f64 / u64::MAX as f64
-        };
+        let mut rng = crate::mix::SplitMix64::new(seed ^ 0x9e37_79b9_7f4a_7c15);
+        let mut uniform = move || rng.unit();
         (0..n)
             .map(|_| {
                 let x: Vec6 = std::array::from_fn(|_| uniform());

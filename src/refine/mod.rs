@@ -166,14 +166,12 @@ struct Section {
 /// FNV-1a (64 bits) of the text with line ends and trailing blanks normalised: enough to see
 /// an edit, not a security measure.
 fn fingerprint(text: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = crate::mix::Fnv1a::default();
     for line in text.lines() {
-        for b in line.trim_end().bytes().chain(std::iter::once(b'\n')) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
+        h.eat(line.trim_end().as_bytes());
+        h.eat(b"\n");
     }
-    format!("{h:016x}")
+    format!("{:016x}", h.finish())
 }
 
 /// Where ralph's section is in `body`, and whether it was edited by hand.

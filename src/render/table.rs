@@ -1,7 +1,9 @@
-//! A minimal aligned text table. Widths are measured on the plain text (in characters), and
-//! styling is applied after padding, so colour never breaks alignment.
+//! A minimal aligned text table. Widths are measured on the plain text in terminal cells (a CJK
+//! character or an emoji takes two), and styling is applied after padding, so colour never
+//! breaks alignment.
 
 use crate::output::{sanitize, Paint};
+use unicode_width::UnicodeWidthStr;
 
 /// Column alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,18 +45,14 @@ impl Table {
         style: impl Fn(usize, usize, &str) -> String,
     ) -> String {
         let cols = self.headers.len();
-        let mut widths: Vec<usize> = self
-            .headers
-            .iter()
-            .map(|(h, _)| h.chars().count())
-            .collect();
+        let mut widths: Vec<usize> = self.headers.iter().map(|(h, _)| h.width()).collect();
         for row in &self.rows {
             for (c, cell) in row.iter().enumerate().take(cols) {
-                widths[c] = widths[c].max(cell.chars().count());
+                widths[c] = widths[c].max(cell.width());
             }
         }
         let pad = |text: &str, c: usize| {
-            let fill = " ".repeat(widths[c].saturating_sub(text.chars().count()));
+            let fill = " ".repeat(widths[c].saturating_sub(text.width()));
             match self.headers[c].1 {
                 Align::Left => format!("{text}{fill}"),
                 Align::Right => format!("{fill}{text}"),
@@ -93,5 +91,17 @@ mod tests {
         t.row(vec!["b".into(), "0.25".into()]);
         let text = t.render("", Paint::plain(), |_, _, s| s.to_owned());
         assert_eq!(text, "bot    weight\nä_bot     0.5\nb        0.25\n");
+    }
+
+    #[test]
+    fn wide_characters_take_two_cells() {
+        let mut t = Table::new(&[("bot", Align::Left), ("weight", Align::Right)]);
+        t.row(vec!["机器人".into(), "0.5".into()]);
+        t.row(vec!["🤖".into(), "0.25".into()]);
+        let text = t.render("", Paint::plain(), |_, _, s| s.to_owned());
+        assert_eq!(
+            text, "bot     weight\n机器人     0.5\n🤖        0.25\n",
+            "columns line up on a terminal"
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// The floors, ground first. A module imports only from floors below its own.
 const FLOORS: [&[&str]; 14] = [
-    &["env", "error", "fsutil", "secret", "timeline"],
+    &["env", "error", "fsutil", "mix", "secret", "timeline"],
     &["process", "retry", "progress"],
     &["output", "workspace"],
     &["spec"],
