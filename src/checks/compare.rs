@@ -54,42 +54,70 @@ fn count_before(line: &str, word: &str) -> Option<u64> {
         .ok()
 }
 
+/// The test binary a line of cargo's announces (`Running tests/x.rs (target/…)`, `Running
+/// unittests src/lib.rs (…)`, `Doc-tests name`).
+fn announced_binary(line: &str) -> Option<String> {
+    if let Some(rest) = line.strip_prefix("Running ") {
+        let rest = rest.trim_start_matches("unittests ");
+        return Some(rest.split(" (").next().unwrap_or(rest).to_owned());
+    }
+    line.strip_prefix("Doc-tests ")
+        .map(|name| format!("doc-tests {}", name.trim()))
+}
+
 /// cargo test's `test <name> ... ok|FAILED|ignored` lines, named by the test binary they ran in.
+///
+/// cargo announces each binary on stderr and its tests print on stdout, and the two streams are
+/// read apart: the binaries are taken in the order stderr announced them, one for each `running
+/// N tests` header on stdout (where a stream holds both, as with `2>&1`, the announcement
+/// itself names the binary).
 pub fn cargo_tests(stdout: &str, stderr: &str) -> Option<TestOutcomes> {
     let mut t = TestOutcomes {
         by_name: true,
         ..TestOutcomes::default()
     };
-    let mut binary = String::new();
     let mut seen = false;
-    for line in stderr.lines().chain(stdout.lines()) {
-        let line = line.trim();
-        if let Some(rest) = line.strip_prefix("Running ") {
-            binary = rest
-                .trim_start_matches("unittests ")
-                .split(" (")
-                .next()
-                .unwrap_or(rest)
-                .to_owned();
-            continue;
-        }
-        let Some(rest) = line.strip_prefix("test ") else {
-            continue;
-        };
-        let Some((name, outcome)) = rest.rsplit_once(" ... ") else {
-            continue;
-        };
-        let id = format!("{binary}::{name}");
-        match outcome.trim() {
-            "ok" => {
-                seen = true;
-                t.passed.insert(id);
+    let announced: Vec<String> = stderr
+        .lines()
+        .filter_map(|l| announced_binary(l.trim()))
+        .collect();
+    let mut queue = announced.into_iter();
+    for (text, queued) in [(stdout, true), (stderr, false)] {
+        let mut binary = String::new();
+        let mut named_here = false;
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some(b) = announced_binary(line) {
+                binary = b;
+                named_here = true;
+                continue;
             }
-            "FAILED" => {
-                seen = true;
-                t.failed.insert(id);
+            if line.starts_with("running ") && (line.ends_with(" tests") || line.ends_with(" test"))
+            {
+                if queued && !named_here {
+                    binary = queue.next().unwrap_or_default();
+                }
+                named_here = false;
+                continue;
             }
-            _ => {}
+            let Some(rest) = line.strip_prefix("test ") else {
+                continue;
+            };
+            let Some((name, outcome)) = rest.rsplit_once(" ... ") else {
+                continue;
+            };
+            let id = format!("{binary}::{name}");
+            match outcome.trim() {
+                "ok" => {
+                    seen = true;
+                    t.passed.insert(id);
+                }
+                "FAILED" => {
+                    seen = true;
+                    t.failed.insert(id);
+                }
+                _ => {}
+            }
         }
     }
     t.passed_count = t.passed.len() as u64;
@@ -97,69 +125,91 @@ pub fn cargo_tests(stdout: &str, stderr: &str) -> Option<TestOutcomes> {
     seen.then_some(t)
 }
 
-/// The value of `attr="…"` in an XML tag.
-fn attr(tag: &str, name: &str) -> Option<String> {
-    let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
-    let end = tag[at..].find('"')?;
-    Some(
-        tag[at..at + end]
-            .replace("&quot;", "\"")
-            .replace("&lt;", "<")
-            .replace("&gt;", ">")
-            .replace("&amp;", "&"),
-    )
+/// The unescaped value of the attribute `name` of an XML element.
+fn attr(e: &quick_xml::events::BytesStart<'_>, name: &[u8]) -> Option<String> {
+    let a = e.try_get_attribute(name).ok()??;
+    a.unescape_value().ok().map(|v| v.into_owned())
 }
 
 /// The test cases of a JUnit XML report (pytest's `--junitxml`): failures and errors failed,
-/// skipped ones left out.
+/// skipped ones left out. `None` when the text is not XML holding a test case.
 pub fn junit(xml: &str) -> Option<TestOutcomes> {
+    use quick_xml::events::Event;
     let mut t = TestOutcomes {
         by_name: true,
         ..TestOutcomes::default()
     };
-    let mut rest = xml;
+    let mut reader = quick_xml::Reader::from_str(xml);
+    // The open test case: its id, whether it failed (with the message) or was skipped.
+    let mut case: Option<(String, Option<Option<String>>, bool)> = None;
     let mut seen = false;
-    while let Some(start) = rest.find("<testcase") {
-        rest = &rest[start..];
-        let tag_end = rest.find('>')?;
-        let tag = &rest[..tag_end];
-        let self_closing = tag.ends_with('/');
-        let body = if self_closing {
-            ""
-        } else {
-            let close = rest.find("</testcase>").unwrap_or(rest.len());
-            &rest[tag_end..close]
-        };
-        let id = format!(
-            "{}::{}",
-            attr(tag, "classname").unwrap_or_default(),
-            attr(tag, "name").unwrap_or_default()
-        );
-        seen = true;
-        if body.contains("<failure") || body.contains("<error") {
-            let at = body.find("<failure").or_else(|| body.find("<error"));
-            let message = at
-                .and_then(|at| {
-                    let tag = &body[at..];
-                    attr(&tag[..tag.find('>').unwrap_or(tag.len())], "message")
-                })
-                .map(|m| {
-                    m.lines()
-                        .next()
-                        .unwrap_or("")
-                        .chars()
-                        .take(300)
-                        .collect::<String>()
-                })
-                .filter(|m| !m.is_empty());
-            if let Some(m) = message {
-                t.messages.insert(id.clone(), m);
+    let finish = |t: &mut TestOutcomes,
+                  (id, failed, skipped): (String, Option<Option<String>>, bool)| {
+        match failed {
+            Some(message) => {
+                if let Some(m) = message {
+                    t.messages.insert(id.clone(), m);
+                }
+                t.failed.insert(id);
             }
-            t.failed.insert(id);
-        } else if !body.contains("<skipped") {
-            t.passed.insert(id);
+            None if !skipped => {
+                t.passed.insert(id);
+            }
+            None => {}
         }
-        rest = &rest[tag_end..];
+    };
+    loop {
+        let event = reader.read_event().ok()?;
+        let (e, empty) = match &event {
+            Event::Start(e) => (e, false),
+            Event::Empty(e) => (e, true),
+            Event::End(e) if e.local_name().as_ref() == b"testcase" => {
+                if let Some(c) = case.take() {
+                    finish(&mut t, c);
+                }
+                continue;
+            }
+            Event::Eof => break,
+            _ => continue,
+        };
+        match e.local_name().as_ref() {
+            b"testcase" => {
+                seen = true;
+                let id = format!(
+                    "{}::{}",
+                    attr(e, b"classname").unwrap_or_default(),
+                    attr(e, b"name").unwrap_or_default()
+                );
+                if empty {
+                    finish(&mut t, (id, None, false));
+                } else {
+                    case = Some((id, None, false));
+                }
+            }
+            b"failure" | b"error" => {
+                if let Some((_, failed, _)) = case.as_mut() {
+                    if failed.is_none() {
+                        let message = attr(e, b"message")
+                            .map(|m| {
+                                m.lines()
+                                    .next()
+                                    .unwrap_or("")
+                                    .chars()
+                                    .take(300)
+                                    .collect::<String>()
+                            })
+                            .filter(|m| !m.is_empty());
+                        *failed = Some(message);
+                    }
+                }
+            }
+            b"skipped" => {
+                if let Some((_, _, skipped)) = case.as_mut() {
+                    *skipped = true;
+                }
+            }
+            _ => {}
+        }
     }
     t.passed_count = t.passed.len() as u64;
     t.failed_count = t.failed.len() as u64;
@@ -307,11 +357,23 @@ mod tests {
 
     #[test]
     fn cargo_tests_are_named_by_their_binary() {
-        let err = "     Running unittests src/lib.rs (target/debug/deps/x-1)\n     Running tests/it/main.rs (target/debug/deps/it-2)\n";
-        let out = "running 2 tests\ntest a::b ... ok\ntest a::c ... FAILED\ntest a::d ... ignored\n\ntest result: FAILED. 1 passed; 1 failed\n";
+        // As captured: cargo's announcements on stderr, the tests on stdout, one block each.
+        let err = "     Running unittests src/lib.rs (target/debug/deps/x-1)\n     Running tests/borsh.rs (target/debug/deps/borsh-2)\n     Running tests/it/main.rs (target/debug/deps/it-3)\n   Doc-tests x\n";
+        let out = "\nrunning 1 test\ntest a::lib_ok ... ok\n\ntest result: ok. 1 passed\n\nrunning 2 tests\ntest array_vec::test_empty ... ok\ntest array_string::test_empty ... ok\n\ntest result: ok. 2 passed\n\nrunning 3 tests\ntest a::b ... ok\ntest a::c ... FAILED\ntest a::d ... ignored\n\ntest result: FAILED. 1 passed; 1 failed\n\nrunning 1 test\ntest src/lib.rs - f (line 3) ... ok\n";
         let t = cargo_tests(out, err).unwrap();
         assert_eq!(t.failed.iter().next().unwrap(), "tests/it/main.rs::a::c");
-        assert_eq!((t.passed_count, t.failed_count), (1, 1));
+        assert!(t.passed.contains("src/lib.rs::a::lib_ok"));
+        assert!(t.passed.contains("tests/borsh.rs::array_vec::test_empty"));
+        assert!(t
+            .passed
+            .contains("tests/borsh.rs::array_string::test_empty"));
+        assert!(t.passed.contains("doc-tests x::src/lib.rs - f (line 3)"));
+        assert_eq!((t.passed_count, t.failed_count), (5, 1));
+        // Both in one stream (`2>&1`): the announcements name the blocks themselves.
+        let merged = "     Running unittests src/lib.rs (x)\n\nrunning 1 test\ntest a::lib_ok ... ok\n     Running tests/borsh.rs (y)\n\nrunning 1 test\ntest m::t ... FAILED\n";
+        let t = cargo_tests(merged, "").unwrap();
+        assert!(t.passed.contains("src/lib.rs::a::lib_ok"), "{t:?}");
+        assert!(t.failed.contains("tests/borsh.rs::m::t"), "{t:?}");
         assert!(cargo_tests("no tests here", "").is_none());
     }
 
@@ -335,6 +397,18 @@ mod tests {
         assert_eq!(t.messages["tests.test_a::test_err[a&b]"], "boom");
         assert!(t.failed.contains("tests.test_a::test_err[a&b]"));
         assert_eq!(t.failed_count, 2);
+    }
+
+    #[test]
+    fn junit_attributes_are_read_as_xml_reads_them() {
+        // pytest writes a message's newlines as `&#10;`; `>` may stand inside an attribute;
+        // attributes may be single-quoted and on their own lines.
+        let xml = "<testsuite><testcase\n classname='tests.test_b' name=\"test_cmp[a>b]\"><failure message=\"assert 3 &gt; 4&#10;where 3 = f()\">trace</failure></testcase><testcase classname=\"tests.test_b\" name=\"test_fine\"></testcase></testsuite>";
+        let t = junit(xml).unwrap();
+        assert!(t.failed.contains("tests.test_b::test_cmp[a>b]"), "{t:?}");
+        assert_eq!(t.messages["tests.test_b::test_cmp[a>b]"], "assert 3 > 4");
+        assert!(t.passed.contains("tests.test_b::test_fine"));
+        assert!(junit("not xml at all").is_none());
     }
 
     #[test]

@@ -102,11 +102,21 @@ fn json_total(text: &str) -> Option<f64> {
         .and_then(|p| p.as_f64())
 }
 
+/// The `line-rate` of a Cobertura report's `<coverage>` element, as a percentage.
 fn cobertura(text: &str) -> Option<f64> {
-    let at = text.find("<coverage")?;
-    let tag = &text[at..text[at..].find('>').map_or(text.len(), |e| at + e)];
-    let rate = tag.split("line-rate=\"").nth(1)?.split('"').next()?;
-    rate.parse::<f64>().ok().map(|r| r * 100.0)
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(text);
+    loop {
+        match reader.read_event().ok()? {
+            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == b"coverage" => {
+                let rate = e.try_get_attribute("line-rate").ok()??;
+                let rate = rate.unescape_value().ok()?;
+                return rate.trim().parse::<f64>().ok().map(|r| r * 100.0);
+            }
+            Event::Eof => return None,
+            _ => {}
+        }
+    }
 }
 
 fn lcov(text: &str) -> Option<f64> {
