@@ -96,11 +96,12 @@ pub fn run(ctx: &Context, args: TuneArgs) -> Result<Exit> {
         };
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        write_atomic(
-            path,
-            set_weights(&text, &tuned.suggested_weights).as_bytes(),
-        )
-        .with_context(|| format!("cannot write {}", path.display()))?;
+        let edited = set_weights(&text, &tuned.suggested_weights).map_err(|why| {
+            UserError::usage(format!("cannot edit {}: {why}", path.display()))
+                .with_hint("fix the file's TOML (`ralph config` shows what ralph reads), then run `ralph tune --write` again")
+        })?;
+        write_atomic(path, edited.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
         written = true;
     }
     if ctx.printer.json_mode() {
