@@ -291,5 +291,6 @@ mod tests {
         assert!(!page.contains("src=\"http"));
         assert!(!page.contains("href=\"http"));
         assert!(page.contains("+0.100"));
+        insta::assert_snapshot!("leaderboard_html", page);
     }
 }
