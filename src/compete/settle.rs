@@ -12,9 +12,13 @@ use crate::agent::accounts::Accounts;
 use crate::checks::baseline::Baseline;
 use crate::checks::{CheckKind, CheckStatus};
 use crate::ledger::EventStore;
-use crate::market::{accuracy, awards, score_implementation, tables, RoundFacts, Verified};
-use crate::run_report::RemainingBox;
-use crate::run_report::{CheckReport, CheckState, CoverageReport, ImplementationReport};
+use crate::market::{
+    accuracy, awards, score_implementation, tables, Award, ImplementationScore, Phase, RoundFacts,
+    Scores, Verified,
+};
+use crate::run_report::{
+    CheckReport, CheckState, CoverageReport, ImplementationReport, RemainingBox, RoundReport,
+};
 use crate::spec::check_off;
 use crate::verify::VerificationReport;
 use anyhow::Result;
@@ -39,6 +43,154 @@ pub(super) fn check_reports(v: &VerificationReport) -> Vec<CheckReport> {
         .collect()
 }
 
+/// What a round's attempts come to, decided before any effect.
+#[derive(Debug)]
+pub(super) enum Settled {
+    /// A run cap stopped the attempts before any passed: nothing to settle, no event.
+    Cap(String),
+    /// Only the environment failed: no bot gains or loses weight.
+    Environment(String),
+    /// The change was scored and the marketplace rules awarded.
+    Scored(Box<Scored>),
+}
+
+/// A scored round: the implementation's score, the accuracy, the awards.
+#[derive(Debug)]
+pub(super) struct Scored {
+    pub implementation: ImplementationScore,
+    pub accuracy: f64,
+    pub awarded: Vec<Award>,
+    /// The boxes the passing attempt's verification found satisfied (empty on a failure).
+    pub satisfied: BTreeSet<String>,
+    /// The passing attempt's verification, else the last one's (empty when none ran).
+    pub verification: VerificationReport,
+}
+
+/// How a round settles: the round's report with the attempts' results, and what it comes to.
+#[derive(Debug)]
+pub(super) struct Settlement {
+    pub report: RoundReport,
+    pub settled: Settled,
+}
+
+/// The facts a round settles on.
+pub(super) struct Facts<'a> {
+    pub sel: &'a Selection,
+    pub attempts: &'a Attempts,
+    /// The boxes open when the round began.
+    pub open: &'a BTreeSet<String>,
+    pub phase: Phase,
+    pub all_bots: Vec<String>,
+    pub weights: &'a Scores,
+}
+
+/// Settles a round from its facts: pure, so every path is a unit test.
+pub(super) fn settlement(f: &Facts<'_>) -> Settlement {
+    let attempts = f.attempts;
+    let mut report = f.sel.evaluated.report.clone();
+    report.attempts = attempts.used;
+    report.coverage = attempts
+        .verification
+        .as_ref()
+        .filter(|v| v.coverage.before.is_some() || v.coverage.after.is_some())
+        .map(|v| CoverageReport {
+            before: v.coverage.before,
+            after: v.coverage.after,
+        });
+    report.checks = attempts
+        .verification
+        .as_ref()
+        .map(check_reports)
+        .unwrap_or_default();
+    report.new_tests = attempts
+        .verification
+        .as_ref()
+        .map(|v| v.new_tests.clone())
+        .unwrap_or_default();
+    report.audit = attempts.audit.clone();
+    if let (Some(cap), None) = (&attempts.cap, &attempts.passed) {
+        return Settlement {
+            report,
+            settled: Settled::Cap(cap.clone()),
+        };
+    }
+    if let (Some(why), None) = (&attempts.environment, &attempts.passed) {
+        report.environment_failure = Some(why.clone());
+        return Settlement {
+            report,
+            settled: Settled::Environment(why.clone()),
+        };
+    }
+    let satisfied: BTreeSet<String> = attempts
+        .passed
+        .as_ref()
+        .map(|p| p.verdict.satisfied.keys().cloned().collect())
+        .unwrap_or_default();
+    if let Some(p) = &attempts.passed {
+        report.verified_by_claims = !p.verdict.by_verify_role;
+        report.implementation_summary = Some(p.summary.clone());
+    }
+    let verification = attempts
+        .verification
+        .clone()
+        .unwrap_or_else(VerificationReport::none);
+    let winner = &f.sel.winner;
+    let addressed: BTreeSet<String> = winner
+        .proposal
+        .spec_alignment
+        .checkboxes_addressed
+        .iter()
+        .filter(|id| f.open.contains(*id))
+        .cloned()
+        .collect();
+    let implementation = score_implementation(
+        &Verified {
+            addressed,
+            verified: satisfied.clone(),
+            quality: verification.tally(CheckKind::Quality),
+            tests: verification.tally(CheckKind::Test),
+            coverage_delta: verification.coverage.delta(),
+            lines_changed: verification.diff.lines_changed(),
+            lines_estimated: winner.proposal.estimated_complexity.lines_of_code,
+            attempts_used: attempts.used,
+            budget: f.sel.budget,
+            review: attempts.review.clone(),
+        },
+        f.weights,
+        &tables().scoring,
+    );
+    let acc = accuracy(f.sel.proposal_score, implementation.total);
+    report.implementation = Some(ImplementationReport {
+        scores: implementation.scores,
+        total: implementation.total,
+        accuracy: acc,
+        details: implementation.details.clone(),
+        review: attempts.review.clone(),
+    });
+    let awarded = awards(
+        &RoundFacts {
+            phase: f.phase,
+            winner: winner.bot_id.clone(),
+            passed: attempts.passed.is_some(),
+            accuracy: acc,
+            proposers: f.sel.proposers.clone(),
+            all_bots: f.all_bots.clone(),
+            resubmitted_same: f.sel.resubmitted.clone(),
+        },
+        &tables().deltas,
+    );
+    Settlement {
+        report,
+        settled: Settled::Scored(Box::new(Scored {
+            implementation,
+            accuracy: acc,
+            awarded,
+            satisfied,
+            verification,
+        })),
+    }
+}
+
 impl Run<'_> {
     /// Settles the round from its attempts; `spend` is what the round's calls cost. Returns how
     /// the round ended.
@@ -50,120 +202,59 @@ impl Run<'_> {
         spend: &Accounts,
     ) -> Result<RoundEnd> {
         let settings = self.input.settings;
-        let config = &settings.config;
         let printer = self.input.printer;
-        let mut round_report = sel.evaluated.report.clone();
-        round_report.attempts = attempts.used;
-        round_report.coverage = attempts
-            .verification
-            .as_ref()
-            .filter(|v| v.coverage.before.is_some() || v.coverage.after.is_some())
-            .map(|v| CoverageReport {
-                before: v.coverage.before,
-                after: v.coverage.after,
-            });
-        round_report.checks = attempts
-            .verification
-            .as_ref()
-            .map(check_reports)
-            .unwrap_or_default();
-        round_report.new_tests = attempts
-            .verification
-            .as_ref()
-            .map(|v| v.new_tests.clone())
-            .unwrap_or_default();
-        round_report.audit = attempts.audit.clone();
-        if let (Some(cap), None) = (&attempts.cap, &attempts.passed) {
-            // Stopped between attempts: no outcome to settle, no events; the round's report
-            // stays, and a resumed run plays the round again.
-            self.report.rounds.push(round_report);
-            return Ok(RoundEnd::CapReached(cap.clone()));
-        }
-        if let (Some(why), None) = (&attempts.environment, &attempts.passed) {
-            // No change could have passed: no bot gains or loses weight for it.
-            super::phase(
-                printer,
-                &self.input.progress,
-                "## Result: ENVIRONMENT FAILURE",
-            );
-            printer.status(&format!("- {why}"));
-            printer.status("- No bot gains or loses weight: the environment failed, not a change");
-            self.input
-                .workspace
-                .reset_worktree(&self.bench_wt()?)
-                .await?;
-            round_report.environment_failure = Some(why.clone());
-            self.trouble.diff = attempts.last_diff.clone();
-            self.trouble.verification = attempts.verification.clone();
-            self.trouble.last_round = Some(round_report.clone());
-            self.report.rounds.push(round_report);
-            return Ok(RoundEnd::Environment(why.clone()));
-        }
+        let Settlement { report, settled } = settlement(&Facts {
+            sel,
+            attempts: &attempts,
+            open: &contest.open,
+            phase: self.state.phase,
+            all_bots: settings.config.bot_ids(),
+            weights: &settings.config.scoring_weights,
+        });
+        let scored = match settled {
+            Settled::Cap(cap) => {
+                // Stopped between attempts: the round's report stays, and a resumed run plays
+                // the round again.
+                self.report.rounds.push(report);
+                return Ok(RoundEnd::CapReached(cap));
+            }
+            Settled::Environment(why) => {
+                super::phase(
+                    printer,
+                    &self.input.progress,
+                    "## Result: ENVIRONMENT FAILURE",
+                );
+                printer.status(&format!("- {why}"));
+                printer
+                    .status("- No bot gains or loses weight: the environment failed, not a change");
+                self.input
+                    .workspace
+                    .reset_worktree(&self.bench_wt()?)
+                    .await?;
+                self.trouble.diff = attempts.last_diff.clone();
+                self.trouble.verification = attempts.verification.clone();
+                self.trouble.last_round = Some(report.clone());
+                self.report.rounds.push(report);
+                return Ok(RoundEnd::Environment(why));
+            }
+            Settled::Scored(scored) => scored,
+        };
+        let round_report = report;
+        let Scored {
+            implementation,
+            accuracy: acc,
+            awarded,
+            satisfied,
+            verification: v,
+        } = *scored;
         super::phase(
             printer,
             &self.input.progress,
             "## Phase 4: Marketplace Update",
         );
-        let passed = attempts.passed.is_some();
-        let satisfied: BTreeSet<String> = attempts
-            .passed
-            .as_ref()
-            .map(|p| p.verdict.satisfied.keys().cloned().collect())
-            .unwrap_or_default();
         if let Some(p) = &attempts.passed {
-            round_report.verified_by_claims = !p.verdict.by_verify_role;
-            round_report.implementation_summary = Some(p.summary.clone());
             self.state.evidence.extend(p.verdict.satisfied.clone());
         }
-        let v = attempts
-            .verification
-            .clone()
-            .unwrap_or_else(VerificationReport::none);
-        let addressed: BTreeSet<String> = sel
-            .winner
-            .proposal
-            .spec_alignment
-            .checkboxes_addressed
-            .iter()
-            .filter(|id| contest.open.contains(*id))
-            .cloned()
-            .collect();
-        let implementation = score_implementation(
-            &Verified {
-                addressed,
-                verified: satisfied.clone(),
-                quality: v.tally(CheckKind::Quality),
-                tests: v.tally(CheckKind::Test),
-                coverage_delta: v.coverage.delta(),
-                lines_changed: v.diff.lines_changed(),
-                lines_estimated: sel.winner.proposal.estimated_complexity.lines_of_code,
-                attempts_used: attempts.used,
-                budget: sel.budget,
-                review: attempts.review.clone(),
-            },
-            &config.scoring_weights,
-            &tables().scoring,
-        );
-        let acc = accuracy(sel.proposal_score, implementation.total);
-        round_report.implementation = Some(ImplementationReport {
-            scores: implementation.scores,
-            total: implementation.total,
-            accuracy: acc,
-            details: implementation.details.clone(),
-            review: attempts.review.clone(),
-        });
-        let awarded = awards(
-            &RoundFacts {
-                phase: self.state.phase,
-                winner: sel.winner.bot_id.clone(),
-                passed,
-                accuracy: acc,
-                proposers: sel.proposers.clone(),
-                all_bots: config.bot_ids(),
-                resubmitted_same: sel.resubmitted.clone(),
-            },
-            &tables().deltas,
-        );
         let checked_off = match &attempts.passed {
             Some(p) => self.check_off(contest, &p.commit, &satisfied).await?,
             None => {
@@ -281,5 +372,157 @@ impl Run<'_> {
             }
         ));
         Ok(flipped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compete::attempt::{Passed, Verdict};
+    use crate::compete::round::{Arrived, Evaluated};
+    use crate::market::Outcome;
+    use std::collections::BTreeMap;
+
+    fn selection() -> Selection {
+        Selection {
+            evaluated: Evaluated {
+                report: crate::fixtures::round(
+                    vec![
+                        crate::fixtures::proposal("proposal_1", "a", 0.8),
+                        crate::fixtures::proposal("proposal_2", "b", 0.6),
+                    ],
+                    &["proposal_1", "proposal_2"],
+                ),
+                proposals: BTreeMap::new(),
+                stopped: None,
+            },
+            winner: Arrived {
+                bot_id: "a".into(),
+                proposal: crate::fixtures::sample(),
+                submitted_at: chrono::Utc::now(),
+                repaired: false,
+                warnings: vec![],
+                tools_used: vec![],
+            },
+            proposal_score: 0.8,
+            budget: 2,
+            proposers: vec!["a".into(), "b".into()],
+            resubmitted: vec![],
+        }
+    }
+
+    fn passed() -> Passed {
+        Passed {
+            summary: "did it".into(),
+            verdict: Verdict {
+                satisfied: BTreeMap::from([("req_1".to_owned(), "in lib.sh".to_owned())]),
+                unsatisfied: BTreeMap::new(),
+                by_verify_role: false,
+            },
+            commit: "abc".into(),
+        }
+    }
+
+    fn settle(attempts: &Attempts, phase: Phase) -> Settlement {
+        let open = BTreeSet::from(["req_1".to_owned()]);
+        let sel = selection();
+        let weights = tables().default_weights;
+        settlement(&Facts {
+            sel: &sel,
+            attempts,
+            open: &open,
+            phase,
+            all_bots: vec!["a".into(), "b".into(), "c".into()],
+            weights: &weights,
+        })
+    }
+
+    fn outcomes(s: &Settlement) -> Vec<(String, Outcome)> {
+        match &s.settled {
+            Settled::Scored(scored) => scored
+                .awarded
+                .iter()
+                .map(|a| (a.bot_id.clone(), a.outcome))
+                .collect(),
+            other => panic!("not scored: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_cap_or_the_environment_settles_nothing() {
+        let capped = Attempts {
+            used: 1,
+            cap: Some("the cost cap".into()),
+            ..Attempts::default()
+        };
+        let s = settle(&capped, Phase::Initial);
+        assert!(matches!(&s.settled, Settled::Cap(c) if c == "the cost cap"));
+        assert_eq!(s.report.attempts, 1);
+        assert!(s.report.implementation.is_none());
+
+        let broken = Attempts {
+            used: 2,
+            environment: Some("the setup failed".into()),
+            ..Attempts::default()
+        };
+        let s = settle(&broken, Phase::Initial);
+        assert!(matches!(&s.settled, Settled::Environment(w) if w == "the setup failed"));
+        assert_eq!(
+            s.report.environment_failure.as_deref(),
+            Some("the setup failed")
+        );
+    }
+
+    #[test]
+    fn a_passing_attempt_is_scored_and_awarded_even_when_a_cap_came_after() {
+        let attempts = Attempts {
+            passed: Some(passed()),
+            used: 1,
+            cap: Some("the token cap".into()),
+            ..Attempts::default()
+        };
+        let s = settle(&attempts, Phase::Initial);
+        assert_eq!(
+            outcomes(&s),
+            [
+                ("a".to_owned(), Outcome::Success),
+                ("b".to_owned(), Outcome::NotSelected)
+            ]
+        );
+        assert!(s.report.verified_by_claims, "no verify role answered");
+        assert_eq!(s.report.implementation_summary.as_deref(), Some("did it"));
+        let implementation = s.report.implementation.as_ref().unwrap();
+        let Settled::Scored(scored) = &s.settled else {
+            unreachable!()
+        };
+        assert_eq!(scored.satisfied, BTreeSet::from(["req_1".to_owned()]));
+        assert_eq!(implementation.accuracy, scored.accuracy);
+        assert_eq!(
+            scored.accuracy,
+            accuracy(0.8, scored.implementation.total),
+            "the proposal's score against the implementation's"
+        );
+    }
+
+    #[test]
+    fn a_failed_round_is_the_winners_failure_and_a_replan_says_which() {
+        let failed = Attempts {
+            used: 2,
+            last_reasons: vec!["check `test` failed".into()],
+            ..Attempts::default()
+        };
+        assert_eq!(
+            outcomes(&settle(&failed, Phase::Initial)),
+            [("a".to_owned(), Outcome::Failure)]
+        );
+        let replanned = settle(&failed, Phase::Replan);
+        assert!(outcomes(&replanned).contains(&("a".to_owned(), Outcome::ReplanFailure)));
+        let passing = Attempts {
+            passed: Some(passed()),
+            used: 1,
+            ..Attempts::default()
+        };
+        assert!(outcomes(&settle(&passing, Phase::Replan))
+            .contains(&("a".to_owned(), Outcome::ReplanSuccess)));
     }
 }
