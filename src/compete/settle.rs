@@ -219,23 +219,7 @@ impl Run<'_> {
                 return Ok(RoundEnd::CapReached(cap));
             }
             Settled::Environment(why) => {
-                super::phase(
-                    printer,
-                    &self.input.progress,
-                    "## Result: ENVIRONMENT FAILURE",
-                );
-                printer.status(&format!("- {why}"));
-                printer
-                    .status("- No bot gains or loses weight: the environment failed, not a change");
-                self.input
-                    .workspace
-                    .reset_worktree(&self.bench_wt()?)
-                    .await?;
-                self.trouble.diff = attempts.last_diff.clone();
-                self.trouble.verification = attempts.verification.clone();
-                self.trouble.last_round = Some(report.clone());
-                self.report.rounds.push(report);
-                return Ok(RoundEnd::Environment(why));
+                return self.environment_failure(report, why, &attempts).await;
             }
             Settled::Scored(scored) => scored,
         };
@@ -265,34 +249,22 @@ impl Run<'_> {
                 Vec::new()
             }
         };
-        let events = round_events(
-            &RoundRecord {
-                issue: self.input.issue,
-                run_id: &self.state.run_id,
-                round: self.state.next_round,
-                phase: self.state.phase,
-                report: &sel.evaluated.report,
-                winner_bot: &sel.winner.bot_id,
-                proposal_score: sel.proposal_score,
-                implementation: &implementation,
-                accuracy: acc,
-                verification: &v,
-                attempts: attempts.used,
-                audit: attempts.audit.as_ref(),
-            },
-            &awarded,
-            spend,
-            chrono::Utc::now(),
-        );
-        let written = append(&EventStore::new(settings.ralph_dir.join("events")), &events)?;
-        self.state.events.extend(written.iter().cloned());
-        for (award, file) in awarded.iter().zip(&written) {
-            printer.status(&format!(
-                "- {}: {} {:+.2} → {file}",
-                award.bot_id, award.outcome, award.weight_delta
-            ));
-        }
-        self.report.events.extend(written);
+        let record = RoundRecord {
+            issue: self.input.issue,
+            run_id: &self.state.run_id,
+            round: self.state.next_round,
+            phase: self.state.phase,
+            report: &sel.evaluated.report,
+            winner_bot: &sel.winner.bot_id,
+            proposal_score: sel.proposal_score,
+            implementation: &implementation,
+            accuracy: acc,
+            verification: &v,
+            attempts: attempts.used,
+            audit: attempts.audit.as_ref(),
+        };
+        let events = round_events(&record, &awarded, spend, chrono::Utc::now());
+        self.record_events(&events, &awarded)?;
         self.report.rounds.push(round_report.clone());
         self.trouble.remaining = contest
             .reqs
@@ -305,23 +277,91 @@ impl Run<'_> {
             })
             .collect();
 
-        if let Some(p) = &attempts.passed {
-            let round = self.state.next_round;
-            // The next round starts from this commit: its checks are the new baseline.
-            self.baseline = Baseline::from_results(&p.commit, &v.checks, v.coverage.after);
-            if let Err(e) = self.baseline.save(&cache_dir(settings)) {
-                printer.warn(&format!("cannot cache the baseline: {e}"));
+        match &attempts.passed {
+            Some(p) => {
+                let remaining = contest.open.len() - checked_off.len();
+                let commit = p.commit.clone();
+                self.round_passed(&commit, &v, remaining)
             }
-            self.state.passed();
-            self.state.save(settings)?;
-            super::phase(printer, &self.input.progress, "## Result: SUCCESS");
-            let remaining = contest.open.len() - checked_off.len();
-            printer.status(&format!(
-                "- Iteration {round}/{}; {remaining} checkbox(es) remain",
-                self.input.options.max_iterations
-            ));
-            return Ok(RoundEnd::Passed { remaining });
+            None => self.round_failed(sel, attempts, round_report),
         }
+    }
+
+    /// A round that only the environment failed: nothing is awarded, the worktree is reset.
+    async fn environment_failure(
+        &mut self,
+        report: RoundReport,
+        why: String,
+        attempts: &Attempts,
+    ) -> Result<RoundEnd> {
+        let printer = self.input.printer;
+        super::phase(
+            printer,
+            &self.input.progress,
+            "## Result: ENVIRONMENT FAILURE",
+        );
+        printer.status(&format!("- {why}"));
+        printer.status("- No bot gains or loses weight: the environment failed, not a change");
+        self.input
+            .workspace
+            .reset_worktree(&self.bench_wt()?)
+            .await?;
+        self.trouble.diff = attempts.last_diff.clone();
+        self.trouble.verification = attempts.verification.clone();
+        self.trouble.last_round = Some(report.clone());
+        self.report.rounds.push(report);
+        Ok(RoundEnd::Environment(why))
+    }
+
+    /// Writes the round's events to the ledger and says each award.
+    fn record_events(&mut self, events: &[crate::ledger::Event], awarded: &[Award]) -> Result<()> {
+        let store = EventStore::new(self.input.settings.ralph_dir.join("events"));
+        let written = append(&store, events)?;
+        self.state.events.extend(written.iter().cloned());
+        for (award, file) in awarded.iter().zip(&written) {
+            self.input.printer.status(&format!(
+                "- {}: {} {:+.2} → {file}",
+                award.bot_id, award.outcome, award.weight_delta
+            ));
+        }
+        self.report.events.extend(written);
+        Ok(())
+    }
+
+    /// A passed round: the commit's checks are the next round's baseline; the state is saved.
+    fn round_passed(
+        &mut self,
+        commit: &str,
+        v: &VerificationReport,
+        remaining: usize,
+    ) -> Result<RoundEnd> {
+        let settings = self.input.settings;
+        let printer = self.input.printer;
+        let round = self.state.next_round;
+        // The next round starts from this commit: its checks are the new baseline.
+        self.baseline = Baseline::from_results(commit, &v.checks, v.coverage.after);
+        if let Err(e) = self.baseline.save(&cache_dir(settings)) {
+            printer.warn(&format!("cannot cache the baseline: {e}"));
+        }
+        self.state.passed();
+        self.state.save(settings)?;
+        super::phase(printer, &self.input.progress, "## Result: SUCCESS");
+        printer.status(&format!(
+            "- Iteration {round}/{}; {remaining} checkbox(es) remain",
+            self.input.options.max_iterations
+        ));
+        Ok(RoundEnd::Passed { remaining })
+    }
+
+    /// A failed round: its reasons said, kept for the replan (or the escalation after one).
+    fn round_failed(
+        &mut self,
+        sel: &Selection,
+        attempts: Attempts,
+        round_report: RoundReport,
+    ) -> Result<RoundEnd> {
+        let settings = self.input.settings;
+        let printer = self.input.printer;
         let failure = failure_of(&sel.winner, &attempts);
         super::phase(printer, &self.input.progress, "## Result: FAILURE");
         for r in &failure.reasons {
@@ -329,7 +369,7 @@ impl Run<'_> {
         }
         self.trouble.diff = attempts.last_diff.clone();
         self.trouble.verification = attempts.verification;
-        if self.state.phase == crate::market::Phase::Initial {
+        if self.state.phase == Phase::Initial {
             self.state.failed(failure);
             self.state.save(settings)?;
             printer.status("- Replanning with every bot");
