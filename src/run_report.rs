@@ -170,6 +170,48 @@ pub struct CoverageReport {
 }
 
 impl RoundReport {
+    /// A round's report as judging leaves it: its proposals scored and ranked, the winner (if
+    /// any) named, nothing implemented yet and no judge named (the caller adds them).
+    pub fn judged(
+        round: u32,
+        phase: Phase,
+        seed: u64,
+        proposals: Vec<ProposalReport>,
+        skipped: Vec<SkippedBot>,
+        ranking: crate::market::Ranking,
+        order: Option<crate::market::order::OrderCheck>,
+    ) -> RoundReport {
+        let winner = ranking.winner().map(String::from);
+        let winner_bot = winner.as_ref().and_then(|w| {
+            proposals
+                .iter()
+                .find(|p| &p.proposal_id == w)
+                .map(|p| p.bot_id.clone())
+        });
+        RoundReport {
+            round,
+            phase,
+            seed,
+            proposals,
+            skipped,
+            human_review: ranking.human_review,
+            ranking: ranking.order,
+            winner,
+            winner_bot,
+            judges: JudgesReport::default(),
+            checks: Vec::new(),
+            new_tests: Vec::new(),
+            attempts: 0,
+            verified_by_claims: false,
+            implementation_summary: None,
+            environment_failure: None,
+            implementation: None,
+            coverage: None,
+            order,
+            audit: None,
+        }
+    }
+
     /// The proposals best first, with their 1-based rank.
     pub fn ranked(&self) -> impl Iterator<Item = (usize, &ProposalReport)> {
         self.ranking

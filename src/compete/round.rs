@@ -170,34 +170,14 @@ pub async fn evaluate(
     accounts: &mut Accounts,
 ) -> Result<Evaluated> {
     let Ask { issue, reqs, site } = ask;
+    let ask = Ask { issue, reqs, site };
     let config = &shared.settings.config;
     let printer = shared.printer;
-    printer.status(&format!(
-        "- Received {} proposal(s){}",
-        arrived.len(),
-        if skipped.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; skipped: {}",
-                skipped
-                    .iter()
-                    .map(|s| format!("{} ({})", s.bot_id, s.reason))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        }
-    ));
+    printer.status(&received_line(arrived.len(), &skipped));
 
     // Blinding: a fresh order per round; the judge sees only the labels.
     let seed = seed.unwrap_or_else(random_seed);
-    let order = blind_order(arrived.len(), seed);
-    let mut slots: Vec<Option<Arrived>> = arrived.into_iter().map(Some).collect();
-    let blinded: Vec<(String, Arrived)> = order
-        .iter()
-        .enumerate()
-        .filter_map(|(i, &at)| slots[at].take().map(|a| (blind_label(i), a)))
-        .collect();
+    let blinded = blind(arrived, seed);
 
     let mut stopped = None;
     let judged = if blinded.is_empty() || no_judge.is_some() {
@@ -206,27 +186,7 @@ pub async fn evaluate(
         stopped = Some(cap.to_string());
         None
     } else {
-        let for_judge: Vec<(String, Proposal)> = blinded
-            .iter()
-            .map(|(id, a)| (id.clone(), a.proposal.clone()))
-            .collect();
-        let j = judge(
-            &shared.agents.judges,
-            shared.prompts,
-            issue,
-            reqs,
-            &for_judge,
-            config.order_swaps,
-            site,
-        )
-        .await?;
-        for (name, usage, duration) in &j.spend {
-            accounts.record(name, Role::Judge, *usage, *duration);
-        }
-        for f in &j.failures {
-            printer.warn(&format!("judge {} failed: {}", f.judge, f.reason));
-        }
-        Some(j)
+        Some(judge_round(shared, ask, &blinded, accounts).await?)
     };
 
     let params = &tables().scoring;
@@ -235,30 +195,75 @@ pub async fn evaluate(
     let order = judged
         .as_ref()
         .map(|j| order_check(j, &blinded, &targets, config, unavailable));
-    let mut scored = Vec::new();
-    for (id, a) in &blinded {
-        let view = judged
-            .as_ref()
-            .and_then(|j| j.views.get(id).cloned())
-            .unwrap_or_else(|| Subjective::unavailable(params, unavailable));
-        let s = score(a, &targets, &view, config);
-        scored.push(ProposalReport {
-            proposal_id: id.clone(),
-            bot_id: a.bot_id.clone(),
-            total_score: s.total,
-            scores: s.scores,
-            reasons: s.details,
-            submission_time: a.submitted_at,
-            success_probability: a.proposal.success_probability,
-            approach_summary: a.proposal.approach_summary.clone(),
-            files_affected: a.proposal.paths().into_iter().map(String::from).collect(),
-            repaired: a.repaired,
-            warnings: a.warnings.clone(),
-            order_disagreement: judged
-                .as_ref()
-                .and_then(|j| j.combined.disagreement.get(id).copied()),
-        });
+    let scored = proposal_reports(&blinded, judged.as_ref(), &targets, config, unavailable);
+    let ranked = ranked(&scored, params.ranking.human_review_below);
+    printer.status(&ranked.line);
+    if let Some(line) = order.as_ref().and_then(flip_line) {
+        printer.status(&line);
     }
+    match (&ranked.winner, &ranked.winner_bot) {
+        (Some(w), Some(bot)) => printer.status(&format!("- Selected: {w} ({bot})")),
+        _ => printer.status(&format!(
+            "- No winner: every proposal is below {}; a human must review",
+            params.ranking.human_review_below
+        )),
+    }
+    let report = RoundReport {
+        judges: judged
+            .as_ref()
+            .map(|j| JudgesReport {
+                answered: j.answered.clone(),
+                failures: j.failures.clone(),
+            })
+            .unwrap_or_default(),
+        ..RoundReport::judged(
+            site.round,
+            site.phase,
+            seed,
+            scored,
+            skipped,
+            ranked.ranking,
+            order,
+        )
+    };
+    if let Some(dir) = &shared.agents.record {
+        let round = RecordedRound {
+            version: recording::RECORDING_VERSION,
+            issue: issue.number,
+            round: site.round,
+            phase: site.phase,
+            seed,
+            requirements: reqs.clone(),
+            proposals: recorded_proposals(&blinded),
+            readings: judged
+                .as_ref()
+                .map(|j| j.readings.clone())
+                .unwrap_or_default(),
+            judge_unavailable: judge_unavailable(judged.as_ref(), unavailable),
+            weights: config.scoring_weights,
+            ranking: report.ranking.clone(),
+            winner: report.winner.clone(),
+        };
+        recording::write(dir, &round);
+    }
+    Ok(Evaluated {
+        report,
+        proposals: blinded.into_iter().collect(),
+        stopped,
+    })
+}
+
+/// The round's ranking of its scored proposals, the winner and its bot, and the line that
+/// lists them best first.
+struct Ranked {
+    ranking: crate::market::Ranking,
+    winner: Option<String>,
+    winner_bot: Option<String>,
+    line: String,
+}
+
+/// Ranks the scored proposals (ties to the earlier submission; none wins below `threshold`).
+fn ranked(scored: &[ProposalReport], threshold: f64) -> Ranked {
     let entries: Vec<Entry> = scored
         .iter()
         .map(|p| Entry {
@@ -267,102 +272,142 @@ pub async fn evaluate(
             submitted_at: p.submission_time,
         })
         .collect();
-    let ranking = rank(&entries, params.ranking.human_review_below);
+    let ranking = rank(&entries, threshold);
+    let by_id = |id: &str| scored.iter().find(|p| p.proposal_id == id);
     let winner = ranking.winner().map(String::from);
-    let winner_bot = winner.as_ref().and_then(|w| {
-        scored
-            .iter()
-            .find(|p| &p.proposal_id == w)
-            .map(|p| p.bot_id.clone())
-    });
+    let winner_bot = winner.as_deref().and_then(by_id).map(|p| p.bot_id.clone());
     let listing: Vec<String> = ranking
         .order
         .iter()
-        .filter_map(|id| scored.iter().find(|p| &p.proposal_id == id))
+        .filter_map(|id| by_id(id))
         .map(|p| format!("{}: {:.3}", p.proposal_id, p.total_score))
         .collect();
-    printer.status(&format!("- Rankings: [{}]", listing.join(", ")));
-    if let Some(line) = order.as_ref().and_then(flip_line) {
-        printer.status(&line);
+    Ranked {
+        line: format!("- Rankings: [{}]", listing.join(", ")),
+        ranking,
+        winner,
+        winner_bot,
     }
-    if let Some(dir) = &shared.agents.record {
-        recording::write(
-            dir,
-            &RecordedRound {
-                version: recording::RECORDING_VERSION,
-                issue: issue.number,
-                round: site.round,
-                phase: site.phase,
-                seed,
-                requirements: reqs.clone(),
-                proposals: blinded
-                    .iter()
-                    .map(|(id, a)| RecordedProposal {
-                        proposal_id: id.clone(),
-                        bot_id: a.bot_id.clone(),
-                        submitted_at: a.submitted_at,
-                        proposal: a.proposal.clone(),
-                    })
-                    .collect(),
-                readings: judged
-                    .as_ref()
-                    .map(|j| j.readings.clone())
-                    .unwrap_or_default(),
-                judge_unavailable: match &judged {
-                    None => Some(unavailable.to_owned()),
-                    Some(j) if j.readings.is_empty() => Some(
-                        j.failures
-                            .iter()
-                            .map(|f| format!("{}: {}", f.judge, f.reason))
-                            .collect::<Vec<_>>()
-                            .join("; "),
-                    ),
-                    Some(_) => None,
-                },
-                weights: config.scoring_weights,
-                ranking: ranking.order.clone(),
-                winner: winner.clone(),
-            },
-        );
+}
+
+/// The line that says how many proposals arrived and which bots were skipped, and why.
+fn received_line(arrived: usize, skipped: &[SkippedBot]) -> String {
+    let skipped = if skipped.is_empty() {
+        String::new()
+    } else {
+        let each: Vec<String> = skipped
+            .iter()
+            .map(|s| format!("{} ({})", s.bot_id, s.reason))
+            .collect();
+        format!("; skipped: {}", each.join(", "))
+    };
+    format!("- Received {arrived} proposal(s){skipped}")
+}
+
+/// Asks the judges about the blinded proposals; their spend is recorded, their failures said.
+async fn judge_round(
+    shared: &Shared<'_>,
+    ask: Ask<'_>,
+    blinded: &[(String, Arrived)],
+    accounts: &mut Accounts,
+) -> Result<Judged> {
+    let for_judge: Vec<(String, Proposal)> = blinded
+        .iter()
+        .map(|(id, a)| (id.clone(), a.proposal.clone()))
+        .collect();
+    let j = judge(
+        &shared.agents.judges,
+        shared.prompts,
+        ask.issue,
+        ask.reqs,
+        &for_judge,
+        shared.settings.config.order_swaps,
+        ask.site,
+    )
+    .await?;
+    for (name, usage, duration) in &j.spend {
+        accounts.record(name, Role::Judge, *usage, *duration);
     }
-    match (&winner, &winner_bot) {
-        (Some(w), Some(bot)) => printer.status(&format!("- Selected: {w} ({bot})")),
-        _ => printer.status(&format!(
-            "- No winner: every proposal is below {}; a human must review",
-            params.ranking.human_review_below
-        )),
+    for f in &j.failures {
+        shared
+            .printer
+            .warn(&format!("judge {} failed: {}", f.judge, f.reason));
     }
-    Ok(Evaluated {
-        report: RoundReport {
-            round: site.round,
-            phase: site.phase,
-            seed,
-            proposals: scored,
-            skipped,
-            human_review: ranking.human_review,
-            ranking: ranking.order,
-            winner,
-            winner_bot,
-            judges: judged
-                .map(|j| JudgesReport {
-                    answered: j.answered,
-                    failures: j.failures,
-                })
-                .unwrap_or_default(),
-            checks: Vec::new(),
-            new_tests: Vec::new(),
-            attempts: 0,
-            verified_by_claims: false,
-            implementation_summary: None,
-            environment_failure: None,
-            implementation: None,
-            coverage: None,
-            order,
-            audit: None,
-        },
-        proposals: blinded.into_iter().collect(),
-        stopped,
-    })
+    Ok(j)
+}
+
+/// The round's proposals in a blind order drawn from `seed`, labelled `proposal_1…K`.
+fn blind(arrived: Vec<Arrived>, seed: u64) -> Vec<(String, Arrived)> {
+    let order = blind_order(arrived.len(), seed);
+    let mut slots: Vec<Option<Arrived>> = arrived.into_iter().map(Some).collect();
+    order
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &at)| slots[at].take().map(|a| (blind_label(i), a)))
+        .collect()
+}
+
+/// Each blinded proposal's report: its scores under the judges' view (neutral, with
+/// `unavailable` as the reason, where no judge answered).
+fn proposal_reports(
+    blinded: &[(String, Arrived)],
+    judged: Option<&Judged>,
+    targets: &Targets,
+    config: &crate::config::Config,
+    unavailable: &str,
+) -> Vec<ProposalReport> {
+    let params = &tables().scoring;
+    blinded
+        .iter()
+        .map(|(id, a)| {
+            let view = judged
+                .and_then(|j| j.views.get(id).cloned())
+                .unwrap_or_else(|| Subjective::unavailable(params, unavailable));
+            let s = score(a, targets, &view, config);
+            ProposalReport {
+                proposal_id: id.clone(),
+                bot_id: a.bot_id.clone(),
+                total_score: s.total,
+                scores: s.scores,
+                reasons: s.details,
+                submission_time: a.submitted_at,
+                success_probability: a.proposal.success_probability,
+                approach_summary: a.proposal.approach_summary.clone(),
+                files_affected: a.proposal.paths().into_iter().map(String::from).collect(),
+                repaired: a.repaired,
+                warnings: a.warnings.clone(),
+                order_disagreement: judged.and_then(|j| j.combined.disagreement.get(id).copied()),
+            }
+        })
+        .collect()
+}
+
+/// The blinded proposals as `--record` keeps them.
+fn recorded_proposals(blinded: &[(String, Arrived)]) -> Vec<RecordedProposal> {
+    blinded
+        .iter()
+        .map(|(id, a)| RecordedProposal {
+            proposal_id: id.clone(),
+            bot_id: a.bot_id.clone(),
+            submitted_at: a.submitted_at,
+            proposal: a.proposal.clone(),
+        })
+        .collect()
+}
+
+/// Why the recorded round has no judge reading, if it has none.
+fn judge_unavailable(judged: Option<&Judged>, unavailable: &str) -> Option<String> {
+    match judged {
+        None => Some(unavailable.to_owned()),
+        Some(j) if j.readings.is_empty() => Some(
+            j.failures
+                .iter()
+                .map(|f| format!("{}: {}", f.judge, f.reason))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+        Some(_) => None,
+    }
 }
 
 /// A proposal's six scores under the configuration's weights and the built-in tables.
@@ -430,5 +475,49 @@ fn flip_line(check: &OrderCheck) -> Option<String> {
             "- Order check: the top proposal flipped with the order ({f} read forward, {r} reversed); the two readings are averaged"
         )),
         _ => Some("- Order check: the same top proposal in both orders".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ranking_names_the_winner_and_lists_best_first() {
+        let mut late = crate::fixtures::proposal("proposal_2", "b", 0.7);
+        late.submission_time += chrono::Duration::seconds(5);
+        let scored = vec![
+            crate::fixtures::proposal("proposal_1", "a", 0.6),
+            late,
+            crate::fixtures::proposal("proposal_3", "c", 0.7),
+        ];
+        let r = ranked(&scored, 0.5);
+        assert_eq!(
+            r.winner.as_deref(),
+            Some("proposal_3"),
+            "a tie goes to the earlier submission"
+        );
+        assert_eq!(r.winner_bot.as_deref(), Some("c"));
+        assert_eq!(
+            r.line,
+            "- Rankings: [proposal_3: 0.700, proposal_2: 0.700, proposal_1: 0.600]"
+        );
+        let none = ranked(&scored, 0.9);
+        assert_eq!((none.winner, none.winner_bot), (None, None));
+        assert!(none.ranking.human_review);
+    }
+
+    #[test]
+    fn the_received_line_names_the_skipped_bots_and_why() {
+        assert_eq!(received_line(2, &[]), "- Received 2 proposal(s)");
+        let skipped = [SkippedBot {
+            bot_id: "c".into(),
+            reason: "timed out".into(),
+            detail: String::new(),
+        }];
+        assert_eq!(
+            received_line(1, &skipped),
+            "- Received 1 proposal(s); skipped: c (timed out)"
+        );
     }
 }
