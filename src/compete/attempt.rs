@@ -81,6 +81,78 @@ fn name_some(paths: &[String]) -> String {
     out
 }
 
+/// One call of the implementer: its answer (none when it failed), what it changed in git's
+/// files (restored), and its result.
+struct Implemented {
+    answer: Option<ImplementAnswer>,
+    by_agent: Option<String>,
+    result: crate::workspace::Snapshot,
+}
+
+/// What ralph's checks made of a change.
+struct Checked {
+    verification: VerificationReport,
+    native_failed: Option<String>,
+    /// What running the checks changed in git's own files (restored).
+    by_checks: Option<String>,
+}
+
+/// What an attempt found, beside its verification.
+struct Found<'a> {
+    verification: &'a VerificationReport,
+    /// The implementer gave an answer.
+    answered: bool,
+    /// The native build's failure, with its output.
+    native_failed: Option<String>,
+    /// What the implementer, then the checks, changed in git's own files (restored).
+    by_agent: Option<&'a str>,
+    by_checks: Option<&'a str>,
+}
+
+/// Why an attempt failed (empty: it passed ralph's checks), and the named reasons beyond the
+/// checks that the next attempt's prompt carries.
+#[derive(Debug, PartialEq)]
+struct Findings {
+    reasons: Vec<String>,
+    other: Vec<(String, String)>,
+}
+
+/// An attempt's findings: the verification's reasons, a native build that failed, changes to
+/// git's files, no answer, no change.
+fn findings(f: &Found<'_>) -> Findings {
+    let mut reasons = f.verification.failure_reasons();
+    let mut other: Vec<(String, String)> = Vec::new();
+    if let Some(why) = &f.native_failed {
+        // The change's own code did not build: its failure, with the build's output.
+        reasons.push(
+            why.lines()
+                .next()
+                .unwrap_or("the native build failed")
+                .trim_end_matches(':')
+                .to_owned(),
+        );
+        other.push(("native build".into(), why.clone()));
+    }
+    for (who, changes) in [("the implementer", f.by_agent), ("the checks", f.by_checks)] {
+        if let Some(changes) = changes {
+            reasons.push(format!(
+                "{who} changed the repository's git directory: {changes} (restored)"
+            ));
+            other.push(("git directory".into(), changes.to_owned()));
+        }
+    }
+    if !f.answered {
+        reasons.insert(0, "the implementer gave no answer".into());
+    }
+    if f.verification.diff.files.is_empty() {
+        other.push((
+            "no change".into(),
+            "the implementation changed nothing".into(),
+        ));
+    }
+    Findings { reasons, other }
+}
+
 /// What a failed attempt tells the next: the failing checks and protected paths, and every
 /// other reason ralph found.
 fn failures_for_prompt(
@@ -147,20 +219,17 @@ impl Run<'_> {
     ) -> Result<Attempts> {
         let Target {
             wt,
-            plan,
             proposal,
             budget,
             keep,
+            ..
         } = *target;
         // How the console names the attempts.
         let label = if keep { "Attempt" } else { "Audit attempt" };
         let printer = self.input.printer;
-        let implementer = &self.input.agents.implementer;
-        let backend = match &implementer.backend {
-            Ok(b) => b.clone(),
-            Err(why) => return Err(anyhow::anyhow!("the implementer cannot start: {why}")),
-        };
-        let timeout = implementer.timeout;
+        if let Err(why) = &self.input.agents.implementer.backend {
+            return Err(anyhow::anyhow!("the implementer cannot start: {why}"));
+        }
         let mut out = Attempts::default();
         let mut previous: Vec<FailedCheck> = Vec::new();
         for attempt in 1..=budget {
@@ -175,184 +244,51 @@ impl Run<'_> {
             if attempt > 1 {
                 self.input.workspace.reset_worktree(wt).await?;
             }
-            let prompt = bench.prompts.render(
-                Role::Implement,
-                &serde_json::json!({
-                    "issue": PromptIssue::new(&contest.issue),
-                    "branch": wt.branch,
-                    "scratch": !keep,
-                    "checks": plan.checks.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
-                    "requirements_json": prompt_json(&contest.reqs),
-                    "proposal_json": prompt_json(&proposal.proposal),
-                    "previous_failures": previous,
-                    "attempt": attempt,
-                    "budget": budget,
-                }),
-            )?;
-            let mut call = contest.site.call(Role::Implement, prompt, timeout);
-            call.workdir = wt.path.clone();
-            call.attempt = (attempt - 1) * 2;
-            if !keep {
-                call.variant = Some("audit");
-            }
-            let view = self.input.progress.start(format!(
-                "{} · {} · attempt {attempt}/{budget}",
-                if keep { "implement" } else { "audit" },
-                proposal.bot_id
-            ));
-            call.activity = Some(view.sink());
-            let ctx = AnswerContext {
-                requirement_ids: contest
-                    .reqs
-                    .explicit_requirements
-                    .iter()
-                    .map(|r| r.id.clone())
-                    .collect(),
-                ..AnswerContext::default()
-            };
             // How the timeline names this attempt's phases: `attempt r1.2`, `checks r1.2`.
             let tag = format!(
                 "{}r{}.{attempt}",
                 if keep { "" } else { "audit " },
                 contest.site.round
             );
-            // The by-products already there (the environment, earlier checks): not the
-            // implementer's.
-            let present: std::collections::BTreeSet<String> = self
-                .input
-                .workspace
-                .left_out(wt)
-                .await?
-                .into_iter()
-                .collect();
-            let started = std::time::Instant::now();
-            let answer = match ask::<ImplementAnswer>(backend.as_ref(), &call, &ctx).await {
-                Ok(asked) => {
-                    self.accounts.record(
-                        "implementer",
-                        Role::Implement,
-                        asked.usage,
-                        asked.duration,
-                    );
-                    Some(asked.answer)
-                }
-                Err(e) => {
-                    printer.warn(&format!(
-                        "{} {attempt}: the implementer failed: {e}",
-                        label.to_lowercase()
-                    ));
-                    None
-                }
-            };
-            drop(view);
-            self.timeline.since(format!("attempt {tag}"), started);
-            // Whatever the implementer wrote outside its worktree in git's own files is undone
-            // before anything else runs, and fails the attempt.
-            let by_agent =
-                super::guard::sealed(self.input.workspace, printer, wt, "The implementer").await?;
-            // The implementer's result, as the commit will take it: whatever the checks change
-            // in it afterwards is put back before committing.
-            let result = self.input.workspace.snapshot(wt).await?;
-            let generated: Vec<String> = self
-                .input
-                .workspace
-                .left_out(wt)
-                .await?
-                .into_iter()
-                .filter(|p| !present.contains(p))
-                .collect();
-            if !generated.is_empty() {
-                let note = format!(
-                    "{} {attempt}: left out of the commit as by-products: {}",
-                    label.to_lowercase(),
-                    name_some(&generated)
-                );
-                printer.status(&format!("- {note}"));
-                self.report.warnings.push(note);
-            }
-            // A change to the dependency manifests makes the environment again.
-            let started = std::time::Instant::now();
-            let settings = self.input.settings;
-            let setup = refresh_environment(settings, wt, plan, bench.timeout).await;
-            // Native code the change touches is built again (a reset took the last build with
-            // it): the checks must test the change's code, not the base's library.
-            let native = self.rebuild_native(wt, plan, bench, attempt > 1).await?;
-            let mut v = verify(
-                self.input.workspace,
-                wt,
-                plan,
-                Some(&self.baseline),
-                bench.timeout,
-                &crate::checks::live::Watch::attempt(
-                    &self.input.progress,
-                    &self.baseline,
-                    printer.paint_err(),
-                ),
-            )
-            .await?;
-            if let Err(why) = setup {
-                v.setup.push(why);
-            }
-            let mut native_failed = None;
-            if let Some(Err(why)) = native {
-                native_failed = Some(why);
-            }
-            self.timeline.since(format!("checks {tag}"), started);
-            // Exactly what the implementer left is judged and committed: the checks' own writes
-            // go before the verify role, the review or the commit see the worktree.
-            let by_checks = self.input.workspace.tidy(wt, &result).await?;
-            if !by_checks.is_empty() {
-                let note = format!(
-                    "{} {attempt}: the checks wrote into the worktree; put back as the implementer left it: {}",
-                    label.to_lowercase(),
-                    name_some(&by_checks)
-                );
-                printer.status(&format!("- {note}"));
-                self.report.warnings.push(note);
-            }
-            // The checks ran the change's code: it may not write git's files either.
-            let by_checks = super::guard::sealed(
-                self.input.workspace,
-                printer,
-                wt,
-                "Running the checks on the change",
-            )
-            .await?;
-            let mut reasons = v.failure_reasons();
-            // Named reasons beyond the checks, for the next attempt's prompt.
-            let mut other: Vec<(String, String)> = Vec::new();
-            if let Some(why) = native_failed {
-                // The change's own code did not build: its failure, with the build's output.
-                reasons.push(
-                    why.lines()
-                        .next()
-                        .unwrap_or("the native build failed")
-                        .trim_end_matches(':')
-                        .to_owned(),
-                );
-                other.push(("native build".into(), why));
-            }
+            let Implemented {
+                answer,
+                by_agent,
+                result,
+            } = self
+                .implement_once(bench, contest, target, attempt, &previous, &tag)
+                .await?;
+            let Checked {
+                verification: v,
+                native_failed,
+                by_checks,
+            } = self
+                .check_change(
+                    bench,
+                    target,
+                    &result,
+                    &tag,
+                    &format!("{label} {attempt}"),
+                    attempt,
+                )
+                .await?;
             for (who, changes) in [("the implementer", &by_agent), ("the checks", &by_checks)] {
                 if let Some(changes) = changes {
-                    reasons.push(format!(
-                        "{who} changed the repository's git directory: {changes} (restored)"
-                    ));
-                    other.push(("git directory".into(), changes.clone()));
                     self.report.git_tampering.push(format!(
                         "{who}, {} {attempt}: {changes}",
                         label.to_lowercase()
                     ));
                 }
             }
-            if answer.is_none() {
-                reasons.insert(0, "the implementer gave no answer".into());
-            }
-            if v.diff.files.is_empty() {
-                other.push((
-                    "no change".into(),
-                    "the implementation changed nothing".into(),
-                ));
-            }
+            let Findings {
+                mut reasons,
+                mut other,
+            } = findings(&Found {
+                verification: &v,
+                answered: answer.is_some(),
+                native_failed,
+                by_agent: by_agent.as_deref(),
+                by_checks: by_checks.as_deref(),
+            });
             let outcome = match answer {
                 Some(answer) if reasons.is_empty() => {
                     let started = std::time::Instant::now();
@@ -428,6 +364,188 @@ impl Run<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// One call of the implementer on the worktree: the prompt (with the previous attempts'
+    /// failures), the answer, what it changed in git's files (restored), and its result as the
+    /// commit will take it; by-products it generated are named and left out.
+    async fn implement_once(
+        &mut self,
+        bench: &Bench,
+        contest: &Contest,
+        target: &Target<'_>,
+        attempt: u32,
+        previous: &[FailedCheck],
+        tag: &str,
+    ) -> Result<Implemented> {
+        let Target {
+            wt,
+            plan,
+            proposal,
+            budget,
+            keep,
+        } = *target;
+        let label = if keep { "attempt" } else { "audit attempt" };
+        let printer = self.input.printer;
+        let implementer = &self.input.agents.implementer;
+        let backend = match &implementer.backend {
+            Ok(b) => b.clone(),
+            Err(why) => return Err(anyhow::anyhow!("the implementer cannot start: {why}")),
+        };
+        let prompt = bench.prompts.render(
+            Role::Implement,
+            &serde_json::json!({
+                "issue": PromptIssue::new(&contest.issue),
+                "branch": wt.branch,
+                "scratch": !keep,
+                "checks": plan.checks.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+                "requirements_json": prompt_json(&contest.reqs),
+                "proposal_json": prompt_json(&proposal.proposal),
+                "previous_failures": previous,
+                "attempt": attempt,
+                "budget": budget,
+            }),
+        )?;
+        let mut call = contest
+            .site
+            .call(Role::Implement, prompt, implementer.timeout);
+        call.workdir = wt.path.clone();
+        call.attempt = (attempt - 1) * 2;
+        if !keep {
+            call.variant = Some("audit");
+        }
+        let view = self.input.progress.start(format!(
+            "{} · {} · attempt {attempt}/{budget}",
+            if keep { "implement" } else { "audit" },
+            proposal.bot_id
+        ));
+        call.activity = Some(view.sink());
+        let ctx = AnswerContext {
+            requirement_ids: contest
+                .reqs
+                .explicit_requirements
+                .iter()
+                .map(|r| r.id.clone())
+                .collect(),
+            ..AnswerContext::default()
+        };
+        // The by-products already there (the environment, earlier checks): not the
+        // implementer's.
+        let present: std::collections::BTreeSet<String> = self
+            .input
+            .workspace
+            .left_out(wt)
+            .await?
+            .into_iter()
+            .collect();
+        let started = std::time::Instant::now();
+        let answer = match ask::<ImplementAnswer>(backend.as_ref(), &call, &ctx).await {
+            Ok(asked) => {
+                self.accounts
+                    .record("implementer", Role::Implement, asked.usage, asked.duration);
+                Some(asked.answer)
+            }
+            Err(e) => {
+                printer.warn(&format!("{label} {attempt}: the implementer failed: {e}"));
+                None
+            }
+        };
+        drop(view);
+        self.timeline.since(format!("attempt {tag}"), started);
+        // Whatever the implementer wrote outside its worktree in git's own files is undone
+        // before anything else runs, and fails the attempt.
+        let by_agent =
+            super::guard::sealed(self.input.workspace, printer, wt, "The implementer").await?;
+        // The implementer's result, as the commit will take it: whatever the checks change in
+        // it afterwards is put back.
+        let result = self.input.workspace.snapshot(wt).await?;
+        let generated: Vec<String> = self
+            .input
+            .workspace
+            .left_out(wt)
+            .await?
+            .into_iter()
+            .filter(|p| !present.contains(p))
+            .collect();
+        if !generated.is_empty() {
+            let note = format!(
+                "{label} {attempt}: left out of the commit as by-products: {}",
+                name_some(&generated)
+            );
+            printer.status(&format!("- {note}"));
+            self.report.warnings.push(note);
+        }
+        Ok(Implemented {
+            answer,
+            by_agent,
+            result,
+        })
+    }
+
+    /// Runs ralph's checks on the implementer's change: the environment made again when a
+    /// manifest changed, native code rebuilt, the verification, what the checks wrote put back
+    /// (`result` is the implementer's), git's files checked. `name` names the attempt.
+    async fn check_change(
+        &mut self,
+        bench: &Bench,
+        target: &Target<'_>,
+        result: &crate::workspace::Snapshot,
+        tag: &str,
+        name: &str,
+        attempt: u32,
+    ) -> Result<Checked> {
+        let (wt, plan) = (target.wt, target.plan);
+        let printer = self.input.printer;
+        // A change to the dependency manifests makes the environment again.
+        let started = std::time::Instant::now();
+        let settings = self.input.settings;
+        let setup = refresh_environment(settings, wt, plan, bench.timeout).await;
+        // Native code the change touches is built again (a reset took the last build with
+        // it): the checks must test the change's code, not the base's library.
+        let native = self.rebuild_native(wt, plan, bench, attempt > 1).await?;
+        let mut v = verify(
+            self.input.workspace,
+            wt,
+            plan,
+            Some(&self.baseline),
+            bench.timeout,
+            &crate::checks::live::Watch::attempt(
+                &self.input.progress,
+                &self.baseline,
+                printer.paint_err(),
+            ),
+        )
+        .await?;
+        if let Err(why) = setup {
+            v.setup.push(why);
+        }
+        let native_failed = native.and_then(Result::err);
+        self.timeline.since(format!("checks {tag}"), started);
+        // Exactly what the implementer left is judged and committed: the checks' own writes
+        // go before the verify role, the review or the commit see the worktree.
+        let by_checks = self.input.workspace.tidy(wt, result).await?;
+        if !by_checks.is_empty() {
+            let note = format!(
+                "{}: the checks wrote into the worktree; put back as the implementer left it: {}",
+                name.to_lowercase(),
+                name_some(&by_checks)
+            );
+            printer.status(&format!("- {note}"));
+            self.report.warnings.push(note);
+        }
+        // The checks ran the change's code: it may not write git's files either.
+        let by_checks = super::guard::sealed(
+            self.input.workspace,
+            printer,
+            wt,
+            "Running the checks on the change",
+        )
+        .await?;
+        Ok(Checked {
+            verification: v,
+            native_failed,
+            by_checks,
+        })
     }
 
     /// Builds the project's native code again when the change touches its sources, or when
@@ -657,5 +775,109 @@ pub(super) fn failure_of(winner: &Arrived, attempts: &Attempts) -> Failure {
         },
         proposal: winner.proposal.clone(),
         reasons,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::run::CheckResult;
+    use crate::checks::{CheckKind, CheckStatus};
+
+    /// A verification with one passing test and a one-file change.
+    fn passing() -> VerificationReport {
+        VerificationReport {
+            checks: vec![CheckResult {
+                name: "test".into(),
+                kind: CheckKind::Test,
+                command: "sh test.sh".into(),
+                status: CheckStatus::Passed,
+                exit_code: Some(0),
+                duration_ms: 1,
+                output_tail: String::new(),
+                hint: None,
+                measure: Default::default(),
+                configured: false,
+            }],
+            diff: crate::workspace::DiffStats {
+                files: vec![crate::workspace::FileChange {
+                    path: "lib.sh".into(),
+                    status: "modified",
+                    added: 3,
+                    removed: 0,
+                    added_lines: vec![],
+                    removed_lines: vec![],
+                }],
+                lines_added: 3,
+                lines_removed: 0,
+            },
+            ..VerificationReport::none()
+        }
+    }
+
+    fn found(v: &VerificationReport) -> Found<'_> {
+        Found {
+            verification: v,
+            answered: true,
+            native_failed: None,
+            by_agent: None,
+            by_checks: None,
+        }
+    }
+
+    #[test]
+    fn a_clean_attempt_has_no_findings() {
+        let v = passing();
+        assert_eq!(
+            findings(&found(&v)),
+            Findings {
+                reasons: vec![],
+                other: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn no_answer_comes_first_and_every_other_finding_is_named_for_the_next_attempt() {
+        let v = passing();
+        let f = findings(&Found {
+            answered: false,
+            native_failed: Some("error: command 'gcc' failed:\nx.c:3: error".into()),
+            by_agent: Some(".git/hooks/pre-push was added"),
+            by_checks: Some(".git/config was changed"),
+            ..found(&v)
+        });
+        assert_eq!(
+            f.reasons,
+            [
+                "the implementer gave no answer",
+                "error: command 'gcc' failed",
+                "the implementer changed the repository's git directory: .git/hooks/pre-push was added (restored)",
+                "the checks changed the repository's git directory: .git/config was changed (restored)",
+            ]
+        );
+        assert_eq!(
+            f.other.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            ["native build", "git directory", "git directory"]
+        );
+    }
+
+    #[test]
+    fn an_empty_change_is_a_reason_and_told_to_the_next_attempt() {
+        let v = VerificationReport {
+            diff: Default::default(),
+            ..passing()
+        };
+        let f = findings(&found(&v));
+        assert!(f
+            .reasons
+            .contains(&"the implementation changed nothing".to_owned()));
+        assert_eq!(
+            f.other,
+            [(
+                "no change".to_owned(),
+                "the implementation changed nothing".to_owned()
+            )]
+        );
     }
 }
