@@ -49,7 +49,7 @@ impl Run<'_> {
             printer.status("- Audit drawn, but there is no runner-up to implement");
             return Ok(None);
         };
-        super::phase(printer, &self.input.progress, &format!(
+        super::site::phase(printer, &self.input.progress, &format!(
             "## Audit: implementing the runner-up {id} ({}) in a scratch checkout; nothing of it is kept",
             runner_up.bot_id
         ));

@@ -5,7 +5,7 @@
 use super::agents::Agents;
 use super::extract::extract;
 use super::round::{evaluate, gather, ledger_state, standings, Ask, Shared};
-use super::{new_run_id, CallSite};
+use super::site::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
 use crate::agent::{Phase, Role};
@@ -54,7 +54,7 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
     let mut accounts = Accounts::default();
     let mut warnings = Vec::new();
 
-    super::phase(printer, &progress, "## Phase 1: Requirement Extraction");
+    super::site::phase(printer, &progress, "## Phase 1: Requirement Extraction");
     let extracted = extract(&issue, &guidance, &agents.arbiter, &prompts, &site).await?;
     if let Some((usage, duration)) = extracted.spend {
         accounts.record("arbiter", Role::Extract, usage, duration);
@@ -110,7 +110,7 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         return Ok(stop(report, accounts, warnings, cap.to_string(), printer));
     }
 
-    super::phase(printer, &progress, "## Phase 2: Proposal Evaluation");
+    super::site::phase(printer, &progress, "## Phase 2: Proposal Evaluation");
     let shared = Shared {
         settings,
         agents: &agents,
@@ -130,7 +130,7 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
     if let Some(why) = evaluated.stopped {
         return Ok(stop(report, accounts, warnings, why, printer));
     }
-    super::phase(printer, &progress, "## Result: DRY RUN");
+    super::site::phase(printer, &progress, "## Result: DRY RUN");
     printer.status("- Nothing was written: no labels, no events, no branch");
     report.accounts = accounts.rows();
     report.total = accounts.total();

@@ -4,7 +4,7 @@
 //! scoring) and the run goes on.
 
 use super::agents::Agent;
-use super::CallSite;
+use super::site::CallSite;
 use crate::agent::prompts::{PromptError, Prompts};
 use crate::agent::protocol::{ask, AnswerContext};
 use crate::agent::{Role, Usage};

@@ -7,7 +7,7 @@
 
 use super::agents::Agent;
 use super::extract::{prompt_json, PromptIssue};
-use super::CallSite;
+use super::site::CallSite;
 use crate::agent::prompts::{PromptError, Prompts};
 use crate::agent::protocol::{ask, AnswerContext, JudgeAnswer};
 use crate::agent::{Role, Usage};

@@ -4,13 +4,15 @@
 //! - `decide`: the state machine, one pure function from how a round ended to what happens next;
 //! - `state`: what is kept for `--resume`, and the per-issue lock;
 //! - `attempt`: the implementer's attempts, ralph's verification, the `verify` role;
+//! - `findings`: why an attempt failed and what the next one and the replan are told (pure);
 //! - `settle`: the round's outcome — scores, awards, commit and check-off, events, state;
 //! - `events`: a round's ledger events, built by a pure function, then appended;
 //! - `finish`: completion (push, pull request) and the one escalation path;
 //! - `guard`: read-only phases under watch — what they change is restored and named;
 //! - `round`, `extract`, `propose`, `judge`: the read-only front half the dry run shares —
 //!   requirements, every bot's proposal in parallel, blinding, judging, scoring, ranking;
-//! - `agents`: the backends of a run, built once from the configuration.
+//! - `agents`: the backends of a run, built once from the configuration;
+//! - `site`: where a round's calls happen, the run id and the blinding seed, phase headings.
 //!
 //! The competition reaches git through [`crate::workspace::Workspace`] and issues through
 //! [`crate::tracker::IssueTracker`], so its tests drive whole competitions in memory.
@@ -22,6 +24,7 @@ pub mod decide;
 mod dry_run;
 mod events;
 pub mod extract;
+mod findings;
 mod finish;
 mod guard;
 pub mod judge;
@@ -31,6 +34,7 @@ mod review;
 pub mod round;
 mod run;
 mod settle;
+mod site;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -38,75 +42,5 @@ mod tests;
 pub use dry_run::{dry_run, DryRunInput};
 pub use finish::escalate_interrupted;
 pub use run::{compete, RunInput, RunOptions};
+pub use site::{new_run_id, random_seed, CallSite};
 pub use state::RunLock;
-
-use crate::agent::{AgentCall, Phase, Role};
-use std::path::PathBuf;
-use std::time::Duration;
-
-/// Prints a phase heading (`## Phase 2: …`); in Action mode it also opens the phase's
-/// collapsible log group, closing the previous one.
-pub(crate) fn phase(
-    printer: &crate::output::Printer,
-    progress: &crate::progress::Progress,
-    title: &str,
-) {
-    progress.phase(title.trim_start_matches("## "));
-    printer.status(&printer.paint_err().bold(title));
-}
-
-/// Where the calls of one round happen: the same for every agent of the round.
-#[derive(Debug, Clone)]
-pub struct CallSite {
-    pub issue: u64,
-    /// 1-based.
-    pub round: u32,
-    pub phase: Phase,
-    /// The repository root (the worktree for `implement`).
-    pub workdir: PathBuf,
-    /// The live view the round's agents report to.
-    pub progress: crate::progress::Progress,
-}
-
-impl CallSite {
-    /// Shows `call` in the live view as `label` while the returned task lives.
-    pub fn watch(&self, call: &mut AgentCall, label: &str) -> crate::progress::Task {
-        let task = self.progress.start(label);
-        call.activity = Some(task.sink());
-        task
-    }
-
-    /// A first-attempt call of `role` with `prompt`.
-    pub fn call(&self, role: Role, prompt: String, timeout: Duration) -> AgentCall {
-        AgentCall {
-            role,
-            prompt,
-            workdir: self.workdir.clone(),
-            bot_id: None,
-            issue: self.issue,
-            round: self.round,
-            phase: self.phase,
-            timeout,
-            attempt: 0,
-            speaker: None,
-            variant: None,
-            activity: None,
-        }
-    }
-}
-
-/// A fresh run id: `<UTC time>-<issue>-<4 hex digits>`, unique enough to tell runs apart in
-/// events and reports.
-pub fn new_run_id(issue: u64, now: chrono::DateTime<chrono::Utc>) -> String {
-    format!(
-        "{}-{issue}-{:04x}",
-        now.format("%Y%m%dT%H%M%SZ"),
-        crate::retry::random_u64() & 0xffff
-    )
-}
-
-/// A seed for the blind order: different for every round and run, recorded in the report so a
-/// ranking can be reproduced.
-pub fn random_seed() -> u64 {
-    crate::retry::random_u64()
-}

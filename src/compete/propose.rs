@@ -5,7 +5,7 @@
 
 use super::agents::Agent;
 use super::extract::{prompt_guidance, prompt_json, PromptIssue};
-use super::CallSite;
+use super::site::CallSite;
 use crate::agent::fanout::{gather, BotOutcome, BotResult, BotTask};
 use crate::agent::prompts::{PromptError, Prompts};
 use crate::agent::Role;

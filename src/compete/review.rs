@@ -5,8 +5,8 @@
 //! cannot answer, the neutral score stays and the reason is recorded. The role is read-only: a
 //! change it makes to the worktree is restored and its answer discarded.
 
-use super::attempt::Attempts;
 use super::extract::{prompt_json, PromptIssue};
+use super::findings::Attempts;
 use super::run::{Bench, Contest, Run, Selection};
 use crate::agent::protocol::{ask, AnswerContext, ReviewAnswer};
 use crate::agent::Role;

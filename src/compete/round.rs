@@ -5,7 +5,7 @@
 use super::agents::Agents;
 use super::judge::{judge, Judged};
 use super::propose::{proposals, FailureContext, ProposeRound, Standing};
-use super::{random_seed, CallSite};
+use super::site::{random_seed, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::fanout::BotOutcome;
 use crate::agent::prompts::Prompts;

@@ -12,8 +12,8 @@ use super::extract::extract;
 use super::guard;
 use super::prepare::{discard, open, ready, Ground};
 use super::round::{evaluate, gather, ledger_state, standings, Arrived, Ask, Evaluated, Shared};
+use super::site::{new_run_id, CallSite};
 use super::state::{RunLock, RunState, Trouble};
-use super::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
 use crate::agent::{Phase, Role};
@@ -558,7 +558,7 @@ impl<'a> Run<'a> {
             Err(end) => return Ok(decide(&end, at)),
         };
         let printer = self.input.printer;
-        super::phase(printer, &self.input.progress, "## Phase 3: Implementation");
+        super::site::phase(printer, &self.input.progress, "## Phase 3: Implementation");
         printer.status(&format!(
             "- Implementing {} ({}) with up to {} attempt(s)",
             selection
@@ -614,7 +614,7 @@ impl<'a> Run<'a> {
             progress: self.input.progress.clone(),
         };
         let issue = self.input.tracker.issue(n).await?;
-        super::phase(
+        super::site::phase(
             printer,
             &self.input.progress,
             &format!(
@@ -679,7 +679,7 @@ impl<'a> Run<'a> {
     ) -> Result<Result<Selection, RoundEnd>> {
         let settings = self.input.settings;
         let printer = self.input.printer;
-        super::phase(
+        super::site::phase(
             printer,
             &self.input.progress,
             "## Phase 2: Proposal Evaluation",

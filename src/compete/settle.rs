@@ -3,9 +3,10 @@
 //! check-off of the boxes the verify role found satisfied (the commit was made by the passing
 //! attempt) or the reset, the events, the saved state — and how the round ended.
 
-use super::attempt::{failure_of, Attempts};
 use super::decide::RoundEnd;
 use super::events::{append, round_events, RoundRecord};
+use super::findings::failure_of;
+use super::findings::Attempts;
 use super::prepare::cache_dir;
 use super::run::{Contest, Run, Selection};
 use crate::agent::accounts::Accounts;
@@ -231,7 +232,7 @@ impl Run<'_> {
             satisfied,
             verification: v,
         } = *scored;
-        super::phase(
+        super::site::phase(
             printer,
             &self.input.progress,
             "## Phase 4: Marketplace Update",
@@ -295,7 +296,7 @@ impl Run<'_> {
         attempts: &Attempts,
     ) -> Result<RoundEnd> {
         let printer = self.input.printer;
-        super::phase(
+        super::site::phase(
             printer,
             &self.input.progress,
             "## Result: ENVIRONMENT FAILURE",
@@ -345,7 +346,7 @@ impl Run<'_> {
         }
         self.state.passed();
         self.state.save(settings)?;
-        super::phase(printer, &self.input.progress, "## Result: SUCCESS");
+        super::site::phase(printer, &self.input.progress, "## Result: SUCCESS");
         printer.status(&format!(
             "- Iteration {round}/{}; {remaining} checkbox(es) remain",
             self.input.options.max_iterations
@@ -363,7 +364,7 @@ impl Run<'_> {
         let settings = self.input.settings;
         let printer = self.input.printer;
         let failure = failure_of(&sel.winner, &attempts);
-        super::phase(printer, &self.input.progress, "## Result: FAILURE");
+        super::site::phase(printer, &self.input.progress, "## Result: FAILURE");
         for r in &failure.reasons {
             printer.status(&format!("- {r}"));
         }
@@ -418,7 +419,7 @@ impl Run<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compete::attempt::{Passed, Verdict};
+    use crate::compete::findings::{Passed, Verdict};
     use crate::compete::round::{Arrived, Evaluated};
     use crate::market::Outcome;
     use std::collections::BTreeMap;
