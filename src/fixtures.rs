@@ -1,6 +1,9 @@
 //! Test data shared by the unit tests of several modules: a valid proposal, a proposal's and a
-//! round's report, a one-round run report. Compiled for tests only; production code never sees it.
+//! round's report, a one-round run report, a passed check. Compiled for tests only; production
+//! code never sees it.
 
+use crate::checks::run::CheckResult;
+use crate::checks::{CheckKind, CheckStatus};
 use crate::market::{Phase, Proposal, Scores};
 use crate::run_report::{ProposalReport, RoundReport, RunOutcome, RunReport, SkippedBot};
 use serde_json::json;
@@ -73,43 +76,16 @@ pub fn report(outcome: RunOutcome) -> RunReport {
         requirements: crate::spec::Requirements::from_body(""),
         extraction: "checkboxes",
         rounds: vec![RoundReport {
-            round: 1,
-            phase: crate::market::Phase::Initial,
-            seed: 1,
-            proposals: vec![ProposalReport {
-                proposal_id: "proposal_1".into(),
-                bot_id: "smart_bot_2".into(),
-                total_score: 0.8123,
-                scores: Scores::default(),
-                reasons: Default::default(),
-                submission_time: chrono::Utc::now(),
-                success_probability: 0.7,
-                approach_summary: "s".into(),
-                files_affected: vec![],
-                repaired: false,
-                warnings: vec![],
-                order_disagreement: None,
-            }],
             skipped: vec![SkippedBot {
                 bot_id: "smart_bot_3".into(),
                 reason: "timed out".into(),
                 detail: String::new(),
             }],
-            ranking: vec!["proposal_1".into()],
-            winner: Some("proposal_1".into()),
             winner_bot: Some("smart_bot_2".into()),
-            human_review: false,
-            judges: Default::default(),
-            checks: vec![],
-            new_tests: vec![],
-            attempts: 0,
-            verified_by_claims: false,
-            implementation_summary: None,
-            environment_failure: None,
-            implementation: None,
-            coverage: None,
-            order: None,
-            audit: None,
+            ..round(
+                vec![proposal("proposal_1", "smart_bot_2", 0.8123)],
+                &["proposal_1"],
+            )
         }],
         events: vec!["e.json".into()],
         accounts: vec![],
@@ -124,5 +100,21 @@ pub fn report(outcome: RunOutcome) -> RunReport {
         phases: vec![],
         critical_path: vec![],
         wall_ms: 0,
+    }
+}
+
+/// A check that ran and passed.
+pub fn passed_check(name: &str, kind: CheckKind, command: &str) -> CheckResult {
+    CheckResult {
+        name: name.into(),
+        kind,
+        command: command.into(),
+        status: CheckStatus::Passed,
+        exit_code: Some(0),
+        duration_ms: 1,
+        output_tail: String::new(),
+        hint: None,
+        measure: Default::default(),
+        configured: false,
     }
 }

@@ -137,7 +137,6 @@ pub fn append(store: &EventStore, events: &[Event]) -> Result<Vec<String>> {
 mod tests {
     use super::*;
     use crate::agent::{Role, Usage};
-    use crate::checks::{CheckResult, CheckStatus};
     use crate::fixtures::{proposal, round};
     use crate::market::Outcome;
     use crate::market::Scores;
@@ -172,18 +171,7 @@ mod tests {
             details: Default::default(),
         };
         let verification = VerificationReport {
-            checks: vec![CheckResult {
-                name: "test".into(),
-                kind: CheckKind::Test,
-                command: "t".into(),
-                status: CheckStatus::Passed,
-                exit_code: Some(0),
-                duration_ms: 1,
-                output_tail: String::new(),
-                hint: None,
-                measure: Default::default(),
-                configured: false,
-            }],
+            checks: vec![crate::fixtures::passed_check("test", CheckKind::Test, "t")],
             coverage: Coverage {
                 before: Some(80.0),
                 after: Some(81.0),

@@ -198,24 +198,15 @@ pub(super) fn failure_of(winner: &Arrived, attempts: &Attempts) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::run::CheckResult;
-    use crate::checks::{CheckKind, CheckStatus};
 
     /// A verification with one passing test and a one-file change.
     fn passing() -> VerificationReport {
         VerificationReport {
-            checks: vec![CheckResult {
-                name: "test".into(),
-                kind: CheckKind::Test,
-                command: "sh test.sh".into(),
-                status: CheckStatus::Passed,
-                exit_code: Some(0),
-                duration_ms: 1,
-                output_tail: String::new(),
-                hint: None,
-                measure: Default::default(),
-                configured: false,
-            }],
+            checks: vec![crate::fixtures::passed_check(
+                "test",
+                CheckKind::Test,
+                "sh test.sh",
+            )],
             diff: crate::workspace::DiffStats {
                 files: vec![crate::workspace::FileChange {
                     path: "lib.sh".into(),

@@ -7,7 +7,7 @@ use super::seal::{self, Entry, GitSeal};
 use super::WorkspaceError;
 use crate::process::{Cmd, Confinement, Kind};
 use crate::secret::Secret;
-use git2::{BranchType, IndexAddOption, Repository, ResetType, StatusOptions, WorktreeAddOptions};
+use git2::{BranchType, IndexAddOption, Repository, ResetType, WorktreeAddOptions};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -120,13 +120,7 @@ pub fn reset_worktree(wt: &Worktree) -> Result<(), WorkspaceError> {
         .map_err(|e| WorkspaceError::git("reading the worktree's HEAD", e))?;
     repo.reset(&head, ResetType::Hard, None)
         .map_err(|e| WorkspaceError::git("resetting the worktree", e))?;
-    let mut opts = StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(false)
-        .include_ignored(false);
-    let statuses = repo
-        .statuses(Some(&mut opts))
-        .map_err(|e| WorkspaceError::git("reading the worktree status", e))?;
+    let statuses = super::repo::statuses(&repo, false)?;
     for s in statuses.iter() {
         if let Some(p) = s.path() {
             let full = wt.path.join(p);
@@ -259,13 +253,7 @@ fn stage_all(repo: &Repository) -> Result<git2::Oid, WorkspaceError> {
 pub(super) fn untracked_byproducts(
     repo: &Repository,
 ) -> Result<std::collections::BTreeSet<String>, WorkspaceError> {
-    let mut opts = StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(false);
-    Ok(repo
-        .statuses(Some(&mut opts))
-        .map_err(|e| WorkspaceError::git("reading the worktree status", e))?
+    Ok(super::repo::statuses(repo, true)?
         .iter()
         .filter(|s| s.status().contains(git2::Status::WT_NEW))
         .filter_map(|s| s.path().map(str::to_owned))

@@ -7,7 +7,7 @@
 
 use super::repo::{blocking, open};
 use super::{WorkspaceError, Worktree};
-use git2::{Repository, StatusOptions, WorktreePruneOptions};
+use git2::{Repository, WorktreePruneOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -123,14 +123,7 @@ pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> 
 /// Every path of the worktree that differs from HEAD (tracked or not; ignored files and
 /// untracked by-products aside: the baseline's checks may be writing them right now).
 fn changed_paths(repo: &Repository) -> Result<Vec<String>, WorkspaceError> {
-    let mut opts = StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(false)
-        .exclude_submodules(true);
-    Ok(repo
-        .statuses(Some(&mut opts))
-        .map_err(git_err("reading the worktree status"))?
+    Ok(super::repo::statuses(repo, true)?
         .iter()
         .filter(|s| {
             !(s.status() == git2::Status::WT_NEW
@@ -269,13 +262,7 @@ pub fn restore_files(wt: &Worktree, snap: &Snapshot) -> Result<Vec<String>, Work
     let mut gone: Vec<String> = Vec::new();
     // A folder the checks made whole goes whole, with what `.gitignore` hides in it (an
     // unpacked sdist's build output): git lists its other files one by one above.
-    let mut opts = StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(false)
-        .include_ignored(false);
-    let statuses = repo
-        .statuses(Some(&mut opts))
-        .map_err(git_err("reading the worktree status"))?;
+    let statuses = super::repo::statuses(&repo, false)?;
     for entry in statuses.iter() {
         let Some(path) = entry.path() else { continue };
         let full = wt.path.join(path);

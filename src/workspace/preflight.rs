@@ -7,7 +7,7 @@
 use super::repo::{base_commit, blocking, open, refuse, remote_cmd, run_git};
 use super::{branch_name, WorkspaceError};
 use crate::secret::Secret;
-use git2::{BranchType, Repository, StatusOptions};
+use git2::{BranchType, Repository};
 use std::path::{Path, PathBuf};
 
 /// What preflight needs to know.
@@ -41,14 +41,7 @@ pub struct Preflight {
 
 /// The paths that make the working tree unclean: every change outside `.ralph/`.
 fn dirty_paths(repo: &Repository) -> Result<Vec<String>, WorkspaceError> {
-    let mut opts = StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(false)
-        .include_ignored(false)
-        .exclude_submodules(true);
-    let statuses = repo
-        .statuses(Some(&mut opts))
-        .map_err(|e| WorkspaceError::git("reading the working tree status", e))?;
+    let statuses = super::repo::statuses(repo, false)?;
     Ok(statuses
         .iter()
         .filter_map(|s| s.path().map(str::to_owned))

@@ -21,6 +21,21 @@ pub(super) fn refuse(message: impl Into<String>, hint: impl Into<String>) -> Wor
 }
 
 /// The repository at `root`, or a refusal saying it is not one.
+/// The status of every path that differs from HEAD, untracked ones included (one entry per new
+/// folder unless `recurse_untracked`), ignored files and submodules left out.
+pub(super) fn statuses(
+    repo: &Repository,
+    recurse_untracked: bool,
+) -> Result<git2::Statuses<'_>, WorkspaceError> {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(recurse_untracked)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    repo.statuses(Some(&mut opts))
+        .map_err(|e| WorkspaceError::git("reading the worktree status", e))
+}
+
 pub(super) fn open(root: &Path) -> Result<Repository, WorkspaceError> {
     Repository::open(root).map_err(|_| {
         refuse(

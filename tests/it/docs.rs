@@ -148,18 +148,6 @@ fn specification_anchors() -> BTreeSet<String> {
         .collect()
 }
 
-/// Every `.rs` file under `dir`, recursively.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|x| x == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The section citations of a line, as anchors: `§5.1` is `s5-1`, `§6` is `s6`.
 fn cited_sections(line: &str) -> Vec<String> {
     let mut anchors = Vec::new();
@@ -191,8 +179,8 @@ fn every_cited_section_of_the_specification_exists() {
         "docs/specification.md has no anchors"
     );
     let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    rust_files(&root().join("tests"), &mut files);
+    crate::common::rust_files(&root().join("src"), &mut files);
+    crate::common::rust_files(&root().join("tests"), &mut files);
     files.sort();
     let (mut cited, mut missing) = (0, Vec::new());
     for file in files {
@@ -223,7 +211,7 @@ fn every_cited_section_of_the_specification_exists() {
 #[test]
 fn the_source_cites_no_document_outside_the_repository() {
     let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
+    crate::common::rust_files(&root().join("src"), &mut files);
     files.sort();
     let mut found = Vec::new();
     for file in files {

@@ -34,17 +34,6 @@ fn floor(module: &str) -> Option<usize> {
     FLOORS.iter().position(|f| f.contains(&module))
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|x| x == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The top-level module a file under `src/` belongs to.
 fn module_of(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).unwrap();
@@ -99,7 +88,7 @@ fn imports(text: &str) -> Vec<(usize, String)> {
 fn no_module_imports_its_own_floor_or_above() {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    crate::common::rust_files(&src, &mut files);
     files.sort();
     let mut wrong = Vec::new();
     let mut unplaced = Vec::new();
