@@ -18,7 +18,8 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 pub fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(|| {
-        // reqwest is built without a crypto provider of its own: use ring, as octocrab does.
+        // reqwest is built without a crypto provider of its own: use ring, as the GitHub client
+        // does.
         let _ = rustls::crypto::ring::default_provider().install_default();
         reqwest::Client::builder()
             .user_agent(concat!("ralph/", env!("CARGO_PKG_VERSION")))

@@ -1,6 +1,6 @@
 //! Where issues live. [`IssueTracker`] is the narrow interface the competition needs (read an
 //! issue, move labels, edit the body, comment, open a pull request, check who may trigger a
-//! run); [`github::GithubTracker`] implements it over the GitHub REST API with octocrab and
+//! run); [`github::GithubTracker`] implements it over the GitHub REST API (reqwest) and
 //! [`local::LocalTracker`] over markdown files in `.ralph/issues/`. [`open`] picks one from
 //! the settings. The workflow rules on top (labels, the queue) are in [`workflow`].
 

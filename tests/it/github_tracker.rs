@@ -74,7 +74,7 @@ async fn gets_an_issue_with_the_token_and_a_user_agent() {
     assert_eq!(issue.author.as_deref(), Some("octocat"));
     assert!(issue.body.contains("\r\n- [ ] Add a `notify` option"));
     let received = server.received_requests().await.unwrap();
-    // octocrab sends its own user agent too; ralph's identifies the tool and version.
+    // ralph's user agent identifies the tool and version.
     let agents: Vec<&str> = received[0]
         .headers
         .get_all("user-agent")

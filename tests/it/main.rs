@@ -1,5 +1,5 @@
-//! The integration tests, in one binary so the crate and its test dependencies (octocrab,
-//! reqwest, git2, wiremock) are linked once: one module per area. `tests/interrupt.rs` stays a
+//! The integration tests, in one binary so the crate and its test dependencies (reqwest,
+//! git2, wiremock, insta) are linked once: one module per area. `tests/interrupt.rs` stays a
 //! binary of its own because it kills every child process of the test process.
 //!
 //! Tests here share one process: a test that changes the process environment must only add

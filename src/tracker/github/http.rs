@@ -1,5 +1,5 @@
-//! The HTTP layer of the GitHub tracker: one `send` that every call goes through, over
-//! octocrab's transport (base URL, auth header, TLS, timeouts). It retries what is worth
+//! The HTTP layer of the GitHub tracker: one `send` that every call goes through, over a
+//! reqwest client (the base URL, the auth header, rustls, timeouts). It retries what is worth
 //! retrying — 5xx, connection errors, secondary rate limits (`retry-after`) and a primary rate
 //! limit whose reset is near — with exponential backoff and jitter, maps the rest to distinct
 //! [`TrackerError`]s, and follows `Link: rel="next"` for lists.
@@ -10,8 +10,6 @@ use crate::error::chain_text;
 use crate::retry::Pause;
 use chrono::{DateTime, Utc};
 use http::{HeaderMap, Method, StatusCode};
-use http_body_util::BodyExt;
-use octocrab::Octocrab;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::time::Duration;
@@ -107,9 +105,14 @@ impl<'a> Request<'a> {
     }
 }
 
-/// The API client: octocrab's transport plus ralph's retry and error rules.
+/// The API client: the transport plus ralph's retry and error rules.
 pub struct Api {
-    octo: Octocrab,
+    client: reqwest::Client,
+    /// The API's base URL, without a trailing `/` (`https://api.github.com`,
+    /// `https://ghe.example/api/v3`).
+    base: String,
+    /// Its scheme and host: page links are followed only there (the token goes with them).
+    origin: String,
     policy: RetryPolicy,
     token_source: String,
 }
@@ -121,11 +124,27 @@ enum Verdict {
 }
 
 impl Api {
-    pub fn new(octo: Octocrab, policy: RetryPolicy, token_source: String) -> Api {
+    pub fn new(
+        client: reqwest::Client,
+        base: &reqwest::Url,
+        policy: RetryPolicy,
+        token_source: String,
+    ) -> Api {
         Api {
-            octo,
+            client,
+            base: base.as_str().trim_end_matches('/').to_owned(),
+            origin: base.origin().ascii_serialization(),
             policy,
             token_source,
+        }
+    }
+
+    /// The URL of `path`: below the base, or — a page link, already a path from the host's
+    /// root — on the base's host.
+    fn url(&self, path: &str) -> String {
+        match path.strip_prefix(&self.origin) {
+            Some(rooted) if rooted.starts_with('/') => format!("{}{rooted}", self.origin),
+            _ => format!("{}{path}", self.base),
         }
     }
 
@@ -133,19 +152,14 @@ impl Api {
         &self,
         req: &Request<'_>,
     ) -> std::result::Result<(StatusCode, HeaderMap, Vec<u8>), String> {
-        let path = req.path.as_str();
-        let sent = match req.method {
-            Method::GET => self.octo._get(path).await,
-            Method::POST => self.octo._post(path, req.body).await,
-            Method::PATCH => self.octo._patch(path, req.body).await,
-            Method::PUT => self.octo._put(path, req.body).await,
-            Method::DELETE => self.octo._delete(path, req.body).await,
-            ref other => return Err(format!("unsupported method {other}")),
-        };
-        let response = sent.map_err(|e| chain_text(&e))?;
-        let (parts, body) = response.into_parts();
-        let bytes = body.collect().await.map_err(|e| chain_text(&e))?.to_bytes();
-        Ok((parts.status, parts.headers, bytes.to_vec()))
+        let mut builder = self.client.request(req.method.clone(), self.url(&req.path));
+        if let Some(body) = req.body {
+            builder = builder.json(body);
+        }
+        let response = builder.send().await.map_err(|e| chain_text(&e))?;
+        let (status, headers) = (response.status(), response.headers().clone());
+        let bytes = response.bytes().await.map_err(|e| chain_text(&e))?;
+        Ok((status, headers, bytes.to_vec()))
     }
 
     /// Sends a request, retrying transient failures, and returns a 2xx answer or the error.
@@ -355,7 +369,8 @@ impl Api {
                 .iter()
                 .filter_map(|v| v.to_str().ok())
                 .find_map(next_link)
-                .and_then(|url| path_and_query(&url));
+                .and_then(|url| path_and_query(&url))
+                .map(|rooted| format!("{}{rooted}", self.origin));
         }
         Ok(items)
     }
@@ -392,6 +407,33 @@ fn path_and_query(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_go_below_the_base_and_page_links_stay_on_its_host() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let base = reqwest::Url::parse("https://ghe.example/api/v3/").unwrap();
+        let api = Api::new(
+            reqwest::Client::new(),
+            &base,
+            RetryPolicy::default(),
+            "GITHUB_TOKEN".into(),
+        );
+        assert_eq!(
+            api.url("/repos/o/r/issues/1"),
+            "https://ghe.example/api/v3/repos/o/r/issues/1"
+        );
+        assert_eq!(
+            api.url("https://ghe.example/api/v3/repositories/1/issues?page=2"),
+            "https://ghe.example/api/v3/repositories/1/issues?page=2",
+            "a page link, made from the host's root"
+        );
+        // A link to another host keeps only its path: the token goes nowhere else.
+        let elsewhere = path_and_query("https://evil.example/steal?page=2").unwrap();
+        assert_eq!(
+            api.url(&format!("{}{elsewhere}", api.origin)),
+            "https://ghe.example/steal?page=2"
+        );
+    }
 
     #[test]
     fn link_headers_yield_the_next_page() {

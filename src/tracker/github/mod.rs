@@ -1,6 +1,9 @@
-//! [`IssueTracker`] over the GitHub REST API. octocrab provides the transport (base URL from
-//! `GITHUB_API_URL`, the token in the `Authorization` header, TLS, timeouts); `http` adds the
-//! retry and error rules; `wire` holds the JSON shapes read.
+//! [`IssueTracker`] over the GitHub REST API. A reqwest client is the transport (base URL from
+//! `GITHUB_API_URL`, the token in the `Authorization` header, rustls, timeouts); `http` adds
+//! the retry and error rules; `wire` holds the JSON shapes read — only the fields ralph uses,
+//! so a field GitHub adds or drops elsewhere cannot break a run. (octocrab was the transport
+//! until ralph used nothing of it but its raw `_get`/`_post`; its models were never used, and
+//! it brought 38 crates of its own.)
 
 mod http;
 mod wire;
@@ -73,20 +76,35 @@ impl GithubTracker {
             url: api_url.to_owned(),
             reason,
         };
-        let octo = octocrab::Octocrab::builder()
-            .base_uri(api_url)
-            .map_err(|e| bad(e.to_string()))?
-            .personal_token(token.secret.expose().to_owned())
-            .set_connect_timeout(Some(CONNECT_TIMEOUT))
-            .set_read_timeout(Some(READ_TIMEOUT))
-            .add_header(
-                ::http::header::USER_AGENT,
-                format!("ralph/{}", env!("CARGO_PKG_VERSION")),
-            )
+        let base = reqwest::Url::parse(api_url).map_err(|e| bad(e.to_string()))?;
+        if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
+            return Err(bad("not an http(s) URL with a host".into()));
+        }
+        let mut auth = ::http::HeaderValue::try_from(format!("Bearer {}", token.secret.expose()))
+            .map_err(|_| bad("the token is not a valid header value".into()))?;
+        auth.set_sensitive(true);
+        let headers = ::http::HeaderMap::from_iter([
+            (::http::header::AUTHORIZATION, auth),
+            (
+                ::http::header::ACCEPT,
+                ::http::HeaderValue::from_static("application/vnd.github+json"),
+            ),
+            (
+                ::http::header::HeaderName::from_static("x-github-api-version"),
+                ::http::HeaderValue::from_static("2022-11-28"),
+            ),
+        ]);
+        // reqwest is built without a crypto provider of its own: ring, as for the model APIs.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("ralph/", env!("CARGO_PKG_VERSION")))
+            .default_headers(headers)
+            .connect_timeout(CONNECT_TIMEOUT)
+            .read_timeout(READ_TIMEOUT)
             .build()
-            .map_err(|e| bad(e.to_string()))?;
+            .map_err(|e| bad(crate::error::chain_text(&e)))?;
         Ok(GithubTracker {
-            api: Api::new(octo, policy, token.source.to_string()),
+            api: Api::new(client, &base, policy, token.source.to_string()),
             repo,
             web: web_url(api_url),
         })
