@@ -1,5 +1,7 @@
-//! Whole-output tests of `ralph demo`: the terminal story and the `--json` document, each
-//! compared with its reviewed snapshot in `tests/it/snapshots/` (update with
+//! Whole-output tests of `ralph demo`: the terminal story and the `--json` document, and the
+//! `--json` documents of the commands a user runs after it in the sample repository
+//! (`leaderboard`, `spec`, `queue`, `config`), each compared with its reviewed snapshot in
+//! `tests/it/snapshots/` (update with
 //! `INSTA_UPDATE=always cargo test --test it snapshots` and review the diff). What differs from
 //! run to run is normalised first: temporary paths, times, durations, commit hashes, event file
 //! names, the blinded labels `proposal_N` (drawn from a fresh seed each round), the order the
@@ -105,4 +107,59 @@ fn the_demo_json_document_matches_its_snapshot() {
         s.add_redaction(selector, what);
     }
     s.bind(|| insta::assert_json_snapshot!("demo_json", v));
+}
+
+/// Runs `ralph ARGS --json` in `dir` and returns its document.
+fn json_in(dir: &std::path::Path, args: &[&str]) -> Value {
+    let out = Command::cargo_bin("ralph")
+        .unwrap()
+        .current_dir(dir)
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .env("NO_COLOR", "1")
+        .env("RALPH_SANDBOX", "off")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "ralph {args:?}: {stderr}");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("ralph {args:?}: {e}"))
+}
+
+#[test]
+fn the_json_documents_after_the_demo_match_their_snapshots() {
+    let out = Command::cargo_bin("ralph")
+        .unwrap()
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("GH_TOKEN")
+        .env("NO_COLOR", "1")
+        .env("RALPH_SANDBOX", "off")
+        .args(["demo", "--keep"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let sample = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("Sample repository: "))
+        .and_then(|l| l.split(' ').next())
+        .map(std::path::PathBuf::from)
+        .unwrap();
+    let mut s = filters();
+    s.add_filter(r"\bproposal_\d\b", "proposal_N");
+    s.add_redaction(".**.timestamp", "[time]");
+    s.add_redaction(".**.last_event", "[time]");
+    s.add_redaction(".**.file", "[event file]");
+    // The agent CLIs this machine has on PATH.
+    s.add_redaction(".clis", "[this machine's CLIs]");
+    s.bind(|| {
+        insta::assert_json_snapshot!("leaderboard_json", json_in(&sample, &["leaderboard"]));
+        insta::assert_json_snapshot!("spec_json", json_in(&sample, &["spec", "1"]));
+        insta::assert_json_snapshot!("queue_json", json_in(&sample, &["queue"]));
+        insta::assert_json_snapshot!("config_json", json_in(&sample, &["config"]));
+    });
+    let root = sample.parent().unwrap();
+    assert!(root.starts_with(std::env::temp_dir()), "{root:?}");
+    std::fs::remove_dir_all(root).unwrap();
 }
