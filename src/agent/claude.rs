@@ -13,6 +13,7 @@
 use super::subprocess::{call_cli, CliError, Parsed};
 use super::{AgentCall, AgentError, AgentReply, Backend, Role, Usage};
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Tools for roles that only read the repository.
@@ -92,6 +93,103 @@ pub struct Transcript {
     pub warnings: Vec<String>,
 }
 
+/// One line of Claude Code's `stream-json` output: the events ralph reads, typed; every other
+/// event and field is ignored, and a line that is not one of these shapes is skipped.
+#[derive(Deserialize)]
+struct Line {
+    session_id: Option<String>,
+    #[serde(flatten)]
+    event: Event,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Event {
+    Assistant {
+        #[serde(default)]
+        message: AssistantMessage,
+    },
+    Result(Box<ResultEvent>),
+    System(SystemEvent),
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize, Default)]
+struct AssistantMessage {
+    #[serde(default)]
+    content: Vec<Block>,
+}
+
+/// A block of an assistant message: text, or a tool call (its name).
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block {
+    Text {
+        text: Option<String>,
+    },
+    ToolUse {
+        name: Option<String>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+/// The `result` event that ends a session.
+#[derive(Deserialize, Default)]
+struct ResultEvent {
+    #[serde(default)]
+    subtype: String,
+    #[serde(default)]
+    is_error: bool,
+    #[serde(default)]
+    result: String,
+    api_error_status: Option<u64>,
+    total_cost_usd: Option<f64>,
+    cost_usd: Option<f64>,
+    /// Per model, subagents included (the final `usage` leaves them out).
+    #[serde(rename = "modelUsage", default)]
+    model_usage: std::collections::BTreeMap<String, ModelUsage>,
+    #[serde(default)]
+    usage: TokenUsage,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ModelUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
+}
+
+#[derive(Deserialize, Default)]
+struct TokenUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
+}
+
+/// A `system` event; `api_retry` ones say the model API failed and the CLI retries.
+#[derive(Deserialize)]
+struct SystemEvent {
+    #[serde(default)]
+    subtype: String,
+    error: Option<String>,
+    error_status: Option<Value>,
+    attempt: Option<Value>,
+    max_retries: Option<Value>,
+}
+
 /// Parses a stream-json transcript. An error `result` (or none at all and no text) is an
 /// error with the CLI's message and, for an API error, its HTTP status.
 pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
@@ -100,57 +198,45 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
     let mut session_id = None;
     let mut skipped_lines = 0;
     let mut warnings = Vec::new();
-    let mut result: Option<Value> = None;
+    let mut result: Option<Box<ResultEvent>> = None;
     for line in stdout.lines() {
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
-        let Ok(event) = serde_json::from_str::<Value>(line) else {
+        let Ok(Line {
+            session_id: id,
+            event,
+        }) = serde_json::from_str::<Line>(line)
+        else {
             skipped_lines += 1;
             continue;
         };
-        if let Some(id) = event.get("session_id").and_then(Value::as_str) {
-            session_id = Some(id.to_owned());
+        if id.is_some() {
+            session_id = id;
         }
-        match event.get("type").and_then(Value::as_str) {
-            Some("assistant") => {
-                let content = event
-                    .pointer("/message/content")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                for block in content {
-                    match block.get("type").and_then(Value::as_str) {
-                        Some("text") => {
-                            if let Some(t) = block.get("text").and_then(Value::as_str) {
-                                assistant_text.push(t.to_owned());
-                            }
-                        }
-                        Some("tool_use") => {
-                            if let Some(n) = block.get("name").and_then(Value::as_str) {
-                                tools_used.push(n.to_owned());
-                            }
-                        }
-                        _ => {}
+        match event {
+            Event::Assistant { message } => {
+                for block in message.content {
+                    match block {
+                        Block::Text { text } => assistant_text.extend(text),
+                        Block::ToolUse { name } => tools_used.extend(name),
+                        Block::Other => {}
                     }
                 }
             }
-            Some("result") => result = Some(event),
-            Some("system") if event.get("subtype").and_then(Value::as_str) == Some("api_retry") => {
-                let n = |k: &str| event.get(k).map(|v| v.to_string()).unwrap_or_default();
+            Event::Result(r) => result = Some(r),
+            Event::System(e) if e.subtype == "api_retry" => {
+                let n = |v: &Option<Value>| v.as_ref().map(Value::to_string).unwrap_or_default();
                 warnings.push(format!(
                     "the model API failed ({}, status {}): retry {} of {}",
-                    event
-                        .get("error")
-                        .and_then(Value::as_str)
-                        .unwrap_or("error"),
-                    n("error_status"),
-                    n("attempt"),
-                    n("max_retries")
+                    e.error.as_deref().unwrap_or("error"),
+                    n(&e.error_status),
+                    n(&e.attempt),
+                    n(&e.max_retries)
                 ));
             }
-            _ => {}
+            Event::System(_) | Event::Other => {}
         }
     }
     let Some(result) = result else {
@@ -166,26 +252,14 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
             warnings,
         });
     };
-    let subtype = result.get("subtype").and_then(Value::as_str).unwrap_or("");
-    let is_error = result
-        .get("is_error")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
-        || subtype.starts_with("error");
-    let result_text = result
-        .get("result")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
+    let subtype = result.subtype.as_str();
+    let is_error = result.is_error || subtype.starts_with("error");
     if is_error {
-        let status = result
-            .get("api_error_status")
-            .and_then(Value::as_u64)
-            .and_then(|s| u16::try_from(s).ok());
+        let status = result.api_error_status.and_then(|s| u16::try_from(s).ok());
         // The CLI says `subtype: "success"` even for an API error: only a real error subtype
         // (`error_max_turns`, `error_during_execution`) says anything.
         let kind = subtype.strip_prefix("error_").map(|k| k.replace('_', " "));
-        let message = match (result_text.trim(), kind) {
+        let message = match (result.result.trim(), kind) {
             ("", Some(k)) => k,
             ("", None) => "the CLI reported an error without a message".to_owned(),
             (text, Some(k)) => format!("{k}: {text}"),
@@ -194,10 +268,10 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
         return Err(CliError::reported(message, status));
     }
     let usage = usage_of(&result);
-    let text = if result_text.trim().is_empty() {
+    let text = if result.result.trim().is_empty() {
         assistant_text.join("\n")
     } else {
-        result_text
+        result.result.clone()
     };
     Ok(Transcript {
         text,
@@ -211,39 +285,26 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
 
 /// Tokens and cost of a `result` event: the sum over `modelUsage` when present (the final
 /// `usage` leaves out subagents' tokens), else `usage`; cached input counted as input.
-fn usage_of(result: &Value) -> Usage {
-    let cost = result
-        .get("total_cost_usd")
-        .or_else(|| result.get("cost_usd"))
-        .and_then(Value::as_f64);
-    if let Some(models) = result.get("modelUsage").and_then(Value::as_object) {
+fn usage_of(result: &ResultEvent) -> Usage {
+    let cost = result.total_cost_usd.or(result.cost_usd);
+    if !result.model_usage.is_empty() {
         let mut u = Usage {
             cost_usd: cost,
             ..Usage::default()
         };
-        for m in models.values() {
-            let n = |k: &str| m.get(k).and_then(Value::as_u64).unwrap_or(0);
+        for m in result.model_usage.values() {
             u.input_tokens +=
-                n("inputTokens") + n("cacheReadInputTokens") + n("cacheCreationInputTokens");
-            u.cached_input_tokens += n("cacheReadInputTokens");
-            u.output_tokens += n("outputTokens");
+                m.input_tokens + m.cache_read_input_tokens + m.cache_creation_input_tokens;
+            u.cached_input_tokens += m.cache_read_input_tokens;
+            u.output_tokens += m.output_tokens;
         }
-        if !models.is_empty() {
-            return u;
-        }
+        return u;
     }
-    let count = |key: &str| {
-        result
-            .pointer(&format!("/usage/{key}"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
+    let t = &result.usage;
     Usage {
-        input_tokens: count("input_tokens")
-            + count("cache_creation_input_tokens")
-            + count("cache_read_input_tokens"),
-        cached_input_tokens: count("cache_read_input_tokens"),
-        output_tokens: count("output_tokens"),
+        input_tokens: t.input_tokens + t.cache_creation_input_tokens + t.cache_read_input_tokens,
+        cached_input_tokens: t.cache_read_input_tokens,
+        output_tokens: t.output_tokens,
         cost_usd: cost,
     }
 }
@@ -326,6 +387,21 @@ mod tests {
             !missing.reported,
             "nothing was reported: the exit code says more"
         );
+    }
+
+    #[test]
+    fn unknown_events_are_ignored_and_malformed_lines_counted() {
+        let stream = r#"{"type":"stream_event","event":{"x":1},"session_id":"s1"}
+{"type":"assistant","message":"not an object"}
+not json
+{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"…"},{"type":"text","text":"the answer"}]}}"#;
+        let t = parse_stream(stream).unwrap();
+        assert_eq!(t.text, "the answer");
+        assert_eq!(
+            t.skipped_lines, 2,
+            "the malformed assistant event and the non-JSON line"
+        );
+        assert_eq!(t.session_id.as_deref(), Some("s1"), "read from any event");
     }
 
     #[test]

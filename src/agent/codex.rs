@@ -9,6 +9,7 @@
 use super::subprocess::{call_cli, CliError, Parsed};
 use super::{AgentCall, AgentError, AgentReply, Backend, Role, Usage};
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::Value;
 
 pub struct CodexBackend {
@@ -102,6 +103,50 @@ fn status_in(message: &str) -> Option<u16> {
         .filter(|s| (100..600).contains(s))
 }
 
+/// One line of `codex exec --json`: the events ralph reads, typed; every other event and field
+/// is ignored, and a line that is not one of these shapes is skipped.
+#[derive(Deserialize)]
+#[serde(tag = "type")]
+enum Event {
+    #[serde(rename = "thread.started")]
+    ThreadStarted { thread_id: Option<String> },
+    #[serde(rename = "item.completed")]
+    ItemCompleted { item: Item },
+    #[serde(rename = "turn.completed")]
+    TurnCompleted {
+        #[serde(default)]
+        usage: TurnUsage,
+    },
+    #[serde(rename = "turn.failed")]
+    TurnFailed { error: Option<Message> },
+    #[serde(rename = "error")]
+    Error { message: Option<String> },
+    #[serde(other)]
+    Other,
+}
+
+/// A finished work item: an agent message (its text) or work (its kind).
+#[derive(Deserialize)]
+struct Item {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    /// Older releases name the kind `item_type`.
+    item_type: Option<String>,
+    text: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct TurnUsage {
+    input_tokens: Option<u64>,
+    cached_input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    message: Option<String>,
+}
+
 /// Parses a transcript; `turn.failed` is an error with its message, and so is a transcript
 /// without an agent message (the last `error` event then says why).
 pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
@@ -112,57 +157,34 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
     let mut thread_id = None;
     let mut completed = false;
     for line in stdout.lines() {
-        let Ok(event) = serde_json::from_str::<Value>(line.trim()) else {
+        let Ok(event) = serde_json::from_str::<Event>(line.trim()) else {
             continue;
         };
-        let text_of = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
-        match event.get("type").and_then(Value::as_str) {
-            Some("thread.started") => thread_id = text_of(&event, "thread_id"),
-            Some("item.completed") => {
-                let Some(item) = event.get("item") else {
-                    continue;
-                };
-                // Older releases name the kind `item_type`.
-                let kind = text_of(item, "type").or_else(|| text_of(item, "item_type"));
-                match kind.as_deref() {
-                    Some("agent_message") | Some("assistant_message") => {
-                        if let Some(t) = text_of(item, "text") {
-                            messages.push(t);
-                        }
-                    }
-                    Some(other) => items.push(other.to_owned()),
-                    None => {}
-                }
-            }
-            Some("turn.completed") => {
+        match event {
+            Event::ThreadStarted { thread_id: id } => thread_id = id,
+            Event::ItemCompleted { item } => match item.kind.or(item.item_type).as_deref() {
+                Some("agent_message" | "assistant_message") => messages.extend(item.text),
+                Some(other) => items.push(other.to_owned()),
+                None => {}
+            },
+            Event::TurnCompleted { usage: u } => {
                 completed = true;
-                let n = |k: &str| {
-                    event
-                        .pointer(&format!("/usage/{k}"))
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0)
-                };
                 usage.add(Usage {
-                    input_tokens: n("input_tokens"),
-                    cached_input_tokens: n("cached_input_tokens"),
-                    output_tokens: n("output_tokens"),
+                    input_tokens: u.input_tokens.unwrap_or(0),
+                    cached_input_tokens: u.cached_input_tokens.unwrap_or(0),
+                    output_tokens: u.output_tokens.unwrap_or(0),
                     cost_usd: None,
                 });
             }
-            Some("turn.failed") => {
-                let message = event
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the turn failed")
-                    .to_owned();
+            Event::TurnFailed { error } => {
+                let message = error
+                    .and_then(|e| e.message)
+                    .unwrap_or_else(|| "the turn failed".to_owned());
                 let status = status_in(&message);
-                let message = readable(&message);
-                return Err(CliError::reported(message, status));
+                return Err(CliError::reported(readable(&message), status));
             }
-            Some("error") => {
-                warnings.push(text_of(&event, "message").unwrap_or_else(|| "error".into()))
-            }
-            _ => {}
+            Event::Error { message } => warnings.push(message.unwrap_or_else(|| "error".into())),
+            Event::Other => {}
         }
     }
     if messages.is_empty() {
