@@ -1,7 +1,9 @@
-//! The backoff every retry loop in ralph uses (GitHub requests, model APIs): exponential steps
-//! with "equal jitter" — half of the step, plus a random part of the other half — so retries
-//! spread out but never come at once; and [`Pause`], how a retry loop waits, so tests inject
-//! the wait instead of sleeping through it.
+//! The one retry loop of ralph's HTTP clients (GitHub, the model APIs): [`retrying`] runs an
+//! operation until it is done, fails, or runs out of attempts, each attempt saying what it came
+//! to ([`Attempt`]); the backoff every retry uses — exponential steps with "equal jitter", half
+//! of the step plus a random part of the other half, so retries spread out but never come at
+//! once; and [`Pause`], how a retry loop waits, so tests inject the wait instead of sleeping
+//! through it.
 
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
@@ -58,6 +60,47 @@ impl fmt::Debug for Pause {
     }
 }
 
+/// What one attempt of a retried operation came to.
+#[derive(Debug)]
+pub enum Attempt<T, E> {
+    Done(T),
+    /// Worth another try after `wait`; `note` says what is retried (`GitHub: retrying `get
+    /// issue #12``) and `error` is the answer when no attempt is left.
+    Again {
+        wait: Duration,
+        note: String,
+        error: E,
+    },
+    Fail(E),
+}
+
+/// Runs `once(attempt)` (attempts count from 1) until it is done or fails, at most
+/// `max_attempts` times (at least once), waiting as each attempt asks between them and saying so.
+pub async fn retrying<T, E, F, Fut>(max_attempts: u32, pause: &Pause, mut once: F) -> Result<T, E>
+where
+    F: FnMut(u32) -> Fut,
+    Fut: std::future::Future<Output = Attempt<T, E>>,
+{
+    let max = max_attempts.max(1);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match once(attempt).await {
+            Attempt::Done(t) => return Ok(t),
+            Attempt::Fail(e) => return Err(e),
+            Attempt::Again { error, .. } if attempt >= max => return Err(error),
+            Attempt::Again { wait, note, .. } => {
+                tracing::warn!(
+                    "{note} in {:.1}s (attempt {} of {max})",
+                    wait.as_secs_f64(),
+                    attempt + 1
+                );
+                pause.wait(wait).await;
+            }
+        }
+    }
+}
+
 /// The wait before attempt `attempt + 1` (attempts count from 1): `base × 2^(attempt−1)`,
 /// capped at `max`, then jittered into [step/2, step].
 pub fn backoff(base: Duration, max: Duration, attempt: u32) -> Duration {
@@ -88,6 +131,40 @@ pub fn random_u64() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_operation_is_tried_until_done_failed_or_out_of_attempts() {
+        let pause = Pause::recording();
+        let again = |n: u32| Attempt::Again {
+            wait: Duration::from_secs(u64::from(n)),
+            note: "x: retrying".into(),
+            error: format!("gave up at {n}"),
+        };
+        let done: Result<u32, String> = retrying(5, &pause, |n| async move {
+            if n < 3 {
+                again(n)
+            } else {
+                Attempt::Done(n)
+            }
+        })
+        .await;
+        assert_eq!(done, Ok(3));
+        assert_eq!(
+            pause.waits(),
+            [Duration::from_secs(1), Duration::from_secs(2)]
+        );
+        let out: Result<u32, String> =
+            retrying(2, &Pause::recording(), |n| async move { again(n) }).await;
+        assert_eq!(out, Err("gave up at 2".into()), "the last attempt's error");
+        let failed: Result<u32, String> = retrying(5, &Pause::recording(), |_| async {
+            Attempt::Fail("no".into())
+        })
+        .await;
+        assert_eq!(failed, Err("no".into()), "a failure is not retried");
+        let once: Result<u32, String> =
+            retrying(0, &Pause::recording(), |n| async move { again(n) }).await;
+        assert_eq!(once, Err("gave up at 1".into()), "at least one attempt");
+    }
 
     #[tokio::test]
     async fn a_recording_pause_keeps_the_waits_and_returns_at_once() {

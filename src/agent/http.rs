@@ -3,6 +3,7 @@
 //! [`AgentError`]s, and a server-sent-events reader for streamed answers.
 
 use super::{AgentError, Usage};
+use crate::retry::Attempt;
 use crate::secret::redact;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -47,12 +48,10 @@ pub async fn send(
 ) -> Result<reqwest::Response, AgentError> {
     // Tests inject the waits (`RALPH_TEST_NO_RETRY_DELAY=1`) instead of sleeping through them.
     let pause = crate::retry::Pause::from_env();
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let last = attempt >= MAX_ATTEMPTS;
+    let build = &build;
+    crate::retry::retrying(MAX_ATTEMPTS, &pause, |attempt| async move {
         match build().timeout(timeout).send().await {
-            Ok(resp) if resp.status().is_success() => return Ok(resp),
+            Ok(resp) if resp.status().is_success() => Attempt::Done(resp),
             Ok(resp) => {
                 let status = resp.status().as_u16();
                 let retry_after = resp
@@ -61,54 +60,49 @@ pub async fn send(
                     .and_then(|v| v.to_str().ok())
                     .and_then(|v| v.trim().parse::<u64>().ok())
                     .map(Duration::from_secs);
-                let body = resp.text().await.unwrap_or_default();
-                let message = error_message(&body);
-                let transient = status == 429 || status >= 500;
-                if transient && !last {
-                    let wait = backoff(attempt, retry_after);
-                    tracing::warn!(
-                        "{backend}: HTTP {status}; retrying in {:.1}s (attempt {} of {MAX_ATTEMPTS})",
-                        wait.as_secs_f64(),
-                        attempt + 1
-                    );
-                    pause.wait(wait).await;
-                    continue;
-                }
-                return Err(if status == 401 || status == 403 {
-                    AgentError::Auth {
+                let message = error_message(&resp.text().await.unwrap_or_default());
+                if status == 401 || status == 403 {
+                    return Attempt::Fail(AgentError::Auth {
                         backend: backend.to_owned(),
                         message: format!("HTTP {status}: {message}"),
+                    });
+                }
+                let error = AgentError::Http {
+                    backend: backend.to_owned(),
+                    status,
+                    attempts: attempt,
+                    message,
+                };
+                if status == 429 || status >= 500 {
+                    Attempt::Again {
+                        wait: backoff(attempt, retry_after),
+                        note: format!("{backend}: HTTP {status}; retrying"),
+                        error,
                     }
                 } else {
-                    AgentError::Http {
+                    Attempt::Fail(error)
+                }
+            }
+            Err(e) if e.is_timeout() => Attempt::Fail(AgentError::Timeout {
+                backend: backend.to_owned(),
+                after: timeout,
+            }),
+            Err(e) => {
+                // The error's text may hold the request's URL: redacted, in the log too.
+                let message = redact(&e.to_string()).into_owned();
+                Attempt::Again {
+                    wait: backoff(attempt, None),
+                    note: format!("{backend}: {message}; retrying"),
+                    error: AgentError::Connection {
                         backend: backend.to_owned(),
-                        status,
                         attempts: attempt,
                         message,
-                    }
-                });
-            }
-            Err(e) if e.is_timeout() => {
-                return Err(AgentError::Timeout {
-                    backend: backend.to_owned(),
-                    after: timeout,
-                })
-            }
-            Err(e) => {
-                if !last {
-                    let wait = backoff(attempt, None);
-                    tracing::warn!("{backend}: {e}; retrying in {:.1}s", wait.as_secs_f64());
-                    pause.wait(wait).await;
-                    continue;
+                    },
                 }
-                return Err(AgentError::Connection {
-                    backend: backend.to_owned(),
-                    attempts: attempt,
-                    message: redact(&e.to_string()).into_owned(),
-                });
             }
         }
-    }
+    })
+    .await
 }
 
 /// The message of an API error body (`{"error": {"message": …}}` in both APIs), else the

@@ -7,7 +7,7 @@
 use super::super::{Result, TrackerError};
 use super::wire::ErrorBody;
 use crate::error::chain_text;
-use crate::retry::Pause;
+use crate::retry::{retrying, Attempt, Pause};
 use chrono::{DateTime, Utc};
 use http::{HeaderMap, Method, StatusCode};
 use serde::de::DeserializeOwned;
@@ -117,12 +117,6 @@ pub struct Api {
     token_source: String,
 }
 
-/// What to do after a failed attempt.
-enum Verdict {
-    Retry(Duration),
-    Fail(TrackerError),
-}
-
 impl Api {
     pub fn new(
         client: reqwest::Client,
@@ -164,48 +158,43 @@ impl Api {
 
     /// Sends a request, retrying transient failures, and returns a 2xx answer or the error.
     pub async fn send(&self, req: Request<'_>) -> Result<Reply> {
-        let max = self.policy.max_attempts.max(1);
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            tracing::debug!(method = %req.method, path = %req.path, attempt, "GitHub request");
-            let verdict = match self.attempt(&req).await {
-                Ok((status, headers, body)) if status.is_success() => {
-                    tracing::trace!(status = status.as_u16(), bytes = body.len(), "GitHub reply");
-                    return Ok(Reply { headers, body });
-                }
-                Ok((status, headers, body)) => {
-                    tracing::debug!(status = status.as_u16(), "GitHub error reply");
-                    self.failure(&req, status, &headers, &body, attempt)
-                }
-                Err(message) => {
-                    if attempt < max {
-                        Verdict::Retry(self.policy.backoff(attempt))
-                    } else {
-                        Verdict::Fail(TrackerError::Connection {
+        let req = &req;
+        retrying(
+            self.policy.max_attempts,
+            &self.policy.pause,
+            |attempt| async move {
+                tracing::debug!(method = %req.method, path = %req.path, attempt, "GitHub request");
+                match self.attempt(req).await {
+                    Ok((status, headers, body)) if status.is_success() => {
+                        tracing::trace!(
+                            status = status.as_u16(),
+                            bytes = body.len(),
+                            "GitHub reply"
+                        );
+                        Attempt::Done(Reply { headers, body })
+                    }
+                    Ok((status, headers, body)) => {
+                        tracing::debug!(status = status.as_u16(), "GitHub error reply");
+                        self.failure(req, status, &headers, &body, attempt)
+                    }
+                    Err(message) => Attempt::Again {
+                        wait: self.policy.backoff(attempt),
+                        note: self.retrying_note(req),
+                        error: TrackerError::Connection {
                             action: req.action.clone(),
                             attempts: attempt,
                             message,
-                        })
-                    }
+                        },
+                    },
                 }
-            };
-            match verdict {
-                Verdict::Fail(e) => return Err(e),
-                // `failure` and the transport branch above fail on the last attempt, so a retry
-                // always has an attempt left.
-                Verdict::Retry(wait) => {
-                    tracing::warn!(
-                        "GitHub: retrying `{}` in {:.1}s (attempt {} of {})",
-                        req.action,
-                        wait.as_secs_f64(),
-                        attempt + 1,
-                        max
-                    );
-                    self.policy.pause.wait(wait).await;
-                }
-            }
-        }
+            },
+        )
+        .await
+    }
+
+    /// What the log says before a request is tried again.
+    fn retrying_note(&self, req: &Request<'_>) -> String {
+        format!("GitHub: retrying `{}`", req.action)
     }
 
     /// Decides what a non-2xx answer means.
@@ -216,8 +205,12 @@ impl Api {
         headers: &HeaderMap,
         body: &[u8],
         attempt: u32,
-    ) -> Verdict {
-        let last = attempt >= self.policy.max_attempts.max(1);
+    ) -> Attempt<Reply, TrackerError> {
+        let again = |wait: Duration, error: TrackerError| Attempt::Again {
+            wait,
+            note: self.retrying_note(req),
+            error,
+        };
         let error: ErrorBody = serde_json::from_slice(body).unwrap_or_default();
         let message = error.summary(status);
         let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
@@ -232,62 +225,62 @@ impl Api {
                     .unwrap_or(now + chrono::Duration::seconds(60));
                 let wait =
                     (reset - now).to_std().unwrap_or(Duration::ZERO) + Duration::from_secs(1);
-                return if !last && wait <= self.policy.max_rate_limit_wait {
+                let limited = TrackerError::RateLimited {
+                    action: req.action.clone(),
+                    reset,
+                };
+                return if wait <= self.policy.max_rate_limit_wait {
                     tracing::warn!(
                         "GitHub rate limit used up: waiting until it resets at {reset} ({}s)",
                         wait.as_secs()
                     );
-                    Verdict::Retry(wait)
+                    again(wait, limited)
                 } else {
-                    Verdict::Fail(TrackerError::RateLimited {
-                        action: req.action.clone(),
-                        reset,
-                    })
+                    Attempt::Fail(limited)
                 };
             }
             // Secondary rate limit with retry-after (seconds).
             if let Some(secs) = header("retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
                 let wait = Duration::from_secs(secs);
-                return if !last && wait <= self.policy.max_rate_limit_wait {
-                    Verdict::Retry(wait)
+                let limited = TrackerError::RateLimited {
+                    action: req.action.clone(),
+                    reset: now + chrono::Duration::seconds(secs as i64),
+                };
+                return if wait <= self.policy.max_rate_limit_wait {
+                    again(wait, limited)
                 } else {
-                    Verdict::Fail(TrackerError::RateLimited {
-                        action: req.action.clone(),
-                        reset: now + chrono::Duration::seconds(secs as i64),
-                    })
+                    Attempt::Fail(limited)
                 };
             }
             let secondary = message.to_ascii_lowercase().contains("rate limit");
             if status == StatusCode::TOO_MANY_REQUESTS || secondary {
-                return if last {
-                    Verdict::Fail(TrackerError::RateLimited {
+                return again(
+                    self.policy.secondary_wait.max(self.policy.backoff(attempt)),
+                    TrackerError::RateLimited {
                         action: req.action.clone(),
                         reset: now
                             + chrono::Duration::from_std(self.policy.secondary_wait)
                                 .unwrap_or_default(),
-                    })
-                } else {
-                    Verdict::Retry(self.policy.secondary_wait.max(self.policy.backoff(attempt)))
-                };
+                    },
+                );
             }
-            return Verdict::Fail(TrackerError::Forbidden {
+            return Attempt::Fail(TrackerError::Forbidden {
                 action: req.action.clone(),
                 message,
             });
         }
         if status.is_server_error() {
-            return if last {
-                Verdict::Fail(TrackerError::Http {
+            return again(
+                self.policy.backoff(attempt),
+                TrackerError::Http {
                     action: req.action.clone(),
                     status: status.as_u16(),
                     attempts: attempt,
                     message,
-                })
-            } else {
-                Verdict::Retry(self.policy.backoff(attempt))
-            };
+                },
+            );
         }
-        Verdict::Fail(match status {
+        Attempt::Fail(match status {
             StatusCode::UNAUTHORIZED => TrackerError::BadCredentials {
                 source_name: self.token_source.clone(),
             },
