@@ -96,16 +96,17 @@ pub fn setup(root: &Path, config: &ChecksConfig) -> Option<SetupSpec> {
 
 /// A Rust project's setup: the crates its checks build, downloaded. Checks may not write the
 /// registry cache (a build script could poison what the user builds next), so they need them
-/// downloaded before. A lock file the project does not keep is not left behind: it would look
-/// like part of the change.
+/// downloaded before; without a network, the crates already in the cache do (`--offline`). A
+/// lock file the project does not keep is not left behind: it would look like part of the
+/// change.
 fn cargo_fetch(root: &Path) -> Option<SetupSpec> {
     if !root.join("Cargo.toml").is_file() {
         return None;
     }
     let command = if root.join("Cargo.lock").is_file() {
-        "cargo fetch"
+        "cargo fetch || cargo fetch --offline"
     } else {
-        "cargo fetch && rm -f Cargo.lock"
+        "(cargo fetch || cargo fetch --offline) && rm -f Cargo.lock"
     };
     Some(SetupSpec {
         command: command.into(),
@@ -443,11 +444,11 @@ mod tests {
         let crate_ = ("Cargo.toml", "[package]\nname = \"x\"\n");
         assert_eq!(
             command(&[crate_, ("Cargo.lock", "")], &none).as_deref(),
-            Some("cargo fetch")
+            Some("cargo fetch || cargo fetch --offline")
         );
         assert_eq!(
             command(&[crate_], &none).as_deref(),
-            Some("cargo fetch && rm -f Cargo.lock"),
+            Some("(cargo fetch || cargo fetch --offline) && rm -f Cargo.lock"),
             "a lock the project does not keep is not left in the worktree"
         );
         assert_eq!(
