@@ -572,7 +572,14 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(16))]
+        // Statistical properties: they hold for nearly every ledger, not for all of them (pure
+        // noise over 1,200 outcomes from seed 2658119964949524648 strays 0.101 from a current
+        // weight), so the cases are drawn from a fixed seed: the same 16 ledgers on every run.
+        #![proptest_config(ProptestConfig {
+            cases: 16,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x7a11_5eed),
+            ..ProptestConfig::default()
+        })]
 
         #[test]
         fn one_driving_dimension_gets_the_largest_weight(
