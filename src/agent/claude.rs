@@ -149,33 +149,22 @@ struct ResultEvent {
     cost_usd: Option<f64>,
     /// Per model, subagents included (the final `usage` leaves them out).
     #[serde(rename = "modelUsage", default)]
-    model_usage: std::collections::BTreeMap<String, ModelUsage>,
+    model_usage: std::collections::BTreeMap<String, TokenUsage>,
     #[serde(default)]
     usage: TokenUsage,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct ModelUsage {
-    #[serde(default)]
-    input_tokens: u64,
-    #[serde(default)]
-    output_tokens: u64,
-    #[serde(default)]
-    cache_read_input_tokens: u64,
-    #[serde(default)]
-    cache_creation_input_tokens: u64,
-}
-
+/// Tokens of a `result`'s `usage` (snake_case) or of one model in its `modelUsage`
+/// (camelCase).
 #[derive(Deserialize, Default)]
 struct TokenUsage {
-    #[serde(default)]
+    #[serde(default, alias = "inputTokens")]
     input_tokens: u64,
-    #[serde(default)]
+    #[serde(default, alias = "outputTokens")]
     output_tokens: u64,
-    #[serde(default)]
+    #[serde(default, alias = "cacheReadInputTokens")]
     cache_read_input_tokens: u64,
-    #[serde(default)]
+    #[serde(default, alias = "cacheCreationInputTokens")]
     cache_creation_input_tokens: u64,
 }
 

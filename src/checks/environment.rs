@@ -198,29 +198,36 @@ pub async fn build_native(
     timeout: Duration,
     env: &[(String, String)],
 ) -> Result<Duration, String> {
-    let cmd = super::shell(&spec.command, dir, Kind::Setup, env, &[])
+    prepare("native build", &spec.command, dir, timeout, env).await
+}
+
+/// Runs `command` — the `what` that makes the worktree ready (the setup, the native build) —
+/// in `dir`, confined as a setup. On failure: what it is, why it stopped and what it said.
+async fn prepare(
+    what: &str,
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> Result<Duration, String> {
+    let cmd = super::shell(command, dir, Kind::Setup, env, &[])
         .timeout(timeout)
         .max_output(1 << 20);
     let out = process::run(&cmd)
         .await
-        .map_err(|e| format!("the native build `{}` could not start: {e}", spec.command))?;
+        .map_err(|e| format!("the {what} `{command}` could not start: {e}"))?;
     if out.success() {
-        Ok(out.duration)
-    } else {
-        Err(format!(
-            "the native build `{}` failed{}:\n{}",
-            spec.command,
-            if out.timed_out {
-                format!(" (stopped after {}s)", timeout.as_secs())
-            } else {
-                format!(
-                    " (exit {})",
-                    out.code.map_or("none".into(), |c| c.to_string())
-                )
-            },
-            super::output::explain(&out.stdout, &out.stderr)
-        ))
+        return Ok(out.duration);
     }
+    let how = if out.timed_out {
+        format!("stopped after {}s", timeout.as_secs())
+    } else {
+        format!("exit {}", out.code.map_or("none".into(), |c| c.to_string()))
+    };
+    Err(format!(
+        "the {what} `{command}` failed ({how}):\n{}",
+        super::output::explain(&out.stdout, &out.stderr)
+    ))
 }
 
 /// A fingerprint of the dependency manifests at `root` (FNV-1a over names and contents).
@@ -268,28 +275,7 @@ pub async fn run_setup(
     timeout: Duration,
     env: &[(String, String)],
 ) -> Result<Duration, String> {
-    let cmd = super::shell(&spec.command, dir, Kind::Setup, env, &[])
-        .timeout(timeout)
-        .max_output(1 << 20);
-    let out = process::run(&cmd)
-        .await
-        .map_err(|e| format!("the setup `{}` could not start: {e}", spec.command))?;
-    if out.timed_out {
-        return Err(format!(
-            "the setup `{}` was stopped after {}s",
-            spec.command,
-            timeout.as_secs()
-        ));
-    }
-    if out.code != Some(0) {
-        return Err(format!(
-            "the setup `{}` failed (exit {}):\n{}",
-            spec.command,
-            out.code.map_or("none".into(), |c| c.to_string()),
-            super::output::explain(&out.stdout, &out.stderr)
-        ));
-    }
-    Ok(out.duration)
+    prepare("setup", &spec.command, dir, timeout, env).await
 }
 
 /// The interpreter the checks run Python with, when a check names one as its program
