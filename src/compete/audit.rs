@@ -6,8 +6,8 @@
 //! leaderboard; runner-up outcomes for `ralph tune`).
 
 use super::attempt::Target;
+use super::crew::{Bench, Book, Contest, Crew, Selection};
 use super::prepare::{cache_dir, forget_setup};
-use super::run::{Bench, Contest, Run, Selection};
 use super::settle::check_reports;
 use crate::checks::environment::variables;
 use crate::run_report::AuditReport;
@@ -24,119 +24,118 @@ pub fn audited(seed: u64, rate: f64) -> bool {
     ((z >> 11) as f64 / (1u64 << 53) as f64) < rate
 }
 
-impl Run<'_> {
-    /// Audits the round when it is drawn: implements the runner-up in a scratch checkout of
-    /// `start` (the commit the round began at) and reports whether it passed. `None` when the
-    /// round is not audited or has no runner-up.
-    pub(super) async fn audit(
-        &mut self,
-        bench: &Bench,
-        contest: &Contest,
-        sel: &Selection,
-        start: &str,
-    ) -> Result<Option<AuditReport>> {
-        let settings = self.input.settings;
-        let report = &sel.evaluated.report;
-        if !audited(report.seed, settings.config.marketplace.audit_rate) {
-            return Ok(None);
-        }
-        let printer = self.input.printer;
-        let Some((runner_up, id)) = report
-            .ranking
-            .get(1)
-            .and_then(|id| sel.evaluated.proposals.get(id).map(|a| (a, id)))
-        else {
-            printer.status("- Audit drawn, but there is no runner-up to implement");
-            return Ok(None);
-        };
-        super::site::phase(printer, &self.input.progress, &format!(
+/// Audits the round when it is drawn: implements the runner-up in a scratch checkout of
+/// `start` (the commit the round began at) and reports whether it passed. `None` when the
+/// round is not audited or has no runner-up.
+pub(super) async fn audit(
+    crew: &mut Crew<'_>,
+    book: &mut Book,
+    bench: &Bench,
+    contest: &Contest,
+    sel: &Selection,
+    start: &str,
+) -> Result<Option<AuditReport>> {
+    let settings = crew.input.settings;
+    let report = &sel.evaluated.report;
+    if !audited(report.seed, settings.config.marketplace.audit_rate) {
+        return Ok(None);
+    }
+    let printer = crew.input.printer;
+    let Some((runner_up, id)) = report
+        .ranking
+        .get(1)
+        .and_then(|id| sel.evaluated.proposals.get(id).map(|a| (a, id)))
+    else {
+        printer.status("- Audit drawn, but there is no runner-up to implement");
+        return Ok(None);
+    };
+    super::site::phase(printer, &crew.input.progress, &format!(
             "## Audit: implementing the runner-up {id} ({}) in a scratch checkout; nothing of it is kept",
             runner_up.bot_id
         ));
-        let mut audit = AuditReport {
-            proposal_id: id.clone(),
-            bot_id: runner_up.bot_id.clone(),
-            passed: None,
-            attempts: 0,
-            checks: Vec::new(),
-            reason: None,
-            input_tokens: 0,
-            output_tokens: 0,
-            cost_usd: None,
-            duration_ms: 0,
-        };
-        if let Some(cap) = self.accounts.cap_reached(&settings.config.limits) {
-            audit.reason = Some(format!("not run: {cap}"));
-            printer.status(&format!("- Audit not run: {cap}"));
+    let mut audit = AuditReport {
+        proposal_id: id.clone(),
+        bot_id: runner_up.bot_id.clone(),
+        passed: None,
+        attempts: 0,
+        checks: Vec::new(),
+        reason: None,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_usd: None,
+        duration_ms: 0,
+    };
+    if let Some(cap) = crew.accounts.cap_reached(&settings.config.limits) {
+        audit.reason = Some(format!("not run: {cap}"));
+        printer.status(&format!("- Audit not run: {cap}"));
+        return Ok(Some(audit));
+    }
+    let name = format!(
+        "{}-audit",
+        bench
+            .wt
+            .path
+            .file_name()
+            .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned())
+    );
+    let workspace = crew.input.workspace;
+    let scratch = match workspace.create_scratch(&bench.wt, &name, start).await {
+        Ok(wt) => wt,
+        Err(e) => {
+            printer.warn(&format!("the audit could not make its checkout: {e}"));
+            audit.reason = Some(format!("no checkout: {e}"));
             return Ok(Some(audit));
         }
-        let name = format!(
-            "{}-audit",
-            bench
-                .wt
-                .path
-                .file_name()
-                .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned())
-        );
-        let workspace = self.input.workspace;
-        let scratch = match workspace.create_scratch(&bench.wt, &name, start).await {
-            Ok(wt) => wt,
-            Err(e) => {
-                printer.warn(&format!("the audit could not make its checkout: {e}"));
-                audit.reason = Some(format!("no checkout: {e}"));
-                return Ok(Some(audit));
-            }
-        };
-        let before = self.accounts.clone();
-        let mut plan = bench.plan.clone();
-        plan.env = variables(&scratch.path, &cache_dir(settings));
-        let target = Target {
-            wt: &scratch,
-            plan: &plan,
-            proposal: runner_up,
-            budget: sel.budget,
-            keep: false,
-        };
-        let result = self.attempts(bench, contest, &target).await;
-        if let Err(e) = workspace.remove_scratch(&scratch).await {
-            printer.warn(&format!(
-                "could not remove the audit's checkout {}: {e}",
-                scratch.path.display()
-            ));
-        }
-        forget_setup(settings, &scratch);
-        let attempts = result?;
-        let spent = self.accounts.since(&before).total();
-        audit.attempts = attempts.used;
-        audit.checks = attempts
-            .verification
-            .as_ref()
-            .map(check_reports)
-            .unwrap_or_default();
-        audit.input_tokens = spent.input_tokens;
-        audit.output_tokens = spent.output_tokens;
-        audit.cost_usd = spent.cost_usd;
-        audit.duration_ms = spent.duration.as_millis() as u64;
-        match (&attempts.passed, &attempts.cap, &attempts.environment) {
-            (Some(_), ..) => audit.passed = Some(true),
-            // Stopped by a cap or the environment: nothing was learnt about the proposal.
-            (None, Some(cap), _) => audit.reason = Some(format!("stopped: {cap}")),
-            (None, None, Some(env)) => audit.reason = Some(format!("environment: {env}")),
-            (None, None, None) => audit.passed = Some(false),
-        }
-        printer.status(&format!(
-            "- Audit: the runner-up {}",
-            match audit.passed {
-                Some(true) => "passed".to_owned(),
-                Some(false) => "failed".to_owned(),
-                None => format!(
-                    "could not be judged ({})",
-                    audit.reason.as_deref().unwrap_or("")
-                ),
-            }
+    };
+    let before = crew.accounts.clone();
+    let mut plan = bench.plan.clone();
+    plan.env = variables(&scratch.path, &cache_dir(settings));
+    let target = Target {
+        wt: &scratch,
+        plan: &plan,
+        proposal: runner_up,
+        budget: sel.budget,
+        keep: false,
+    };
+    let result = super::attempt::attempts(crew, book, bench, contest, &target).await;
+    if let Err(e) = workspace.remove_scratch(&scratch).await {
+        printer.warn(&format!(
+            "could not remove the audit's checkout {}: {e}",
+            scratch.path.display()
         ));
-        Ok(Some(audit))
     }
+    forget_setup(settings, &scratch);
+    let attempts = result?;
+    let spent = crew.accounts.since(&before).total();
+    audit.attempts = attempts.used;
+    audit.checks = attempts
+        .verification
+        .as_ref()
+        .map(check_reports)
+        .unwrap_or_default();
+    audit.input_tokens = spent.input_tokens;
+    audit.output_tokens = spent.output_tokens;
+    audit.cost_usd = spent.cost_usd;
+    audit.duration_ms = spent.duration.as_millis() as u64;
+    match (&attempts.passed, &attempts.cap, &attempts.environment) {
+        (Some(_), ..) => audit.passed = Some(true),
+        // Stopped by a cap or the environment: nothing was learnt about the proposal.
+        (None, Some(cap), _) => audit.reason = Some(format!("stopped: {cap}")),
+        (None, None, Some(env)) => audit.reason = Some(format!("environment: {env}")),
+        (None, None, None) => audit.passed = Some(false),
+    }
+    printer.status(&format!(
+        "- Audit: the runner-up {}",
+        match audit.passed {
+            Some(true) => "passed".to_owned(),
+            Some(false) => "failed".to_owned(),
+            None => format!(
+                "could not be judged ({})",
+                audit.reason.as_deref().unwrap_or("")
+            ),
+        }
+    ));
+    Ok(Some(audit))
 }
 
 #[cfg(test)]

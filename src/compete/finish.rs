@@ -4,7 +4,7 @@
 //! `attention-needed` and a comment saying what failed and where the work is. Either way the
 //! run report and summary are kept in `.ralph/runs/N/`.
 
-use super::run::Run;
+use super::crew::{Book, Crew};
 use super::state::{runs_dir, Failure, RunState};
 use crate::fsutil::write_atomic;
 use crate::render::run::{escalation_comment, pr_body, run_summary, EscalationNote, FailureNote};
@@ -17,154 +17,155 @@ use crate::workspace::Worktree;
 use anyhow::Result;
 use std::collections::BTreeMap;
 
-impl Run<'_> {
-    /// Every checkbox is checked: push, open the pull request, release the labels.
-    pub(super) async fn complete(&mut self, wt: &Worktree) -> Result<()> {
-        let (tracker, n, printer) = (self.input.tracker, self.input.issue, self.input.printer);
-        if printer.json_mode() {
-            printer.status("<promise>COMPLETE</promise>");
-        } else {
-            printer.data("<promise>COMPLETE</promise>\n")?;
+/// Every checkbox is checked: push, open the pull request, release the labels.
+pub(super) async fn complete(crew: &mut Crew<'_>, book: &mut Book, wt: &Worktree) -> Result<()> {
+    let (tracker, n, printer) = (crew.input.tracker, crew.input.issue, crew.input.printer);
+    if printer.json_mode() {
+        printer.status("<promise>COMPLETE</promise>");
+    } else {
+        printer.data("<promise>COMPLETE</promise>\n")?;
+    }
+    book.report.outcome = RunOutcome::Complete;
+    if crew.input.options.no_push {
+        printer.status(&format!(
+            "- --no-push: the branch {} stays local (worktree {})",
+            wt.branch,
+            wt.path.display()
+        ));
+    } else {
+        if book.pre.has_remote {
+            let started = std::time::Instant::now();
+            crew.input
+                .workspace
+                .push(wt, crew.input.options.token.as_ref())
+                .await?;
+            crew.timeline.since("push", started);
+            printer.status(&format!("- Pushed {}", wt.branch));
         }
-        self.report.outcome = RunOutcome::Complete;
-        if self.input.options.no_push {
-            printer.status(&format!(
-                "- --no-push: the branch {} stays local (worktree {})",
-                wt.branch,
-                wt.path.display()
-            ));
-        } else {
-            if self.pre.has_remote {
-                let started = std::time::Instant::now();
-                self.input
-                    .workspace
-                    .push(wt, self.input.options.token.as_ref())
-                    .await?;
-                self.timeline.since("push", started);
-                printer.status(&format!("- Pushed {}", wt.branch));
-            }
-            let issue = tracker.issue(n).await?;
-            let created = tracker
-                .create_pull_request(&NewPullRequest {
-                    issue: n,
-                    title: issue.title.clone(),
-                    head: wt.branch.clone(),
-                    base: self.pre.base.clone(),
-                    body: redact(&pr_body(&self.report, &self.state.evidence)).into_owned(),
-                })
-                .await;
-            let pr = match created {
-                Ok(pr) => pr,
-                // The work is done and pushed; a human opens the pull request.
-                Err(TrackerError::PullRequestsNotAllowed { compare }) => {
-                    self.report.outcome = RunOutcome::Escalated;
-                    self.trouble.reason = format!(
+        let issue = tracker.issue(n).await?;
+        let created = tracker
+            .create_pull_request(&NewPullRequest {
+                issue: n,
+                title: issue.title.clone(),
+                head: wt.branch.clone(),
+                base: book.pre.base.clone(),
+                body: redact(&pr_body(&book.report, &book.state.evidence)).into_owned(),
+            })
+            .await;
+        let pr = match created {
+            Ok(pr) => pr,
+            // The work is done and pushed; a human opens the pull request.
+            Err(TrackerError::PullRequestsNotAllowed { compare }) => {
+                book.report.outcome = RunOutcome::Escalated;
+                book.trouble.reason = format!(
                         "the work is done and pushed to `{}`, but GitHub Actions may not open pull requests in this repository: open it from {compare} — or allow it under Settings → Actions → General → Workflow permissions → \"Allow GitHub Actions to create and approve pull requests\"",
                         wt.branch
                     );
-                    printer.warn(&self.trouble.reason);
-                    return Ok(());
-                }
-                Err(e) => return Err(e.into()),
-            };
-            printer.status(&format!(
-                "- Pull request #{}{}",
-                pr.number,
-                pr.url
-                    .as_deref()
-                    .map(|u| format!(": {u}"))
-                    .unwrap_or_default()
-            ));
-            self.report.pr_url = pr.url.or(Some(format!("#{}", pr.number)));
-            self.input.workspace.remove_worktree(wt).await?;
-        }
-        tracker.remove_label(n, LABEL_IN_PROGRESS).await?;
-        tracker.remove_label(n, LABEL_RALPH).await?;
-        Ok(())
-    }
-
-    /// The end of every run: the accounts into the report, the summary kept, and the issue
-    /// escalated when the run did not succeed (or stopped with `result`'s error) — with the
-    /// branch pushed first when passing rounds committed to it, so the work outlives the
-    /// machine.
-    pub(super) async fn finish(mut self, result: Result<()>) -> Result<RunReport> {
-        self.report.accounts = self.accounts.rows();
-        self.report.total = self.accounts.total();
-        self.report.phases = self.timeline.phases();
-        self.report.critical_path = crate::timeline::critical_path(&self.report.phases);
-        self.report.wall_ms =
-            u64::try_from(self.timeline.elapsed().as_millis()).unwrap_or(u64::MAX);
-        if let Err(e) = keep_summary(self.input.settings, &self.report, &self.state.evidence) {
-            self.input
-                .printer
-                .warn(&format!("could not write the run summary: {e:#}"));
-        }
-        let n = self.input.issue;
-        match result {
-            Ok(()) => {
-                if !self.report.outcome.succeeded() {
-                    let body = self.escalation_comment().await;
-                    escalate(self.input.tracker, n, &body).await?;
-                    self.report.escalation = Some(self.trouble.reason.clone());
-                }
-                Ok(self.report)
+                printer.warn(&book.trouble.reason);
+                return Ok(());
             }
-            Err(e) => {
-                self.trouble.reason = format!("the run stopped unexpectedly: {e:#}");
-                let body = self.escalation_comment().await;
-                if let Err(e2) = escalate(self.input.tracker, n, &body).await {
-                    self.input
-                        .printer
-                        .warn(&format!("could not escalate #{n}: {e2:#}"));
-                }
-                // The labels moved: whatever stopped the run, it did not do "nothing".
-                Err(e.context(crate::error::AfterChanges))
-            }
-        }
+            Err(e) => return Err(e.into()),
+        };
+        printer.status(&format!(
+            "- Pull request #{}{}",
+            pr.number,
+            pr.url
+                .as_deref()
+                .map(|u| format!(": {u}"))
+                .unwrap_or_default()
+        ));
+        book.report.pr_url = pr.url.or(Some(format!("#{}", pr.number)));
+        crew.input.workspace.remove_worktree(wt).await?;
     }
+    tracker.remove_label(n, LABEL_IN_PROGRESS).await?;
+    tracker.remove_label(n, LABEL_RALPH).await?;
+    Ok(())
+}
 
-    /// Pushes the branch when passing rounds committed to it (and pushing is allowed), then
-    /// writes the escalation comment.
-    async fn escalation_comment(&mut self) -> String {
-        let mut pushed = false;
-        if let (Some(wt), true) = (
-            &self.worktree,
-            self.state.commits > 0 && self.pre.has_remote && !self.input.options.no_push,
-        ) {
-            match self
-                .input
-                .workspace
-                .push(wt, self.input.options.token.as_ref())
-                .await
-            {
-                Ok(()) => {
-                    pushed = true;
-                    self.input
-                        .printer
-                        .status(&format!("- Pushed {} to keep its commits", wt.branch));
-                }
-                Err(e) => self
-                    .input
+/// The end of every run: the accounts into the report, the summary kept, and the issue
+/// escalated when the run did not succeed (or stopped with `result`'s error) — with the
+/// branch pushed first when passing rounds committed to it, so the work outlives the
+/// machine.
+pub(super) async fn finish(
+    crew: Crew<'_>,
+    mut book: Book,
+    result: Result<()>,
+) -> Result<RunReport> {
+    book.report.accounts = crew.accounts.rows();
+    book.report.total = crew.accounts.total();
+    book.report.phases = crew.timeline.phases();
+    book.report.critical_path = crate::timeline::critical_path(&book.report.phases);
+    book.report.wall_ms = u64::try_from(crew.timeline.elapsed().as_millis()).unwrap_or(u64::MAX);
+    if let Err(e) = keep_summary(crew.input.settings, &book.report, &book.state.evidence) {
+        crew.input
+            .printer
+            .warn(&format!("could not write the run summary: {e:#}"));
+    }
+    let n = crew.input.issue;
+    match result {
+        Ok(()) => {
+            if !book.report.outcome.succeeded() {
+                let body = escalation_body(&crew, &book).await;
+                escalate(crew.input.tracker, n, &body).await?;
+                book.report.escalation = Some(book.trouble.reason.clone());
+            }
+            Ok(book.report)
+        }
+        Err(e) => {
+            book.trouble.reason = format!("the run stopped unexpectedly: {e:#}");
+            let body = escalation_body(&crew, &book).await;
+            if let Err(e2) = escalate(crew.input.tracker, n, &body).await {
+                crew.input
                     .printer
-                    .warn(&format!("could not push {}: {e}", wt.branch)),
+                    .warn(&format!("could not escalate #{n}: {e2:#}"));
             }
+            // The labels moved: whatever stopped the run, it did not do "nothing".
+            Err(e.context(crate::error::AfterChanges))
         }
-        let t = &self.trouble;
-        escalation_comment(&EscalationNote {
-            issue: self.input.issue,
-            reason: &t.reason,
-            initial: t.initial.as_ref().map(note),
-            replan: t.replan.as_ref().map(note),
-            last_round: t.last_round.as_ref(),
-            verification: t.verification.as_ref(),
-            remaining: &t.remaining,
-            diff: t.diff.as_deref(),
-            branch: &self.pre.branch,
-            commits: self.state.commits,
-            pushed,
-            worktree: self.worktree.as_ref().map(|w| w.path.as_path()),
-        })
     }
+}
+
+/// Pushes the branch when passing rounds committed to it (and pushing is allowed), then
+/// writes the escalation comment.
+async fn escalation_body(crew: &Crew<'_>, book: &Book) -> String {
+    let mut pushed = false;
+    if let (Some(wt), true) = (
+        &book.worktree,
+        book.state.commits > 0 && book.pre.has_remote && !crew.input.options.no_push,
+    ) {
+        match crew
+            .input
+            .workspace
+            .push(wt, crew.input.options.token.as_ref())
+            .await
+        {
+            Ok(()) => {
+                pushed = true;
+                crew.input
+                    .printer
+                    .status(&format!("- Pushed {} to keep its commits", wt.branch));
+            }
+            Err(e) => crew
+                .input
+                .printer
+                .warn(&format!("could not push {}: {e}", wt.branch)),
+        }
+    }
+    let t = &book.trouble;
+    escalation_comment(&EscalationNote {
+        issue: crew.input.issue,
+        reason: &t.reason,
+        initial: t.initial.as_ref().map(note),
+        replan: t.replan.as_ref().map(note),
+        last_round: t.last_round.as_ref(),
+        verification: t.verification.as_ref(),
+        remaining: &t.remaining,
+        diff: t.diff.as_deref(),
+        branch: &book.pre.branch,
+        commits: book.state.commits,
+        pushed,
+        worktree: book.worktree.as_ref().map(|w| w.path.as_path()),
+    })
 }
 
 /// Keeps the run report (`report.json`) and a markdown summary (`summary.md`) in

@@ -1,6 +1,10 @@
 //! The competition pipeline (docs/specification.md §6). A map:
 //! - `run`: `ralph compete N` as a short loop — admission, the claim, then rounds (requirements,
-//!   selection, implementation, settlement) until [`decide`] says complete or stop;
+//!   selection, implementation, settlement) until [`decide`] says complete or stop; the only
+//!   home of `Run`, imported by no phase;
+//! - `admit`: the refusals before anything changes, and the claim;
+//! - `crew`: what the phases work with — the run's inputs and spending (`Crew`), what it records
+//!   (`Book`), a round's bench, contest and selection;
 //! - `decide`: the state machine, one pure function from how a round ended to what happens next;
 //! - `state`: what is kept for `--resume`, and the per-issue lock;
 //! - `attempt`: the implementer's attempts, ralph's verification, the `verify` role;
@@ -17,9 +21,11 @@
 //! The competition reaches git through [`crate::workspace::Workspace`] and issues through
 //! [`crate::tracker::IssueTracker`], so its tests drive whole competitions in memory.
 
+mod admit;
 pub mod agents;
 mod attempt;
 mod audit;
+mod crew;
 pub mod decide;
 mod dry_run;
 mod events;
@@ -39,8 +45,9 @@ mod state;
 #[cfg(test)]
 mod tests;
 
+pub use crew::{RunInput, RunOptions};
 pub use dry_run::{dry_run, DryRunInput};
 pub use finish::escalate_interrupted;
-pub use run::{compete, RunInput, RunOptions};
+pub use run::compete;
 pub use site::{new_run_id, random_seed, CallSite};
 pub use state::RunLock;

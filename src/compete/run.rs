@@ -6,75 +6,35 @@
 //! request) or to stop (escalation, `finish`). The run state is saved after each round so
 //! `--resume` continues without writing an event twice.
 
-use super::agents::Agents;
+use super::admit::{admit, admit_agents, admit_checks, claim};
+use super::crew::{Bench, Book, Contest, Crew, RunInput, Selection};
 use super::decide::{decide, rounds_exhausted, Decision, Position, RoundEnd, Stop};
 use super::extract::extract;
 use super::guard;
 use super::prepare::{discard, open, ready, Ground};
-use super::round::{evaluate, gather, ledger_state, standings, Arrived, Ask, Evaluated, Shared};
+use super::round::{evaluate, gather, ledger_state, standings, Arrived, Shared};
 use super::site::{new_run_id, CallSite};
 use super::state::{RunLock, RunState, Trouble};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
 use crate::agent::{Phase, Role};
 use crate::checks::baseline::Baseline;
-use crate::checks::{detect, CheckPlan};
-use crate::error::UserError;
 use crate::market::{same_proposal, tables};
-use crate::output::Printer;
 use crate::render::verification::render_terminal;
 use crate::run_report::{RunOutcome, RunReport, SkippedBot};
-use crate::secret::Secret;
-use crate::settings::Settings;
-use crate::spec::{read_guidance, Guidance, Requirements};
+use crate::spec::{read_guidance, Requirements};
 use crate::timeline::Timeline;
-use crate::tracker::workflow::{LABEL_ATTENTION, LABEL_IN_PROGRESS, LABEL_RALPH};
-use crate::tracker::{Issue, IssueState, IssueTracker};
-use crate::workspace::{Preflight, PreflightOptions, Workspace, Worktree};
+use crate::tracker::Issue;
+use crate::workspace::{Preflight, PreflightOptions, Worktree};
 use anyhow::Result;
 use futures_util::FutureExt as _;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-/// The options of `ralph compete N`.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    pub max_iterations: u32,
-    pub resume: bool,
-    pub no_push: bool,
-    pub base: Option<String>,
-    /// The GitHub token for the push, when there is one.
-    pub token: Option<Secret>,
-    /// How the agents and checks are confined, for the report and the pull request.
-    pub sandbox: Option<crate::process::sandbox::Status>,
-}
-
-/// What a run needs.
-pub struct RunInput<'a> {
-    pub settings: &'a Settings,
-    pub tracker: &'a dyn IssueTracker,
-    pub workspace: &'a dyn Workspace,
-    pub issue: u64,
-    pub agents: Agents,
-    pub printer: &'a Printer,
-    /// The live view of the running agents and checks.
-    pub progress: crate::progress::Progress,
-    pub options: RunOptions,
-}
-
-/// A competition in progress: what it was given, where its branch is, what it has done.
+/// A competition in progress: who works on it and what it records.
 pub(super) struct Run<'a> {
-    pub input: RunInput<'a>,
-    pub pre: Preflight,
-    pub state: RunState,
-    pub report: RunReport,
-    pub accounts: Accounts,
-    pub worktree: Option<Worktree>,
-    pub trouble: Trouble,
-    /// The checks on the commit the next attempt starts from.
-    pub baseline: Baseline,
-    /// Where the run's time goes.
-    pub timeline: Timeline,
+    pub crew: Crew<'a>,
+    pub book: Book,
 }
 
 /// A round's first half: the requirements, and the winner or why there is none.
@@ -83,48 +43,6 @@ pub(super) struct Front {
     before: Accounts,
     at: Position,
     outcome: Result<(Contest, Selection), RoundEnd>,
-}
-
-/// What every round works with, made once the run has its worktree.
-pub(super) struct Bench {
-    pub prompts: Prompts,
-    pub guidance: Vec<Guidance>,
-    pub wt: Worktree,
-    pub plan: CheckPlan,
-    /// Per check (and coverage command).
-    pub timeout: Duration,
-}
-
-/// One round's question: the issue as it is now, its requirements, which are open, and where
-/// the calls happen.
-pub(super) struct Contest {
-    pub site: CallSite,
-    pub issue: Issue,
-    pub reqs: Requirements,
-    pub open: BTreeSet<String>,
-}
-
-impl Contest {
-    pub fn ask(&self) -> Ask<'_> {
-        Ask {
-            issue: &self.issue,
-            reqs: &self.reqs,
-            site: &self.site,
-        }
-    }
-}
-
-/// The round's winner and what the marketplace needs to settle it.
-pub(super) struct Selection {
-    pub evaluated: Evaluated,
-    pub winner: Arrived,
-    pub proposal_score: f64,
-    /// Implementation attempts the winner gets.
-    pub budget: u32,
-    /// Bots with a valid proposal this round.
-    pub proposers: Vec<String>,
-    /// A failed bot whose resubmission was refused.
-    pub resubmitted: Vec<String>,
 }
 
 /// Runs the competition. On any error after the labels changed, the issue is escalated with
@@ -187,7 +105,7 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
     let mut run = Run::new(input, pre, &issue, prior, &bench, pending, timeline);
     run.announce(&bench);
     // Saved before any agent runs, so that an interrupted first round can be resumed.
-    run.state.save(run.input.settings)?;
+    run.book.state.save(run.crew.input.settings)?;
     let opening = run
         .opening(&bench, ready(&ground, &bench.wt, &bench.plan))
         .await;
@@ -198,13 +116,13 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
         Err(e) => {
             discard(&ground, &bench.wt).await;
             if !ground.resume {
-                RunState::forget(ground.settings, run.input.issue);
+                RunState::forget(ground.settings, run.crew.input.issue);
             }
             return Err(e);
         }
     };
     // From here on the issue is ours: every way out goes through the outcome or escalation.
-    if let Err(e) = claim(&run.input).await {
+    if let Err(e) = claim(&run.crew.input).await {
         discard(&ground, &bench.wt).await;
         return Err(e);
     }
@@ -220,126 +138,9 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
                 .unwrap_or_else(|| "an unknown panic".into());
             Err(anyhow::anyhow!("ralph panicked: {what}"))
         });
-    let finished = run.finish(result).await;
+    let finished = super::finish::finish(run.crew, run.book, result).await;
     progress.end_phase();
     finished
-}
-
-/// The refusals about the issue, before anything changes: a pull request, a closed issue,
-/// nothing to resume, not ready, already in progress, no open checkbox. Returns the issue and,
-/// on `--resume`, the saved state.
-async fn admit(input: &RunInput<'_>) -> Result<(Issue, Option<RunState>)> {
-    let n = input.issue;
-    let issue = input.tracker.issue(n).await?;
-    let ready = &input.settings.config.github.ready_label;
-    if issue.is_pull_request {
-        return Err(UserError::usage(format!("#{n} is a pull request, not an issue")).into());
-    }
-    if issue.state == IssueState::Closed {
-        return Err(UserError::usage(format!("issue #{n} is closed"))
-            .with_hint("reopen it if it should be worked on")
-            .into());
-    }
-    if input.options.resume {
-        let prior = RunState::load(input.settings, n)?.ok_or_else(|| {
-            UserError::usage(format!("there is no run of issue #{n} to resume"))
-                .with_hint(format!("start one with `ralph compete {n}`"))
-        })?;
-        return Ok((issue, Some(prior)));
-    }
-    if !issue.has_label(ready) {
-        return Err(
-            UserError::usage(format!("issue #{n} is not labelled `{ready}`"))
-                .with_hint(format!(
-                    "mark it ready with `ralph ready {n}` once its spec is complete"
-                ))
-                .into(),
-        );
-    }
-    if issue.has_label(LABEL_IN_PROGRESS) {
-        return Err(UserError::usage(format!(
-            "issue #{n} is already `{LABEL_IN_PROGRESS}`"
-        ))
-        .with_hint(format!(
-            "another run may be working on it; to continue a stopped run use `ralph compete {n} --resume`, or re-arm it with `ralph ready {n}`"
-        ))
-        .into());
-    }
-    if Requirements::from_body(&issue.body).open().next().is_none() {
-        return Err(UserError::usage(format!(
-            "issue #{n} has no open checkbox: there is nothing to compete on"
-        ))
-        .with_hint(crate::spec::requirements_hint(n))
-        .into());
-    }
-    Ok((issue, None))
-}
-
-/// At least one check must be configured or detected: ralph never takes an agent's word.
-fn admit_checks(input: &RunInput<'_>) -> Result<()> {
-    let plan = detect(&input.settings.root, &input.settings.config.checks);
-    if plan.checks.is_empty() {
-        return Err(UserError::usage(
-            "no check is configured or detected: ralph cannot verify an implementation",
-        )
-        .with_hint(format!(
-            "name the checks under [checks] in .ralph/config.toml, e.g.\n{}",
-            crate::checks::example(&input.settings.root)
-        ))
-        .into());
-    }
-    Ok(())
-}
-
-/// The agents must be able to start before anything changes: the implementer, the arbiter and
-/// at least one bot; a bot that cannot is skipped for the run with a warning.
-fn admit_agents(input: &mut RunInput<'_>) -> Result<()> {
-    if let Some(cap) = input.settings.config.limits.max_cost_usd {
-        let unknown = input.agents.without_cost();
-        if !unknown.is_empty() {
-            input.printer.warn(&format!(
-                "`limits.max_cost_usd` = {cap} cannot see what {} spend: their backend reports no cost; set `price` on them",
-                unknown.join(", ")
-            ));
-        }
-    }
-    match input.agents.usable() {
-        Err(fatal) => Err(UserError::usage(format!(
-            "the competition cannot start its agents:\n  {}",
-            fatal.join("\n  ")
-        ))
-        .with_hint("install the missing programs or set the keys, or change the agents in .ralph/config.toml; `ralph doctor` checks everything")
-        .into()),
-        Ok(skipped) => {
-            for s in &skipped {
-                input.printer.warn(&format!("skipping a bot for this run: {s}"));
-            }
-            input.agents.bots.retain(|b| b.backend.is_ok());
-            Ok(())
-        }
-    }
-}
-
-/// Labels `ready` → `in-progress` + `ralph`, and the issue assigned to the token's user.
-async fn claim(input: &RunInput<'_>) -> Result<()> {
-    let (tracker, n, printer) = (input.tracker, input.issue, input.printer);
-    tracker
-        .add_labels(n, &[LABEL_IN_PROGRESS.to_owned(), LABEL_RALPH.to_owned()])
-        .await?;
-    tracker
-        .remove_label(n, &input.settings.config.github.ready_label)
-        .await?;
-    tracker.remove_label(n, LABEL_ATTENTION).await?;
-    match tracker.current_user().await {
-        Ok(Some(me)) => {
-            if let Err(e) = tracker.assign(n, &[me]).await {
-                printer.warn(&format!("could not assign #{n}: {e:#}"));
-            }
-        }
-        Ok(None) => {}
-        Err(e) => printer.warn(&format!("could not tell the token's user: {e:#}")),
-    }
-    Ok(())
 }
 
 impl<'a> Run<'a> {
@@ -382,21 +183,25 @@ impl<'a> Run<'a> {
             wall_ms: 0,
         };
         Run {
-            input,
-            pre,
-            state,
-            report,
-            accounts: Accounts::default(),
-            worktree: Some(bench.wt.clone()),
-            trouble: Trouble::default(),
-            baseline,
-            timeline,
+            crew: Crew {
+                input,
+                accounts: Accounts::default(),
+                timeline,
+                baseline,
+            },
+            book: Book {
+                pre,
+                state,
+                report,
+                trouble: Trouble::default(),
+                worktree: Some(bench.wt.clone()),
+            },
         }
     }
 
     /// The branch, the worktree and the checks, before the first round.
     fn announce(&self, bench: &Bench) {
-        self.input.printer.status(&format!(
+        self.crew.input.printer.status(&format!(
             "Branch {} in {} · checks from {}: {}",
             bench.wt.branch,
             bench.wt.path.display(),
@@ -428,7 +233,7 @@ impl<'a> Run<'a> {
         // The agents read a checkout of their own, of the same commit: the worktree is the
         // environment's and the baseline's meanwhile, and what they write there is not the
         // agents' doing.
-        let workspace = self.input.workspace;
+        let workspace = self.crew.input.workspace;
         let head = workspace.head(&bench.wt).await?;
         let name = format!(
             "{}-read",
@@ -468,25 +273,27 @@ impl<'a> Run<'a> {
         {
             contest.site.workdir = bench.wt.path.clone();
         }
-        self.timeline.record("baseline", started, done);
-        self.baseline = baseline;
+        self.crew.timeline.record("baseline", started, done);
+        self.crew.baseline = baseline;
         front
     }
 
     /// The rounds, until the decision is to complete or to stop; the first one's first half
     /// (`opening`) is done already.
     async fn rounds(&mut self, bench: &Bench, opening: Option<Front>) -> Result<()> {
-        self.state.save(self.input.settings)?;
-        let max = self.input.options.max_iterations;
+        self.book.state.save(self.crew.input.settings)?;
+        let max = self.crew.input.options.max_iterations;
         let mut opening = opening;
-        while self.state.next_round <= max {
+        while self.book.state.next_round <= max {
             let front = match opening.take() {
                 Some(front) => front,
                 None => self.front(bench, &bench.wt).await?,
             };
             match self.back(bench, front).await? {
                 Decision::Continue | Decision::Replan => {}
-                Decision::Complete => return self.complete(&bench.wt).await,
+                Decision::Complete => {
+                    return super::finish::complete(&mut self.crew, &mut self.book, &bench.wt).await
+                }
                 Decision::Escalate(stop) => {
                     self.stop(stop);
                     return Ok(());
@@ -503,20 +310,20 @@ impl<'a> Run<'a> {
 
     /// Ends the run early: the outcome, the cap that stopped it, the reason for the comment.
     fn stop(&mut self, stop: Stop) {
-        self.report.outcome = stop.outcome;
+        self.book.report.outcome = stop.outcome;
         if stop.cap.is_some() {
-            self.report.stopped = stop.cap;
+            self.book.report.stopped = stop.cap;
         }
-        self.trouble.reason = stop.reason;
+        self.book.trouble.reason = stop.reason;
     }
 
     /// A round's first half: the requirements, the proposals, the judging and the ranking.
     async fn front(&mut self, bench: &Bench, wt: &Worktree) -> Result<Front> {
-        let before = self.accounts.clone();
+        let before = self.crew.accounts.clone();
         let at = Position {
-            phase: self.state.phase,
-            round: self.state.next_round,
-            max_rounds: self.input.options.max_iterations,
+            phase: self.book.state.phase,
+            round: self.book.state.next_round,
+            max_rounds: self.crew.input.options.max_iterations,
         };
         let ended = |end| Front {
             before: before.clone(),
@@ -525,14 +332,16 @@ impl<'a> Run<'a> {
         };
         let started = Instant::now();
         let contest = self.requirements(bench, wt, at).await?;
-        self.timeline
+        self.crew
+            .timeline
             .since(format!("extraction r{}", at.round), started);
         if contest.open.is_empty() {
             return Ok(ended(RoundEnd::NothingOpen));
         }
         if let Some(cap) = self
+            .crew
             .accounts
-            .cap_reached(&self.input.settings.config.limits)
+            .cap_reached(&self.crew.input.settings.config.limits)
         {
             return Ok(ended(RoundEnd::CapReached(cap.to_string())));
         }
@@ -557,8 +366,12 @@ impl<'a> Run<'a> {
             Ok(picked) => picked,
             Err(end) => return Ok(decide(&end, at)),
         };
-        let printer = self.input.printer;
-        super::site::phase(printer, &self.input.progress, "## Phase 3: Implementation");
+        let printer = self.crew.input.printer;
+        super::site::phase(
+            printer,
+            &self.crew.input.progress,
+            "## Phase 3: Implementation",
+        );
         printer.status(&format!(
             "- Implementing {} ({}) with up to {} attempt(s)",
             selection
@@ -570,29 +383,50 @@ impl<'a> Run<'a> {
             selection.winner.bot_id,
             selection.budget
         ));
-        let start = self.input.workspace.head(&bench.wt).await?;
-        let mut attempts = self.implement(bench, &contest, &selection).await?;
+        let start = self.crew.input.workspace.head(&bench.wt).await?;
+        let mut attempts =
+            super::attempt::implement(&mut self.crew, &mut self.book, bench, &contest, &selection)
+                .await?;
         if let Some(v) = &attempts.verification {
             // The live view printed each check as it finished; with it off, list them here.
-            let with_checks = self.input.progress.mode() == crate::progress::Mode::Off;
+            let with_checks = self.crew.input.progress.mode() == crate::progress::Mode::Off;
             printer.status(render_terminal(v, printer.paint_err(), with_checks).trim_end());
         }
         let started = Instant::now();
-        attempts.review = self
-            .review_change(bench, &contest, &selection, &attempts)
-            .await?;
-        self.timeline
+        attempts.review =
+            super::review::review_change(&mut self.crew, bench, &contest, &selection, &attempts)
+                .await?;
+        self.crew
+            .timeline
             .since(format!("review r{}", at.round), started);
         // A round the environment or a cap stopped tells nothing an audit could compare.
         if attempts.environment.is_none() && attempts.cap.is_none() {
             let started = Instant::now();
-            attempts.audit = self.audit(bench, &contest, &selection, &start).await?;
+            attempts.audit = super::audit::audit(
+                &mut self.crew,
+                &mut self.book,
+                bench,
+                &contest,
+                &selection,
+                &start,
+            )
+            .await?;
             if attempts.audit.is_some() {
-                self.timeline.since(format!("audit r{}", at.round), started);
+                self.crew
+                    .timeline
+                    .since(format!("audit r{}", at.round), started);
             }
         }
-        let spend = self.accounts.since(&before);
-        let end = self.settle(&contest, &selection, attempts, &spend).await?;
+        let spend = self.crew.accounts.since(&before);
+        let end = super::settle::settle(
+            &mut self.crew,
+            &mut self.book,
+            &contest,
+            &selection,
+            attempts,
+            &spend,
+        )
+        .await?;
         Ok(decide(&end, at))
     }
 
@@ -604,19 +438,19 @@ impl<'a> Run<'a> {
         wt: &Worktree,
         at: Position,
     ) -> Result<Contest> {
-        let (printer, n) = (self.input.printer, self.input.issue);
+        let (printer, n) = (self.crew.input.printer, self.crew.input.issue);
         // The agents read the state the round builds on: the run's worktree.
         let site = CallSite {
             issue: n,
             round: at.round,
             phase: at.phase,
             workdir: wt.path.clone(),
-            progress: self.input.progress.clone(),
+            progress: self.crew.input.progress.clone(),
         };
-        let issue = self.input.tracker.issue(n).await?;
+        let issue = self.crew.input.tracker.issue(n).await?;
         super::site::phase(
             printer,
-            &self.input.progress,
+            &self.crew.input.progress,
             &format!(
                 "## Round {}/{} ({}) · Phase 1: Requirement Extraction",
                 at.round,
@@ -624,17 +458,23 @@ impl<'a> Run<'a> {
                 at.phase.as_str()
             ),
         );
-        let snap = guard::watch(self.input.workspace, wt).await?;
+        let snap = guard::watch(self.crew.input.workspace, wt).await?;
         let mut extracted = extract(
             &issue,
             &bench.guidance,
-            &self.input.agents.arbiter,
+            &self.crew.input.agents.arbiter,
             &bench.prompts,
             &site,
         )
         .await?;
-        if let Some(changes) =
-            guard::changed(self.input.workspace, printer, wt, &snap, "The extract role").await?
+        if let Some(changes) = guard::changed(
+            self.crew.input.workspace,
+            printer,
+            wt,
+            &snap,
+            "The extract role",
+        )
+        .await?
         {
             extracted.requirements = Requirements::from_body(&issue.body);
             extracted.source = "checkboxes";
@@ -643,16 +483,17 @@ impl<'a> Run<'a> {
             ));
         }
         if let Some((usage, duration)) = extracted.spend {
-            self.accounts
+            self.crew
+                .accounts
                 .record("arbiter", Role::Extract, usage, duration);
         }
         for w in &extracted.warnings {
             printer.warn(w);
-            self.report.warnings.push(w.clone());
+            self.book.report.warnings.push(w.clone());
         }
         let reqs = extracted.requirements;
-        self.report.requirements = reqs.clone();
-        self.report.extraction = extracted.source;
+        self.book.report.requirements = reqs.clone();
+        self.book.report.extraction = extracted.source;
         let open: BTreeSet<String> = reqs.open().map(|r| r.id.clone()).collect();
         printer.status(&format!(
             "- {} checkbox(es), {} open; {} implicit requirement(s)",
@@ -677,24 +518,24 @@ impl<'a> Run<'a> {
         contest: &Contest,
         round: u32,
     ) -> Result<Result<Selection, RoundEnd>> {
-        let settings = self.input.settings;
-        let printer = self.input.printer;
+        let settings = self.crew.input.settings;
+        let printer = self.crew.input.printer;
         super::site::phase(
             printer,
-            &self.input.progress,
+            &self.crew.input.progress,
             "## Phase 2: Proposal Evaluation",
         );
         let standing = standings(&ledger_state(settings)?);
-        let failure = self.state.failure.as_ref().map(|f| &f.context);
+        let failure = self.book.state.failure.as_ref().map(|f| &f.context);
         let shared = Shared {
             settings,
-            agents: &self.input.agents,
+            agents: &self.crew.input.agents,
             prompts: &bench.prompts,
             guidance: &bench.guidance,
             printer,
-            progress: &self.input.progress,
+            progress: &self.crew.input.progress,
         };
-        let workspace = self.input.workspace;
+        let workspace = self.crew.input.workspace;
         let started = Instant::now();
         let snap = guard::watch(workspace, wt).await?;
         let (mut arrived, mut skipped) = gather(
@@ -702,7 +543,7 @@ impl<'a> Run<'a> {
             contest.ask(),
             &standing,
             failure,
-            &mut self.accounts,
+            &mut self.crew.accounts,
         )
         .await?;
         if let Some(changes) = guard::changed(workspace, printer, wt, &snap, "A bot").await? {
@@ -721,7 +562,9 @@ impl<'a> Run<'a> {
             }));
             arrived = good;
         }
-        self.timeline.since(format!("proposals r{round}"), started);
+        self.crew
+            .timeline
+            .since(format!("proposals r{round}"), started);
         let resubmitted = self.refuse_resubmission(&mut arrived);
         let proposers: Vec<String> = arrived.iter().map(|a| a.bot_id.clone()).collect();
         let started = Instant::now();
@@ -733,7 +576,7 @@ impl<'a> Run<'a> {
             skipped.clone(),
             None,
             None,
-            &mut self.accounts,
+            &mut self.crew.accounts,
         )
         .await?;
         if let Some(changes) = guard::changed(workspace, printer, wt, &snap, "A judge").await? {
@@ -747,13 +590,15 @@ impl<'a> Run<'a> {
                 skipped,
                 Some(evaluated.report.seed),
                 Some(&why),
-                &mut self.accounts,
+                &mut self.crew.accounts,
             )
             .await?;
         }
-        self.timeline.since(format!("judging r{round}"), started);
+        self.crew
+            .timeline
+            .since(format!("judging r{round}"), started);
         if let Some(why) = &evaluated.stopped {
-            self.report.rounds.push(evaluated.report.clone());
+            self.book.report.rounds.push(evaluated.report.clone());
             return Ok(Err(RoundEnd::CapReached(why.clone())));
         }
         let Some((winner, scored)) = evaluated.winner() else {
@@ -764,8 +609,8 @@ impl<'a> Run<'a> {
                     threshold: tables().scoring.ranking.human_review_below,
                 }
             };
-            self.trouble.last_round = Some(evaluated.report.clone());
-            self.report.rounds.push(evaluated.report);
+            self.book.trouble.last_round = Some(evaluated.report.clone());
+            self.book.report.rounds.push(evaluated.report);
             return Ok(Err(end));
         };
         let (winner, proposal_score) = (winner.clone(), scored.total_score);
@@ -786,7 +631,8 @@ impl<'a> Run<'a> {
     /// In a replan the failed bot must bring a new proposal: the same one again is refused.
     /// Returns the bots refused.
     fn refuse_resubmission(&self, arrived: &mut Vec<Arrived>) -> Vec<String> {
-        let (Phase::Replan, Some(failure)) = (self.state.phase, &self.state.failure) else {
+        let (Phase::Replan, Some(failure)) = (self.book.state.phase, &self.book.state.failure)
+        else {
             return Vec::new();
         };
         let failed_bot = &failure.context.failed_bot;
@@ -802,7 +648,7 @@ impl<'a> Run<'a> {
             return Vec::new();
         }
         // A rule of the market applied, not something that went wrong: a status line.
-        self.input.printer.status(&format!(
+        self.crew.input.printer.status(&format!(
             "- {failed_bot} resubmitted its failed proposal (similarity {similarity:.2}): refused"
         ));
         arrived.remove(pos);

@@ -3,12 +3,12 @@
 //! check-off of the boxes the verify role found satisfied (the commit was made by the passing
 //! attempt) or the reset, the events, the saved state — and how the round ended.
 
+use super::crew::{Book, Contest, Crew, Selection};
 use super::decide::RoundEnd;
 use super::events::{append, round_events, RoundRecord};
 use super::findings::failure_of;
 use super::findings::Attempts;
 use super::prepare::cache_dir;
-use super::run::{Contest, Run, Selection};
 use crate::agent::accounts::Accounts;
 use crate::checks::baseline::Baseline;
 use crate::checks::{CheckKind, CheckStatus};
@@ -192,228 +192,228 @@ pub(super) fn settlement(f: &Facts<'_>) -> Settlement {
     }
 }
 
-impl Run<'_> {
-    /// Settles the round from its attempts; `spend` is what the round's calls cost. Returns how
-    /// the round ended.
-    pub(super) async fn settle(
-        &mut self,
-        contest: &Contest,
-        sel: &Selection,
-        attempts: Attempts,
-        spend: &Accounts,
-    ) -> Result<RoundEnd> {
-        let settings = self.input.settings;
-        let printer = self.input.printer;
-        let Settlement { report, settled } = settlement(&Facts {
-            sel,
-            attempts: &attempts,
-            open: &contest.open,
-            phase: self.state.phase,
-            all_bots: settings.config.bot_ids(),
-            weights: &settings.config.scoring_weights,
-        });
-        let scored = match settled {
-            Settled::Cap(cap) => {
-                // Stopped between attempts: the round's report stays, and a resumed run plays
-                // the round again.
-                self.report.rounds.push(report);
-                return Ok(RoundEnd::CapReached(cap));
-            }
-            Settled::Environment(why) => {
-                return self.environment_failure(report, why, &attempts).await;
-            }
-            Settled::Scored(scored) => scored,
-        };
-        let round_report = report;
-        let Scored {
-            implementation,
-            accuracy: acc,
-            awarded,
-            satisfied,
-            verification: v,
-        } = *scored;
-        super::site::phase(
-            printer,
-            &self.input.progress,
-            "## Phase 4: Marketplace Update",
-        );
-        if let Some(p) = &attempts.passed {
-            self.state.evidence.extend(p.verdict.satisfied.clone());
+/// Settles the round from its attempts; `spend` is what the round's calls cost. Returns how
+/// the round ended.
+pub(super) async fn settle(
+    crew: &mut Crew<'_>,
+    book: &mut Book,
+    contest: &Contest,
+    sel: &Selection,
+    attempts: Attempts,
+    spend: &Accounts,
+) -> Result<RoundEnd> {
+    let settings = crew.input.settings;
+    let printer = crew.input.printer;
+    let Settlement { report, settled } = settlement(&Facts {
+        sel,
+        attempts: &attempts,
+        open: &contest.open,
+        phase: book.state.phase,
+        all_bots: settings.config.bot_ids(),
+        weights: &settings.config.scoring_weights,
+    });
+    let scored = match settled {
+        Settled::Cap(cap) => {
+            // Stopped between attempts: the round's report stays, and a resumed run plays
+            // the round again.
+            book.report.rounds.push(report);
+            return Ok(RoundEnd::CapReached(cap));
         }
-        let checked_off = match &attempts.passed {
-            Some(p) => self.check_off(contest, &p.commit, &satisfied).await?,
-            None => {
-                self.input
-                    .workspace
-                    .reset_worktree(&self.bench_wt()?)
-                    .await?;
-                Vec::new()
-            }
-        };
-        let record = RoundRecord {
-            issue: self.input.issue,
-            run_id: &self.state.run_id,
-            round: self.state.next_round,
-            phase: self.state.phase,
-            report: &sel.evaluated.report,
-            winner_bot: &sel.winner.bot_id,
-            proposal_score: sel.proposal_score,
-            implementation: &implementation,
-            accuracy: acc,
-            verification: &v,
-            attempts: attempts.used,
-            audit: attempts.audit.as_ref(),
-        };
-        let events = round_events(&record, &awarded, spend, chrono::Utc::now());
-        self.record_events(&events, &awarded)?;
-        self.report.rounds.push(round_report.clone());
-        self.trouble.remaining = contest
-            .reqs
-            .open()
-            .filter(|r| !checked_off.contains(&r.id))
-            .map(|r| RemainingBox {
-                id: r.id.clone(),
-                text: r.text.clone(),
-                reason: attempts.unsatisfied.get(&r.id).cloned(),
-            })
-            .collect();
-
-        match &attempts.passed {
-            Some(p) => {
-                let remaining = contest.open.len() - checked_off.len();
-                let commit = p.commit.clone();
-                self.round_passed(&commit, &v, remaining)
-            }
-            None => self.round_failed(sel, attempts, round_report),
+        Settled::Environment(why) => {
+            return environment_failure(crew, book, report, why, &attempts).await;
         }
+        Settled::Scored(scored) => scored,
+    };
+    let round_report = report;
+    let Scored {
+        implementation,
+        accuracy: acc,
+        awarded,
+        satisfied,
+        verification: v,
+    } = *scored;
+    super::site::phase(
+        printer,
+        &crew.input.progress,
+        "## Phase 4: Marketplace Update",
+    );
+    if let Some(p) = &attempts.passed {
+        book.state.evidence.extend(p.verdict.satisfied.clone());
     }
-
-    /// A round that only the environment failed: nothing is awarded, the worktree is reset.
-    async fn environment_failure(
-        &mut self,
-        report: RoundReport,
-        why: String,
-        attempts: &Attempts,
-    ) -> Result<RoundEnd> {
-        let printer = self.input.printer;
-        super::site::phase(
-            printer,
-            &self.input.progress,
-            "## Result: ENVIRONMENT FAILURE",
-        );
-        printer.status(&format!("- {why}"));
-        printer.status("- No bot gains or loses weight: the environment failed, not a change");
-        self.input
-            .workspace
-            .reset_worktree(&self.bench_wt()?)
-            .await?;
-        self.trouble.diff = attempts.last_diff.clone();
-        self.trouble.verification = attempts.verification.clone();
-        self.trouble.last_round = Some(report.clone());
-        self.report.rounds.push(report);
-        Ok(RoundEnd::Environment(why))
-    }
-
-    /// Writes the round's events to the ledger and says each award.
-    fn record_events(&mut self, events: &[crate::ledger::Event], awarded: &[Award]) -> Result<()> {
-        let store = EventStore::new(self.input.settings.ralph_dir.join("events"));
-        let written = append(&store, events)?;
-        self.state.events.extend(written.iter().cloned());
-        for (award, file) in awarded.iter().zip(&written) {
-            self.input.printer.status(&format!(
-                "- {}: {} {:+.2} → {file}",
-                award.bot_id, award.outcome, award.weight_delta
-            ));
+    let checked_off = match &attempts.passed {
+        Some(p) => check_off_boxes(crew, contest, &p.commit, &satisfied).await?,
+        None => {
+            crew.input
+                .workspace
+                .reset_worktree(&book.worktree()?)
+                .await?;
+            Vec::new()
         }
-        self.report.events.extend(written);
-        Ok(())
-    }
+    };
+    let record = RoundRecord {
+        issue: crew.input.issue,
+        run_id: &book.state.run_id,
+        round: book.state.next_round,
+        phase: book.state.phase,
+        report: &sel.evaluated.report,
+        winner_bot: &sel.winner.bot_id,
+        proposal_score: sel.proposal_score,
+        implementation: &implementation,
+        accuracy: acc,
+        verification: &v,
+        attempts: attempts.used,
+        audit: attempts.audit.as_ref(),
+    };
+    let events = round_events(&record, &awarded, spend, chrono::Utc::now());
+    record_events(crew, book, &events, &awarded)?;
+    book.report.rounds.push(round_report.clone());
+    book.trouble.remaining = contest
+        .reqs
+        .open()
+        .filter(|r| !checked_off.contains(&r.id))
+        .map(|r| RemainingBox {
+            id: r.id.clone(),
+            text: r.text.clone(),
+            reason: attempts.unsatisfied.get(&r.id).cloned(),
+        })
+        .collect();
 
-    /// A passed round: the commit's checks are the next round's baseline; the state is saved.
-    fn round_passed(
-        &mut self,
-        commit: &str,
-        v: &VerificationReport,
-        remaining: usize,
-    ) -> Result<RoundEnd> {
-        let settings = self.input.settings;
-        let printer = self.input.printer;
-        let round = self.state.next_round;
-        // The next round starts from this commit: its checks are the new baseline.
-        self.baseline = Baseline::from_results(commit, &v.checks, v.coverage.after);
-        if let Err(e) = self.baseline.save(&cache_dir(settings)) {
-            printer.warn(&format!("cannot cache the baseline: {e}"));
+    match &attempts.passed {
+        Some(p) => {
+            let remaining = contest.open.len() - checked_off.len();
+            let commit = p.commit.clone();
+            round_passed(crew, book, &commit, &v, remaining)
         }
-        self.state.passed();
-        self.state.save(settings)?;
-        super::site::phase(printer, &self.input.progress, "## Result: SUCCESS");
-        printer.status(&format!(
-            "- Iteration {round}/{}; {remaining} checkbox(es) remain",
-            self.input.options.max_iterations
+        None => round_failed(crew, book, sel, attempts, round_report),
+    }
+}
+
+/// A round that only the environment failed: nothing is awarded, the worktree is reset.
+async fn environment_failure(
+    crew: &mut Crew<'_>,
+    book: &mut Book,
+    report: RoundReport,
+    why: String,
+    attempts: &Attempts,
+) -> Result<RoundEnd> {
+    let printer = crew.input.printer;
+    super::site::phase(
+        printer,
+        &crew.input.progress,
+        "## Result: ENVIRONMENT FAILURE",
+    );
+    printer.status(&format!("- {why}"));
+    printer.status("- No bot gains or loses weight: the environment failed, not a change");
+    crew.input
+        .workspace
+        .reset_worktree(&book.worktree()?)
+        .await?;
+    book.trouble.diff = attempts.last_diff.clone();
+    book.trouble.verification = attempts.verification.clone();
+    book.trouble.last_round = Some(report.clone());
+    book.report.rounds.push(report);
+    Ok(RoundEnd::Environment(why))
+}
+
+/// Writes the round's events to the ledger and says each award.
+fn record_events(
+    crew: &mut Crew<'_>,
+    book: &mut Book,
+    events: &[crate::ledger::Event],
+    awarded: &[Award],
+) -> Result<()> {
+    let store = EventStore::new(crew.input.settings.ralph_dir.join("events"));
+    let written = append(&store, events)?;
+    book.state.events.extend(written.iter().cloned());
+    for (award, file) in awarded.iter().zip(&written) {
+        crew.input.printer.status(&format!(
+            "- {}: {} {:+.2} → {file}",
+            award.bot_id, award.outcome, award.weight_delta
         ));
-        Ok(RoundEnd::Passed { remaining })
     }
+    book.report.events.extend(written);
+    Ok(())
+}
 
-    /// A failed round: its reasons said, kept for the replan (or the escalation after one).
-    fn round_failed(
-        &mut self,
-        sel: &Selection,
-        attempts: Attempts,
-        round_report: RoundReport,
-    ) -> Result<RoundEnd> {
-        let settings = self.input.settings;
-        let printer = self.input.printer;
-        let failure = failure_of(&sel.winner, &attempts);
-        super::site::phase(printer, &self.input.progress, "## Result: FAILURE");
-        for r in &failure.reasons {
-            printer.status(&format!("- {r}"));
-        }
-        self.trouble.diff = attempts.last_diff.clone();
-        self.trouble.verification = attempts.verification;
-        if self.state.phase == Phase::Initial {
-            self.state.failed(failure);
-            self.state.save(settings)?;
-            printer.status("- Replanning with every bot");
+/// A passed round: the commit's checks are the next round's baseline; the state is saved.
+fn round_passed(
+    crew: &mut Crew<'_>,
+    book: &mut Book,
+    commit: &str,
+    v: &VerificationReport,
+    remaining: usize,
+) -> Result<RoundEnd> {
+    let settings = crew.input.settings;
+    let printer = crew.input.printer;
+    let round = book.state.next_round;
+    // The next round starts from this commit: its checks are the new baseline.
+    crew.baseline = Baseline::from_results(commit, &v.checks, v.coverage.after);
+    if let Err(e) = crew.baseline.save(&cache_dir(settings)) {
+        printer.warn(&format!("cannot cache the baseline: {e}"));
+    }
+    book.state.passed();
+    book.state.save(settings)?;
+    super::site::phase(printer, &crew.input.progress, "## Result: SUCCESS");
+    printer.status(&format!(
+        "- Iteration {round}/{}; {remaining} checkbox(es) remain",
+        crew.input.options.max_iterations
+    ));
+    Ok(RoundEnd::Passed { remaining })
+}
+
+/// A failed round: its reasons said, kept for the replan (or the escalation after one).
+fn round_failed(
+    crew: &mut Crew<'_>,
+    book: &mut Book,
+    sel: &Selection,
+    attempts: Attempts,
+    round_report: RoundReport,
+) -> Result<RoundEnd> {
+    let settings = crew.input.settings;
+    let printer = crew.input.printer;
+    let failure = failure_of(&sel.winner, &attempts);
+    super::site::phase(printer, &crew.input.progress, "## Result: FAILURE");
+    for r in &failure.reasons {
+        printer.status(&format!("- {r}"));
+    }
+    book.trouble.diff = attempts.last_diff.clone();
+    book.trouble.verification = attempts.verification;
+    if book.state.phase == Phase::Initial {
+        book.state.failed(failure);
+        book.state.save(settings)?;
+        printer.status("- Replanning with every bot");
+    } else {
+        book.trouble.initial = book.state.initial_failure.clone();
+        book.trouble.replan = Some(failure.clone());
+        book.trouble.last_round = Some(round_report);
+        book.state.failed(failure);
+        book.state.save(settings)?;
+    }
+    Ok(RoundEnd::Failed)
+}
+
+/// Checks off the satisfied boxes in the issue body (only their `[ ]`, every other byte
+/// kept); returns the ids checked off.
+async fn check_off_boxes(
+    crew: &mut Crew<'_>,
+    contest: &Contest,
+    commit: &str,
+    satisfied: &BTreeSet<String>,
+) -> Result<Vec<String>> {
+    let (body, flipped) = check_off(&contest.issue.body, satisfied);
+    if !flipped.is_empty() {
+        crew.input.tracker.set_body(crew.input.issue, &body).await?;
+    }
+    crew.input.printer.status(&format!(
+        "- Committed {} · checked off: {}",
+        &commit[..commit.len().min(10)],
+        if flipped.is_empty() {
+            "none".to_owned()
         } else {
-            self.trouble.initial = self.state.initial_failure.clone();
-            self.trouble.replan = Some(failure.clone());
-            self.trouble.last_round = Some(round_report);
-            self.state.failed(failure);
-            self.state.save(settings)?;
+            flipped.join(", ")
         }
-        Ok(RoundEnd::Failed)
-    }
-
-    /// The worktree of the run (made before the first round).
-    fn bench_wt(&self) -> Result<crate::workspace::Worktree> {
-        self.worktree
-            .clone()
-            .ok_or_else(|| anyhow::anyhow!("the run has no worktree"))
-    }
-
-    /// Checks off the satisfied boxes in the issue body (only their `[ ]`, every other byte
-    /// kept); returns the ids checked off.
-    async fn check_off(
-        &mut self,
-        contest: &Contest,
-        commit: &str,
-        satisfied: &BTreeSet<String>,
-    ) -> Result<Vec<String>> {
-        let (body, flipped) = check_off(&contest.issue.body, satisfied);
-        if !flipped.is_empty() {
-            self.input.tracker.set_body(self.input.issue, &body).await?;
-        }
-        self.input.printer.status(&format!(
-            "- Committed {} · checked off: {}",
-            &commit[..commit.len().min(10)],
-            if flipped.is_empty() {
-                "none".to_owned()
-            } else {
-                flipped.join(", ")
-            }
-        ));
-        Ok(flipped)
-    }
+    ));
+    Ok(flipped)
 }
 
 #[cfg(test)]

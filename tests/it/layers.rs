@@ -149,3 +149,32 @@ fn every_floor_names_a_module_that_exists() {
         );
     }
 }
+
+/// Inside `compete/`, the loop that drives a competition (`run.rs`) sits on top: the phases are
+/// functions over the crew and the book (`crew.rs`) and never import the loop back, and `Run`
+/// has its behaviour in one place.
+#[test]
+fn the_competition_loop_is_imported_by_no_phase() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/compete");
+    let mut files = Vec::new();
+    crate::common::rust_files(&dir, &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy();
+        if name == "run.rs" || name == "tests.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or(&text);
+        for (i, line) in code.lines().enumerate() {
+            if line.contains("super::run") || line.starts_with("impl Run<") || line.contains("> Run<") {
+                wrong.push(format!("compete/{name}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "phases that reach back into the loop:\n{}",
+        wrong.join("\n")
+    );
+}

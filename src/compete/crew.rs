@@ -1,0 +1,124 @@
+//! What the phases of a competition work with, below the loop that drives them (`run`): the
+//! options and inputs of a run; the [`Crew`] — the settings, git, the tracker, the agents and
+//! the display, with what they spend (accounts, time) and the baseline the next attempt is
+//! compared with; the [`Book`] — what the run records (its state for `--resume`, its report,
+//! what went wrong, its branch and worktree); and a round's [`Bench`], [`Contest`] and
+//! [`Selection`]. The phases (`attempt`, `review`, `audit`, `settle`, `finish`) are functions
+//! over these, so none of them reaches back into the loop.
+
+use super::round::{Arrived, Ask, Evaluated};
+use super::site::CallSite;
+use super::state::{RunState, Trouble};
+use crate::agent::accounts::Accounts;
+use crate::agent::prompts::Prompts;
+use crate::checks::baseline::Baseline;
+use crate::checks::CheckPlan;
+use crate::output::Printer;
+use crate::run_report::RunReport;
+use crate::secret::Secret;
+use crate::settings::Settings;
+use crate::spec::{Guidance, Requirements};
+use crate::timeline::Timeline;
+use crate::tracker::{Issue, IssueTracker};
+use crate::workspace::{Preflight, Workspace, Worktree};
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// The options of `ralph compete N`.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub max_iterations: u32,
+    pub resume: bool,
+    pub no_push: bool,
+    pub base: Option<String>,
+    /// The GitHub token for the push, when there is one.
+    pub token: Option<Secret>,
+    /// How the agents and checks are confined, for the report and the pull request.
+    pub sandbox: Option<crate::process::sandbox::Status>,
+}
+
+/// What a run needs.
+pub struct RunInput<'a> {
+    pub settings: &'a Settings,
+    pub tracker: &'a dyn IssueTracker,
+    pub workspace: &'a dyn Workspace,
+    pub issue: u64,
+    pub agents: super::agents::Agents,
+    pub printer: &'a Printer,
+    /// The live view of the running agents and checks.
+    pub progress: crate::progress::Progress,
+    pub options: RunOptions,
+}
+
+/// Who works on a competition and what they spend: the run's inputs (settings, git, tracker,
+/// agents, display), its accounts and timeline, and the checks on the commit the next attempt
+/// starts from.
+pub(super) struct Crew<'a> {
+    pub input: RunInput<'a>,
+    pub accounts: Accounts,
+    /// Where the run's time goes.
+    pub timeline: Timeline,
+    /// The checks on the commit the next attempt starts from.
+    pub baseline: Baseline,
+}
+
+/// What a competition records: the state kept for `--resume`, the report, what went wrong (for
+/// the escalation comment), and where its branch is.
+pub(super) struct Book {
+    pub pre: Preflight,
+    pub state: RunState,
+    pub report: RunReport,
+    pub trouble: Trouble,
+    pub worktree: Option<Worktree>,
+}
+
+impl Book {
+    /// The worktree of the run (made before the first round).
+    pub fn worktree(&self) -> anyhow::Result<Worktree> {
+        self.worktree
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("the run has no worktree"))
+    }
+}
+
+/// What every round works with, made once the run has its worktree.
+pub(super) struct Bench {
+    pub prompts: Prompts,
+    pub guidance: Vec<Guidance>,
+    pub wt: Worktree,
+    pub plan: CheckPlan,
+    /// Per check (and coverage command).
+    pub timeout: Duration,
+}
+
+/// One round's question: the issue as it is now, its requirements, which are open, and where
+/// the calls happen.
+pub(super) struct Contest {
+    pub site: CallSite,
+    pub issue: Issue,
+    pub reqs: Requirements,
+    pub open: BTreeSet<String>,
+}
+
+impl Contest {
+    pub fn ask(&self) -> Ask<'_> {
+        Ask {
+            issue: &self.issue,
+            reqs: &self.reqs,
+            site: &self.site,
+        }
+    }
+}
+
+/// The round's winner and what the marketplace needs to settle it.
+pub(super) struct Selection {
+    pub evaluated: Evaluated,
+    pub winner: Arrived,
+    pub proposal_score: f64,
+    /// Implementation attempts the winner gets.
+    pub budget: u32,
+    /// Bots with a valid proposal this round.
+    pub proposers: Vec<String>,
+    /// A failed bot whose resubmission was refused.
+    pub resubmitted: Vec<String>,
+}
