@@ -8,10 +8,12 @@
 //!   roles over backends, and their answers), [`spec`] (requirements from issue bodies),
 //!   [`market`] (the pure scoring rules and their data), [`ledger`] (the event log and its
 //!   fold), [`checks`] and [`verify`] (ralph's own verification), [`replay`] (past rounds
-//!   re-scored under another configuration);
+//!   re-scored under another configuration), [`follow`] (after the pull request: reviews and
+//!   failing CI answered with revision rounds, merges and reverts settled in the ledger);
 //! - the adapters: [`tracker`] (GitHub or local files), [`workspace`] (git), [`process`] (the
 //!   one wrapper for running programs);
-//! - what people see: [`run_report`] (the run report as data), [`render`] (runs, verification
+//! - what people see: [`run_report`] and [`follow_report`] (what a run and a `follow` did, as
+//!   data), [`render`] (runs, verification
 //!   and the ledger for terminals, markdown and browsers), [`output`] (the printer), [`action`]
 //!   (GitHub Actions mode), [`timeline`] (where a run's time went);
 //! - small leaves: [`error`] (exit codes, `UserError`), [`secret`] (tokens kept out of every
@@ -29,6 +31,8 @@ pub mod env;
 pub mod error;
 #[cfg(test)]
 pub(crate) mod fixtures;
+pub mod follow;
+pub mod follow_report;
 pub mod fsutil;
 pub mod ledger;
 pub mod market;

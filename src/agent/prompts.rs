@@ -143,7 +143,20 @@ mod tests {
             "review": false,
             "passed": true,
             "scratch": false,
+            "revision": false,
         })
+    }
+
+    #[test]
+    fn a_revision_tells_the_implementer_the_branch_holds_the_work() {
+        let p = Prompts::load(Path::new("/nonexistent")).unwrap();
+        let mut ctx = base();
+        ctx["checks"] = json!(["test"]);
+        let plain = p.render(Role::Implement, &ctx).unwrap();
+        ctx["revision"] = json!(true);
+        let revision = p.render(Role::Implement, &ctx).unwrap();
+        assert!(!plain.contains("This is a revision"));
+        assert!(revision.contains("This is a revision of the pull request"));
     }
 
     #[test]

@@ -52,8 +52,50 @@ pub(super) struct Target<'t> {
     pub plan: &'t CheckPlan,
     pub proposal: &'t Arrived,
     pub budget: u32,
-    /// The winner's attempts are committed on the branch; an audit's are never kept.
-    pub keep: bool,
+    pub purpose: Purpose,
+}
+
+/// Why the attempts are made: the round's winner (committed on the branch), an audit (in a
+/// scratch checkout, never kept) or a revision of a pull request (committed on its branch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Winner,
+    Audit,
+    Revision,
+}
+
+impl Purpose {
+    /// Whether a passing attempt is committed.
+    pub fn keep(self) -> bool {
+        self != Purpose::Audit
+    }
+
+    /// How the console names an attempt (`Attempt 2`).
+    fn label(self) -> &'static str {
+        match self {
+            Purpose::Winner => "Attempt",
+            Purpose::Audit => "Audit attempt",
+            Purpose::Revision => "Revision attempt",
+        }
+    }
+
+    /// The agent call's variant (recordings and fakes tell the calls apart by it).
+    fn variant(self) -> Option<&'static str> {
+        match self {
+            Purpose::Winner => None,
+            Purpose::Audit => Some("audit"),
+            Purpose::Revision => Some("revision"),
+        }
+    }
+
+    /// How the timeline and the live view name the work.
+    fn word(self) -> &'static str {
+        match self {
+            Purpose::Winner => "implement",
+            Purpose::Audit => "audit",
+            Purpose::Revision => "revise",
+        }
+    }
 }
 
 /// Up to the round's budget of attempts on the winner; stops at the first that passes
@@ -70,13 +112,13 @@ pub(super) async fn implement(
         plan: &bench.plan,
         proposal: &sel.winner,
         budget: sel.budget,
-        keep: true,
+        purpose: Purpose::Winner,
     };
     attempts(crew, book, bench, contest, &target).await
 }
 
 /// Up to `target.budget` attempts on `target.proposal` in `target.wt`; stops at the first
-/// that passes everything (committed when `target.keep`), or at a run cap.
+/// that passes everything (committed when the purpose keeps it), or at a run cap.
 pub(super) async fn attempts(
     crew: &mut Crew<'_>,
     book: &mut Book,
@@ -88,11 +130,12 @@ pub(super) async fn attempts(
         wt,
         proposal,
         budget,
-        keep,
+        purpose,
         ..
     } = *target;
+    let keep = purpose.keep();
     // How the console names the attempts.
-    let label = if keep { "Attempt" } else { "Audit attempt" };
+    let label = purpose.label();
     let printer = crew.input.printer;
     if let Err(why) = &crew.input.agents.implementer.backend {
         return Err(anyhow::anyhow!("the implementer cannot start: {why}"));
@@ -114,7 +157,11 @@ pub(super) async fn attempts(
         // How the timeline names this attempt's phases: `attempt r1.2`, `checks r1.2`.
         let tag = format!(
             "{}r{}.{attempt}",
-            if keep { "" } else { "audit " },
+            match purpose {
+                Purpose::Winner => "",
+                Purpose::Audit => "audit ",
+                Purpose::Revision => "revision ",
+            },
             contest.site.round
         );
         let Implemented {
@@ -250,9 +297,9 @@ async fn implement_once(
         plan,
         proposal,
         budget,
-        keep,
+        purpose,
     } = *target;
-    let label = if keep { "attempt" } else { "audit attempt" };
+    let label = purpose.label().to_lowercase();
     let printer = crew.input.printer;
     let implementer = &crew.input.agents.implementer;
     let backend = match &implementer.backend {
@@ -264,7 +311,8 @@ async fn implement_once(
         &serde_json::json!({
             "issue": PromptIssue::new(&contest.issue),
             "branch": wt.branch,
-            "scratch": !keep,
+            "scratch": !purpose.keep(),
+            "revision": purpose == Purpose::Revision,
             "checks": plan.checks.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
             "requirements_json": prompt_json(&contest.reqs),
             "proposal_json": prompt_json(&proposal.proposal),
@@ -278,12 +326,10 @@ async fn implement_once(
         .call(Role::Implement, prompt, implementer.timeout);
     call.workdir = wt.path.clone();
     call.attempt = (attempt - 1) * 2;
-    if !keep {
-        call.variant = Some("audit");
-    }
+    call.variant = purpose.variant();
     let view = crew.input.progress.start(format!(
         "{} · {} · attempt {attempt}/{budget}",
-        if keep { "implement" } else { "audit" },
+        purpose.word(),
         proposal.bot_id
     ));
     call.activity = Some(view.sink());
@@ -543,9 +589,7 @@ async fn verify_requirements(
         return Ok(fallback());
     };
     let mut call = contest.site.call(Role::Verify, prompt, arbiter.timeout);
-    if !target.keep {
-        call.variant = Some("audit");
-    }
+    call.variant = target.purpose.variant();
     let view = contest.site.watch(&mut call, "verify · arbiter");
     let ctx = AnswerContext {
         requirement_ids: open.clone(),

@@ -5,7 +5,7 @@
 //! whether the marketplace picked right (selection efficiency and regret rounds on the
 //! leaderboard; runner-up outcomes for `ralph tune`).
 
-use super::attempt::Target;
+use super::attempt::{Purpose, Target};
 use super::crew::{Bench, Book, Contest, Crew, Selection};
 use super::prepare::{cache_dir, forget_setup};
 use super::settle::check_reports;
@@ -95,7 +95,7 @@ pub(super) async fn audit(
         plan: &plan,
         proposal: runner_up,
         budget: sel.budget,
-        keep: false,
+        purpose: Purpose::Audit,
     };
     let result = super::attempt::attempts(crew, book, bench, contest, &target).await;
     if let Err(e) = workspace.remove_scratch(&scratch).await {

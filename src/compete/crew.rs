@@ -14,7 +14,7 @@ use crate::agent::prompts::Prompts;
 use crate::checks::baseline::Baseline;
 use crate::checks::CheckPlan;
 use crate::output::Printer;
-use crate::run_report::RunReport;
+use crate::run_report::{RunOutcome, RunReport};
 use crate::secret::Secret;
 use crate::settings::Settings;
 use crate::spec::{Guidance, Requirements};
@@ -73,6 +73,45 @@ pub(super) struct Book {
 }
 
 impl Book {
+    /// The book of a run on `issue` that starts now (or resumes from `state`), working in `wt`.
+    pub fn new(
+        pre: Preflight,
+        state: RunState,
+        issue: &Issue,
+        sandbox: Option<crate::process::sandbox::Status>,
+        wt: Worktree,
+    ) -> Book {
+        let report = RunReport {
+            issue: issue.number,
+            title: issue.title.clone(),
+            run_id: state.run_id.clone(),
+            outcome: RunOutcome::Success,
+            requirements: Requirements::from_body(&issue.body),
+            extraction: "checkboxes",
+            rounds: Vec::new(),
+            events: state.events.clone(),
+            accounts: Vec::new(),
+            total: Default::default(),
+            stopped: None,
+            branch: Some(pre.branch.clone()),
+            pr_url: None,
+            escalation: None,
+            warnings: Vec::new(),
+            sandbox,
+            git_tampering: Vec::new(),
+            phases: Vec::new(),
+            critical_path: Vec::new(),
+            wall_ms: 0,
+        };
+        Book {
+            pre,
+            state,
+            report,
+            trouble: Trouble::default(),
+            worktree: Some(wt),
+        }
+    }
+
     /// The worktree of the run (made before the first round).
     pub fn worktree(&self) -> anyhow::Result<Worktree> {
         self.worktree

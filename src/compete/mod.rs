@@ -16,7 +16,9 @@
 //! - `round`, `extract`, `propose`, `judge`: the read-only front half the dry run shares —
 //!   requirements, every bot's proposal in parallel, blinding, judging, scoring, ranking;
 //! - `agents`: the backends of a run, built once from the configuration;
-//! - `site`: where a round's calls happen, the run id and the blinding seed, phase headings.
+//! - `site`: where a round's calls happen, the run id and the blinding seed, phase headings;
+//! - `revise`: a revision round on a pull request ralph opened (`ralph follow`), verified like
+//!   an attempt.
 //!
 //! The competition reaches git through [`crate::workspace::Workspace`] and issues through
 //! [`crate::tracker::IssueTracker`], so its tests drive whole competitions in memory.
@@ -37,6 +39,7 @@ pub mod judge;
 mod prepare;
 pub mod propose;
 mod review;
+pub mod revise;
 pub mod round;
 mod run;
 mod settle;
@@ -47,6 +50,7 @@ mod tests;
 
 pub use crew::{RunInput, RunOptions};
 pub use dry_run::{dry_run, DryRunInput};
+pub use events::append;
 pub use finish::escalate_interrupted;
 pub use run::compete;
 pub use site::{new_run_id, random_seed, CallSite};

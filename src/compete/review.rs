@@ -5,9 +5,10 @@
 //! cannot answer, the neutral score stays and the reason is recorded. The role is read-only: a
 //! change it makes to the worktree is restored and its answer discarded.
 
-use super::crew::{Bench, Contest, Crew, Selection};
+use super::crew::{Bench, Contest, Crew};
 use super::extract::{prompt_json, PromptIssue};
 use super::findings::Attempts;
+use super::round::Arrived;
 use crate::agent::protocol::{ask, AnswerContext, ReviewAnswer};
 use crate::agent::Role;
 use crate::market::Review;
@@ -22,7 +23,7 @@ pub(super) async fn review_change(
     crew: &mut Crew<'_>,
     bench: &Bench,
     contest: &Contest,
-    sel: &Selection,
+    winner: &Arrived,
     attempts: &Attempts,
 ) -> Result<Review> {
     let unavailable = |reason: &str| Review::Unavailable {
@@ -61,7 +62,7 @@ pub(super) async fn review_change(
         &serde_json::json!({
             "issue": PromptIssue::new(&contest.issue),
             "requirements_json": prompt_json(&contest.reqs),
-            "proposal_json": prompt_json(&sel.winner.proposal),
+            "proposal_json": prompt_json(&winner.proposal),
             "checks": checks,
             "passed": attempts.passed.is_some(),
             "diff": crate::spec::strip_for_prompt(&diff),

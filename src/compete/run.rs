@@ -14,7 +14,7 @@ use super::guard;
 use super::prepare::{discard, open, ready, Ground};
 use super::round::{evaluate, gather, ledger_state, standings, Arrived, Shared};
 use super::site::{new_run_id, CallSite};
-use super::state::{RunLock, RunState, Trouble};
+use super::state::{RunLock, RunState};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
 use crate::agent::{Phase, Role};
@@ -160,28 +160,13 @@ impl<'a> Run<'a> {
                 pre.branch.clone(),
             )
         });
-        let report = RunReport {
-            issue: input.issue,
-            title: issue.title.clone(),
-            run_id: state.run_id.clone(),
-            outcome: RunOutcome::Success,
-            requirements: Requirements::from_body(&issue.body),
-            extraction: "checkboxes",
-            rounds: Vec::new(),
-            events: state.events.clone(),
-            accounts: Vec::new(),
-            total: Default::default(),
-            stopped: None,
-            branch: Some(pre.branch.clone()),
-            pr_url: None,
-            escalation: None,
-            warnings: Vec::new(),
-            sandbox: input.options.sandbox.clone(),
-            git_tampering: Vec::new(),
-            phases: Vec::new(),
-            critical_path: Vec::new(),
-            wall_ms: 0,
-        };
+        let book = Book::new(
+            pre,
+            state,
+            issue,
+            input.options.sandbox.clone(),
+            bench.wt.clone(),
+        );
         Run {
             crew: Crew {
                 input,
@@ -189,13 +174,7 @@ impl<'a> Run<'a> {
                 timeline,
                 baseline,
             },
-            book: Book {
-                pre,
-                state,
-                report,
-                trouble: Trouble::default(),
-                worktree: Some(bench.wt.clone()),
-            },
+            book,
         }
     }
 
@@ -393,9 +372,14 @@ impl<'a> Run<'a> {
             printer.status(render_terminal(v, printer.paint_err(), with_checks).trim_end());
         }
         let started = Instant::now();
-        attempts.review =
-            super::review::review_change(&mut self.crew, bench, &contest, &selection, &attempts)
-                .await?;
+        attempts.review = super::review::review_change(
+            &mut self.crew,
+            bench,
+            &contest,
+            &selection.winner,
+            &attempts,
+        )
+        .await?;
         self.crew
             .timeline
             .since(format!("review r{}", at.round), started);

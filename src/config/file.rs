@@ -26,6 +26,14 @@ pub(super) struct ConfigFile {
     pub output: Option<OutputFile>,
     pub sandbox: Option<SandboxFile>,
     pub ledger: Option<LedgerFile>,
+    pub follow: Option<FollowFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FollowFile {
+    pub max_revisions: Option<i64>,
+    pub wait_for_ci_secs: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

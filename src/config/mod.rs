@@ -221,6 +221,16 @@ pub struct Config {
     pub sandbox: SandboxConfig,
     /// `[ledger] push_deadline_secs`: how long `ralph events push` keeps trying.
     pub push_deadline_secs: u32,
+    pub follow: FollowConfig,
+}
+
+/// `[follow]`: `ralph follow`'s limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FollowConfig {
+    /// Revision rounds per pull request before it is escalated.
+    pub max_revisions: u32,
+    /// How long `follow` waits for a pull request head's pending checks.
+    pub wait_for_ci_secs: u32,
 }
 
 /// Where the configuration came from.

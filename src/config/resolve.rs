@@ -7,8 +7,8 @@ use super::file::{
     SandboxFile, ScoringFile,
 };
 use super::{
-    BotConfig, ChecksConfig, Config, ConfigError, GitConfig, GithubConfig, LimitsConfig,
-    MarketplaceConfig, SandboxConfig, TrackerKind,
+    BotConfig, ChecksConfig, Config, ConfigError, FollowConfig, GitConfig, GithubConfig,
+    LimitsConfig, MarketplaceConfig, SandboxConfig, TrackerKind,
 };
 use crate::ledger::valid_bot_id;
 use crate::market::{tables, Dimension, Scores};
@@ -99,6 +99,22 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
             1,
             86_400,
         )?,
+        follow: FollowConfig {
+            max_revisions: src.int_in(
+                "follow.max_revisions",
+                file.follow.as_ref().and_then(|f| f.max_revisions),
+                3,
+                0,
+                20,
+            )?,
+            wait_for_ci_secs: src.int_in(
+                "follow.wait_for_ci_secs",
+                file.follow.as_ref().and_then(|f| f.wait_for_ci_secs),
+                600,
+                0,
+                86_400,
+            )?,
+        },
     })
 }
 

@@ -61,6 +61,23 @@ pub struct Event {
     /// On the winner's event of an audited round: the runner-up's implementation, never kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<AuditOutcome>,
+    /// What happened after the pull request (`ralph follow`): which pull request, and for a
+    /// merge how long it took and how many revision rounds it had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<PullRequestOutcome>,
+}
+
+/// The pull request an after-the-pull-request event is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequestOutcome {
+    pub number: u64,
+    /// From opening to merging, on a `merged` event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_to_merge: Option<u64>,
+    /// Revision rounds the pull request had when it settled (on `merged`/`closed_unmerged`),
+    /// or the round's number (on `revision_success`/`revision_failure`).
+    #[serde(default)]
+    pub revisions: u32,
 }
 
 /// How the judges' reading order bore on the round.
@@ -158,6 +175,7 @@ impl Event {
             cost_usd: None,
             duration_ms: None,
             judge_order: None,
+            pull_request: None,
             audit: None,
         }
     }

@@ -4,6 +4,7 @@
 
 use super::budget::allocate;
 use super::event::Event;
+use super::merges::{MergeStats, MergeTally};
 use super::stats::{self, BetaSummary, Rating};
 use super::weights::project;
 use chrono::{DateTime, Utc};
@@ -53,6 +54,9 @@ pub struct BotStanding {
     /// Brier score of the bot's `success_probability` on its implemented proposals (lower is
     /// better; 0.25 is a coin flip); `None` before any such forecast.
     pub brier_score: Option<f64>,
+    /// What the maintainers made of its pull requests (`ralph follow`).
+    #[serde(default)]
+    pub pull_requests: MergeStats,
 }
 
 /// How well the arbiter's proposal scores predict the implementation scores.
@@ -131,6 +135,7 @@ struct Tally {
     last: Option<DateTime<Utc>>,
     brier_sum: f64,
     brier_n: u32,
+    merges: MergeTally,
 }
 
 impl Tally {
@@ -138,6 +143,7 @@ impl Tally {
         self.events += 1;
         self.total_delta += event.weight_delta;
         self.last = Some(event.timestamp);
+        self.merges.add(event);
         if event.outcome.is_success() {
             self.successes += 1;
         } else if event.outcome.is_failure() {
@@ -235,6 +241,7 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
             event_count: tally.events,
             total_delta: tally.total_delta,
             last_event: tally.last,
+            pull_requests: tally.merges.stats(),
         };
     let mut bots: Vec<BotStanding> = (0..n)
         .map(|i| standing(&params.bots[i], &tallies[i], weights[i], budgets[i], false))
@@ -303,7 +310,14 @@ impl<'a> Rounds<'a> {
             Outcome::Failure | Outcome::ReplanFailure => u32::MAX,
             Outcome::Success | Outcome::ReplanSuccess => event.rank.unwrap_or(1),
             Outcome::NotSelected => event.rank.unwrap_or(2),
-            Outcome::CollectiveFailure | Outcome::ResubmittedSame => return,
+            // Penalties and what happened after the pull request are not placings.
+            Outcome::CollectiveFailure
+            | Outcome::ResubmittedSame
+            | Outcome::Merged
+            | Outcome::ClosedUnmerged
+            | Outcome::Reverted
+            | Outcome::RevisionSuccess
+            | Outcome::RevisionFailure => return,
         };
         let run = match &event.run_id {
             Some(id) => RunKey::Run(id),

@@ -2,13 +2,15 @@
 //! `.ralph/events/`, its fold into bot weights, efficiency and budgets, and the cache of the folded
 //! state.
 //!
-//! `event`, `weights`, `budget` and `fold` are pure; `store` and `cache` do the file I/O.
+//! `event`, `weights`, `budget`, `fold` and `merges` (what `ralph follow` settled) are pure;
+//! `store` and `cache` do the file I/O.
 
 mod budget;
 mod cache;
 pub mod decisions;
 mod event;
 mod fold;
+mod merges;
 mod stats;
 mod store;
 mod weights;
@@ -16,13 +18,14 @@ mod weights;
 pub use crate::market::Phase;
 pub use budget::allocate;
 pub use event::{
-    parse_event, valid_bot_id, AuditOutcome, Event, EventScores, JudgeOrder, Metrics, Tokens,
-    SCHEMA_VERSION,
+    parse_event, valid_bot_id, AuditOutcome, Event, EventScores, JudgeOrder, Metrics,
+    PullRequestOutcome, Tokens, SCHEMA_VERSION,
 };
 pub use fold::{
     efficiency, fold, ArbiterHealth, BotStanding, FoldParams, Folded, HistoryPoint, WeightHistory,
     HISTORY_LIMIT,
 };
+pub use merges::MergeStats;
 pub use stats::{
     beta_cdf, beta_quantile, spearman, success_rate, update_ratings, BetaSummary, Rating,
 };

@@ -24,11 +24,21 @@ pub enum Outcome {
     CollectiveFailure,
     /// A failed bot that resubmitted the same proposal in the replan round.
     ResubmittedSame,
+    /// After the pull request: the winning bot's pull request was merged.
+    Merged,
+    /// After the pull request: it was closed without being merged.
+    ClosedUnmerged,
+    /// After the pull request: a later commit on the default branch reverted its merge.
+    Reverted,
+    /// A revision round on the pull request (review feedback, failing CI) passed and was pushed.
+    RevisionSuccess,
+    /// A revision round on the pull request failed.
+    RevisionFailure,
 }
 
 impl Outcome {
     /// Every outcome, in the order of docs/specification.md §8.1.
-    pub const ALL: [Outcome; 7] = [
+    pub const ALL: [Outcome; 12] = [
         Outcome::Success,
         Outcome::NotSelected,
         Outcome::Failure,
@@ -36,6 +46,11 @@ impl Outcome {
         Outcome::ReplanFailure,
         Outcome::CollectiveFailure,
         Outcome::ResubmittedSame,
+        Outcome::Merged,
+        Outcome::ClosedUnmerged,
+        Outcome::Reverted,
+        Outcome::RevisionSuccess,
+        Outcome::RevisionFailure,
     ];
 
     /// The word used in event files and in `scoring/deltas.toml`.
@@ -48,6 +63,11 @@ impl Outcome {
             Outcome::ReplanFailure => "replan_failure",
             Outcome::CollectiveFailure => "collective_failure",
             Outcome::ResubmittedSame => "resubmitted_same",
+            Outcome::Merged => "merged",
+            Outcome::ClosedUnmerged => "closed_unmerged",
+            Outcome::Reverted => "reverted",
+            Outcome::RevisionSuccess => "revision_success",
+            Outcome::RevisionFailure => "revision_failure",
         }
     }
 
@@ -64,6 +84,20 @@ impl Outcome {
     /// The bot was selected and its proposal was implemented (passed or failed).
     pub fn is_implementation(self) -> bool {
         self.is_success() || self.is_failure()
+    }
+
+    /// What happened after the pull request (`ralph follow`): the maintainers' verdict
+    /// (merged, closed, reverted) or a revision round. Not a round's placing, and not counted in
+    /// the efficiency of ralph's own checks.
+    pub fn is_after_pull_request(self) -> bool {
+        matches!(
+            self,
+            Outcome::Merged
+                | Outcome::ClosedUnmerged
+                | Outcome::Reverted
+                | Outcome::RevisionSuccess
+                | Outcome::RevisionFailure
+        )
     }
 }
 
@@ -121,5 +155,11 @@ mod tests {
         assert_eq!(failures, [Outcome::Failure, Outcome::ReplanFailure]);
         assert!(!Outcome::NotSelected.is_implementation());
         assert!(!Outcome::CollectiveFailure.is_implementation());
+        let after: Vec<_> = Outcome::ALL
+            .into_iter()
+            .filter(|o| o.is_after_pull_request())
+            .collect();
+        assert_eq!(after.len(), 5);
+        assert!(after.iter().all(|o| !o.is_implementation()));
     }
 }

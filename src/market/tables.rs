@@ -248,6 +248,11 @@ mod tests {
             (Outcome::ReplanFailure, -0.20),
             (Outcome::CollectiveFailure, -0.05),
             (Outcome::ResubmittedSame, -0.05),
+            (Outcome::Merged, 0.15),
+            (Outcome::ClosedUnmerged, -0.10),
+            (Outcome::Reverted, -0.25),
+            (Outcome::RevisionSuccess, 0.02),
+            (Outcome::RevisionFailure, -0.05),
         ];
         for (outcome, delta) in expected {
             assert_eq!(t.deltas.base(outcome), delta, "{outcome}");

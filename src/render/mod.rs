@@ -4,6 +4,7 @@
 //! `ralph replay` re-ranks, and the shared pieces (aligned terminal tables, markdown cells and
 //! ranking tables). Renderers are pure functions from data to text; commands print the text.
 
+pub mod follow;
 pub mod html;
 pub mod markdown;
 pub mod replay;

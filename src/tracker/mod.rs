@@ -2,11 +2,14 @@
 //! issue, move labels, edit the body, comment, open a pull request, check who may trigger a
 //! run); [`github::GithubTracker`] implements it over the GitHub REST API (reqwest) and
 //! [`local::LocalTracker`] over markdown files in `.ralph/issues/`. [`open`] picks one from
-//! the settings. The workflow rules on top (labels, the queue) are in [`workflow`].
+//! the settings. The workflow rules on top (labels, the queue) are in [`workflow`]; what
+//! happens to a pull request after it was opened (state, feedback, CI) is [`pulls`], which
+//! both trackers also implement.
 
 pub mod discover;
 pub mod github;
 pub mod local;
+pub mod pulls;
 pub mod workflow;
 
 use crate::config::TrackerKind;
@@ -317,6 +320,12 @@ pub trait IssueTracker: Send + Sync {
     /// can be used).
     async fn labels(&self) -> Result<Option<Vec<String>>> {
         Ok(None)
+    }
+
+    /// The tracker's pull requests after they were opened (`ralph follow`); `None` where it
+    /// has none.
+    fn pulls(&self) -> Option<&dyn pulls::PullRequestTracker> {
+        None
     }
 
     /// The repository's default branch, where the tracker knows it.

@@ -19,6 +19,7 @@ mod ledger_push;
 pub(crate) mod memory;
 mod preflight;
 mod repo;
+mod revision;
 pub mod seal;
 
 pub use diff::{analyse, patch_text, protected_findings, DiffStats, FileChange, Finding};
@@ -93,6 +94,44 @@ pub trait Workspace: Send + Sync {
     async fn tidy(&self, wt: &Worktree, before: &Snapshot) -> Result<Vec<String>, WorkspaceError>;
     /// The text of `path` at the commit `wt` started from (`None`: not there, or not text).
     async fn base_text(&self, wt: &Worktree, path: &str) -> Result<Option<String>, WorkspaceError>;
+    /// `ralph follow`: fetches a pull request's `branch` and returns the commit it is at
+    /// (`None` when the branch is nowhere).
+    async fn pull_head(&self, _branch: &str) -> Result<Option<String>, WorkspaceError> {
+        Err(unsupported("reading a pull request's branch"))
+    }
+    /// The time of the newest commit ralph made that `commit` contains.
+    async fn last_own_commit(
+        &self,
+        _commit: &str,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, WorkspaceError> {
+        Err(unsupported("reading ralph's commits"))
+    }
+    /// The commit on `base` (fetched first) that reverts `commit`, if any.
+    async fn revert_of(
+        &self,
+        _base: &str,
+        _commit: &str,
+    ) -> Result<Option<String>, WorkspaceError> {
+        Err(unsupported("looking for a revert"))
+    }
+    /// A worktree named `name` on `branch` at `commit` (a pull request's head), diffing against
+    /// `commit`: where a revision round works.
+    async fn revision_worktree(
+        &self,
+        _name: &str,
+        _branch: &str,
+        _commit: &str,
+    ) -> Result<Worktree, WorkspaceError> {
+        Err(unsupported("a revision's worktree"))
+    }
+}
+
+/// The error of a workspace that cannot do `what`.
+fn unsupported(what: &str) -> WorkspaceError {
+    WorkspaceError::Git {
+        message: format!("{what} is not supported by this workspace"),
+        source: None,
+    }
 }
 
 /// The workspace of a git repository at `root`, talking to `remote`.
@@ -192,6 +231,43 @@ impl Workspace for GitWorkspace {
 
     async fn remove_scratch(&self, scratch: &Worktree) -> Result<(), WorkspaceError> {
         remove_detached(&self.root, &scratch.path).await
+    }
+
+    async fn pull_head(&self, branch: &str) -> Result<Option<String>, WorkspaceError> {
+        revision::fetch_branch(&self.root, &self.remote, self.token.as_ref(), branch).await;
+        revision::branch_head(&self.root, &self.remote, branch)
+    }
+
+    async fn last_own_commit(
+        &self,
+        commit: &str,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, WorkspaceError> {
+        let (root, commit) = (self.root.clone(), commit.to_owned());
+        repo::blocking("reading ralph's commits", move || {
+            revision::last_own_commit(&root, &commit)
+        })
+        .await
+    }
+
+    async fn revert_of(&self, base: &str, commit: &str) -> Result<Option<String>, WorkspaceError> {
+        revision::fetch_branch(&self.root, &self.remote, self.token.as_ref(), base).await;
+        let (root, remote) = (self.root.clone(), self.remote.clone());
+        let (base, commit) = (base.to_owned(), commit.to_owned());
+        repo::blocking("looking for a revert", move || {
+            revision::revert_of(&root, &remote, &base, &commit)
+        })
+        .await
+    }
+
+    async fn revision_worktree(
+        &self,
+        name: &str,
+        branch: &str,
+        commit: &str,
+    ) -> Result<Worktree, WorkspaceError> {
+        let wt = revision::revision_worktree(&self.root, name, branch, commit).await?;
+        self.seal(&wt).await?;
+        Ok(wt)
     }
 
     async fn abandon(&self, wt: &Worktree) -> Result<(), WorkspaceError> {

@@ -6,6 +6,7 @@
 //! it brought 38 crates of its own.)
 
 mod http;
+mod pulls;
 mod wire;
 
 pub use self::http::RetryPolicy;
@@ -126,6 +127,10 @@ impl GithubTracker {
 
 #[async_trait]
 impl IssueTracker for GithubTracker {
+    fn pulls(&self) -> Option<&dyn super::pulls::PullRequestTracker> {
+        Some(self)
+    }
+
     fn describe(&self) -> String {
         format!("GitHub {}", self.repo)
     }

@@ -20,7 +20,7 @@ pub enum LabelRef {
 }
 
 impl LabelRef {
-    fn name(self) -> String {
+    pub fn name(self) -> String {
         match self {
             LabelRef::Object { name } | LabelRef::Name(name) => name,
         }

@@ -6,13 +6,16 @@
 //! permission.
 
 pub mod frontmatter;
+pub mod pulls;
 
 use self::frontmatter::IssueFile;
+use self::pulls::{LocalComment, LocalPull, RALPH_AUTHOR};
 use super::{
     Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, Labeled, NewPullRequest,
     Permission, PullRequest, Result, TrackerError,
 };
 use crate::fsutil::{read_regular, read_regular_text, write_atomic, Unreadable};
+use crate::tracker::pulls::PullState;
 use async_trait::async_trait;
 use chrono::Utc;
 use std::path::{Path, PathBuf};
@@ -132,7 +135,7 @@ impl LocalTracker {
         Ok(numbers)
     }
 
-    fn load_prs(&self, path: &Path) -> Result<Vec<PullRequest>> {
+    fn load_pulls(&self, path: &Path) -> Result<Vec<LocalPull>> {
         match read_regular(path, MAX_FILE_BYTES) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| TrackerError::LocalFormat {
                 path: path.to_owned(),
@@ -147,8 +150,14 @@ impl LocalTracker {
         }
     }
 
-    /// Every recorded pull request, with the file it is in.
-    fn all_prs(&self) -> Result<Vec<PullRequest>> {
+    fn save_pulls(&self, path: &Path, pulls: &[LocalPull]) -> Result<()> {
+        let mut json = serde_json::to_string_pretty(pulls).expect("pull requests serialise");
+        json.push('\n');
+        write_atomic(path, json.as_bytes()).map_err(io_error(path))
+    }
+
+    /// Every recorded pull request, with the issue whose file it is in.
+    fn all_pulls(&self) -> Result<Vec<(u64, LocalPull)>> {
         let mut all = Vec::new();
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(e) => e,
@@ -157,20 +166,30 @@ impl LocalTracker {
         };
         for entry in entries.filter_map(|e| e.ok()) {
             let path = entry.path();
-            if path
+            let issue = path
                 .file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with(".prs.json") && !n.starts_with('.'))
-            {
-                all.extend(self.load_prs(&path)?);
+                .and_then(|n| n.strip_suffix(".prs.json"))
+                .and_then(|n| n.parse::<u64>().ok());
+            if let Some(issue) = issue {
+                all.extend(self.load_pulls(&path)?.into_iter().map(|p| (issue, p)));
             }
         }
         Ok(all)
+    }
+
+    /// Whether `number` is an issue (its file exists) rather than a pull request.
+    fn is_issue(&self, number: u64) -> bool {
+        self.issue_path(number).is_file()
     }
 }
 
 #[async_trait]
 impl IssueTracker for LocalTracker {
+    fn pulls(&self) -> Option<&dyn super::pulls::PullRequestTracker> {
+        Some(self)
+    }
+
     fn describe(&self) -> String {
         format!("local issues in {}", self.dir.display())
     }
@@ -195,6 +214,17 @@ impl IssueTracker for LocalTracker {
     }
 
     async fn add_labels(&self, number: u64, labels: &[String]) -> Result<()> {
+        if !self.is_issue(number)
+            && self.update_pull(number, |p| {
+                for l in labels {
+                    if !p.labels.iter().any(|c| c.eq_ignore_ascii_case(l)) {
+                        p.labels.push(l.clone());
+                    }
+                }
+            })?
+        {
+            return Ok(());
+        }
         self.update(number, |file| {
             let mut current = file.get_list("labels");
             for l in labels {
@@ -208,6 +238,15 @@ impl IssueTracker for LocalTracker {
 
     async fn remove_label(&self, number: u64, label: &str) -> Result<bool> {
         let mut removed = false;
+        if !self.is_issue(number)
+            && self.update_pull(number, |p| {
+                let before = p.labels.len();
+                p.labels.retain(|c| !c.eq_ignore_ascii_case(label));
+                removed = p.labels.len() != before;
+            })?
+        {
+            return Ok(removed);
+        }
         self.update(number, |file| {
             let mut current = file.get_list("labels");
             let before = current.len();
@@ -232,6 +271,17 @@ impl IssueTracker for LocalTracker {
     }
 
     async fn comment(&self, number: u64, body: &str) -> Result<()> {
+        if !self.is_issue(number)
+            && self.update_pull(number, |p| {
+                p.comments.push(LocalComment {
+                    author: Some(RALPH_AUTHOR.into()),
+                    at: Utc::now(),
+                    body: body.to_owned(),
+                })
+            })?
+        {
+            return Ok(());
+        }
         self.update(number, |file| file.push_comment(Utc::now(), body))
     }
 
@@ -264,15 +314,15 @@ impl IssueTracker for LocalTracker {
         let _guard = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         // The issue must exist, as on GitHub the branch must.
         self.load(pr.issue)?;
-        let all = self.all_prs()?;
-        if let Some(existing) = all.iter().find(|p| p.head == pr.head) {
-            return Ok(existing.clone());
+        let all = self.all_pulls()?;
+        if let Some((_, existing)) = all.iter().find(|(_, p)| p.head == pr.head) {
+            return Ok(existing.summary());
         }
         // Issues and pull requests share numbers, as on GitHub.
         let number = self
             .numbers()?
             .into_iter()
-            .chain(all.iter().map(|p| p.number))
+            .chain(all.iter().map(|(_, p)| p.number))
             .max()
             .unwrap_or(0)
             + 1;
@@ -284,11 +334,9 @@ impl IssueTracker for LocalTracker {
             url: None,
         };
         let path = self.prs_path(pr.issue);
-        let mut prs = self.load_prs(&path)?;
-        prs.push(created.clone());
-        let mut json = serde_json::to_string_pretty(&prs).expect("pull requests serialise");
-        json.push('\n');
-        write_atomic(&path, json.as_bytes()).map_err(io_error(&path))?;
+        let mut pulls = self.load_pulls(&path)?;
+        pulls.push(LocalPull::opened(&created));
+        self.save_pulls(&path, &pulls)?;
         // The body goes with the issue's record, where a reviewer looks.
         let body_path = self.dir.join(format!("{}.pr-{number}.md", pr.issue));
         write_atomic(&body_path, pr.body.as_bytes()).map_err(io_error(&body_path))?;
@@ -296,7 +344,11 @@ impl IssueTracker for LocalTracker {
     }
 
     async fn find_pull_request(&self, branch: &str) -> Result<Option<PullRequest>> {
-        Ok(self.all_prs()?.into_iter().find(|p| p.head == branch))
+        Ok(self
+            .all_pulls()?
+            .into_iter()
+            .find(|(_, p)| p.head == branch && p.state == PullState::Open)
+            .map(|(_, p)| p.summary()))
     }
 
     async fn label_applied(&self, _number: u64, _label: &str) -> Result<Option<Labeled>> {

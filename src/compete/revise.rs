@@ -1,0 +1,242 @@
+//! A revision round on a pull request ralph opened (`ralph follow`): the maintainers' feedback
+//! and the checks the change broke in the project's CI are the open requirements; the winning
+//! bot's proposal and the issue's own requirements are the context. It runs exactly like an
+//! implementation attempt — a worktree on the pull request's branch at its head, the environment
+//! and the baseline there, up to `[implementer] max_attempts` attempts each verified by ralph's
+//! checks, the change's own tests, the protected paths and the `verify` role, then the `review`
+//! role — and a passing attempt is committed with ralph's trailers and pushed. The worktree is
+//! removed afterwards; the branch stays.
+
+use super::agents::Agents;
+use super::attempt::{attempts, Purpose, Target};
+use super::crew::{Bench, Book, Contest, Crew, RunInput, RunOptions};
+use super::prepare::{cache_dir, forget_setup, ready, Ground};
+use super::round::Arrived;
+use super::settle::check_reports;
+use super::site::{new_run_id, CallSite};
+use super::state::RunState;
+use crate::agent::accounts::Accounts;
+use crate::agent::prompts::Prompts;
+use crate::checks::detect;
+use crate::checks::environment::variables;
+use crate::market::{Phase, Review};
+use crate::output::Printer;
+use crate::run_report::CheckReport;
+use crate::secret::Secret;
+use crate::settings::Settings;
+use crate::spec::{read_guidance, Requirements};
+use crate::timeline::Timeline;
+use crate::tracker::{Issue, IssueTracker};
+use crate::workspace::{Preflight, Workspace};
+use anyhow::Result;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// What a revision round needs.
+pub struct RevisionInput<'a> {
+    pub settings: &'a Settings,
+    pub tracker: &'a dyn IssueTracker,
+    pub workspace: &'a dyn Workspace,
+    pub agents: Agents,
+    pub printer: &'a Printer,
+    pub progress: crate::progress::Progress,
+    pub token: Option<Secret>,
+    pub sandbox: Option<crate::process::sandbox::Status>,
+    /// The issue the pull request resolves.
+    pub issue: Issue,
+    pub pull: u64,
+    /// The pull request's branch, its head commit, and the branch it merges into.
+    pub branch: String,
+    pub head: String,
+    pub base: String,
+    /// Whether the branch is pushed when the revision passes.
+    pub push: bool,
+    /// The issue's requirements with the feedback and the broken checks as open boxes.
+    pub requirements: Requirements,
+    /// The open boxes' ids.
+    pub open: BTreeSet<String>,
+    /// The winning bot and its proposal (as far as it is known).
+    pub proposal: Arrived,
+    /// The revision round's number on this pull request (1-based).
+    pub round: u32,
+}
+
+/// What a revision round came to.
+#[derive(Debug, Clone, Default)]
+pub struct RevisionResult {
+    /// An attempt passed and was committed.
+    pub passed: bool,
+    pub commit: Option<String>,
+    pub pushed: bool,
+    /// What the implementer said it did, when an attempt passed.
+    pub summary: Option<String>,
+    /// Open box id → evidence, for the boxes the passing attempt satisfied.
+    pub satisfied: BTreeMap<String, String>,
+    /// Open box id → why not.
+    pub unsatisfied: BTreeMap<String, String>,
+    /// Why the last attempt failed.
+    pub reasons: Vec<String>,
+    /// Nothing could be verified (the environment, the baseline): nobody's failure.
+    pub environment: Option<String>,
+    pub checks: Vec<CheckReport>,
+    pub attempts: u32,
+    /// The `review` role's judgement of the change.
+    pub review: Option<Review>,
+    pub accounts: Accounts,
+}
+
+/// Runs a revision round on the pull request's branch.
+pub async fn revise(input: RevisionInput<'_>) -> Result<RevisionResult> {
+    let settings = input.settings;
+    let (workspace, printer) = (input.workspace, input.printer);
+    let n = input.issue.number;
+    let name = format!("pr-{}", input.pull);
+    let wt = workspace
+        .revision_worktree(&name, &input.branch, &input.head)
+        .await?;
+    let mut plan = detect(&wt.path, &settings.config.checks);
+    plan.env = variables(&wt.path, &cache_dir(settings));
+    let ground = Ground {
+        settings,
+        workspace,
+        printer,
+        // The branch is the pull request's: never deleted here.
+        resume: true,
+        progress: input.progress.clone(),
+    };
+    let baseline = match ready(&ground, &wt, &plan).await {
+        Ok(b) => b,
+        Err(e) => {
+            cleanup(settings, workspace, printer, &wt).await;
+            return Ok(RevisionResult {
+                environment: Some(format!("{e:#}")),
+                ..RevisionResult::default()
+            });
+        }
+    };
+    let bench = Bench {
+        prompts: Prompts::load(&settings.ralph_dir)?,
+        guidance: read_guidance(&settings.root),
+        wt: wt.clone(),
+        plan,
+        timeout: Duration::from_secs(settings.config.checks.timeout_secs),
+    };
+    let run_id = new_run_id(n, chrono::Utc::now());
+    let pre = Preflight {
+        root: settings.root.clone(),
+        issue: n,
+        base: input.base.clone(),
+        base_from: format!("pull request #{}", input.pull),
+        branch: input.branch.clone(),
+        has_remote: input.push,
+    };
+    let state = RunState::new(run_id, n, input.branch.clone());
+    let mut book = Book::new(pre, state, &input.issue, input.sandbox.clone(), wt.clone());
+    let mut crew = Crew {
+        input: RunInput {
+            settings,
+            tracker: input.tracker,
+            workspace,
+            issue: n,
+            agents: input.agents,
+            printer,
+            progress: input.progress.clone(),
+            options: RunOptions {
+                max_iterations: 1,
+                resume: false,
+                no_push: !input.push,
+                base: Some(input.base.clone()),
+                token: input.token.clone(),
+                sandbox: input.sandbox.clone(),
+            },
+        },
+        accounts: Accounts::default(),
+        timeline: Timeline::default(),
+        baseline,
+    };
+    let contest = Contest {
+        site: CallSite {
+            issue: n,
+            round: input.round,
+            phase: Phase::Initial,
+            workdir: wt.path.clone(),
+            progress: input.progress.clone(),
+        },
+        issue: input.issue.clone(),
+        reqs: input.requirements.clone(),
+        open: input.open.clone(),
+    };
+    let target = Target {
+        wt: &wt,
+        plan: &bench.plan,
+        proposal: &input.proposal,
+        budget: settings.config.max_attempts,
+        purpose: Purpose::Revision,
+    };
+    let done = attempts(&mut crew, &mut book, &bench, &contest, &target).await;
+    let done = match done {
+        Ok(d) => d,
+        Err(e) => {
+            cleanup(settings, workspace, printer, &wt).await;
+            return Err(e);
+        }
+    };
+    let review = if done.passed.is_some() {
+        super::review::review_change(&mut crew, &bench, &contest, &input.proposal, &done)
+            .await
+            .ok()
+    } else {
+        None
+    };
+    let mut result = RevisionResult {
+        passed: done.passed.is_some(),
+        attempts: done.used,
+        reasons: done.last_reasons.clone(),
+        unsatisfied: done.unsatisfied.clone(),
+        environment: done.environment.clone(),
+        checks: done
+            .verification
+            .as_ref()
+            .map(check_reports)
+            .unwrap_or_default(),
+        review,
+        ..RevisionResult::default()
+    };
+    if let Some(cap) = &done.cap {
+        result.reasons.push(format!("stopped: {cap}"));
+    }
+    if let Some(p) = &done.passed {
+        result.commit = Some(p.commit.clone());
+        result.summary = Some(p.summary.clone());
+        result.satisfied = p.verdict.satisfied.clone();
+        result.unsatisfied = p.verdict.unsatisfied.clone();
+        if input.push {
+            match workspace.push(&wt, input.token.as_ref()).await {
+                Ok(()) => {
+                    result.pushed = true;
+                    printer.status(&format!("- Pushed {}", wt.branch));
+                }
+                Err(e) => printer.warn(&format!("could not push {}: {e}", wt.branch)),
+            }
+        }
+    }
+    result.accounts = crew.accounts;
+    cleanup(settings, workspace, printer, &wt).await;
+    Ok(result)
+}
+
+/// Removes the revision's worktree (the branch stays) and forgets its environment's setup.
+async fn cleanup(
+    settings: &Settings,
+    workspace: &dyn Workspace,
+    printer: &Printer,
+    wt: &crate::workspace::Worktree,
+) {
+    if let Err(e) = workspace.remove_worktree(wt).await {
+        printer.warn(&format!(
+            "could not remove the revision's worktree {}: {e}",
+            wt.path.display()
+        ));
+    }
+    forget_setup(settings, wt);
+}

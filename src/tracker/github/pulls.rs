@@ -1,0 +1,347 @@
+//! [`PullRequestTracker`] over the GitHub REST API: pull requests (`/pulls`), their reviews,
+//! inline review comments and conversation comments, the check runs and commit statuses of a
+//! commit, and an Actions job's log. The JSON shapes read are here, lenient like `wire`'s.
+
+use super::super::pulls::{
+    check_run_state, review_verdict, status_state, CiCheck, Feedback, FeedbackKind, PullFacts,
+    PullRequestTracker, PullState,
+};
+use super::super::Result;
+use super::http::Request;
+use super::wire::{LabelRef, User};
+use super::{segment, GithubTracker};
+use ::http::Method;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Ref {
+    #[serde(rename = "ref")]
+    name: String,
+    #[serde(default)]
+    sha: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Pull {
+    number: u64,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    html_url: Option<String>,
+    head: Ref,
+    base: Ref,
+    #[serde(default)]
+    state: String,
+    /// Only on a single pull request; a list has `merged_at`.
+    #[serde(default)]
+    merged: Option<bool>,
+    #[serde(default)]
+    merged_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    merge_commit_sha: Option<String>,
+    #[serde(default)]
+    created_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    labels: Vec<LabelRef>,
+}
+
+impl From<Pull> for PullFacts {
+    fn from(p: Pull) -> PullFacts {
+        let merged = p.merged.unwrap_or(false) || p.merged_at.is_some();
+        PullFacts {
+            number: p.number,
+            title: p.title,
+            url: p.html_url,
+            head: p.head.name,
+            head_sha: p.head.sha,
+            base: p.base.name,
+            base_sha: p.base.sha,
+            state: match (merged, p.state.as_str()) {
+                (true, _) => PullState::Merged,
+                (false, "closed") => PullState::Closed,
+                _ => PullState::Open,
+            },
+            created_at: p.created_at,
+            merged_at: p.merged_at,
+            // GitHub fills it with a test merge while the pull request is open.
+            merge_commit: if merged { p.merge_commit_sha } else { None },
+            labels: p.labels.into_iter().map(LabelRef::name).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Review {
+    id: u64,
+    #[serde(default)]
+    user: Option<User>,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    state: String,
+    #[serde(default)]
+    submitted_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct InlineComment {
+    id: u64,
+    #[serde(default)]
+    user: Option<User>,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    path: String,
+    #[serde(default)]
+    line: Option<u64>,
+    #[serde(default)]
+    original_line: Option<u64>,
+    created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Comment {
+    id: u64,
+    #[serde(default)]
+    user: Option<User>,
+    #[serde(default)]
+    body: Option<String>,
+    created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CheckRuns {
+    #[serde(default)]
+    check_runs: Vec<CheckRun>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CheckRun {
+    id: u64,
+    name: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    conclusion: Option<String>,
+    #[serde(default)]
+    html_url: Option<String>,
+    /// Set for GitHub Actions jobs: the check run is the job.
+    #[serde(default)]
+    app: Option<App>,
+}
+
+#[derive(Debug, Deserialize)]
+struct App {
+    #[serde(default)]
+    slug: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CombinedStatus {
+    #[serde(default)]
+    statuses: Vec<Status>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Status {
+    context: String,
+    state: String,
+    #[serde(default)]
+    target_url: Option<String>,
+}
+
+impl GithubTracker {
+    fn pulls_subject(&self) -> String {
+        format!("pull requests of {}", self.repo)
+    }
+}
+
+#[async_trait]
+impl PullRequestTracker for GithubTracker {
+    async fn pull_requests(&self, head_prefix: &str) -> Result<Vec<PullFacts>> {
+        let pulls: Vec<Pull> = self
+            .api
+            .get_all(
+                self.path("/pulls?state=all&sort=updated&direction=desc&per_page=100"),
+                "list the pull requests",
+                &self.pulls_subject(),
+            )
+            .await?;
+        Ok(pulls
+            .into_iter()
+            .filter(|p| p.head.name.starts_with(head_prefix))
+            .map(PullFacts::from)
+            .collect())
+    }
+
+    async fn pull_request(&self, number: u64) -> Result<PullFacts> {
+        let pull: Pull = self
+            .api
+            .get(
+                self.path(&format!("/pulls/{number}")),
+                format!("read pull request #{number}"),
+                format!("pull request #{number} in {}", self.repo),
+            )
+            .await?;
+        Ok(pull.into())
+    }
+
+    async fn feedback(&self, number: u64) -> Result<Vec<Feedback>> {
+        let subject = format!("pull request #{number} in {}", self.repo);
+        let reviews: Vec<Review> = self
+            .api
+            .get_all(
+                self.path(&format!("/pulls/{number}/reviews?per_page=100")),
+                &format!("read the reviews of pull request #{number}"),
+                &subject,
+            )
+            .await?;
+        let inline: Vec<InlineComment> = self
+            .api
+            .get_all(
+                self.path(&format!("/pulls/{number}/comments?per_page=100")),
+                &format!("read the review comments of pull request #{number}"),
+                &subject,
+            )
+            .await?;
+        let comments: Vec<Comment> = self
+            .api
+            .get_all(
+                self.path(&format!("/issues/{number}/comments?per_page=100")),
+                &format!("read the comments of pull request #{number}"),
+                &subject,
+            )
+            .await?;
+        let mut out: Vec<Feedback> = Vec::new();
+        for r in reviews {
+            // A pending review is the reviewer's draft: not submitted, not feedback yet.
+            let Some(at) = r.submitted_at else { continue };
+            out.push(Feedback {
+                id: format!("review-{}", r.id),
+                author: r.user.map(|u| u.login),
+                at,
+                body: r.body.unwrap_or_default(),
+                kind: FeedbackKind::Review {
+                    verdict: review_verdict(&r.state),
+                },
+            });
+        }
+        out.extend(inline.into_iter().map(|c| Feedback {
+            id: format!("inline-{}", c.id),
+            author: c.user.map(|u| u.login),
+            at: c.created_at,
+            body: c.body.unwrap_or_default(),
+            kind: FeedbackKind::Inline {
+                path: c.path,
+                line: c.line.or(c.original_line),
+            },
+        }));
+        out.extend(comments.into_iter().map(|c| Feedback {
+            id: format!("comment-{}", c.id),
+            author: c.user.map(|u| u.login),
+            at: c.created_at,
+            body: c.body.unwrap_or_default(),
+            kind: FeedbackKind::Conversation,
+        }));
+        out.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
+        Ok(out)
+    }
+
+    async fn ci(&self, sha: &str) -> Result<Vec<CiCheck>> {
+        let subject = format!("commit {sha} in {}", self.repo);
+        let sha = segment(sha);
+        let runs: CheckRuns = self
+            .api
+            .get(
+                self.path(&format!("/commits/{sha}/check-runs?per_page=100")),
+                format!("read the check runs of {sha}"),
+                subject.clone(),
+            )
+            .await?;
+        let combined: CombinedStatus = self
+            .api
+            .get(
+                self.path(&format!("/commits/{sha}/status?per_page=100")),
+                format!("read the commit statuses of {sha}"),
+                subject,
+            )
+            .await?;
+        let mut out: Vec<CiCheck> = runs
+            .check_runs
+            .into_iter()
+            .map(|r| {
+                let actions = r
+                    .app
+                    .as_ref()
+                    .and_then(|a| a.slug.as_deref())
+                    .is_none_or(|s| s == "github-actions");
+                CiCheck {
+                    state: check_run_state(&r.status, r.conclusion.as_deref()),
+                    job: actions.then_some(r.id),
+                    name: r.name,
+                    url: r.html_url,
+                    log: None,
+                }
+            })
+            .collect();
+        out.extend(combined.statuses.into_iter().map(|s| CiCheck {
+            name: s.context,
+            state: status_state(&s.state),
+            job: None,
+            url: s.target_url,
+            log: None,
+        }));
+        Ok(out)
+    }
+
+    async fn job_log(&self, job: u64) -> Result<String> {
+        let reply = self
+            .api
+            .send(
+                Request::new(
+                    Method::GET,
+                    self.path(&format!("/actions/jobs/{job}/logs")),
+                    format!("read the log of job {job}"),
+                )
+                .subject(format!("job {job} in {}", self.repo)),
+            )
+            .await?;
+        Ok(String::from_utf8_lossy(&reply.body).into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_merged_pull_request_keeps_its_merge_commit_and_an_open_one_does_not() {
+        let merged: Pull = serde_json::from_value(serde_json::json!({
+            "number": 7, "title": "t", "state": "closed", "merged": true,
+            "merged_at": "2026-11-20T10:00:00Z", "merge_commit_sha": "abc",
+            "head": {"ref": "ralph/3-x", "sha": "h"}, "base": {"ref": "main", "sha": "b"},
+            "labels": [{"name": "ralph"}]
+        }))
+        .unwrap();
+        let facts = PullFacts::from(merged);
+        assert_eq!(facts.state, PullState::Merged);
+        assert_eq!(facts.merge_commit.as_deref(), Some("abc"));
+        assert_eq!(facts.labels, ["ralph"]);
+        let open: Pull = serde_json::from_value(serde_json::json!({
+            "number": 8, "state": "open", "merge_commit_sha": "test-merge",
+            "head": {"ref": "ralph/4-y"}, "base": {"ref": "main"}
+        }))
+        .unwrap();
+        let facts = PullFacts::from(open);
+        assert_eq!(facts.state, PullState::Open);
+        assert_eq!(facts.merge_commit, None);
+        let closed: Pull = serde_json::from_value(serde_json::json!({
+            "number": 9, "state": "closed", "merged_at": null,
+            "head": {"ref": "ralph/5-z"}, "base": {"ref": "main"}
+        }))
+        .unwrap();
+        assert_eq!(PullFacts::from(closed).state, PullState::Closed);
+    }
+}
