@@ -186,7 +186,7 @@ mod tests {
         }
         let e = excerpt(&log);
         assert!(
-            e.starts_with("FAILED tests/test_greet.py::test_empty - AssertionError\n…\n"),
+            e.starts_with("…\nFAILED tests/test_greet.py::test_empty - AssertionError\n…\n"),
             "{e}"
         );
         assert!(e.ends_with("line 199\n"));
