@@ -9,6 +9,7 @@ mod demo;
 mod doctor;
 mod events;
 mod exit;
+mod follow;
 mod init;
 mod leaderboard;
 mod prompt;
@@ -107,6 +108,9 @@ pub enum Command {
     Queue(queue::QueueArgs),
     /// Run the competition on issue N: proposals, ranking, implementation, checks, PR or escalation
     Compete(compete::CompeteArgs),
+    /// After the pull request: answer reviews and failing CI with revision rounds; settle
+    /// merged, closed and reverted pull requests in the ledger
+    Follow(follow::FollowArgs),
     /// Run a whole competition offline on a sample repository, then show the leaderboard
     Demo(demo::DemoArgs),
     /// Check everything a competition needs, changing nothing; exit 1 when something would stop it
@@ -305,6 +309,7 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
         Command::Tune(args) => tune::run(&ctx, args),
         Command::Replay(args) => replay::run(&ctx, args),
         Command::Compete(args) => compete::run(&ctx, args).await,
+        Command::Follow(args) => follow::run(&ctx, args).await,
         Command::Demo(args) => demo::run(&ctx, args).await,
         Command::Doctor(args) => doctor::run(&ctx, args).await,
         Command::Completions(args) => completions::run(&ctx, args),

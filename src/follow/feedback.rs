@@ -6,7 +6,9 @@
 //! - a conversation comment addressed to ralph: a line starting with `/ralph`, or a mention of
 //!   the account ralph runs as (`@login`).
 //!
-//! Approvals, plain "commented" reviews and other conversation are not requests. Of what is
+//! Feedback a reply of ralph's names as answered (after a passing revision) is never read again,
+//! whatever the clocks say. Approvals, plain "commented" reviews and other conversation are not
+//! requests. Of what is
 //! left, only feedback by users with write access counts; everything else is ignored with the
 //! reason, for the log. The text is untrusted: hidden comments and invisible characters are
 //! stripped, and each piece and the whole are bounded.
@@ -15,7 +17,8 @@ use crate::tracker::pulls::{Feedback, FeedbackKind, ReviewVerdict};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 
-use crate::render::follow::REPLY_MARKER;
+use crate::render::follow::{ANSWERED, REPLY_MARKER};
+use std::collections::BTreeSet;
 
 /// The command that addresses a conversation comment to ralph.
 pub const COMMAND: &str = "/ralph";
@@ -65,6 +68,25 @@ pub struct Context<'a> {
     pub has_users: bool,
 }
 
+/// The feedback ids ralph's replies name as answered.
+pub fn answered(feedback: &[Feedback]) -> BTreeSet<String> {
+    feedback
+        .iter()
+        .filter_map(|f| {
+            let start = f.body.find(REPLY_MARKER)? + REPLY_MARKER.len();
+            let rest = &f.body[start..];
+            let marker = &rest[..rest.find("-->")?];
+            let ids = marker.trim().strip_prefix(ANSWERED)?;
+            Some(
+                ids.split_whitespace()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .flatten()
+        .collect()
+}
+
 /// The authors whose permission must be known to sort `feedback`: those of the candidate
 /// requests.
 pub fn authors(
@@ -85,6 +107,7 @@ pub fn authors(
 /// Sorts the feedback into requests and ignored pieces.
 pub fn sort(feedback: &[Feedback], cx: &Context<'_>) -> Sorted {
     let mut out = Sorted::default();
+    let done = answered(feedback);
     for f in feedback {
         let ignore = |reason: &str| Ignored {
             id: f.id.clone(),
@@ -94,8 +117,8 @@ pub fn sort(feedback: &[Feedback], cx: &Context<'_>) -> Sorted {
         if by_ralph(f, cx.me) {
             continue; // ralph's own replies are not feedback, and not worth a log line
         }
-        if !newer(f, cx.since) {
-            continue; // answered already: older than ralph's last commit
+        if !newer(f, cx.since) || done.contains(&f.id) {
+            continue; // answered already: older than ralph's last commit, or named in a reply
         }
         let place = match kind_request(f, cx.me) {
             Ok(place) => place,
@@ -351,11 +374,46 @@ mod tests {
                 "comment-3",
                 "maint",
                 11,
-                &format!("{REPLY_MARKER}\n/ralph quoted"),
+                &format!("{REPLY_MARKER} -->\n/ralph quoted"),
                 FeedbackKind::Conversation,
             ),
         ];
         assert_eq!(sort(&feedback, &cx(Some(at(10)), &w)), Sorted::default());
+    }
+
+    #[test]
+    fn feedback_a_reply_names_as_answered_is_not_read_again() {
+        let w = writers();
+        let feedback = [
+            fb(
+                "review-1",
+                "maint",
+                11,
+                "rename it",
+                review(ReviewVerdict::ChangesRequested),
+            ),
+            fb(
+                "inline-2",
+                "maint",
+                11,
+                "and here",
+                FeedbackKind::Inline {
+                    path: "a".into(),
+                    line: None,
+                },
+            ),
+            fb(
+                "comment-3",
+                "ralph-bot",
+                11,
+                &format!("{REPLY_MARKER} {ANSWERED} review-1 -->\nrevised"),
+                FeedbackKind::Conversation,
+            ),
+        ];
+        assert_eq!(answered(&feedback), BTreeSet::from(["review-1".to_owned()]));
+        let s = sort(&feedback, &cx(None, &w));
+        let ids: Vec<&str> = s.requests.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["inline-2"]);
     }
 
     #[test]

@@ -477,7 +477,7 @@ fn revision_report(
                 None => {
                     let b = broken.iter().find(|b| &b.name == source);
                     (
-                        "CI".to_owned(),
+                        crate::render::follow::CI_PLACE.to_owned(),
                         None,
                         format!("make `{}` pass", b.map_or(source.as_str(), |b| &b.name)),
                     )

@@ -7,8 +7,16 @@ use super::markdown::{cell, checks_line};
 use crate::follow_report::{FollowAction, FollowReport, PullReport, RevisionReport};
 use std::fmt::Write as _;
 
-/// The first line of every comment `follow` writes (invisible on GitHub).
-pub const REPLY_MARKER: &str = "<!-- ralph:follow -->";
+/// How every comment `follow` writes begins (an HTML comment: invisible on GitHub). A reply
+/// after a passing revision names the feedback it answered: `<!-- ralph:follow answered:
+/// review-1 inline-2 -->`.
+pub const REPLY_MARKER: &str = "<!-- ralph:follow";
+
+/// The word before the answered feedback ids in the marker.
+pub const ANSWERED: &str = "answered:";
+
+/// Where a broken CI check's request is from, in a revision's items.
+pub const CI_PLACE: &str = "CI";
 
 /// The longest request shown in a table cell.
 const MAX_CELL: usize = 160;
@@ -23,7 +31,17 @@ fn short(text: &str) -> String {
 
 /// The reply on the pull request after a revision round.
 pub fn revision_reply(r: &RevisionReport) -> String {
-    let mut out = format!("{REPLY_MARKER}\n");
+    let answered: Vec<&str> = r
+        .items
+        .iter()
+        .filter(|i| r.passed && i.place != CI_PLACE)
+        .map(|i| i.source.as_str())
+        .collect();
+    let mut out = if answered.is_empty() {
+        format!("{REPLY_MARKER} -->\n")
+    } else {
+        format!("{REPLY_MARKER} {ANSWERED} {} -->\n", answered.join(" "))
+    };
     let head = if r.passed {
         let pushed = match (&r.commit, r.pushed) {
             (Some(c), true) => format!("pushed {}", &c[..c.len().min(10)]),

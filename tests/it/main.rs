@@ -22,6 +22,7 @@ mod critical_path;
 mod decisions;
 mod docs;
 mod done;
+mod follow;
 mod git_auth;
 mod github_tracker;
 mod layers;
