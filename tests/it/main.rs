@@ -23,6 +23,7 @@ mod decisions;
 mod docs;
 mod done;
 mod follow;
+mod follow_github;
 mod git_auth;
 mod github_tracker;
 mod layers;
