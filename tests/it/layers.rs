@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 /// The floors, ground first. A module imports only from floors below its own.
-const FLOORS: [&[&str]; 14] = [
+const FLOORS: [&[&str]; 15] = [
     &["env", "error", "fsutil", "mix", "secret", "timeline"],
     &["process", "retry", "progress"],
     &["output", "workspace"],
@@ -20,7 +20,8 @@ const FLOORS: [&[&str]; 14] = [
     &["config"],
     &["settings", "replay", "checks", "demo"],
     &["tracker", "agent", "verify"],
-    &["run_report", "follow_report"],
+    &["run_report"],
+    &["follow_report"],
     &["render"],
     &["compete", "action"],
     &["doctor", "refine", "follow"],
