@@ -36,6 +36,48 @@ struct Standing {
 }
 
 #[derive(Serialize)]
+struct Merge {
+    bot: String,
+    merged: u32,
+    rate: String,
+    closed: u32,
+    reverted: u32,
+    revisions: String,
+    median: String,
+}
+
+/// The bots' pull requests after they were opened, when any settled or had a revision round.
+fn merges(state: &LedgerState) -> Vec<Merge> {
+    let any = state
+        .bots
+        .iter()
+        .any(|b| b.pull_requests.settled() > 0 || b.pull_requests.revision_rounds > 0);
+    if !any {
+        return Vec::new();
+    }
+    state
+        .bots
+        .iter()
+        .map(|b| {
+            let p = &b.pull_requests;
+            Merge {
+                bot: sanitize(&b.bot_id),
+                merged: p.merged,
+                rate: p
+                    .merge_rate
+                    .map_or_else(|| "–".into(), |r| format!("{:.0}%", r * 100.0)),
+                closed: p.closed_unmerged,
+                reverted: p.reverted,
+                revisions: opt(p.revisions_per_merge, 1),
+                median: p
+                    .median_hours_to_merge
+                    .map_or_else(|| "–".into(), |h| format!("{h:.1} h")),
+            }
+        })
+        .collect()
+}
+
+#[derive(Serialize)]
 struct Skill {
     bot: String,
     rate: String,
@@ -162,6 +204,7 @@ pub fn render(state: &LedgerState, repository: &str, generated: DateTime<Utc>) -
                 generated => generated.format("%Y-%m-%d %H:%M UTC").to_string(),
                 standings => Value::from(minijinja::value::Serde(&standings)),
                 skill => Value::from(minijinja::value::Serde(&skill)),
+                merges => Value::from(minijinja::value::Serde(&merges(state))),
                 arbiter_health => state.arbiter_health.describe(),
                 judge_order => sanitize(&state.decisions.describe_order()),
                 audits => sanitize(&state.decisions.describe_audits()),

@@ -4,6 +4,47 @@ use super::{opt, signed, Align, Table};
 use crate::ledger::{LedgerState, LoadedEvent};
 use crate::output::Paint;
 
+/// What the maintainers made of each bot's pull requests (`ralph follow`), when any settled or
+/// had a revision round: merged, merge rate, closed, reverted, revision rounds per merge and the
+/// median time to merge.
+fn merges(state: &LedgerState, paint: Paint) -> String {
+    let any = state
+        .bots
+        .iter()
+        .any(|b| b.pull_requests.settled() > 0 || b.pull_requests.revision_rounds > 0);
+    if !any {
+        return String::new();
+    }
+    let mut table = Table::new(&[
+        ("bot", Align::Left),
+        ("merged", Align::Right),
+        ("merge rate", Align::Right),
+        ("closed", Align::Right),
+        ("reverted", Align::Right),
+        ("revisions/merge", Align::Right),
+        ("median to merge", Align::Right),
+    ]);
+    for b in &state.bots {
+        let p = &b.pull_requests;
+        table.row(vec![
+            b.bot_id.clone(),
+            p.merged.to_string(),
+            p.merge_rate
+                .map_or_else(|| "–".into(), |r| format!("{:.0}%", r * 100.0)),
+            p.closed_unmerged.to_string(),
+            p.reverted.to_string(),
+            opt(p.revisions_per_merge, 1),
+            p.median_hours_to_merge
+                .map_or_else(|| "–".into(), |h| format!("{h:.1} h")),
+        ]);
+    }
+    format!(
+        "\n{}\n{}",
+        paint.bold("After the pull request (merged, closed, reverted)"),
+        table.render("  ", paint, |_, _, s| s.to_owned())
+    )
+}
+
 /// The leaderboard: bots by weight, retired bots, and the latest events.
 pub fn leaderboard(state: &LedgerState, paint: Paint) -> String {
     let active = state.bots.iter().filter(|b| !b.retired).count();
@@ -72,6 +113,7 @@ pub fn leaderboard(state: &LedgerState, paint: Paint) -> String {
     } else {
         out.push('\n');
         out.push_str(&skill(state, paint));
+        out.push_str(&merges(state, paint));
     }
     if !state.recent.is_empty() {
         out.push_str(&format!("\n{}\n", paint.bold("Recent events")));
