@@ -1,6 +1,7 @@
-//! `ralph tune [--write]`: fits the six scoring weights to the ledger's outcomes (every
-//! implemented proposal's per-dimension proposal scores against pass or fail; see
-//! `market::tune`), shows the current and the suggested weights with their cross-validated
+//! `ralph tune [--write]`: fits the six scoring weights to the ledger's outcomes (each
+//! proposal's per-dimension proposal scores against whether its pull request was merged and
+//! kept, once enough have settled — else against passing ralph's checks; see
+//! `ledger::samples` and `market::tune`), shows the current and the suggested weights with their cross-validated
 //! log-loss and Brier score, and with `--write` puts the suggestion into `[scoring.weights]` —
 //! only when it predicts the outcomes better than the current weights.
 
@@ -8,8 +9,9 @@ use super::Context;
 use crate::config::{edit::set_weights, ConfigSource};
 use crate::error::{Exit, UserError};
 use crate::fsutil::write_atomic;
+use crate::ledger::samples::{choose, Basis, Chosen};
 use crate::ledger::Ledger;
-use crate::market::tune::{tune, Options, Sample, Tuned, MIN_OUTCOMES, MIN_PER_CLASS};
+use crate::market::tune::{tune, Options, Tuned, MIN_OUTCOMES, MIN_PER_CLASS};
 use crate::market::{Dimension, Scores};
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -25,6 +27,8 @@ pub struct TuneArgs {
 #[derive(Serialize)]
 struct TuneReport<'a> {
     current_weights: Scores,
+    /// Which outcome the weights were fitted to, and why.
+    outcomes: &'a Chosen,
     #[serde(flatten)]
     tuned: &'a Tuned,
     /// The suggestion predicts the outcomes better than the current weights.
@@ -32,37 +36,19 @@ struct TuneReport<'a> {
     written: bool,
 }
 
-/// The samples: every implemented proposal with its per-dimension proposal scores — the
-/// winners, and the runner-ups of audited rounds.
-fn samples(ledger: &Ledger) -> Result<(Vec<Sample>, usize)> {
+/// The samples `tune` fits (merges where enough pull requests settled, else ralph's checks),
+/// and how many event files could not be read.
+fn samples(ledger: &Ledger) -> Result<(Chosen, usize)> {
     let loaded = ledger.store().load_all()?;
     let skipped = loaded.skipped.len();
-    let samples = loaded
-        .events
-        .iter()
-        .filter(|e| e.event.outcome.is_implementation())
-        .flat_map(|e| {
-            let e = &e.event;
-            let winner = e.scores.as_ref().map(|s| Sample {
-                scores: s.proposal,
-                passed: e.outcome.is_success(),
-            });
-            let runner_up = e.audit.as_ref().and_then(|a| {
-                a.proposal_scores.map(|scores| Sample {
-                    scores,
-                    passed: a.passed,
-                })
-            });
-            winner.into_iter().chain(runner_up)
-        })
-        .collect();
-    Ok((samples, skipped))
+    let events: Vec<crate::ledger::Event> = loaded.events.into_iter().map(|e| e.event).collect();
+    Ok((choose(&events), skipped))
 }
 
 pub fn run(ctx: &Context, args: TuneArgs) -> Result<Exit> {
     let settings = ctx.settings()?;
     let ledger = Ledger::new(&settings.ralph_dir);
-    let (samples, skipped) = samples(&ledger).with_context(|| {
+    let (chosen, skipped) = samples(&ledger).with_context(|| {
         format!(
             "cannot read the event log in {}",
             ledger.store().dir().display()
@@ -74,7 +60,10 @@ pub fn run(ctx: &Context, args: TuneArgs) -> Result<Exit> {
         ));
     }
     let current = settings.config.scoring_weights;
-    let tuned = match tune(&samples, &current, &Options::default()) {
+    if !ctx.printer.json_mode() {
+        ctx.printer.status(&format!("Outcomes: {}", chosen.why));
+    }
+    let tuned = match tune(&chosen.samples, &current, &Options::default()) {
         Ok(t) => t,
         Err(refusal) => {
             return Err(UserError::failure(format!("no suggestion: {refusal}"))
@@ -107,13 +96,14 @@ pub fn run(ctx: &Context, args: TuneArgs) -> Result<Exit> {
     if ctx.printer.json_mode() {
         ctx.printer.json(&TuneReport {
             current_weights: current,
+            outcomes: &chosen,
             tuned: &tuned,
             better,
             written,
         })?;
         return Ok(Exit::Success);
     }
-    ctx.printer.data(&render(&current, &tuned))?;
+    ctx.printer.data(&render(&current, &tuned, chosen.basis))?;
     let verdict = if better {
         "The suggested weights predict the outcomes better than the current ones."
     } else {
@@ -133,9 +123,13 @@ pub fn run(ctx: &Context, args: TuneArgs) -> Result<Exit> {
 }
 
 /// The table: each weight, current and suggested, then both models' cross-validated scores.
-fn render(current: &Scores, t: &Tuned) -> String {
+fn render(current: &Scores, t: &Tuned, basis: Basis) -> String {
+    let (what, passed) = match basis {
+        Basis::Merges => ("settled pull requests", "merged and kept"),
+        Basis::Checks => ("implemented proposals", "passed"),
+    };
     let mut out = format!(
-        "Scoring weights fitted to {} implemented proposals ({} passed), {}-fold cross-validated\n\n{:<24}{:>9}{:>11}\n",
+        "Scoring weights fitted to {} {what} ({} {passed}), {}-fold cross-validated\n\n{:<24}{:>9}{:>11}\n",
         t.samples, t.passes, t.folds, "", "current", "suggested"
     );
     for d in Dimension::ALL {

@@ -11,6 +11,7 @@ pub mod decisions;
 mod event;
 mod fold;
 mod merges;
+pub mod samples;
 mod stats;
 mod store;
 mod weights;

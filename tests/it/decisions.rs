@@ -197,3 +197,72 @@ fn tune_finds_the_dimension_that_predicts_success_and_writes_it() {
         .unwrap();
     assert!((loaded - spec).abs() < 1e-9, "{c}");
 }
+
+/// Writes `n` winners whose pull requests settled: every one passed ralph's checks, and the
+/// maintainers merged exactly those whose innovation score is above 0.5 (one was merged, then
+/// reverted: not kept).
+fn merge_ledger(dir: &std::path::Path, n: usize) {
+    let events = dir.join(".ralph/events");
+    let mut x: u64 = 7;
+    let mut next = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((x >> 33) as f64) / f64::from(1u32 << 31)
+    };
+    let write = |name: String, event: Value| {
+        std::fs::write(events.join(name), event.to_string()).unwrap();
+    };
+    for k in 0..n {
+        let s: Vec<f64> = (0..6).map(|_| (next() * 1000.0).round() / 1000.0).collect();
+        write(
+            format!("2026-03-01T00-00-00-{:06}Z-smart_bot_1-success.json", k + 1),
+            serde_json::json!({
+                "schema_version": 1, "timestamp": format!("2026-03-01T00:00:00.{:06}Z", k + 1),
+                "issue_number": 1 + k, "bot_id": "smart_bot_1", "outcome": "success", "weight_delta": 0.1,
+                "scores": {"proposal": {"spec_alignment": s[0], "technical_quality": s[1], "innovation": s[2],
+                           "risk": s[3], "efficiency": s[4], "specialist_validation": s[5]}}
+            }),
+        );
+        let outcome = if s[2] > 0.5 { "merged" } else { "closed_unmerged" };
+        write(
+            format!("2026-03-02T00-00-00-{:06}Z-smart_bot_1-{outcome}.json", k + 1),
+            serde_json::json!({
+                "schema_version": 1, "timestamp": format!("2026-03-02T00:00:00.{:06}Z", k + 1),
+                "issue_number": 1 + k, "bot_id": "smart_bot_1", "outcome": outcome, "weight_delta": 0.0,
+                "pull_request": {"number": 1000 + k, "revisions": 0}
+            }),
+        );
+    }
+}
+
+#[test]
+fn tune_fits_to_merges_once_enough_pull_requests_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    ralph_in(dir.path()).arg("init").assert().success();
+    merge_ledger(dir.path(), 10);
+    // Ten settled, all passed the checks: neither basis has enough; it says which it tried.
+    let out = run(ralph_in(dir.path()).arg("tune"));
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("fitted to ralph's checks: only 10 pull requests have settled"),
+        "{}",
+        out.stderr
+    );
+    let dir = tempfile::tempdir().unwrap();
+    ralph_in(dir.path()).arg("init").assert().success();
+    merge_ledger(dir.path(), 150);
+    let out = run(ralph_in(dir.path()).args(["tune", "--json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["outcomes"]["basis"], "merges", "{v}");
+    assert_eq!(v["outcomes"]["settled_pull_requests"], 150);
+    let w = &v["suggested_weights"];
+    let innovation = w["innovation"].as_f64().unwrap();
+    for d in ["spec_alignment", "technical_quality", "risk", "efficiency"] {
+        assert!(innovation > w[d].as_f64().unwrap(), "{v}");
+    }
+    let out = run(ralph_in(dir.path()).arg("tune"));
+    assert!(out.stdout.contains("150 settled pull requests"), "{}", out.stdout);
+    assert!(out.stderr.contains("Outcomes: fitted to merges"), "{}", out.stderr);
+}
