@@ -131,7 +131,7 @@ mod tests {
             spec_alignment: x,
             technical_quality: x,
             innovation: x,
-            risk_assessment: x,
+            risk: x,
             efficiency: x,
             specialist_validation: x,
         }
