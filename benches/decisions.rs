@@ -59,6 +59,13 @@
 //! `Δ vs ralph` (the efficiency minus that of ralph's default configuration, round by round,
 //! with its standard error) is much tighter than `±se`.
 //!
+//! The merge-outcome variant: what counts is whether the maintainers merge the pick. A passing
+//! change is merged with probability `σ(0.4 + 1.2·z)`, `z` the standardised risk signal (small,
+//! safe changes are taken more often) — something ralph's checks do not see. The same test
+//! competitions are judged by merge rates, for the default weights and for the weights `tune`
+//! leaves when fitted to 200 and 1000 winners' check outcomes and to as many merge outcomes
+//! (what `ralph tune` does once enough pull requests settled).
+//!
 //! `RALPH_BENCH_ROUNDS` sets the number of test competitions (default 5000),
 //! `RALPH_BENCH_BIAS` the bias `B`.
 
@@ -84,6 +91,12 @@ const TUNE_SIZES: [usize; 2] = [200, 1000];
 const TRAIN_DRAWS: u64 = 5;
 /// Outcomes of the reference fit on every proposal.
 const REFERENCE_OUTCOMES: usize = 5000;
+/// The merge variant: maintainers merge a passing change with probability
+/// `σ(MERGE_BASE + MERGE_SLOPE · z)`, `z` the standardised risk signal (small, safe changes are
+/// merged more often) — something ralph's checks do not see, so tuning on merges has more to
+/// learn than tuning on passes.
+const MERGE_BASE: f64 = 0.4;
+const MERGE_SLOPE: f64 = 1.2;
 
 /// SplitMix64, as in `market::ranking`: small, deterministic, no dependency.
 struct Rng(u64);
@@ -132,6 +145,8 @@ fn heuristic(rng: &mut Rng, q: f64, loading: f64, centre: f64) -> f64 {
 struct Proposal {
     /// The probability that its implementation passes.
     pass: f64,
+    /// The probability that it passes and the maintainers merge it (see `MERGE_BASE`).
+    merge: f64,
     /// spec_alignment, risk, efficiency, specialist_validation.
     objective: [f64; 4],
     /// Per judge: its settled opinion (technical quality, innovation), in units of `q`.
@@ -166,8 +181,10 @@ fn proposal(rng: &mut Rng, difficulty: f64) -> Proposal {
     let noise = std::array::from_fn(|_| {
         std::array::from_fn(|_| [READING_NOISE * rng.normal(), READING_NOISE * rng.normal()])
     });
+    let pass = sigmoid(difficulty + PASS_SLOPE * q);
     Proposal {
-        pass: sigmoid(difficulty + PASS_SLOPE * q),
+        pass,
+        merge: pass * sigmoid(MERGE_BASE + MERGE_SLOPE * (risk - 0.60) / SPREAD),
         objective: [spec_alignment, risk, efficiency, specialist],
         opinion,
         noise,
@@ -336,10 +353,31 @@ impl Tally {
 }
 
 fn evaluate(test: &[Competition], how: Judging, weights: &Scores) -> Tally {
+    evaluate_on(test, how, weights, Target::Pass)
+}
+
+/// What a proposal's outcome is: passing ralph's checks, or being merged by the maintainers.
+#[derive(Clone, Copy, PartialEq)]
+enum Target {
+    Pass,
+    Merge,
+}
+
+impl Target {
+    fn of(self, p: &Proposal) -> f64 {
+        match self {
+            Target::Pass => p.pass,
+            Target::Merge => p.merge,
+        }
+    }
+}
+
+/// [`evaluate`], with the rates of `target`.
+fn evaluate_on(test: &[Competition], how: Judging, weights: &Scores, target: Target) -> Tally {
     let mut t = Tally::default();
     for c in test {
         let (round, flipped) = decide(c, how, weights);
-        let pass: Vec<f64> = c.proposals.iter().map(|p| p.pass).collect();
+        let pass: Vec<f64> = c.proposals.iter().map(|p| target.of(p)).collect();
         let best = (0..pass.len())
             .max_by(|a, b| pass[*a].total_cmp(&pass[*b]))
             .unwrap();
@@ -440,6 +478,17 @@ fn outcomes(
     defaults: &Scores,
     draw: u64,
 ) -> (Vec<Sample>, Vec<usize>) {
+    outcomes_of(n, which, defaults, draw, Target::Pass)
+}
+
+/// [`outcomes`], each sample's outcome drawn from `target`'s probability.
+fn outcomes_of(
+    n: usize,
+    which: Implemented,
+    defaults: &Scores,
+    draw: u64,
+    target: Target,
+) -> (Vec<Sample>, Vec<usize>) {
     let how = Judging {
         judges: 1,
         swaps: true,
@@ -462,7 +511,7 @@ fn outcomes(
         for &i in &round.order[..implemented] {
             samples.push(Sample {
                 scores: round.scores[i],
-                passed: fate.chance(c.proposals[i].pass),
+                passed: fate.chance(target.of(&c.proposals[i])),
             });
         }
         rounds_at.resize(samples.len(), rounds);
@@ -624,5 +673,58 @@ fn main() {
             tuned.len(),
         );
     }
+    merge_variant(&test, &defaults, bias);
     println!("\ntook {:.2} s", started.elapsed().as_secs_f64());
+}
+
+/// The merge-outcome variant: the same test competitions judged by the rate at which the pick
+/// is merged (it passes and the maintainers take it), for the default weights and for the
+/// weights `tune` leaves when fitted to ralph's checks and when fitted to merges (`ralph tune`
+/// uses merges once enough pull requests settled), each on winners only.
+fn merge_variant(test: &[Competition], defaults: &Scores, bias: f64) {
+    println!(
+        "\nmerge outcome: maintainers merge a passing change with P σ({MERGE_BASE} + {MERGE_SLOPE}·z_risk); \
+         rates below are merge rates"
+    );
+    print_header();
+    let how = Judging {
+        judges: 1,
+        swaps: true,
+        bias,
+    };
+    let base = evaluate_on(test, how, defaults, Target::Merge);
+    print_row(
+        "default weights, 1 judge, swapped (ralph)",
+        &base,
+        &base,
+        &[],
+    );
+    for (target, label) in [(Target::Pass, "checks"), (Target::Merge, "merges")] {
+        let ledgers: Vec<_> = (0..TRAIN_DRAWS)
+            .map(|draw| outcomes_of(TUNE_SIZES[1], Implemented::Winners, defaults, draw, target))
+            .collect();
+        for &n in &TUNE_SIZES {
+            let (mut pooled, mut draws, mut weights_sum) =
+                (Tally::default(), Vec::new(), Scores::default());
+            for (samples, _) in &ledgers {
+                let weights = match tune(&samples[..n], defaults, &Options::default()) {
+                    Ok(t) if t.suggested.log_loss < t.current.log_loss => t.suggested_weights,
+                    _ => *defaults,
+                };
+                for d in Dimension::ALL {
+                    weights_sum.set(d, weights_sum.get(d) + weights.get(d) / TRAIN_DRAWS as f64);
+                }
+                let tally = evaluate_on(test, how, &weights, Target::Merge);
+                draws.push(tally.efficiency());
+                pooled.absorb(tally);
+            }
+            print_row(
+                &format!("tuned on {n} {label}, 1 judge, swapped"),
+                &pooled,
+                &base,
+                &draws,
+            );
+            println!("    weights left: {}", weights_line(&weights_sum));
+        }
+    }
 }

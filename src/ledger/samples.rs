@@ -65,9 +65,9 @@ pub fn merge_samples(events: &[Event]) -> Vec<Sample> {
     let mut prs: BTreeMap<u64, (u64, &str, bool, bool, bool)> = BTreeMap::new();
     for e in events {
         let Some(pr) = &e.pull_request else { continue };
-        let entry = prs
-            .entry(pr.number)
-            .or_insert((e.issue_number, &e.bot_id, false, false, false));
+        let entry =
+            prs.entry(pr.number)
+                .or_insert((e.issue_number, &e.bot_id, false, false, false));
         match e.outcome {
             Outcome::Merged => entry.2 = true,
             Outcome::Reverted => entry.3 = true,
@@ -195,12 +195,19 @@ mod tests {
         let c = choose(&events);
         assert_eq!(c.basis, Basis::Checks, "{}", c.why);
         assert!(c.why.contains("only 30 pull requests"), "{}", c.why);
-        assert_eq!(c.samples.len(), MIN_OUTCOMES, "every winner passed its checks");
+        assert_eq!(
+            c.samples.len(),
+            MIN_OUTCOMES,
+            "every winner passed its checks"
+        );
         events.push(won(99, "a", 0.5, 0));
         events.push(after(99, "a", Outcome::ClosedUnmerged, 999));
         let c = choose(&events);
         assert_eq!(c.basis, Basis::Merges, "{}", c.why);
         assert_eq!(c.samples.len(), MIN_OUTCOMES + 1);
-        assert_eq!(c.samples.iter().filter(|s| !s.passed).count(), MIN_PER_CLASS);
+        assert_eq!(
+            c.samples.iter().filter(|s| !s.passed).count(),
+            MIN_PER_CLASS
+        );
     }
 }

@@ -224,9 +224,16 @@ fn merge_ledger(dir: &std::path::Path, n: usize) {
                            "risk": s[3], "efficiency": s[4], "specialist_validation": s[5]}}
             }),
         );
-        let outcome = if s[2] > 0.5 { "merged" } else { "closed_unmerged" };
+        let outcome = if s[2] > 0.5 {
+            "merged"
+        } else {
+            "closed_unmerged"
+        };
         write(
-            format!("2026-03-02T00-00-00-{:06}Z-smart_bot_1-{outcome}.json", k + 1),
+            format!(
+                "2026-03-02T00-00-00-{:06}Z-smart_bot_1-{outcome}.json",
+                k + 1
+            ),
             serde_json::json!({
                 "schema_version": 1, "timestamp": format!("2026-03-02T00:00:00.{:06}Z", k + 1),
                 "issue_number": 1 + k, "bot_id": "smart_bot_1", "outcome": outcome, "weight_delta": 0.0,
@@ -245,7 +252,8 @@ fn tune_fits_to_merges_once_enough_pull_requests_settled() {
     let out = run(ralph_in(dir.path()).arg("tune"));
     assert_eq!(out.code, 1);
     assert!(
-        out.stderr.contains("fitted to ralph's checks: only 10 pull requests have settled"),
+        out.stderr
+            .contains("fitted to ralph's checks: only 10 pull requests have settled"),
         "{}",
         out.stderr
     );
@@ -263,6 +271,14 @@ fn tune_fits_to_merges_once_enough_pull_requests_settled() {
         assert!(innovation > w[d].as_f64().unwrap(), "{v}");
     }
     let out = run(ralph_in(dir.path()).arg("tune"));
-    assert!(out.stdout.contains("150 settled pull requests"), "{}", out.stdout);
-    assert!(out.stderr.contains("Outcomes: fitted to merges"), "{}", out.stderr);
+    assert!(
+        out.stdout.contains("150 settled pull requests"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("Outcomes: fitted to merges"),
+        "{}",
+        out.stderr
+    );
 }

@@ -258,7 +258,11 @@ fn a_merge_settles_once_and_a_revert_on_main_settles_once_more() {
     assert_eq!(alpha["pull_requests"]["reverted"], 1);
     assert_eq!(alpha["pull_requests"]["merge_rate"], 1.0);
     let out = run(repo.ralph().args(["leaderboard"]));
-    assert!(out.stdout.contains("After the pull request"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("After the pull request"),
+        "{}",
+        out.stdout
+    );
     let row = out
         .stdout
         .lines()
@@ -270,7 +274,9 @@ fn a_merge_settles_once_and_a_revert_on_main_settles_once_more() {
         .join(" ");
     assert!(row.starts_with("alpha 1 100% 0 1 0.0 2.0 h"), "{row}");
     let page = repo.root.join("board.html");
-    let out = run(repo.ralph().args(["leaderboard", "--html", page.to_str().unwrap()]));
+    let out = run(repo
+        .ralph()
+        .args(["leaderboard", "--html", page.to_str().unwrap()]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let html = std::fs::read_to_string(page).unwrap();
     assert!(html.contains("<h2>After the pull request</h2>"));

@@ -12,9 +12,17 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// The competition's branch (`ralph/12-…`), as the remote has it.
 fn branch(repo: &Repo) -> String {
-    git(&repo.remote, &["branch", "--list", "ralph/12-*", "--format=%(refname:short)"])
-        .trim()
-        .to_owned()
+    git(
+        &repo.remote,
+        &[
+            "branch",
+            "--list",
+            "ralph/12-*",
+            "--format=%(refname:short)",
+        ],
+    )
+    .trim()
+    .to_owned()
 }
 
 /// The competition's implementer, which in a revision also writes down its prompt.
@@ -63,7 +71,9 @@ async fn competed() -> (MockServer, Repo) {
         "compete",
         "12",
     ]);
-    let out = tokio::task::spawn_blocking(move || run(&mut cmd)).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || run(&mut cmd))
+        .await
+        .unwrap();
     assert_eq!(out.code, 0, "{}", out.stderr);
     (server, repo)
 }
@@ -76,10 +86,11 @@ fn conclusion(state: &str) -> Value {
 }
 
 async fn stage(server: &MockServer, repo: &Repo, scene: &Scene<'_>) {
-    let head = git(&repo.remote, &["rev-parse", &branch(repo)]).trim().to_owned();
+    let head = git(&repo.remote, &["rev-parse", &branch(repo)])
+        .trim()
+        .to_owned();
     let base = git(&repo.remote, &["rev-parse", "main"]).trim().to_owned();
-    let mut pr: Value =
-        serde_json::from_str(&crate::common::fixture("pull_request.json")).unwrap();
+    let mut pr: Value = serde_json::from_str(&crate::common::fixture("pull_request.json")).unwrap();
     pr["head"]["sha"] = json!(head);
     pr["head"]["ref"] = json!(branch(repo));
     pr["base"]["sha"] = json!(base);
@@ -90,7 +101,9 @@ async fn stage(server: &MockServer, repo: &Repo, scene: &Scene<'_>) {
             .and(path(p))
             .respond_with(ResponseTemplate::new(200).set_body_json(body))
     };
-    get(format!("{REPO_PATH}/pulls"), json!([pr])).mount(server).await;
+    get(format!("{REPO_PATH}/pulls"), json!([pr]))
+        .mount(server)
+        .await;
     let reviews = match scene.reviewer {
         Some((who, _)) => json!([{
             "id": 80, "user": {"login": who}, "state": "CHANGES_REQUESTED",
@@ -99,9 +112,15 @@ async fn stage(server: &MockServer, repo: &Repo, scene: &Scene<'_>) {
         }]),
         None => json!([]),
     };
-    get(format!("{REPO_PATH}/pulls/21/reviews"), reviews).mount(server).await;
-    get(format!("{REPO_PATH}/pulls/21/comments"), json!([])).mount(server).await;
-    get(format!("{REPO_PATH}/issues/21/comments"), json!([])).mount(server).await;
+    get(format!("{REPO_PATH}/pulls/21/reviews"), reviews)
+        .mount(server)
+        .await;
+    get(format!("{REPO_PATH}/pulls/21/comments"), json!([]))
+        .mount(server)
+        .await;
+    get(format!("{REPO_PATH}/issues/21/comments"), json!([]))
+        .mount(server)
+        .await;
     if let Some((who, permission)) = scene.reviewer {
         get(
             format!("{REPO_PATH}/collaborators/{who}/permission"),
@@ -134,7 +153,9 @@ async fn stage(server: &MockServer, repo: &Repo, scene: &Scene<'_>) {
     .mount(server)
     .await;
     Mock::given(method("GET"))
-        .and(path_regex(format!("^{REPO_PATH}/commits/[0-9a-f]+/status$")))
+        .and(path_regex(format!(
+            "^{REPO_PATH}/commits/[0-9a-f]+/status$"
+        )))
         .respond_with(ok(json!({"state": "success", "statuses": []})))
         .mount(server)
         .await;
@@ -162,7 +183,9 @@ async fn follow(server: &MockServer, repo: &Repo) -> crate::common::Out {
         "follow",
         "--json",
     ]);
-    tokio::task::spawn_blocking(move || run(&mut cmd)).await.unwrap()
+    tokio::task::spawn_blocking(move || run(&mut cmd))
+        .await
+        .unwrap()
 }
 
 async fn comments(server: &MockServer) -> Vec<String> {
@@ -241,7 +264,11 @@ async fn the_same_review_by_a_read_only_user_changes_nothing() {
         pr["ignored"][0]["reason"],
         "its author has no write access to the repository"
     );
-    assert!(out.stderr.contains("1 piece(s) of feedback ignored"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("1 piece(s) of feedback ignored"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(ralph_commits(&repo), 1);
     assert!(comments(&server).await.is_empty());
     assert_eq!(repo.events().len(), events);
@@ -270,7 +297,10 @@ async fn a_check_failing_on_the_head_and_passing_on_the_base_feeds_a_revision_it
         prompt.contains("FAILED tests/test_notify.py::test_off - AssertionError: notified"),
         "{prompt}"
     );
-    assert!(!prompt.contains("2026-11-20T10:00:02"), "timestamps stripped");
+    assert!(
+        !prompt.contains("2026-11-20T10:00:02"),
+        "timestamps stripped"
+    );
     let asked_log = server
         .received_requests()
         .await
