@@ -176,8 +176,9 @@ fn refine_call(prompt: String, workdir: PathBuf, issue: u64, timeout: Duration) 
     }
 }
 
-/// Posts the draft on `issue` (number `n`): its `body` rewritten (when there is one), the comment `text`,
-/// the `in-refinement` label added and `backlog-review` and the `ready_label` taken off.
+/// Posts the draft on `issue` (number `n`): its `body` rewritten (when there is one), the
+/// comment `text`, the `in-refinement` label added, and `backlog-review` and the `ready_label`
+/// taken off.
 async fn post(
     tracker: &dyn IssueTracker,
     issue: &Issue,

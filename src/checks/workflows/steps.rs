@@ -1,6 +1,7 @@
 //! A job's `run:` steps read into the checks, setup steps and notes of [`Ci`](super::Ci), under
-//! one matrix combination: which steps run here, the check each test or quality step becomes (after
-//! the job's earlier plain steps), the setup line of each install, and why a step is left out.
+//! one matrix combination: which steps run here, the check each test or quality step becomes
+//! (after the job's earlier plain steps), the setup line of each install, and why a step is
+//! left out.
 
 use super::{check_name, classify, command, condition_holds, expand, provides, runs_on_linux};
 use super::{string_map, Ci, StepKind};
@@ -42,7 +43,7 @@ pub(super) fn read_combination(
     // then unpacks): the check runs after them, as in the job.
     let mut prelude: Vec<String> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
-        read_step(job, combo, &env, (i, step), &mut prelude, ci);
+        read_step(job, combo, &env, i, step, &mut prelude, ci);
     }
 }
 
@@ -53,7 +54,8 @@ fn read_step(
     job: &Job,
     combo: &BTreeMap<String, String>,
     env: &BTreeMap<String, String>,
-    (i, step): (usize, &Yaml),
+    i: usize,
+    step: &Yaml,
     prelude: &mut Vec<String>,
     ci: &mut Ci,
 ) {
@@ -73,7 +75,7 @@ fn read_step(
     let Some(script) = step["run"].as_str() else {
         return;
     };
-    let Some((expanded, dir, env)) = runnable(job, combo, env, (&label, step, script), ci) else {
+    let Some((expanded, dir, env)) = runnable(job, combo, env, &label, step, script, ci) else {
         return;
     };
     match classify(&expanded) {
@@ -122,7 +124,9 @@ fn runnable(
     job: &Job,
     combo: &BTreeMap<String, String>,
     env: &BTreeMap<String, String>,
-    (label, step, script): (&str, &Yaml, &str),
+    label: &str,
+    step: &Yaml,
+    script: &str,
     ci: &mut Ci,
 ) -> Option<(String, Option<String>, BTreeMap<String, String>)> {
     let Job { file, id, .. } = *job;
