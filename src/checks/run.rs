@@ -139,7 +139,7 @@ pub async fn run_check(
             ..unavailable(spec, &program)
         };
     }
-    let measure = measure(spec.kind, junit_file.as_deref(), &out);
+    let measure = measure_of(spec.kind, junit_file.as_deref(), &out);
     let output_tail = explanation(&out, &measure);
     CheckResult {
         measure,
@@ -210,7 +210,7 @@ fn missing_program(spec: &CheckSpec, out: &process::Output) -> Option<String> {
 
 /// A check's numbers from its output `out`: a test check's outcomes (from the JUnit report at
 /// `junit_file` when there is one, else from the console), a quality check's problem count.
-fn measure(kind: CheckKind, junit_file: Option<&Path>, out: &process::Output) -> Measure {
+fn measure_of(kind: CheckKind, junit_file: Option<&Path>, out: &process::Output) -> Measure {
     match kind {
         CheckKind::Test => Measure {
             tests: junit_file

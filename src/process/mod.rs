@@ -392,7 +392,7 @@ impl Drop for GroupGuard {
 /// error here: the caller decides what it means.
 pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
     let program = cmd.program.to_string_lossy().into_owned();
-    let confined = confined(cmd, &program)?;
+    let confined = confined_program(cmd, &program)?;
     let (exe, args) = match &confined {
         Some((exe, args)) => (exe, args.as_slice()),
         None => (&cmd.program, cmd.args.as_slice()),
@@ -469,7 +469,10 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
 /// installed sandbox, or `None` when it runs unconfined (no confinement asked, no sandbox
 /// installed, or one that confines nothing). A confined program neither on `PATH` nor in the
 /// command's directory is `NotFound`.
-fn confined(cmd: &Cmd, program: &str) -> Result<Option<(OsString, Vec<OsString>)>, ProcessError> {
+fn confined_program(
+    cmd: &Cmd,
+    program: &str,
+) -> Result<Option<(OsString, Vec<OsString>)>, ProcessError> {
     Ok(match (&cmd.confine, sandbox::current()) {
         (Some(c), Some(sb)) => {
             // The sandbox would say "no such file" in its own words: say it in ralph's.
