@@ -11,9 +11,12 @@ use crate::compete::agents::{Agent, Agents};
 use crate::settings::Settings;
 use crate::spec::{requirements_hint, Requirements};
 use crate::tracker::workflow::{LABEL_ATTENTION, LABEL_IN_PROGRESS, LABEL_RALPH};
-use crate::tracker::{IssueState, IssueTracker, Permission, RepoFacts, TrackerError};
+use crate::tracker::{Issue, IssueState, IssueTracker, Permission, RepoFacts, TrackerError};
 use crate::workspace::{self, PreflightOptions};
 use serde::Serialize;
+
+mod sandbox;
+use sandbox::sandbox_checks;
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -87,101 +90,6 @@ pub async fn examine(
     }
 }
 
-/// The sandbox `[sandbox]` asks for, as it would stand: the mechanism, what is writable,
-/// hidden and reachable, and ralph's own process.
-async fn sandbox_checks(f: &mut Findings, settings: &Settings) {
-    use crate::process::sandbox::{self, Mode, Sandbox, CACHES};
-    let s = &settings.config.sandbox;
-    let mode = match Mode::effective(s.mode) {
-        Ok(m) => m,
-        Err(why) => {
-            f.add("sandbox", "mechanism", Status::Fail, why);
-            return;
-        }
-    };
-    let found = Sandbox::detect(mode, s.check_network, &s.hide, &s.writable).await;
-    let st = found.status();
-    match (&st.mechanism, st.mode) {
-        (Some(m), _) => f.add(
-            "sandbox",
-            "mechanism",
-            Status::Ok,
-            format!("{m} (mode {})", st.mode.as_str()),
-        ),
-        (None, Mode::Off) => {
-            f.add(
-                "sandbox",
-                "mechanism",
-                Status::Warn,
-                "off: agents and checks run unconfined".into(),
-            );
-            f.hint("set `[sandbox] mode = \"auto\"` (or \"required\") in .ralph/config.toml");
-        }
-        (None, mode) => {
-            f.add(
-                "sandbox",
-                "mechanism",
-                if mode == Mode::Required {
-                    Status::Fail
-                } else {
-                    Status::Warn
-                },
-                format!(
-                    "none: {} (mode {})",
-                    st.reason.as_deref().unwrap_or(""),
-                    mode.as_str()
-                ),
-            );
-            f.hint("install bubblewrap and check `bwrap --ro-bind / / true` works; see docs/security.md");
-        }
-    }
-    if !st.active {
-        return;
-    }
-    let mut writable = String::from(
-        "the worktree (and its own folder under .git/worktrees), a private /tmp; agents: their CLI's state (~/.claude, ~/.claude.json, ~/.codex); setup: ",
-    );
-    writable.push_str(&CACHES.map(|c| format!("~/{c}")).join(", "));
-    if !s.writable.is_empty() {
-        writable.push_str(&format!("; [sandbox] writable: {}", s.writable.join(", ")));
-    }
-    f.add("sandbox", "writable", Status::Ok, writable);
-    f.add(
-        "sandbox",
-        "hidden",
-        Status::Ok,
-        if st.hidden.is_empty() {
-            "no credential file found to hide".to_owned()
-        } else {
-            st.hidden.join(", ")
-        },
-    );
-    f.add(
-        "sandbox",
-        "network",
-        Status::Ok,
-        format!(
-            "agents and setup: on; checks and their baseline: {}",
-            if st.check_network { "on" } else { "off" }
-        ),
-    );
-    f.add(
-        "sandbox",
-        "ralph's process",
-        if sandbox::self_protected() {
-            Status::Ok
-        } else {
-            Status::Warn
-        },
-        if sandbox::self_protected() {
-            "undumpable: its environment and memory are closed to the user's other processes"
-        } else {
-            "dumpable: its environment (the token) is readable by the user's other processes"
-        }
-        .into(),
-    );
-}
-
 async fn tracker_checks(
     f: &mut Findings,
     settings: &Settings,
@@ -208,12 +116,20 @@ async fn tracker_checks(
             return RepoFacts::default();
         }
     };
-    match facts.permission {
+    access_finding(f, t.describe(), facts.permission);
+    label_findings(f, settings, t.labels().await);
+    facts
+}
+
+/// The tracker's access, `described` as the tracker names itself, with the `permission` it
+/// grants: a failure without write access.
+fn access_finding(f: &mut Findings, described: String, permission: Option<Permission>) {
+    match permission {
         Some(p) if p.can_write() => f.add(
             "tracker",
             "access",
             Status::Ok,
-            format!("{}: {} access", t.describe(), permission_word(p)),
+            format!("{described}: {} access", permission_word(p)),
         ),
         Some(p) => {
             f.add(
@@ -221,8 +137,7 @@ async fn tracker_checks(
                 "access",
                 Status::Fail,
                 format!(
-                    "{}: {} access; a competition labels, comments, pushes and opens pull requests",
-                    t.describe(),
+                    "{described}: {} access; a competition labels, comments, pushes and opens pull requests",
                     permission_word(p)
                 ),
             );
@@ -230,9 +145,18 @@ async fn tracker_checks(
                 "use a token with write access to the repository (issues, pull requests, contents)",
             );
         }
-        None => f.add("tracker", "access", Status::Ok, t.describe()),
+        None => f.add("tracker", "access", Status::Ok, described),
     }
-    match t.labels().await {
+}
+
+/// Whether the workflow labels exist, from the tracker's `labels` (`None`: it has no labels to
+/// check).
+fn label_findings(
+    f: &mut Findings,
+    settings: &Settings,
+    labels: Result<Option<Vec<String>>, TrackerError>,
+) {
+    match labels {
         Ok(Some(have)) => {
             let ready = &settings.config.github.ready_label;
             let missing: Vec<&str> = [
@@ -271,7 +195,6 @@ async fn tracker_checks(
             );
         }
     }
-    facts
 }
 
 fn permission_word(p: Permission) -> String {
@@ -586,27 +509,7 @@ async fn issue_checks(
     };
     let name = format!("#{n}");
     let ready = &settings.config.github.ready_label;
-    let problem = if issue.is_pull_request {
-        Some(("a pull request, not an issue".to_owned(), String::new()))
-    } else if issue.state == IssueState::Closed {
-        Some((
-            "closed".into(),
-            "reopen it if it should be worked on".into(),
-        ))
-    } else if issue.has_label(LABEL_IN_PROGRESS) {
-        Some((
-            format!("labelled `{LABEL_IN_PROGRESS}`"),
-            format!("a run may be working on it; if none is, `ralph ready {n}` re-arms it"),
-        ))
-    } else if !issue.has_label(ready) {
-        Some((
-            format!("not labelled `{ready}`"),
-            format!("mark it ready with `ralph ready {n}` once its spec is complete"),
-        ))
-    } else {
-        None
-    };
-    match problem {
+    match issue_problem(&issue, n, ready) {
         Some((what, hint)) => {
             f.add(
                 "issue",
@@ -641,6 +544,43 @@ async fn issue_checks(
             format!("{open} open of {}", reqs.explicit_requirements.len()),
         );
     }
+    branch_finding(f, settings, &issue, n, facts).await;
+}
+
+/// Why issue `n` cannot compete, with what to do: a pull request, closed, already in progress
+/// or not labelled `ready`; `None` when it can.
+fn issue_problem(issue: &Issue, n: u64, ready: &str) -> Option<(String, String)> {
+    if issue.is_pull_request {
+        Some(("a pull request, not an issue".to_owned(), String::new()))
+    } else if issue.state == IssueState::Closed {
+        Some((
+            "closed".into(),
+            "reopen it if it should be worked on".into(),
+        ))
+    } else if issue.has_label(LABEL_IN_PROGRESS) {
+        Some((
+            format!("labelled `{LABEL_IN_PROGRESS}`"),
+            format!("a run may be working on it; if none is, `ralph ready {n}` re-arms it"),
+        ))
+    } else if !issue.has_label(ready) {
+        Some((
+            format!("not labelled `{ready}`"),
+            format!("mark it ready with `ralph ready {n}` once its spec is complete"),
+        ))
+    } else {
+        None
+    }
+}
+
+/// Whether the branch of `issue` (number `n`) is free, as a competition's preflight would find
+/// it; the preflight's other refusals are left to the git findings.
+async fn branch_finding(
+    f: &mut Findings,
+    settings: &Settings,
+    issue: &Issue,
+    n: u64,
+    facts: &RepoFacts,
+) {
     let git = &settings.config.git;
     let pre = workspace::preflight(
         &settings.root,

@@ -215,16 +215,7 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
                 }
             }
             Event::Result(r) => result = Some(r),
-            Event::System(e) if e.subtype == "api_retry" => {
-                let n = |v: &Option<Value>| v.as_ref().map(Value::to_string).unwrap_or_default();
-                warnings.push(format!(
-                    "the model API failed ({}, status {}): retry {} of {}",
-                    e.error.as_deref().unwrap_or("error"),
-                    n(&e.error_status),
-                    n(&e.attempt),
-                    n(&e.max_retries)
-                ));
-            }
+            Event::System(e) if e.subtype == "api_retry" => warnings.push(retry_warning(&e)),
             Event::System(_) | Event::Other => {}
         }
     }
@@ -241,20 +232,9 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
             warnings,
         });
     };
-    let subtype = result.subtype.as_str();
-    let is_error = result.is_error || subtype.starts_with("error");
+    let is_error = result.is_error || result.subtype.starts_with("error");
     if is_error {
-        let status = result.api_error_status.and_then(|s| u16::try_from(s).ok());
-        // The CLI says `subtype: "success"` even for an API error: only a real error subtype
-        // (`error_max_turns`, `error_during_execution`) says anything.
-        let kind = subtype.strip_prefix("error_").map(|k| k.replace('_', " "));
-        let message = match (result.result.trim(), kind) {
-            ("", Some(k)) => k,
-            ("", None) => "the CLI reported an error without a message".to_owned(),
-            (text, Some(k)) => format!("{k}: {text}"),
-            (text, None) => text.to_owned(),
-        };
-        return Err(CliError::reported(message, status));
+        return Err(reported_error(&result));
     }
     let usage = usage_of(&result);
     let text = if result.result.trim().is_empty() {
@@ -270,6 +250,37 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
         skipped_lines,
         warnings,
     })
+}
+
+/// The warning of an `api_retry` event: the model API failed, and the CLI tries again.
+fn retry_warning(e: &SystemEvent) -> String {
+    let n = |v: &Option<Value>| v.as_ref().map(Value::to_string).unwrap_or_default();
+    format!(
+        "the model API failed ({}, status {}): retry {} of {}",
+        e.error.as_deref().unwrap_or("error"),
+        n(&e.error_status),
+        n(&e.attempt),
+        n(&e.max_retries)
+    )
+}
+
+/// The error an error `result` reports: its message (after the kind of error its subtype
+/// names) and, for an API error, its HTTP status.
+fn reported_error(result: &ResultEvent) -> CliError {
+    let status = result.api_error_status.and_then(|s| u16::try_from(s).ok());
+    // The CLI says `subtype: "success"` even for an API error: only a real error subtype
+    // (`error_max_turns`, `error_during_execution`) says anything.
+    let kind = result
+        .subtype
+        .strip_prefix("error_")
+        .map(|k| k.replace('_', " "));
+    let message = match (result.result.trim(), kind) {
+        ("", Some(k)) => k,
+        ("", None) => "the CLI reported an error without a message".to_owned(),
+        (text, Some(k)) => format!("{k}: {text}"),
+        (text, None) => text.to_owned(),
+    };
+    CliError::reported(message, status)
 }
 
 /// Tokens and cost of a `result` event: the sum over `modelUsage` when present (the final

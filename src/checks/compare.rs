@@ -140,24 +140,9 @@ pub fn junit(xml: &str) -> Option<TestOutcomes> {
         ..TestOutcomes::default()
     };
     let mut reader = quick_xml::Reader::from_str(xml);
-    // The open test case: its id, whether it failed (with the message) or was skipped.
-    let mut case: Option<(String, Option<Option<String>>, bool)> = None;
+    // The open test case.
+    let mut case: Option<JunitCase> = None;
     let mut seen = false;
-    let finish = |t: &mut TestOutcomes,
-                  (id, failed, skipped): (String, Option<Option<String>>, bool)| {
-        match failed {
-            Some(message) => {
-                if let Some(m) = message {
-                    t.messages.insert(id.clone(), m);
-                }
-                t.failed.insert(id);
-            }
-            None if !skipped => {
-                t.passed.insert(id);
-            }
-            None => {}
-        }
-    };
     loop {
         let event = reader.read_event().ok()?;
         let (e, empty) = match &event {
@@ -165,7 +150,7 @@ pub fn junit(xml: &str) -> Option<TestOutcomes> {
             Event::Empty(e) => (e, true),
             Event::End(e) if e.local_name().as_ref() == b"testcase" => {
                 if let Some(c) = case.take() {
-                    finish(&mut t, c);
+                    c.record(&mut t);
                 }
                 continue;
             }
@@ -175,36 +160,30 @@ pub fn junit(xml: &str) -> Option<TestOutcomes> {
         match e.local_name().as_ref() {
             b"testcase" => {
                 seen = true;
-                let id = format!(
-                    "{}::{}",
-                    attr(e, b"classname").unwrap_or_default(),
-                    attr(e, b"name").unwrap_or_default()
-                );
+                let opened = JunitCase {
+                    id: format!(
+                        "{}::{}",
+                        attr(e, b"classname").unwrap_or_default(),
+                        attr(e, b"name").unwrap_or_default()
+                    ),
+                    failed: None,
+                    skipped: false,
+                };
                 if empty {
-                    finish(&mut t, (id, None, false));
+                    opened.record(&mut t);
                 } else {
-                    case = Some((id, None, false));
+                    case = Some(opened);
                 }
             }
             b"failure" | b"error" => {
-                if let Some((_, failed, _)) = case.as_mut() {
+                if let Some(JunitCase { failed, .. }) = case.as_mut() {
                     if failed.is_none() {
-                        let message = attr(e, b"message")
-                            .map(|m| {
-                                m.lines()
-                                    .next()
-                                    .unwrap_or("")
-                                    .chars()
-                                    .take(300)
-                                    .collect::<String>()
-                            })
-                            .filter(|m| !m.is_empty());
-                        *failed = Some(message);
+                        *failed = Some(failure_message(e));
                     }
                 }
             }
             b"skipped" => {
-                if let Some((_, _, skipped)) = case.as_mut() {
+                if let Some(JunitCase { skipped, .. }) = case.as_mut() {
                     *skipped = true;
                 }
             }
@@ -214,6 +193,48 @@ pub fn junit(xml: &str) -> Option<TestOutcomes> {
     t.passed_count = t.passed.len() as u64;
     t.failed_count = t.failed.len() as u64;
     seen.then_some(t)
+}
+
+/// A test case of a JUnit report as it is read.
+struct JunitCase {
+    /// `classname::name`.
+    id: String,
+    /// It failed, with its message when it has one.
+    failed: Option<Option<String>>,
+    skipped: bool,
+}
+
+impl JunitCase {
+    /// Adds the case to `t`: failed (with its message), passed, or — skipped — nowhere.
+    fn record(self, t: &mut TestOutcomes) {
+        match self.failed {
+            Some(message) => {
+                if let Some(m) = message {
+                    t.messages.insert(self.id.clone(), m);
+                }
+                t.failed.insert(self.id);
+            }
+            None if !self.skipped => {
+                t.passed.insert(self.id);
+            }
+            None => {}
+        }
+    }
+}
+
+/// The message of a `<failure>` or `<error>` element: its first line, at most 300 characters;
+/// `None` when it is empty or missing.
+fn failure_message(e: &quick_xml::events::BytesStart<'_>) -> Option<String> {
+    attr(e, b"message")
+        .map(|m| {
+            m.lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(300)
+                .collect::<String>()
+        })
+        .filter(|m| !m.is_empty())
 }
 
 /// The counts of a summary line: pytest's `== 2 failed, 10 passed in 1s ==`, jest's `Tests:

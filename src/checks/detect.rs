@@ -108,22 +108,7 @@ fn join_ci(plan: &mut CheckPlan, ci: super::workflows::Ci) {
 /// The checks of the repository at `root`.
 fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
     if !config.commands.is_empty() || config.coverage_command.is_some() {
-        let checks = config
-            .commands
-            .iter()
-            .map(|(name, command)| CheckSpec::new(name, command).configured())
-            .collect();
-        return CheckPlan {
-            coverage: config
-                .coverage_command
-                .as_ref()
-                .map(|command| CoverageSpec {
-                    test_command: None,
-                    command: command.clone(),
-                    reason: "[checks.coverage] in .ralph/config.toml".into(),
-                }),
-            ..CheckPlan::new("config", checks, config)
-        };
+        return configured(config);
     }
     let read = |name: &str| std::fs::read_to_string(root.join(name)).ok();
     if let Some(text) = read("maskfile.md") {
@@ -133,25 +118,7 @@ fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
         }
     }
     if let Some((source, checks)) = super::declared::targets(root) {
-        let mut plan = CheckPlan::new(source, checks, config);
-        if super::python::is_python(root) {
-            // Coverage the project configures, measured in its own `test` target's run when
-            // that target is pytest alone.
-            match super::python::checks(root).1 {
-                Some(c) if super::declared::test_runs_only_pytest(root) && c.test_command.is_some() => {
-                    plan.coverage = Some(CoverageSpec {
-                        reason: format!("{}; the `test` target only runs pytest", c.reason),
-                        ..c
-                    });
-                }
-                Some(c) => plan.notes.push(format!(
-                    "coverage is not measured: {}, but the tests run through the `test` target of {source}; set [checks.coverage] to measure it",
-                    c.reason
-                )),
-                None => {}
-            }
-        }
-        return plan;
+        return declared(root, source, checks, config);
     }
     if root.join("Cargo.toml").is_file() {
         let why = "a Cargo.toml";
@@ -177,40 +144,89 @@ fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
         };
     }
     if let Some(text) = read("package.json") {
-        let scripts: Vec<String> = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .and_then(|v| v.get("scripts").and_then(|s| s.as_object()).cloned())
-            .map(|o| o.keys().cloned().collect())
-            .unwrap_or_default();
-        let has = |s: &str| scripts.iter().any(|k| k == s);
-        let mut checks = Vec::new();
-        for (name, candidates) in [
-            (
-                "format",
-                &["format:check", "format-check", "prettier:check"][..],
-            ),
-            ("lint", &["lint"][..]),
-            ("type-check", &["typecheck", "type-check", "tsc"][..]),
-        ] {
-            if let Some(script) = candidates.iter().find(|c| has(c)) {
-                checks.push(
-                    CheckSpec::new(name, &format!("npm run --silent {script}"))
-                        .because(&format!("the `{script}` script of package.json")),
-                );
-            }
-        }
-        if let Some(pc) = super::declared::pre_commit(root) {
-            checks.clear();
-            checks.push(pc);
-        }
-        if has("test") {
-            checks.push(
-                CheckSpec::new("test", "npm test").because("the `test` script of package.json"),
-            );
-        }
-        return CheckPlan::new("node", checks, config);
+        return CheckPlan::new("node", node_checks(root, &text), config);
     }
     CheckPlan::new("none", Vec::new(), config)
+}
+
+/// The plan of the commands `[checks]` names, and its coverage command.
+fn configured(config: &ChecksConfig) -> CheckPlan {
+    let checks = config
+        .commands
+        .iter()
+        .map(|(name, command)| CheckSpec::new(name, command).configured())
+        .collect();
+    CheckPlan {
+        coverage: config
+            .coverage_command
+            .as_ref()
+            .map(|command| CoverageSpec {
+                test_command: None,
+                command: command.clone(),
+                reason: "[checks.coverage] in .ralph/config.toml".into(),
+            }),
+        ..CheckPlan::new("config", checks, config)
+    }
+}
+
+/// The plan of the targets a Makefile or justfile (`source`) declares; for a Python project,
+/// the coverage it configures, or a note on why it is not measured.
+fn declared(root: &Path, source: &str, checks: Vec<CheckSpec>, config: &ChecksConfig) -> CheckPlan {
+    let mut plan = CheckPlan::new(source, checks, config);
+    if super::python::is_python(root) {
+        // Coverage the project configures, measured in its own `test` target's run when
+        // that target is pytest alone.
+        match super::python::checks(root).1 {
+            Some(c) if super::declared::test_runs_only_pytest(root) && c.test_command.is_some() => {
+                plan.coverage = Some(CoverageSpec {
+                    reason: format!("{}; the `test` target only runs pytest", c.reason),
+                    ..c
+                });
+            }
+            Some(c) => plan.notes.push(format!(
+                "coverage is not measured: {}, but the tests run through the `test` target of {source}; set [checks.coverage] to measure it",
+                c.reason
+            )),
+            None => {}
+        }
+    }
+    plan
+}
+
+/// The checks of a Node project from its package.json `text`: its format, lint and type-check
+/// scripts (or a pre-commit configuration in their place), then its `test` script.
+fn node_checks(root: &Path, text: &str) -> Vec<CheckSpec> {
+    let scripts: Vec<String> = serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.get("scripts").and_then(|s| s.as_object()).cloned())
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    let has = |s: &str| scripts.iter().any(|k| k == s);
+    let mut checks = Vec::new();
+    for (name, candidates) in [
+        (
+            "format",
+            &["format:check", "format-check", "prettier:check"][..],
+        ),
+        ("lint", &["lint"][..]),
+        ("type-check", &["typecheck", "type-check", "tsc"][..]),
+    ] {
+        if let Some(script) = candidates.iter().find(|c| has(c)) {
+            checks.push(
+                CheckSpec::new(name, &format!("npm run --silent {script}"))
+                    .because(&format!("the `{script}` script of package.json")),
+            );
+        }
+    }
+    if let Some(pc) = super::declared::pre_commit(root) {
+        checks.clear();
+        checks.push(pc);
+    }
+    if has("test") {
+        checks
+            .push(CheckSpec::new("test", "npm test").because("the `test` script of package.json"));
+    }
+    checks
 }
 
 /// A `[checks]` section to start from, for the language the repository at `root` looks like it

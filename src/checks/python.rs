@@ -211,6 +211,26 @@ fn python() -> &'static str {
 pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
     let c = Config::read(root);
     let runner = Runner::of(root);
+    let mut out = linters(&c, root, runner);
+    out.extend(type_check(&c, root, runner));
+    out.extend(pytest(&c, root, runner));
+    // The project's own tox environments stand for the linters ralph would run by hand.
+    let tox = tox_quality(&c.tox_ini, crate::process::on_path("tox"));
+    if !tox.is_empty() {
+        out.retain(|c| c.kind == CheckKind::Test);
+        out.splice(0..0, tox);
+    }
+    let coverage = out
+        .iter()
+        .any(|c| c.kind == CheckKind::Test)
+        .then(|| coverage(&c, root, runner))
+        .flatten();
+    (out, coverage)
+}
+
+/// The formatters and linters the project configures, in this order: ruff's formatter and
+/// ruff, black, isort, flake8.
+fn linters(c: &Config, root: &Path, runner: Runner) -> Vec<CheckSpec> {
     let run = |tool: &str| runner.run(tool);
     let mut out = Vec::new();
     let file = |f: &str| root.join(f).is_file();
@@ -261,30 +281,41 @@ pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
     {
         out.push(CheckSpec::new("flake8", &run("flake8 --extend-exclude .ralph")).because(&why));
     }
-    let mypy_cfg = c
+    out
+}
+
+/// mypy, when the project configures it: on its configured `files`, else on the package (or
+/// `.`).
+fn type_check(c: &Config, root: &Path, runner: Runner) -> Option<CheckSpec> {
+    let file = |f: &str| root.join(f).is_file();
+    let why = c
         .section("tool.mypy")
         .or_else(|| c.section("mypy"))
         .or_else(|| file("mypy.ini").then_some("mypy.ini"))
-        .or_else(|| file(".mypy.ini").then_some(".mypy.ini"));
-    if let Some(why) = mypy_cfg {
-        let has_files = [&c.pyproject, &c.setup_cfg]
-            .iter()
-            .any(|t| t.lines().any(|l| l.trim_start().starts_with("files")))
-            || std::fs::read_to_string(root.join("mypy.ini"))
-                .is_ok_and(|t| t.lines().any(|l| l.trim_start().starts_with("files")));
-        let target = if has_files {
-            String::new()
-        } else {
-            format!(" {}", package(root).unwrap_or_else(|| ".".into()))
-        };
-        out.push(
-            CheckSpec::new(
-                "type-check",
-                &run(&format!("mypy --exclude '^\\.ralph/'{target}")),
-            )
-            .because(&format!("mypy is configured in {why}")),
-        );
-    }
+        .or_else(|| file(".mypy.ini").then_some(".mypy.ini"))?;
+    let has_files = [&c.pyproject, &c.setup_cfg]
+        .iter()
+        .any(|t| t.lines().any(|l| l.trim_start().starts_with("files")))
+        || std::fs::read_to_string(root.join("mypy.ini"))
+            .is_ok_and(|t| t.lines().any(|l| l.trim_start().starts_with("files")));
+    let target = if has_files {
+        String::new()
+    } else {
+        format!(" {}", package(root).unwrap_or_else(|| ".".into()))
+    };
+    Some(
+        CheckSpec::new(
+            "type-check",
+            &runner.run(&format!("mypy --exclude '^\\.ralph/'{target}")),
+        )
+        .because(&format!("mypy is configured in {why}")),
+    )
+}
+
+/// The test check, pytest (through the project's runner, else `python -m pytest`), when pytest
+/// is configured or a tests folder exists.
+fn pytest(c: &Config, root: &Path, runner: Runner) -> Option<CheckSpec> {
+    let file = |f: &str| root.join(f).is_file();
     let pytest_cfg = c
         .section("tool.pytest.ini_options")
         .or_else(|| c.section("tool:pytest"))
@@ -294,31 +325,17 @@ pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
     let tests_dir = ["tests", "test"]
         .into_iter()
         .find(|d| root.join(d).is_dir());
-    if let Some(why) = pytest_cfg
+    let why = pytest_cfg
         .map(|f| format!("pytest is configured in {f}"))
-        .or_else(|| tests_dir.map(|d| format!("a {d}/ folder")))
-    {
-        let pytest = if runner.managed() {
-            runner.run("pytest")
-        } else {
-            format!("{} -m pytest", python())
-        };
-        let mut spec = CheckSpec::new("test", &pytest).because(&why);
-        spec.kind = CheckKind::Test;
-        out.push(spec);
-    }
-    // The project's own tox environments stand for the linters ralph would run by hand.
-    let tox = tox_quality(&c.tox_ini, crate::process::on_path("tox"));
-    if !tox.is_empty() {
-        out.retain(|c| c.kind == CheckKind::Test);
-        out.splice(0..0, tox);
-    }
-    let coverage = out
-        .iter()
-        .any(|c| c.kind == CheckKind::Test)
-        .then(|| coverage(&c, root, runner))
-        .flatten();
-    (out, coverage)
+        .or_else(|| tests_dir.map(|d| format!("a {d}/ folder")))?;
+    let pytest = if runner.managed() {
+        runner.run("pytest")
+    } else {
+        format!("{} -m pytest", python())
+    };
+    let mut spec = CheckSpec::new("test", &pytest).because(&why);
+    spec.kind = CheckKind::Test;
+    Some(spec)
 }
 
 /// The values of `--cov=X` / `--cov X` options in `text`.

@@ -98,33 +98,9 @@ pub async fn run_check(
     timeout: Duration,
     env: &[(String, String)],
 ) -> CheckResult {
-    // A missing program makes an auto-detected check unavailable (it may not apply here) but
-    // fails a configured one: the user asked for it.
-    let unavailable = |program: &str| CheckResult {
-        name: spec.name.clone(),
-        kind: spec.kind,
-        command: spec.command.clone(),
-        status: CheckStatus::Unavailable,
-        exit_code: None,
-        duration_ms: 0,
-        output_tail: String::new(),
-        hint: Some(if spec.configured {
-            format!(
-                "`{program}` is not installed here: install it, or change the `{}` command under [checks] in .ralph/config.toml",
-                spec.name
-            )
-        } else {
-            format!(
-                "`{program}` is not installed here: install it, or set the `{}` command under [checks] in .ralph/config.toml",
-                spec.name
-            )
-        }),
-        measure: Measure::default(),
-        configured: spec.configured,
-    };
     if let Some(program) = &spec.program {
         if !on_path(program) && !workdir.join(program).exists() {
-            return unavailable(program);
+            return unavailable(spec, program);
         }
     }
     // pytest, however it is started, also writes a JUnit report: tests compared one by one. Its
@@ -152,58 +128,19 @@ pub async fn run_check(
         Err(e) => {
             return CheckResult {
                 output_tail: crate::error::chain_text(&e),
-                ..unavailable("sh")
+                ..unavailable(spec, "sh")
             }
         }
     };
-    // The tool is missing, whatever started it: `sh` says 127, a wrapper (uv, npx, poetry…)
-    // says so in its own words.
-    let missing = (!out.success() && !out.timed_out)
-        .then(|| super::output::missing_tool(&out.stdout, &out.stderr))
-        .flatten()
-        .or_else(|| {
-            (out.code == Some(127))
-                .then(|| spec.program.clone().unwrap_or_else(|| spec.command.clone()))
-        });
-    if let Some(program) = missing {
+    if let Some(program) = missing_program(spec, &out) {
         return CheckResult {
             duration_ms: out.duration.as_millis() as u64,
             output_tail: super::output::explain(&out.stdout, &out.stderr),
-            ..unavailable(&program)
+            ..unavailable(spec, &program)
         };
     }
-    let measure = match spec.kind {
-        CheckKind::Test => Measure {
-            tests: junit_file
-                .as_ref()
-                .and_then(|f| std::fs::read_to_string(f).ok())
-                .and_then(|xml| junit(&xml))
-                .or_else(|| cargo_tests(&out.stdout, &out.stderr))
-                .or_else(|| counts(&out.stdout, &out.stderr)),
-            problems: None,
-        },
-        CheckKind::Quality => Measure {
-            tests: None,
-            problems: problems(&out.stdout, &out.stderr),
-        },
-    };
-    let mut output_tail = super::output::explain(&out.stdout, &out.stderr);
-    // The runner's report names the failing tests, whatever its console shows.
-    if out.code != Some(0) && !out.timed_out {
-        let unnamed = |t: &&TestOutcomes| {
-            t.by_name
-                && t.failed.iter().any(|id| {
-                    let short = id.rsplit("::").next().unwrap_or(id);
-                    !output_tail.contains(short)
-                })
-        };
-        if let Some(t) = measure.tests.as_ref().filter(unnamed) {
-            output_tail = format!(
-                "{}\n\n{output_tail}",
-                t.failed_lines(MAX_FAILED_NAMED).join("\n")
-            );
-        }
-    }
+    let measure = measure_of(spec.kind, junit_file.as_deref(), &out);
+    let output_tail = explanation(&out, &measure);
     CheckResult {
         measure,
         configured: spec.configured,
@@ -227,6 +164,90 @@ pub async fn run_check(
             )
         }),
     }
+}
+
+/// The result of `spec` when its program `program` is missing: unavailable, with a hint on
+/// installing it or changing the command.
+fn unavailable(spec: &CheckSpec, program: &str) -> CheckResult {
+    // A missing program makes an auto-detected check unavailable (it may not apply here) but
+    // fails a configured one: the user asked for it.
+    CheckResult {
+        name: spec.name.clone(),
+        kind: spec.kind,
+        command: spec.command.clone(),
+        status: CheckStatus::Unavailable,
+        exit_code: None,
+        duration_ms: 0,
+        output_tail: String::new(),
+        hint: Some(if spec.configured {
+            format!(
+                "`{program}` is not installed here: install it, or change the `{}` command under [checks] in .ralph/config.toml",
+                spec.name
+            )
+        } else {
+            format!(
+                "`{program}` is not installed here: install it, or set the `{}` command under [checks] in .ralph/config.toml",
+                spec.name
+            )
+        }),
+        measure: Measure::default(),
+        configured: spec.configured,
+    }
+}
+
+/// The program `spec` found missing when it ran to `out`, if it failed for that.
+fn missing_program(spec: &CheckSpec, out: &process::Output) -> Option<String> {
+    // The tool is missing, whatever started it: `sh` says 127, a wrapper (uv, npx, poetry…)
+    // says so in its own words.
+    (!out.success() && !out.timed_out)
+        .then(|| super::output::missing_tool(&out.stdout, &out.stderr))
+        .flatten()
+        .or_else(|| {
+            (out.code == Some(127))
+                .then(|| spec.program.clone().unwrap_or_else(|| spec.command.clone()))
+        })
+}
+
+/// A check's numbers from its output `out`: a test check's outcomes (from the JUnit report at
+/// `junit_file` when there is one, else from the console), a quality check's problem count.
+fn measure_of(kind: CheckKind, junit_file: Option<&Path>, out: &process::Output) -> Measure {
+    match kind {
+        CheckKind::Test => Measure {
+            tests: junit_file
+                .and_then(|f| std::fs::read_to_string(f).ok())
+                .and_then(|xml| junit(&xml))
+                .or_else(|| cargo_tests(&out.stdout, &out.stderr))
+                .or_else(|| counts(&out.stdout, &out.stderr)),
+            problems: None,
+        },
+        CheckKind::Quality => Measure {
+            tests: None,
+            problems: problems(&out.stdout, &out.stderr),
+        },
+    }
+}
+
+/// The part of `out` that explains the check, after the failing tests of its `measure` when
+/// it failed and the output does not name them all.
+fn explanation(out: &process::Output, measure: &Measure) -> String {
+    let mut output_tail = super::output::explain(&out.stdout, &out.stderr);
+    // The runner's report names the failing tests, whatever its console shows.
+    if out.code != Some(0) && !out.timed_out {
+        let unnamed = |t: &&TestOutcomes| {
+            t.by_name
+                && t.failed.iter().any(|id| {
+                    let short = id.rsplit("::").next().unwrap_or(id);
+                    !output_tail.contains(short)
+                })
+        };
+        if let Some(t) = measure.tests.as_ref().filter(unnamed) {
+            output_tail = format!(
+                "{}\n\n{output_tail}",
+                t.failed_lines(MAX_FAILED_NAMED).join("\n")
+            );
+        }
+    }
+    output_tail
 }
 
 /// What running a plan's checks found.
@@ -297,7 +318,62 @@ pub async fn run_checks(
     watch: &dyn Observer,
 ) -> Ran {
     // A shared Cargo target directory is this worktree's alone while its checks run.
-    let _held = match super::shared_target::of(&plan.env) {
+    let _held = hold_shared_target(plan, workdir).await;
+    let cov_dir = tempfile::tempdir().ok();
+    let mut env = plan.env.clone();
+    if let (Some(_), Some(dir)) = (&plan.coverage, &cov_dir) {
+        // coverage.py's data stays out of the worktree.
+        env.push((
+            "COVERAGE_FILE".into(),
+            dir.path().join(".coverage").display().to_string(),
+        ));
+    }
+    let mut results: Vec<Option<CheckResult>> = vec![None; plan.checks.len()];
+    run_quality(plan, workdir, timeout, &env, watch, &mut results).await;
+    let mut under_coverage = plan.coverage.as_ref().and_then(|c| c.test_command.clone());
+    let mut untraced = false;
+    for (i, spec) in plan.checks.iter().enumerate() {
+        if spec.kind != CheckKind::Test {
+            continue;
+        }
+        let view = watch.started(&spec.name, &spec.command);
+        let result = match under_coverage.take() {
+            Some(command) => {
+                let (r, passes_untraced) =
+                    run_under_coverage(spec, command, workdir, timeout, &env).await;
+                untraced |= passes_untraced;
+                r
+            }
+            None => run_check(spec, workdir, timeout, &env).await,
+        };
+        drop(view);
+        watch.finished(&result);
+        results[i] = Some(result);
+    }
+    let checks: Vec<CheckResult> = results.into_iter().flatten().collect();
+    let coverage = match (&plan.coverage, &cov_dir) {
+        (Some(spec), Some(dir)) => {
+            let tests_ran = !checks
+                .iter()
+                .any(|c| c.kind == CheckKind::Test && c.status == CheckStatus::Unavailable);
+            if (tests_ran && !untraced) || spec.test_command.is_none() {
+                super::coverage::measure(spec, workdir, dir.path(), timeout, &env).await
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    Ran { checks, coverage }
+}
+
+/// The shared Cargo target directory of the plan's environment, held for `workdir`; `None`
+/// (with a warning when it cannot be taken) without one.
+async fn hold_shared_target(
+    plan: &CheckPlan,
+    workdir: &Path,
+) -> Option<super::shared_target::Held> {
+    match super::shared_target::of(&plan.env) {
         Some(dir) => match super::shared_target::hold(&dir, workdir).await {
             Ok(held) => Some(held),
             Err(e) => {
@@ -309,17 +385,19 @@ pub async fn run_checks(
             }
         },
         None => None,
-    };
-    let cov_dir = tempfile::tempdir().ok();
-    let mut env = plan.env.clone();
-    if let (Some(_), Some(dir)) = (&plan.coverage, &cov_dir) {
-        // coverage.py's data stays out of the worktree.
-        env.push((
-            "COVERAGE_FILE".into(),
-            dir.path().join(".coverage").display().to_string(),
-        ));
     }
-    let mut results: Vec<Option<CheckResult>> = vec![None; plan.checks.len()];
+}
+
+/// Runs the plan's quality checks in their [`lanes`], the lanes at the same time, telling
+/// `watch` as each check starts and ends, and puts each result at its plan index in `results`.
+async fn run_quality(
+    plan: &CheckPlan,
+    workdir: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+    watch: &dyn Observer,
+    results: &mut [Option<CheckResult>],
+) {
     // Quality checks at the same time — but those that share a build lock one after another
     // (two cargo builds would only wait for each other, and each check's time would include
     // the other's).
@@ -327,7 +405,7 @@ pub async fn run_checks(
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let mut set = tokio::task::JoinSet::new();
     for lane in lanes {
-        let (tx, dir, env) = (tx.clone(), workdir.to_owned(), env.clone());
+        let (tx, dir, env) = (tx.clone(), workdir.to_owned(), env.to_vec());
         let specs: Vec<(usize, CheckSpec)> = lane
             .into_iter()
             .map(|i| (i, plan.checks[i].clone()))
@@ -356,68 +434,48 @@ pub async fn run_checks(
         }
     }
     while set.join_next().await.is_some() {}
-    let mut under_coverage = plan.coverage.as_ref().and_then(|c| c.test_command.clone());
-    let mut untraced = false;
-    for (i, spec) in plan.checks.iter().enumerate() {
-        if spec.kind != CheckKind::Test {
-            continue;
-        }
-        let view = watch.started(&spec.name, &spec.command);
-        let result = match under_coverage.take() {
-            Some(command) => {
-                let wrapped = CheckSpec {
-                    command,
-                    program: None,
-                    ..spec.clone()
-                };
-                let r = run_check(&wrapped, workdir, timeout, &env).await;
-                match r.status {
-                    CheckStatus::Unavailable => {
-                        tracing::warn!(
-                            "`{}` cannot run under coverage here; running it without",
-                            spec.name
-                        );
-                        run_check(spec, workdir, timeout, &env).await
-                    }
-                    // Some suites fail only under a tracer (a recursion test sees coverage's
-                    // frames): the project's own command decides, and coverage is not taken.
-                    CheckStatus::Failed => {
-                        let mut plain = run_check(spec, workdir, timeout, &env).await;
-                        if plain.passed() {
-                            plain.hint = Some(format!(
-                                "passes as `{}` but fails under coverage (`{}`): coverage is not measured",
-                                spec.command, wrapped.command
-                            ));
-                            untraced = true;
-                            plain
-                        } else {
-                            r
-                        }
-                    }
-                    _ => r,
-                }
-            }
-            None => run_check(spec, workdir, timeout, &env).await,
-        };
-        drop(view);
-        watch.finished(&result);
-        results[i] = Some(result);
-    }
-    let checks: Vec<CheckResult> = results.into_iter().flatten().collect();
-    let coverage = match (&plan.coverage, &cov_dir) {
-        (Some(spec), Some(dir)) => {
-            let tests_ran = !checks
-                .iter()
-                .any(|c| c.kind == CheckKind::Test && c.status == CheckStatus::Unavailable);
-            if (tests_ran && !untraced) || spec.test_command.is_none() {
-                super::coverage::measure(spec, workdir, dir.path(), timeout, &env).await
-            } else {
-                None
-            }
-        }
-        _ => None,
+}
+
+/// Runs the test check `spec` as `command`, its command under coverage. Where that cannot run
+/// here, `spec` runs as it is; where it fails, `spec` runs as it is too, and a pass then wins
+/// with a hint — and `true`: coverage is not measured.
+async fn run_under_coverage(
+    spec: &CheckSpec,
+    command: String,
+    workdir: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> (CheckResult, bool) {
+    let wrapped = CheckSpec {
+        command,
+        program: None,
+        ..spec.clone()
     };
-    Ran { checks, coverage }
+    let r = run_check(&wrapped, workdir, timeout, env).await;
+    match r.status {
+        CheckStatus::Unavailable => {
+            tracing::warn!(
+                "`{}` cannot run under coverage here; running it without",
+                spec.name
+            );
+            (run_check(spec, workdir, timeout, env).await, false)
+        }
+        // Some suites fail only under a tracer (a recursion test sees coverage's frames): the
+        // project's own command decides, and coverage is not taken.
+        CheckStatus::Failed => {
+            let mut plain = run_check(spec, workdir, timeout, env).await;
+            if plain.passed() {
+                plain.hint = Some(format!(
+                    "passes as `{}` but fails under coverage (`{}`): coverage is not measured",
+                    spec.command, wrapped.command
+                ));
+                (plain, true)
+            } else {
+                (r, false)
+            }
+        }
+        _ => (r, false),
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use yaml_rust2::{Yaml, YamlLoader};
 
+mod steps;
+use steps::{read_combination, Job};
+
 /// The most checks taken from CI: beyond them a matrix would multiply the verification time.
 const MAX_CHECKS: usize = 8;
 
@@ -383,153 +386,34 @@ fn read_workflow(file: &str, text: &str, dir_exists: &dyn Fn(&str) -> bool, ci: 
     };
     for (id, job) in jobs {
         let Some(id) = id.as_str() else { continue };
-        if let Some(services) = job["services"].as_hash() {
-            let names: Vec<&str> = services.keys().filter_map(Yaml::as_str).collect();
-            ci.notes.push(format!(
-                "{file}, job `{id}`: left out, it needs the service(s) {}",
-                names.join(", ")
-            ));
+        if let Some(why) = job_left_out(job) {
+            ci.notes
+                .push(format!("{file}, job `{id}`: left out, {why}"));
             continue;
         }
-        if let Some(repo) = other_repository(job) {
-            ci.notes.push(format!(
-                "{file}, job `{id}`: left out, it checks out and tests another repository ({repo})"
-            ));
-            continue;
-        }
-        let job_dir = job["defaults"]["run"]["working-directory"]
-            .as_str()
-            .map(str::to_owned)
-            .or_else(|| default_dir.clone());
-        for combo in combinations(&job["strategy"]) {
-            let env = string_map(&job["env"], &combo, &wf_env);
-            if !runs_on_linux(job, &combo, &env) {
-                continue;
-            }
-            if let Some(cond) = job["if"].as_str() {
-                if !condition_holds(cond, &combo) {
-                    continue;
-                }
-            }
-            let Some(steps) = job["steps"].as_vec() else {
-                continue;
-            };
-            // The steps before a check that neither check nor install (building an sdist the
-            // test then unpacks): the check runs after them, as in the job.
-            let mut prelude: Vec<String> = Vec::new();
-            for (i, step) in steps.iter().enumerate() {
-                let label = step["name"]
-                    .as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| format!("step {}", i + 1));
-                if let Some(uses) = step["uses"].as_str() {
-                    let provides = provides(uses);
-                    let note = format!("{file}, job `{id}`: `{uses}` is not run{provides}");
-                    if !provides.is_empty() && !ci.notes.contains(&note) {
-                        ci.notes.push(note);
-                    }
-                    continue;
-                }
-                let Some(script) = step["run"].as_str() else {
-                    continue;
-                };
-                // What a step that neither checks nor installs (a publish, an upload) needs is
-                // not worth a note.
-                let noted = classify(script) != StepKind::Other;
-                if let Some(cond) = step["if"].as_str() {
-                    if cond.contains("secrets.") || !condition_holds(cond, &combo) {
-                        continue;
-                    }
-                }
-                let needs_secret = step["env"].as_hash().is_some_and(|h| {
-                    h.values()
-                        .any(|v| v.as_str().is_some_and(|s| s.contains("secrets.")))
-                });
-                let env = string_map(&step["env"], &combo, &env);
-                if needs_secret {
-                    if noted {
-                        ci.notes.push(format!(
-                            "{file}, job `{id}`, `{label}`: left out, it needs a secret"
-                        ));
-                    }
-                    continue;
-                }
-                let expanded = match expand(script, &combo, &env) {
-                    Ok(s) => s,
-                    Err(why) => {
-                        let note = format!("{file}, job `{id}`, `{label}`: left out, {why}");
-                        if noted && !ci.notes.contains(&note) {
-                            ci.notes.push(note);
-                        }
-                        continue;
-                    }
-                };
-                let dir = step["working-directory"]
-                    .as_str()
-                    .map(str::to_owned)
-                    .or_else(|| job_dir.clone());
-                if let Some(d) = dir.as_deref().filter(|d| !dir_exists(d)) {
-                    let note = format!(
-                        "{file}, job `{id}`, `{label}`: left out, its working directory `{d}` is not in the repository"
-                    );
-                    if noted && !ci.notes.contains(&note) {
-                        ci.notes.push(note);
-                    }
-                    continue;
-                }
-                match classify(&expanded) {
-                    StepKind::Check(kind) => {
-                        let script = if prelude.is_empty() {
-                            expanded.clone()
-                        } else {
-                            format!("{}\n{}", prelude.join("\n"), expanded.trim())
-                        };
-                        let command = command(&script, dir.as_deref(), &env);
-                        if ci.checks.iter().any(|c| c.command == command) {
-                            continue;
-                        }
-                        let combo_words: Vec<String> =
-                            combo.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                        let mut spec = CheckSpec::new(&check_name(id, &label, &combo), &command)
-                            .because(&format!(
-                                "{file}, job `{id}`, `{label}`{}",
-                                if combo_words.is_empty() {
-                                    String::new()
-                                } else {
-                                    format!(" (matrix {})", combo_words.join(", "))
-                                }
-                            ));
-                        spec.kind = kind;
-                        if prelude.is_empty() && dir.is_none() {
-                            ci.scripts
-                                .insert(spec.name.clone(), expanded.trim().to_owned());
-                        }
-                        ci.checks.push(spec);
-                    }
-                    StepKind::Setup => {
-                        // One line for the note: the script's commands, its comments left out.
-                        let line = expanded
-                            .lines()
-                            .map(str::trim)
-                            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                            .collect::<Vec<_>>()
-                            .join("; ");
-                        if !ci.setup.contains(&line) {
-                            ci.setup.push(line);
-                        }
-                    }
-                    StepKind::Other => prelude.push(match &dir {
-                        Some(d) if job_dir.as_ref() != Some(d) => format!(
-                            "(cd {} && {})",
-                            crate::process::shell_quote(d),
-                            expanded.trim()
-                        ),
-                        _ => expanded.trim().to_owned(),
-                    }),
-                }
-            }
+        let job = Job {
+            file,
+            id,
+            yaml: job,
+            dir: job["defaults"]["run"]["working-directory"]
+                .as_str()
+                .map(str::to_owned)
+                .or_else(|| default_dir.clone()),
+            dir_exists,
+        };
+        for combo in combinations(&job.yaml["strategy"]) {
+            read_combination(&job, &combo, &wf_env, ci);
         }
     }
+}
+
+/// Why a whole job is left out (it needs services, or it tests another repository), or `None`.
+fn job_left_out(job: &Yaml) -> Option<String> {
+    if let Some(services) = job["services"].as_hash() {
+        let names: Vec<&str> = services.keys().filter_map(Yaml::as_str).collect();
+        return Some(format!("it needs the service(s) {}", names.join(", ")));
+    }
+    other_repository(job).map(|repo| format!("it checks out and tests another repository ({repo})"))
 }
 
 /// What a `uses:` step gives the workflow's later steps, for the note.

@@ -3,7 +3,7 @@
 //! one rule, [`inherit`], used for `[defaults]` → every role and bot and for `[arbiter]` → its
 //! judges — then every check of its values.
 
-use super::file::AgentFile;
+use super::file::{AgentFile, PriceFile};
 use super::{AgentConfig, BackendKind, ConfigError};
 use std::path::Path;
 
@@ -59,6 +59,51 @@ pub(super) fn agent(
     };
     let f = inherit(own, parent.unwrap_or(&AgentFile::default()));
     let backend = f.backend.unwrap_or(BackendKind::Claude);
+    let timeout = check_values(&f, &invalid)?;
+    check_backend_keys(own, backend, &invalid)?;
+    let command = f.command.unwrap_or_default();
+    if backend == BackendKind::Command && command.first().is_none_or(|p| p.trim().is_empty()) {
+        return Err(invalid("command", "is required with backend = \"command\": the program and its arguments, e.g. [\"./bot.sh\"]".into()));
+    }
+    if own.command.is_some() && command.first().is_none_or(|p| p.trim().is_empty()) {
+        return Err(invalid(
+            "command",
+            "is empty: name the program and its leading arguments, e.g. [\"npx\", \"-y\", \"@openai/codex\"]".into(),
+        ));
+    }
+    let price = match f.price {
+        None => None,
+        Some(p) => Some(price(p, &invalid)?),
+    };
+    if backend == BackendKind::Replay && f.dir.is_none() {
+        return Err(invalid(
+            "dir",
+            "is required with backend = \"replay\": the directory of recorded responses".into(),
+        ));
+    }
+    Ok(AgentConfig {
+        backend,
+        model: f.model,
+        command,
+        base_url: f.base_url,
+        timeout_secs: timeout as u64,
+        dir: f.dir,
+        api_key_env: f.api_key_env,
+        max_tokens: f.max_tokens.map(|t| t as u32),
+        temperature: f.temperature,
+        args: f.args.unwrap_or_default(),
+        price,
+    })
+}
+
+/// The error of a key of the section being resolved: the key (without the section) and what is
+/// wrong with its value.
+type Invalid<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
+
+/// Checks the values of the inherited section `f` that stand on their own (the timeout, the
+/// token and temperature ranges, the model, the base URL, the key variable) and returns the
+/// timeout in seconds.
+fn check_values(f: &AgentFile, invalid: &Invalid) -> Result<i64, ConfigError> {
     let timeout = f.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS as i64);
     if !(1..=86_400).contains(&timeout) {
         return Err(invalid(
@@ -104,6 +149,16 @@ pub(super) fn agent(
             ));
         }
     }
+    Ok(timeout)
+}
+
+/// Refuses a backend-specific key the section `own` sets itself when its `backend` does not use
+/// that key.
+fn check_backend_keys(
+    own: &AgentFile,
+    backend: BackendKind,
+    invalid: &Invalid,
+) -> Result<(), ConfigError> {
     let only_for = |key: &str, present: bool, allowed: &[BackendKind]| {
         if present && !allowed.contains(&backend) {
             let names: Vec<_> = allowed
@@ -137,68 +192,38 @@ pub(super) fn agent(
     only_for("dir", own.dir.is_some(), &[BackendKind::Replay])?;
     only_for("base_url", own.base_url.is_some(), HTTP)?;
     only_for("api_key_env", own.api_key_env.is_some(), HTTP)?;
-    let command = f.command.unwrap_or_default();
-    if backend == BackendKind::Command && command.first().is_none_or(|p| p.trim().is_empty()) {
-        return Err(invalid("command", "is required with backend = \"command\": the program and its arguments, e.g. [\"./bot.sh\"]".into()));
-    }
-    if own.command.is_some() && command.first().is_none_or(|p| p.trim().is_empty()) {
-        return Err(invalid(
-            "command",
-            "is empty: name the program and its leading arguments, e.g. [\"npx\", \"-y\", \"@openai/codex\"]".into(),
-        ));
-    }
-    let price = match f.price {
-        None => None,
-        Some(p) => {
-            let each = [
-                ("price.input_per_mtok", p.input_per_mtok),
-                ("price.output_per_mtok", p.output_per_mtok),
-                ("price.cached_input_per_mtok", p.cached_input_per_mtok),
-            ];
-            for (key, v) in each {
-                if let Some(v) = v {
-                    if !(v.is_finite() && v >= 0.0) {
-                        return Err(invalid(
-                            key,
-                            format!("= {v} must be a number of US dollars per million tokens, 0 or more"),
-                        ));
-                    }
-                }
-            }
-            match (p.input_per_mtok, p.output_per_mtok) {
-                (Some(input_per_mtok), Some(output_per_mtok)) => Some(super::Price {
-                    input_per_mtok,
-                    output_per_mtok,
-                    cached_input_per_mtok: p.cached_input_per_mtok,
-                }),
-                _ => {
-                    return Err(invalid(
-                        "price",
-                        "needs both input_per_mtok and output_per_mtok".into(),
-                    ))
-                }
+    Ok(())
+}
+
+/// The section's `price`, each value checked: US dollars per million tokens, 0 or more, with
+/// both the input and the output price given.
+fn price(p: PriceFile, invalid: &Invalid) -> Result<super::Price, ConfigError> {
+    let each = [
+        ("price.input_per_mtok", p.input_per_mtok),
+        ("price.output_per_mtok", p.output_per_mtok),
+        ("price.cached_input_per_mtok", p.cached_input_per_mtok),
+    ];
+    for (key, v) in each {
+        if let Some(v) = v {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(invalid(
+                    key,
+                    format!("= {v} must be a number of US dollars per million tokens, 0 or more"),
+                ));
             }
         }
-    };
-    if backend == BackendKind::Replay && f.dir.is_none() {
-        return Err(invalid(
-            "dir",
-            "is required with backend = \"replay\": the directory of recorded responses".into(),
-        ));
     }
-    Ok(AgentConfig {
-        backend,
-        model: f.model,
-        command,
-        base_url: f.base_url,
-        timeout_secs: timeout as u64,
-        dir: f.dir,
-        api_key_env: f.api_key_env,
-        max_tokens: f.max_tokens.map(|t| t as u32),
-        temperature: f.temperature,
-        args: f.args.unwrap_or_default(),
-        price,
-    })
+    match (p.input_per_mtok, p.output_per_mtok) {
+        (Some(input_per_mtok), Some(output_per_mtok)) => Ok(super::Price {
+            input_per_mtok,
+            output_per_mtok,
+            cached_input_per_mtok: p.cached_input_per_mtok,
+        }),
+        _ => Err(invalid(
+            "price",
+            "needs both input_per_mtok and output_per_mtok".into(),
+        )),
+    }
 }
 
 #[cfg(test)]

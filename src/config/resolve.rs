@@ -237,26 +237,35 @@ fn agents(
     arbiter: Option<AgentFile>,
     implementer: Option<AgentFile>,
 ) -> Result<Agents, ConfigError> {
-    let only_bots_have_ids = |section: &str, f: &AgentFile| {
-        if f.id.is_some() {
-            Err(src.invalid(&format!("{section}.id"), "is only allowed in [[bots]]"))
-        } else {
-            Ok(())
-        }
-    };
-    let only_arbiter_has_judges = |section: &str, f: &AgentFile| {
-        if f.judges.is_some() {
-            Err(src.invalid(&format!("{section}.judges"), "is only allowed in [arbiter]"))
-        } else {
-            only_implementer_has_max_attempts(src, section, f)
-        }
-    };
     let defaults_file = defaults.unwrap_or_default();
-    only_bots_have_ids("defaults", &defaults_file)?;
+    only_bots_have_ids(src, "defaults", &defaults_file)?;
     let defaults = agent(&defaults_file, None, "defaults", src.path)?;
-    only_arbiter_has_judges("defaults", &defaults_file)?;
+    if defaults_file.judges.is_some() {
+        return Err(src.invalid("defaults.judges", "is only allowed in [arbiter]"));
+    }
+    only_implementer_has_max_attempts(src, "defaults", &defaults_file)?;
+    let (arbiter, judges, order_swaps) =
+        arbiter_and_judges(src, arbiter.unwrap_or_default(), &defaults_file)?;
+    let (implementer, max_attempts) =
+        implementer_section(src, implementer.unwrap_or_default(), &defaults_file)?;
+    Ok(Agents {
+        defaults_file,
+        defaults,
+        arbiter,
+        judges,
+        implementer,
+        max_attempts,
+        order_swaps,
+    })
+}
 
-    let mut arbiter_file = arbiter.unwrap_or_default();
+/// `[arbiter]` under `[defaults]`, then each of its judges under it: the arbiter, the judges
+/// (at most 9) and `order_swaps`.
+fn arbiter_and_judges(
+    src: &Source<'_>,
+    mut arbiter_file: AgentFile,
+    defaults_file: &AgentFile,
+) -> Result<(super::AgentConfig, Vec<super::AgentConfig>, u32), ConfigError> {
     let judge_files = arbiter_file.judges.take().unwrap_or_default();
     let order_swaps = src.int_in(
         "arbiter.order_swaps",
@@ -265,17 +274,17 @@ fn agents(
         0,
         1,
     )?;
-    only_bots_have_ids("arbiter", &arbiter_file)?;
+    only_bots_have_ids(src, "arbiter", &arbiter_file)?;
     only_implementer_has_max_attempts(src, "arbiter", &arbiter_file)?;
-    let arbiter = agent(&arbiter_file, Some(&defaults_file), "arbiter", src.path)?;
-    let judge_parent = super::agent::inherit(&arbiter_file, &defaults_file);
+    let arbiter = agent(&arbiter_file, Some(defaults_file), "arbiter", src.path)?;
+    let judge_parent = super::agent::inherit(&arbiter_file, defaults_file);
     let mut judges = Vec::new();
     for (i, j) in judge_files.iter().enumerate() {
         let section = format!("arbiter.judges[{i}]");
         if j.judges.is_some() {
             return Err(src.invalid(&format!("{section}.judges"), "cannot be nested"));
         }
-        only_bots_have_ids(&section, j)?;
+        only_bots_have_ids(src, &section, j)?;
         only_implementer_has_max_attempts(src, &section, j)?;
         judges.push(agent(j, Some(&judge_parent), &section, src.path)?);
     }
@@ -285,8 +294,15 @@ fn agents(
             format!("lists {} judges; at most 9 are allowed", judges.len()),
         ));
     }
+    Ok((arbiter, judges, order_swaps))
+}
 
-    let implementer_file = implementer.unwrap_or_default();
+/// `[implementer]` under `[defaults]`, and its `max_attempts`.
+fn implementer_section(
+    src: &Source<'_>,
+    implementer_file: AgentFile,
+    defaults_file: &AgentFile,
+) -> Result<(super::AgentConfig, u32), ConfigError> {
     if implementer_file.judges.is_some() {
         return Err(src.invalid("implementer.judges", "is only allowed in [arbiter]"));
     }
@@ -300,22 +316,23 @@ fn agents(
         1,
         100,
     )?;
-    only_bots_have_ids("implementer", &implementer_file)?;
+    only_bots_have_ids(src, "implementer", &implementer_file)?;
     let implementer = agent(
         &implementer_file,
-        Some(&defaults_file),
+        Some(defaults_file),
         "implementer",
         src.path,
     )?;
-    Ok(Agents {
-        defaults_file,
-        defaults,
-        arbiter,
-        judges,
-        implementer,
-        max_attempts,
-        order_swaps,
-    })
+    Ok((implementer, max_attempts))
+}
+
+/// Refuses an `id` outside `[[bots]]`.
+fn only_bots_have_ids(src: &Source<'_>, section: &str, f: &AgentFile) -> Result<(), ConfigError> {
+    if f.id.is_some() {
+        Err(src.invalid(&format!("{section}.id"), "is only allowed in [[bots]]"))
+    } else {
+        Ok(())
+    }
 }
 
 /// `[marketplace] audit_rate`: a share, 0 to 1.

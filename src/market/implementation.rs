@@ -3,7 +3,7 @@
 //! `1 − |proposal − implementation|`.
 
 use super::scoring::Explained;
-use super::tables::ScoringParams;
+use super::tables::{ImplementationParams, ScoringParams};
 use super::{Dimension, Scores};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -80,102 +80,34 @@ pub fn score_implementation(
 ) -> ImplementationScore {
     let p = &params.implementation;
     let unknown = p.unknown;
-    let mut out: Vec<(Dimension, Explained)> = Vec::new();
-
-    let hit = v.addressed.intersection(&v.verified).count();
-    out.push((
-        Dimension::SpecAlignment,
-        if v.addressed.is_empty() {
-            Explained {
-                value: 0.0,
-                detail: "the proposal addressed no checkbox".into(),
-            }
-        } else {
-            Explained {
-                value: hit as f64 / v.addressed.len() as f64,
-                detail: format!("{hit}/{} addressed checkboxes verified", v.addressed.len()),
-            }
-        },
-    ));
-
-    let (quality, qd) = share(v.quality, unknown);
-    out.push((
-        Dimension::TechnicalQuality,
-        Explained {
-            value: quality,
-            detail: format!("quality checks passed: {qd}"),
-        },
-    ));
-
-    let reviewed = |pick: fn(&Review) -> (f64, &str)| match &v.review {
-        Review::Scored { .. } => {
-            let (value, why) = pick(&v.review);
-            Explained {
-                value: value.clamp(0.0, 1.0),
-                detail: format!("reviewed on the diff: {why}"),
-            }
-        }
-        Review::Unavailable { reason } => Explained {
-            value: unknown,
-            detail: format!("review unavailable ({reason}): neutral {unknown}"),
-        },
-    };
-    out.push((
-        Dimension::Innovation,
-        reviewed(|r| match r {
-            Review::Scored {
-                innovation,
-                innovation_reasoning,
-                ..
-            } => (*innovation, innovation_reasoning),
-            Review::Unavailable { .. } => (0.0, ""),
-        }),
-    ));
-
-    let (tests, td) = share(v.tests, unknown);
-    let (kept, kd) = match v.coverage_delta {
-        Some(d) if d >= 0.0 => (1.0, format!("coverage {d:+.2} kept")),
-        Some(d) => (0.0, format!("coverage {d:+.2} dropped")),
-        None => (unknown, "coverage not measured".into()),
-    };
-    out.push((
-        Dimension::Risk,
-        Explained {
-            value: p.tests * tests + p.coverage * kept,
-            detail: format!("{}·tests {td} + {}·{kd}", p.tests, p.coverage),
-        },
-    ));
-
-    let (est, act) = (v.lines_estimated as f64, v.lines_changed as f64);
-    let size = if est.max(act) == 0.0 {
-        1.0
-    } else {
-        est.min(act) / est.max(act)
-    };
-    let budget = v.budget.max(1) as f64;
-    let used = v.attempts_used.max(1) as f64;
-    let attempts = (1.0 - (used - 1.0) / budget).clamp(0.0, 1.0);
-    out.push((
-        Dimension::Efficiency,
-        Explained {
-            value: p.size * size + p.attempts * attempts,
-            detail: format!(
-                "{}·size {act}/{est} lines + {}·attempts {used}/{budget}",
-                p.size, p.attempts
-            ),
-        },
-    ));
-    out.push((
-        Dimension::SpecialistValidation,
-        reviewed(|r| match r {
-            Review::Scored {
-                concerns_addressed,
-                concerns_reasoning,
-                ..
-            } => (*concerns_addressed, concerns_reasoning),
-            Review::Unavailable { .. } => (0.0, ""),
-        }),
-    ));
+    let out: Vec<(Dimension, Explained)> = vec![
+        (Dimension::SpecAlignment, spec_alignment(v)),
+        (Dimension::TechnicalQuality, technical_quality(v, unknown)),
+        (
+            Dimension::Innovation,
+            reviewed(&v.review, unknown, |r| match r {
+                Review::Scored {
+                    innovation,
+                    innovation_reasoning,
+                    ..
+                } => (*innovation, innovation_reasoning),
+                Review::Unavailable { .. } => (0.0, ""),
+            }),
+        ),
+        (Dimension::Risk, risk(v, p)),
+        (Dimension::Efficiency, efficiency(v, p)),
+        (
+            Dimension::SpecialistValidation,
+            reviewed(&v.review, unknown, |r| match r {
+                Review::Scored {
+                    concerns_addressed,
+                    concerns_reasoning,
+                    ..
+                } => (*concerns_addressed, concerns_reasoning),
+                Review::Unavailable { .. } => (0.0, ""),
+            }),
+        ),
+    ];
 
     let mut scores = Scores::default();
     let mut details = BTreeMap::new();
@@ -187,6 +119,87 @@ pub fn score_implementation(
         total: scores.weighted_total(weights),
         scores,
         details,
+    }
+}
+
+/// Spec alignment: the share of the checkboxes the proposal addressed that were verified (0
+/// when it addressed none).
+fn spec_alignment(v: &Verified) -> Explained {
+    let hit = v.addressed.intersection(&v.verified).count();
+    if v.addressed.is_empty() {
+        Explained {
+            value: 0.0,
+            detail: "the proposal addressed no checkbox".into(),
+        }
+    } else {
+        Explained {
+            value: hit as f64 / v.addressed.len() as f64,
+            detail: format!("{hit}/{} addressed checkboxes verified", v.addressed.len()),
+        }
+    }
+}
+
+/// Technical quality: the share of the quality checks that passed (`unknown` when none ran).
+fn technical_quality(v: &Verified, unknown: f64) -> Explained {
+    let (quality, qd) = share(v.quality, unknown);
+    Explained {
+        value: quality,
+        detail: format!("quality checks passed: {qd}"),
+    }
+}
+
+/// A dimension the `review` role scores: what `pick` takes from a scored review (clamped to
+/// [0, 1]), else the neutral `unknown` with the reason there is no review.
+fn reviewed(review: &Review, unknown: f64, pick: fn(&Review) -> (f64, &str)) -> Explained {
+    match review {
+        Review::Scored { .. } => {
+            let (value, why) = pick(review);
+            Explained {
+                value: value.clamp(0.0, 1.0),
+                detail: format!("reviewed on the diff: {why}"),
+            }
+        }
+        Review::Unavailable { reason } => Explained {
+            value: unknown,
+            detail: format!("review unavailable ({reason}): neutral {unknown}"),
+        },
+    }
+}
+
+/// Risk: the share of the test checks that passed and whether coverage was kept, weighted by
+/// `p`.
+fn risk(v: &Verified, p: &ImplementationParams) -> Explained {
+    let unknown = p.unknown;
+    let (tests, td) = share(v.tests, unknown);
+    let (kept, kd) = match v.coverage_delta {
+        Some(d) if d >= 0.0 => (1.0, format!("coverage {d:+.2} kept")),
+        Some(d) => (0.0, format!("coverage {d:+.2} dropped")),
+        None => (unknown, "coverage not measured".into()),
+    };
+    Explained {
+        value: p.tests * tests + p.coverage * kept,
+        detail: format!("{}·tests {td} + {}·{kd}", p.tests, p.coverage),
+    }
+}
+
+/// Efficiency: how close the change's size came to the estimate and how few of the budget's
+/// attempts it took, weighted by `p`.
+fn efficiency(v: &Verified, p: &ImplementationParams) -> Explained {
+    let (est, act) = (v.lines_estimated as f64, v.lines_changed as f64);
+    let size = if est.max(act) == 0.0 {
+        1.0
+    } else {
+        est.min(act) / est.max(act)
+    };
+    let budget = v.budget.max(1) as f64;
+    let used = v.attempts_used.max(1) as f64;
+    let attempts = (1.0 - (used - 1.0) / budget).clamp(0.0, 1.0);
+    Explained {
+        value: p.size * size + p.attempts * attempts,
+        detail: format!(
+            "{}·size {act}/{est} lines + {}·attempts {used}/{budget}",
+            p.size, p.attempts
+        ),
     }
 }
 

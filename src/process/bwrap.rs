@@ -79,8 +79,33 @@ fn mount(out: &mut Vec<OsString>, how: &str, from: &Path, to: &Path) {
 /// The arguments of `bwrap` (without the program) that run `program args…` confined by `plan`.
 pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -> Vec<OsString> {
     let mut out = Vec::new();
+    namespaces(&mut out, plan, facts);
+    arg(&mut out, &["--ro-bind", "/", "/"]);
+    if facts.root {
+        root_dev(&mut out);
+    } else {
+        arg(&mut out, &["--dev", "/dev"]);
+    }
+    arg(&mut out, &["--proc", "/proc", "--tmpfs", "/tmp"]);
+    if facts.kind(Path::new("/var/tmp")) == Some(true) {
+        arg(&mut out, &["--tmpfs", "/var/tmp"]);
+    }
+    let writable = places(&mut out, plan, facts);
+    git_metadata(&mut out, plan, facts);
+    hide(&mut out, plan, facts, &writable);
+    out.push("--chdir".into());
+    out.push(plan.workdir.as_os_str().to_owned());
+    out.push("--".into());
+    out.push(program.clone());
+    out.extend(rest.iter().cloned());
+    out
+}
+
+/// The namespaces of the process (pid, ipc, uts, cgroup; the network unless `plan` allows it)
+/// and, when ralph runs as root, an unprivileged user of its own without capabilities.
+fn namespaces(out: &mut Vec<OsString>, plan: &Plan, facts: &Facts) {
     arg(
-        &mut out,
+        out,
         &[
             "--die-with-parent",
             "--new-session",
@@ -91,14 +116,14 @@ pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -
         ],
     );
     if !plan.network {
-        arg(&mut out, &["--unshare-net"]);
+        arg(out, &["--unshare-net"]);
     }
     if facts.root {
         // As root, bwrap would keep root inside: an unprivileged user of its own namespace,
         // with no capability there either, so a process can neither unmount what hides a
         // credential nor pass for root to a nested sandbox (Codex runs its commands in one).
         arg(
-            &mut out,
+            out,
             &[
                 "--unshare-user",
                 "--uid",
@@ -110,47 +135,48 @@ pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -
             ],
         );
     }
-    arg(&mut out, &["--ro-bind", "/", "/"]);
-    if facts.root {
-        // bwrap's own `/dev` stops a nested sandbox from mounting `/proc` when the outer one
-        // maps root: the same few devices, bound from the host.
-        arg(&mut out, &["--tmpfs", "/dev"]);
-        for dev in DEVICES {
-            let path = format!("/dev/{dev}");
-            arg(&mut out, &["--dev-bind", &path, &path]);
-        }
-        arg(
-            &mut out,
-            &[
-                "--symlink",
-                "/proc/self/fd",
-                "/dev/fd",
-                "--symlink",
-                "/proc/self/fd/0",
-                "/dev/stdin",
-                "--symlink",
-                "/proc/self/fd/1",
-                "/dev/stdout",
-                "--symlink",
-                "/proc/self/fd/2",
-                "/dev/stderr",
-                "--tmpfs",
-                "/dev/shm",
-            ],
-        );
-    } else {
-        arg(&mut out, &["--dev", "/dev"]);
+}
+
+/// The `/dev` of a sandbox started by root: a tmpfs with the [`DEVICES`] bound from the host,
+/// the standard stream links and `/dev/shm`.
+fn root_dev(out: &mut Vec<OsString>) {
+    // bwrap's own `/dev` stops a nested sandbox from mounting `/proc` when the outer one
+    // maps root: the same few devices, bound from the host.
+    arg(out, &["--tmpfs", "/dev"]);
+    for dev in DEVICES {
+        let path = format!("/dev/{dev}");
+        arg(out, &["--dev-bind", &path, &path]);
     }
-    arg(&mut out, &["--proc", "/proc", "--tmpfs", "/tmp"]);
-    if facts.kind(Path::new("/var/tmp")) == Some(true) {
-        arg(&mut out, &["--tmpfs", "/var/tmp"]);
-    }
+    arg(
+        out,
+        &[
+            "--symlink",
+            "/proc/self/fd",
+            "/dev/fd",
+            "--symlink",
+            "/proc/self/fd/0",
+            "/dev/stdin",
+            "--symlink",
+            "/proc/self/fd/1",
+            "/dev/stdout",
+            "--symlink",
+            "/proc/self/fd/2",
+            "/dev/stderr",
+            "--tmpfs",
+            "/dev/shm",
+        ],
+    );
+}
+
+/// The places of `plan` that exist: the readable ones read-only, then the workdir (writable
+/// or not), then the other writable ones. Returns the workdir and the writable places bound.
+fn places<'a>(out: &mut Vec<OsString>, plan: &'a Plan, facts: &Facts) -> Vec<&'a PathBuf> {
     for r in plan.readable.iter().filter(|p| facts.kind(p).is_some()) {
-        mount(&mut out, "--ro-bind", r, r);
+        mount(out, "--ro-bind", r, r);
     }
     // A read-only workdir is still bound: under /tmp it would be hidden otherwise.
     mount(
-        &mut out,
+        out,
         if plan.workdir_writable {
             "--bind"
         } else {
@@ -162,28 +188,39 @@ pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -
     let mut writable: Vec<&PathBuf> = vec![&plan.workdir];
     writable.extend(plan.writable.iter().filter(|p| facts.kind(p).is_some()));
     for w in &writable[1..] {
-        mount(&mut out, "--bind", w, w);
+        mount(out, "--bind", w, w);
     }
+    writable
+}
+
+/// The workdir's git metadata over the workdir: its `.git` read-only; a worktree's own folder
+/// writable when the workdir is, except the files that say where its repository is.
+fn git_metadata(out: &mut Vec<OsString>, plan: &Plan, facts: &Facts) {
     match &plan.git {
         GitLink::Worktree { admin } => {
             if plan.workdir_writable && facts.kind(admin) == Some(true) {
-                mount(&mut out, "--bind", admin, admin);
+                mount(out, "--bind", admin, admin);
                 for name in LINK_FILES {
                     let file = admin.join(name);
                     if facts.kind(&file) == Some(false) {
-                        mount(&mut out, "--ro-bind", &file, &file);
+                        mount(out, "--ro-bind", &file, &file);
                     }
                 }
             }
             let link = plan.workdir.join(".git");
-            mount(&mut out, "--ro-bind", &link, &link);
+            mount(out, "--ro-bind", &link, &link);
         }
         GitLink::Repository => {
             let dir = plan.workdir.join(".git");
-            mount(&mut out, "--ro-bind", &dir, &dir);
+            mount(out, "--ro-bind", &dir, &dir);
         }
         GitLink::None => {}
     }
+}
+
+/// The hidden paths of `plan` over everything: an empty read-only folder or `/dev/null` in
+/// place of each one that exists, unless it holds one of the `writable` places.
+fn hide(out: &mut Vec<OsString>, plan: &Plan, facts: &Facts, writable: &[&PathBuf]) {
     for h in &plan.hidden {
         // Hiding a folder the process works in would hide its work: the workdir wins.
         if writable.iter().any(|w| w.starts_with(h)) {
@@ -196,16 +233,10 @@ pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -
                 out.push("--remount-ro".into());
                 out.push(h.as_os_str().to_owned());
             }
-            Some(false) => mount(&mut out, "--ro-bind", Path::new("/dev/null"), h),
+            Some(false) => mount(out, "--ro-bind", Path::new("/dev/null"), h),
             None => {}
         }
     }
-    out.push("--chdir".into());
-    out.push(plan.workdir.as_os_str().to_owned());
-    out.push("--".into());
-    out.push(program.clone());
-    out.extend(rest.iter().cloned());
-    out
 }
 
 /// Reads where the git metadata of `workdir` is.

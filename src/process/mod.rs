@@ -392,78 +392,14 @@ impl Drop for GroupGuard {
 /// error here: the caller decides what it means.
 pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
     let program = cmd.program.to_string_lossy().into_owned();
-    let confined = match (&cmd.confine, sandbox::current()) {
-        (Some(c), Some(sb)) => {
-            // The sandbox would say "no such file" in its own words: say it in ralph's.
-            let resolved = match find_on_path(&program) {
-                Some(p) => p.into_os_string(),
-                None if cmd.cwd.as_ref().is_some_and(|d| d.join(&program).is_file()) => {
-                    cmd.program.clone()
-                }
-                None => return Err(ProcessError::NotFound { program }),
-            };
-            sb.wrap(c, &resolved, &cmd.args)
-        }
-        _ => None,
-    };
+    let confined = confined_program(cmd, &program)?;
     let (exe, args) = match &confined {
         Some((exe, args)) => (exe, args.as_slice()),
         None => (&cmd.program, cmd.args.as_slice()),
     };
-    let mut command = tokio::process::Command::new(exe);
-    command
-        .args(args)
-        .stdin(if cmd.stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
-    if let Some(dir) = &cmd.cwd {
-        command.current_dir(dir);
-    }
-    for key in &cmd.env_remove {
-        command.env_remove(key);
-    }
-    for (k, v) in &cmd.env {
-        command.env(k, v);
-    }
-    if confined.is_some() {
-        for var in sandbox::UNSET {
-            command.env_remove(var);
-        }
-        command.env("TMPDIR", "/tmp");
-    }
+    let mut command = child_command(cmd, exe, args, confined.is_some());
     let started = Instant::now();
-    // A program written a moment ago can still be open for writing in a child forked by
-    // another thread before its exec: the kernel says "text file busy" until that exec.
-    // It clears within milliseconds, so the spawn is tried again a few times.
-    let mut busy_retries = 0;
-    let spawned = loop {
-        match command.spawn() {
-            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && busy_retries < 5 => {
-                busy_retries += 1;
-                tokio::time::sleep(Duration::from_millis(20 * busy_retries)).await;
-            }
-            other => break other,
-        }
-    };
-    let mut child = spawned.map_err(|source| {
-        if source.kind() == std::io::ErrorKind::NotFound {
-            ProcessError::NotFound {
-                program: program.clone(),
-            }
-        } else {
-            ProcessError::Spawn {
-                program: program.clone(),
-                source,
-            }
-        }
-    })?;
+    let mut child = spawn(&mut command, &program).await?;
     let mut guard = GroupGuard::new(child.id());
     tracing::debug!(command = %cmd.display(), pid = ?guard.pid, sandboxed = confined.is_some(), "started");
 
@@ -508,14 +444,7 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
     // Whatever the child left behind in its group goes with it.
     guard.release();
 
-    let drain = async {
-        let o = out.await.unwrap_or_else(|_| Capture::new(0));
-        let e = err.await.unwrap_or_else(|_| Capture::new(0));
-        (o, e)
-    };
-    let (o, e) = tokio::time::timeout(DRAIN_GRACE, drain)
-        .await
-        .unwrap_or_else(|_| (Capture::new(0), Capture::new(0)));
+    let (o, e) = drain(out, err).await;
     let (stdout, t1) = o.finish();
     let (stderr, t2) = e.finish();
     let output = Output {
@@ -534,6 +463,123 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
         "finished"
     );
     Ok(output)
+}
+
+/// The program and arguments that run `cmd` (whose program is `program`) confined by the
+/// installed sandbox, or `None` when it runs unconfined (no confinement asked, no sandbox
+/// installed, or one that confines nothing). A confined program neither on `PATH` nor in the
+/// command's directory is `NotFound`.
+fn confined_program(
+    cmd: &Cmd,
+    program: &str,
+) -> Result<Option<(OsString, Vec<OsString>)>, ProcessError> {
+    Ok(match (&cmd.confine, sandbox::current()) {
+        (Some(c), Some(sb)) => {
+            // The sandbox would say "no such file" in its own words: say it in ralph's.
+            let resolved = match find_on_path(program) {
+                Some(p) => p.into_os_string(),
+                None if cmd.cwd.as_ref().is_some_and(|d| d.join(program).is_file()) => {
+                    cmd.program.clone()
+                }
+                None => {
+                    return Err(ProcessError::NotFound {
+                        program: program.to_owned(),
+                    })
+                }
+            };
+            sb.wrap(c, &resolved, &cmd.args)
+        }
+        _ => None,
+    })
+}
+
+/// The process that runs `exe args` for `cmd`: in its own process group, killed on drop, in
+/// the command's directory with its environment (and, when `confined`, without the variables
+/// the sandbox unsets and with `TMPDIR=/tmp`), stdin piped only when there is input.
+fn child_command(
+    cmd: &Cmd,
+    exe: &OsStr,
+    args: &[OsString],
+    confined: bool,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(exe);
+    command
+        .args(args)
+        .stdin(if cmd.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    if let Some(dir) = &cmd.cwd {
+        command.current_dir(dir);
+    }
+    for key in &cmd.env_remove {
+        command.env_remove(key);
+    }
+    for (k, v) in &cmd.env {
+        command.env(k, v);
+    }
+    if confined {
+        for var in sandbox::UNSET {
+            command.env_remove(var);
+        }
+        command.env("TMPDIR", "/tmp");
+    }
+    command
+}
+
+/// Spawns `command` (running `program`), trying again while the kernel says the executable is
+/// busy; a program that is not there is `NotFound`.
+async fn spawn(
+    command: &mut tokio::process::Command,
+    program: &str,
+) -> Result<tokio::process::Child, ProcessError> {
+    // A program written a moment ago can still be open for writing in a child forked by
+    // another thread before its exec: the kernel says "text file busy" until that exec.
+    // It clears within milliseconds, so the spawn is tried again a few times.
+    let mut busy_retries = 0;
+    let spawned = loop {
+        match command.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && busy_retries < 5 => {
+                busy_retries += 1;
+                tokio::time::sleep(Duration::from_millis(20 * busy_retries)).await;
+            }
+            other => break other,
+        }
+    };
+    spawned.map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            ProcessError::NotFound {
+                program: program.to_owned(),
+            }
+        } else {
+            ProcessError::Spawn {
+                program: program.to_owned(),
+                source,
+            }
+        }
+    })
+}
+
+/// What the stdout and stderr readers captured, once both finish; empty captures when they
+/// take longer than [`DRAIN_GRACE`] (a grandchild holding the pipes) or failed.
+async fn drain(
+    out: tokio::task::JoinHandle<Capture>,
+    err: tokio::task::JoinHandle<Capture>,
+) -> (Capture, Capture) {
+    let drain = async {
+        let o = out.await.unwrap_or_else(|_| Capture::new(0));
+        let e = err.await.unwrap_or_else(|_| Capture::new(0));
+        (o, e)
+    };
+    tokio::time::timeout(DRAIN_GRACE, drain)
+        .await
+        .unwrap_or_else(|_| (Capture::new(0), Capture::new(0)))
 }
 
 /// `word` quoted for `sh`, whatever it holds.

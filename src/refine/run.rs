@@ -13,11 +13,12 @@ use crate::compete::extract::{prompt_json, PromptIssue};
 use crate::error::UserError;
 use crate::output::Printer;
 use crate::settings::Settings;
-use crate::spec::{read_guidance, Requirements};
+use crate::spec::{read_guidance, ExplicitRequirement, Requirements};
 use crate::tracker::workflow::{LABEL_BACKLOG_REVIEW, LABEL_IN_REFINEMENT};
-use crate::tracker::{IssueState, IssueTracker};
+use crate::tracker::{Issue, IssueState, IssueTracker};
 use anyhow::Result;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// What `ralph refine N` was asked.
 #[derive(Debug, Clone, Default)]
@@ -56,14 +57,7 @@ pub async fn refine(
 ) -> Result<Refined> {
     let n = opts.issue;
     let issue = tracker.issue(n).await?;
-    if issue.is_pull_request {
-        return Err(UserError::usage(format!("#{n} is a pull request, not an issue")).into());
-    }
-    if issue.state == IssueState::Closed {
-        return Err(UserError::usage(format!("issue #{n} is closed"))
-            .with_hint("reopen it if it should be worked on")
-            .into());
-    }
+    refinable(&issue, n)?;
     // ralph's own section is re-drafted, not reviewed, and the agent reads the author's words.
     let mut authored = issue.clone();
     authored.body = crate::refine::authored(&issue.body);
@@ -80,35 +74,13 @@ pub async fn refine(
         UserError::usage(format!("the arbiter cannot start: {why}"))
             .with_hint("`ralph doctor` checks the agents; the arbiter answers the refine role")
     })?;
-    let prompts = Prompts::load(&settings.ralph_dir)?;
-    let prompt = prompts.render(
-        Role::Refine,
-        &serde_json::json!({
-            "issue": PromptIssue::new(&authored),
-            "review": review,
-            "explicit_json": prompt_json(&open),
-            "guidance": read_guidance(&settings.root),
-        }),
-    )?;
+    let prompt = refine_prompt(settings, &authored, review, &open)?;
     let ctx = AnswerContext {
         requirement_ids: open.iter().map(|r| r.id.clone()).collect(),
         ..AnswerContext::default()
     };
     let checkout = Checkout::at_base(settings, n).await;
-    let mut call = AgentCall {
-        role: Role::Refine,
-        prompt,
-        workdir: checkout.path().to_owned(),
-        bot_id: None,
-        issue: n,
-        round: 1,
-        phase: Phase::Initial,
-        timeout: arbiter.timeout,
-        attempt: 0,
-        speaker: None,
-        variant: None,
-        activity: None,
-    };
+    let mut call = refine_call(prompt, checkout.path().to_owned(), n, arbiter.timeout);
     printer.status(&format!(
         "Asking the arbiter to {} #{n}'s requirements…",
         if review { "review" } else { "draft" }
@@ -139,25 +111,9 @@ pub async fn refine(
     let write = opts.write && !review && !edited;
     let text = comment(n, &answer, review, write);
     if !opts.dry_run {
-        if write {
-            tracker
-                .set_body(n, &write_into(&issue.body, &answer))
-                .await?;
-        }
-        tracker.comment(n, &text).await?;
-        if !issue.has_label(LABEL_IN_REFINEMENT) {
-            tracker
-                .add_labels(n, &[LABEL_IN_REFINEMENT.to_owned()])
-                .await?;
-        }
-        for label in [
-            LABEL_BACKLOG_REVIEW,
-            settings.config.github.ready_label.as_str(),
-        ] {
-            if issue.has_label(label) {
-                tracker.remove_label(n, label).await?;
-            }
-        }
+        let body = write.then(|| write_into(&issue.body, &answer));
+        let ready_label = settings.config.github.ready_label.as_str();
+        post(tracker, &issue, n, body, &text, ready_label).await?;
     }
     Ok(Refined {
         issue: n,
@@ -167,6 +123,85 @@ pub async fn refine(
         body_written: write && !opts.dry_run,
         dry_run: opts.dry_run,
     })
+}
+
+/// Refuses issue `n` when it is a pull request or closed.
+fn refinable(issue: &Issue, n: u64) -> Result<()> {
+    if issue.is_pull_request {
+        return Err(UserError::usage(format!("#{n} is a pull request, not an issue")).into());
+    }
+    if issue.state == IssueState::Closed {
+        return Err(UserError::usage(format!("issue #{n} is closed"))
+            .with_hint("reopen it if it should be worked on")
+            .into());
+    }
+    Ok(())
+}
+
+/// The `refine` role's prompt for the issue as its author wrote it (`authored`): a review of
+/// its `open` requirements when `review`, else a draft.
+fn refine_prompt(
+    settings: &Settings,
+    authored: &Issue,
+    review: bool,
+    open: &[&ExplicitRequirement],
+) -> Result<String> {
+    let prompts = Prompts::load(&settings.ralph_dir)?;
+    Ok(prompts.render(
+        Role::Refine,
+        &serde_json::json!({
+            "issue": PromptIssue::new(authored),
+            "review": review,
+            "explicit_json": prompt_json(&open),
+            "guidance": read_guidance(&settings.root),
+        }),
+    )?)
+}
+
+/// The arbiter's call in the `refine` role on issue `issue`, in `workdir`.
+fn refine_call(prompt: String, workdir: PathBuf, issue: u64, timeout: Duration) -> AgentCall {
+    AgentCall {
+        role: Role::Refine,
+        prompt,
+        workdir,
+        bot_id: None,
+        issue,
+        round: 1,
+        phase: Phase::Initial,
+        timeout,
+        attempt: 0,
+        speaker: None,
+        variant: None,
+        activity: None,
+    }
+}
+
+/// Posts the draft on `issue` (number `n`): its `body` rewritten (when there is one), the
+/// comment `text`, the `in-refinement` label added, and `backlog-review` and the `ready_label`
+/// taken off.
+async fn post(
+    tracker: &dyn IssueTracker,
+    issue: &Issue,
+    n: u64,
+    body: Option<String>,
+    text: &str,
+    ready_label: &str,
+) -> Result<()> {
+    if let Some(body) = body {
+        tracker.set_body(n, &body).await?;
+    }
+    tracker.comment(n, text).await?;
+    if !issue.has_label(LABEL_IN_REFINEMENT) {
+        tracker
+            .add_labels(n, &[LABEL_IN_REFINEMENT.to_owned()])
+            .await?;
+    }
+    for label in [LABEL_BACKLOG_REVIEW, ready_label] {
+        if issue.has_label(label) {
+            tracker.remove_label(n, label).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Where the agent reads the repository: a detached worktree of the base branch, else (not a

@@ -8,7 +8,7 @@ use super::verification::render_markdown;
 use super::{Align, Table};
 use crate::market::{Dimension, Scores};
 use crate::output::Paint;
-use crate::run_report::{RemainingBox, RoundReport, RunReport};
+use crate::run_report::{ProposalReport, RemainingBox, RoundReport, RunReport};
 use crate::verify::VerificationReport;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -40,45 +40,7 @@ pub fn render_round(r: &RoundReport, weights: &Scores, paint: Paint) -> String {
         ))
     );
     if !r.proposals.is_empty() {
-        let mut headers = vec![
-            ("#", Align::Right),
-            ("proposal", Align::Left),
-            ("bot", Align::Left),
-            ("total", Align::Right),
-        ];
-        headers.extend(Dimension::ALL.iter().map(|d| (short(*d), Align::Right)));
-        let mut table = Table::new(&headers);
-        for (rank, p) in r.ranked() {
-            let mut cells = vec![
-                rank.to_string(),
-                p.proposal_id.clone(),
-                p.bot_id.clone(),
-                format!("{:.3}", p.total_score),
-            ];
-            cells.extend(
-                Dimension::ALL
-                    .iter()
-                    .map(|d| format!("{:.2}", p.scores.get(*d))),
-            );
-            table.row(cells);
-        }
-        let winner = r.winner.clone();
-        out.push_str(&table.render("  ", paint, |row, col, cell| {
-            if row == 0 && col == 1 && winner.is_some() {
-                paint.good(cell)
-            } else {
-                cell.to_owned()
-            }
-        }));
-        let w: Vec<String> = Dimension::ALL
-            .iter()
-            .map(|d| format!("{} {}", short(*d), weights.get(*d)))
-            .collect();
-        let _ = writeln!(
-            out,
-            "  {}",
-            paint.dim(&format!("weights: {}", w.join(", ")))
-        );
+        out.push_str(&ranking_lines(r, weights, paint));
     }
     match (&r.winner, &r.winner_bot) {
         (Some(p), Some(bot)) => {
@@ -115,33 +77,87 @@ pub fn render_round(r: &RoundReport, weights: &Scores, paint: Paint) -> String {
         );
     }
     for (_, p) in r.ranked() {
+        out.push_str(&proposal_lines(p, paint));
+    }
+    out
+}
+
+/// The round's ranking as an aligned table (the winner's proposal painted good), then the
+/// scoring weights.
+fn ranking_lines(r: &RoundReport, weights: &Scores, paint: Paint) -> String {
+    let mut out = String::new();
+    let mut headers = vec![
+        ("#", Align::Right),
+        ("proposal", Align::Left),
+        ("bot", Align::Left),
+        ("total", Align::Right),
+    ];
+    headers.extend(Dimension::ALL.iter().map(|d| (short(*d), Align::Right)));
+    let mut table = Table::new(&headers);
+    for (rank, p) in r.ranked() {
+        let mut cells = vec![
+            rank.to_string(),
+            p.proposal_id.clone(),
+            p.bot_id.clone(),
+            format!("{:.3}", p.total_score),
+        ];
+        cells.extend(
+            Dimension::ALL
+                .iter()
+                .map(|d| format!("{:.2}", p.scores.get(*d))),
+        );
+        table.row(cells);
+    }
+    let winner = r.winner.clone();
+    out.push_str(&table.render("  ", paint, |row, col, cell| {
+        if row == 0 && col == 1 && winner.is_some() {
+            paint.good(cell)
+        } else {
+            cell.to_owned()
+        }
+    }));
+    let w: Vec<String> = Dimension::ALL
+        .iter()
+        .map(|d| format!("{} {}", short(*d), weights.get(*d)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  {}",
+        paint.dim(&format!("weights: {}", w.join(", ")))
+    );
+    out
+}
+
+/// One proposal of the round, for the terminal: its heading, approach and files, each
+/// dimension's score with the judges' reason, and its warnings.
+fn proposal_lines(p: &ProposalReport, paint: Paint) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n  {} — {} · success probability {:.2}{}",
+        paint.bold(&p.proposal_id),
+        p.bot_id,
+        p.success_probability,
+        if p.repaired {
+            " · answered after a repair"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(out, "    {}", p.approach_summary.trim());
+    let _ = writeln!(out, "    files: {}", p.files_affected.join(", "));
+    for d in Dimension::ALL {
+        let reason = p.reasons.get(d.key()).map(String::as_str).unwrap_or("");
         let _ = writeln!(
             out,
-            "\n  {} — {} · success probability {:.2}{}",
-            paint.bold(&p.proposal_id),
-            p.bot_id,
-            p.success_probability,
-            if p.repaired {
-                " · answered after a repair"
-            } else {
-                ""
-            }
+            "    {:<22} {:.3}  {}",
+            d.key(),
+            p.scores.get(d),
+            paint.dim(reason.trim())
         );
-        let _ = writeln!(out, "    {}", p.approach_summary.trim());
-        let _ = writeln!(out, "    files: {}", p.files_affected.join(", "));
-        for d in Dimension::ALL {
-            let reason = p.reasons.get(d.key()).map(String::as_str).unwrap_or("");
-            let _ = writeln!(
-                out,
-                "    {:<22} {:.3}  {}",
-                d.key(),
-                p.scores.get(d),
-                paint.dim(reason.trim())
-            );
-        }
-        for w in &p.warnings {
-            let _ = writeln!(out, "    {} {w}", paint.warn("warning:"));
-        }
+    }
+    for w in &p.warnings {
+        let _ = writeln!(out, "    {} {w}", paint.warn("warning:"));
     }
     out
 }
@@ -374,19 +390,7 @@ pub fn escalation_comment(e: &EscalationNote<'_>) -> String {
         }
     }
     if !e.remaining.is_empty() {
-        let _ = writeln!(body, "\nCheckboxes that remain:\n");
-        for r in e.remaining {
-            let _ = writeln!(
-                body,
-                "- {} {}{}",
-                r.id,
-                r.text.replace('\n', " "),
-                r.reason
-                    .as_deref()
-                    .map(|why| format!(" — verify role: {}", why.replace('\n', " ")))
-                    .unwrap_or_default()
-            );
-        }
+        body.push_str(&remaining_lines(e.remaining));
     }
     if let Some(round) = e.last_round {
         let _ = write!(body, "\n{}", ranking_table(round, Columns::Totals));
@@ -395,37 +399,7 @@ pub fn escalation_comment(e: &EscalationNote<'_>) -> String {
         let _ = writeln!(body, "\n{}", render_markdown(v));
     }
     if let Some(diff) = e.diff.filter(|d| !d.trim().is_empty()) {
-        let mut shown = diff;
-        if shown.len() > MAX_COMMENT_DIFF {
-            let mut cut = MAX_COMMENT_DIFF;
-            while !shown.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            shown = &shown[..cut];
-        }
-        let fence = "`".repeat(
-            shown
-                .split(|c| c != '`')
-                .map(str::len)
-                .max()
-                .unwrap_or(0)
-                .max(2)
-                + 1,
-        );
-        let _ = writeln!(
-            body,
-            "\n<details><summary>The last failing attempt's diff</summary>\n\n{fence}diff\n{}\n{fence}\n{}</details>",
-            shown.trim_end(),
-            if shown.len() < diff.len() {
-                format!(
-                    "\n(cut at {} of {} bytes)\n",
-                    shown.len(),
-                    diff.len()
-                )
-            } else {
-                String::new()
-            }
-        );
+        body.push_str(&diff_details(diff));
     }
     if !e.branch.is_empty() {
         let _ = writeln!(
@@ -448,6 +422,60 @@ pub fn escalation_comment(e: &EscalationNote<'_>) -> String {
         e.issue
     );
     body
+}
+
+/// The checkboxes still open, a list item each with the verify role's reason when it gave one.
+fn remaining_lines(remaining: &[RemainingBox]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\nCheckboxes that remain:\n");
+    for r in remaining {
+        let _ = writeln!(
+            out,
+            "- {} {}{}",
+            r.id,
+            r.text.replace('\n', " "),
+            r.reason
+                .as_deref()
+                .map(|why| format!(" — verify role: {}", why.replace('\n', " ")))
+                .unwrap_or_default()
+        );
+    }
+    out
+}
+
+/// The last failing attempt's diff in a folded block, cut at [`MAX_COMMENT_DIFF`] bytes (on a
+/// character boundary) and fenced with more backticks than it holds in a row.
+fn diff_details(diff: &str) -> String {
+    let mut shown = diff;
+    if shown.len() > MAX_COMMENT_DIFF {
+        let mut cut = MAX_COMMENT_DIFF;
+        while !shown.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        shown = &shown[..cut];
+    }
+    let fence = "`".repeat(
+        shown
+            .split(|c| c != '`')
+            .map(str::len)
+            .max()
+            .unwrap_or(0)
+            .max(2)
+            + 1,
+    );
+    format!(
+        "\n<details><summary>The last failing attempt's diff</summary>\n\n{fence}diff\n{}\n{fence}\n{}</details>\n",
+        shown.trim_end(),
+        if shown.len() < diff.len() {
+            format!(
+                "\n(cut at {} of {} bytes)\n",
+                shown.len(),
+                diff.len()
+            )
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// The Actions job summary: the issue and outcome, each round's ranking with its scores and

@@ -6,6 +6,7 @@ use super::collapse_whitespace;
 use crate::output::is_invisible_format;
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 /// A checkbox found in a body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +30,39 @@ struct Item {
     span: Option<(usize, usize)>,
     /// The item's own text is complete (a paragraph ended or a nested list began).
     closed: bool,
+}
+
+impl Item {
+    /// The checkbox this item is, once it has ended: `None` unless it is a task with its mark
+    /// found, outside a block quote. Its text is its own, cleaned; `section` is the heading
+    /// above; the id is left for the caller.
+    fn checkbox(self, body: &str, section: &Option<String>) -> Option<Checkbox> {
+        let Some((checked, Some(marker), quoted)) = self.task else {
+            return None;
+        };
+        if quoted {
+            return None;
+        }
+        let raw = self.span.map_or("", |(s, e)| &body[s..e]);
+        Some(Checkbox {
+            id: String::new(),
+            text: collapse_whitespace(&strip_for_prompt(raw)),
+            checked,
+            section: section.clone(),
+            marker,
+        })
+    }
+
+    /// Widens the item's own text over the inline event at `range`, while the item is a task
+    /// and its own text is not complete.
+    fn take_in(&mut self, range: &Range<usize>) {
+        if self.task.is_some() && !self.closed {
+            self.span = Some(match self.span {
+                Some((s, e)) => (s.min(range.start), e.max(range.end)),
+                None => (range.start, range.end),
+            });
+        }
+    }
 }
 
 fn is_inline(event: &Event<'_>) -> bool {
@@ -106,32 +140,14 @@ pub fn find_checkboxes(body: &str) -> Vec<Checkbox> {
                 }
             }
             Event::End(TagEnd::Item) => {
-                let Some(item) = items.pop() else { continue };
-                let Some((checked, Some(marker), quoted)) = item.task else {
-                    continue;
-                };
-                if quoted {
-                    continue;
-                }
-                let raw = item.span.map_or("", |(s, e)| &body[s..e]);
-                found.push(Checkbox {
-                    id: String::new(),
-                    text: collapse_whitespace(&strip_for_prompt(raw)),
-                    checked,
-                    section: section.clone(),
-                    marker,
-                });
+                let item = items.pop();
+                found.extend(item.and_then(|item| item.checkbox(body, &section)));
             }
             _ => {}
         }
         if is_inline(&event) {
             if let Some(item) = items.last_mut() {
-                if item.task.is_some() && !item.closed {
-                    item.span = Some(match item.span {
-                        Some((s, e)) => (s.min(range.start), e.max(range.end)),
-                        None => (range.start, range.end),
-                    });
-                }
+                item.take_in(&range);
             }
         }
     }

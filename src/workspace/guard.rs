@@ -259,13 +259,38 @@ pub fn restore_files(wt: &Worktree, snap: &Snapshot) -> Result<Vec<String>, Work
     let now: BTreeSet<String> = changed_paths(&repo)?.into_iter().collect();
     let head_tree = repo.head().and_then(|h| h.peel_to_tree()).ok();
     let mut out = Vec::new();
-    let mut gone: Vec<String> = Vec::new();
+    let added = remove_added_folders(&repo, &wt.path, snap)?;
+    out.extend(
+        added
+            .iter()
+            .map(|dir| format!("the folder {dir} was added")),
+    );
+    let gone: Vec<String> = added.iter().map(|dir| format!("{dir}/")).collect();
+    for path in &now {
+        if gone.iter().any(|g| path.starts_with(g.as_str())) {
+            continue;
+        }
+        out.extend(put_back(&repo, head_tree.as_ref(), &wt.path, snap, path)?);
+    }
+    out.extend(rewrite_reverted(&wt.path, snap, &now)?);
+    Ok(out)
+}
+
+/// Removes the folders under `workdir` that were added since `snap` (none of its files inside),
+/// whole, with what `.gitignore` hides in them — not a by-product's. Returns them, in git's
+/// order, without a trailing `/`.
+fn remove_added_folders(
+    repo: &Repository,
+    workdir: &Path,
+    snap: &Snapshot,
+) -> Result<Vec<String>, WorkspaceError> {
+    let mut added = Vec::new();
     // A folder the checks made whole goes whole, with what `.gitignore` hides in it (an
     // unpacked sdist's build output): git lists its other files one by one above.
-    let statuses = super::repo::statuses(&repo, false)?;
+    let statuses = super::repo::statuses(repo, false)?;
     for entry in statuses.iter() {
         let Some(path) = entry.path() else { continue };
-        let full = wt.path.join(path);
+        let full = workdir.join(path);
         let dir = path.trim_end_matches('/');
         let new = !snap
             .files
@@ -277,49 +302,67 @@ pub fn restore_files(wt: &Worktree, snap: &Snapshot) -> Result<Vec<String>, Work
             && !super::byproducts::is_byproduct(path)
         {
             remove_path(&full)?;
-            out.push(format!("the folder {dir} was added"));
-            gone.push(format!("{dir}/"));
+            added.push(dir.to_owned());
         }
     }
-    for path in &now {
-        if gone.iter().any(|g| path.starts_with(g.as_str())) {
-            continue;
-        }
-        let full = wt.path.join(path);
-        match snap.files.get(path) {
-            Some(Some(b)) if b == DIRECTORY => {}
-            Some(Some(b)) => {
-                if std::fs::read(&full).ok().as_deref() != Some(&b[..]) {
-                    std::fs::write(&full, b).map_err(|e| io_err(&full, e))?;
-                    out.push(format!("the file {path} changed"));
-                }
+    Ok(added)
+}
+
+/// Puts `path`, which differs from HEAD now, back as `snap` found it: its bytes then, removed
+/// when it was not there, checked out again when it was tracked and unchanged; what was done,
+/// in a line, when anything was.
+fn put_back(
+    repo: &Repository,
+    head_tree: Option<&git2::Tree>,
+    workdir: &Path,
+    snap: &Snapshot,
+    path: &str,
+) -> Result<Option<String>, WorkspaceError> {
+    let full = workdir.join(path);
+    Ok(match snap.files.get(path) {
+        Some(Some(b)) if b == DIRECTORY => None,
+        Some(Some(b)) => {
+            if std::fs::read(&full).ok().as_deref() != Some(&b[..]) {
+                std::fs::write(&full, b).map_err(|e| io_err(&full, e))?;
+                Some(format!("the file {path} changed"))
+            } else {
+                None
             }
-            Some(None) => {
+        }
+        Some(None) => {
+            remove_path(&full)?;
+            Some(format!("the file {path} was added"))
+        }
+        None => {
+            let tracked = head_tree.is_some_and(|t| t.get_path(Path::new(path)).is_ok());
+            if tracked {
+                let mut co = git2::build::CheckoutBuilder::new();
+                co.force().path(path);
+                repo.checkout_head(Some(&mut co))
+                    .map_err(git_err("checking a file out again"))?;
+                Some(format!("the file {path} changed"))
+            } else {
                 remove_path(&full)?;
-                out.push(format!("the file {path} was added"));
-            }
-            None => {
-                let tracked = head_tree
-                    .as_ref()
-                    .is_some_and(|t| t.get_path(Path::new(path)).is_ok());
-                if tracked {
-                    let mut co = git2::build::CheckoutBuilder::new();
-                    co.force().path(path);
-                    repo.checkout_head(Some(&mut co))
-                        .map_err(git_err("checking a file out again"))?;
-                    out.push(format!("the file {path} changed"));
-                } else {
-                    remove_path(&full)?;
-                    out.push(format!("the file {path} was added"));
-                }
+                Some(format!("the file {path} was added"))
             }
         }
-    }
+    })
+}
+
+/// Writes back the files that differed from HEAD in `snap` but no longer do (`now` is what
+/// differs now); a file deleted then is deleted again, silently. Returns a line for each file
+/// written.
+fn rewrite_reverted(
+    workdir: &Path,
+    snap: &Snapshot,
+    now: &BTreeSet<String>,
+) -> Result<Vec<String>, WorkspaceError> {
+    let mut out = Vec::new();
     for (path, bytes) in &snap.files {
         if now.contains(path) {
             continue;
         }
-        let full = wt.path.join(path);
+        let full = workdir.join(path);
         match bytes {
             Some(b) if b == DIRECTORY => {}
             Some(b) => {

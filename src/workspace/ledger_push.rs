@@ -116,38 +116,9 @@ pub async fn push_events(
         });
     }
     let tmp = root.join(".ralph/worktrees/ledger");
-    let _ = git(
-        root,
-        &["worktree", "remove", "--force", &tmp.to_string_lossy()],
-        None,
-        "",
-    )
-    .await;
-    let _ = std::fs::remove_dir_all(&tmp);
-    let branch_ref = format!("refs/heads/{}", target.branch);
+    remove_worktree(root, &tmp).await;
     let deadline = Instant::now() + target.deadline;
-    let mut tries = 0;
-    loop {
-        tries += 1;
-        let fetched = git(
-            root,
-            &["fetch", "--quiet", target.remote, &branch_ref],
-            target.token,
-            &url,
-        )
-        .await?;
-        if fetched.success() {
-            break;
-        }
-        let why = fetched.tail(5);
-        if classify(&why) == Rejection::Stop || Instant::now() >= deadline {
-            return Err(fail(format!(
-                "cannot fetch `{}` from `{}`: {why}",
-                target.branch, target.remote
-            )));
-        }
-        wait(tries, deadline).await;
-    }
+    fetch_branch(root, target, &url, deadline).await?;
     let added = git(
         root,
         &[
@@ -169,6 +140,13 @@ pub async fn push_events(
         )));
     }
     let result = commit_and_push(&events, &tmp, target, &url, deadline).await;
+    remove_worktree(root, &tmp).await;
+    result
+}
+
+/// Removes the ledger's worktree `tmp` of the repository at `root` and its folder, whatever is
+/// left of them (best effort).
+async fn remove_worktree(root: &Path, tmp: &Path) {
     let _ = git(
         root,
         &["worktree", "remove", "--force", &tmp.to_string_lossy()],
@@ -176,8 +154,40 @@ pub async fn push_events(
         "",
     )
     .await;
-    let _ = std::fs::remove_dir_all(&tmp);
-    result
+    let _ = std::fs::remove_dir_all(tmp);
+}
+
+/// Fetches `target.branch` into `FETCH_HEAD`, trying again after a wait while the failure may
+/// pass and the deadline has not.
+async fn fetch_branch(
+    root: &Path,
+    target: &LedgerTarget<'_>,
+    url: &str,
+    deadline: Instant,
+) -> Result<(), WorkspaceError> {
+    let branch_ref = format!("refs/heads/{}", target.branch);
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let fetched = git(
+            root,
+            &["fetch", "--quiet", target.remote, &branch_ref],
+            target.token,
+            url,
+        )
+        .await?;
+        if fetched.success() {
+            return Ok(());
+        }
+        let why = fetched.tail(5);
+        if classify(&why) == Rejection::Stop || Instant::now() >= deadline {
+            return Err(fail(format!(
+                "cannot fetch `{}` from `{}`: {why}",
+                target.branch, target.remote
+            )));
+        }
+        wait(tries, deadline).await;
+    }
 }
 
 /// Waits before try `tries + 1`: jittered and doubling, never past the deadline.
@@ -205,6 +215,8 @@ fn not_pushed(
     ))
 }
 
+/// Copies the new event files under `events` into the ledger worktree `tmp`, commits them and
+/// pushes the commit to `target.branch` (see [`push_rebasing`]); nothing to commit is no push.
 async fn commit_and_push(
     events: &Path,
     tmp: &Path,
@@ -212,7 +224,32 @@ async fn commit_and_push(
     url: &str,
     deadline: Instant,
 ) -> Result<LedgerPush, WorkspaceError> {
-    // Copy every event file the branch does not have, or has with other content.
+    let files = copy_new_events(events, tmp)?;
+    if files.is_empty() {
+        return Ok(LedgerPush {
+            files,
+            branch: target.branch.to_owned(),
+            attempts: 0,
+        });
+    }
+    let ident = Ident { tmp, target, url };
+    let out = ident.git(&["add", "--", ".ralph/events"]).await?;
+    if !out.success() {
+        return Err(fail(format!("git add failed: {}", out.tail(5))));
+    }
+    let message = format!("{}\n\n{} event file(s)", target.message, files.len());
+    let out = ident
+        .git(&["commit", "--quiet", "--no-verify", "-m", &message])
+        .await?;
+    if !out.success() {
+        return Err(fail(format!("git commit failed: {}", out.tail(5))));
+    }
+    push_rebasing(&ident, files, events, deadline).await
+}
+
+/// Copies every event file under `events` that the ledger worktree `tmp` does not have, or has
+/// with other content, into it; the names copied, in order.
+fn copy_new_events(events: &Path, tmp: &Path) -> Result<Vec<String>, WorkspaceError> {
     let mut files = Vec::new();
     let dest_dir = tmp.join(".ralph/events");
     std::fs::create_dir_all(&dest_dir)
@@ -237,25 +274,19 @@ async fn commit_and_push(
             files.push(name.to_string_lossy().into_owned());
         }
     }
-    if files.is_empty() {
-        return Ok(LedgerPush {
-            files,
-            branch: target.branch.to_owned(),
-            attempts: 0,
-        });
-    }
-    let ident = Ident { tmp, target, url };
-    let out = ident.git(&["add", "--", ".ralph/events"]).await?;
-    if !out.success() {
-        return Err(fail(format!("git add failed: {}", out.tail(5))));
-    }
-    let message = format!("{}\n\n{} event file(s)", target.message, files.len());
-    let out = ident
-        .git(&["commit", "--quiet", "--no-verify", "-m", &message])
-        .await?;
-    if !out.success() {
-        return Err(fail(format!("git commit failed: {}", out.tail(5))));
-    }
+    Ok(files)
+}
+
+/// Pushes the ledger commit holding `files`; when it is rejected (and trying again may help),
+/// waits, fetches the branch, rebases the commit onto its new tip and pushes again, until it
+/// lands or the deadline passes. The error names the files not pushed and where they are kept.
+async fn push_rebasing(
+    ident: &Ident<'_>,
+    files: Vec<String>,
+    events: &Path,
+    deadline: Instant,
+) -> Result<LedgerPush, WorkspaceError> {
+    let target = ident.target;
     let refspec = format!("HEAD:refs/heads/{}", target.branch);
     let branch_ref = format!("refs/heads/{}", target.branch);
     let mut attempt = 0;

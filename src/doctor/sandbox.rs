@@ -1,0 +1,123 @@
+//! The sandbox findings of `ralph doctor`: the mechanism `[sandbox]` would get here, and, when
+//! it confines, what a confined process may write, what is hidden, the network it reaches, and
+//! whether ralph's own process is closed to the user's other processes.
+
+use super::{Findings, Status};
+use crate::settings::Settings;
+
+/// The sandbox `[sandbox]` asks for, as it would stand: the mechanism, what is writable,
+/// hidden and reachable, and ralph's own process.
+pub(super) async fn sandbox_checks(f: &mut Findings, settings: &Settings) {
+    use crate::process::sandbox::{self, Mode, Sandbox};
+    let s = &settings.config.sandbox;
+    let mode = match Mode::effective(s.mode) {
+        Ok(m) => m,
+        Err(why) => {
+            f.add("sandbox", "mechanism", Status::Fail, why);
+            return;
+        }
+    };
+    let found = Sandbox::detect(mode, s.check_network, &s.hide, &s.writable).await;
+    let st = found.status();
+    mechanism_finding(f, st);
+    if !st.active {
+        return;
+    }
+    f.add(
+        "sandbox",
+        "writable",
+        Status::Ok,
+        writable_detail(&s.writable),
+    );
+    f.add(
+        "sandbox",
+        "hidden",
+        Status::Ok,
+        if st.hidden.is_empty() {
+            "no credential file found to hide".to_owned()
+        } else {
+            st.hidden.join(", ")
+        },
+    );
+    f.add(
+        "sandbox",
+        "network",
+        Status::Ok,
+        format!(
+            "agents and setup: on; checks and their baseline: {}",
+            if st.check_network { "on" } else { "off" }
+        ),
+    );
+    f.add(
+        "sandbox",
+        "ralph's process",
+        if sandbox::self_protected() {
+            Status::Ok
+        } else {
+            Status::Warn
+        },
+        if sandbox::self_protected() {
+            "undumpable: its environment and memory are closed to the user's other processes"
+        } else {
+            "dumpable: its environment (the token) is readable by the user's other processes"
+        }
+        .into(),
+    );
+}
+
+/// The sandbox's mechanism as found: what confines agents and checks, or that nothing does
+/// (a failure when `[sandbox] mode = "required"`), with what to do.
+fn mechanism_finding(f: &mut Findings, st: &crate::process::sandbox::Status) {
+    use crate::process::sandbox::Mode;
+    match (&st.mechanism, st.mode) {
+        (Some(m), _) => f.add(
+            "sandbox",
+            "mechanism",
+            Status::Ok,
+            format!("{m} (mode {})", st.mode.as_str()),
+        ),
+        (None, Mode::Off) => {
+            f.add(
+                "sandbox",
+                "mechanism",
+                Status::Warn,
+                "off: agents and checks run unconfined".into(),
+            );
+            f.hint("set `[sandbox] mode = \"auto\"` (or \"required\") in .ralph/config.toml");
+        }
+        (None, mode) => {
+            f.add(
+                "sandbox",
+                "mechanism",
+                if mode == Mode::Required {
+                    Status::Fail
+                } else {
+                    Status::Warn
+                },
+                format!(
+                    "none: {} (mode {})",
+                    st.reason.as_deref().unwrap_or(""),
+                    mode.as_str()
+                ),
+            );
+            f.hint("install bubblewrap and check `bwrap --ro-bind / / true` works; see docs/security.md");
+        }
+    }
+}
+
+/// What a confined process may write: the fixed places, the setup's caches and
+/// `[sandbox] writable` (`extra`).
+fn writable_detail(extra: &[String]) -> String {
+    let mut writable = String::from(
+        "the worktree (and its own folder under .git/worktrees), a private /tmp; agents: their CLI's state (~/.claude, ~/.claude.json, ~/.codex); setup: ",
+    );
+    writable.push_str(
+        &crate::process::sandbox::CACHES
+            .map(|c| format!("~/{c}"))
+            .join(", "),
+    );
+    if !extra.is_empty() {
+        writable.push_str(&format!("; [sandbox] writable: {}", extra.join(", ")));
+    }
+    writable
+}
