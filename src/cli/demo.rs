@@ -1,12 +1,15 @@
 //! `ralph demo`: a complete competition, offline, on a sample repository in a temporary
-//! directory (see `crate::demo`); prints every phase and the resulting leaderboard, then
-//! removes the directory unless `--keep`.
+//! directory (see `crate::demo`), then what happens after the pull request — a maintainer's
+//! review answered by `ralph follow` with a revision, the merge settled in the ledger; prints
+//! every phase and the resulting leaderboard, then removes the directory unless `--keep`.
 
 use super::Context;
 use crate::compete::agents::Agents;
 use crate::compete::round::ledger_state;
 use crate::compete::{compete, RunInput, RunOptions};
-use crate::demo::{set_up, DEMO_ISSUE};
+use crate::demo::{merge, review, set_up, DEMO_ISSUE, REVIEW};
+use crate::follow::{follow, FollowInput};
+use crate::follow_report::FollowReport;
 use crate::error::Exit;
 use crate::render;
 use crate::settings::Settings;
@@ -35,6 +38,7 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
     let settings = Settings::load(dirs.repo.clone(), None, None)?;
     // The sample and its scripts are ralph's own: no warning where bubblewrap is missing.
     let sandbox = ctx.install_sandbox(&settings, false).await?;
+    let sandbox_status = sandbox.clone();
     let tracker = tracker::open(&settings).await?;
     let agents = Agents::build(&settings.config, &settings.root, None);
     let workspace = GitWorkspace::new(&settings.root, &settings.config.git.remote);
@@ -56,10 +60,29 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
         },
     })
     .await?;
+    let complete = report.outcome == crate::run_report::RunOutcome::Complete;
+    let followed = if complete {
+        let input = FollowInput {
+            settings: &settings,
+            tracker: tracker.as_ref(),
+            workspace: &workspace,
+            printer: &ctx.printer,
+            progress: ctx.tracker(&settings),
+            token: None,
+            sandbox: Some(sandbox_status),
+            issues: vec![DEMO_ISSUE],
+            // The sample has no remote: the revision stays on the local branch.
+            push: false,
+        };
+        after_the_pull_request(ctx, &settings, &input).await?
+    } else {
+        Vec::new()
+    };
     let state = ledger_state(&settings)?;
     if ctx.printer.json_mode() {
         ctx.printer.json(&serde_json::json!({
             "report": report,
+            "follow": followed,
             "leaderboard": state,
         }))?;
     } else {
@@ -79,8 +102,46 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
             dirs.repo.display()
         ));
     }
-    Ok(match report.outcome {
-        crate::run_report::RunOutcome::Complete => Exit::Success,
-        _ => Exit::Failure,
+    let followed_well = followed.iter().all(|f| f.failures.is_empty());
+    Ok(if complete && followed_well {
+        Exit::Success
+    } else {
+        Exit::Failure
     })
+}
+
+/// After the pull request: the maintainer's review, `ralph follow` answering it with a revision,
+/// the merge, and `ralph follow` settling it. Returns what each `follow` did.
+async fn after_the_pull_request(
+    ctx: &Context,
+    settings: &Settings,
+    input: &FollowInput<'_>,
+) -> Result<Vec<FollowReport>> {
+    let bold = |s: &str| ctx.printer.paint_err().bold(s);
+    ctx.printer
+        .status(&bold("## After the pull request: a maintainer reviews it"));
+    ctx.printer
+        .status(&format!("- maintainer requests changes: \"{REVIEW}\""));
+    review(&settings.root)?;
+    ctx.printer.status("- ralph follow");
+    let first = follow(input).await?;
+    for r in first.pulls.iter().filter_map(|p| p.revision.as_ref()) {
+        ctx.printer.status(&format!(
+            "- ralph's reply on the pull request:\n{}",
+            crate::render::follow::revision_reply(r)
+                .lines()
+                .skip(1)
+                .map(|l| format!("    {l}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ));
+    }
+    ctx.printer.status(&bold("## The maintainer merges the pull request"));
+    let merged = merge(&settings.root)?;
+    ctx.printer.status(&format!(
+        "- main is now at {} · ralph follow",
+        &merged[..merged.len().min(10)]
+    ));
+    let second = follow(input).await?;
+    Ok(vec![first, second])
 }

@@ -49,6 +49,7 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         phase: Phase::Initial,
         workdir: settings.root.clone(),
         progress: progress.clone(),
+        variant: None,
     };
     let run_id = new_run_id(issue.number, Utc::now());
     let mut accounts = Accounts::default();

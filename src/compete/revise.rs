@@ -161,6 +161,7 @@ pub async fn revise(input: RevisionInput<'_>) -> Result<RevisionResult> {
             phase: Phase::Initial,
             workdir: wt.path.clone(),
             progress: input.progress.clone(),
+            variant: Some("revision"),
         },
         issue: input.issue.clone(),
         reqs: input.requirements.clone(),

@@ -430,6 +430,7 @@ impl<'a> Run<'a> {
             phase: at.phase,
             workdir: wt.path.clone(),
             progress: self.crew.input.progress.clone(),
+            variant: None,
         };
         let issue = self.crew.input.tracker.issue(n).await?;
         super::site::phase(

@@ -27,6 +27,9 @@ pub struct CallSite {
     pub workdir: PathBuf,
     /// The live view the round's agents report to.
     pub progress: crate::progress::Progress,
+    /// What kind of round the calls are for, when not a competition's (`revision`): recordings
+    /// and fakes tell the calls apart by it.
+    pub variant: Option<&'static str>,
 }
 
 impl CallSite {
@@ -50,7 +53,7 @@ impl CallSite {
             timeout,
             attempt: 0,
             speaker: None,
-            variant: None,
+            variant: self.variant,
             activity: None,
         }
     }

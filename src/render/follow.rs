@@ -70,7 +70,7 @@ pub fn revision_reply(r: &RevisionReport) -> String {
         let _ = writeln!(out, "> {}\n", short(s));
     }
     if !r.items.is_empty() {
-        out.push_str("| request | where | | what happened |\n|---|---|---|---|\n");
+        out.push_str("| request | where | done | what happened |\n|---|---|---|---|\n");
         for i in &r.items {
             let by = i
                 .author

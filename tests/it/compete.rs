@@ -478,8 +478,17 @@ fn the_demo_runs_a_whole_competition_offline() {
             ("smart_bot_3", "replan_success"),
             ("smart_bot_1", "not_selected"),
             ("smart_bot_2", "resubmitted_same"),
+            ("smart_bot_3", "revision_success"),
+            ("smart_bot_3", "merged"),
         ]
     );
+    // After the pull request: the review answered with a revision, then the merge settled.
+    let revision = &v["follow"][0]["pulls"][0]["revision"];
+    assert_eq!(revision["passed"], true, "{v:#}");
+    assert_eq!(revision["items"][0]["done"], true);
+    assert_eq!(v["follow"][1]["pulls"][0]["settled"], json!(["merged"]));
+    assert_eq!(v["leaderboard"]["bots"][0]["pull_requests"]["merged"], 1);
+    assert!(!stderr.contains("warning"), "the demo runs with no warning: {stderr}");
     assert!(stderr.contains("## Phase 3: Implementation") && stderr.contains("## Result: FAILURE"));
     assert!(stderr.contains("resubmitted its failed proposal"));
     // The temporary directory is removed without --keep.
