@@ -158,8 +158,28 @@ fn the_example_workflow_is_scheduled_least_privileged_and_serialised_per_issue()
     assert!(wf["jobs"]["queue"]["outputs"]["refine-matrix"]
         .as_str()
         .is_some());
+    // After the competitions, one `follow` at a time, with what reading CI takes.
+    let follow = &wf["jobs"]["follow"];
+    let needs: Vec<&str> = follow["needs"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    assert_eq!(needs, ["queue", "compete"]);
+    assert_eq!(follow["concurrency"]["group"].as_str(), Some("ralph-follow"));
+    assert_eq!(follow["steps"][1]["with"]["mode"].as_str(), Some("follow"));
+    let mut perms = keys(&follow["permissions"]);
+    perms.sort();
+    assert_eq!(
+        perms,
+        ["actions", "checks", "contents", "issues", "pull-requests", "statuses"]
+    );
+    for read in ["actions", "checks", "statuses"] {
+        assert_eq!(follow["permissions"][read].as_str(), Some("read"), "{read}");
+    }
     // No job leaves the workflow's token in .git/config, where agents could read it.
-    for job in ["queue", "refine", "compete"] {
+    for job in ["queue", "refine", "compete", "follow"] {
         let checkout = wf["jobs"][job]["steps"]
             .as_vec()
             .unwrap()

@@ -139,7 +139,19 @@ impl Runner {
         panic!("an expression the test runner does not know: {expr}");
     }
 
-    /// An `if:` condition: `a == 'b'`, `a != 'b'`, `always()`, joined by `&&`.
+    /// `a == 'b'` or `a != 'b'`.
+    fn compare(&self, part: &str, outputs: &BTreeMap<String, BTreeMap<String, String>>) -> bool {
+        if let Some((a, b)) = part.split_once("!=") {
+            self.value(a.trim(), outputs) != self.value(b.trim(), outputs)
+        } else if let Some((a, b)) = part.split_once("==") {
+            self.value(a.trim(), outputs) == self.value(b.trim(), outputs)
+        } else {
+            panic!("a condition the test runner does not know: {part}");
+        }
+    }
+
+    /// An `if:` condition: `a == 'b'`, `a != 'b'`, `(… || …)` of those, `always()`, joined by
+    /// `&&`.
     fn condition(
         &self,
         cond: Option<&str>,
@@ -154,12 +166,10 @@ impl Runner {
         for part in cond.split("&&").map(str::trim) {
             if part == "always()" {
                 always = true;
-            } else if let Some((a, b)) = part.split_once("!=") {
-                ok &= self.value(a.trim(), outputs) != self.value(b.trim(), outputs);
-            } else if let Some((a, b)) = part.split_once("==") {
-                ok &= self.value(a.trim(), outputs) == self.value(b.trim(), outputs);
+            } else if let Some(any) = part.strip_prefix('(').and_then(|p| p.strip_suffix(')')) {
+                ok &= any.split("||").any(|p| self.compare(p.trim(), outputs));
             } else {
-                panic!("a condition the test runner does not know: {part}");
+                ok &= self.compare(part, outputs);
             }
         }
         ok && (always || !failed)
@@ -416,7 +426,7 @@ fn an_unknown_mode_stops_before_anything_runs() {
     assert_eq!(ran(&r, "Check the mode"), Some(1));
     assert!(
         r.log
-            .contains("mode must be compete, queue or refine, not \"compet\""),
+            .contains("mode must be compete, queue, refine or follow, not \"compet\""),
         "{}",
         r.log
     );
@@ -607,4 +617,45 @@ fn the_sandbox_step_installs_bubblewrap_and_allows_it_user_namespaces() {
     off.stop_after = Some("Set up the sandbox".into());
     let r = off.run();
     assert_eq!(ran(&r, "Set up the sandbox"), None, "{:?}", r.steps);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follow_mode_settles_a_merged_pull_request_lists_it_in_the_summary_and_pushes_the_ledger() {
+    let server = github_server().await;
+    let repo = repository();
+    // The competition that opened pull request #21.
+    let mut cmd = repo.ralph();
+    cmd.env("GITHUB_API_URL", server.uri())
+        .args(["--repo", "octo-org/octo-repo", "compete", "12"]);
+    let out = tokio::task::spawn_blocking(move || crate::compete::run(&mut cmd))
+        .await
+        .unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let branch = crate::common::git(&repo.remote, &["branch", "--list", "ralph/12-*", "--format=%(refname:short)"]);
+    let mut pr: Value =
+        serde_json::from_str(&crate::common::fixture("pull_request.json")).unwrap();
+    pr["head"]["ref"] = json!(branch.trim());
+    pr["state"] = json!("closed");
+    pr["merged_at"] = json!("2026-11-24T12:00:00Z");
+    pr["created_at"] = json!("2026-11-24T10:00:00Z");
+    pr["merge_commit_sha"] = json!("0123456789abcdef0123456789abcdef01234567");
+    Mock::given(method("GET"))
+        .and(path(format!("{REPO_PATH}/pulls")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([pr])))
+        .mount(&server)
+        .await;
+    let mut runner = Runner::new(&repo.root, &[("mode", "follow")]);
+    runner.env.insert("GITHUB_API_URL".into(), server.uri());
+    let r = tokio::task::spawn_blocking(move || runner.run())
+        .await
+        .unwrap();
+    for step in ["Find the agent CLIs", "Follow", "Record the ledger"] {
+        assert_eq!(ran(&r, step), Some(0), "{step}:\n{}", r.log);
+    }
+    assert_eq!(ran(&r, "Compete"), None);
+    assert!(r.summary.contains("### ralph follow"), "{}", r.summary);
+    assert!(r.summary.contains("settled merged for alpha"), "{}", r.summary);
+    let listed = crate::common::git(&repo.remote, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(listed.contains("-alpha-merged.json"), "{listed}");
+    assert!(!r.log.contains(TOKEN) && !r.summary.contains(TOKEN));
 }
