@@ -93,7 +93,8 @@ const RECORDINGS: [(&str, &str); 14] = [
 pub const DEMO_ISSUE: u64 = 1;
 
 /// The review the demo's maintainer writes on the pull request.
-pub const REVIEW: &str = "Looks good. Please also add `wave NAME`, printing `o/ NAME`, with a test.";
+pub const REVIEW: &str =
+    "Looks good. Please also add `wave NAME`, printing `o/ NAME`, with a test.";
 
 /// The local tracker's record of the demo issue's pull requests.
 fn pulls_path(repo: &Path) -> PathBuf {
@@ -105,10 +106,14 @@ fn pulls_path(repo: &Path) -> PathBuf {
 /// tracker's file would.
 fn edit_pull(repo: &Path, change: impl FnOnce(&mut serde_json::Value)) -> Result<()> {
     let path = pulls_path(repo);
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("the demo's pull request is not recorded in {}", path.display()))?;
-    let mut pulls: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "the demo's pull request is not recorded in {}",
+            path.display()
+        )
+    })?;
+    let mut pulls: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("cannot read {}", path.display()))?;
     let pull = pulls
         .get_mut(0)
         .with_context(|| format!("{} holds no pull request", path.display()))?;
@@ -155,7 +160,12 @@ pub fn merge(repo_dir: &Path) -> Result<String> {
     let mut checkout = git2::build::CheckoutBuilder::new();
     checkout.safe();
     repo.checkout_tree(head.as_object(), Some(&mut checkout))?;
-    repo.reference("refs/heads/main", head.id(), true, "demo: merge the pull request")?;
+    repo.reference(
+        "refs/heads/main",
+        head.id(),
+        true,
+        "demo: merge the pull request",
+    )?;
     let merged = head.id().to_string();
     edit_pull(repo_dir, |pull| {
         pull["state"] = serde_json::json!("merged");

@@ -8,9 +8,9 @@ use crate::compete::agents::Agents;
 use crate::compete::round::ledger_state;
 use crate::compete::{compete, RunInput, RunOptions};
 use crate::demo::{merge, review, set_up, DEMO_ISSUE, REVIEW};
+use crate::error::Exit;
 use crate::follow::{follow, FollowInput};
 use crate::follow_report::FollowReport;
-use crate::error::Exit;
 use crate::render;
 use crate::settings::Settings;
 use crate::tracker;
@@ -136,7 +136,8 @@ async fn after_the_pull_request(
                 .join("\n")
         ));
     }
-    ctx.printer.status(&bold("## The maintainer merges the pull request"));
+    ctx.printer
+        .status(&bold("## The maintainer merges the pull request"));
     let merged = merge(&settings.root)?;
     ctx.printer.status(&format!(
         "- main is now at {} · ralph follow",

@@ -10,6 +10,7 @@
 use super::agents::Agents;
 use super::attempt::{attempts, Purpose, Target};
 use super::crew::{Bench, Book, Contest, Crew, RunInput, RunOptions};
+use super::findings::Attempts;
 use super::prepare::{cache_dir, forget_setup, ready, Ground};
 use super::round::Arrived;
 use super::settle::check_reports;
@@ -17,6 +18,7 @@ use super::site::{new_run_id, CallSite};
 use super::state::RunState;
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
+use crate::checks::baseline::Baseline;
 use crate::checks::detect;
 use crate::checks::environment::variables;
 use crate::market::{Phase, Review};
@@ -27,7 +29,7 @@ use crate::settings::Settings;
 use crate::spec::{read_guidance, Requirements};
 use crate::timeline::Timeline;
 use crate::tracker::{Issue, IssueTracker};
-use crate::workspace::{Preflight, Workspace};
+use crate::workspace::{Preflight, Workspace, Worktree};
 use anyhow::Result;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -85,33 +87,40 @@ pub struct RevisionResult {
     pub accounts: Accounts,
 }
 
-/// Runs a revision round on the pull request's branch.
+/// Runs a revision round on the pull request's branch; the worktree is removed afterwards,
+/// whatever happened.
 pub async fn revise(input: RevisionInput<'_>) -> Result<RevisionResult> {
-    let settings = input.settings;
-    let (workspace, printer) = (input.workspace, input.printer);
-    let n = input.issue.number;
+    let (settings, workspace, printer) = (input.settings, input.workspace, input.printer);
     let name = format!("pr-{}", input.pull);
     let wt = workspace
         .revision_worktree(&name, &input.branch, &input.head)
         .await?;
+    let result = in_worktree(input, &wt).await;
+    cleanup(settings, workspace, printer, &wt).await;
+    result
+}
+
+/// The round in its worktree: the environment and the baseline, the attempts, the review, the
+/// push.
+async fn in_worktree(input: RevisionInput<'_>, wt: &Worktree) -> Result<RevisionResult> {
+    let settings = input.settings;
     let mut plan = detect(&wt.path, &settings.config.checks);
     plan.env = variables(&wt.path, &cache_dir(settings));
     let ground = Ground {
         settings,
-        workspace,
-        printer,
+        workspace: input.workspace,
+        printer: input.printer,
         // The branch is the pull request's: never deleted here.
         resume: true,
         progress: input.progress.clone(),
     };
-    let baseline = match ready(&ground, &wt, &plan).await {
+    let baseline = match ready(&ground, wt, &plan).await {
         Ok(b) => b,
         Err(e) => {
-            cleanup(settings, workspace, printer, &wt).await;
             return Ok(RevisionResult {
                 environment: Some(format!("{e:#}")),
                 ..RevisionResult::default()
-            });
+            })
         }
     };
     let bench = Bench {
@@ -121,42 +130,43 @@ pub async fn revise(input: RevisionInput<'_>) -> Result<RevisionResult> {
         plan,
         timeout: Duration::from_secs(settings.config.checks.timeout_secs),
     };
-    let run_id = new_run_id(n, chrono::Utc::now());
-    let pre = Preflight {
-        root: settings.root.clone(),
-        issue: n,
-        base: input.base.clone(),
-        base_from: format!("pull request #{}", input.pull),
-        branch: input.branch.clone(),
-        has_remote: input.push,
+    let contest = contest(&input, wt);
+    let (proposal, push, token) = (input.proposal.clone(), input.push, input.token.clone());
+    let (mut crew, mut book) = crew_and_book(input, wt, baseline);
+    let target = Target {
+        wt,
+        plan: &bench.plan,
+        proposal: &proposal,
+        budget: settings.config.max_attempts,
+        purpose: Purpose::Revision,
     };
-    let state = RunState::new(run_id, n, input.branch.clone());
-    let mut book = Book::new(pre, state, &input.issue, input.sandbox.clone(), wt.clone());
-    let mut crew = Crew {
-        input: RunInput {
-            settings,
-            tracker: input.tracker,
-            workspace,
-            issue: n,
-            agents: input.agents,
-            printer,
-            progress: input.progress.clone(),
-            options: RunOptions {
-                max_iterations: 1,
-                resume: false,
-                no_push: !input.push,
-                base: Some(input.base.clone()),
-                token: input.token.clone(),
-                sandbox: input.sandbox.clone(),
-            },
-        },
-        accounts: Accounts::default(),
-        timeline: Timeline::default(),
-        baseline,
+    let done = attempts(&mut crew, &mut book, &bench, &contest, &target).await?;
+    let review = match &done.passed {
+        Some(_) => super::review::review_change(&mut crew, &bench, &contest, &proposal, &done)
+            .await
+            .ok(),
+        None => None,
     };
-    let contest = Contest {
+    let mut result = result_of(&done, review);
+    if result.passed && push {
+        let printer = crew.input.printer;
+        match crew.input.workspace.push(wt, token.as_ref()).await {
+            Ok(()) => {
+                result.pushed = true;
+                printer.status(&format!("- Pushed {}", wt.branch));
+            }
+            Err(e) => printer.warn(&format!("could not push {}: {e}", wt.branch)),
+        }
+    }
+    result.accounts = crew.accounts;
+    Ok(result)
+}
+
+/// Where the round's calls happen and what they are asked: the feedback as open boxes.
+fn contest(input: &RevisionInput<'_>, wt: &Worktree) -> Contest {
+    Contest {
         site: CallSite {
-            issue: n,
+            issue: input.issue.number,
             round: input.round,
             phase: Phase::Initial,
             workdir: wt.path.clone(),
@@ -166,29 +176,53 @@ pub async fn revise(input: RevisionInput<'_>) -> Result<RevisionResult> {
         issue: input.issue.clone(),
         reqs: input.requirements.clone(),
         open: input.open.clone(),
+    }
+}
+
+/// The crew and the book of a revision: a run of one round on the pull request's branch.
+fn crew_and_book<'a>(
+    input: RevisionInput<'a>,
+    wt: &Worktree,
+    baseline: Baseline,
+) -> (Crew<'a>, Book) {
+    let n = input.issue.number;
+    let pre = Preflight {
+        root: input.settings.root.clone(),
+        issue: n,
+        base: input.base.clone(),
+        base_from: format!("pull request #{}", input.pull),
+        branch: input.branch.clone(),
+        has_remote: input.push,
     };
-    let target = Target {
-        wt: &wt,
-        plan: &bench.plan,
-        proposal: &input.proposal,
-        budget: settings.config.max_attempts,
-        purpose: Purpose::Revision,
+    let state = RunState::new(new_run_id(n, chrono::Utc::now()), n, input.branch.clone());
+    let book = Book::new(pre, state, &input.issue, input.sandbox.clone(), wt.clone());
+    let crew = Crew {
+        input: RunInput {
+            settings: input.settings,
+            tracker: input.tracker,
+            workspace: input.workspace,
+            issue: n,
+            agents: input.agents,
+            printer: input.printer,
+            progress: input.progress,
+            options: RunOptions {
+                max_iterations: 1,
+                resume: false,
+                no_push: !input.push,
+                base: Some(input.base),
+                token: input.token,
+                sandbox: input.sandbox,
+            },
+        },
+        accounts: Accounts::default(),
+        timeline: Timeline::default(),
+        baseline,
     };
-    let done = attempts(&mut crew, &mut book, &bench, &contest, &target).await;
-    let done = match done {
-        Ok(d) => d,
-        Err(e) => {
-            cleanup(settings, workspace, printer, &wt).await;
-            return Err(e);
-        }
-    };
-    let review = if done.passed.is_some() {
-        super::review::review_change(&mut crew, &bench, &contest, &input.proposal, &done)
-            .await
-            .ok()
-    } else {
-        None
-    };
+    (crew, book)
+}
+
+/// What the attempts came to, as the revision's result (not yet pushed, no spend yet).
+fn result_of(done: &Attempts, review: Option<Review>) -> RevisionResult {
     let mut result = RevisionResult {
         passed: done.passed.is_some(),
         attempts: done.used,
@@ -211,28 +245,12 @@ pub async fn revise(input: RevisionInput<'_>) -> Result<RevisionResult> {
         result.summary = Some(p.summary.clone());
         result.satisfied = p.verdict.satisfied.clone();
         result.unsatisfied = p.verdict.unsatisfied.clone();
-        if input.push {
-            match workspace.push(&wt, input.token.as_ref()).await {
-                Ok(()) => {
-                    result.pushed = true;
-                    printer.status(&format!("- Pushed {}", wt.branch));
-                }
-                Err(e) => printer.warn(&format!("could not push {}: {e}", wt.branch)),
-            }
-        }
     }
-    result.accounts = crew.accounts;
-    cleanup(settings, workspace, printer, &wt).await;
-    Ok(result)
+    result
 }
 
 /// Removes the revision's worktree (the branch stays) and forgets its environment's setup.
-async fn cleanup(
-    settings: &Settings,
-    workspace: &dyn Workspace,
-    printer: &Printer,
-    wt: &crate::workspace::Worktree,
-) {
+async fn cleanup(settings: &Settings, workspace: &dyn Workspace, printer: &Printer, wt: &Worktree) {
     if let Err(e) = workspace.remove_worktree(wt).await {
         printer.warn(&format!(
             "could not remove the revision's worktree {}: {e}",

@@ -20,6 +20,7 @@ pub mod feedback;
 pub mod history;
 mod pull;
 pub mod requests;
+mod revision;
 
 use crate::error::UserError;
 use crate::follow_report::FollowReport;

@@ -3,22 +3,16 @@
 //! then the plan's action performed — waiting for pending checks, a revision round answered on
 //! the pull request, or the escalation.
 
-use super::ci::{excerpt, judge, Judged};
-use super::decide::{self, Action, Facts};
-use super::feedback::{self, Request, Sorted};
+use super::ci::{judge, Judged};
+use super::decide::{self, Action, Facts, Plan};
+use super::feedback::{self, Sorted};
 use super::history::{self, PullHistory};
-use super::requests::{revision_requirements, Broken};
+use super::revision::{revision_round, Round};
 use super::{FollowInput, BRANCH_PREFIX};
-use crate::compete::agents::Agents;
-use crate::compete::revise::{revise, RevisionInput, RevisionResult};
-use crate::compete::round::Arrived;
-use crate::compete::RunLock;
-use crate::follow_report::{
-    FollowAction, IgnoredFeedback, PullReport, RevisionItem, RevisionReport,
-};
+use crate::follow_report::{FollowAction, IgnoredFeedback, PullReport, RevisionReport};
 use crate::ledger::{Event, EventStore, PullRequestOutcome};
 use crate::market::{tables, Outcome};
-use crate::render::follow::{escalation, revision_reply};
+use crate::render::follow::escalation;
 use crate::tracker::pulls::{PullFacts, PullRequestTracker, PullState};
 use crate::tracker::workflow::LABEL_ATTENTION;
 use anyhow::Result;
@@ -30,11 +24,24 @@ const POLL: Duration = Duration::from_secs(15);
 
 /// What an open pull request asks for.
 #[derive(Default)]
-struct Asked {
+pub(super) struct Asked {
     /// The head commit.
-    head: Option<String>,
-    sorted: Sorted,
-    ci: Judged,
+    pub head: Option<String>,
+    pub sorted: Sorted,
+    pub ci: Judged,
+}
+
+/// What the ledger, the labels and git say about a pull request before anything is asked.
+pub(super) struct Known {
+    /// The issue it resolves, from its branch.
+    pub issue: Option<u64>,
+    /// The bot that won the issue.
+    pub bot: Option<String>,
+    pub hist: PullHistory,
+    /// It carries `attention-needed`.
+    held: bool,
+    /// A commit on the base branch reverts its merge.
+    reverted: bool,
 }
 
 /// Follows one pull request.
@@ -44,54 +51,128 @@ pub(super) async fn follow_one(
     pr: &PullFacts,
     events: &[Event],
 ) -> Result<PullReport> {
-    let issue = history::issue_of(&pr.head, BRANCH_PREFIX);
-    let bot = issue.and_then(|n| history::winner(events, n));
-    let hist = history::history(events, pr.number);
+    let known = known(input, pr, events).await;
+    let (plan, asked) = plan_for(input, pulls, pr, &known).await?;
     let mut report = PullReport {
         number: pr.number,
-        issue,
+        issue: known.issue,
         url: pr.url.clone(),
         state: pr.state,
-        bot: bot.clone(),
+        bot: known.bot.clone(),
         settled: Vec::new(),
         events: Vec::new(),
         action: FollowAction::Left {
             reason: String::new(),
         },
-        ignored: Vec::new(),
+        ignored: ignored(pr, &asked.sorted),
         revision: None,
     };
+    let (Some(issue), Some(bot)) = (known.issue, known.bot.clone()) else {
+        report.action = match plan.action {
+            Action::Leave(reason) => FollowAction::Left { reason },
+            _ => FollowAction::Left {
+                reason:
+                    "no ledger event names the bot that won its issue: nothing to settle or revise"
+                        .into(),
+            },
+        };
+        return Ok(report);
+    };
+    for outcome in &plan.settle {
+        report
+            .events
+            .push(settle(input, pr, issue, &bot, *outcome, &known.hist)?);
+        report.settled.push(*outcome);
+    }
+    report.action = match plan.action {
+        Action::Leave(reason) => FollowAction::Left { reason },
+        // `plan_for` waits: a plan that still waits is left for the next follow.
+        Action::Wait => FollowAction::Left {
+            reason: "checks still running".into(),
+        },
+        Action::Escalate(reason) => {
+            escalate(input, pr.number, Some(issue), &reason, None).await?;
+            FollowAction::Escalated { reason }
+        }
+        Action::Revise => {
+            let Some(head) = asked.head.clone() else {
+                report.action = FollowAction::Left {
+                    reason: format!("its branch `{}` is nowhere to be found", pr.head),
+                };
+                return Ok(report);
+            };
+            let round = Round {
+                pr,
+                issue,
+                bot: &bot,
+                head: &head,
+                asked: &asked,
+                hist: &known.hist,
+            };
+            let done = revision_round(input, pulls, &round).await?;
+            report.revision = Some(done.report);
+            if let Some((outcome, file)) = done.event {
+                report.settled.push(outcome);
+                report.events.push(file);
+            }
+            done.action
+        }
+    };
+    Ok(report)
+}
+
+/// The issue and its winner, the pull request's history in the ledger, whether a human has it,
+/// and (merged) whether the merge was reverted.
+async fn known(input: &FollowInput<'_>, pr: &PullFacts, events: &[Event]) -> Known {
+    let issue = history::issue_of(&pr.head, BRANCH_PREFIX);
     let held = pr
         .labels
         .iter()
         .any(|l| l.eq_ignore_ascii_case(LABEL_ATTENTION));
     let reverted = match (&pr.state, &pr.merge_commit) {
-        (PullState::Merged, Some(commit)) => input
-            .workspace
-            .revert_of(&pr.base, commit)
-            .await
-            .unwrap_or_else(|e| {
-                input.printer.warn(&format!(
-                    "could not look for a revert of #{}: {e}",
-                    pr.number
-                ));
-                None
-            })
-            .is_some(),
+        (PullState::Merged, Some(commit)) => {
+            match input.workspace.revert_of(&pr.base, commit).await {
+                Ok(found) => found.is_some(),
+                Err(e) => {
+                    input.printer.warn(&format!(
+                        "could not look for a revert of #{}: {e}",
+                        pr.number
+                    ));
+                    false
+                }
+            }
+        }
         _ => false,
     };
-    let mut asked = if pr.state == PullState::Open && !held {
+    Known {
+        issue,
+        bot: issue.and_then(|n| history::winner(events, n)),
+        hist: history::history(events, pr.number),
+        held,
+        reverted,
+    }
+}
+
+/// The plan for the pull request, with what it asks for; pending checks are waited for (up to
+/// `[follow] wait_for_ci_secs`) before the plan is final.
+async fn plan_for(
+    input: &FollowInput<'_>,
+    pulls: &dyn PullRequestTracker,
+    pr: &PullFacts,
+    known: &Known,
+) -> Result<(Plan, Asked)> {
+    let mut asked = if pr.state == PullState::Open && !known.held {
         gather(input, pulls, pr).await?
     } else {
         Asked::default()
     };
     let facts = |asked: &Asked| Facts {
         state: pr.state,
-        held,
-        settled: hist.settled.clone(),
-        reverted,
-        revisions: hist.revisions,
-        revision_failures: hist.revision_failures,
+        held: known.held,
+        settled: known.hist.settled.clone(),
+        reverted: known.reverted,
+        revisions: known.hist.revisions,
+        revision_failures: known.hist.revision_failures,
         requests: asked.sorted.requests.len(),
         broken: asked.ci.broken.len(),
         pending: asked.ci.pending.len(),
@@ -109,82 +190,29 @@ pub(super) async fn follow_one(
             ));
         }
     }
-    report.ignored = asked
-        .sorted
+    Ok((plan, asked))
+}
+
+/// The feedback left alone, for the report and the log.
+fn ignored(pr: &PullFacts, sorted: &Sorted) -> Vec<IgnoredFeedback> {
+    sorted
         .ignored
         .iter()
-        .map(|i| IgnoredFeedback {
-            id: i.id.clone(),
-            author: i.author.clone(),
-            reason: i.reason.clone(),
+        .map(|i| {
+            tracing::info!(
+                "#{}: feedback {} by {} ignored: {}",
+                pr.number,
+                i.id,
+                i.author.as_deref().unwrap_or("?"),
+                i.reason
+            );
+            IgnoredFeedback {
+                id: i.id.clone(),
+                author: i.author.clone(),
+                reason: i.reason.clone(),
+            }
         })
-        .collect();
-    for i in &report.ignored {
-        tracing::info!(
-            "#{}: feedback {} by {} ignored: {}",
-            pr.number,
-            i.id,
-            i.author.as_deref().unwrap_or("?"),
-            i.reason
-        );
-    }
-    if !plan.settle.is_empty() {
-        match (&bot, issue) {
-            (Some(bot), Some(n)) => {
-                for outcome in &plan.settle {
-                    let file = settle(input, pr, n, bot, *outcome, &hist)?;
-                    report.settled.push(*outcome);
-                    report.events.push(file);
-                }
-            }
-            _ => {
-                report.action = FollowAction::Left {
-                    reason: "no ledger event names the bot that won its issue: nothing to settle"
-                        .into(),
-                };
-                return Ok(report);
-            }
-        }
-    }
-    report.action = match plan.action {
-        Action::Leave(reason) => FollowAction::Left { reason },
-        Action::Wait => unreachable!("a wait became a decision above"),
-        Action::Escalate(reason) => {
-            escalate(input, pr.number, issue, &reason, None).await?;
-            FollowAction::Escalated { reason }
-        }
-        Action::Revise => {
-            let (Some(n), Some(bot)) = (issue, bot.clone()) else {
-                report.action = FollowAction::Left {
-                    reason: "no ledger event names the bot that won its issue: a revision needs its proposal".into(),
-                };
-                return Ok(report);
-            };
-            let head = match &asked.head {
-                Some(h) => h.clone(),
-                None => {
-                    report.action = FollowAction::Left {
-                        reason: format!("its branch `{}` is nowhere to be found", pr.head),
-                    };
-                    return Ok(report);
-                }
-            };
-            let (action, revision, file) =
-                revision_round(input, pulls, pr, n, &bot, &head, &asked, &hist).await?;
-            report.revision = Some(revision);
-            report.events.extend(file.clone());
-            if let Some(f) = file {
-                let outcome = if f.ends_with("revision_success.json") {
-                    Outcome::RevisionSuccess
-                } else {
-                    Outcome::RevisionFailure
-                };
-                report.settled.push(outcome);
-            }
-            action
-        }
-    };
-    Ok(report)
+        .collect()
 }
 
 /// The feedback sorted and the CI judged, for an open pull request.
@@ -301,222 +329,16 @@ fn settle(
     write_event(input, &e)
 }
 
-fn write_event(input: &FollowInput<'_>, e: &Event) -> Result<String> {
+/// Appends one event to the ledger; returns its file name.
+pub(super) fn write_event(input: &FollowInput<'_>, e: &Event) -> Result<String> {
     let store = EventStore::new(input.settings.ralph_dir.join("events"));
     crate::compete::append(&store, std::slice::from_ref(e))?
         .pop()
         .ok_or_else(|| anyhow::anyhow!("the event was not written"))
 }
 
-/// Runs a revision round, answers on the pull request and writes its event; escalates when it
-/// failed and no further round may run. Returns the action, the round's report and the event
-/// file (none when only the environment failed).
-#[allow(clippy::too_many_arguments)]
-async fn revision_round(
-    input: &FollowInput<'_>,
-    pulls: &dyn PullRequestTracker,
-    pr: &PullFacts,
-    issue: u64,
-    bot: &str,
-    head: &str,
-    asked: &Asked,
-    hist: &PullHistory,
-) -> Result<(FollowAction, RevisionReport, Option<String>)> {
-    let settings = input.settings;
-    let _lock = RunLock::acquire(&settings.ralph_dir, issue)?;
-    let the_issue = input.tracker.issue(issue).await?;
-    let mut broken = Vec::new();
-    for c in &asked.ci.broken {
-        let log = match (&c.log, c.job) {
-            (Some(log), _) => Some(log.clone()),
-            (None, Some(job)) => pulls.job_log(job).await.ok(),
-            (None, None) => None,
-        };
-        broken.push(Broken {
-            name: c.name.clone(),
-            excerpt: log.as_deref().map(excerpt),
-        });
-    }
-    let (requirements, map) =
-        revision_requirements(&the_issue.body, &asked.sorted.requests, &broken);
-    let open = map.iter().map(|(id, _)| id.clone()).collect();
-    let round = hist.revisions + 1;
-    let max = settings.config.follow.max_revisions;
-    input.printer.status(&format!(
-        "## #{}: revision {round}/{max} for {} request(s) and {} broken check(s)",
-        pr.number,
-        asked.sorted.requests.len(),
-        broken.len()
-    ));
-    let result = revise(RevisionInput {
-        settings,
-        tracker: input.tracker,
-        workspace: input.workspace,
-        agents: Agents::build(&settings.config, &settings.root, None),
-        printer: input.printer,
-        progress: input.progress.clone(),
-        token: input.token.clone(),
-        sandbox: input.sandbox.clone(),
-        issue: the_issue,
-        pull: pr.number,
-        branch: pr.head.clone(),
-        head: head.to_owned(),
-        base: pr.base.clone(),
-        push: input.push,
-        requirements,
-        open,
-        proposal: proposal_of(settings, issue, bot, pr, &map),
-        round,
-    })
-    .await?;
-    let report = revision_report(&result, round, max, &map, &asked.sorted.requests, &broken);
-    input
-        .tracker
-        .comment(pr.number, &crate::secret::redact(&revision_reply(&report)))
-        .await?;
-    // Only the environment failed: nobody's weight moves, and the round does not count.
-    if result.environment.is_some() && !result.passed {
-        return Ok((FollowAction::Revised, report, None));
-    }
-    let outcome = if result.passed {
-        Outcome::RevisionSuccess
-    } else {
-        Outcome::RevisionFailure
-    };
-    let mut e = Event::new(issue, bot, outcome, tables().deltas.base(outcome));
-    e.pull_request = Some(PullRequestOutcome {
-        number: pr.number,
-        seconds_to_merge: None,
-        revisions: round,
-    });
-    e.iteration_count = Some(result.attempts);
-    let t = result.accounts.total();
-    e.cost_usd = t.cost_usd;
-    e.duration_ms = Some(t.duration.as_millis() as u64);
-    let file = write_event(input, &e)?;
-    let failures = hist.revision_failures + u32::from(!result.passed);
-    if !result.passed {
-        if let Some(reason) = decide::exhausted(round, failures, max) {
-            escalate(input, pr.number, Some(issue), &reason, Some(&report)).await?;
-            return Ok((FollowAction::Escalated { reason }, report, Some(file)));
-        }
-    }
-    Ok((FollowAction::Revised, report, Some(file)))
-}
-
-/// The winning bot's proposal, as far as this machine knows it: the run report's summary of
-/// the winner's proposal when `.ralph/runs/N/report.json` is here, else the pull request's
-/// title. It addresses every open request.
-fn proposal_of(
-    settings: &crate::settings::Settings,
-    issue: u64,
-    bot: &str,
-    pr: &PullFacts,
-    map: &[(String, String)],
-) -> Arrived {
-    let path = settings
-        .ralph_dir
-        .join("runs")
-        .join(issue.to_string())
-        .join("report.json");
-    let summary = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|report| {
-            report["rounds"]
-                .as_array()?
-                .iter()
-                .rev()
-                .filter(|r| r["winner_bot"] == bot)
-                .find_map(|r| {
-                    let winner = r["winner"].as_str()?;
-                    r["proposals"]
-                        .as_array()?
-                        .iter()
-                        .find(|p| p["proposal_id"] == winner)?["approach_summary"]
-                        .as_str()
-                        .map(str::to_owned)
-                })
-        })
-        .unwrap_or_else(|| pr.title.clone());
-    let addressed: Vec<String> = map.iter().map(|(id, _)| id.clone()).collect();
-    let proposal = serde_json::from_value(serde_json::json!({
-        "approach_summary": summary,
-        "files_affected": [],
-        "estimated_complexity": {"lines_of_code": 0, "files": 0, "difficulty": "unknown"},
-        "risk_assessment": {"breaking_changes": false, "security_critical": false, "overall_risk": "unknown"},
-        "spec_alignment": {"checkboxes_addressed": addressed},
-        "success_probability": 0.5,
-    }))
-    .expect("the revision's proposal is well-formed");
-    Arrived {
-        bot_id: bot.to_owned(),
-        proposal,
-        submitted_at: chrono::Utc::now(),
-        repaired: false,
-        warnings: Vec::new(),
-        tools_used: Vec::new(),
-    }
-}
-
-/// The round's report: each request with what became of it.
-fn revision_report(
-    r: &RevisionResult,
-    round: u32,
-    max: u32,
-    map: &[(String, String)],
-    requests: &[Request],
-    broken: &[Broken],
-) -> RevisionReport {
-    let items = map
-        .iter()
-        .map(|(id, source)| {
-            let request = requests.iter().find(|q| &q.id == source);
-            let (place, author, text) = match request {
-                Some(q) => (q.place.clone(), q.author.clone(), q.text.clone()),
-                None => {
-                    let b = broken.iter().find(|b| &b.name == source);
-                    (
-                        crate::render::follow::CI_PLACE.to_owned(),
-                        None,
-                        format!("make `{}` pass", b.map_or(source.as_str(), |b| &b.name)),
-                    )
-                }
-            };
-            let (done, note) = match (r.satisfied.get(id), r.unsatisfied.get(id)) {
-                (Some(evidence), _) if r.passed => (true, evidence.clone()),
-                (_, Some(why)) => (false, why.clone()),
-                _ if r.passed => (false, "the change does not address it".to_owned()),
-                _ => (false, "the revision failed".to_owned()),
-            };
-            RevisionItem {
-                id: id.clone(),
-                source: source.clone(),
-                place,
-                author,
-                request: text,
-                done,
-                note,
-            }
-        })
-        .collect();
-    RevisionReport {
-        round,
-        max,
-        passed: r.passed,
-        commit: r.commit.clone(),
-        pushed: r.pushed,
-        summary: r.summary.clone(),
-        items,
-        reasons: r.reasons.clone(),
-        environment: r.environment.clone(),
-        checks: r.checks.clone(),
-        attempts: r.attempts,
-    }
-}
-
 /// `attention-needed` on the pull request and its issue, with the reasons on both.
-async fn escalate(
+pub(super) async fn escalate(
     input: &FollowInput<'_>,
     pr: u64,
     issue: Option<u64>,

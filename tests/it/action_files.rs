@@ -167,13 +167,23 @@ fn the_example_workflow_is_scheduled_least_privileged_and_serialised_per_issue()
         .filter_map(|n| n.as_str())
         .collect();
     assert_eq!(needs, ["queue", "compete"]);
-    assert_eq!(follow["concurrency"]["group"].as_str(), Some("ralph-follow"));
+    assert_eq!(
+        follow["concurrency"]["group"].as_str(),
+        Some("ralph-follow")
+    );
     assert_eq!(follow["steps"][1]["with"]["mode"].as_str(), Some("follow"));
     let mut perms = keys(&follow["permissions"]);
     perms.sort();
     assert_eq!(
         perms,
-        ["actions", "checks", "contents", "issues", "pull-requests", "statuses"]
+        [
+            "actions",
+            "checks",
+            "contents",
+            "issues",
+            "pull-requests",
+            "statuses"
+        ]
     );
     for read in ["actions", "checks", "statuses"] {
         assert_eq!(follow["permissions"][read].as_str(), Some("read"), "{read}");

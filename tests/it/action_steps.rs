@@ -631,9 +631,16 @@ async fn follow_mode_settles_a_merged_pull_request_lists_it_in_the_summary_and_p
         .await
         .unwrap();
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let branch = crate::common::git(&repo.remote, &["branch", "--list", "ralph/12-*", "--format=%(refname:short)"]);
-    let mut pr: Value =
-        serde_json::from_str(&crate::common::fixture("pull_request.json")).unwrap();
+    let branch = crate::common::git(
+        &repo.remote,
+        &[
+            "branch",
+            "--list",
+            "ralph/12-*",
+            "--format=%(refname:short)",
+        ],
+    );
+    let mut pr: Value = serde_json::from_str(&crate::common::fixture("pull_request.json")).unwrap();
     pr["head"]["ref"] = json!(branch.trim());
     pr["state"] = json!("closed");
     pr["merged_at"] = json!("2026-11-24T12:00:00Z");
@@ -654,7 +661,11 @@ async fn follow_mode_settles_a_merged_pull_request_lists_it_in_the_summary_and_p
     }
     assert_eq!(ran(&r, "Compete"), None);
     assert!(r.summary.contains("### ralph follow"), "{}", r.summary);
-    assert!(r.summary.contains("settled merged for alpha"), "{}", r.summary);
+    assert!(
+        r.summary.contains("settled merged for alpha"),
+        "{}",
+        r.summary
+    );
     let listed = crate::common::git(&repo.remote, &["ls-tree", "-r", "--name-only", "main"]);
     assert!(listed.contains("-alpha-merged.json"), "{listed}");
     assert!(!r.log.contains(TOKEN) && !r.summary.contains(TOKEN));

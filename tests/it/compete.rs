@@ -488,7 +488,10 @@ fn the_demo_runs_a_whole_competition_offline() {
     assert_eq!(revision["items"][0]["done"], true);
     assert_eq!(v["follow"][1]["pulls"][0]["settled"], json!(["merged"]));
     assert_eq!(v["leaderboard"]["bots"][0]["pull_requests"]["merged"], 1);
-    assert!(!stderr.contains("warning"), "the demo runs with no warning: {stderr}");
+    assert!(
+        !stderr.contains("warning"),
+        "the demo runs with no warning: {stderr}"
+    );
     assert!(stderr.contains("## Phase 3: Implementation") && stderr.contains("## Result: FAILURE"));
     assert!(stderr.contains("resubmitted its failed proposal"));
     // The temporary directory is removed without --keep.
