@@ -523,3 +523,75 @@ async fn the_real_codexs_work_is_followed_live() {
         "the real events' command is the activity: {beats:#?}"
     );
 }
+
+/// After the competition, a maintainer's review on the pull request: the revision's implementer
+/// (its prompt says it is a revision) writes `shout` too, and the verify role finds the review's
+/// request satisfied.
+fn revision_script(asked: &Asked) -> Reply {
+    let text = asked.body.to_string();
+    let fenced = |v: Value| Reply::Text(format!("Here it is.\n```json\n{v}\n```"));
+    let revision = text.contains("This is a revision");
+    match (asked.role, asked.after_tool) {
+        ("implement", false) if revision => Reply::Tools(vec![(
+            "Write".into(),
+            json!({"file_path": "lib.sh", "content": format!("{LIB}shout() {{ echo \"HELLO, $1!\"; }}\n")}),
+        )]),
+        ("implement", true) if revision => fenced(
+            json!({"summary": "added shout as the review asked", "checkboxes_completed": ["feedback_1"]}),
+        ),
+        ("verify", _) if text.contains("feedback_1") => fenced(
+            json!({"satisfied": [{"id": "feedback_1", "evidence": "shout in lib.sh"}], "unsatisfied": []}),
+        ),
+        _ => greet_answers(asked, &|| {
+            ("Write".into(), json!({"file_path": "lib.sh", "content": LIB}))
+        }),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_is_answered_by_a_revision_on_the_real_claude_code() {
+    let Some(bin) = clis() else { return };
+    let server = ModelServer::start(revision_script).await;
+    let repo = repo_on(&[(3, ISSUE)], "claude", "sonnet", &bin.join("claude"));
+    let ralph = |args: &'static [&'static str]| {
+        let mut cmd = repo.ralph();
+        for (k, v) in claude_env(&server.uri(), &repo.tools) {
+            cmd.env(k, v);
+        }
+        cmd.args(args);
+        cmd
+    };
+    let mut compete = ralph(&["compete", "3"]);
+    let out = tokio::task::spawn_blocking(move || run(&mut compete))
+        .await
+        .unwrap();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // The maintainer's review, written into the local pull request's record.
+    let prs = repo.root.join(".ralph/issues/3.prs.json");
+    let mut pulls: Value = serde_json::from_str(&std::fs::read_to_string(&prs).unwrap()).unwrap();
+    pulls[0]["reviews"] = json!([{"author": "maintainer", "at": chrono::Utc::now(),
+        "state": "changes_requested", "body": "Please also add `shout NAME` printing `HELLO, NAME!`"}]);
+    std::fs::write(&prs, pulls.to_string()).unwrap();
+    let mut follow = ralph(&["follow", "--json"]);
+    let out = tokio::task::spawn_blocking(move || run(&mut follow))
+        .await
+        .unwrap();
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let revision = &report["pulls"][0]["revision"];
+    assert_eq!(revision["passed"], true, "{report:#}\n{}", out.stderr);
+    assert_eq!(revision["pushed"], true);
+    assert_eq!(revision["items"][0]["done"], true);
+    let lib = git(
+        &repo.remote,
+        &["show", "ralph/3-add-a-greet-function:lib.sh"],
+    );
+    assert!(lib.contains("shout()") && lib.contains("greet()"), "{lib}");
+    // The revision's implementer was the real CLI, with the editing tools and the review as data.
+    let asked = server
+        .of("implement")
+        .into_iter()
+        .find(|r| r["body"].to_string().contains("This is a revision"))
+        .expect("the revision's implementer asked the model");
+    assert!(asked["body"].to_string().contains("Please also add `shout NAME`"));
+}
