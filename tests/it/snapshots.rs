@@ -158,6 +158,9 @@ fn the_json_documents_after_the_demo_match_their_snapshots() {
         insta::assert_json_snapshot!("spec_json", json_in(&sample, &["spec", "1"]));
         insta::assert_json_snapshot!("queue_json", json_in(&sample, &["queue"]));
         insta::assert_json_snapshot!("config_json", json_in(&sample, &["config"]));
+        // After the demo's merge was settled: the pull request is followed, nothing is new.
+        insta::assert_json_snapshot!("follow_json", json_in(&sample, &["follow"]));
+        insta::assert_json_snapshot!("doctor_json", json_in(&sample, &["doctor"]));
     });
     let root = sample.parent().unwrap();
     assert!(root.starts_with(std::env::temp_dir()), "{root:?}");
