@@ -23,7 +23,7 @@ use crate::run_report::{JudgesReport, ProposalReport, RoundReport, SkippedBot};
 use crate::settings::Settings;
 use crate::spec::{Guidance, Requirements};
 use crate::tracker::Issue;
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 
@@ -61,13 +61,7 @@ pub struct Arrived {
 
 /// The ledger folded in memory (no cache is written).
 pub fn ledger_state(settings: &Settings) -> Result<LedgerState> {
-    let ledger = Ledger::new(&settings.ralph_dir);
-    let loaded = ledger.store().load_all().with_context(|| {
-        format!(
-            "cannot read the event log in {}",
-            ledger.store().dir().display()
-        )
-    })?;
+    let loaded = Ledger::new(&settings.ralph_dir).load()?;
     Ok(Ledger::build_state(&settings.config.fold_params(), &loaded))
 }
 

@@ -30,7 +30,7 @@ use crate::secret::Secret;
 use crate::settings::Settings;
 use crate::tracker::IssueTracker;
 use crate::workspace::Workspace;
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 
 /// The branches ralph's pull requests come from: `ralph/<issue>-<slug>`.
 pub const BRANCH_PREFIX: &str = "ralph/";
@@ -100,13 +100,7 @@ pub async fn follow(input: &FollowInput<'_>) -> Result<FollowReport> {
 
 /// The ledger's events, oldest first (corrupt files are skipped, as everywhere).
 fn ledger_events(settings: &Settings) -> Result<Vec<Event>> {
-    let ledger = Ledger::new(&settings.ralph_dir);
-    let loaded = ledger.store().load_all().with_context(|| {
-        format!(
-            "cannot read the event log in {}",
-            ledger.store().dir().display()
-        )
-    })?;
+    let loaded = Ledger::new(&settings.ralph_dir).load()?;
     let mut events: Vec<Event> = loaded.events.into_iter().map(|l| l.event).collect();
     events.sort_by_key(|e| e.timestamp);
     Ok(events)

@@ -103,6 +103,18 @@ impl Ledger {
         &self.store
     }
 
+    /// Every event file, in fold order (unusable ones in `skipped`); the error names the
+    /// folder.
+    pub fn load(&self) -> anyhow::Result<Loaded> {
+        use anyhow::Context as _;
+        self.store.load_all().with_context(|| {
+            format!(
+                "cannot read the event log in {}",
+                self.store.dir().display()
+            )
+        })
+    }
+
     /// `.ralph/marketplace.json`.
     pub fn cache_path(&self) -> PathBuf {
         self.ralph_dir.join("marketplace.json")

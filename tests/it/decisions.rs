@@ -166,7 +166,13 @@ fn tune_finds_the_dimension_that_predicts_success_and_writes_it() {
     assert!(v["suggested"]["log_loss"].as_f64() < v["current"]["log_loss"].as_f64());
     // The whole document: the fit is deterministic for a given ledger (figures to 4 places).
     let mut settings = insta::Settings::clone_current();
-    for selector in [".current.*", ".suggested.*", ".suggested_weights.*", ".intercept", ".scale"] {
+    for selector in [
+        ".current.*",
+        ".suggested.*",
+        ".suggested_weights.*",
+        ".intercept",
+        ".scale",
+    ] {
         settings.add_redaction(selector, insta::rounded_redaction(4));
     }
     settings.bind(|| insta::assert_json_snapshot!("tune_json", v));

@@ -411,7 +411,12 @@ fn a_review_that_smuggles_instructions_cannot_change_workflows_or_ralphs_configu
     assert_eq!(repo.remote_branch_log().matches("Ralph-Run:").count(), 1);
     let tree = git(
         &repo.remote,
-        &["ls-tree", "-r", "--name-only", "ralph/3-add-a-greet-function"],
+        &[
+            "ls-tree",
+            "-r",
+            "--name-only",
+            "ralph/3-add-a-greet-function",
+        ],
     );
     assert!(!tree.contains(".github/"), "{tree}");
     // ralph's own configuration, in the checkout it runs from, is untouched.
@@ -420,6 +425,10 @@ fn a_review_that_smuggles_instructions_cannot_change_workflows_or_ralphs_configu
         config_before
     );
     let o = repo.outcomes();
-    assert_eq!(o.iter().filter(|o| *o == "revision_failure").count(), 1, "{o:?}");
+    assert_eq!(
+        o.iter().filter(|o| *o == "revision_failure").count(),
+        1,
+        "{o:?}"
+    );
     repo.assert_no_token();
 }

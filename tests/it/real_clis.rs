@@ -543,7 +543,10 @@ fn revision_script(asked: &Asked) -> Reply {
             json!({"satisfied": [{"id": "feedback_1", "evidence": "shout in lib.sh"}], "unsatisfied": []}),
         ),
         _ => greet_answers(asked, &|| {
-            ("Write".into(), json!({"file_path": "lib.sh", "content": LIB}))
+            (
+                "Write".into(),
+                json!({"file_path": "lib.sh", "content": LIB}),
+            )
         }),
     }
 }
@@ -593,5 +596,7 @@ async fn a_review_is_answered_by_a_revision_on_the_real_claude_code() {
         .into_iter()
         .find(|r| r["body"].to_string().contains("This is a revision"))
         .expect("the revision's implementer asked the model");
-    assert!(asked["body"].to_string().contains("Please also add `shout NAME`"));
+    assert!(asked["body"]
+        .to_string()
+        .contains("Please also add `shout NAME`"));
 }

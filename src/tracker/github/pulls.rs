@@ -156,6 +156,23 @@ impl GithubTracker {
     fn pulls_subject(&self) -> String {
         format!("pull requests of {}", self.repo)
     }
+
+    /// Every page of `<under>/{number}/<list>` of a pull request (`what` names it in errors).
+    async fn list<T: serde::de::DeserializeOwned>(
+        &self,
+        number: u64,
+        under: &str,
+        list: &str,
+        what: &str,
+    ) -> Result<Vec<T>> {
+        self.api
+            .get_all(
+                self.path(&format!("{under}/{number}/{list}?per_page=100")),
+                &format!("read the {what} of pull request #{number}"),
+                &format!("pull request #{number} in {}", self.repo),
+            )
+            .await
+    }
 }
 
 #[async_trait]
@@ -189,31 +206,11 @@ impl PullRequestTracker for GithubTracker {
     }
 
     async fn feedback(&self, number: u64) -> Result<Vec<Feedback>> {
-        let subject = format!("pull request #{number} in {}", self.repo);
-        let reviews: Vec<Review> = self
-            .api
-            .get_all(
-                self.path(&format!("/pulls/{number}/reviews?per_page=100")),
-                &format!("read the reviews of pull request #{number}"),
-                &subject,
-            )
-            .await?;
+        let reviews: Vec<Review> = self.list(number, "/pulls", "reviews", "reviews").await?;
         let inline: Vec<InlineComment> = self
-            .api
-            .get_all(
-                self.path(&format!("/pulls/{number}/comments?per_page=100")),
-                &format!("read the review comments of pull request #{number}"),
-                &subject,
-            )
+            .list(number, "/pulls", "comments", "review comments")
             .await?;
-        let comments: Vec<Comment> = self
-            .api
-            .get_all(
-                self.path(&format!("/issues/{number}/comments?per_page=100")),
-                &format!("read the comments of pull request #{number}"),
-                &subject,
-            )
-            .await?;
+        let comments: Vec<Comment> = self.list(number, "/issues", "comments", "comments").await?;
         let mut out: Vec<Feedback> = Vec::new();
         for r in reviews {
             // A pending review is the reviewer's draft: not submitted, not feedback yet.
