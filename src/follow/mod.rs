@@ -13,9 +13,14 @@
 //! ones, and the pull request and its issue go to a human (`attention-needed`). What to do is
 //! decided by a pure function ([`decide`]); what was settled already is read back from the ledger
 //! ([`history`]), so running `follow` twice adds nothing.
+//!
+//! The pure parts: `decide`, `feedback`, `ci`, `history`, `requests`; the shell: `pull` (one
+//! pull request: facts, plan, actions), `revision` (a revision round and its reply), `effects`
+//! (events and escalations).
 
 pub mod ci;
 pub mod decide;
+mod effects;
 pub mod feedback;
 pub mod history;
 mod pull;

@@ -5,14 +5,15 @@
 
 use super::ci::{judge, Judged};
 use super::decide::{self, Action, Facts, Plan};
+use super::effects::{escalate, write_event};
 use super::feedback::{self, Sorted};
 use super::history::{self, PullHistory};
+use super::requests::Asked;
 use super::revision::{revision_round, Round};
 use super::{FollowInput, BRANCH_PREFIX};
-use crate::follow_report::{FollowAction, IgnoredFeedback, PullReport, RevisionReport};
-use crate::ledger::{Event, EventStore, PullRequestOutcome};
+use crate::follow_report::{FollowAction, IgnoredFeedback, PullReport};
+use crate::ledger::{Event, PullRequestOutcome};
 use crate::market::{tables, Outcome};
-use crate::render::follow::escalation;
 use crate::tracker::pulls::{PullFacts, PullRequestTracker, PullState};
 use crate::tracker::workflow::LABEL_ATTENTION;
 use anyhow::Result;
@@ -21,15 +22,6 @@ use std::time::{Duration, Instant};
 
 /// How often pending checks are asked for again while waiting.
 const POLL: Duration = Duration::from_secs(15);
-
-/// What an open pull request asks for.
-#[derive(Default)]
-pub(super) struct Asked {
-    /// The head commit.
-    pub head: Option<String>,
-    pub sorted: Sorted,
-    pub ci: Judged,
-}
 
 /// What the ledger, the labels and git say about a pull request before anything is asked.
 pub(super) struct Known {
@@ -327,34 +319,4 @@ fn settle(
         revisions: hist.revisions,
     });
     write_event(input, &e)
-}
-
-/// Appends one event to the ledger; returns its file name.
-pub(super) fn write_event(input: &FollowInput<'_>, e: &Event) -> Result<String> {
-    let store = EventStore::new(input.settings.ralph_dir.join("events"));
-    crate::compete::append(&store, std::slice::from_ref(e))?
-        .pop()
-        .ok_or_else(|| anyhow::anyhow!("the event was not written"))
-}
-
-/// `attention-needed` on the pull request and its issue, with the reasons on both.
-pub(super) async fn escalate(
-    input: &FollowInput<'_>,
-    pr: u64,
-    issue: Option<u64>,
-    reason: &str,
-    revision: Option<&RevisionReport>,
-) -> Result<()> {
-    let body = crate::secret::redact(&escalation(pr, reason, revision)).into_owned();
-    for n in std::iter::once(pr).chain(issue) {
-        input
-            .tracker
-            .add_labels(n, &[LABEL_ATTENTION.to_owned()])
-            .await?;
-        input.tracker.comment(n, &body).await?;
-    }
-    input
-        .printer
-        .warn(&format!("#{pr} needs a human: {reason}"));
-    Ok(())
 }

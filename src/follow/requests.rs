@@ -3,8 +3,18 @@
 //! and per CI check the change broke (`ci_1…`), each saying where it came from. The text is the
 //! feedback's, cleaned and bounded; the prompt hands it to the implementer as data.
 
-use super::feedback::Request;
+use super::ci::Judged;
+use super::feedback::{Request, Sorted};
 use crate::spec::{ExplicitRequirement, Requirements};
+
+/// What an open pull request asks for.
+#[derive(Default)]
+pub struct Asked {
+    /// The head commit.
+    pub head: Option<String>,
+    pub sorted: Sorted,
+    pub ci: Judged,
+}
 
 /// A CI check the change broke, with its log excerpt.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,10 +5,10 @@
 
 use super::ci::excerpt;
 use super::decide;
+use super::effects::{escalate, write_event};
 use super::feedback::Request;
 use super::history::PullHistory;
-use super::pull::{escalate, write_event, Asked};
-use super::requests::{revision_requirements, Broken};
+use super::requests::{revision_requirements, Asked, Broken};
 use super::FollowInput;
 use crate::compete::agents::Agents;
 use crate::compete::revise::{revise, RevisionInput, RevisionResult};
