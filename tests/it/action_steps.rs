@@ -642,6 +642,7 @@ async fn follow_mode_settles_a_merged_pull_request_lists_it_in_the_summary_and_p
     );
     let mut pr: Value = serde_json::from_str(&crate::common::fixture("pull_request.json")).unwrap();
     pr["head"]["ref"] = json!(branch.trim());
+    pr["head"]["repo"]["full_name"] = json!("octo-org/octo-repo");
     pr["state"] = json!("closed");
     pr["merged_at"] = json!("2026-11-24T12:00:00Z");
     pr["created_at"] = json!("2026-11-24T10:00:00Z");

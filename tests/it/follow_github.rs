@@ -55,7 +55,11 @@ struct Scene<'a> {
     reviewer: Option<(&'a str, &'a str)>,
     /// The `test` check run on the head and on the base (`None`: no check runs).
     ci: Option<(&'a str, &'a str)>,
+    /// The repository the pull request's branch is in.
+    head_repo: &'a str,
 }
+
+const OURS: &str = "octo-org/octo-repo";
 
 async fn competed() -> (MockServer, Repo) {
     let server = github_server().await;
@@ -93,6 +97,7 @@ async fn stage(server: &MockServer, repo: &Repo, scene: &Scene<'_>) {
     let mut pr: Value = serde_json::from_str(&crate::common::fixture("pull_request.json")).unwrap();
     pr["head"]["sha"] = json!(head);
     pr["head"]["ref"] = json!(branch(repo));
+    pr["head"]["repo"]["full_name"] = json!(scene.head_repo);
     pr["base"]["sha"] = json!(base);
     pr["labels"] = json!([]);
     let ok = |body: Value| ResponseTemplate::new(200).set_body_json(body);
@@ -217,6 +222,7 @@ async fn a_maintainers_changes_requested_review_gets_one_revision_and_one_reply(
         &Scene {
             reviewer: Some(("maintainer", "write")),
             ci: None,
+            head_repo: OURS,
         },
     )
     .await;
@@ -252,6 +258,7 @@ async fn the_same_review_by_a_read_only_user_changes_nothing() {
         &Scene {
             reviewer: Some(("drive-by", "read")),
             ci: None,
+            head_repo: OURS,
         },
     )
     .await;
@@ -283,6 +290,7 @@ async fn a_check_failing_on_the_head_and_passing_on_the_base_feeds_a_revision_it
         &Scene {
             reviewer: None,
             ci: Some(("failure", "success")),
+            head_repo: OURS,
         },
     )
     .await;
@@ -320,6 +328,7 @@ async fn a_check_failing_on_head_and_base_is_not_the_changes_fault() {
         &Scene {
             reviewer: None,
             ci: Some(("failure", "failure")),
+            head_repo: OURS,
         },
     )
     .await;
@@ -330,4 +339,27 @@ async fn a_check_failing_on_head_and_base_is_not_the_changes_fault() {
     assert!(report["pulls"][0]["revision"].is_null());
     assert_eq!(ralph_commits(&repo), 1);
     assert!(comments(&server).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_request_from_a_fork_named_like_ralphs_is_not_followed() {
+    let (server, repo) = competed().await;
+    let events = repo.events().len();
+    stage(
+        &server,
+        &repo,
+        &Scene {
+            reviewer: Some(("maintainer", "write")),
+            ci: Some(("failure", "success")),
+            head_repo: "mallory/octo-repo",
+        },
+    )
+    .await;
+    let out = follow(&server, &repo).await;
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["pulls"], json!([]), "{report:#}");
+    assert_eq!(ralph_commits(&repo), 1);
+    assert!(comments(&server).await.is_empty());
+    assert_eq!(repo.events().len(), events);
 }

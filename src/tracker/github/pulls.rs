@@ -21,6 +21,31 @@ struct Ref {
     name: String,
     #[serde(default)]
     sha: Option<String>,
+    /// The repository the branch is in (a fork's for a pull request from a fork; `null` when
+    /// the fork was deleted).
+    #[serde(default)]
+    repo: Option<RepoName>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RepoName {
+    full_name: String,
+}
+
+/// The pull requests from branches of `repo` itself whose branch starts with `prefix`: a fork
+/// can name a branch `ralph/12-…` too, but only people who may write to the repository can
+/// push one there.
+fn ours(pulls: Vec<Pull>, prefix: &str, repo: &str) -> Vec<Pull> {
+    pulls
+        .into_iter()
+        .filter(|p| p.head.name.starts_with(prefix))
+        .filter(|p| {
+            p.head
+                .repo
+                .as_ref()
+                .is_some_and(|r| r.full_name.eq_ignore_ascii_case(repo))
+        })
+        .collect()
 }
 
 #[derive(Debug, Deserialize)]
@@ -186,9 +211,8 @@ impl PullRequestTracker for GithubTracker {
                 &self.pulls_subject(),
             )
             .await?;
-        Ok(pulls
+        Ok(ours(pulls, head_prefix, &self.repo.to_string())
             .into_iter()
-            .filter(|p| p.head.name.starts_with(head_prefix))
             .map(PullFacts::from)
             .collect())
     }
@@ -312,6 +336,28 @@ impl PullRequestTracker for GithubTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_repositorys_own_ralph_branches_are_followed() {
+        let pull = |n: u64, head: &str, repo: serde_json::Value| -> Pull {
+            serde_json::from_value(serde_json::json!({
+                "number": n, "state": "open",
+                "head": {"ref": head, "repo": repo}, "base": {"ref": "main"}
+            }))
+            .unwrap()
+        };
+        let list = vec![
+            pull(1, "ralph/3-x", serde_json::json!({"full_name": "Octo-Org/octo-repo"})),
+            pull(2, "ralph/3-x", serde_json::json!({"full_name": "mallory/octo-repo"})),
+            pull(3, "ralph/4-y", serde_json::Value::Null),
+            pull(4, "feature/z", serde_json::json!({"full_name": "octo-org/octo-repo"})),
+        ];
+        let kept: Vec<u64> = ours(list, "ralph/", "octo-org/octo-repo")
+            .iter()
+            .map(|p| p.number)
+            .collect();
+        assert_eq!(kept, [1]);
+    }
 
     #[test]
     fn a_merged_pull_request_keeps_its_merge_commit_and_an_open_one_does_not() {
