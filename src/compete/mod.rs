@@ -7,6 +7,8 @@
 //!   (`Book`), a round's bench, contest and selection;
 //! - `decide`: the state machine, one pure function from how a round ended to what happens next;
 //! - `state`: what is kept for `--resume`, and the per-issue lock;
+//! - `select`: a round's proposals and judging under watch, a replan's resubmission refused,
+//!   the winner and its budget;
 //! - `attempt`: the implementer's attempts and ralph's verification;
 //! - `implementer`: one call of the implementer — its prompt, its answer, what it left;
 //! - `verify_role`: the `verify` role — which open checkboxes a passing change satisfies;
@@ -45,6 +47,7 @@ mod review;
 pub mod revise;
 pub mod round;
 mod run;
+mod select;
 mod settle;
 mod site;
 mod state;
