@@ -9,7 +9,7 @@ use crate::compete::agents::Agents;
 use crate::compete::{compete, dry_run, escalate_interrupted, DryRunInput, RunInput, RunOptions};
 use crate::error::{Exit, UserError};
 use crate::render::run::render_round;
-use crate::run_report::RunOutcome;
+use crate::run_report::{RunOutcome, RunReport};
 use crate::tracker::{self, IssueState};
 use crate::workspace::GitWorkspace;
 use anyhow::Result;
@@ -165,28 +165,50 @@ async fn competition(
         }
     };
     if let Some(env) = &action {
-        env.publish(&report)?;
-        // The leaderboard where the team looks: the standings after this run.
-        if report.outcome != RunOutcome::DryRun {
-            let ledger = crate::ledger::Ledger::new(&settings.ralph_dir);
-            match ledger.state(&settings.config.fold_params()) {
-                Ok((state, _)) => env.append_summary(&format!(
-                    "\n### Leaderboard after this run\n\n{}",
-                    crate::render::markdown::standings(&state)
-                ))?,
-                Err(e) => ctx
-                    .printer
-                    .warn(&format!("could not read the ledger: {e:#}")),
-            }
-        }
-        if !ctx.printer.json_mode() {
-            for a in annotations(&report) {
-                ctx.printer.data(&format!("{a}\n"))?;
-            }
+        publish(ctx, settings, env, &report)?;
+    }
+    outcome(ctx, &report)?;
+    Ok(match report.outcome {
+        RunOutcome::Complete | RunOutcome::Success | RunOutcome::DryRun => Exit::Success,
+        RunOutcome::Aborted | RunOutcome::Escalated => Exit::Failure,
+    })
+}
+
+/// In a GitHub Action: the report published, the leaderboard after the run added to the job
+/// summary, and the report's annotations printed for the workflow (not in JSON mode).
+fn publish(
+    ctx: &Context,
+    settings: &crate::settings::Settings,
+    env: &ActionEnv,
+    report: &RunReport,
+) -> Result<()> {
+    env.publish(report)?;
+    // The leaderboard where the team looks: the standings after this run.
+    if report.outcome != RunOutcome::DryRun {
+        let ledger = crate::ledger::Ledger::new(&settings.ralph_dir);
+        match ledger.state(&settings.config.fold_params()) {
+            Ok((state, _)) => env.append_summary(&format!(
+                "\n### Leaderboard after this run\n\n{}",
+                crate::render::markdown::standings(&state)
+            ))?,
+            Err(e) => ctx
+                .printer
+                .warn(&format!("could not read the ledger: {e:#}")),
         }
     }
+    if !ctx.printer.json_mode() {
+        for a in annotations(report) {
+            ctx.printer.data(&format!("{a}\n"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Says how the run ended — the report as JSON, or the outcome, the spending, the escalation
+/// and where the time went.
+fn outcome(ctx: &Context, report: &RunReport) -> Result<()> {
     if ctx.printer.json_mode() {
-        ctx.printer.json(&report)?;
+        ctx.printer.json(report)?;
     } else {
         let t = &report.total;
         ctx.printer.status(&format!(
@@ -206,8 +228,5 @@ async fn competition(
             &report.critical_path,
         ));
     }
-    Ok(match report.outcome {
-        RunOutcome::Complete | RunOutcome::Success | RunOutcome::DryRun => Exit::Success,
-        RunOutcome::Aborted | RunOutcome::Escalated => Exit::Failure,
-    })
+    Ok(())
 }

@@ -5,7 +5,8 @@
 
 use super::Context;
 use crate::error::{Exit, UserError};
-use crate::tracker::{self, workflow, IssueState};
+use crate::settings::Settings;
+use crate::tracker::{self, workflow, Issue, IssueState, IssueTracker};
 use anyhow::Result;
 use clap::Args;
 
@@ -33,44 +34,12 @@ pub async fn run(ctx: &Context, args: ReadyArgs) -> Result<Exit> {
                 .into(),
         );
     }
-    let left_behind: Vec<&str> = [workflow::LABEL_IN_PROGRESS, workflow::LABEL_ATTENTION]
-        .into_iter()
-        .filter(|l| issue.has_label(l))
-        .collect();
-    let mut removed_labels: Vec<&str> = Vec::new();
-    if !left_behind.is_empty() {
-        let n = issue.number;
-        if crate::compete::RunLock::is_held(&settings.ralph_dir, n) {
-            return Err(UserError::usage(format!(
-                "a `ralph compete {n}` is running on this machine"
-            ))
-            .with_hint("wait for it to finish; it releases the issue itself")
-            .into());
-        }
-        let labels = left_behind.join("` and `");
-        let confirmed = super::prompt::confirm(
-            &format!(
-                "Issue #{n} is labelled `{labels}` and no run holds it here. Re-arm it as `{ready}`? [y/N] "
-            ),
-            args.yes,
-            format!("issue #{n} is labelled `{labels}`: re-arming it needs confirmation"),
-            "check that no run is working on it (on this machine or in CI), then run `ralph ready N --yes`",
-        )
-        .await?;
-        if !confirmed {
-            ctx.printer.status("Nothing changed.");
-            return Ok(Exit::Success);
-        }
-        for label in [
-            workflow::LABEL_IN_PROGRESS,
-            workflow::LABEL_ATTENTION,
-            workflow::LABEL_RALPH,
-        ] {
-            if issue.has_label(label) && tracker.remove_label(n, label).await? {
-                removed_labels.push(label);
-            }
-        }
-    }
+    let Some(mut removed_labels) =
+        rearm(&settings, tracker.as_ref(), &issue, &ready, args.yes).await?
+    else {
+        ctx.printer.status("Nothing changed.");
+        return Ok(Exit::Success);
+    };
     let added = !issue.has_label(&ready);
     if added {
         tracker
@@ -91,21 +60,75 @@ pub async fn run(ctx: &Context, args: ReadyArgs) -> Result<Exit> {
             "removed": removed_labels,
         }))?;
     } else {
-        let mut changes = Vec::new();
-        if added {
-            changes.push(format!("+{ready}"));
-        }
-        changes.extend(removed_labels.iter().map(|l| format!("-{l}")));
-        let line = if changes.is_empty() {
-            format!("issue #{} was already ready\n", issue.number)
-        } else {
-            format!(
-                "issue #{} is ready ({})\n",
-                issue.number,
-                changes.join(", ")
-            )
-        };
-        ctx.printer.data(&line)?;
+        ctx.printer
+            .data(&ready_line(issue.number, &ready, added, &removed_labels))?;
     }
     Ok(Exit::Success)
+}
+
+/// Re-arms an issue a stopped run left `in-progress` or `attention-needed`: refused while a
+/// run holds its lock here, else — once confirmed — those labels and `ralph` are removed.
+/// Returns the labels removed (none when nothing was left behind); `None` when the user did
+/// not confirm.
+async fn rearm(
+    settings: &Settings,
+    tracker: &dyn IssueTracker,
+    issue: &Issue,
+    ready: &str,
+    yes: bool,
+) -> Result<Option<Vec<&'static str>>> {
+    let left_behind: Vec<&str> = [workflow::LABEL_IN_PROGRESS, workflow::LABEL_ATTENTION]
+        .into_iter()
+        .filter(|l| issue.has_label(l))
+        .collect();
+    let mut removed_labels: Vec<&str> = Vec::new();
+    if left_behind.is_empty() {
+        return Ok(Some(removed_labels));
+    }
+    let n = issue.number;
+    if crate::compete::RunLock::is_held(&settings.ralph_dir, n) {
+        return Err(
+            UserError::usage(format!("a `ralph compete {n}` is running on this machine"))
+                .with_hint("wait for it to finish; it releases the issue itself")
+                .into(),
+        );
+    }
+    let labels = left_behind.join("` and `");
+    let confirmed = super::prompt::confirm(
+        &format!(
+            "Issue #{n} is labelled `{labels}` and no run holds it here. Re-arm it as `{ready}`? [y/N] "
+        ),
+        yes,
+        format!("issue #{n} is labelled `{labels}`: re-arming it needs confirmation"),
+        "check that no run is working on it (on this machine or in CI), then run `ralph ready N --yes`",
+    )
+    .await?;
+    if !confirmed {
+        return Ok(None);
+    }
+    for label in [
+        workflow::LABEL_IN_PROGRESS,
+        workflow::LABEL_ATTENTION,
+        workflow::LABEL_RALPH,
+    ] {
+        if issue.has_label(label) && tracker.remove_label(n, label).await? {
+            removed_labels.push(label);
+        }
+    }
+    Ok(Some(removed_labels))
+}
+
+/// The line that says what changed on issue `number`: `issue #7 is ready (+ready, -ralph)`, or
+/// that it was already ready.
+fn ready_line(number: u64, ready: &str, added: bool, removed: &[&str]) -> String {
+    let mut changes = Vec::new();
+    if added {
+        changes.push(format!("+{ready}"));
+    }
+    changes.extend(removed.iter().map(|l| format!("-{l}")));
+    if changes.is_empty() {
+        format!("issue #{number} was already ready\n")
+    } else {
+        format!("issue #{number} is ready ({})\n", changes.join(", "))
+    }
 }

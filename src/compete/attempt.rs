@@ -1,40 +1,28 @@
-//! Phase 3: the implementer's attempts on the winning proposal. No attempt is taken on an
-//! agent's word: each one is verified by ralph's own checks (something must run, a test among
-//! it, the change must not be empty), then the `verify` role decides which open checkboxes the
-//! change satisfies — none satisfied fails the attempt —, then the change is committed, and a
-//! failing pre-commit hook fails the attempt too. Whatever failed goes to the next attempt;
-//! between attempts the worktree is reset. The run's caps are checked before every attempt.
+//! Phase 3: the implementer's attempts on the winning proposal (each one a call of the
+//! `implementer`). No attempt is taken on an agent's word: each one is verified by ralph's own
+//! checks (something must run, a test among it, the change must not be empty), then the
+//! `verify` role (`verify_role`) decides which open checkboxes the change satisfies — none
+//! satisfied fails the attempt —, then the change is committed, and a failing pre-commit hook
+//! fails the attempt too. Whatever failed goes to the next attempt; between attempts the
+//! worktree is reset. The run's caps are checked before every attempt.
 
 use super::crew::{Bench, Book, Contest, Crew, Selection};
-use super::extract::{prompt_json, PromptIssue};
 use super::findings::{
-    failures_for_prompt, findings, name_some, Attempts, Findings, Found, Passed, Verdict,
+    failures_for_prompt, findings, name_some, Attempts, Findings, Found, Passed,
 };
+use super::implementer::{implement_once, Implemented};
 use super::prepare::refresh_environment;
 use super::propose::FailedCheck;
 use super::round::Arrived;
-use crate::agent::protocol::{ask, AnswerContext, ImplementAnswer, VerifyAnswer};
-use crate::agent::Role;
+use super::verify_role::verify_requirements;
+use crate::agent::protocol::ImplementAnswer;
 use crate::checks::CheckPlan;
 use crate::verify::{verify, VerificationReport};
 use crate::workspace::{CommitInfo, WorkspaceError, Worktree};
 use anyhow::Result;
-use std::collections::BTreeMap;
 
-/// The most diff text the `verify` role is shown.
-const MAX_VERIFY_DIFF: usize = 200_000;
 /// The most of a failed attempt's diff kept for the escalation comment.
 pub const MAX_FAILED_DIFF: usize = 20_000;
-
-/// One call of the implementer: its answer (none when it failed), what it changed in git's
-/// files (restored), and its result.
-struct Implemented {
-    answer: Option<ImplementAnswer>,
-    by_agent: Option<String>,
-    result: crate::workspace::Snapshot,
-    /// What the run report should say about it (by-products left out).
-    note: Option<String>,
-}
 
 /// What ralph's checks made of a change.
 struct Checked {
@@ -71,7 +59,7 @@ impl Purpose {
     }
 
     /// How the console names an attempt (`Attempt 2`).
-    fn label(self) -> &'static str {
+    pub(super) fn label(self) -> &'static str {
         match self {
             Purpose::Winner => "Attempt",
             Purpose::Audit => "Audit attempt",
@@ -80,7 +68,7 @@ impl Purpose {
     }
 
     /// The agent call's variant (recordings and fakes tell the calls apart by it).
-    fn variant(self) -> Option<&'static str> {
+    pub(super) fn variant(self) -> Option<&'static str> {
         match self {
             Purpose::Winner => None,
             Purpose::Audit => Some("audit"),
@@ -89,7 +77,7 @@ impl Purpose {
     }
 
     /// How the timeline and the live view name the work.
-    fn word(self) -> &'static str {
+    pub(super) fn word(self) -> &'static str {
         match self {
             Purpose::Winner => "implement",
             Purpose::Audit => "audit",
@@ -126,16 +114,9 @@ pub(super) async fn attempts(
     contest: &Contest,
     target: &Target<'_>,
 ) -> Result<Attempts> {
-    let Target {
-        wt,
-        proposal,
-        budget,
-        purpose,
-        ..
-    } = *target;
-    let keep = purpose.keep();
+    let (wt, budget) = (target.wt, target.budget);
     // How the console names the attempts.
-    let label = purpose.label();
+    let label = target.purpose.label();
     let printer = crew.input.printer;
     if let Err(why) = &crew.input.agents.implementer.backend {
         return Err(anyhow::anyhow!("the implementer cannot start: {why}"));
@@ -154,246 +135,201 @@ pub(super) async fn attempts(
         if attempt > 1 {
             crew.input.workspace.reset_worktree(wt).await?;
         }
-        // How the timeline names this attempt's phases: `attempt r1.2`, `checks r1.2`.
-        let tag = format!(
-            "{}r{}.{attempt}",
-            match purpose {
-                Purpose::Winner => "",
-                Purpose::Audit => "audit ",
-                Purpose::Revision => "revision ",
-            },
-            contest.site.round
-        );
-        let Implemented {
-            answer,
-            by_agent,
-            result,
-            note,
-        } = implement_once(crew, bench, contest, target, attempt, &previous, &tag).await?;
-        book.report.warnings.extend(note);
-        let Checked {
-            verification: v,
-            native_failed,
-            by_checks,
-            note,
-        } = check_change(
-            crew,
-            bench,
-            target,
-            &result,
-            &tag,
-            &format!("{label} {attempt}"),
-            attempt,
-        )
-        .await?;
-        book.report.warnings.extend(note);
-        for (who, changes) in [("the implementer", &by_agent), ("the checks", &by_checks)] {
-            if let Some(changes) = changes {
-                book.report.git_tampering.push(format!(
-                    "{who}, {} {attempt}: {changes}",
-                    label.to_lowercase()
-                ));
-            }
+        let mut tried = try_change(crew, book, bench, contest, target, attempt, &previous).await?;
+        if let Some(passed) =
+            accept(crew, book, bench, contest, target, &mut tried, &mut out).await?
+        {
+            printer.status(&format!(
+                "- {label} {attempt}/{budget}: verification passed"
+            ));
+            out.passed = Some(passed);
+            out.verification = Some(tried.verification);
+            return Ok(out);
         }
-        let Findings {
-            mut reasons,
-            mut other,
-        } = findings(&Found {
-            verification: &v,
-            answered: answer.is_some(),
-            native_failed,
-            by_agent: by_agent.as_deref(),
-            by_checks: by_checks.as_deref(),
-        });
-        let outcome = match answer {
-            Some(answer) if reasons.is_empty() => {
-                let started = std::time::Instant::now();
-                let verdict =
-                    verify_requirements(crew, bench, contest, target, &answer, &v).await?;
-                crew.timeline.since(format!("verify {tag}"), started);
-                out.unsatisfied = verdict.unsatisfied.clone();
-                if verdict.satisfied.is_empty() {
-                    let why = verdict
-                        .unsatisfied
-                        .iter()
-                        .map(|(id, r)| format!("{id}: {r}"))
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    reasons
-                        .push("the verify role found none of the open checkboxes satisfied".into());
-                    other.push(("verify role".into(), why));
-                    None
-                } else {
-                    Some((answer, verdict))
-                }
-            }
-            _ => None,
-        };
-        if let Some((answer, verdict)) = outcome {
-            let committed = if keep {
-                commit(crew, book, wt, contest, proposal, &answer).await
-            } else {
-                Ok(String::new())
-            };
-            match committed {
-                Ok(commit) => {
-                    printer.status(&format!(
-                        "- {label} {attempt}/{budget}: verification passed"
-                    ));
-                    out.passed = Some(Passed {
-                        summary: crate::spec::strip_for_prompt(answer.summary.trim()),
-                        verdict,
-                        commit,
-                    });
-                    out.verification = Some(v);
-                    return Ok(out);
-                }
-                Err(WorkspaceError::Hook { code, output }) => {
-                    reasons.push(format!("the pre-commit hook failed (exit {code})"));
-                    other.push(("pre-commit hook".into(), output));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        printer.status(&format!(
-            "- {label} {attempt}/{budget}: {}",
-            reasons.join("; ")
-        ));
+        previous = record_failure(crew, target, tried, &mut out).await;
         // The environment is no attempt's fault, and no further attempt can mend it.
-        let environment = (reasons.len() == v.reasons().len())
-            .then(|| v.environment_failure())
-            .flatten();
-        previous = failures_for_prompt(Some(&v), &other);
-        out.last_diff = crew
-            .input
-            .workspace
-            .patch_text(wt, MAX_FAILED_DIFF)
-            .await
-            .ok();
-        out.last_reasons = reasons;
-        out.verification = Some(v);
-        if environment.is_some() {
-            out.environment = environment;
+        if out.environment.is_some() {
             break;
         }
     }
     Ok(out)
 }
 
-/// One call of the implementer on the worktree: the prompt (with the previous attempts'
-/// failures), the answer, what it changed in git's files (restored), and its result as the
-/// commit will take it; by-products it generated are named and left out.
-async fn implement_once(
+/// How the timeline names attempt `attempt` of round `round`'s phases: `attempt r1.2`,
+/// `checks r1.2`, `audit r1.2`.
+fn attempt_tag(purpose: Purpose, round: u32, attempt: u32) -> String {
+    format!(
+        "{}r{round}.{attempt}",
+        match purpose {
+            Purpose::Winner => "",
+            Purpose::Audit => "audit ",
+            Purpose::Revision => "revision ",
+        }
+    )
+}
+
+/// One attempt's change as ralph's checks left it: which attempt it is and how the timeline
+/// names it, the implementer's answer (none when it failed), the verification, and why the
+/// attempt fails so far (no reasons: it passed ralph's checks).
+struct Tried {
+    attempt: u32,
+    tag: String,
+    answer: Option<ImplementAnswer>,
+    verification: VerificationReport,
+    findings: Findings,
+}
+
+/// Attempt `attempt`'s change: the implementer's call, ralph's checks on the result, what
+/// either changed in git's own files (recorded in the report), and the findings. The notes on
+/// by-products and on what the checks wrote go to the report's warnings.
+async fn try_change(
     crew: &mut Crew<'_>,
+    book: &mut Book,
     bench: &Bench,
     contest: &Contest,
     target: &Target<'_>,
     attempt: u32,
     previous: &[FailedCheck],
-    tag: &str,
-) -> Result<Implemented> {
-    let Target {
-        wt,
-        plan,
-        proposal,
-        budget,
-        purpose,
-    } = *target;
-    let label = purpose.label().to_lowercase();
-    let printer = crew.input.printer;
-    let implementer = &crew.input.agents.implementer;
-    let backend = match &implementer.backend {
-        Ok(b) => b.clone(),
-        Err(why) => return Err(anyhow::anyhow!("the implementer cannot start: {why}")),
-    };
-    let prompt = bench.prompts.render(
-        Role::Implement,
-        &serde_json::json!({
-            "issue": PromptIssue::new(&contest.issue),
-            "branch": wt.branch,
-            "scratch": !purpose.keep(),
-            "revision": purpose == Purpose::Revision,
-            "checks": plan.checks.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
-            "requirements_json": prompt_json(&contest.reqs),
-            "proposal_json": prompt_json(&proposal.proposal),
-            "previous_failures": previous,
-            "attempt": attempt,
-            "budget": budget,
-        }),
-    )?;
-    let mut call = contest
-        .site
-        .call(Role::Implement, prompt, implementer.timeout);
-    call.workdir = wt.path.clone();
-    call.attempt = (attempt - 1) * 2;
-    call.variant = purpose.variant();
-    let view = crew.input.progress.start(format!(
-        "{} · {} · attempt {attempt}/{budget}",
-        purpose.word(),
-        proposal.bot_id
-    ));
-    call.activity = Some(view.sink());
-    let ctx = AnswerContext {
-        requirement_ids: contest
-            .reqs
-            .explicit_requirements
-            .iter()
-            .map(|r| r.id.clone())
-            .collect(),
-        ..AnswerContext::default()
-    };
-    // The by-products already there (the environment, earlier checks): not the
-    // implementer's.
-    let present: std::collections::BTreeSet<String> = crew
-        .input
-        .workspace
-        .left_out(wt)
-        .await?
-        .into_iter()
-        .collect();
-    let started = std::time::Instant::now();
-    let answer = match ask::<ImplementAnswer>(backend.as_ref(), &call, &ctx).await {
-        Ok(asked) => {
-            crew.accounts
-                .record("implementer", Role::Implement, asked.usage, asked.duration);
-            Some(asked.answer)
-        }
-        Err(e) => {
-            printer.warn(&format!("{label} {attempt}: the implementer failed: {e}"));
-            None
-        }
-    };
-    drop(view);
-    crew.timeline.since(format!("attempt {tag}"), started);
-    // Whatever the implementer wrote outside its worktree in git's own files is undone
-    // before anything else runs, and fails the attempt.
-    let by_agent =
-        super::guard::sealed(crew.input.workspace, printer, wt, "The implementer").await?;
-    // The implementer's result, as the commit will take it: whatever the checks change in
-    // it afterwards is put back.
-    let result = crew.input.workspace.snapshot(wt).await?;
-    let generated: Vec<String> = crew
-        .input
-        .workspace
-        .left_out(wt)
-        .await?
-        .into_iter()
-        .filter(|p| !present.contains(p))
-        .collect();
-    let note = (!generated.is_empty()).then(|| {
-        let note = format!(
-            "{label} {attempt}: left out of the commit as by-products: {}",
-            name_some(&generated)
-        );
-        printer.status(&format!("- {note}"));
-        note
-    });
-    Ok(Implemented {
+) -> Result<Tried> {
+    let label = target.purpose.label();
+    let tag = attempt_tag(target.purpose, contest.site.round, attempt);
+    let Implemented {
         answer,
         by_agent,
         result,
         note,
+    } = implement_once(crew, bench, contest, target, attempt, previous, &tag).await?;
+    book.report.warnings.extend(note);
+    let Checked {
+        verification,
+        native_failed,
+        by_checks,
+        note,
+    } = check_change(
+        crew,
+        bench,
+        target,
+        &result,
+        &tag,
+        &format!("{label} {attempt}"),
+        attempt,
+    )
+    .await?;
+    book.report.warnings.extend(note);
+    for (who, changes) in [("the implementer", &by_agent), ("the checks", &by_checks)] {
+        if let Some(changes) = changes {
+            book.report.git_tampering.push(format!(
+                "{who}, {} {attempt}: {changes}",
+                label.to_lowercase()
+            ));
+        }
+    }
+    let findings = findings(&Found {
+        verification: &verification,
+        answered: answer.is_some(),
+        native_failed,
+        by_agent: by_agent.as_deref(),
+        by_checks: by_checks.as_deref(),
+    });
+    Ok(Tried {
+        attempt,
+        tag,
+        answer,
+        verification,
+        findings,
     })
+}
+
+/// The rest of a change that answered and passed ralph's checks: the `verify` role must find
+/// an open checkbox satisfied (its reasons for the others go to `out`), then the change is
+/// committed when the purpose keeps it. What fails the attempt (none satisfied, a failing
+/// pre-commit hook) is added to `tried`'s findings; `None` then, or when there was nothing to
+/// accept.
+async fn accept(
+    crew: &mut Crew<'_>,
+    book: &mut Book,
+    bench: &Bench,
+    contest: &Contest,
+    target: &Target<'_>,
+    tried: &mut Tried,
+    out: &mut Attempts,
+) -> Result<Option<Passed>> {
+    let Findings { reasons, other } = &mut tried.findings;
+    let Some(answer) = tried.answer.take().filter(|_| reasons.is_empty()) else {
+        return Ok(None);
+    };
+    let started = std::time::Instant::now();
+    let verdict =
+        verify_requirements(crew, bench, contest, target, &answer, &tried.verification).await?;
+    crew.timeline
+        .since(format!("verify {}", tried.tag), started);
+    out.unsatisfied = verdict.unsatisfied.clone();
+    if verdict.satisfied.is_empty() {
+        let why = verdict
+            .unsatisfied
+            .iter()
+            .map(|(id, r)| format!("{id}: {r}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        reasons.push("the verify role found none of the open checkboxes satisfied".into());
+        other.push(("verify role".into(), why));
+        return Ok(None);
+    }
+    let committed = if target.purpose.keep() {
+        commit(crew, book, target.wt, contest, target.proposal, &answer).await
+    } else {
+        Ok(String::new())
+    };
+    match committed {
+        Ok(commit) => Ok(Some(Passed {
+            summary: crate::spec::strip_for_prompt(answer.summary.trim()),
+            verdict,
+            commit,
+        })),
+        Err(WorkspaceError::Hook { code, output }) => {
+            reasons.push(format!("the pre-commit hook failed (exit {code})"));
+            other.push(("pre-commit hook".into(), output));
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Records a failed attempt: says why on the console, keeps its reasons, verification and
+/// diff (bounded) in `out`, and its environment failure when the environment alone failed it.
+/// Returns the failures the next attempt's prompt is told.
+async fn record_failure(
+    crew: &Crew<'_>,
+    target: &Target<'_>,
+    tried: Tried,
+    out: &mut Attempts,
+) -> Vec<FailedCheck> {
+    let Tried {
+        attempt,
+        verification: v,
+        findings: Findings { reasons, other },
+        ..
+    } = tried;
+    crew.input.printer.status(&format!(
+        "- {} {attempt}/{}: {}",
+        target.purpose.label(),
+        target.budget,
+        reasons.join("; ")
+    ));
+    let environment = (reasons.len() == v.reasons().len())
+        .then(|| v.environment_failure())
+        .flatten();
+    let previous = failures_for_prompt(Some(&v), &other);
+    out.last_diff = crew
+        .input
+        .workspace
+        .patch_text(target.wt, MAX_FAILED_DIFF)
+        .await
+        .ok();
+    out.last_reasons = reasons;
+    out.verification = Some(v);
+    out.environment = environment;
+    previous
 }
 
 /// Runs ralph's checks on the implementer's change: the environment made again when a
@@ -531,113 +467,4 @@ async fn commit(
         .await?;
     book.state.commits += 1;
     Ok(id)
-}
-
-/// Which open checkboxes the change satisfies: the `verify` role's answer, limited to the
-/// open ones; only when the arbiter cannot answer, the checkboxes both the proposal and the
-/// implementer claim (every check passed, so the claim has their support).
-async fn verify_requirements(
-    crew: &mut Crew<'_>,
-    bench: &Bench,
-    contest: &Contest,
-    target: &Target<'_>,
-    answer: &ImplementAnswer,
-    verification: &VerificationReport,
-) -> Result<Verdict> {
-    let printer = crew.input.printer;
-    let open = &contest.open;
-    let wt = target.wt;
-    let diff = crew.input.workspace.patch_text(wt, MAX_VERIFY_DIFF).await?;
-    let checks: Vec<serde_json::Value> = verification
-        .checks
-        .iter()
-        .map(|c| serde_json::json!({"name": c.name, "passed": c.passed()}))
-        .collect();
-    let prompt = bench.prompts.render(
-        Role::Verify,
-        &serde_json::json!({
-            "issue": PromptIssue::new(&contest.issue),
-            "requirements_json": prompt_json(&contest.reqs),
-            "checks": checks,
-            "diff": crate::spec::strip_for_prompt(&diff),
-        }),
-    )?;
-    let fallback = || {
-        Verdict {
-            satisfied: target
-                .proposal
-                .proposal
-                .spec_alignment
-                .checkboxes_addressed
-                .iter()
-                .filter(|id| open.contains(*id) && answer.checkboxes_completed.contains(id))
-                .map(|id| {
-                    (
-                        id.clone(),
-                        "claimed by the proposal and the implementer (the verify role could not answer); every check passed"
-                            .to_owned(),
-                    )
-                })
-                .collect(),
-            unsatisfied: BTreeMap::new(),
-            by_verify_role: false,
-        }
-    };
-    let arbiter = &crew.input.agents.arbiter;
-    let Ok(backend) = &arbiter.backend else {
-        printer.warn("no arbiter to verify the requirements: using the claims the checks support");
-        return Ok(fallback());
-    };
-    let mut call = contest.site.call(Role::Verify, prompt, arbiter.timeout);
-    call.variant = target.purpose.variant();
-    let view = contest.site.watch(&mut call, "verify · arbiter");
-    let ctx = AnswerContext {
-        requirement_ids: open.clone(),
-        ..AnswerContext::default()
-    };
-    // The verify role reads the change in the worktree; it must leave it as it is.
-    let snap = super::guard::watch(crew.input.workspace, wt).await?;
-    let asked = ask::<VerifyAnswer>(backend.as_ref(), &call, &ctx).await;
-    drop(view);
-    if super::guard::changed(crew.input.workspace, printer, wt, &snap, "The verify role")
-        .await?
-        .is_some()
-    {
-        if let Ok(a) = &asked {
-            crew.accounts
-                .record("arbiter", Role::Verify, a.usage, a.duration);
-        }
-        printer.warn("the verify role's answer is discarded: using the claims the checks support");
-        return Ok(fallback());
-    }
-    match asked {
-        Ok(asked) => {
-            crew.accounts
-                .record("arbiter", Role::Verify, asked.usage, asked.duration);
-            let strip = crate::spec::strip_for_prompt;
-            Ok(Verdict {
-                satisfied: asked
-                    .answer
-                    .satisfied
-                    .into_iter()
-                    .filter(|s| open.contains(&s.id))
-                    .map(|s| (s.id, strip(&s.evidence)))
-                    .collect(),
-                unsatisfied: asked
-                    .answer
-                    .unsatisfied
-                    .into_iter()
-                    .filter(|u| open.contains(&u.id))
-                    .map(|u| (u.id, strip(&u.reason)))
-                    .collect(),
-                by_verify_role: true,
-            })
-        }
-        Err(e) => {
-            printer.warn(&format!(
-                "the verify role failed ({e}): using the claims the checks support"
-            ));
-            Ok(fallback())
-        }
-    }
 }

@@ -7,10 +7,14 @@
 
 use super::attempt::{Purpose, Target};
 use super::crew::{Bench, Book, Contest, Crew, Selection};
+use super::findings::Attempts;
 use super::prepare::{cache_dir, forget_setup};
+use super::round::Arrived;
 use super::settle::check_reports;
+use crate::agent::accounts::Spend;
 use crate::checks::environment::variables;
 use crate::run_report::AuditReport;
+use crate::workspace::Worktree;
 use anyhow::Result;
 
 /// Whether the round whose blinding seed is `seed` is audited at `rate`: a fixed draw from
@@ -53,31 +57,13 @@ pub(super) async fn audit(
             "## Audit: implementing the runner-up {id} ({}) in a scratch checkout; nothing of it is kept",
             runner_up.bot_id
         ));
-    let mut audit = AuditReport {
-        proposal_id: id.clone(),
-        bot_id: runner_up.bot_id.clone(),
-        passed: None,
-        attempts: 0,
-        checks: Vec::new(),
-        reason: None,
-        input_tokens: 0,
-        output_tokens: 0,
-        cost_usd: None,
-        duration_ms: 0,
-    };
+    let mut audit = not_yet_run(id, runner_up);
     if let Some(cap) = crew.accounts.cap_reached(&settings.config.limits) {
         audit.reason = Some(format!("not run: {cap}"));
         printer.status(&format!("- Audit not run: {cap}"));
         return Ok(Some(audit));
     }
-    let name = format!(
-        "{}-audit",
-        bench
-            .wt
-            .path
-            .file_name()
-            .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned())
-    );
+    let name = scratch_name(&bench.wt);
     let workspace = crew.input.workspace;
     let scratch = match workspace.create_scratch(&bench.wt, &name, start).await {
         Ok(wt) => wt,
@@ -106,7 +92,41 @@ pub(super) async fn audit(
     }
     forget_setup(settings, &scratch);
     let attempts = result?;
-    let spent = crew.accounts.since(&before).total();
+    record(&mut audit, &attempts, &crew.accounts.since(&before).total());
+    printer.status(&format!("- Audit: the runner-up {}", how_it_went(&audit)));
+    Ok(Some(audit))
+}
+
+/// The audit of proposal `id` (`runner_up`'s) before anything of it ran.
+fn not_yet_run(id: &str, runner_up: &Arrived) -> AuditReport {
+    AuditReport {
+        proposal_id: id.to_owned(),
+        bot_id: runner_up.bot_id.clone(),
+        passed: None,
+        attempts: 0,
+        checks: Vec::new(),
+        reason: None,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_usd: None,
+        duration_ms: 0,
+    }
+}
+
+/// The name of the audit's scratch checkout beside the run's worktree `wt`: `<wt>-audit`.
+fn scratch_name(wt: &Worktree) -> String {
+    format!(
+        "{}-audit",
+        wt.path
+            .file_name()
+            .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned())
+    )
+}
+
+/// Writes what the attempts on the runner-up came to into `audit`: the attempts, the checks,
+/// what they `spent`, and whether the runner-up passed — or why that is unknown (a cap or
+/// the environment stopped it).
+fn record(audit: &mut AuditReport, attempts: &Attempts, spent: &Spend) {
     audit.attempts = attempts.used;
     audit.checks = attempts
         .verification
@@ -124,18 +144,19 @@ pub(super) async fn audit(
         (None, None, Some(env)) => audit.reason = Some(format!("environment: {env}")),
         (None, None, None) => audit.passed = Some(false),
     }
-    printer.status(&format!(
-        "- Audit: the runner-up {}",
-        match audit.passed {
-            Some(true) => "passed".to_owned(),
-            Some(false) => "failed".to_owned(),
-            None => format!(
-                "could not be judged ({})",
-                audit.reason.as_deref().unwrap_or("")
-            ),
-        }
-    ));
-    Ok(Some(audit))
+}
+
+/// How the runner-up did, for the console: `passed`, `failed`, or why it could not be
+/// judged.
+fn how_it_went(audit: &AuditReport) -> String {
+    match audit.passed {
+        Some(true) => "passed".to_owned(),
+        Some(false) => "failed".to_owned(),
+        None => format!(
+            "could not be judged ({})",
+            audit.reason.as_deref().unwrap_or("")
+        ),
+    }
 }
 
 #[cfg(test)]

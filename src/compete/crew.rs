@@ -3,8 +3,8 @@
 //! the display, with what they spend (accounts, time) and the baseline the next attempt is
 //! compared with; the [`Book`] — what the run records (its state for `--resume`, its report,
 //! what went wrong, its branch and worktree); and a round's [`Bench`], [`Contest`] and
-//! [`Selection`]. The phases (`attempt`, `review`, `audit`, `settle`, `finish`) are functions
-//! over these, so none of them reaches back into the loop.
+//! [`Selection`]. The phases (`select`, `attempt`, `review`, `audit`, `settle`, `finish`) are
+//! functions over these, so none of them reaches back into the loop.
 
 use super::round::{Arrived, Ask, Evaluated};
 use super::site::CallSite;

@@ -3,7 +3,7 @@
 //! branch, no cache file: the ledger is folded in memory for the bots' standings.
 
 use super::agents::Agents;
-use super::extract::extract;
+use super::extract::{extract, Extracted};
 use super::round::{evaluate, gather, ledger_state, standings, Ask, Shared};
 use super::site::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
@@ -53,57 +53,15 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
     };
     let run_id = new_run_id(issue.number, Utc::now());
     let mut accounts = Accounts::default();
-    let mut warnings = Vec::new();
 
     super::site::phase(printer, &progress, "## Phase 1: Requirement Extraction");
     let extracted = extract(&issue, &guidance, &agents.arbiter, &prompts, &site).await?;
     if let Some((usage, duration)) = extracted.spend {
         accounts.record("arbiter", Role::Extract, usage, duration);
     }
-    for w in &extracted.warnings {
-        printer.warn(w);
-    }
-    warnings.extend(extracted.warnings.iter().cloned());
+    let warnings = announce(printer, &extracted);
     let reqs = &extracted.requirements;
-    let open = reqs.open().count();
-    let components: usize = reqs.open().map(|r| r.components.len()).sum();
-    printer.status(&format!(
-        "- {} checkbox(es), {open} open ({components} components), by {}",
-        reqs.explicit_requirements.len(),
-        extracted.source
-    ));
-    printer.status(&format!(
-        "- {} implicit requirement(s)",
-        reqs.implicit_requirements.len()
-    ));
-    if open == 0 {
-        let note = "every checkbox is already checked: the bots are scored on the implicit requirements alone";
-        printer.warn(note);
-        warnings.push(note.into());
-    }
-
-    let mut report = RunReport {
-        issue: issue.number,
-        title: issue.title.clone(),
-        run_id,
-        outcome: RunOutcome::DryRun,
-        requirements: reqs.clone(),
-        extraction: extracted.source,
-        rounds: Vec::new(),
-        events: Vec::new(),
-        accounts: Vec::new(),
-        total: Default::default(),
-        stopped: None,
-        branch: None,
-        pr_url: None,
-        escalation: None,
-        warnings: Vec::new(),
-        sandbox: crate::process::sandbox::current().map(|s| s.status().clone()),
-        git_tampering: Vec::new(),
-        phases: Vec::new(),
-        critical_path: Vec::new(),
-        wall_ms: 0,
-    };
+    let mut report = dry_report(&issue, run_id, &extracted);
 
     // The bots' standing, folded in memory: a dry run writes no cache.
     let standings = standings(&ledger_state(settings)?);
@@ -138,6 +96,60 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
     report.warnings = warnings;
     progress.end_phase();
     Ok(report)
+}
+
+/// Says what the extraction found (its warnings, the checkboxes open and their components,
+/// the implicit requirements, a note when none is open) and returns the run's warnings so far.
+fn announce(printer: &Printer, extracted: &Extracted) -> Vec<String> {
+    for w in &extracted.warnings {
+        printer.warn(w);
+    }
+    let mut warnings = extracted.warnings.clone();
+    let reqs = &extracted.requirements;
+    let open = reqs.open().count();
+    let components: usize = reqs.open().map(|r| r.components.len()).sum();
+    printer.status(&format!(
+        "- {} checkbox(es), {open} open ({components} components), by {}",
+        reqs.explicit_requirements.len(),
+        extracted.source
+    ));
+    printer.status(&format!(
+        "- {} implicit requirement(s)",
+        reqs.implicit_requirements.len()
+    ));
+    if open == 0 {
+        let note = "every checkbox is already checked: the bots are scored on the implicit requirements alone";
+        printer.warn(note);
+        warnings.push(note.into());
+    }
+    warnings
+}
+
+/// The dry run's report before the proposals: the issue, the run id, the requirements and
+/// how they were extracted.
+fn dry_report(issue: &Issue, run_id: String, extracted: &Extracted) -> RunReport {
+    RunReport {
+        issue: issue.number,
+        title: issue.title.clone(),
+        run_id,
+        outcome: RunOutcome::DryRun,
+        requirements: extracted.requirements.clone(),
+        extraction: extracted.source,
+        rounds: Vec::new(),
+        events: Vec::new(),
+        accounts: Vec::new(),
+        total: Default::default(),
+        stopped: None,
+        branch: None,
+        pr_url: None,
+        escalation: None,
+        warnings: Vec::new(),
+        sandbox: crate::process::sandbox::current().map(|s| s.status().clone()),
+        git_tampering: Vec::new(),
+        phases: Vec::new(),
+        critical_path: Vec::new(),
+        wall_ms: 0,
+    }
 }
 
 /// Ends the run early because a cap was reached, keeping what was done.

@@ -40,7 +40,6 @@ pub fn round_events(
     accounts: &Accounts,
     now: DateTime<Utc>,
 ) -> Vec<Event> {
-    let v = r.verification;
     awarded
         .iter()
         .enumerate()
@@ -53,13 +52,7 @@ pub fn round_events(
             e.round = Some(r.round);
             e.iteration_count = Some(r.attempts);
             e.phase = Some(r.phase);
-            e.rank = own.and_then(|p| {
-                r.report
-                    .ranking
-                    .iter()
-                    .position(|id| id == &p.proposal_id)
-                    .map(|i| i as u32 + 1)
-            });
+            e.rank = own.and_then(|p| rank(r.report, &p.proposal_id));
             e.proposal_score = own.map(|p| p.total_score);
             e.success_probability = own.map(|p| p.success_probability);
             e.judge_order =
@@ -71,43 +64,19 @@ pub fn round_events(
                         top_flipped,
                         disagreement: own.and_then(|p| p.order_disagreement),
                     });
-            e.audit = r.audit.filter(|_| is_winner).and_then(|a| {
-                a.passed.map(|passed| AuditOutcome {
-                    runner_up: a.bot_id.clone(),
-                    proposal_scores: r
-                        .report
-                        .proposals
-                        .iter()
-                        .find(|p| p.proposal_id == a.proposal_id)
-                        .map(|p| p.scores),
-                    passed,
-                    attempts: a.attempts,
-                    cost_usd: a.cost_usd,
-                    tokens: Some(Tokens {
-                        input: a.input_tokens,
-                        output: a.output_tokens,
-                    }),
-                    duration_ms: Some(a.duration_ms),
-                })
-            });
+            e.audit = r
+                .audit
+                .filter(|_| is_winner)
+                .and_then(|a| audit_outcome(r.report, a));
             e.scores = own.map(|p| EventScores {
                 proposal: p.scores,
                 implementation: is_winner.then_some(r.implementation.scores),
             });
             if is_winner {
-                let (tests_passed, tests_ran) = v.tally(CheckKind::Test);
-                let (quality_passed, quality_ran) = v.tally(CheckKind::Quality);
                 e.proposal_score = Some(r.proposal_score);
                 e.implementation_score = Some(r.implementation.total);
                 e.accuracy = Some(r.accuracy);
-                e.metrics = Some(Metrics {
-                    // False, not vacuously true, when no such check ran.
-                    tests_passed: Some(tests_ran > 0 && tests_passed == tests_ran),
-                    code_quality_passed: Some(quality_ran > 0 && quality_passed == quality_ran),
-                    coverage_delta: v.coverage.delta(),
-                    lines_changed: Some(v.diff.lines_changed()),
-                    files_affected: Some(v.diff.files_affected() as u64),
-                });
+                e.metrics = Some(metrics(r.verification));
             }
             let spend = accounts.of(&award.bot_id);
             e.tokens = Some(Tokens {
@@ -119,6 +88,50 @@ pub fn round_events(
             e
         })
         .collect()
+}
+
+/// The 1-based place of proposal `id` in the round's ranking.
+fn rank(report: &RoundReport, id: &str) -> Option<u32> {
+    report
+        .ranking
+        .iter()
+        .position(|ranked| ranked == id)
+        .map(|i| i as u32 + 1)
+}
+
+/// What the runner-up's audit `a` came to, for the winner's event: `None` when it could not
+/// be judged.
+fn audit_outcome(report: &RoundReport, a: &AuditReport) -> Option<AuditOutcome> {
+    a.passed.map(|passed| AuditOutcome {
+        runner_up: a.bot_id.clone(),
+        proposal_scores: report
+            .proposals
+            .iter()
+            .find(|p| p.proposal_id == a.proposal_id)
+            .map(|p| p.scores),
+        passed,
+        attempts: a.attempts,
+        cost_usd: a.cost_usd,
+        tokens: Some(Tokens {
+            input: a.input_tokens,
+            output: a.output_tokens,
+        }),
+        duration_ms: Some(a.duration_ms),
+    })
+}
+
+/// The implemented change's metrics from its verification `v`.
+fn metrics(v: &VerificationReport) -> Metrics {
+    let (tests_passed, tests_ran) = v.tally(CheckKind::Test);
+    let (quality_passed, quality_ran) = v.tally(CheckKind::Quality);
+    Metrics {
+        // False, not vacuously true, when no such check ran.
+        tests_passed: Some(tests_ran > 0 && tests_passed == tests_ran),
+        code_quality_passed: Some(quality_ran > 0 && quality_passed == quality_ran),
+        coverage_delta: v.coverage.delta(),
+        lines_changed: Some(v.diff.lines_changed()),
+        files_affected: Some(v.diff.files_affected() as u64),
+    }
 }
 
 /// Appends the events in order; returns their file names.

@@ -9,16 +9,17 @@ use super::agents::Agent;
 use super::extract::{prompt_json, PromptIssue};
 use super::site::CallSite;
 use crate::agent::prompts::{PromptError, Prompts};
-use crate::agent::protocol::{ask, AnswerContext, JudgeAnswer};
-use crate::agent::{Role, Usage};
+use crate::agent::protocol::{ask, AnswerContext, Asked, JudgeAnswer};
+use crate::agent::{AgentError, Role, Usage};
 use crate::market::order::{combine, Combined, Mark, Reading};
 use crate::market::{tables, Proposal, Subjective, RUBRIC};
 pub use crate::run_report::JudgeFailure;
 use crate::spec::Requirements;
 use crate::tracker::Issue;
 use serde_json::json;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
+use tokio::task::JoinSet;
 
 /// What the judges said about the round.
 #[derive(Debug, Clone)]
@@ -52,33 +53,96 @@ pub async fn judge(
     swaps: u32,
     site: &CallSite,
 ) -> Result<Judged, PromptError> {
-    let prompt_for = |reversed: bool| {
-        let mut listed: Vec<_> = blinded
-            .iter()
-            .map(|(id, p)| json!({"id": id, "json": prompt_json(p)}))
-            .collect();
-        if reversed {
-            listed.reverse();
-        }
-        prompts.render(
-            Role::Judge,
-            &json!({
-                "issue": PromptIssue::new(issue),
-                "rubric": RUBRIC,
-                "requirements_json": prompt_json(requirements),
-                "proposals": listed,
-            }),
-        )
-    };
+    let prompt_for = |reversed: bool| judge_prompt(prompts, issue, requirements, blinded, reversed);
     let mut orders = vec![(false, prompt_for(false)?)];
     if swaps > 0 && blinded.len() > 1 {
         orders.push((true, prompt_for(true)?));
     }
     let forward: Vec<String> = blinded.iter().map(|(id, _)| id.clone()).collect();
-    let proposal_ids: std::collections::BTreeSet<String> = forward.iter().cloned().collect();
+    let proposal_ids: BTreeSet<String> = forward.iter().cloned().collect();
 
     let mut failures = Vec::new();
-    let mut set = tokio::task::JoinSet::new();
+    let mut set = start_readings(judges, &orders, &proposal_ids, site, &mut failures);
+
+    let mut readings = Vec::new();
+    let mut spend: Vec<(String, Usage, Duration)> = Vec::new();
+    while let Some(joined) = set.join_next().await {
+        let Ok((name, reversed, result)) = joined else {
+            tracing::error!("a judge task ended abnormally");
+            continue;
+        };
+        match result {
+            Ok(asked) => {
+                readings.push(reading(name.clone(), reversed, &forward, asked.answer));
+                spend.push((name, asked.usage, asked.duration));
+            }
+            Err(e) => failures.push(JudgeFailure {
+                judge: if reversed {
+                    format!("{name} (reversed order)")
+                } else {
+                    name
+                },
+                reason: e.to_string(),
+            }),
+        }
+    }
+    readings.sort_by(|a, b| (&a.judge, a.reversed).cmp(&(&b.judge, b.reversed)));
+    failures.sort_by(|a, b| a.judge.cmp(&b.judge));
+    spend.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut answered: Vec<String> = spend.iter().map(|(n, ..)| n.clone()).collect();
+    answered.dedup();
+    let combined = combine(&readings);
+    let views = views_of(&proposal_ids, &combined, &failures);
+    Ok(Judged {
+        views,
+        readings,
+        combined,
+        answered,
+        failures,
+        spend,
+    })
+}
+
+/// The judges' prompt: the issue, the rubric, the requirements and the blinded proposals, in
+/// the round's order or `reversed`.
+fn judge_prompt(
+    prompts: &Prompts,
+    issue: &Issue,
+    requirements: &Requirements,
+    blinded: &[(String, Proposal)],
+    reversed: bool,
+) -> Result<String, PromptError> {
+    let mut listed: Vec<_> = blinded
+        .iter()
+        .map(|(id, p)| json!({"id": id, "json": prompt_json(p)}))
+        .collect();
+    if reversed {
+        listed.reverse();
+    }
+    prompts.render(
+        Role::Judge,
+        &json!({
+            "issue": PromptIssue::new(issue),
+            "rubric": RUBRIC,
+            "requirements_json": prompt_json(requirements),
+            "proposals": listed,
+        }),
+    )
+}
+
+/// What a reading task returns: the judge, whether it read the reversed order, its answer.
+type ReadingTask = (String, bool, Result<Asked<JudgeAnswer>, AgentError>);
+
+/// Starts one reading per judge and order `(reversed, prompt)`, each shown in the live view; a
+/// judge that cannot start is added to `failures` instead.
+fn start_readings(
+    judges: &[Agent],
+    orders: &[(bool, String)],
+    proposal_ids: &BTreeSet<String>,
+    site: &CallSite,
+    failures: &mut Vec<JudgeFailure>,
+) -> JoinSet<ReadingTask> {
+    let mut set = JoinSet::new();
     for judge in judges {
         let backend = match &judge.backend {
             Ok(b) => b.clone(),
@@ -90,7 +154,7 @@ pub async fn judge(
                 continue;
             }
         };
-        for (reversed, prompt) in &orders {
+        for (reversed, prompt) in orders {
             let mut call = site.call(Role::Judge, prompt.clone(), judge.timeout);
             if judge.name != "arbiter" {
                 call.speaker = Some(judge.name.clone());
@@ -118,66 +182,51 @@ pub async fn judge(
             });
         }
     }
+    set
+}
 
-    let mut readings = Vec::new();
-    let mut spend: Vec<(String, Usage, Duration)> = Vec::new();
-    while let Some(joined) = set.join_next().await {
-        let Ok((name, reversed, result)) = joined else {
-            tracing::error!("a judge task ended abnormally");
-            continue;
-        };
-        match result {
-            Ok(asked) => {
-                let marks = asked
-                    .answer
-                    .scores
-                    .into_iter()
-                    .map(|s| {
-                        let mark = Mark {
-                            technical_quality: s.technical_quality,
-                            technical_quality_reasoning: s.technical_quality_reasoning,
-                            innovation: s.innovation,
-                            innovation_reasoning: s.innovation_reasoning,
-                        };
-                        (s.proposal_id, mark)
-                    })
-                    .collect();
-                let mut order = forward.clone();
-                if reversed {
-                    order.reverse();
-                }
-                readings.push(Reading {
-                    judge: name.clone(),
-                    reversed,
-                    order,
-                    marks,
-                });
-                spend.push((name, asked.usage, asked.duration));
-            }
-            Err(e) => failures.push(JudgeFailure {
-                judge: if reversed {
-                    format!("{name} (reversed order)")
-                } else {
-                    name
-                },
-                reason: e.to_string(),
-            }),
-        }
+/// Judge `name`'s reading as its answer gave it: its marks by proposal id, and the order it
+/// read (`forward`, or reversed).
+fn reading(name: String, reversed: bool, forward: &[String], answer: JudgeAnswer) -> Reading {
+    let marks = answer
+        .scores
+        .into_iter()
+        .map(|s| {
+            let mark = Mark {
+                technical_quality: s.technical_quality,
+                technical_quality_reasoning: s.technical_quality_reasoning,
+                innovation: s.innovation,
+                innovation_reasoning: s.innovation_reasoning,
+            };
+            (s.proposal_id, mark)
+        })
+        .collect();
+    let mut order = forward.to_vec();
+    if reversed {
+        order.reverse();
     }
-    readings.sort_by(|a, b| (&a.judge, a.reversed).cmp(&(&b.judge, b.reversed)));
-    failures.sort_by(|a, b| a.judge.cmp(&b.judge));
-    spend.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut answered: Vec<String> = spend.iter().map(|(n, ..)| n.clone()).collect();
-    answered.dedup();
-    let combined = combine(&readings);
+    Reading {
+        judge: name,
+        reversed,
+        order,
+        marks,
+    }
+}
 
+/// Each proposal's combined view, or the neutral scores (with the readings' failures as the
+/// reason) when no reading scored it.
+fn views_of(
+    proposal_ids: &BTreeSet<String>,
+    combined: &Combined,
+    failures: &[JudgeFailure],
+) -> BTreeMap<String, Subjective> {
     let params = &tables().scoring;
     let why = failures
         .iter()
         .map(|f| format!("{}: {}", f.judge, f.reason))
         .collect::<Vec<_>>()
         .join("; ");
-    let views = proposal_ids
+    proposal_ids
         .iter()
         .map(|id| {
             let view = combined
@@ -187,13 +236,5 @@ pub async fn judge(
                 .unwrap_or_else(|| Subjective::unavailable(params, &why));
             (id.clone(), view)
         })
-        .collect();
-    Ok(Judged {
-        views,
-        readings,
-        combined,
-        answered,
-        failures,
-        spend,
-    })
+        .collect()
 }

@@ -7,7 +7,11 @@
 //!   (`Book`), a round's bench, contest and selection;
 //! - `decide`: the state machine, one pure function from how a round ended to what happens next;
 //! - `state`: what is kept for `--resume`, and the per-issue lock;
-//! - `attempt`: the implementer's attempts, ralph's verification, the `verify` role;
+//! - `select`: a round's proposals and judging under watch, a replan's resubmission refused,
+//!   the winner and its budget;
+//! - `attempt`: the implementer's attempts and ralph's verification;
+//! - `implementer`: one call of the implementer — its prompt, its answer, what it left;
+//! - `verify_role`: the `verify` role — which open checkboxes a passing change satisfies;
 //! - `findings`: why an attempt failed and what the next one and the replan are told (pure);
 //! - `settle`: the round's outcome — scores, awards, commit and check-off, events, state;
 //! - `events`: a round's ledger events, built by a pure function, then appended;
@@ -35,6 +39,7 @@ pub mod extract;
 mod findings;
 mod finish;
 mod guard;
+mod implementer;
 pub mod judge;
 mod prepare;
 pub mod propose;
@@ -42,11 +47,13 @@ mod review;
 pub mod revise;
 pub mod round;
 mod run;
+mod select;
 mod settle;
 mod site;
 mod state;
 #[cfg(test)]
 mod tests;
+mod verify_role;
 
 pub use crew::{RunInput, RunOptions};
 pub use dry_run::{dry_run, DryRunInput};

@@ -115,6 +115,53 @@ pub(super) async fn discard(input: &Ground<'_>, wt: &Worktree) {
 pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -> Result<Baseline> {
     let (settings, printer) = (input.settings, input.printer);
     let timeout = Duration::from_secs(settings.config.checks.timeout_secs);
+    make_environment(input, wt, plan, timeout).await?;
+    let interpreter = check_interpreter(plan, &wt.path);
+    match python_import(&wt.path, &plan.env, interpreter.as_deref()).await {
+        Some(Diagnosis::Neutralised(note)) => printer.status(&note),
+        Some(Diagnosis::Wrong(warning)) => printer.warn(&warning),
+        None => {}
+    }
+    let commit = input.workspace.head(wt).await?;
+    let cache = cache_dir(settings);
+    // A cached baseline that would refuse the run is run again: the environment may have been
+    // mended since (a tool installed), and a refusal must rest on what is true now.
+    let cached = Baseline::load(&cache, &commit, plan)
+        .filter(|b| b.unverifiable(plan.require_test).is_none());
+    let baseline = match cached {
+        Some(cached) => {
+            printer.status(&format!(
+                "Baseline {} (cached): {}",
+                short(&commit),
+                describe(&cached)
+            ));
+            cached
+        }
+        None => measure_baseline(input, wt, plan, timeout, &commit).await?,
+    };
+    if let Some(why) = baseline.unverifiable(plan.require_test) {
+        let mut message = why.message;
+        for d in &why.details {
+            message.push_str("\n  ");
+            message.push_str(&d.replace('\n', "\n    "));
+        }
+        return Err(UserError::usage(message)
+            .with_hint("fix the checks on the base branch, or name ones that work under [checks] in .ralph/config.toml; `ralph doctor` shows what was detected and why")
+            .into());
+    }
+    Ok(baseline)
+}
+
+/// Makes the worktree's environment: the setup when the dependency manifests changed since
+/// it last ran there, then the base's native code built in place. Refuses (exit 2) when
+/// either fails.
+async fn make_environment(
+    input: &Ground<'_>,
+    wt: &Worktree,
+    plan: &CheckPlan,
+    timeout: Duration,
+) -> Result<()> {
+    let (settings, printer) = (input.settings, input.printer);
     if let Some(setup) = &plan.setup {
         match refresh_environment(settings, wt, plan, timeout).await {
             Ok(Some(took)) => printer.status(&format!(
@@ -151,66 +198,45 @@ pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -
             }
         }
     }
-    let interpreter = check_interpreter(plan, &wt.path);
-    match python_import(&wt.path, &plan.env, interpreter.as_deref()).await {
-        Some(Diagnosis::Neutralised(note)) => printer.status(&note),
-        Some(Diagnosis::Wrong(warning)) => printer.warn(&warning),
-        None => {}
-    }
-    let commit = input.workspace.head(wt).await?;
-    let cache = cache_dir(settings);
-    // A cached baseline that would refuse the run is run again: the environment may have been
-    // mended since (a tool installed), and a refusal must rest on what is true now.
-    let cached = Baseline::load(&cache, &commit, plan)
-        .filter(|b| b.unverifiable(plan.require_test).is_none());
-    let baseline = match cached {
-        Some(cached) => {
-            printer.status(&format!(
-                "Baseline {} (cached): {}",
-                short(&commit),
-                describe(&cached)
-            ));
-            cached
-        }
-        None => {
-            let started = Instant::now();
-            let watch = crate::checks::live::Watch {
-                label: "baseline check",
-                ..crate::checks::live::Watch::unwatched(&input.progress)
-            };
-            // What the checks leave in the worktree (an unpacked sdist, a report) goes after
-            // them: the first attempt starts from the base, not from the baseline's leftovers.
-            let before = input.workspace.snapshot(wt).await?;
-            let ran = run_checks(plan, &wt.path, timeout, &watch).await;
-            let left = input.workspace.tidy(wt, &before).await?;
-            if !left.is_empty() {
-                tracing::debug!("the baseline's checks left {} (removed)", left.join("; "));
-            }
-            let baseline = Baseline::from_results(&commit, &ran.checks, ran.coverage);
-            printer.status(&format!(
-                "Baseline {} ({:.1}s): {}",
-                short(&commit),
-                started.elapsed().as_secs_f64(),
-                describe(&baseline)
-            ));
-            if let Err(e) = baseline.save(&cache) {
-                printer.warn(&format!(
-                    "cannot cache the baseline in {}: {e}",
-                    cache.display()
-                ));
-            }
-            baseline
-        }
+    Ok(())
+}
+
+/// Runs the checks on `commit` in the worktree for the baseline, and caches it: what the
+/// checks leave behind is removed, so the first attempt starts from the base.
+async fn measure_baseline(
+    input: &Ground<'_>,
+    wt: &Worktree,
+    plan: &CheckPlan,
+    timeout: Duration,
+    commit: &str,
+) -> Result<Baseline> {
+    let printer = input.printer;
+    let cache = cache_dir(input.settings);
+    let started = Instant::now();
+    let watch = crate::checks::live::Watch {
+        label: "baseline check",
+        ..crate::checks::live::Watch::unwatched(&input.progress)
     };
-    if let Some(why) = baseline.unverifiable(plan.require_test) {
-        let mut message = why.message;
-        for d in &why.details {
-            message.push_str("\n  ");
-            message.push_str(&d.replace('\n', "\n    "));
-        }
-        return Err(UserError::usage(message)
-            .with_hint("fix the checks on the base branch, or name ones that work under [checks] in .ralph/config.toml; `ralph doctor` shows what was detected and why")
-            .into());
+    // What the checks leave in the worktree (an unpacked sdist, a report) goes after
+    // them: the first attempt starts from the base, not from the baseline's leftovers.
+    let before = input.workspace.snapshot(wt).await?;
+    let ran = run_checks(plan, &wt.path, timeout, &watch).await;
+    let left = input.workspace.tidy(wt, &before).await?;
+    if !left.is_empty() {
+        tracing::debug!("the baseline's checks left {} (removed)", left.join("; "));
+    }
+    let baseline = Baseline::from_results(commit, &ran.checks, ran.coverage);
+    printer.status(&format!(
+        "Baseline {} ({:.1}s): {}",
+        short(commit),
+        started.elapsed().as_secs_f64(),
+        describe(&baseline)
+    ));
+    if let Err(e) = baseline.save(&cache) {
+        printer.warn(&format!(
+            "cannot cache the baseline in {}: {e}",
+            cache.display()
+        ));
     }
     Ok(baseline)
 }

@@ -51,23 +51,7 @@ pub(super) async fn review_change(
     if diff.trim().is_empty() {
         return Ok(unavailable("the change is empty"));
     }
-    let checks: Vec<serde_json::Value> = attempts
-        .verification
-        .iter()
-        .flat_map(|v| &v.checks)
-        .map(|c| serde_json::json!({"name": c.name, "passed": c.passed()}))
-        .collect();
-    let prompt = bench.prompts.render(
-        Role::Review,
-        &serde_json::json!({
-            "issue": PromptIssue::new(&contest.issue),
-            "requirements_json": prompt_json(&contest.reqs),
-            "proposal_json": prompt_json(&winner.proposal),
-            "checks": checks,
-            "passed": attempts.passed.is_some(),
-            "diff": crate::spec::strip_for_prompt(&diff),
-        }),
-    )?;
+    let prompt = review_prompt(bench, contest, winner, attempts, &diff)?;
     let printer = crew.input.printer;
     printer.status("- Reviewing the change (innovation, the consultations' concerns)");
     let mut call = contest.site.call(Role::Review, prompt, arbiter.timeout);
@@ -93,18 +77,12 @@ pub(super) async fn review_change(
     }
     match asked {
         Ok(a) => {
-            let strip = crate::spec::strip_for_prompt;
             let r = a.answer;
             printer.status(&format!(
                 "- Review: innovation {:.2}, concerns addressed {:.2}",
                 r.innovation, r.concerns_addressed
             ));
-            Ok(Review::Scored {
-                innovation: r.innovation,
-                innovation_reasoning: strip(r.innovation_reasoning.trim()),
-                concerns_addressed: r.concerns_addressed,
-                concerns_reasoning: strip(r.concerns_reasoning.trim()),
-            })
+            Ok(scored(r))
         }
         Err(e) => {
             printer.warn(&format!(
@@ -112,5 +90,44 @@ pub(super) async fn review_change(
             ));
             Ok(unavailable(&e.to_string()))
         }
+    }
+}
+
+/// The review role's prompt: the issue, its requirements, the winning proposal, the checks of
+/// the last verification, whether an attempt passed, and the change's diff.
+fn review_prompt(
+    bench: &Bench,
+    contest: &Contest,
+    winner: &Arrived,
+    attempts: &Attempts,
+    diff: &str,
+) -> Result<String> {
+    let checks: Vec<serde_json::Value> = attempts
+        .verification
+        .iter()
+        .flat_map(|v| &v.checks)
+        .map(|c| serde_json::json!({"name": c.name, "passed": c.passed()}))
+        .collect();
+    Ok(bench.prompts.render(
+        Role::Review,
+        &serde_json::json!({
+            "issue": PromptIssue::new(&contest.issue),
+            "requirements_json": prompt_json(&contest.reqs),
+            "proposal_json": prompt_json(&winner.proposal),
+            "checks": checks,
+            "passed": attempts.passed.is_some(),
+            "diff": crate::spec::strip_for_prompt(diff),
+        }),
+    )?)
+}
+
+/// The review role's scores, its reasoning trimmed and stripped for prompts.
+fn scored(r: ReviewAnswer) -> Review {
+    let strip = crate::spec::strip_for_prompt;
+    Review::Scored {
+        innovation: r.innovation,
+        innovation_reasoning: strip(r.innovation_reasoning.trim()),
+        concerns_addressed: r.concerns_addressed,
+        concerns_reasoning: strip(r.concerns_reasoning.trim()),
     }
 }

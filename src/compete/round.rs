@@ -195,13 +195,7 @@ pub async fn evaluate(
     if let Some(line) = order.as_ref().and_then(flip_line) {
         printer.status(&line);
     }
-    match (&ranked.winner, &ranked.winner_bot) {
-        (Some(w), Some(bot)) => printer.status(&format!("- Selected: {w} ({bot})")),
-        _ => printer.status(&format!(
-            "- No winner: every proposal is below {}; a human must review",
-            params.ranking.human_review_below
-        )),
-    }
+    printer.status(&selected_line(&ranked, params.ranking.human_review_below));
     let report = RoundReport {
         judges: judged
             .as_ref()
@@ -221,23 +215,13 @@ pub async fn evaluate(
         )
     };
     if let Some(dir) = &shared.agents.record {
-        let round = RecordedRound {
-            version: recording::RECORDING_VERSION,
-            issue: issue.number,
-            round: site.round,
-            phase: site.phase,
+        let judging = Judging {
             seed,
-            requirements: reqs.clone(),
-            proposals: recorded_proposals(&blinded),
-            readings: judged
-                .as_ref()
-                .map(|j| j.readings.clone())
-                .unwrap_or_default(),
-            judge_unavailable: judge_unavailable(judged.as_ref(), unavailable),
-            weights: config.scoring_weights,
-            ranking: report.ranking.clone(),
-            winner: report.winner.clone(),
+            blinded: &blinded,
+            judged: judged.as_ref(),
+            unavailable,
         };
+        let round = recorded_round(ask, &judging, config.scoring_weights, &report);
         recording::write(dir, &round);
     }
     Ok(Evaluated {
@@ -245,6 +229,48 @@ pub async fn evaluate(
         proposals: blinded.into_iter().collect(),
         stopped,
     })
+}
+
+/// How a round's proposals were judged: the blinding seed, the blinded proposals, the judges'
+/// answers (none when they were not asked) and why they were not.
+struct Judging<'a> {
+    seed: u64,
+    blinded: &'a [(String, Arrived)],
+    judged: Option<&'a Judged>,
+    unavailable: &'a str,
+}
+
+/// What `--record` keeps of a judged round (`report`), for the replay backend.
+fn recorded_round(
+    ask: Ask<'_>,
+    judging: &Judging<'_>,
+    weights: crate::market::Scores,
+    report: &RoundReport,
+) -> RecordedRound {
+    let Ask { issue, reqs, site } = ask;
+    let judged = judging.judged;
+    RecordedRound {
+        version: recording::RECORDING_VERSION,
+        issue: issue.number,
+        round: site.round,
+        phase: site.phase,
+        seed: judging.seed,
+        requirements: reqs.clone(),
+        proposals: recorded_proposals(judging.blinded),
+        readings: judged.map(|j| j.readings.clone()).unwrap_or_default(),
+        judge_unavailable: judge_unavailable(judged, judging.unavailable),
+        weights,
+        ranking: report.ranking.clone(),
+        winner: report.winner.clone(),
+    }
+}
+
+/// The console's line on the round's winner, or that none reached `threshold`.
+fn selected_line(ranked: &Ranked, threshold: f64) -> String {
+    match (&ranked.winner, &ranked.winner_bot) {
+        (Some(w), Some(bot)) => format!("- Selected: {w} ({bot})"),
+        _ => format!("- No winner: every proposal is below {threshold}; a human must review"),
+    }
 }
 
 /// The round's ranking of its scored proposals, the winner and its bot, and the line that

@@ -1,10 +1,10 @@
 //! `ralph compete N`: the competition end to end (docs/specification.md §6), as a short loop over
 //! [`decide`](super::decide). Admission (lock, refusals, the git preflight — nothing changed
 //! when any refuses), the claim (labels, assignment), then rounds: requirements, budgets,
-//! proposals, blinding, ranking, the implementation attempts and ralph's own verification
-//! (`attempt`), the outcome with its events — until the decision is to complete (push, pull
-//! request) or to stop (escalation, `finish`). The run state is saved after each round so
-//! `--resume` continues without writing an event twice.
+//! proposals, blinding, ranking (`select`), the implementation attempts and ralph's own
+//! verification (`attempt`), the outcome with its events — until the decision is to complete
+//! (push, pull request) or to stop (escalation, `finish`). The run state is saved after each
+//! round so `--resume` continues without writing an event twice.
 
 use super::admit::{admit, admit_agents, admit_checks, claim};
 use super::crew::{Bench, Book, Contest, Crew, RunInput, Selection};
@@ -12,16 +12,14 @@ use super::decide::{decide, rounds_exhausted, Decision, Position, RoundEnd, Stop
 use super::extract::extract;
 use super::guard;
 use super::prepare::{discard, open, ready, Ground};
-use super::round::{evaluate, gather, ledger_state, standings, Arrived, Shared};
 use super::site::{new_run_id, CallSite};
 use super::state::{RunLock, RunState};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
-use crate::agent::{Phase, Role};
+use crate::agent::Role;
 use crate::checks::baseline::Baseline;
-use crate::market::{same_proposal, tables};
 use crate::render::verification::render_terminal;
-use crate::run_report::{RunOutcome, RunReport, SkippedBot};
+use crate::run_report::{RunOutcome, RunReport};
 use crate::spec::{read_guidance, Requirements};
 use crate::timeline::Timeline;
 use crate::tracker::Issue;
@@ -53,29 +51,7 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
     let _heartbeat = input.progress.heartbeat();
     let progress = input.progress.clone();
     let (issue, prior) = admit(&input).await?;
-    let base = input
-        .options
-        .base
-        .clone()
-        .or_else(|| input.settings.config.git.base.clone());
-    // The tracker's default branch, for a repository whose remote HEAD is not set.
-    let default_branch = match &base {
-        Some(_) => None,
-        None => input.tracker.default_branch().await.unwrap_or_else(|e| {
-            tracing::debug!("the tracker's default branch is unknown: {e}");
-            None
-        }),
-    };
-    let pre = input
-        .workspace
-        .preflight(&PreflightOptions {
-            issue: input.issue,
-            title: &issue.title,
-            base: base.as_deref(),
-            default_branch: default_branch.as_deref(),
-            resume: input.options.resume,
-        })
-        .await?;
+    let pre = preflight(&input, &issue).await?;
     admit_agents(&mut input)?;
     admit_checks(&input)?;
     let prompts = Prompts::load(&input.settings.ralph_dir)?;
@@ -130,17 +106,49 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
     let result = std::panic::AssertUnwindSafe(run.rounds(&bench, Some(front)))
         .catch_unwind()
         .await
-        .unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "an unknown panic".into());
-            Err(anyhow::anyhow!("ralph panicked: {what}"))
-        });
+        .unwrap_or_else(|panic| Err(panicked(panic)));
     let finished = super::finish::finish(run.crew, run.book, result).await;
     progress.end_phase();
     finished
+}
+
+/// The git preflight of the issue's branch, from the base the options or the configuration
+/// name, else from the tracker's default branch (for a repository whose remote HEAD is not
+/// set).
+async fn preflight(input: &RunInput<'_>, issue: &Issue) -> Result<Preflight> {
+    let base = input
+        .options
+        .base
+        .clone()
+        .or_else(|| input.settings.config.git.base.clone());
+    // The tracker's default branch, for a repository whose remote HEAD is not set.
+    let default_branch = match &base {
+        Some(_) => None,
+        None => input.tracker.default_branch().await.unwrap_or_else(|e| {
+            tracing::debug!("the tracker's default branch is unknown: {e}");
+            None
+        }),
+    };
+    Ok(input
+        .workspace
+        .preflight(&PreflightOptions {
+            issue: input.issue,
+            title: &issue.title,
+            base: base.as_deref(),
+            default_branch: default_branch.as_deref(),
+            resume: input.options.resume,
+        })
+        .await?)
+}
+
+/// A panic in the rounds, as the error the run is escalated with.
+fn panicked(panic: Box<dyn std::any::Any + Send>) -> anyhow::Error {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "an unknown panic".into());
+    anyhow::anyhow!("ralph panicked: {what}")
 }
 
 impl<'a> Run<'a> {
@@ -324,7 +332,16 @@ impl<'a> Run<'a> {
         {
             return Ok(ended(RoundEnd::CapReached(cap.to_string())));
         }
-        Ok(match self.select(bench, wt, &contest, at.round).await? {
+        let selected = super::select::select(
+            &mut self.crew,
+            &mut self.book,
+            bench,
+            wt,
+            &contest,
+            at.round,
+        )
+        .await?;
+        Ok(match selected {
             Ok(selection) => Front {
                 before,
                 at,
@@ -492,151 +509,5 @@ impl<'a> Run<'a> {
             reqs,
             open,
         })
-    }
-
-    /// Phase 2: every bot's proposal (a failed bot's same proposal refused in a replan),
-    /// blinded, judged and ranked. `Err` is how the round ends when there is no winner.
-    async fn select(
-        &mut self,
-        bench: &Bench,
-        wt: &Worktree,
-        contest: &Contest,
-        round: u32,
-    ) -> Result<Result<Selection, RoundEnd>> {
-        let settings = self.crew.input.settings;
-        let printer = self.crew.input.printer;
-        super::site::phase(
-            printer,
-            &self.crew.input.progress,
-            "## Phase 2: Proposal Evaluation",
-        );
-        let standing = standings(&ledger_state(settings)?);
-        let failure = self.book.state.failure.as_ref().map(|f| &f.context);
-        let shared = Shared {
-            settings,
-            agents: &self.crew.input.agents,
-            prompts: &bench.prompts,
-            guidance: &bench.guidance,
-            printer,
-            progress: &self.crew.input.progress,
-        };
-        let workspace = self.crew.input.workspace;
-        let started = Instant::now();
-        let snap = guard::watch(workspace, wt).await?;
-        let (mut arrived, mut skipped) = gather(
-            &shared,
-            contest.ask(),
-            &standing,
-            failure,
-            &mut self.crew.accounts,
-        )
-        .await?;
-        if let Some(changes) = guard::changed(workspace, printer, wt, &snap, "A bot").await? {
-            // The bots that used a writing tool lose their proposal for the round.
-            let (bad, good): (Vec<Arrived>, Vec<Arrived>) = arrived
-                .into_iter()
-                .partition(|a| guard::wrote(&a.tools_used));
-            if bad.is_empty() {
-                printer
-                    .warn("no bot could be told to have made the change: every proposal is kept");
-            }
-            skipped.extend(bad.into_iter().map(|a| SkippedBot {
-                reason: "changed the repository".into(),
-                detail: format!("{changes} (with {})", a.tools_used.join(", ")),
-                bot_id: a.bot_id,
-            }));
-            arrived = good;
-        }
-        self.crew
-            .timeline
-            .since(format!("proposals r{round}"), started);
-        let resubmitted = self.refuse_resubmission(&mut arrived);
-        let proposers: Vec<String> = arrived.iter().map(|a| a.bot_id.clone()).collect();
-        let started = Instant::now();
-        let snap = guard::watch(workspace, wt).await?;
-        let mut evaluated = evaluate(
-            &shared,
-            contest.ask(),
-            arrived.clone(),
-            skipped.clone(),
-            None,
-            None,
-            &mut self.crew.accounts,
-        )
-        .await?;
-        if let Some(changes) = guard::changed(workspace, printer, wt, &snap, "A judge").await? {
-            // Scored again in the same blind order, the judges' answers left out.
-            let why =
-                format!("the judge's answer was discarded: it changed the repository ({changes})");
-            evaluated = evaluate(
-                &shared,
-                contest.ask(),
-                arrived,
-                skipped,
-                Some(evaluated.report.seed),
-                Some(&why),
-                &mut self.crew.accounts,
-            )
-            .await?;
-        }
-        self.crew
-            .timeline
-            .since(format!("judging r{round}"), started);
-        if let Some(why) = &evaluated.stopped {
-            self.book.report.rounds.push(evaluated.report.clone());
-            return Ok(Err(RoundEnd::CapReached(why.clone())));
-        }
-        let Some((winner, scored)) = evaluated.winner() else {
-            let end = if evaluated.report.proposals.is_empty() {
-                RoundEnd::NoProposal
-            } else {
-                RoundEnd::AllBelow {
-                    threshold: tables().scoring.ranking.human_review_below,
-                }
-            };
-            self.book.trouble.last_round = Some(evaluated.report.clone());
-            self.book.report.rounds.push(evaluated.report);
-            return Ok(Err(end));
-        };
-        let (winner, proposal_score) = (winner.clone(), scored.total_score);
-        let budget = standing
-            .get(&winner.bot_id)
-            .map_or(1, |s| s.budget.max(1))
-            .min(settings.config.max_attempts);
-        Ok(Ok(Selection {
-            evaluated,
-            winner,
-            proposal_score,
-            budget,
-            proposers,
-            resubmitted,
-        }))
-    }
-
-    /// In a replan the failed bot must bring a new proposal: the same one again is refused.
-    /// Returns the bots refused.
-    fn refuse_resubmission(&self, arrived: &mut Vec<Arrived>) -> Vec<String> {
-        let (Phase::Replan, Some(failure)) = (self.book.state.phase, &self.book.state.failure)
-        else {
-            return Vec::new();
-        };
-        let failed_bot = &failure.context.failed_bot;
-        let Some(pos) = arrived.iter().position(|a| &a.bot_id == failed_bot) else {
-            return Vec::new();
-        };
-        let (same, similarity) = same_proposal(
-            &failure.proposal,
-            &arrived[pos].proposal,
-            &tables().scoring.similarity,
-        );
-        if !same {
-            return Vec::new();
-        }
-        // A rule of the market applied, not something that went wrong: a status line.
-        self.crew.input.printer.status(&format!(
-            "- {failed_bot} resubmitted its failed proposal (similarity {similarity:.2}): refused"
-        ));
-        arrived.remove(pos);
-        vec![failed_bot.clone()]
     }
 }

@@ -89,26 +89,7 @@ pub(super) struct Facts<'a> {
 pub(super) fn settlement(f: &Facts<'_>) -> Settlement {
     let attempts = f.attempts;
     let mut report = f.sel.evaluated.report.clone();
-    report.attempts = attempts.used;
-    report.coverage = attempts
-        .verification
-        .as_ref()
-        .filter(|v| v.coverage.before.is_some() || v.coverage.after.is_some())
-        .map(|v| CoverageReport {
-            before: v.coverage.before,
-            after: v.coverage.after,
-        });
-    report.checks = attempts
-        .verification
-        .as_ref()
-        .map(check_reports)
-        .unwrap_or_default();
-    report.new_tests = attempts
-        .verification
-        .as_ref()
-        .map(|v| v.new_tests.clone())
-        .unwrap_or_default();
-    report.audit = attempts.audit.clone();
+    with_attempts(&mut report, attempts);
     if let (Some(cap), None) = (&attempts.cap, &attempts.passed) {
         return Settlement {
             report,
@@ -135,31 +116,7 @@ pub(super) fn settlement(f: &Facts<'_>) -> Settlement {
         .verification
         .clone()
         .unwrap_or_else(VerificationReport::none);
-    let winner = &f.sel.winner;
-    let addressed: BTreeSet<String> = winner
-        .proposal
-        .spec_alignment
-        .checkboxes_addressed
-        .iter()
-        .filter(|id| f.open.contains(*id))
-        .cloned()
-        .collect();
-    let implementation = score_implementation(
-        &Verified {
-            addressed,
-            verified: satisfied.clone(),
-            quality: verification.tally(CheckKind::Quality),
-            tests: verification.tally(CheckKind::Test),
-            coverage_delta: verification.coverage.delta(),
-            lines_changed: verification.diff.lines_changed(),
-            lines_estimated: winner.proposal.estimated_complexity.lines_of_code,
-            attempts_used: attempts.used,
-            budget: f.sel.budget,
-            review: attempts.review.clone(),
-        },
-        f.weights,
-        &tables().scoring,
-    );
+    let implementation = implementation_score(f, &satisfied, &verification);
     let acc = accuracy(f.sel.proposal_score, implementation.total);
     report.implementation = Some(ImplementationReport {
         scores: implementation.scores,
@@ -171,7 +128,7 @@ pub(super) fn settlement(f: &Facts<'_>) -> Settlement {
     let awarded = awards(
         &RoundFacts {
             phase: f.phase,
-            winner: winner.bot_id.clone(),
+            winner: f.sel.winner.bot_id.clone(),
             passed: attempts.passed.is_some(),
             accuracy: acc,
             proposers: f.sel.proposers.clone(),
@@ -190,6 +147,66 @@ pub(super) fn settlement(f: &Facts<'_>) -> Settlement {
             verification,
         })),
     }
+}
+
+/// The round's report with what the attempts did: how many, the coverage (when measured), the
+/// checks and new tests of the verification, the audit.
+fn with_attempts(report: &mut RoundReport, attempts: &Attempts) {
+    report.attempts = attempts.used;
+    report.coverage = attempts
+        .verification
+        .as_ref()
+        .filter(|v| v.coverage.before.is_some() || v.coverage.after.is_some())
+        .map(|v| CoverageReport {
+            before: v.coverage.before,
+            after: v.coverage.after,
+        });
+    report.checks = attempts
+        .verification
+        .as_ref()
+        .map(check_reports)
+        .unwrap_or_default();
+    report.new_tests = attempts
+        .verification
+        .as_ref()
+        .map(|v| v.new_tests.clone())
+        .unwrap_or_default();
+    report.audit = attempts.audit.clone();
+}
+
+/// The implementation's score: the open boxes the winner addressed against those the
+/// verification found `satisfied`, the checks, the coverage, the size against the estimate,
+/// the attempts against the budget and the review, weighed by `f.weights`.
+fn implementation_score(
+    f: &Facts<'_>,
+    satisfied: &BTreeSet<String>,
+    verification: &VerificationReport,
+) -> ImplementationScore {
+    let winner = &f.sel.winner;
+    let addressed: BTreeSet<String> = winner
+        .proposal
+        .spec_alignment
+        .checkboxes_addressed
+        .iter()
+        .filter(|id| f.open.contains(*id))
+        .cloned()
+        .collect();
+    score_implementation(
+        &Verified {
+            addressed,
+            verified: satisfied.clone(),
+            quality: verification.tally(CheckKind::Quality),
+            tests: verification.tally(CheckKind::Test),
+            coverage_delta: verification.coverage.delta(),
+            lines_changed: verification.diff.lines_changed(),
+            lines_estimated: winner.proposal.estimated_complexity.lines_of_code,
+            attempts_used: f.attempts.used,
+            budget: f.sel.budget,
+            review: f.attempts.review.clone(),
+        },
+        f.weights,
+        &tables().scoring,
+    )
 }
 
 /// Settles the round from its attempts; `spend` is what the round's calls cost. Returns how
@@ -237,19 +254,7 @@ pub(super) async fn settle(
         &crew.input.progress,
         "## Phase 4: Marketplace Update",
     );
-    if let Some(p) = &attempts.passed {
-        book.state.evidence.extend(p.verdict.satisfied.clone());
-    }
-    let checked_off = match &attempts.passed {
-        Some(p) => check_off_boxes(crew, contest, &p.commit, &satisfied).await?,
-        None => {
-            crew.input
-                .workspace
-                .reset_worktree(&book.worktree()?)
-                .await?;
-            Vec::new()
-        }
-    };
+    let checked_off = check_off_or_reset(crew, book, contest, &attempts, &satisfied).await?;
     let record = RoundRecord {
         issue: crew.input.issue,
         run_id: &book.state.run_id,
@@ -267,16 +272,7 @@ pub(super) async fn settle(
     let events = round_events(&record, &awarded, spend, chrono::Utc::now());
     record_events(crew, book, &events, &awarded)?;
     book.report.rounds.push(round_report.clone());
-    book.trouble.remaining = contest
-        .reqs
-        .open()
-        .filter(|r| !checked_off.contains(&r.id))
-        .map(|r| RemainingBox {
-            id: r.id.clone(),
-            text: r.text.clone(),
-            reason: attempts.unsatisfied.get(&r.id).cloned(),
-        })
-        .collect();
+    book.trouble.remaining = remaining_boxes(contest, &checked_off, &attempts);
 
     match &attempts.passed {
         Some(p) => {
@@ -286,6 +282,50 @@ pub(super) async fn settle(
         }
         None => round_failed(crew, book, sel, attempts, round_report),
     }
+}
+
+/// Keeps the passing attempt's evidence in the run state and checks its satisfied boxes off
+/// in the issue; after a failed round the worktree is reset instead. Returns the ids checked
+/// off.
+async fn check_off_or_reset(
+    crew: &mut Crew<'_>,
+    book: &mut Book,
+    contest: &Contest,
+    attempts: &Attempts,
+    satisfied: &BTreeSet<String>,
+) -> Result<Vec<String>> {
+    if let Some(p) = &attempts.passed {
+        book.state.evidence.extend(p.verdict.satisfied.clone());
+    }
+    Ok(match &attempts.passed {
+        Some(p) => check_off_boxes(crew, contest, &p.commit, satisfied).await?,
+        None => {
+            crew.input
+                .workspace
+                .reset_worktree(&book.worktree()?)
+                .await?;
+            Vec::new()
+        }
+    })
+}
+
+/// The open boxes not checked off, with the verify role's reason for each it found
+/// unsatisfied.
+fn remaining_boxes(
+    contest: &Contest,
+    checked_off: &[String],
+    attempts: &Attempts,
+) -> Vec<RemainingBox> {
+    contest
+        .reqs
+        .open()
+        .filter(|r| !checked_off.contains(&r.id))
+        .map(|r| RemainingBox {
+            id: r.id.clone(),
+            text: r.text.clone(),
+            reason: attempts.unsatisfied.get(&r.id).cloned(),
+        })
+        .collect()
 }
 
 /// A round that only the environment failed: nothing is awarded, the worktree is reset.

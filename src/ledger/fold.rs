@@ -165,6 +165,36 @@ impl Tally {
     fn efficiency(&self) -> f64 {
         efficiency(self.successes, self.failures)
     }
+
+    /// The standing of `bot_id`, whose events this tallies, with its `rating`, `weight` and
+    /// `budget`.
+    fn standing(
+        &self,
+        bot_id: &str,
+        rating: Rating,
+        weight: f64,
+        budget: u32,
+        retired: bool,
+    ) -> BotStanding {
+        BotStanding {
+            success_rate: stats::success_rate(self.successes, self.failures),
+            rating,
+            brier_score: stats::brier_score(self.brier_sum, self.brier_n),
+            bot_id: bot_id.to_owned(),
+            weight,
+            efficiency: self.efficiency(),
+            successes: self.successes,
+            failures: self.failures,
+            average_accuracy: (self.accuracy_n > 0)
+                .then(|| self.accuracy_sum / f64::from(self.accuracy_n)),
+            budget,
+            retired,
+            event_count: self.events,
+            total_delta: self.total_delta,
+            last_event: self.last,
+            pull_requests: self.merges.stats(),
+        }
+    }
 }
 
 /// `successes / (successes + failures)`, 1.0 with no attempts.
@@ -224,25 +254,10 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
         .collect();
     let budgets = allocate(params.pool, &shares);
     let ratings = rounds.ratings();
-    let standing =
-        |bot_id: &str, tally: &Tally, weight: f64, budget: u32, retired: bool| BotStanding {
-            success_rate: stats::success_rate(tally.successes, tally.failures),
-            rating: ratings.get(bot_id).copied().unwrap_or_default(),
-            brier_score: stats::brier_score(tally.brier_sum, tally.brier_n),
-            bot_id: bot_id.to_owned(),
-            weight,
-            efficiency: tally.efficiency(),
-            successes: tally.successes,
-            failures: tally.failures,
-            average_accuracy: (tally.accuracy_n > 0)
-                .then(|| tally.accuracy_sum / f64::from(tally.accuracy_n)),
-            budget,
-            retired,
-            event_count: tally.events,
-            total_delta: tally.total_delta,
-            last_event: tally.last,
-            pull_requests: tally.merges.stats(),
-        };
+    let standing = |bot_id: &str, tally: &Tally, weight: f64, budget: u32, retired: bool| {
+        let rating = ratings.get(bot_id).copied().unwrap_or_default();
+        tally.standing(bot_id, rating, weight, budget, retired)
+    };
     let mut bots: Vec<BotStanding> = (0..n)
         .map(|i| standing(&params.bots[i], &tallies[i], weights[i], budgets[i], false))
         .collect();
@@ -254,25 +269,37 @@ pub fn fold<'a>(params: &FoldParams, events: impl IntoIterator<Item = &'a Event>
     );
     Folded {
         bots,
-        history: WeightHistory {
-            bots: params.bots.clone(),
-            points: sample_indices(stamps.len(), HISTORY_LIMIT)
-                .map(|k| HistoryPoint {
-                    event_index: k as u64,
-                    timestamp: stamps[k],
-                    weights: trace[k * n..(k + 1) * n].to_vec(),
-                })
-                .collect(),
-        },
+        history: history(&params.bots, &stamps, &trace),
         event_count: count,
-        arbiter_health: {
-            let rho = stats::spearman_or_why(&score_pairs);
-            ArbiterHealth {
-                rank_correlation: rho.ok(),
-                pairs: score_pairs.len() as u64,
-                undefined: rho.err(),
-            }
-        },
+        arbiter_health: arbiter_health(&score_pairs),
+    }
+}
+
+/// The chart's history of the `bots`' weights: at most [`HISTORY_LIMIT`] of the points the
+/// fold traced (`trace` holds one row of weights per point, `stamps` each point's time),
+/// evenly sampled.
+fn history(bots: &[String], stamps: &[Option<DateTime<Utc>>], trace: &[f64]) -> WeightHistory {
+    let n = bots.len();
+    WeightHistory {
+        bots: bots.to_vec(),
+        points: sample_indices(stamps.len(), HISTORY_LIMIT)
+            .map(|k| HistoryPoint {
+                event_index: k as u64,
+                timestamp: stamps[k],
+                weights: trace[k * n..(k + 1) * n].to_vec(),
+            })
+            .collect(),
+    }
+}
+
+/// How well the arbiter's proposal scores foretold the implementation scores: their rank
+/// correlation over the `(proposal, implementation)` pairs, or why it is undefined.
+fn arbiter_health(score_pairs: &[(f64, f64)]) -> ArbiterHealth {
+    let rho = stats::spearman_or_why(score_pairs);
+    ArbiterHealth {
+        rank_correlation: rho.ok(),
+        pairs: score_pairs.len() as u64,
+        undefined: rho.err(),
     }
 }
 

@@ -98,8 +98,69 @@ struct Recent {
 
 /// The whole page.
 pub fn render(state: &LedgerState, repository: &str, generated: DateTime<Utc>) -> String {
+    let standings = standings(state);
+    let skill: Vec<Skill> = state
+        .bots
+        .iter()
+        .map(|b| {
+            let r = &b.success_rate;
+            Skill {
+                bot: sanitize(&b.bot_id),
+                rate: format!("{:.2} [{:.2}–{:.2}]", r.mean, r.low, r.high),
+                conservative: format!("{:.1}", b.rating.conservative),
+                mu_sigma: format!("{:.1} ± {:.1}", b.rating.mu, b.rating.sigma),
+                brier: opt(b.brier_score, 3),
+            }
+        })
+        .collect();
+    let regret: Vec<_> = state
+        .decisions
+        .audits
+        .regret
+        .iter()
+        .map(|r| {
+            context! {
+                issue => r.issue,
+                round => r.round,
+                winner => sanitize(&r.winner),
+                runner_up => sanitize(&r.runner_up),
+            }
+        })
+        .collect();
+    let recent = recent(state);
+    let skipped: Vec<_> = state
+        .skipped
+        .iter()
+        .map(|s| context! { file => sanitize(&s.file), reason => sanitize(&s.reason) })
+        .collect();
+    environment()
+        .get_template("leaderboard.html")
+        .and_then(|t| {
+            t.render(context! {
+                repository => sanitize(repository),
+                event_count => state.event_count,
+                pool => state.total_budget_pool,
+                generated => generated.format("%Y-%m-%d %H:%M UTC").to_string(),
+                standings => Value::from(minijinja::value::Serde(&standings)),
+                skill => Value::from(minijinja::value::Serde(&skill)),
+                merges => Value::from(minijinja::value::Serde(&merges(state))),
+                arbiter_health => state.arbiter_health.describe(),
+                judge_order => sanitize(&state.decisions.describe_order()),
+                audits => sanitize(&state.decisions.describe_audits()),
+                regret => Value::from(minijinja::value::Serde(&regret)),
+                chart => Value::from(minijinja::value::Serde(chart(&state.history, state.event_count))),
+                recent => Value::from(minijinja::value::Serde(&recent)),
+                skipped => Value::from(minijinja::value::Serde(&skipped)),
+            })
+        })
+        .expect("the embedded leaderboard template renders its own context (tested)")
+}
+
+/// The standings table's rows: active bots ranked in the ledger's order, retired ones dashed,
+/// each with its line colour in the chart.
+fn standings(state: &LedgerState) -> Vec<Standing> {
     let mut rank = 0;
-    let standings: Vec<Standing> = state
+    state
         .bots
         .iter()
         .map(|b| {
@@ -137,36 +198,12 @@ pub fn render(state: &LedgerState, repository: &str, generated: DateTime<Utc>) -
                 budget,
             }
         })
-        .collect();
-    let skill: Vec<Skill> = state
-        .bots
-        .iter()
-        .map(|b| {
-            let r = &b.success_rate;
-            Skill {
-                bot: sanitize(&b.bot_id),
-                rate: format!("{:.2} [{:.2}–{:.2}]", r.mean, r.low, r.high),
-                conservative: format!("{:.1}", b.rating.conservative),
-                mu_sigma: format!("{:.1} ± {:.1}", b.rating.mu, b.rating.sigma),
-                brier: opt(b.brier_score, 3),
-            }
-        })
-        .collect();
-    let regret: Vec<_> = state
-        .decisions
-        .audits
-        .regret
-        .iter()
-        .map(|r| {
-            context! {
-                issue => r.issue,
-                round => r.round,
-                winner => sanitize(&r.winner),
-                runner_up => sanitize(&r.runner_up),
-            }
-        })
-        .collect();
-    let recent: Vec<Recent> = state
+        .collect()
+}
+
+/// The latest events, newest first.
+fn recent(state: &LedgerState) -> Vec<Recent> {
+    state
         .recent
         .iter()
         .rev()
@@ -178,12 +215,12 @@ pub fn render(state: &LedgerState, repository: &str, generated: DateTime<Utc>) -
             class: if e.weight_delta >= 0.0 { "pos" } else { "neg" },
             delta: signed(e.weight_delta),
         })
-        .collect();
-    let skipped: Vec<_> = state
-        .skipped
-        .iter()
-        .map(|s| context! { file => sanitize(&s.file), reason => sanitize(&s.reason) })
-        .collect();
+        .collect()
+}
+
+/// The template environment: block tags trimmed, the trailing newline kept, the page's
+/// template added.
+fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
         .trim_blocks(true)
@@ -195,26 +232,7 @@ pub fn render(state: &LedgerState, repository: &str, generated: DateTime<Utc>) -
     }
     env.add_template("leaderboard.html", TEMPLATE)
         .expect("the embedded leaderboard template parses (tested)");
-    env.get_template("leaderboard.html")
-        .and_then(|t| {
-            t.render(context! {
-                repository => sanitize(repository),
-                event_count => state.event_count,
-                pool => state.total_budget_pool,
-                generated => generated.format("%Y-%m-%d %H:%M UTC").to_string(),
-                standings => Value::from(minijinja::value::Serde(&standings)),
-                skill => Value::from(minijinja::value::Serde(&skill)),
-                merges => Value::from(minijinja::value::Serde(&merges(state))),
-                arbiter_health => state.arbiter_health.describe(),
-                judge_order => sanitize(&state.decisions.describe_order()),
-                audits => sanitize(&state.decisions.describe_audits()),
-                regret => Value::from(minijinja::value::Serde(&regret)),
-                chart => Value::from(minijinja::value::Serde(chart(&state.history, state.event_count))),
-                recent => Value::from(minijinja::value::Serde(&recent)),
-                skipped => Value::from(minijinja::value::Serde(&skipped)),
-            })
-        })
-        .expect("the embedded leaderboard template renders its own context (tested)")
+    env
 }
 
 #[derive(Serialize)]
@@ -235,39 +253,85 @@ struct Chart {
     legend: Vec<Value>,
 }
 
+/// Where the chart plots: its area's top-left corner and size, and the largest event index
+/// and weight it shows.
+struct Plot {
+    left: f64,
+    top: f64,
+    width: f64,
+    height: f64,
+    x_max: f64,
+    y_max: f64,
+}
+
+impl Plot {
+    /// The x coordinate of event index `i`.
+    fn x(&self, i: u64) -> f64 {
+        self.left + self.width * (i as f64 / self.x_max)
+    }
+
+    /// The y coordinate of weight `w` (clamped to the plot).
+    fn y(&self, w: f64) -> f64 {
+        self.top + self.height * (1.0 - (w / self.y_max).clamp(0.0, 1.0))
+    }
+}
+
 /// The SVG line chart's geometry: x = events folded so far, y = weight.
 fn chart(history: &WeightHistory, event_count: u64) -> Chart {
     let (width, height) = (860.0, 320.0);
     let (left, right, top, bottom) = (56.0, 16.0, 16.0, 44.0);
-    let plot_w = width - left - right;
-    let plot_h = height - top - bottom;
     let max_weight = history
         .points
         .iter()
         .flat_map(|p| p.weights.iter().copied())
         .fold(0.0_f64, f64::max);
-    let y_max = ((max_weight * 10.0).ceil() / 10.0).clamp(0.1, 1.0).max(0.5);
-    let x_max = event_count.max(1) as f64;
-    let x = |i: u64| left + plot_w * (i as f64 / x_max);
-    let y = |w: f64| top + plot_h * (1.0 - (w / y_max).clamp(0.0, 1.0));
-    // Horizontal grid lines and labels every 0.1.
-    let steps = (y_max * 10.0).round() as u32;
-    let grid = (0..=steps)
-        .map(|k| {
-            let w = f64::from(k) / 10.0;
-            context! {
-                y => format!("{:.1}", y(w)),
-                label_y => format!("{:.1}", y(w) + 4.0),
-                label => format!("{w:.1}"),
-            }
-        })
-        .collect();
+    let plot = Plot {
+        left,
+        top,
+        width: width - left - right,
+        height: height - top - bottom,
+        x_max: event_count.max(1) as f64,
+        y_max: ((max_weight * 10.0).ceil() / 10.0).clamp(0.1, 1.0).max(0.5),
+    };
     // X axis ticks: start, middle, end.
     let ticks = [0, event_count / 2, event_count]
         .into_iter()
-        .map(|i| context! { x => format!("{:.1}", x(i)), label => i })
+        .map(|i| context! { x => format!("{:.1}", plot.x(i)), label => i })
         .collect();
-    let lines = history
+    Chart {
+        width: width.to_string(),
+        height: height.to_string(),
+        left: left.to_string(),
+        right: (width - right).to_string(),
+        label_x: (left - 6.0).to_string(),
+        tick_y: (height - bottom + 16.0).to_string(),
+        axis_x: format!("{:.1}", left + plot.width / 2.0),
+        axis_y: (height - 6.0).to_string(),
+        grid: grid(&plot),
+        ticks,
+        lines: lines(history, &plot),
+        legend: legend(history, left, top),
+    }
+}
+
+/// Horizontal grid lines and their labels, every 0.1 of weight.
+fn grid(plot: &Plot) -> Vec<Value> {
+    let steps = (plot.y_max * 10.0).round() as u32;
+    (0..=steps)
+        .map(|k| {
+            let w = f64::from(k) / 10.0;
+            context! {
+                y => format!("{:.1}", plot.y(w)),
+                label_y => format!("{:.1}", plot.y(w) + 4.0),
+                label => format!("{w:.1}"),
+            }
+        })
+        .collect()
+}
+
+/// One polyline per bot: its weight after each event it has a weight at.
+fn lines(history: &WeightHistory, plot: &Plot) -> Vec<Value> {
+    history
         .bots
         .iter()
         .enumerate()
@@ -277,7 +341,7 @@ fn chart(history: &WeightHistory, event_count: u64) -> Chart {
                 .iter()
                 .filter_map(|p| {
                     let w = p.weights.get(b)?;
-                    Some(format!("{:.2},{:.2}", x(p.event_index), y(*w)))
+                    Some(format!("{:.2},{:.2}", plot.x(p.event_index), plot.y(*w)))
                 })
                 .collect();
             context! {
@@ -286,8 +350,12 @@ fn chart(history: &WeightHistory, event_count: u64) -> Chart {
                 bot => sanitize(bot),
             }
         })
-        .collect();
-    let legend = history
+        .collect()
+}
+
+/// The legend inside the plot's top-left corner (`left`, `top`): four bots a row.
+fn legend(history: &WeightHistory, left: f64, top: f64) -> Vec<Value> {
+    history
         .bots
         .iter()
         .enumerate()
@@ -303,21 +371,7 @@ fn chart(history: &WeightHistory, event_count: u64) -> Chart {
                 bot => sanitize(bot),
             }
         })
-        .collect();
-    Chart {
-        width: width.to_string(),
-        height: height.to_string(),
-        left: left.to_string(),
-        right: (width - right).to_string(),
-        label_x: (left - 6.0).to_string(),
-        tick_y: (height - bottom + 16.0).to_string(),
-        axis_x: format!("{:.1}", left + plot_w / 2.0),
-        axis_y: (height - 6.0).to_string(),
-        grid,
-        ticks,
-        lines,
-        legend,
-    }
+        .collect()
 }
 
 #[cfg(test)]

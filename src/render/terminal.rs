@@ -57,6 +57,22 @@ pub fn leaderboard(state: &LedgerState, paint: Paint) -> String {
         plural(state.event_count),
         state.total_budget_pool
     );
+    out.push_str(&standings(state, paint));
+    if state.event_count == 0 {
+        out.push_str(&format!(
+            "\nNo events yet: every bot starts at weight 1/{active}.\n"
+        ));
+    } else {
+        out.push('\n');
+        out.push_str(&skill(state, paint));
+        out.push_str(&merges(state, paint));
+    }
+    out.push_str(&recent(state, paint));
+    out
+}
+
+/// The standings table: active bots ranked by weight, retired ones dashed and dimmed.
+fn standings(state: &LedgerState, paint: Paint) -> String {
     let mut table = Table::new(&[
         ("#", Align::Right),
         ("bot", Align::Left),
@@ -99,42 +115,38 @@ pub fn leaderboard(state: &LedgerState, paint: Paint) -> String {
             },
         ]);
     }
-    out.push_str(&table.render("  ", paint, |r, _, s| {
+    table.render("  ", paint, |r, _, s| {
         if state.bots.get(r).is_some_and(|b| b.retired) {
             paint.dim(s)
         } else {
             s.to_owned()
         }
-    }));
-    if state.event_count == 0 {
-        out.push_str(&format!(
-            "\nNo events yet: every bot starts at weight 1/{active}.\n"
-        ));
-    } else {
-        out.push('\n');
-        out.push_str(&skill(state, paint));
-        out.push_str(&merges(state, paint));
+    })
+}
+
+/// The latest events, newest first, under their heading; empty when there are none.
+fn recent(state: &LedgerState, paint: Paint) -> String {
+    if state.recent.is_empty() {
+        return String::new();
     }
-    if !state.recent.is_empty() {
-        out.push_str(&format!("\n{}\n", paint.bold("Recent events")));
-        let mut recent = Table::new(&[
-            ("time (UTC)", Align::Left),
-            ("issue", Align::Right),
-            ("bot", Align::Left),
-            ("outcome", Align::Left),
-            ("delta", Align::Right),
+    let mut out = format!("\n{}\n", paint.bold("Recent events"));
+    let mut recent = Table::new(&[
+        ("time (UTC)", Align::Left),
+        ("issue", Align::Right),
+        ("bot", Align::Left),
+        ("outcome", Align::Left),
+        ("delta", Align::Right),
+    ]);
+    for e in state.recent.iter().rev() {
+        recent.row(vec![
+            e.timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
+            format!("#{}", e.issue_number),
+            e.bot_id.clone(),
+            e.outcome.to_string(),
+            signed(e.weight_delta),
         ]);
-        for e in state.recent.iter().rev() {
-            recent.row(vec![
-                e.timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
-                format!("#{}", e.issue_number),
-                e.bot_id.clone(),
-                e.outcome.to_string(),
-                signed(e.weight_delta),
-            ]);
-        }
-        out.push_str(&recent.render("  ", paint, |_, c, s| delta_style(paint, c == 4, s)));
     }
+    out.push_str(&recent.render("  ", paint, |_, c, s| delta_style(paint, c == 4, s)));
     out
 }
 

@@ -206,71 +206,14 @@ impl Api {
         body: &[u8],
         attempt: u32,
     ) -> Attempt<Reply, TrackerError> {
-        let again = |wait: Duration, error: TrackerError| Attempt::Again {
-            wait,
-            note: self.retrying_note(req),
-            error,
-        };
         let error: ErrorBody = serde_json::from_slice(body).unwrap_or_default();
         let message = error.summary(status);
-        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-        let now = Utc::now();
-
         if status == StatusCode::FORBIDDEN || status == StatusCode::TOO_MANY_REQUESTS {
-            // Primary rate limit: nothing left until the reset.
-            if header("x-ratelimit-remaining") == Some("0") {
-                let reset = header("x-ratelimit-reset")
-                    .and_then(|v| v.parse::<i64>().ok())
-                    .and_then(|s| DateTime::from_timestamp(s, 0))
-                    .unwrap_or(now + chrono::Duration::seconds(60));
-                let wait =
-                    (reset - now).to_std().unwrap_or(Duration::ZERO) + Duration::from_secs(1);
-                let limited = TrackerError::RateLimited {
-                    action: req.action.clone(),
-                    reset,
-                };
-                return if wait <= self.policy.max_rate_limit_wait {
-                    tracing::warn!(
-                        "GitHub rate limit used up: waiting until it resets at {reset} ({}s)",
-                        wait.as_secs()
-                    );
-                    again(wait, limited)
-                } else {
-                    Attempt::Fail(limited)
-                };
-            }
-            // Secondary rate limit with retry-after (seconds).
-            if let Some(secs) = header("retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
-                let wait = Duration::from_secs(secs);
-                let limited = TrackerError::RateLimited {
-                    action: req.action.clone(),
-                    reset: now + chrono::Duration::seconds(secs as i64),
-                };
-                return if wait <= self.policy.max_rate_limit_wait {
-                    again(wait, limited)
-                } else {
-                    Attempt::Fail(limited)
-                };
-            }
-            let secondary = message.to_ascii_lowercase().contains("rate limit");
-            if status == StatusCode::TOO_MANY_REQUESTS || secondary {
-                return again(
-                    self.policy.secondary_wait.max(self.policy.backoff(attempt)),
-                    TrackerError::RateLimited {
-                        action: req.action.clone(),
-                        reset: now
-                            + chrono::Duration::from_std(self.policy.secondary_wait)
-                                .unwrap_or_default(),
-                    },
-                );
-            }
-            return Attempt::Fail(TrackerError::Forbidden {
-                action: req.action.clone(),
-                message,
-            });
+            return self.refused(req, status, headers, message, attempt);
         }
         if status.is_server_error() {
-            return again(
+            return self.again(
+                req,
                 self.policy.backoff(attempt),
                 TrackerError::Http {
                     action: req.action.clone(),
@@ -298,6 +241,86 @@ impl Api {
                 attempts: attempt,
                 message,
             },
+        })
+    }
+
+    /// Tries `req` again after `wait`, with `error` should it be the last attempt.
+    fn again(
+        &self,
+        req: &Request<'_>,
+        wait: Duration,
+        error: TrackerError,
+    ) -> Attempt<Reply, TrackerError> {
+        Attempt::Again {
+            wait,
+            note: self.retrying_note(req),
+            error,
+        }
+    }
+
+    /// What a 403 or a 429 means: a primary rate limit used up (waited for when its reset is
+    /// near), a secondary one (waited for as `retry-after` says, else a while), or — a 403
+    /// that is no rate limit — a refusal.
+    fn refused(
+        &self,
+        req: &Request<'_>,
+        status: StatusCode,
+        headers: &HeaderMap,
+        message: String,
+        attempt: u32,
+    ) -> Attempt<Reply, TrackerError> {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let now = Utc::now();
+        // Primary rate limit: nothing left until the reset.
+        if header("x-ratelimit-remaining") == Some("0") {
+            let reset = header("x-ratelimit-reset")
+                .and_then(|v| v.parse::<i64>().ok())
+                .and_then(|s| DateTime::from_timestamp(s, 0))
+                .unwrap_or(now + chrono::Duration::seconds(60));
+            let wait = (reset - now).to_std().unwrap_or(Duration::ZERO) + Duration::from_secs(1);
+            let limited = TrackerError::RateLimited {
+                action: req.action.clone(),
+                reset,
+            };
+            return if wait <= self.policy.max_rate_limit_wait {
+                tracing::warn!(
+                    "GitHub rate limit used up: waiting until it resets at {reset} ({}s)",
+                    wait.as_secs()
+                );
+                self.again(req, wait, limited)
+            } else {
+                Attempt::Fail(limited)
+            };
+        }
+        // Secondary rate limit with retry-after (seconds).
+        if let Some(secs) = header("retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
+            let wait = Duration::from_secs(secs);
+            let limited = TrackerError::RateLimited {
+                action: req.action.clone(),
+                reset: now + chrono::Duration::seconds(secs as i64),
+            };
+            return if wait <= self.policy.max_rate_limit_wait {
+                self.again(req, wait, limited)
+            } else {
+                Attempt::Fail(limited)
+            };
+        }
+        let secondary = message.to_ascii_lowercase().contains("rate limit");
+        if status == StatusCode::TOO_MANY_REQUESTS || secondary {
+            return self.again(
+                req,
+                self.policy.secondary_wait.max(self.policy.backoff(attempt)),
+                TrackerError::RateLimited {
+                    action: req.action.clone(),
+                    reset: now
+                        + chrono::Duration::from_std(self.policy.secondary_wait)
+                            .unwrap_or_default(),
+                },
+            );
+        }
+        Attempt::Fail(TrackerError::Forbidden {
+            action: req.action.clone(),
+            message,
         })
     }
 
