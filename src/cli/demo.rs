@@ -78,22 +78,7 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
     } else {
         Vec::new()
     };
-    let state = ledger_state(&settings)?;
-    if ctx.printer.json_mode() {
-        ctx.printer.json(&serde_json::json!({
-            "report": report,
-            "follow": followed,
-            "leaderboard": state,
-        }))?;
-    } else {
-        ctx.printer.status(
-            &ctx.printer
-                .paint_err()
-                .bold("## Leaderboard after the demo"),
-        );
-        ctx.printer
-            .data(&render::terminal::leaderboard(&state, ctx.printer.paint()))?;
-    }
+    show(ctx, &settings, &report, &followed)?;
     if args.keep {
         let kept = temp.keep();
         ctx.printer.status(&format!(
@@ -145,4 +130,31 @@ async fn after_the_pull_request(
     ));
     let second = follow(input).await?;
     Ok(vec![first, second])
+}
+
+/// The run report, what `follow` did and the leaderboard: a JSON document, or the leaderboard
+/// table.
+fn show(
+    ctx: &Context,
+    settings: &Settings,
+    report: &crate::run_report::RunReport,
+    followed: &[FollowReport],
+) -> Result<()> {
+    let state = ledger_state(settings)?;
+    if ctx.printer.json_mode() {
+        ctx.printer.json(&serde_json::json!({
+            "report": report,
+            "follow": followed,
+            "leaderboard": state,
+        }))?;
+    } else {
+        ctx.printer.status(
+            &ctx.printer
+                .paint_err()
+                .bold("## Leaderboard after the demo"),
+        );
+        ctx.printer
+            .data(&render::terminal::leaderboard(&state, ctx.printer.paint()))?;
+    }
+    Ok(())
 }

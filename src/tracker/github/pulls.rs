@@ -347,10 +347,22 @@ mod tests {
             .unwrap()
         };
         let list = vec![
-            pull(1, "ralph/3-x", serde_json::json!({"full_name": "Octo-Org/octo-repo"})),
-            pull(2, "ralph/3-x", serde_json::json!({"full_name": "mallory/octo-repo"})),
+            pull(
+                1,
+                "ralph/3-x",
+                serde_json::json!({"full_name": "Octo-Org/octo-repo"}),
+            ),
+            pull(
+                2,
+                "ralph/3-x",
+                serde_json::json!({"full_name": "mallory/octo-repo"}),
+            ),
             pull(3, "ralph/4-y", serde_json::Value::Null),
-            pull(4, "feature/z", serde_json::json!({"full_name": "octo-org/octo-repo"})),
+            pull(
+                4,
+                "feature/z",
+                serde_json::json!({"full_name": "octo-org/octo-repo"}),
+            ),
         ];
         let kept: Vec<u64> = ours(list, "ralph/", "octo-org/octo-repo")
             .iter()
