@@ -6,7 +6,7 @@
 //! fails the attempt too. Whatever failed goes to the next attempt; between attempts the
 //! worktree is reset. The run's caps are checked before every attempt.
 
-use super::crew::{Bench, Book, Contest, Crew, Selection};
+use super::crew::{Bench, Book, Contest, Crew, Purpose, Selection, Target};
 use super::findings::{
     failures_for_prompt, findings, name_some, Attempts, Findings, Found, Passed,
 };
@@ -32,58 +32,6 @@ struct Checked {
     by_checks: Option<String>,
     /// What the run report should say about it (what the checks wrote, put back).
     note: Option<String>,
-}
-
-/// What the attempts implement, and where.
-pub(super) struct Target<'t> {
-    pub wt: &'t Worktree,
-    pub plan: &'t CheckPlan,
-    pub proposal: &'t Arrived,
-    pub budget: u32,
-    pub purpose: Purpose,
-}
-
-/// Why the attempts are made: the round's winner (committed on the branch), an audit (in a
-/// scratch checkout, never kept) or a revision of a pull request (committed on its branch).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Purpose {
-    Winner,
-    Audit,
-    Revision,
-}
-
-impl Purpose {
-    /// Whether a passing attempt is committed.
-    pub fn keep(self) -> bool {
-        self != Purpose::Audit
-    }
-
-    /// How the console names an attempt (`Attempt 2`).
-    pub(super) fn label(self) -> &'static str {
-        match self {
-            Purpose::Winner => "Attempt",
-            Purpose::Audit => "Audit attempt",
-            Purpose::Revision => "Revision attempt",
-        }
-    }
-
-    /// The agent call's variant (recordings and fakes tell the calls apart by it).
-    pub(super) fn variant(self) -> Option<&'static str> {
-        match self {
-            Purpose::Winner => None,
-            Purpose::Audit => Some("audit"),
-            Purpose::Revision => Some("revision"),
-        }
-    }
-
-    /// How the timeline and the live view name the work.
-    pub(super) fn word(self) -> &'static str {
-        match self {
-            Purpose::Winner => "implement",
-            Purpose::Audit => "audit",
-            Purpose::Revision => "revise",
-        }
-    }
 }
 
 /// Up to the round's budget of attempts on the winner; stops at the first that passes

@@ -5,8 +5,8 @@
 //! whether the marketplace picked right (selection efficiency and regret rounds on the
 //! leaderboard; runner-up outcomes for `ralph tune`).
 
-use super::attempt::{Purpose, Target};
 use super::crew::{Bench, Book, Contest, Crew, Selection};
+use super::crew::{Purpose, Target};
 use super::findings::Attempts;
 use super::prepare::{cache_dir, forget_setup};
 use super::round::Arrived;

@@ -3,7 +3,7 @@
 //! the display, with what they spend (accounts, time) and the baseline the next attempt is
 //! compared with; the [`Book`] — what the run records (its state for `--resume`, its report,
 //! what went wrong, its branch and worktree); and a round's [`Bench`], [`Contest`] and
-//! [`Selection`]. The phases (`select`, `attempt`, `review`, `audit`, `settle`, `finish`) are
+//! [`Selection`]; what an implementer's attempts work on ([`Target`], [`Purpose`]). The phases (`select`, `attempt`, `review`, `audit`, `settle`, `finish`) are
 //! functions over these, so none of them reaches back into the loop.
 
 use super::round::{Arrived, Ask, Evaluated};
@@ -160,4 +160,56 @@ pub(super) struct Selection {
     pub proposers: Vec<String>,
     /// A failed bot whose resubmission was refused.
     pub resubmitted: Vec<String>,
+}
+
+/// What the attempts implement, and where.
+pub(super) struct Target<'t> {
+    pub wt: &'t Worktree,
+    pub plan: &'t CheckPlan,
+    pub proposal: &'t Arrived,
+    pub budget: u32,
+    pub purpose: Purpose,
+}
+
+/// Why the attempts are made: the round's winner (committed on the branch), an audit (in a
+/// scratch checkout, never kept) or a revision of a pull request (committed on its branch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Winner,
+    Audit,
+    Revision,
+}
+
+impl Purpose {
+    /// Whether a passing attempt is committed.
+    pub fn keep(self) -> bool {
+        self != Purpose::Audit
+    }
+
+    /// How the console names an attempt (`Attempt 2`).
+    pub(super) fn label(self) -> &'static str {
+        match self {
+            Purpose::Winner => "Attempt",
+            Purpose::Audit => "Audit attempt",
+            Purpose::Revision => "Revision attempt",
+        }
+    }
+
+    /// The agent call's variant (recordings and fakes tell the calls apart by it).
+    pub(super) fn variant(self) -> Option<&'static str> {
+        match self {
+            Purpose::Winner => None,
+            Purpose::Audit => Some("audit"),
+            Purpose::Revision => Some("revision"),
+        }
+    }
+
+    /// How the timeline and the live view name the work.
+    pub(super) fn word(self) -> &'static str {
+        match self {
+            Purpose::Winner => "implement",
+            Purpose::Audit => "audit",
+            Purpose::Revision => "revise",
+        }
+    }
 }

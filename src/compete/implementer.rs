@@ -2,8 +2,8 @@
 //! attempts' failures), its answer, what it changed in git's own files (undone), its result
 //! as the commit will take it, and the by-products it generated (named, left out).
 
-use super::attempt::{Purpose, Target};
 use super::crew::{Bench, Contest, Crew};
+use super::crew::{Purpose, Target};
 use super::extract::{prompt_json, PromptIssue};
 use super::findings::name_some;
 use super::propose::FailedCheck;

@@ -8,8 +8,9 @@
 //! removed afterwards; the branch stays.
 
 use super::agents::Agents;
-use super::attempt::{attempts, Purpose, Target};
+use super::attempt::attempts;
 use super::crew::{Bench, Book, Contest, Crew, RunInput, RunOptions};
+use super::crew::{Purpose, Target};
 use super::findings::Attempts;
 use super::prepare::{cache_dir, forget_setup, ready, Ground};
 use super::round::Arrived;

@@ -3,7 +3,7 @@
 //! answer (there is none, it failed, or it changed the worktree), on the claims both the
 //! proposal and the implementer make, which every passing check supports.
 
-use super::attempt::Target;
+use super::crew::Target;
 use super::crew::{Bench, Contest, Crew};
 use super::extract::{prompt_json, PromptIssue};
 use super::findings::Verdict;
