@@ -72,6 +72,9 @@ pub struct RevisionReport {
     pub passed: bool,
     pub commit: Option<String>,
     pub pushed: bool,
+    /// Why the push was refused: the pull request did not get the revision, no event is
+    /// written and the next `follow` tries again.
+    pub push_error: Option<String>,
     /// What the implementer said it did.
     pub summary: Option<String>,
     pub items: Vec<RevisionItem>,

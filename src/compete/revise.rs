@@ -71,6 +71,9 @@ pub struct RevisionResult {
     pub passed: bool,
     pub commit: Option<String>,
     pub pushed: bool,
+    /// The push was refused (the branch moved meanwhile, credentials): the work is committed
+    /// locally only, and the round is tried again.
+    pub push_error: Option<String>,
     /// What the implementer said it did, when an attempt passed.
     pub summary: Option<String>,
     /// Open box id → evidence, for the boxes the passing attempt satisfied.
@@ -156,7 +159,10 @@ async fn in_worktree(input: RevisionInput<'_>, wt: &Worktree) -> Result<Revision
                 result.pushed = true;
                 printer.status(&format!("- Pushed {}", wt.branch));
             }
-            Err(e) => printer.warn(&format!("could not push {}: {e}", wt.branch)),
+            Err(e) => {
+                printer.warn(&format!("could not push {}: {e}", wt.branch));
+                result.push_error = Some(e.to_string());
+            }
         }
     }
     result.accounts = crew.accounts;

@@ -36,7 +36,8 @@ pub(super) struct Round<'a> {
 pub(super) struct Done {
     pub action: FollowAction,
     pub report: RevisionReport,
-    /// The round's event and its file (none when only the environment failed).
+    /// The round's event and its file (none when only the environment failed, or the push was
+    /// refused).
     pub event: Option<(Outcome, String)>,
 }
 
@@ -90,8 +91,9 @@ pub(super) async fn revision_round(
             &crate::secret::redact(&revision_reply(&report)),
         )
         .await?;
-    // Only the environment failed: nobody's weight moves, and the round does not count.
-    if result.environment.is_some() && !result.passed {
+    // Only the environment failed, or the push was refused: nobody's weight moves, and the
+    // round does not count (the next follow tries again).
+    if result.environment.is_some() && !result.passed || result.push_error.is_some() {
         return Ok(Done {
             action: FollowAction::Revised,
             report,
@@ -257,6 +259,7 @@ fn revision_report(
         items,
         reasons: r.reasons.clone(),
         environment: r.environment.clone(),
+        push_error: r.push_error.clone(),
         checks: r.checks.clone(),
         attempts: r.attempts,
     }

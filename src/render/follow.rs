@@ -34,7 +34,7 @@ pub fn revision_reply(r: &RevisionReport) -> String {
     let answered: Vec<&str> = r
         .items
         .iter()
-        .filter(|i| r.passed && i.place != CI_PLACE)
+        .filter(|i| r.passed && r.push_error.is_none() && i.place != CI_PLACE)
         .map(|i| i.source.as_str())
         .collect();
     let mut out = if answered.is_empty() {
@@ -42,7 +42,14 @@ pub fn revision_reply(r: &RevisionReport) -> String {
     } else {
         format!("{REPLY_MARKER} {ANSWERED} {} -->\n", answered.join(" "))
     };
-    let head = if r.passed {
+    let head = if let (true, Some(why)) = (r.passed, &r.push_error) {
+        format!(
+            "**ralph** revised this pull request (revision {} of {}) but could not push it ({}): the next `ralph follow` tries again.",
+            r.round,
+            r.max,
+            short(why)
+        )
+    } else if r.passed {
         let pushed = match (&r.commit, r.pushed) {
             (Some(c), true) => format!("pushed {}", &c[..c.len().min(10)]),
             (Some(c), false) => format!("committed {} (not pushed)", &c[..c.len().min(10)]),
@@ -161,7 +168,9 @@ pub fn terminal_line(p: &PullReport) -> String {
 
 /// `revision 1/3 passed: 2 of 2 request(s) done, pushed`.
 fn revision_phrase(r: &RevisionReport) -> String {
-    let how = if r.passed {
+    let how = if r.passed && r.push_error.is_some() {
+        "passed but could not be pushed: tried again next time".to_owned()
+    } else if r.passed {
         let done = r.items.iter().filter(|i| i.done).count();
         let pushed = if r.pushed { ", pushed" } else { "" };
         format!(

@@ -432,3 +432,50 @@ fn a_review_that_smuggles_instructions_cannot_change_workflows_or_ralphs_configu
     );
     repo.assert_no_token();
 }
+
+#[test]
+fn a_refused_push_writes_no_event_answers_nothing_and_the_next_follow_tries_again() {
+    let repo = competed(IMPLEMENTER, "");
+    // The remote refuses pushes for now (the branch moved, a protection rule, …).
+    let hook = repo.remote.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'refused for the test' >&2\nexit 1\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    repo.review("Please also add `shout NAME`");
+    let out = repo.follow();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("passed but could not be pushed"),
+        "{}",
+        out.stderr
+    );
+    assert!(!repo.outcomes().iter().any(|o| o.starts_with("revision")));
+    let reply = repo.pulls()[0]["comments"][0]["body"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        reply.starts_with("<!-- ralph:follow -->"),
+        "answers nothing: {reply}"
+    );
+    assert!(reply.contains("could not push it"), "{reply}");
+    // Pushing works again: the same review is answered, once.
+    std::fs::remove_file(&hook).unwrap();
+    let out = repo.follow();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("revision 1/3 passed"), "{}", out.stderr);
+    assert_eq!(repo.remote_branch_log().matches("Ralph-Run:").count(), 2);
+    let o = repo.outcomes();
+    assert_eq!(
+        o.iter().filter(|o| *o == "revision_success").count(),
+        1,
+        "{o:?}"
+    );
+}
