@@ -189,15 +189,35 @@ fn proposal_of(
         })
         .unwrap_or_else(|| pr.title.clone());
     let addressed: Vec<String> = map.iter().map(|(id, _)| id.clone()).collect();
-    let proposal = serde_json::from_value(serde_json::json!({
-        "approach_summary": summary,
-        "files_affected": [],
-        "estimated_complexity": {"lines_of_code": 0, "files": 0, "difficulty": "unknown"},
-        "risk_assessment": {"breaking_changes": false, "security_critical": false, "overall_risk": "unknown"},
-        "spec_alignment": {"checkboxes_addressed": addressed},
-        "success_probability": 0.5,
-    }))
-    .expect("the revision's proposal is well-formed");
+    use crate::market::proposal::{Complexity, Proposal, RiskAssessment, SpecAlignment};
+    let unknown = || "unknown".to_owned();
+    let proposal = Proposal {
+        approach_summary: summary,
+        pseudo_code: String::new(),
+        files_affected: Vec::new(),
+        estimated_complexity: Complexity {
+            lines_of_code: 0,
+            files: 0,
+            modules: 0,
+            difficulty: unknown(),
+        },
+        risk_assessment: RiskAssessment {
+            breaking_changes: false,
+            security_critical: false,
+            deployment_impact: String::new(),
+            overall_risk: unknown(),
+            mitigation: String::new(),
+        },
+        spec_alignment: SpecAlignment {
+            checkboxes_addressed: addressed,
+            components_addressed: Vec::new(),
+            implicit_requirements_addressed: Vec::new(),
+            reasoning: String::new(),
+        },
+        specialist_consultations: Vec::new(),
+        innovation: String::new(),
+        success_probability: 0.5,
+    };
     Arrived {
         bot_id: bot.to_owned(),
         proposal,
