@@ -4,7 +4,8 @@
 //!   home of `Run`, imported by no phase;
 //! - `admit`: the refusals before anything changes, and the claim;
 //! - `crew`: what the phases work with — the run's inputs and spending (`Crew`), what it records
-//!   (`Book`), a round's bench, contest and selection;
+//!   (`Book`), a round's bench, contest and selection, what attempts work on (`Target`,
+//!   `Purpose`);
 //! - `decide`: the state machine, one pure function from how a round ended to what happens next;
 //! - `state`: what is kept for `--resume`, and the per-issue lock;
 //! - `select`: a round's proposals and judging under watch, a replan's resubmission refused,
@@ -12,6 +13,8 @@
 //! - `attempt`: the implementer's attempts and ralph's verification;
 //! - `implementer`: one call of the implementer — its prompt, its answer, what it left;
 //! - `verify_role`: the `verify` role — which open checkboxes a passing change satisfies;
+//! - `review`: the `review` role's scores of the change; `audit`: audited rounds (the
+//!   runner-up implemented in a scratch checkout, never kept);
 //! - `findings`: why an attempt failed and what the next one and the replan are told (pure);
 //! - `settle`: the round's outcome — scores, awards, commit and check-off, events, state;
 //! - `events`: a round's ledger events, built by a pure function, then appended;
