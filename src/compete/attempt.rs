@@ -13,7 +13,6 @@ use super::findings::{
 use super::implementer::{implement_once, Implemented};
 use super::prepare::refresh_environment;
 use super::propose::FailedCheck;
-use super::round::Arrived;
 use super::verify_role::verify_requirements;
 use crate::agent::protocol::ImplementAnswer;
 use crate::checks::CheckPlan;
@@ -224,7 +223,7 @@ async fn accept(
         return Ok(None);
     }
     let committed = if target.purpose.keep() {
-        commit(crew, book, target.wt, contest, target.proposal, &answer).await
+        commit(crew, book, target, contest, &answer).await
     } else {
         Ok(String::new())
     };
@@ -387,14 +386,19 @@ async fn rebuild_native(
 async fn commit(
     crew: &mut Crew<'_>,
     book: &mut Book,
-    wt: &Worktree,
+    target: &Target<'_>,
     contest: &Contest,
-    winner: &Arrived,
     answer: &ImplementAnswer,
 ) -> Result<String, WorkspaceError> {
+    let (wt, winner) = (target.wt, target.proposal);
     let config = &crew.input.settings.config;
+    // A revision says so in its subject: the branch already holds the issue's commit.
+    let revision = match target.purpose {
+        Purpose::Revision => format!(": revision {}", contest.site.round),
+        Purpose::Winner | Purpose::Audit => String::new(),
+    };
     let message = format!(
-        "{} (#{})\n\n{}",
+        "{} (#{}){revision}\n\n{}",
         contest.issue.title,
         crew.input.issue,
         answer.summary.trim()

@@ -126,6 +126,10 @@ fn a_maintainers_review_is_answered_with_one_revision_and_a_second_follow_adds_n
     // One revision commit on the pushed branch, with ralph's trailers.
     let log = repo.remote_branch_log();
     assert_eq!(log.matches("Ralph-Run:").count(), 2, "{log}");
+    assert!(
+        log.starts_with("Add a greet function (#3): revision 1\n"),
+        "the revision says so in its subject: {log}"
+    );
     let lib = git(
         &repo.remote,
         &["show", "ralph/3-add-a-greet-function:lib.sh"],
