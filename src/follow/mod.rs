@@ -83,10 +83,15 @@ pub async fn follow(input: &FollowInput<'_>) -> Result<FollowReport> {
             }
         }
     }
+    // Read once: a pull request's outcomes never change another's history or winner.
+    let pass = pull::Pass {
+        pulls,
+        events: ledger_events(input.settings)?,
+        me: input.tracker.current_user().await.unwrap_or(None),
+    };
     let mut report = FollowReport::default();
     for pr in &all {
-        let events = ledger_events(input.settings)?;
-        match pull::follow_one(input, pulls, pr, &events).await {
+        match pull::follow_one(input, &pass, pr).await {
             Ok(p) => {
                 input
                     .printer

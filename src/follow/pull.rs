@@ -36,15 +36,24 @@ pub(super) struct Known {
     reverted: bool,
 }
 
+/// What one pass of `follow` reads once for all its pull requests.
+pub(super) struct Pass<'a> {
+    pub pulls: &'a dyn PullRequestTracker,
+    /// The ledger's events, oldest first.
+    pub events: Vec<Event>,
+    /// The login ralph runs as, where the tracker knows it.
+    pub me: Option<String>,
+}
+
 /// Follows one pull request.
 pub(super) async fn follow_one(
     input: &FollowInput<'_>,
-    pulls: &dyn PullRequestTracker,
+    pass: &Pass<'_>,
     pr: &PullFacts,
-    events: &[Event],
 ) -> Result<PullReport> {
-    let known = known(input, pr, events).await;
-    let (plan, asked) = plan_for(input, pulls, pr, &known).await?;
+    let pulls = pass.pulls;
+    let known = known(input, pr, &pass.events).await;
+    let (plan, asked) = plan_for(input, pass, pr, &known).await?;
     let mut report = PullReport {
         number: pr.number,
         issue: known.issue,
@@ -149,12 +158,13 @@ async fn known(input: &FollowInput<'_>, pr: &PullFacts, events: &[Event]) -> Kno
 /// `[follow] wait_for_ci_secs`) before the plan is final.
 async fn plan_for(
     input: &FollowInput<'_>,
-    pulls: &dyn PullRequestTracker,
+    pass: &Pass<'_>,
     pr: &PullFacts,
     known: &Known,
 ) -> Result<(Plan, Asked)> {
+    let pulls = pass.pulls;
     let mut asked = if pr.state == PullState::Open && !known.held {
-        gather(input, pulls, pr).await?
+        gather(input, pass, pr).await?
     } else {
         Asked::default()
     };
@@ -208,11 +218,8 @@ fn ignored(pr: &PullFacts, sorted: &Sorted) -> Vec<IgnoredFeedback> {
 }
 
 /// The feedback sorted and the CI judged, for an open pull request.
-async fn gather(
-    input: &FollowInput<'_>,
-    pulls: &dyn PullRequestTracker,
-    pr: &PullFacts,
-) -> Result<Asked> {
+async fn gather(input: &FollowInput<'_>, pass: &Pass<'_>, pr: &PullFacts) -> Result<Asked> {
+    let (pulls, me) = (pass.pulls, pass.me.as_deref());
     let head = match input.workspace.pull_head(&pr.head).await {
         Ok(Some(h)) => Some(h),
         Ok(None) => pr.head_sha.clone(),
@@ -227,12 +234,11 @@ async fn gather(
         Some(h) => input.workspace.last_own_commit(h).await.unwrap_or(None),
         None => None,
     };
-    let me = input.tracker.current_user().await.unwrap_or(None);
     let all = pulls.feedback(pr.number).await?;
     let mut can_write = BTreeMap::new();
     let has_users = pulls.has_users();
     if has_users {
-        for author in feedback::authors(&all, since, me.as_deref()) {
+        for author in feedback::authors(&all, since, me) {
             let writes = input
                 .tracker
                 .permission(&author)
@@ -246,7 +252,7 @@ async fn gather(
         &all,
         &feedback::Context {
             since,
-            me: me.as_deref(),
+            me,
             can_write: &can_write,
             has_users,
         },

@@ -144,7 +144,16 @@ pub fn terminal_line(p: &PullReport) -> String {
         .issue
         .map(|i| format!(" for issue #{i}"))
         .unwrap_or_default();
-    let mut parts = vec![format!("#{}{issue} ({state})", p.number)];
+    std::iter::once(format!("#{}{issue} ({state})", p.number))
+        .chain(what_happened(p))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// What `follow` did with a pull request, phrase by phrase: what it settled, the revision,
+/// the escalation or why it left it, the feedback it ignored.
+fn what_happened(p: &PullReport) -> Vec<String> {
+    let mut parts = Vec::new();
     if !p.settled.is_empty() {
         let settled: Vec<&str> = p.settled.iter().map(|o| o.as_str()).collect();
         let bot = p.bot.as_deref().unwrap_or("?");
@@ -163,7 +172,7 @@ pub fn terminal_line(p: &PullReport) -> String {
     if !p.ignored.is_empty() {
         parts.push(format!("{} piece(s) of feedback ignored", p.ignored.len()));
     }
-    parts.join(" · ")
+    parts
 }
 
 /// `revision 1/3 passed: 2 of 2 request(s) done, pushed`.
@@ -202,13 +211,7 @@ pub fn summary(report: &FollowReport) -> String {
                 .map(|u| format!("[#{}]({u})", p.number))
                 .unwrap_or_else(|| format!("#{}", p.number)),
             p.issue.map(|i| format!("#{i}")).unwrap_or_default(),
-            cell(
-                &terminal_line(p)
-                    .split(" · ")
-                    .skip(1)
-                    .collect::<Vec<_>>()
-                    .join(" · ")
-            )
+            cell(&what_happened(p).join(" · "))
         );
     }
     out
