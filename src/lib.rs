@@ -17,7 +17,8 @@
 //!   and the ledger for terminals, markdown and browsers), [`output`] (the printer), [`action`]
 //!   (GitHub Actions mode), [`timeline`] (where a run's time went);
 //! - small leaves: [`error`] (exit codes, `UserError`), [`secret`] (tokens kept out of every
-//!   output), [`retry`], [`fsutil`], [`mix`] (a seeded generator, a fingerprint), [`demo`].
+//!   output), [`retry`], [`fsutil`], [`untrusted_dir`] (the one way into a folder an agent or a
+//!   check can write), [`mix`] (a seeded generator, a fingerprint), [`demo`].
 
 pub mod action;
 pub mod agent;
@@ -50,5 +51,6 @@ pub mod settings;
 pub mod spec;
 pub mod timeline;
 pub mod tracker;
+pub mod untrusted_dir;
 pub mod verify;
 pub mod workspace;

@@ -259,7 +259,8 @@ async fn new_tests(
         if new_tests::lang(&f.path).is_none() {
             continue;
         }
-        let Ok(now) = std::fs::read_to_string(wt.path.join(&f.path)) else {
+        // The file as it is, never through a link (a test file that is one is not read).
+        let Some(now) = crate::untrusted_dir::project_text(&wt.path, &f.path) else {
             continue;
         };
         let base = workspace.base_text(wt, &f.path).await?;

@@ -49,8 +49,7 @@ pub async fn measure(
         );
         return None;
     }
-    std::fs::read_to_string(&report)
-        .ok()
+    crate::untrusted_dir::report_text(&report, "the coverage report")
         .and_then(|text| parse_total(&text))
         .or_else(|| parse_total(&out.stdout))
         .or_else(|| from_report_files(dir).map(|(p, _)| p))
@@ -87,7 +86,7 @@ pub fn parse_total(text: &str) -> Option<f64> {
 /// The total from the first report file found under `dir`.
 pub fn from_report_files(dir: &Path) -> Option<(f64, &'static str)> {
     REPORT_FILES.iter().find_map(|name| {
-        let text = std::fs::read_to_string(dir.join(name)).ok()?;
+        let text = crate::untrusted_dir::text_in(dir, name, crate::untrusted_dir::MAX_REPORT)?;
         parse_total(&text).map(|p| (p, *name))
     })
 }

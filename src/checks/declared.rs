@@ -68,7 +68,7 @@ fn from_targets(targets: &[String], runner: &str, file: &str) -> Option<Vec<Chec
 
 /// The checks of a `Makefile` or `justfile` with a test target, and where they came from.
 pub fn targets(root: &Path) -> Option<(&'static str, Vec<CheckSpec>)> {
-    let read = |f: &str| std::fs::read_to_string(root.join(f)).ok();
+    let read = |f: &str| crate::untrusted_dir::project_text(root, f);
     if let Some(text) = read("Makefile").or_else(|| read("makefile")) {
         if let Some(checks) = from_targets(&make_targets(&text), "make", "the Makefile") {
             return Some(("Makefile", checks));
@@ -121,7 +121,7 @@ fn recipe<'a>(text: &'a str, target: &str) -> Option<Vec<&'a str>> {
 /// as a setup command with its reason. One that installs anywhere else (`pip install` into
 /// whatever environment is active, `sudo`, a global install) is never run unasked.
 pub fn install_target(root: &Path) -> Option<(String, String)> {
-    let read = |f: &str| std::fs::read_to_string(root.join(f)).ok();
+    let read = |f: &str| crate::untrusted_dir::project_text(root, f);
     let files = [
         ("Makefile", "make", "the Makefile"),
         ("makefile", "make", "the Makefile"),
@@ -153,7 +153,7 @@ pub fn install_target(root: &Path) -> Option<(String, String)> {
 /// Whether the declared `test` target only runs pytest (`pytest …`, `python -m pytest …`, `uv
 /// run pytest …`), so that running pytest under coverage instead runs the same tests.
 pub fn test_runs_only_pytest(root: &Path) -> bool {
-    let read = |f: &str| std::fs::read_to_string(root.join(f)).ok();
+    let read = |f: &str| crate::untrusted_dir::project_text(root, f);
     let text = ["Makefile", "makefile", "justfile", "Justfile"]
         .iter()
         .find_map(|f| read(f));

@@ -110,7 +110,7 @@ fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
     if !config.commands.is_empty() || config.coverage_command.is_some() {
         return configured(config);
     }
-    let read = |name: &str| std::fs::read_to_string(root.join(name)).ok();
+    let read = |name: &str| crate::untrusted_dir::project_text(root, name);
     if let Some(text) = read("maskfile.md") {
         let checks = mask_checks(&text);
         if !checks.is_empty() {

@@ -116,7 +116,7 @@ fn cargo_fetch(root: &Path) -> Option<SetupSpec> {
 
 /// `poetry install` with every dependency group the project declares and its extras.
 fn poetry_install(root: &Path) -> String {
-    let pyproject = std::fs::read_to_string(root.join("pyproject.toml")).unwrap_or_default();
+    let pyproject = crate::untrusted_dir::project_text(root, "pyproject.toml").unwrap_or_default();
     let groups: Vec<String> = pyproject
         .lines()
         .filter_map(|l| {
@@ -160,7 +160,7 @@ pub fn touches_native(path: &str, spec: &NativeSpec) -> bool {
 
 /// The native build of the project at `root`, when it has native code.
 pub fn native(root: &Path) -> Option<NativeSpec> {
-    let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap_or_default();
+    let read = |f: &str| crate::untrusted_dir::project_text(root, f).unwrap_or_default();
     let runner = super::python::Runner::of(root);
     let setup_py = read("setup.py");
     let pyproject = read("pyproject.toml");
@@ -234,10 +234,11 @@ async fn prepare(
 pub fn fingerprint(root: &Path) -> String {
     let mut hash = crate::mix::Fnv1a::default();
     for name in MANIFESTS {
-        if let Ok(bytes) = std::fs::read(root.join(name)) {
+        if let Some(text) = crate::untrusted_dir::project_text(root, name) {
+            let bytes = text.as_bytes();
             hash.eat(name.as_bytes());
             hash.eat(&(bytes.len() as u64).to_le_bytes());
-            hash.eat(&bytes);
+            hash.eat(bytes);
         }
     }
     format!("{:016x}", hash.finish())

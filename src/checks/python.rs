@@ -19,7 +19,7 @@ struct Config {
 
 impl Config {
     fn read(root: &Path) -> Config {
-        let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap_or_default();
+        let read = |f: &str| crate::untrusted_dir::project_text(root, f).unwrap_or_default();
         Config {
             pyproject: read("pyproject.toml"),
             setup_cfg: read("setup.cfg"),
@@ -117,7 +117,7 @@ pub fn is_python(root: &Path) -> bool {
 /// The project's import package: `src/<name>/` or `<name>/` holding an `__init__.py`, where
 /// `<name>` is the project's name (dashes as underscores), else the only such folder.
 pub fn package(root: &Path) -> Option<String> {
-    let pyproject = std::fs::read_to_string(root.join("pyproject.toml")).unwrap_or_default();
+    let pyproject = crate::untrusted_dir::project_text(root, "pyproject.toml").unwrap_or_default();
     let name = pyproject
         .lines()
         .find_map(|l| {
@@ -136,12 +136,13 @@ pub fn package(root: &Path) -> Option<String> {
                 });
             }
         }
-        let found: Vec<String> = std::fs::read_dir(&dir)
+        let found: Vec<String> = crate::untrusted_dir::list_in(root, base)
             .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.path().join("__init__.py").is_file())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|(n, kind)| {
+                *kind == crate::untrusted_dir::Kind::Dir
+                    && dir.join(n).join("__init__.py").is_file()
+            })
+            .map(|(n, _)| n)
             .filter(|n| !n.starts_with('.') && n != "tests" && n != "test" && n != "docs")
             .collect();
         if let [only] = found.as_slice() {
@@ -296,8 +297,8 @@ fn type_check(c: &Config, root: &Path, runner: Runner) -> Option<CheckSpec> {
     let has_files = [&c.pyproject, &c.setup_cfg]
         .iter()
         .any(|t| t.lines().any(|l| l.trim_start().starts_with("files")))
-        || std::fs::read_to_string(root.join("mypy.ini"))
-            .is_ok_and(|t| t.lines().any(|l| l.trim_start().starts_with("files")));
+        || crate::untrusted_dir::project_text(root, "mypy.ini")
+            .is_some_and(|t| t.lines().any(|l| l.trim_start().starts_with("files")));
     let target = if has_files {
         String::new()
     } else {
@@ -367,7 +368,7 @@ fn coverage(c: &Config, root: &Path, runner: Runner) -> Option<CoverageSpec> {
         }
     };
     let report = tool(&format!("json -q -o {}", super::coverage::REPORT));
-    let pytest_ini = std::fs::read_to_string(root.join("pytest.ini")).unwrap_or_default();
+    let pytest_ini = crate::untrusted_dir::project_text(root, "pytest.ini").unwrap_or_default();
     let addopts_cov = [
         ("pyproject.toml", &c.pyproject),
         ("setup.cfg", &c.setup_cfg),

@@ -214,7 +214,7 @@ fn measure_of(kind: CheckKind, junit_file: Option<&Path>, out: &process::Output)
     match kind {
         CheckKind::Test => Measure {
             tests: junit_file
-                .and_then(|f| std::fs::read_to_string(f).ok())
+                .and_then(|f| crate::untrusted_dir::report_text(f, "the JUnit report"))
                 .and_then(|xml| junit(&xml))
                 .or_else(|| cargo_tests(&out.stdout, &out.stderr))
                 .or_else(|| counts(&out.stdout, &out.stderr)),

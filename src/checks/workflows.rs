@@ -442,24 +442,14 @@ fn provides(uses: &str) -> String {
 /// The checks, setup steps and notes of the workflows of the repository at `root`.
 pub fn read(root: &Path) -> Ci {
     let mut ci = Ci::default();
-    let dir = root.join(".github/workflows");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return ci;
-    };
-    let mut files: Vec<_> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "yml" || x == "yaml"))
+    let files: Vec<String> = crate::untrusted_dir::list_in(root, ".github/workflows")
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
         .collect();
-    files.sort();
-    for path in files {
-        let name = format!(
-            ".github/workflows/{}",
-            path.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default()
-        );
-        if let Ok(text) = crate::fsutil::read_regular_text(&path, 1 << 20) {
+    for file in files {
+        let name = format!(".github/workflows/{file}");
+        if let Some(text) = crate::untrusted_dir::text_in(root, &name, 1 << 20) {
             let exists =
                 |d: &str| !d.contains("${{") && root.join(d.trim_start_matches("./")).is_dir();
             read_workflow(&name, &text, &exists, &mut ci);

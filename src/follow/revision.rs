@@ -168,7 +168,7 @@ fn proposal_of(
         .join("runs")
         .join(issue.to_string())
         .join("report.json");
-    let summary = std::fs::read(&path)
+    let summary = crate::fsutil::read_regular(&path, 64 << 20)
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .and_then(|report| {

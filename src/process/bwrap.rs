@@ -241,11 +241,15 @@ fn hide(out: &mut Vec<OsString>, plan: &Plan, facts: &Facts, writable: &[&PathBu
 
 /// Reads where the git metadata of `workdir` is.
 pub fn git_link(workdir: &Path) -> GitLink {
-    let dot = workdir.join(".git");
-    if dot.is_dir() {
+    use crate::untrusted_dir::{text_in, Kind, UntrustedDir};
+    // The workdir is an agent's: its `.git` is looked at, never followed.
+    let kind = UntrustedDir::open(workdir)
+        .ok()
+        .and_then(|d| d.kind(Path::new(".git")));
+    if kind == Some(Kind::Dir) {
         return GitLink::Repository;
     }
-    let Ok(text) = std::fs::read_to_string(&dot) else {
+    let Some(text) = text_in(workdir, ".git", 64 << 10) else {
         return GitLink::None;
     };
     match text.trim().strip_prefix("gitdir:") {
@@ -266,7 +270,7 @@ pub fn git_link(workdir: &Path) -> GitLink {
 /// The main checkout of the repository whose worktree folder is `admin`
 /// (`<checkout>/.git/worktrees/<name>`), from its `commondir` file.
 pub fn main_checkout(admin: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(admin.join("commondir")).ok()?;
+    let text = crate::fsutil::read_regular_text(&admin.join("commondir"), 64 << 10).ok()?;
     let common = Path::new(text.trim());
     let common = if common.is_absolute() {
         common.to_owned()

@@ -35,11 +35,14 @@ pub struct Guidance {
 /// log: guidance helps the bots, its absence must not stop a run.
 pub fn read_guidance(root: &Path) -> Vec<Guidance> {
     let mut found = Vec::new();
+    let Ok(dir) = crate::untrusted_dir::UntrustedDir::open(root) else {
+        return found;
+    };
     for group in CANDIDATES {
         for rel in group {
             let path = root.join(rel);
-            match crate::fsutil::read_regular_prefix(&path, MAX_GUIDANCE_BYTES as u64) {
-                Err(crate::fsutil::Unreadable::Missing) => continue,
+            match dir.read_prefix(Path::new(rel), MAX_GUIDANCE_BYTES as u64) {
+                Err(e) if e.is_missing() => continue,
                 Ok((bytes, truncated)) => {
                     let text = String::from_utf8_lossy(&bytes);
                     // A cut may split a character: lossy decoding turns the half into U+FFFD.

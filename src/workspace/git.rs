@@ -121,20 +121,19 @@ pub fn reset_worktree(wt: &Worktree) -> Result<(), WorkspaceError> {
     repo.reset(&head, ResetType::Hard, None)
         .map_err(|e| WorkspaceError::git("resetting the worktree", e))?;
     let statuses = super::repo::statuses(&repo, false)?;
+    let dir =
+        crate::untrusted_dir::UntrustedDir::open(&wt.path).map_err(|e| WorkspaceError::Git {
+            message: format!("cannot open {}: {e}", wt.path.display()),
+            source: None,
+        })?;
     for s in statuses.iter() {
         if let Some(p) = s.path() {
-            let full = wt.path.join(p);
-            let removed = if full.is_dir() {
-                std::fs::remove_dir_all(&full)
-            } else {
-                std::fs::remove_file(&full)
-            };
-            if let Err(e) = removed {
-                return Err(WorkspaceError::Git {
-                    message: format!("cannot remove {}: {e}", full.display()),
+            // A link goes as a link: never what it points at.
+            dir.remove(Path::new(p.trim_end_matches('/')))
+                .map_err(|e| WorkspaceError::Git {
+                    message: format!("cannot remove {e}"),
                     source: None,
-                });
-            }
+                })?;
         }
     }
     Ok(())

@@ -7,6 +7,7 @@
 
 use super::repo::{blocking, open};
 use super::{WorkspaceError, Worktree};
+use crate::untrusted_dir::{Kind, Node, Refused, UntrustedDir};
 use git2::{Repository, WorktreePruneOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,16 +17,19 @@ use std::path::{Path, PathBuf};
 pub struct Snapshot {
     /// The worktree's HEAD commit.
     pub(crate) head: String,
-    /// Files that differ from HEAD, by path: their bytes, or `None` when deleted.
-    pub(crate) files: BTreeMap<String, Option<Vec<u8>>>,
+    /// Entries that differ from HEAD, by path: a file's bytes, a link's target or a folder
+    /// (a nested repository), or `None` when deleted. A FIFO, a device or a socket is not
+    /// kept: it is not the change's (git cannot hold one), and it goes when restored.
+    pub(crate) files: BTreeMap<String, Option<Node>>,
     /// Every reference of the repository and what it points at.
     pub(crate) refs: BTreeMap<String, String>,
     /// The registered worktrees, by name.
     pub(crate) worktrees: BTreeSet<String>,
 }
 
-/// What a directory that status lists as one entry is recorded as.
-const DIRECTORY: &[u8] = b"(a directory)";
+/// The largest file a snapshot keeps (a worktree's files are the project's: this is far above
+/// any source file, and a bound all the same).
+const MAX_FILE: u64 = 256 << 20;
 
 fn git_err(what: &'static str) -> impl Fn(git2::Error) -> WorkspaceError {
     move |e| WorkspaceError::git(what, e)
@@ -35,6 +39,28 @@ fn io_err(path: &Path, e: std::io::Error) -> WorkspaceError {
     WorkspaceError::Git {
         message: format!("{}: {e}", path.display()),
         source: None,
+    }
+}
+
+fn refused(e: Refused) -> WorkspaceError {
+    WorkspaceError::Git {
+        message: e.to_string(),
+        source: None,
+    }
+}
+
+/// The worktree's folder, held open: every file ralph reads or puts back goes through it.
+fn untrusted(wt: &Worktree) -> Result<UntrustedDir, WorkspaceError> {
+    UntrustedDir::open(&wt.path).map_err(|e| io_err(&wt.path, e))
+}
+
+/// What `path` is now, as a snapshot keeps it: `None` when it is not there, or is a special
+/// file (a FIFO, a device, a socket), which no snapshot keeps.
+fn entry(dir: &UntrustedDir, path: &str) -> Result<Option<Node>, WorkspaceError> {
+    match dir.read(Path::new(path), MAX_FILE) {
+        Ok(node) => Ok(node),
+        Err(Refused::NotRegular { .. }) | Err(Refused::Outside { .. }) => Ok(None),
+        Err(e) => Err(refused(e)),
     }
 }
 
@@ -97,20 +123,13 @@ pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> 
         .and_then(|h| h.target())
         .map(|o| o.to_string())
         .unwrap_or_default();
+    let dir = untrusted(wt)?;
     let mut files = BTreeMap::new();
     for path in changed_paths(&wrepo)? {
-        let full = wt.path.join(&path);
-        if full.is_dir() {
-            // A nested repository (another worktree made inside this one): known by its name.
-            files.insert(path, Some(DIRECTORY.to_vec()));
-            continue;
-        }
-        let bytes = match std::fs::read(&full) {
-            Ok(b) => Some(b),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(io_err(&full, e)),
-        };
-        files.insert(path, bytes);
+        // A folder (a nested repository, another worktree made inside this one) is known by
+        // its name; a link by its target, never by what it points at.
+        let node = entry(&dir, path.trim_end_matches('/'))?;
+        files.insert(path, node);
     }
     Ok(Snapshot {
         head,
@@ -171,9 +190,13 @@ pub fn restore(root: &Path, wt: &Worktree, snap: &Snapshot) -> Result<(), Worksp
     for name in now.worktrees.difference(&snap.worktrees) {
         if let Ok(w) = repo.find_worktree(name) {
             let path: PathBuf = w.path().to_owned();
-            let _ = std::fs::remove_dir_all(&path);
+            // Its folder goes only when it is inside the watched worktree: a registration an
+            // agent edited could name any folder of the user's.
+            if let Ok(rel) = path.strip_prefix(&wt.path) {
+                untrusted(wt)?.remove(rel).map_err(refused)?;
+            }
             let mut prune = WorktreePruneOptions::new();
-            prune.valid(true).working_tree(true);
+            prune.valid(true).working_tree(false);
             w.prune(Some(&mut prune))
                 .map_err(git_err("removing an added worktree"))?;
         }
@@ -207,32 +230,18 @@ pub fn restore(root: &Path, wt: &Worktree, snap: &Snapshot) -> Result<(), Worksp
             .reset(commit.as_object(), git2::ResetType::Hard, None)
             .map_err(git_err("resetting the worktree"))?;
     }
+    let dir = untrusted(wt)?;
     for path in changed_paths(&wrepo)? {
         if !snap.files.contains_key(&path) {
-            let full = wt.path.join(&path);
-            let removed = if full.is_dir() {
-                std::fs::remove_dir_all(&full)
-            } else {
-                std::fs::remove_file(&full)
-            };
-            removed.map_err(|e| io_err(&full, e))?;
+            dir.remove(Path::new(path.trim_end_matches('/')))
+                .map_err(refused)?;
         }
     }
-    for (path, bytes) in &snap.files {
-        let full = wt.path.join(path);
-        match bytes {
-            Some(b) if b == DIRECTORY => {
-                std::fs::create_dir_all(&full).map_err(|e| io_err(&full, e))?;
-            }
-            Some(b) => {
-                if let Some(dir) = full.parent() {
-                    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
-                }
-                std::fs::write(&full, b).map_err(|e| io_err(&full, e))?;
-            }
-            None => {
-                let _ = std::fs::remove_file(&full);
-            }
+    for (path, node) in &snap.files {
+        let rel = Path::new(path.trim_end_matches('/'));
+        match node {
+            Some(node) => dir.put(rel, node).map_err(refused)?,
+            None => dir.remove(rel).map_err(refused)?,
         }
     }
     Ok(())
@@ -256,10 +265,11 @@ fn set_ref(repo: &Repository, name: &str, target: &str) -> Result<(), WorkspaceE
 /// file), while other work on the repository goes on.
 pub fn restore_files(wt: &Worktree, snap: &Snapshot) -> Result<Vec<String>, WorkspaceError> {
     let repo = open(&wt.path)?;
+    let dir = untrusted(wt)?;
     let now: BTreeSet<String> = changed_paths(&repo)?.into_iter().collect();
     let head_tree = repo.head().and_then(|h| h.peel_to_tree()).ok();
     let mut out = Vec::new();
-    let added = remove_added_folders(&repo, &wt.path, snap)?;
+    let added = remove_added_folders(&repo, &dir, snap)?;
     out.extend(
         added
             .iter()
@@ -270,18 +280,18 @@ pub fn restore_files(wt: &Worktree, snap: &Snapshot) -> Result<Vec<String>, Work
         if gone.iter().any(|g| path.starts_with(g.as_str())) {
             continue;
         }
-        out.extend(put_back(&repo, head_tree.as_ref(), &wt.path, snap, path)?);
+        out.extend(put_back(&repo, head_tree.as_ref(), &dir, snap, path)?);
     }
-    out.extend(rewrite_reverted(&wt.path, snap, &now)?);
+    out.extend(rewrite_reverted(&dir, snap, &now)?);
     Ok(out)
 }
 
-/// Removes the folders under `workdir` that were added since `snap` (none of its files inside),
-/// whole, with what `.gitignore` hides in them — not a by-product's. Returns them, in git's
-/// order, without a trailing `/`.
+/// Removes the folders under the worktree that were added since `snap` (none of its files
+/// inside), whole, with what `.gitignore` hides in them — not a by-product's. Returns them, in
+/// git's order, without a trailing `/`.
 fn remove_added_folders(
     repo: &Repository,
-    workdir: &Path,
+    dir: &UntrustedDir,
     snap: &Snapshot,
 ) -> Result<Vec<String>, WorkspaceError> {
     let mut added = Vec::new();
@@ -290,118 +300,104 @@ fn remove_added_folders(
     let statuses = super::repo::statuses(repo, false)?;
     for entry in statuses.iter() {
         let Some(path) = entry.path() else { continue };
-        let full = workdir.join(path);
-        let dir = path.trim_end_matches('/');
+        let name = path.trim_end_matches('/');
         let new = !snap
             .files
             .keys()
-            .any(|f| f.starts_with(&format!("{dir}/")) || f == dir);
+            .any(|f| f.starts_with(&format!("{name}/")) || f == name);
         if entry.status().contains(git2::Status::WT_NEW)
-            && full.is_dir()
+            && dir.kind(Path::new(name)) == Some(Kind::Dir)
             && new
             && !super::byproducts::is_byproduct(path)
         {
-            remove_path(&full)?;
-            added.push(dir.to_owned());
+            remove_path(dir, name)?;
+            added.push(name.to_owned());
         }
     }
     Ok(added)
 }
 
-/// Puts `path`, which differs from HEAD now, back as `snap` found it: its bytes then, removed
-/// when it was not there, checked out again when it was tracked and unchanged; what was done,
-/// in a line, when anything was.
+/// Puts `path`, which differs from HEAD now, back as `snap` found it: as it was then (a
+/// file's bytes, a link), removed when it was not there, checked out again when it was tracked
+/// and unchanged; what was done, in a line, when anything was.
 fn put_back(
     repo: &Repository,
     head_tree: Option<&git2::Tree>,
-    workdir: &Path,
+    dir: &UntrustedDir,
     snap: &Snapshot,
     path: &str,
 ) -> Result<Option<String>, WorkspaceError> {
-    let full = workdir.join(path);
     Ok(match snap.files.get(path) {
-        Some(Some(b)) if b == DIRECTORY => None,
-        Some(Some(b)) => {
-            if std::fs::read(&full).ok().as_deref() != Some(&b[..]) {
-                std::fs::write(&full, b).map_err(|e| io_err(&full, e))?;
+        Some(Some(Node::Dir)) => None,
+        Some(Some(node)) => {
+            if entry(dir, path)?.as_ref() != Some(node) {
+                dir.put(Path::new(path), node).map_err(refused)?;
                 Some(format!("the file {path} changed"))
             } else {
                 None
             }
         }
         Some(None) => {
-            remove_path(&full)?;
+            remove_path(dir, path)?;
             Some(format!("the file {path} was added"))
         }
         None => {
             let tracked = head_tree.is_some_and(|t| t.get_path(Path::new(path)).is_ok());
             if tracked {
+                // git checks a tracked path out as the commit has it: a link as a link, and
+                // never through a folder on the way that a check made a link.
+                dir.remove(Path::new(path)).map_err(refused)?;
+                if let Some(parent) = Path::new(path)
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                {
+                    dir.create_dir_all(parent).map_err(refused)?;
+                }
                 let mut co = git2::build::CheckoutBuilder::new();
                 co.force().path(path);
                 repo.checkout_head(Some(&mut co))
                     .map_err(git_err("checking a file out again"))?;
                 Some(format!("the file {path} changed"))
             } else {
-                remove_path(&full)?;
+                remove_path(dir, path)?;
                 Some(format!("the file {path} was added"))
             }
         }
     })
 }
 
-/// Writes back the files that differed from HEAD in `snap` but no longer do (`now` is what
-/// differs now); a file deleted then is deleted again, silently. Returns a line for each file
+/// Writes back the entries that differed from HEAD in `snap` but no longer do (`now` is what
+/// differs now); one deleted then is deleted again, silently. Returns a line for each one
 /// written.
 fn rewrite_reverted(
-    workdir: &Path,
+    dir: &UntrustedDir,
     snap: &Snapshot,
     now: &BTreeSet<String>,
 ) -> Result<Vec<String>, WorkspaceError> {
     let mut out = Vec::new();
-    for (path, bytes) in &snap.files {
+    for (path, node) in &snap.files {
         if now.contains(path) {
             continue;
         }
-        let full = workdir.join(path);
-        match bytes {
-            Some(b) if b == DIRECTORY => {}
-            Some(b) => {
-                if let Some(dir) = full.parent() {
-                    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
-                }
-                std::fs::write(&full, b).map_err(|e| io_err(&full, e))?;
+        match node {
+            Some(Node::Dir) => {}
+            Some(node) => {
+                dir.put(Path::new(path), node).map_err(refused)?;
                 out.push(format!("the file {path} changed"));
             }
-            None => {
-                let _ = std::fs::remove_file(&full);
-            }
+            None => dir.remove(Path::new(path)).map_err(refused)?,
         }
     }
     Ok(out)
 }
 
-/// Removes `full`, then the folders above it that it leaves empty (up to the worktree: git
+/// Removes `path`, then the folders above it that it leaves empty (up to the worktree: git
 /// lists an added folder's files one by one, and a check that makes `tmp/` again must not find
 /// it there).
-fn remove_path(full: &Path) -> Result<(), WorkspaceError> {
-    let removed = if full.is_dir() {
-        std::fs::remove_dir_all(full)
-    } else {
-        std::fs::remove_file(full)
-    };
-    if let Err(e) = removed {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            return Err(io_err(full, e));
-        }
-    }
-    let mut dir = full.parent();
-    while let Some(d) = dir {
-        // Fails, and stops, at the first folder that is not empty (the worktree at the latest).
-        if std::fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
+fn remove_path(dir: &UntrustedDir, path: &str) -> Result<(), WorkspaceError> {
+    let rel = Path::new(path.trim_end_matches('/'));
+    dir.remove(rel).map_err(refused)?;
+    dir.remove_empty_parents(rel);
     Ok(())
 }
 

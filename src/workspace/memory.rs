@@ -320,7 +320,7 @@ impl Workspace for MemoryWorkspace {
             head: String::new(),
             files: read_tree(&wt.path)?
                 .into_iter()
-                .map(|(p, t)| (p, Some(t.into_bytes())))
+                .map(|(p, t)| (p, Some(crate::untrusted_dir::Node::file(t))))
                 .collect(),
             refs: BTreeMap::new(),
             worktrees: BTreeSet::new(),
@@ -373,8 +373,11 @@ impl Workspace for MemoryWorkspace {
             let files: Files = before
                 .files
                 .iter()
-                .filter_map(|(p, b)| {
-                    Some((p.clone(), String::from_utf8_lossy(b.as_ref()?).into_owned()))
+                .filter_map(|(p, node)| match node {
+                    Some(crate::untrusted_dir::Node::File { bytes, .. }) => {
+                        Some((p.clone(), String::from_utf8_lossy(bytes).into_owned()))
+                    }
+                    _ => None,
                 })
                 .collect();
             write_tree(&wt.path, &files)?;

@@ -56,7 +56,12 @@ fn read_entry(path: &Path) -> Option<Entry> {
         // Too big to keep: its size and time stand for it.
         format!("{} bytes, modified {:?}", meta.len(), meta.modified().ok()).into_bytes()
     } else {
-        std::fs::read(path).ok()?
+        // Never blocking on a FIFO planted in its place, never through a link swapped in.
+        match crate::fsutil::read_regular(path, MAX_BYTES) {
+            Ok(bytes) => bytes,
+            Err(crate::fsutil::Unreadable::Missing) => return None,
+            Err(e) => format!("({e})").into_bytes(),
+        }
     };
     Some(Entry::File {
         bytes,

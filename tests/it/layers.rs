@@ -10,8 +10,9 @@
 use std::path::{Path, PathBuf};
 
 /// The floors, ground first. A module imports only from floors below its own.
-const FLOORS: [&[&str]; 15] = [
+const FLOORS: [&[&str]; 16] = [
     &["env", "error", "fsutil", "mix", "secret", "timeline"],
+    &["untrusted_dir"],
     &["process", "retry", "progress"],
     &["output", "workspace"],
     &["spec"],
@@ -180,5 +181,161 @@ fn the_competition_loop_is_imported_by_no_phase() {
         wrong.is_empty(),
         "phases that reach back into the loop:\n{}",
         wrong.join("\n")
+    );
+}
+
+/// The modules that work in worktrees (and the report folders checks write): inside them, files
+/// are touched only through `untrusted_dir`, which never follows a link an agent left, never
+/// opens a FIFO or a device, and bounds every read. A direct `std::fs` call there is allowed only
+/// on a path ralph alone writes, each file listed below with how many such lines it has and
+/// which paths they touch. A new one fails this test: go through `untrusted_dir`, or — when the
+/// path is truly not the agents' — add it here with the reason.
+const WORKTREE_MODULES: [&str; 8] = [
+    "workspace",
+    "checks",
+    "compete",
+    "follow",
+    "verify.rs",
+    "spec",
+    "agent",
+    "process",
+];
+
+/// Files of [`WORKTREE_MODULES`] with direct file-system calls on paths no agent or check
+/// writes: (file under `src/`, number of lines, the paths).
+const OWN_PATHS: [(&str, usize, &str); 14] = [
+    (
+        "checks/baseline.rs",
+        3,
+        "the baseline cache under .ralph/cache",
+    ),
+    (
+        "checks/shared_target.rs",
+        7,
+        "the shared Cargo target's lock and marker under .ralph/cache",
+    ),
+    ("compete/finish.rs", 1, "the run report under .ralph/runs"),
+    (
+        "compete/prepare.rs",
+        4,
+        "the setup marker under .ralph/cache",
+    ),
+    (
+        "compete/state.rs",
+        9,
+        "the run state and lock under .ralph/runs",
+    ),
+    (
+        "follow/revision.rs",
+        1,
+        "the run report under .ralph/runs (a bounded regular-file read)",
+    ),
+    (
+        "process/bwrap.rs",
+        2,
+        "the worktree's admin folder in the common git dir; the host's paths",
+    ),
+    (
+        "process/sandbox.rs",
+        3,
+        "agents' state folders, ~/.cache and /proc/sys",
+    ),
+    (
+        "workspace/git.rs",
+        5,
+        "the worktree's own folder as a whole (made, removed: never followed)",
+    ),
+    (
+        "workspace/ledger_push.rs",
+        6,
+        "the ledger's own worktree and .ralph/events",
+    ),
+    (
+        "workspace/memory.rs",
+        9,
+        "the in-memory workspace of the tests",
+    ),
+    (
+        "workspace/revision.rs",
+        3,
+        "the revision worktree's folder as a whole",
+    ),
+    (
+        "workspace/seal.rs",
+        16,
+        "the common git dir and the global git config (bounded, never blocking)",
+    ),
+    ("agent/replay.rs", 2, "the recordings folder"),
+];
+
+/// The lines of production code in `text` that call the file system directly.
+fn fs_calls(text: &str) -> Vec<(usize, String)> {
+    let code = text.split("\n#[cfg(test)]").next().unwrap_or(text);
+    code.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .filter(|(_, l)| {
+            [
+                "std::fs",
+                "tokio::fs",
+                "fsutil::read",
+                "File::open",
+                "OpenOptions::new",
+            ]
+            .iter()
+            .any(|p| l.contains(p))
+        })
+        .map(|(i, l)| (i + 1, l.trim().to_owned()))
+        .collect()
+}
+
+#[test]
+fn worktree_files_are_touched_only_through_untrusted_dir() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut wrong = Vec::new();
+    for module in WORKTREE_MODULES {
+        let mut files = Vec::new();
+        if module.ends_with(".rs") {
+            files.push(src.join(module));
+        } else {
+            crate::common::rust_files(&src.join(module), &mut files);
+        }
+        files.sort();
+        for file in files {
+            let rel = file.strip_prefix(&src).unwrap().display().to_string();
+            if rel.ends_with("tests.rs") {
+                continue;
+            }
+            let calls = fs_calls(&std::fs::read_to_string(&file).unwrap());
+            let allowed = OWN_PATHS
+                .iter()
+                .find(|(f, ..)| *f == rel)
+                .map_or(0, |(_, n, _)| *n);
+            if calls.len() != allowed {
+                wrong.push(format!(
+                    "{rel}: {} direct file-system line(s), {allowed} allowed:\n{}",
+                    calls.len(),
+                    calls
+                        .iter()
+                        .map(|(n, l)| format!("    {n}: {l}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "file-system calls outside untrusted_dir in modules that work in worktrees (see OWN_PATHS):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_file_system_reader_skips_comments_and_test_code() {
+    let text = "let a = std::fs::read(p);\n// std::fs::write in a comment\nlet d = dir.read_file(p);\n#[cfg(test)]\nmod tests { std::fs::write(p, b); }\n";
+    assert_eq!(
+        fs_calls(text),
+        [(1, "let a = std::fs::read(p);".to_owned())]
     );
 }
