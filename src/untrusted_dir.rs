@@ -138,8 +138,8 @@ mod imp {
         )?)
     }
 
-    pub(super) fn kind_of(mode: u32) -> Kind {
-        match FileType::from_raw_mode(mode as _) {
+    pub(super) fn kind_of(st: &rustix::fs::Stat) -> Kind {
+        match FileType::from_raw_mode(st.st_mode) {
             FileType::RegularFile => Kind::File,
             FileType::Symlink => Kind::Link,
             FileType::Directory => Kind::Dir,
@@ -226,9 +226,7 @@ mod imp {
             Err(e) => {
                 // Say what it is when it is not a file (a link: ELOOP).
                 if let Ok(st) = stat(dir, name) {
-                    if let k @ (Kind::Link | Kind::Dir | Kind::Special(_)) =
-                        kind_of(st.st_mode as u32)
-                    {
+                    if let k @ (Kind::Link | Kind::Dir | Kind::Special(_)) = kind_of(&st) {
                         return Err(not_regular(shown, k));
                     }
                 }
@@ -236,7 +234,7 @@ mod imp {
             }
         };
         let st = rustix::fs::fstat(&fd).map_err(|e| err(shown, e))?;
-        let kind = kind_of(st.st_mode as u32);
+        let kind = kind_of(&st);
         if kind != Kind::File {
             return Err(not_regular(shown, kind));
         }
@@ -253,7 +251,7 @@ mod imp {
         loop {
             if filled == buf.len() {
                 // A file still growing: read on, up to the bound.
-                if buf.len() as u64 >= max + 1 {
+                if buf.len() as u64 > max {
                     break;
                 }
                 let grow = (buf.len().max(4096)).min((max + 1) as usize - buf.len());
@@ -314,7 +312,7 @@ mod imp {
     ) -> Result<(), Refused> {
         if let Ok(st) = stat(dir, name) {
             // A folder cannot be renamed over: it goes first.
-            if kind_of(st.st_mode as u32) == Kind::Dir {
+            if kind_of(&st) == Kind::Dir {
                 remove_tree(dir, name, shown, &mut 0)?;
             }
         }
@@ -376,7 +374,7 @@ mod imp {
         visited: &mut usize,
     ) -> Result<(), Refused> {
         let st = stat(dir, name).map_err(|e| err(shown, e))?;
-        if kind_of(st.st_mode as u32) != Kind::Dir {
+        if kind_of(&st) != Kind::Dir {
             return rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(|e| err(shown, e));
         }
         let sub = subdir(dir, name, false, shown)?;
@@ -446,9 +444,7 @@ impl UntrustedDir {
     /// way is not a folder).
     pub fn kind(&self, rel: &Path) -> Option<Kind> {
         let (dir, name) = self.parent(rel, false).ok()?;
-        imp::stat(&dir, name)
-            .ok()
-            .map(|st| imp::kind_of(st.st_mode as u32))
+        imp::stat(&dir, name).ok().map(|st| imp::kind_of(&st))
     }
 
     /// `rel` as it is: a file's bytes (at most `max`), a link's target, a folder; `Ok(None)`
@@ -464,7 +460,7 @@ impl UntrustedDir {
             Err(rustix::io::Errno::NOENT) => return Ok(None),
             Err(e) => return Err(imp::err(rel, e)),
         };
-        match imp::kind_of(st.st_mode as u32) {
+        match imp::kind_of(&st) {
             Kind::Dir => Ok(Some(Node::Dir)),
             Kind::Link => Ok(Some(Node::Link(imp::read_link(&dir, name, rel)?))),
             Kind::File => {
@@ -523,7 +519,7 @@ impl UntrustedDir {
     pub fn create_dir_all(&self, rel: &Path) -> Result<(), Refused> {
         let (dir, name) = self.parent(rel, true)?;
         match imp::stat(&dir, name) {
-            Ok(st) if imp::kind_of(st.st_mode as u32) == Kind::Dir => return Ok(()),
+            Ok(st) if imp::kind_of(&st) == Kind::Dir => return Ok(()),
             Ok(_) => imp::remove_tree(&dir, name, rel, &mut 0)?,
             Err(_) => {}
         }
@@ -779,7 +775,7 @@ pub fn list_in(root: &Path, rel: impl AsRef<Path>) -> Vec<(String, Kind)> {
             continue;
         }
         if let Ok(st) = imp::stat(&fd, std::ffi::OsStr::new(&name)) {
-            out.push((name, imp::kind_of(st.st_mode as u32)));
+            out.push((name, imp::kind_of(&st)));
         }
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
