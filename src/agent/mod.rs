@@ -16,6 +16,7 @@ pub mod prompts;
 pub mod protocol;
 pub mod replay;
 mod subprocess;
+pub use subprocess::own_env as cli_env;
 
 use crate::config::{AgentConfig, BackendKind};
 use async_trait::async_trait;

@@ -57,6 +57,67 @@ pub fn agent_cmd(
     cmd
 }
 
+/// The variables of ralph's environment the agent CLI `cli` needs (names and globs): its own
+/// settings and API key, which no other agent, check or setup gets. Codex also gets the
+/// `env_key` (and `env_http_headers` variables) of every model provider its `config.toml`
+/// names.
+pub fn own_env(cli: &str, home: Option<&std::path::Path>) -> Vec<String> {
+    let mut out: Vec<String> = match cli {
+        "claude" => [
+            "ANTHROPIC_*",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_*",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+            "DISABLE_*",
+            "MAX_THINKING_TOKENS",
+            "API_TIMEOUT_MS",
+            "BASH_DEFAULT_TIMEOUT_MS",
+            "BASH_MAX_TIMEOUT_MS",
+        ]
+        .map(String::from)
+        .to_vec(),
+        "codex" => ["OPENAI_*", "OPENAI_API_KEY", "CODEX_*", "RUST_LOG"]
+            .map(String::from)
+            .to_vec(),
+        _ => Vec::new(),
+    };
+    if cli == "codex" {
+        out.extend(codex_provider_keys(home));
+    }
+    out
+}
+
+/// The variables Codex's `config.toml` names for its model providers' keys and headers.
+fn codex_provider_keys(home: Option<&std::path::Path>) -> Vec<String> {
+    let dir = crate::env::non_empty("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".codex")));
+    let Some(text) =
+        dir.and_then(|d| crate::fsutil::read_regular_text(&d.join("config.toml"), 1 << 20).ok())
+    else {
+        return Vec::new();
+    };
+    let Ok(config) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let providers = config.get("model_providers").and_then(|p| p.as_table());
+    for provider in providers.into_iter().flat_map(|t| t.values()) {
+        if let Some(key) = provider.get("env_key").and_then(|k| k.as_str()) {
+            out.push(key.to_owned());
+        }
+        let headers = provider.get("env_http_headers").and_then(|h| h.as_table());
+        out.extend(
+            headers
+                .into_iter()
+                .flat_map(|h| h.values())
+                .filter_map(|v| v.as_str().map(str::to_owned)),
+        );
+    }
+    out
+}
+
 /// Runs an agent command; returns its output whatever its exit code (a CLI reports its own
 /// errors on stdout), failing only when it could not start or ran out of time.
 pub async fn run_agent_output(
@@ -190,7 +251,8 @@ pub async fn call_cli(
         call,
         &prepare_agent_state(cli, home.as_deref()),
         &[],
-    );
+    )
+    .own_env(own_env(cli, home.as_deref()));
     if let Some(sink) = call.activity.clone() {
         // The stream, read as it arrives: each line's activity goes to the live view.
         let workdir = call.workdir.to_string_lossy().into_owned();

@@ -194,6 +194,7 @@ impl Context {
             }
         }
         sandbox::install(found);
+        crate::process::environment::install(s.env_policy());
         Ok(status)
     }
 

@@ -49,6 +49,9 @@ pub(super) struct SandboxFile {
     pub check_network: Option<String>,
     pub hide: Option<Vec<String>>,
     pub writable: Option<Vec<String>>,
+    pub env: Option<Vec<String>>,
+    pub agent_env: Option<Vec<String>>,
+    pub setup_env: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -170,6 +170,24 @@ pub struct SandboxConfig {
     pub hide: Vec<String>,
     /// Paths every agent, check and setup command may also write (a tool's cache).
     pub writable: Vec<String>,
+    /// Variables of ralph's environment every agent, check and setup command also gets
+    /// (names, or prefixes ending in `*`), beyond the allowlist.
+    pub env: Vec<String>,
+    /// The same, for agents only.
+    pub agent_env: Vec<String>,
+    /// The same, for setup commands only (a private registry's token).
+    pub setup_env: Vec<String>,
+}
+
+impl SandboxConfig {
+    /// The environment allowlist these settings make.
+    pub fn env_policy(&self) -> crate::process::environment::Policy {
+        crate::process::environment::Policy {
+            every: self.env.clone(),
+            agents: self.agent_env.clone(),
+            setup: self.setup_env.clone(),
+        }
+    }
 }
 
 /// GitHub workflow settings.

@@ -143,11 +143,28 @@ fn sandbox(src: &Source<'_>, s: SandboxFile) -> Result<SandboxConfig, ConfigErro
             None => Ok(list),
         }
     };
+    let names = |key: &str, list: Option<Vec<String>>| {
+        let list = list.unwrap_or_default();
+        let valid = |n: &str| {
+            let name = n.strip_suffix('*').unwrap_or(n);
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        match list.iter().find(|n| !valid(n)) {
+            Some(bad) => Err(src.invalid(
+                key,
+                format!("has {bad:?}: each entry is a variable name, or a prefix ending in `*`"),
+            )),
+            None => Ok(list),
+        }
+    };
     Ok(SandboxConfig {
         mode: s.mode.unwrap_or_default(),
         check_network,
         hide: paths("sandbox.hide", s.hide)?,
         writable: paths("sandbox.writable", s.writable)?,
+        env: names("sandbox.env", s.env)?,
+        agent_env: names("sandbox.agent_env", s.agent_env)?,
+        setup_env: names("sandbox.setup_env", s.setup_env)?,
     })
 }
 

@@ -20,6 +20,7 @@ pub(super) async fn sandbox_checks(f: &mut Findings, settings: &Settings) {
     let found = Sandbox::detect(mode, s.check_network, &s.hide, &s.writable).await;
     let st = found.status();
     mechanism_finding(f, st);
+    environment_finding(f, settings);
     if !st.active {
         return;
     }
@@ -120,4 +121,32 @@ fn writable_detail(extra: &[String]) -> String {
         writable.push_str(&format!("; [sandbox] writable: {}", extra.join(", ")));
     }
     writable
+}
+
+/// What the environment allowlist drops from this environment for every agent, check and
+/// setup command (names only, never values), sandbox or not.
+fn environment_finding(f: &mut Findings, settings: &Settings) {
+    let home = crate::env::non_empty("HOME").map(std::path::PathBuf::from);
+    let own: Vec<String> = ["claude", "codex"]
+        .iter()
+        .flat_map(|cli| crate::agent::cli_env(cli, home.as_deref()))
+        .collect();
+    let policy = settings.config.sandbox.env_policy();
+    let names: Vec<std::ffi::OsString> = std::env::vars_os().map(|(k, _)| k).collect();
+    let total = names.len();
+    let dropped = policy.dropped(&own, names);
+    f.add(
+        "sandbox",
+        "environment",
+        Status::Ok,
+        if dropped.is_empty() {
+            format!("all {total} variables pass the allowlist")
+        } else {
+            format!(
+                "{} of {total} variables dropped for every agent, check and setup (`[sandbox] env` adds names): {}",
+                dropped.len(),
+                dropped.join(", ")
+            )
+        },
+    );
 }

@@ -6,6 +6,7 @@
 //! agent, check and setup command) runs inside the installed [`sandbox`].
 
 pub mod bwrap;
+pub mod environment;
 pub mod sandbox;
 
 pub use sandbox::{Confinement, Kind};
@@ -42,6 +43,9 @@ pub struct Cmd {
     max_output: usize,
     on_stdout_line: Option<LineHook>,
     confine: Option<Confinement>,
+    /// Names and globs of ralph's environment this confined program also gets (an agent's
+    /// own CLI variables and key), beyond [`environment`]'s allowlist.
+    own_env: Vec<String>,
 }
 
 impl std::fmt::Debug for Cmd {
@@ -67,11 +71,24 @@ impl Cmd {
             max_output: DEFAULT_MAX_OUTPUT,
             on_stdout_line: None,
             confine: None,
+            own_env: Vec::new(),
         }
     }
 
+    /// Also passes the variables of ralph's environment that `patterns` name (names, or
+    /// prefixes ending in `*`) to this confined program: an agent's own key.
+    pub fn own_env<I, S>(mut self, patterns: I) -> Cmd
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.own_env.extend(patterns.into_iter().map(Into::into));
+        self
+    }
+
     /// Runs the command inside the installed sandbox with what `c` allows (as it is when no
-    /// sandbox is installed, or the installed one confines nothing).
+    /// sandbox is installed, or the installed one confines nothing), and — sandbox or not —
+    /// with only the environment [`environment`]'s allowlist gives its kind.
     pub fn confine(mut self, c: Confinement) -> Cmd {
         self.confine = Some(c);
         self
@@ -494,8 +511,9 @@ fn confined_program(
 }
 
 /// The process that runs `exe args` for `cmd`: in its own process group, killed on drop, in
-/// the command's directory with its environment (and, when `confined`, without the variables
-/// the sandbox unsets and with `TMPDIR=/tmp`), stdin piped only when there is input.
+/// the command's directory with its environment — the allowlist's when the command is marked
+/// confined, and, when it runs in the sandbox (`confined`), without the variables the sandbox
+/// unsets and with `TMPDIR=/tmp` — stdin piped only when there is input.
 fn child_command(
     cmd: &Cmd,
     exe: &OsStr,
@@ -517,6 +535,12 @@ fn child_command(
     command.process_group(0);
     if let Some(dir) = &cmd.cwd {
         command.current_dir(dir);
+    }
+    if let Some(c) = &cmd.confine {
+        // An agent, a check, a setup or a hook: from the allowlist, not ralph's environment.
+        command.env_clear();
+        let allowed = environment::current().filter(c.kind, &cmd.own_env, std::env::vars_os());
+        command.envs(allowed);
     }
     for key in &cmd.env_remove {
         command.env_remove(key);

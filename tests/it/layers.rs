@@ -203,7 +203,12 @@ const WORKTREE_MODULES: [&str; 8] = [
 
 /// Files of [`WORKTREE_MODULES`] with direct file-system calls on paths no agent or check
 /// writes: (file under `src/`, number of lines, the paths).
-const OWN_PATHS: [(&str, usize, &str); 14] = [
+const OWN_PATHS: [(&str, usize, &str); 15] = [
+    (
+        "agent/subprocess.rs",
+        1,
+        "Codex's own config.toml in its state folder (a bounded regular-file read)",
+    ),
     (
         "checks/baseline.rs",
         3,
