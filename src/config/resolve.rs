@@ -146,13 +146,16 @@ fn sandbox(src: &Source<'_>, s: SandboxFile) -> Result<SandboxConfig, ConfigErro
     let names = |key: &str, list: Option<Vec<String>>| {
         let list = list.unwrap_or_default();
         let valid = |n: &str| {
-            let name = n.strip_suffix('*').unwrap_or(n);
+            let name = n
+                .strip_suffix('*')
+                .or_else(|| n.strip_prefix('*'))
+                .unwrap_or(n);
             !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         };
         match list.iter().find(|n| !valid(n)) {
             Some(bad) => Err(src.invalid(
                 key,
-                format!("has {bad:?}: each entry is a variable name, or a prefix ending in `*`"),
+                format!("has {bad:?}: each entry is a variable name, a prefix ending in `*` or a suffix after a leading `*`"),
             )),
             None => Ok(list),
         }

@@ -21,8 +21,9 @@ use super::sandbox::Kind;
 use std::ffi::OsString;
 use std::sync::{Arc, RwLock};
 
-/// What every confined program gets from ralph's environment (names; `*` ends a prefix).
-pub const BASE: [&str; 70] = [
+/// What every confined program gets from ralph's environment (names; `*` at the end or the
+/// start matches a prefix or a suffix).
+pub const BASE: [&str; 95] = [
     // Running programs at all.
     "PATH",
     "HOME",
@@ -39,10 +40,12 @@ pub const BASE: [&str; 70] = [
     "NO_COLOR",
     "FORCE_COLOR",
     "CI",
+    "DEBIAN_FRONTEND",
     "XDG_CONFIG_HOME",
     "XDG_CACHE_HOME",
     "XDG_DATA_HOME",
     "XDG_STATE_HOME",
+    "LD_LIBRARY_PATH",
     // Proxies and certificate bundles (a corporate network needs both).
     "HTTP_PROXY",
     "HTTPS_PROXY",
@@ -54,10 +57,16 @@ pub const BASE: [&str; 70] = [
     "no_proxy",
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
+    "NIX_SSL_CERT_FILE",
     "REQUESTS_CA_BUNDLE",
     "CURL_CA_BUNDLE",
     "NODE_EXTRA_CA_CERTS",
     "GIT_SSL_CAINFO",
+    "PIP_CERT",
+    "*_CA_BUNDLE",
+    "*_CA_CERTS",
+    "*_CA_CERTS_FILE",
+    "*_SSL_ROOTS_FILE_PATH",
     // git's identity and the test fixtures' hermetic git (never its config parameters, which
     // can carry a credential).
     "GIT_AUTHOR_NAME",
@@ -66,13 +75,27 @@ pub const BASE: [&str; 70] = [
     "GIT_COMMITTER_EMAIL",
     "GIT_CONFIG_NOSYSTEM",
     // The toolchains: where they live, their caches, their build settings.
+    "CC",
+    "CXX",
+    "CFLAGS",
+    "CXXFLAGS",
+    "LDFLAGS",
+    "MAKEFLAGS",
+    "PKG_CONFIG_PATH",
     "VIRTUAL_ENV",
     "CONDA_PREFIX",
     "PYENV_ROOT",
     "PYENV_VERSION",
     "PYTHONPATH",
     "PYTHONHOME",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONIOENCODING",
+    "PYTHONUTF8",
     "PIP_CACHE_DIR",
+    "PIP_DISABLE_PIP_VERSION_CHECK",
+    "PIP_DEFAULT_TIMEOUT",
+    "PIP_FIND_LINKS",
     "UV_CACHE_DIR",
     "POETRY_CACHE_DIR",
     "HATCH_DATA_DIR",
@@ -94,8 +117,11 @@ pub const BASE: [&str; 70] = [
     "GOCACHE",
     "GOFLAGS",
     "JAVA_HOME",
+    "MAVEN_OPTS",
+    "GRADLE_USER_HOME",
     "NVM_DIR",
     "NODE_PATH",
+    "NODE_OPTIONS",
     "npm_config_cache",
     "YARN_CACHE_FOLDER",
 ];
@@ -119,11 +145,15 @@ const SECRET_WORDS: [&str; 6] = ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY",
 /// Names that never pass, whoever names them: the tokens that can push to the repository.
 const NEVER: [&str; 6] = crate::env::SCRUBBED;
 
-/// Whether `name` matches `pattern` (a name, or a prefix ending in `*`).
+/// Whether `name` matches `pattern`: a name, a prefix ending in `*`, or a suffix after a
+/// leading `*`.
 fn matches(pattern: &str, name: &str) -> bool {
-    match pattern.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => pattern == name,
+    if let Some(prefix) = pattern.strip_suffix('*') {
+        name.starts_with(prefix)
+    } else if let Some(suffix) = pattern.strip_prefix('*') {
+        name.ends_with(suffix)
+    } else {
+        pattern == name
     }
 }
 

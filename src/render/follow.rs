@@ -3,7 +3,7 @@
 //! terminal story and the job summary's section. Every comment ralph writes on a pull request
 //! starts with the reply marker, so `follow` never reads its own words as feedback.
 
-use super::markdown::{cell, checks_line};
+use super::markdown::{cell, checks_line, inert};
 use crate::follow_report::{FollowAction, FollowReport, PullReport, RevisionReport};
 use std::fmt::Write as _;
 
@@ -74,14 +74,21 @@ pub fn revision_reply(r: &RevisionReport) -> String {
     };
     let _ = writeln!(out, "{head}\n");
     if let Some(s) = r.summary.as_deref().filter(|s| !s.is_empty()) {
-        let _ = writeln!(out, "> {}\n", short(s));
+        let _ = writeln!(out, "> {}\n", inert(&short(s)));
     }
     if !r.items.is_empty() {
         out.push_str("| request | where | done | what happened |\n|---|---|---|---|\n");
         for i in &r.items {
+            // The reviewer is named (and notified) by ralph: a login, nothing else.
             let by = i
                 .author
                 .as_deref()
+                .map(|a| {
+                    a.chars()
+                        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                        .collect::<String>()
+                })
+                .filter(|a| !a.is_empty())
                 .map(|a| format!(" (@{a})"))
                 .unwrap_or_default();
             let _ = writeln!(
@@ -89,7 +96,7 @@ pub fn revision_reply(r: &RevisionReport) -> String {
                 "| {} | {}{} | {} | {} |",
                 cell(&short(&i.request)),
                 cell(&i.place),
-                cell(&by),
+                by,
                 if i.done { "✅ done" } else { "❌ not done" },
                 cell(&short(&i.note))
             );
@@ -99,7 +106,7 @@ pub fn revision_reply(r: &RevisionReport) -> String {
     if !r.passed && !r.reasons.is_empty() {
         out.push_str("Why it failed:\n");
         for reason in &r.reasons {
-            let _ = writeln!(out, "- {}", short(reason));
+            let _ = writeln!(out, "- {}", inert(&short(reason)));
         }
         out.push('\n');
     }
@@ -118,7 +125,14 @@ pub fn escalation(pr: u64, reason: &str, revision: Option<&RevisionReport>) -> S
             .items
             .iter()
             .filter(|i| !i.done)
-            .map(|i| format!("- {} ({}): {}", short(&i.request), i.place, short(&i.note)))
+            .map(|i| {
+                format!(
+                    "- {} ({}): {}",
+                    inert(&short(&i.request)),
+                    inert(&i.place),
+                    inert(&short(&i.note))
+                )
+            })
             .collect();
         if !open.is_empty() {
             out.push_str("Still open:\n");

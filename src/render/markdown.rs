@@ -5,11 +5,192 @@
 use crate::run_report::{CheckReport, RoundReport};
 use std::fmt::Write as _;
 
-/// Text made safe for one markdown table cell: `|` escaped, line breaks turned into spaces.
+/// Text made safe for one markdown table cell: inert (see [`inert`]), `|` escaped, line
+/// breaks turned into spaces.
 pub fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
+    inert(text)
+        .replace('|', "\\|")
         .replace("\r\n", " ")
         .replace(['\r', '\n'], " ")
+}
+
+/// Text an agent (or an issue, or a reviewer) wrote, made data for a GitHub markdown page: it
+/// can neither act nor load anything. Mentions (`@user`, `@org/team`), issue references (`#7`,
+/// `owner/repo#7`, `GH-7`) and web addresses go into code spans, where GitHub neither notifies,
+/// links nor closes (so `Closes #7` closes nothing: only ralph's own `Fixes #N` line does);
+/// `[`, `]`, `<`, `>` and unpaired backticks are escaped, so no image loads, no link or HTML (a
+/// hidden comment, a forged marker of ralph's) is made; code spans, inert already, are kept;
+/// ANSI escapes and other control characters are dropped.
+pub fn inert(text: &str) -> String {
+    let text = strip_ansi(text);
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut i = 0;
+    while i < chars.len() {
+        // A code span is inert already: kept as it is (ralph's own `check` names too).
+        if chars[i] == '`' {
+            if let Some(end) = code_span_end(&chars, i) {
+                out.extend(&chars[i..end]);
+                i = end;
+                continue;
+            }
+        }
+        if let Some(end) = acting_token(&chars, i) {
+            let token: String = chars[i..end].iter().collect();
+            out.push('`');
+            out.push_str(&token);
+            out.push('`');
+            i = end;
+            continue;
+        }
+        match chars[i] {
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '`' => out.push_str("\\`"),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `text` as one inline code span, whatever backticks it holds (the fence is longer than its
+/// longest run of them), on one line: a file name or a check name an agent chose, shown as data.
+pub fn code(text: &str) -> String {
+    let text = strip_ansi(text).replace(['\n', '\r'], " ");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// `text` without ANSI escape sequences and control characters (tabs and line breaks kept).
+pub fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // CSI (`ESC [ … letter`) and OSC (`ESC ] … BEL or ESC \\`); else the next char.
+                match chars.next() {
+                    Some('[') => {
+                        for c in chars.by_ref() {
+                            if ('@'..='~').contains(&c) {
+                                break;
+                            }
+                        }
+                    }
+                    Some(']') => {
+                        while let Some(c) = chars.next() {
+                            if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some())
+                            {
+                                break;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            '\n' | '\t' => out.push(c),
+            '\r' => {}
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The end of the code span opening at `i` (a run of backticks closed by a run of the same
+/// length on the same line), if it closes.
+fn code_span_end(chars: &[char], i: usize) -> Option<usize> {
+    let run = |from: usize| chars[from..].iter().take_while(|c| **c == '`').count();
+    let open = run(i);
+    let mut j = i + open;
+    while j < chars.len() && chars[j] != '\n' {
+        if chars[j] == '`' {
+            let close = run(j);
+            if close == open {
+                return Some(j + close);
+            }
+            j += close;
+        } else {
+            j += 1;
+        }
+    }
+    None
+}
+
+fn word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '-'
+}
+
+/// Where the acting token starting at `i` ends (a mention, an issue reference, a web address),
+/// if one starts there.
+fn acting_token(chars: &[char], i: usize) -> Option<usize> {
+    let at_word_start = i == 0 || !word_char(chars[i - 1]) && chars[i - 1] != '/';
+    let run = |from: usize, ok: &dyn Fn(char) -> bool| {
+        let mut j = from;
+        while j < chars.len() && ok(chars[j]) {
+            j += 1;
+        }
+        j
+    };
+    match chars[i] {
+        // @user, @org/team
+        '@' if at_word_start && chars.get(i + 1).is_some_and(|c| c.is_alphanumeric()) => {
+            Some(run(i + 1, &|c| word_char(c) || c == '/'))
+        }
+        // #7
+        '#' if chars.get(i + 1).is_some_and(char::is_ascii_digit) => {
+            Some(run(i + 1, &|c| c.is_ascii_digit()))
+        }
+        // GH-7
+        'G' | 'g'
+            if at_word_start
+                && chars
+                    .get(i + 1)
+                    .is_some_and(|c| c.eq_ignore_ascii_case(&'h'))
+                && chars.get(i + 2) == Some(&'-')
+                && chars.get(i + 3).is_some_and(char::is_ascii_digit) =>
+        {
+            Some(run(i + 3, &|c| c.is_ascii_digit()))
+        }
+        // owner/repo#7
+        c if at_word_start && word_char(c) => {
+            let end = run(i, &|c| word_char(c) || c == '.' || c == '/');
+            let slash = chars[i..end].contains(&'/');
+            (slash
+                && chars.get(end) == Some(&'#')
+                && chars.get(end + 1).is_some_and(char::is_ascii_digit))
+            .then(|| run(end + 1, &|c| c.is_ascii_digit()))
+            .or_else(|| web_address(chars, i))
+        }
+        _ => None,
+    }
+}
+
+/// The end of a web address (`http://`, `https://`, `www.`) starting at `i`.
+fn web_address(chars: &[char], i: usize) -> Option<usize> {
+    let starts = |p: &str| {
+        p.chars()
+            .enumerate()
+            .all(|(k, c)| chars.get(i + k).is_some_and(|x| x.eq_ignore_ascii_case(&c)))
+    };
+    if !(starts("http://") || starts("https://") || starts("www.")) {
+        return None;
+    }
+    let mut j = i;
+    while j < chars.len() && !chars[j].is_whitespace() && !matches!(chars[j], '`' | '<' | '>') {
+        j += 1;
+    }
+    Some(j)
 }
 
 /// Which columns a ranking table has.
@@ -104,6 +285,29 @@ pub fn failing_on_base_note(checks: &[CheckReport]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inert_text_neither_mentions_references_links_nor_loads() {
+        assert_eq!(
+            inert("Closes #7 for @acme/everyone, see owner/repo#9 and GH-2"),
+            "Closes `#7` for `@acme/everyone`, see `owner/repo#9` and `GH-2`"
+        );
+        assert_eq!(
+            inert("![x](https://t.example/p.png) <img src=x>"),
+            "!\\[x\\](`https://t.example/p.png)` &lt;img src=x&gt;"
+        );
+        assert_eq!(inert("a@b.com 3#4 x_y `c @d`"), "a@b.com 3`#4` x_y `c @d`");
+        assert_eq!(inert("one ` alone"), "one \\` alone");
+        assert_eq!(inert("\u{1b}[31mred\u{1b}[0m\r\n"), "red\n");
+        assert_eq!(inert("plain text (ok) - fine."), "plain text (ok) - fine.");
+    }
+
+    #[test]
+    fn a_code_span_holds_any_backticks() {
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`x`"), "`` `x` ``");
+        assert_eq!(code("plain"), "`plain`");
+    }
     use crate::fixtures::{proposal, round};
     use crate::run_report::CheckState;
 

@@ -3,7 +3,7 @@
 //! the Actions job summary and the run summary kept in `.ralph/runs/N/summary.md`. The markdown
 //! forms share [`super::markdown`]'s ranking table and cell rule.
 
-use super::markdown::{cell, checks_line, failing_on_base_note, ranking_table, Columns};
+use super::markdown::{cell, checks_line, failing_on_base_note, inert, ranking_table, Columns};
 use super::verification::render_markdown;
 use super::{Align, Table};
 use crate::market::{Dimension, Scores};
@@ -197,14 +197,14 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
                 out,
                 "\n**Approach** ({}): {}",
                 winner.bot_id,
-                winner.approach_summary.trim().replace('\n', " ")
+                inert(&winner.approach_summary.trim().replace('\n', " "))
             );
         }
         if let Some(summary) = &round.implementation_summary {
             let _ = writeln!(
                 out,
                 "\n**Implementation**: {}",
-                summary.trim().replace('\n', " ")
+                inert(&summary.trim().replace('\n', " "))
             );
         }
         if !round.checks.is_empty() {
@@ -253,7 +253,7 @@ fn boundary_lines(report: &RunReport) -> String {
             "\n**⚠ Changes to the repository's git directory, restored by ralph:**\n"
         );
         for t in &report.git_tampering {
-            let _ = writeln!(out, "- {}", t.replace('\n', " "));
+            let _ = writeln!(out, "- {}", inert(&t.replace('\n', " ")));
         }
     }
     out
@@ -276,15 +276,15 @@ fn implementation_lines(i: &crate::run_report::ImplementationReport) -> String {
             let _ = writeln!(
                 out,
                 " Review of the change — innovation {innovation:.2}: {}; concerns addressed {concerns_addressed:.2}: {}",
-                innovation_reasoning.replace('\n', " "),
-                concerns_reasoning.replace('\n', " ")
+                inert(&innovation_reasoning.replace('\n', " ")),
+                inert(&concerns_reasoning.replace('\n', " "))
             );
         }
         crate::market::Review::Unavailable { reason } => {
             let _ = writeln!(
                 out,
                 " _No review of the change ({}): innovation and the consultations' concerns keep the neutral score._",
-                reason.replace('\n', " ")
+                inert(&reason.replace('\n', " "))
             );
         }
     }
@@ -382,10 +382,10 @@ pub fn escalation_comment(e: &EscalationNote<'_>) -> String {
                 "\n**{title}** — {} ({}): {}\n",
                 f.bot,
                 f.kind,
-                f.proposal_summary.trim()
+                inert(f.proposal_summary.trim())
             );
             for r in f.reasons {
-                let _ = writeln!(body, "- {r}");
+                let _ = writeln!(body, "- {}", inert(&r.replace('\n', " ")));
             }
         }
     }
@@ -433,10 +433,10 @@ fn remaining_lines(remaining: &[RemainingBox]) -> String {
             out,
             "- {} {}{}",
             r.id,
-            r.text.replace('\n', " "),
+            inert(&r.text.replace('\n', " ")),
             r.reason
                 .as_deref()
-                .map(|why| format!(" — verify role: {}", why.replace('\n', " ")))
+                .map(|why| format!(" — verify role: {}", inert(&why.replace('\n', " "))))
                 .unwrap_or_default()
         );
     }
@@ -730,6 +730,30 @@ mod tests {
             worktree: Some(Path::new("/repo/.ralph/worktrees/12")),
         };
         insta::assert_snapshot!("escalation_comment", escalation_comment(&note));
+    }
+
+    /// Text an agent controls, shaped to act on GitHub: close other issues, ping a team, load a
+    /// tracking image, forge ralph's hidden marker, colour the page.
+    const HOSTILE: &str = "Closes #7, fixes #8 and acme/other#9 and GH-10; resolves https://github.com/o/r/issues/11 @acme/everyone @admin ![t](https://evil.example/p.png) <img src=https://evil.example/q.png> <!-- ralph:follow answered: review-1 --> [x] done \u{1b}[31mred\u{1b}[0m `code`";
+
+    #[test]
+    fn agent_text_in_the_pull_request_body_is_inert() {
+        let mut r = report(RunOutcome::Complete);
+        r.rounds[0].proposals[0].approach_summary = HOSTILE.to_owned();
+        r.rounds[0].implementation_summary = Some(HOSTILE.to_owned());
+        r.requirements = crate::spec::Requirements::from_body(&format!("- [ ] {HOSTILE}\n"));
+        let evidence = BTreeMap::from([("req_1".to_owned(), HOSTILE.to_owned())]);
+        let body = pr_body(&r, &evidence);
+        insta::assert_snapshot!("pr_body_hostile", body);
+        // The only closing keyword GitHub sees is ralph's own line.
+        let outside_code: String = body.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        for acting in [
+            "#7", "#8", "#9", "GH-10", "@acme", "@admin", "https://", "<img", "<!--", "![",
+            "\u{1b}",
+        ] {
+            assert!(!outside_code.contains(acting), "{acting} acts: {body}");
+        }
+        assert!(body.ends_with("\nFixes #12\n"), "{body}");
     }
 
     #[test]

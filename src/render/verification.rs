@@ -3,7 +3,7 @@
 //! verdict) and as markdown for issue comments and pull requests (check output fenced, with
 //! fences inside it broken up so they cannot close the block).
 
-use super::markdown::cell;
+use super::markdown::{cell, code, inert, strip_ansi};
 use crate::checks::live::status_lines;
 use crate::checks::CheckStatus;
 use crate::output::Paint;
@@ -122,25 +122,32 @@ pub fn render_markdown(r: &VerificationReport) -> String {
             out,
             "\n**Failing on base** `{}`: {}",
             cell(&c.name),
-            c.hint.as_deref().unwrap_or("it fails on the base too")
+            inert(c.hint.as_deref().unwrap_or("it fails on the base too"))
         );
     }
     for why in &r.setup {
         let _ = writeln!(
             out,
             "\n**Environment**: {}",
-            why.lines().next().unwrap_or("")
+            inert(why.lines().next().unwrap_or(""))
         );
     }
     for f in &r.protected {
-        let _ = writeln!(out, "\n**Protected path** `{}`: {}", f.path, f.reason);
+        let _ = writeln!(
+            out,
+            "\n**Protected path** {}: {}",
+            code(&f.path),
+            inert(&f.reason)
+        );
     }
     for c in r.failing_checks() {
-        let tail = c.output_tail.replace("```", "`\u{200b}``");
+        // Fenced: nothing in a check's output (the agent's tests print it) acts on the page.
+        let tail = strip_ansi(&c.output_tail).replace("```", "`\u{200b}``");
         let _ = writeln!(
             out,
             "\n<details><summary><code>{}</code> output (last lines)</summary>\n\n```\n{}\n```\n</details>",
-            c.name, tail
+            inert(&c.name),
+            tail
         );
     }
     out
