@@ -134,6 +134,28 @@ pub struct Context {
     pub global: GlobalArgs,
 }
 
+/// Without a sandbox, an agent or a check reads the repository's git configuration as it is:
+/// a credential there (the job token `actions/checkout` persists) is refused, with the fix.
+fn refuse_config_credentials(root: &std::path::Path) -> Result<()> {
+    let git = root.join(".git");
+    if !git.is_dir() {
+        return Ok(());
+    }
+    let found = crate::process::gitconfig::found_in(&[git.join("config")]);
+    if let Some((file, what)) = found.first() {
+        return Err(crate::error::UserError::usage(format!(
+            "{} holds a credential ({}) that every agent and check would read: there is no sandbox here to show them a copy without it",
+            file.display(),
+            what.join(", ")
+        ))
+        .with_hint(
+            "check out with `persist-credentials: false` (actions/checkout), or remove it (`git config --unset-all http.<url>.extraheader`); ralph pushes with its own token. With bubblewrap installed, agents and checks see a scrubbed copy instead",
+        )
+        .into());
+    }
+    Ok(())
+}
+
 impl Context {
     /// The live view of long work, as `--progress`, `-q`, the terminal, `[output]
     /// heartbeat_secs` and Action mode (log groups) say.
@@ -192,6 +214,9 @@ impl Context {
                 )),
                 Mode::Auto | Mode::Off => {}
             }
+        }
+        if !status.active {
+            refuse_config_credentials(&settings.root)?;
         }
         sandbox::install(found);
         crate::process::environment::install(s.env_policy());

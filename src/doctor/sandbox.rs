@@ -21,6 +21,7 @@ pub(super) async fn sandbox_checks(f: &mut Findings, settings: &Settings) {
     let st = found.status();
     mechanism_finding(f, st);
     environment_finding(f, settings);
+    config_credentials_finding(f, settings, st.active);
     if !st.active {
         return;
     }
@@ -149,4 +150,50 @@ fn environment_finding(f: &mut Findings, settings: &Settings) {
             )
         },
     );
+}
+
+/// A credential in a git configuration file agents and checks read (the job token
+/// `actions/checkout` persists in `.git/config`): hidden by a scrubbed copy in the sandbox, a
+/// refusal without one.
+fn config_credentials_finding(f: &mut Findings, settings: &Settings, active: bool) {
+    let git = settings.root.join(".git");
+    let home = crate::env::non_empty("HOME").map(std::path::PathBuf::from);
+    let files =
+        crate::process::gitconfig::files(git.is_dir().then_some(git.as_path()), home.as_deref());
+    let found = crate::process::gitconfig::found_in(&files);
+    if found.is_empty() {
+        f.add(
+            "sandbox",
+            "git credentials",
+            Status::Ok,
+            "no credential in the repository's or your global git configuration".into(),
+        );
+        return;
+    }
+    let list = found
+        .iter()
+        .map(|(p, what)| format!("{} ({})", p.display(), what.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let in_repo = found.iter().any(|(p, _)| p.starts_with(&git));
+    let (status, detail) = if active {
+        (
+            Status::Warn,
+            format!("{list}: agents and checks see a copy without it"),
+        )
+    } else if in_repo {
+        (
+            Status::Fail,
+            format!("{list}: without a sandbox every agent and check reads it, so compete refuses"),
+        )
+    } else {
+        (
+            Status::Warn,
+            format!("{list}: without a sandbox every agent and check can read it"),
+        )
+    };
+    f.add("sandbox", "git credentials", status, detail);
+    if in_repo {
+        f.hint("check out with `persist-credentials: false` (actions/checkout), or `git config --unset-all http.<url>.extraheader`: ralph pushes with its own token");
+    }
 }

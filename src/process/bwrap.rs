@@ -51,6 +51,9 @@ pub struct Plan {
     pub readable: Vec<PathBuf>,
     /// Hidden: an empty folder or an empty file in their place.
     pub hidden: Vec<PathBuf>,
+    /// Files shown as another, read-only: (the copy shown, the path it is shown at) — a git
+    /// configuration without its credentials.
+    pub replaced: Vec<(PathBuf, PathBuf)>,
     /// The process may reach the network.
     pub network: bool,
 }
@@ -92,6 +95,11 @@ pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -
     }
     let writable = places(&mut out, plan, facts);
     git_metadata(&mut out, plan, facts);
+    for (copy, target) in &plan.replaced {
+        if facts.kind(target) == Some(false) {
+            mount(&mut out, "--ro-bind", copy, target);
+        }
+    }
     hide(&mut out, plan, facts, &writable);
     out.push("--chdir".into());
     out.push(plan.workdir.as_os_str().to_owned());
@@ -270,6 +278,12 @@ pub fn git_link(workdir: &Path) -> GitLink {
 /// The main checkout of the repository whose worktree folder is `admin`
 /// (`<checkout>/.git/worktrees/<name>`), from its `commondir` file.
 pub fn main_checkout(admin: &Path) -> Option<PathBuf> {
+    let common = common_dir(admin)?;
+    (common.file_name()? == ".git").then(|| common.parent().map(Path::to_owned))?
+}
+
+/// The common git dir of the worktree whose own folder is `admin`, from its `commondir` file.
+pub fn common_dir(admin: &Path) -> Option<PathBuf> {
     let text = crate::fsutil::read_regular_text(&admin.join("commondir"), 64 << 10).ok()?;
     let common = Path::new(text.trim());
     let common = if common.is_absolute() {
@@ -277,8 +291,7 @@ pub fn main_checkout(admin: &Path) -> Option<PathBuf> {
     } else {
         admin.join(common)
     };
-    let common = common.canonicalize().ok()?;
-    (common.file_name()? == ".git").then(|| common.parent().map(Path::to_owned))?
+    common.canonicalize().ok()
 }
 
 /// The facts about every path `plan` names, read from the host.
@@ -287,6 +300,7 @@ pub fn facts(plan: &Plan) -> Facts {
     paths.extend(plan.writable.iter().cloned());
     paths.extend(plan.readable.iter().cloned());
     paths.extend(plan.hidden.iter().cloned());
+    paths.extend(plan.replaced.iter().map(|(_, target)| target.clone()));
     if let GitLink::Worktree { admin } = &plan.git {
         paths.push(admin.clone());
         paths.extend(LINK_FILES.iter().map(|n| admin.join(n)));
@@ -342,6 +356,7 @@ mod tests {
                 "/h/.aws".into(),
                 "/r".into(),
             ],
+            replaced: vec![],
             network: true,
         }
     }

@@ -7,6 +7,7 @@
 
 pub mod bwrap;
 pub mod environment;
+pub mod gitconfig;
 pub mod sandbox;
 
 pub use sandbox::{Confinement, Kind};

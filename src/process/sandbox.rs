@@ -258,6 +258,9 @@ pub struct Sandbox {
     /// The folders of [`TOOL_PATHS`] under `/tmp` or `/var/tmp`, which the sandbox's own would
     /// hide.
     path_dirs: Vec<PathBuf>,
+    /// ralph's own folder (mode 0700) for the scrubbed copies of git configurations that hold
+    /// a credential, when the sandbox is active.
+    scrub_dir: Option<Arc<tempfile::TempDir>>,
 }
 
 fn registry() -> &'static RwLock<Option<Arc<Sandbox>>> {
@@ -334,7 +337,15 @@ impl Sandbox {
             .filter(|p| p.exists())
             .map(|p| p.display().to_string())
             .collect();
+        let scrub_dir = program.as_ref().and_then(|_| {
+            tempfile::Builder::new()
+                .prefix("ralph-scrubbed-")
+                .tempdir()
+                .ok()
+                .map(Arc::new)
+        });
         Sandbox {
+            scrub_dir,
             status: Status {
                 mode,
                 active: program.is_some(),
@@ -409,7 +420,13 @@ impl Sandbox {
             bwrap::GitLink::Worktree { admin } => bwrap::main_checkout(admin),
             _ => None,
         };
+        let common = match &git {
+            bwrap::GitLink::Worktree { admin } => bwrap::common_dir(admin),
+            bwrap::GitLink::Repository => Some(c.workdir.join(".git")),
+            bwrap::GitLink::None => None,
+        };
         Plan {
+            replaced: self.scrubbed_configs(common.as_deref()),
             workdir: c.workdir.clone(),
             workdir_writable: c.workdir_writable,
             git,
@@ -427,6 +444,68 @@ impl Sandbox {
                 Kind::Check => self.status.check_network,
             },
         }
+    }
+}
+
+impl Sandbox {
+    /// Whether any process confined here could have changed `path`, working in `workdir`:
+    /// always without a sandbox; with one, only when `path` lies in a place some kind may
+    /// write — the workdir, its worktree's own git folder (but the files that link it to the
+    /// repository), a cache setup writes, an agent's state, `[sandbox] writable`. A path every
+    /// process was shown read-only (or not at all) was changed by something else: the git
+    /// directory's seal neither blames it on the step nor undoes it.
+    pub fn could_write(&self, path: &Path, workdir: &Path) -> bool {
+        if !self.status.active {
+            return true;
+        }
+        if path.starts_with(workdir) && path != workdir.join(".git") {
+            return true;
+        }
+        if let bwrap::GitLink::Worktree { admin } = bwrap::git_link(workdir) {
+            let link = ["commondir", "gitdir"]
+                .iter()
+                .any(|n| path == admin.join(n));
+            if path.starts_with(&admin) && !link {
+                return true;
+            }
+        }
+        let caches = self
+            .home
+            .iter()
+            .flat_map(|h| CACHES.iter().map(move |rel| h.join(rel)));
+        self.writable
+            .iter()
+            .cloned()
+            .chain(caches)
+            .chain(self.agent_state.iter().cloned())
+            .any(|w| path.starts_with(&w))
+    }
+
+    /// The git configurations a confined process reads that hold a credential (the job token
+    /// `actions/checkout` leaves in `.git/config`, a password in a remote URL), each with the
+    /// scrubbed copy shown in its place: (copy, original).
+    fn scrubbed_configs(&self, common: Option<&Path>) -> Vec<(PathBuf, PathBuf)> {
+        let Some(dir) = &self.scrub_dir else {
+            return Vec::new();
+        };
+        super::gitconfig::files(common, self.home.as_deref())
+            .into_iter()
+            .filter_map(|original| {
+                let text = crate::fsutil::read_regular_text(&original, 4 << 20).ok()?;
+                if super::gitconfig::credentials(&text).is_empty() {
+                    return None;
+                }
+                let clean = super::gitconfig::scrubbed(&text);
+                let mut hash = crate::mix::Fnv1a::default();
+                hash.eat(original.as_os_str().as_encoded_bytes());
+                hash.eat(clean.as_bytes());
+                let copy = dir.path().join(format!("{:016x}", hash.finish()));
+                if !copy.exists() {
+                    crate::fsutil::write_atomic(&copy, clean.as_bytes()).ok()?;
+                }
+                Some((copy, original))
+            })
+            .collect()
     }
 }
 
@@ -534,6 +613,7 @@ mod tests {
             agent_state: vec!["/h/.claude".into(), "/h/.codex".into()],
             writable: vec!["/h/.cache/sccache".into()],
             path_dirs: vec!["/tmp/tools/bin".into()],
+            scrub_dir: None,
         }
     }
 
@@ -576,6 +656,31 @@ mod tests {
         assert!(
             !check.writable.contains(&"/h/.cargo/registry".into()),
             "checks only read caches"
+        );
+    }
+
+    #[test]
+    fn the_seal_watches_only_what_a_confined_process_could_write() {
+        let sb = sandbox(true);
+        let w = Path::new("/w");
+        assert!(sb.could_write(Path::new("/w/src/x"), w));
+        assert!(
+            !sb.could_write(Path::new("/w/.git"), w),
+            "the link is read-only"
+        );
+        assert!(!sb.could_write(Path::new("/h/.gitconfig"), w));
+        assert!(!sb.could_write(Path::new("/r/.git/config"), w));
+        assert!(!sb.could_write(Path::new("/r/.git/hooks/pre-push"), w));
+        assert!(
+            sb.could_write(Path::new("/h/.cache/sccache/x"), w),
+            "[sandbox] writable"
+        );
+        assert!(sb.could_write(Path::new("/h/.claude/settings.json"), w));
+        let mut off = sandbox(true);
+        off.status.active = false;
+        assert!(
+            off.could_write(Path::new("/h/.gitconfig"), w),
+            "without a sandbox, anything"
         );
     }
 

@@ -266,7 +266,7 @@ impl Checkout {
     /// line; `None` when nothing did.
     async fn sealed_changes(&self) -> Option<String> {
         let seal = self.seal.as_ref()?;
-        match crate::workspace::seal::check_async(seal).await {
+        match crate::workspace::seal::check_async(seal, self.path()).await {
             Ok(changes) if changes.is_empty() => None,
             Ok(changes) => Some(changes.join("; ")),
             Err(e) => Some(format!("the check itself failed: {e}")),

@@ -316,7 +316,7 @@ impl Workspace for GitWorkspace {
 
     async fn seal_changes(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError> {
         let seal = self.seal_of(wt).await?;
-        seal::check_async(&seal).await
+        seal::check_async(&seal, &wt.path).await
     }
 
     async fn base_text(&self, wt: &Worktree, path: &str) -> Result<Option<String>, WorkspaceError> {

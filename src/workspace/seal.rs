@@ -176,10 +176,11 @@ impl GitSeal {
             .unwrap_or_else(|_| path.display().to_string())
     }
 
-    /// What differs from the seal now, one line per change, each with the path it concerns.
-    fn differences(&self) -> Vec<(String, Fix)> {
+    /// What differs from the seal now among the paths `watched` keeps, one line per change,
+    /// each with the path it concerns.
+    fn differences(&self, watched: &dyn Fn(&Path) -> bool) -> Vec<(String, Fix)> {
         let mut out = Vec::new();
-        for (path, sealed) in &self.files {
+        for (path, sealed) in self.files.iter().filter(|(p, _)| watched(p)) {
             let now = read_entry(path);
             if &now != sealed {
                 let what = match (sealed, &now) {
@@ -199,7 +200,7 @@ impl GitSeal {
             }
         }
         let mut now = Vec::new();
-        for f in &self.folders {
+        for f in self.folders.iter().filter(|f| watched(f)) {
             walk(f, &mut now);
         }
         for path in now {
@@ -271,9 +272,15 @@ pub(crate) fn put(path: &Path, entry: &Entry) -> std::io::Result<()> {
     }
 }
 
-/// Compares the git directory with `seal`, restores every change and names each one.
-pub fn check_and_restore(seal: &GitSeal) -> Result<Vec<String>, WorkspaceError> {
-    let changes = seal.differences();
+/// Compares the git directory with `seal`, restores every change and names each one — of the
+/// paths `watched` keeps: those a confined process could have written (see
+/// [`could_write`](crate::process::sandbox::Sandbox::could_write)); a change to any other was
+/// the user's or another program's, and is theirs to keep.
+pub fn check_and_restore(
+    seal: &GitSeal,
+    watched: &dyn Fn(&Path) -> bool,
+) -> Result<Vec<String>, WorkspaceError> {
+    let changes = seal.differences(watched);
     for (_, Fix::Put(path, entry)) in &changes {
         match entry {
             Some(entry) => put(path, entry),
@@ -290,11 +297,17 @@ pub async fn take_async(root: &Path, wt: &Worktree) -> Result<GitSeal, Workspace
     blocking("sealing the git directory", move || take(&root, &wt)).await
 }
 
-/// [`check_and_restore`] off the async runtime.
-pub async fn check_async(seal: &GitSeal) -> Result<Vec<String>, WorkspaceError> {
-    let seal = seal.clone();
+/// [`check_and_restore`] off the async runtime, watching what a process confined by the
+/// installed sandbox could have written, working in `workdir`.
+pub async fn check_async(seal: &GitSeal, workdir: &Path) -> Result<Vec<String>, WorkspaceError> {
+    let (seal, workdir) = (seal.clone(), workdir.to_owned());
+    let sandbox = crate::process::sandbox::current();
     blocking("checking the git directory", move || {
-        check_and_restore(&seal)
+        check_and_restore(&seal, &|p: &Path| {
+            sandbox
+                .as_ref()
+                .is_none_or(|sb| sb.could_write(p, &workdir))
+        })
     })
     .await
 }
