@@ -43,7 +43,13 @@ impl Backend for CommandBackend {
     }
 
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
-        let cmd = agent_cmd(&self.program, &self.args, call, &[], &self.files);
+        let cmd = agent_cmd(
+            &self.program,
+            &self.args,
+            call,
+            &super::subprocess::AgentStateView::Real(Vec::new()),
+            &self.files,
+        );
         let out = run_agent(&self.describe(), &cmd, call).await?;
         Ok(AgentReply {
             text: out.stdout,

@@ -15,6 +15,7 @@ pub mod openai;
 pub mod prompts;
 pub mod protocol;
 pub mod replay;
+pub mod state;
 mod subprocess;
 pub use subprocess::own_env as cli_env;
 

@@ -15,12 +15,13 @@ pub const MAX_AGENT_OUTPUT: usize = 16 << 20;
 
 /// The command for one call: `program args…` in the call's working directory, with the
 /// protocol environment, the prompt on stdin and the call's timeout, confined as an agent that
-/// may also write `state` (its CLI's own folders) and read `files` (its configured scripts).
+/// may also write `state` (its CLI's own state: private copies shown at the real paths, or —
+/// without a sandbox to show them — the real paths) and read `files` (its configured scripts).
 pub fn agent_cmd(
     program: &str,
     args: &[String],
     call: &AgentCall,
-    state: &[PathBuf],
+    state: &AgentStateView,
     files: &[PathBuf],
 ) -> Cmd {
     let mut confinement = Confinement::new(Kind::Agent, &call.workdir);
@@ -28,8 +29,17 @@ pub fn agent_cmd(
     if call.role != super::Role::Implement {
         confinement = confinement.reading();
     }
-    for s in state {
-        confinement = confinement.writable(s);
+    match state {
+        AgentStateView::Real(paths) => {
+            for s in paths {
+                confinement = confinement.writable(s);
+            }
+        }
+        AgentStateView::Private(shown) => {
+            for (copy, at) in shown {
+                confinement = confinement.private(copy, at);
+            }
+        }
     }
     for f in files {
         confinement = confinement.readable(f);
@@ -116,6 +126,15 @@ fn codex_provider_keys(home: Option<&std::path::Path>) -> Vec<String> {
         );
     }
     out
+}
+
+/// What an agent CLI's state looks like to it.
+#[derive(Debug, Clone)]
+pub enum AgentStateView {
+    /// The user's own state folders, writable (no sandbox to show it a copy).
+    Real(Vec<PathBuf>),
+    /// Private copies, shown at the real paths: (copy, real path).
+    Private(Vec<(PathBuf, PathBuf)>),
 }
 
 /// Runs an agent command; returns its output whatever its exit code (a CLI reports its own
@@ -245,14 +264,16 @@ pub async fn call_cli(
     parse: impl FnOnce(&str) -> Result<Parsed, CliError>,
 ) -> Result<AgentReply, AgentError> {
     let home = crate::env::non_empty("HOME").map(PathBuf::from);
-    let mut cmd = agent_cmd(
-        program,
-        args,
-        call,
-        &prepare_agent_state(cli, home.as_deref()),
-        &[],
-    )
-    .own_env(own_env(cli, home.as_deref()));
+    // In the sandbox the CLI's state is a private copy for this call alone.
+    let sandboxed = crate::process::sandbox::current().is_some_and(|s| s.status().active);
+    let private = sandboxed
+        .then(|| super::state::CallState::copy(cli, home.as_deref()))
+        .flatten();
+    let view = match &private {
+        Some(state) => AgentStateView::Private(state.shown.clone()),
+        None => AgentStateView::Real(prepare_agent_state(cli, home.as_deref())),
+    };
+    let mut cmd = agent_cmd(program, args, call, &view, &[]).own_env(own_env(cli, home.as_deref()));
     if let Some(sink) = call.activity.clone() {
         // The stream, read as it arrives: each line's activity goes to the live view.
         let workdir = call.workdir.to_string_lossy().into_owned();
@@ -262,7 +283,12 @@ pub async fn call_cli(
             }
         }));
     }
-    let out = run_agent_output(backend, &cmd, call).await?;
+    let out = run_agent_output(backend, &cmd, call).await;
+    if let Some(kept) = private.as_ref().and_then(|s| s.keep_refreshed_login(cli)) {
+        tracing::info!("{kept}");
+    }
+    drop(private);
+    let out = out?;
     let parsed = match (parse(&out.stdout), out.success()) {
         (Ok(parsed), true) => parsed,
         (Err(e), _) if e.reported => return Err(reported_error(backend, e)),

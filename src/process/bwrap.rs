@@ -54,6 +54,9 @@ pub struct Plan {
     /// Files shown as another, read-only: (the copy shown, the path it is shown at) — a git
     /// configuration without its credentials.
     pub replaced: Vec<(PathBuf, PathBuf)>,
+    /// Writable places shown at another path: (the private copy, the path it is shown at) —
+    /// an agent CLI's state for one call.
+    pub private: Vec<(PathBuf, PathBuf)>,
     /// The process may reach the network.
     pub network: bool,
 }
@@ -198,6 +201,12 @@ fn places<'a>(out: &mut Vec<OsString>, plan: &'a Plan, facts: &Facts) -> Vec<&'a
     for w in &writable[1..] {
         mount(out, "--bind", w, w);
     }
+    for (copy, at) in &plan.private {
+        if facts.kind(at).is_some() {
+            mount(out, "--bind", copy, at);
+            writable.push(at);
+        }
+    }
     writable
 }
 
@@ -301,6 +310,7 @@ pub fn facts(plan: &Plan) -> Facts {
     paths.extend(plan.readable.iter().cloned());
     paths.extend(plan.hidden.iter().cloned());
     paths.extend(plan.replaced.iter().map(|(_, target)| target.clone()));
+    paths.extend(plan.private.iter().map(|(_, at)| at.clone()));
     if let GitLink::Worktree { admin } = &plan.git {
         paths.push(admin.clone());
         paths.extend(LINK_FILES.iter().map(|n| admin.join(n)));
@@ -357,6 +367,7 @@ mod tests {
                 "/r".into(),
             ],
             replaced: vec![],
+            private: vec![],
             network: true,
         }
     }

@@ -79,6 +79,9 @@ pub struct Confinement {
     pub readable: Vec<PathBuf>,
     /// It may change its workdir (true but for agents in a reading role).
     pub workdir_writable: bool,
+    /// Writable places shown at another path: (ralph's private copy, the path it is shown at)
+    /// — an agent CLI's state for one call.
+    pub private: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Confinement {
@@ -89,7 +92,14 @@ impl Confinement {
             writable: Vec::new(),
             readable: Vec::new(),
             workdir_writable: true,
+            private: Vec::new(),
         }
+    }
+
+    /// Also shows the private copy `copy` at `at`, writable (`at` must exist).
+    pub fn private(mut self, copy: impl Into<PathBuf>, at: impl Into<PathBuf>) -> Confinement {
+        self.private.push((copy.into(), at.into()));
+        self
     }
 
     /// The same, with its workdir read-only: an agent in a role that only reads (proposals,
@@ -407,10 +417,15 @@ impl Sandbox {
                 writable.extend(CACHES.iter().map(|rel| h.join(rel)));
             }
         }
+        let shown_privately = |s: &PathBuf| c.private.iter().any(|(_, at)| at == s);
         let hidden = self
             .hide
             .iter()
-            .chain(self.agent_state.iter().filter(|s| !writable.contains(s)))
+            .chain(
+                self.agent_state
+                    .iter()
+                    .filter(|s| !writable.contains(s) && !shown_privately(s)),
+            )
             .cloned()
             .collect();
         let git = bwrap::git_link(&c.workdir);
@@ -426,6 +441,7 @@ impl Sandbox {
             bwrap::GitLink::None => None,
         };
         Plan {
+            private: c.private.clone(),
             replaced: self.scrubbed_configs(common.as_deref()),
             workdir: c.workdir.clone(),
             workdir_writable: c.workdir_writable,

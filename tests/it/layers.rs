@@ -203,7 +203,9 @@ const WORKTREE_MODULES: [&str; 8] = [
 
 /// Files of [`WORKTREE_MODULES`] with direct file-system calls on paths no agent or check
 /// writes: (file under `src/`, number of lines, the paths).
-const OWN_PATHS: [(&str, usize, &str); 15] = [
+const OWN_PATHS: [(&str, usize, &str); 17] = [
+    ("agent/state.rs", 5, "the user's agent CLI state (bounded regular-file reads) and ralph's private copies of it; the agent's copy is read through untrusted_dir"),
+    ("process/gitconfig.rs", 1, "the repository's and the user's git configuration (a bounded regular-file read)"),
     (
         "agent/subprocess.rs",
         1,
@@ -242,8 +244,8 @@ const OWN_PATHS: [(&str, usize, &str); 15] = [
     ),
     (
         "process/sandbox.rs",
-        3,
-        "agents' state folders, ~/.cache and /proc/sys",
+        4,
+        "agents' state folders, ~/.cache, /proc/sys and the git configurations shown scrubbed",
     ),
     (
         "workspace/git.rs",
