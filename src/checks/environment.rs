@@ -197,22 +197,90 @@ pub async fn build_native(
     dir: &Path,
     timeout: Duration,
     env: &[(String, String)],
+    after: Option<&AfterChange>,
 ) -> Result<Duration, String> {
-    prepare("native build", &spec.command, dir, timeout, env).await
+    prepare("native build", &spec.command, dir, timeout, env, after).await
+}
+
+/// Where a setup or a native build run again after an agent's change may write: a private
+/// cache folder of the worktree's, which the package managers' own variables point to. The
+/// user's caches are read-only to it — the change's code runs there (a build backend, an
+/// install script), and must not poison what the user builds next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AfterChange {
+    /// The worktree's private cache folder (under `.ralph/cache/`).
+    pub cache: std::path::PathBuf,
+}
+
+/// The package managers' cache variables, each pointed into the private folder.
+const CACHE_VARIABLES: [(&str, &str); 7] = [
+    ("PIP_CACHE_DIR", "pip"),
+    ("UV_CACHE_DIR", "uv"),
+    ("npm_config_cache", "npm"),
+    ("YARN_CACHE_FOLDER", "yarn"),
+    ("BUN_INSTALL_CACHE_DIR", "bun"),
+    ("npm_config_store_dir", "pnpm-store"),
+    ("PDM_CACHE_DIR", "pdm"),
+];
+
+/// Folders under `HOME` where env managers keep a project's environment (keyed by the project's
+/// path): a setup after the change installs into the worktree's own there.
+const ENVIRONMENTS: [&str; 4] = [
+    ".cache/pypoetry/virtualenvs",
+    ".local/share/hatch",
+    ".local/share/pdm/venvs",
+    ".local/share/virtualenvs",
+];
+
+impl AfterChange {
+    /// The variables and writable places of a command run again after the change: `command`
+    /// is `cargo fetch` (ralph's own Rust setup, which runs no code of the project) also
+    /// downloads into Cargo's registry.
+    fn confinement(&self, command: &str) -> (Vec<(String, String)>, Vec<std::path::PathBuf>) {
+        let vars = CACHE_VARIABLES
+            .iter()
+            .map(|(var, sub)| {
+                (
+                    (*var).to_owned(),
+                    self.cache.join(sub).display().to_string(),
+                )
+            })
+            .collect();
+        let home = crate::env::non_empty("HOME").map(std::path::PathBuf::from);
+        let mut writable = vec![self.cache.clone()];
+        if let Some(h) = &home {
+            writable.extend(ENVIRONMENTS.iter().map(|rel| h.join(rel)));
+            if command.trim_start_matches('(').starts_with("cargo fetch") {
+                writable.extend([h.join(".cargo/registry"), h.join(".cargo/git")]);
+            }
+        }
+        (vars, writable)
+    }
 }
 
 /// Runs `command` — the `what` that makes the worktree ready (the setup, the native build) —
-/// in `dir`, confined as a setup. On failure: what it is, why it stopped and what it said.
+/// in `dir`, confined as a setup, or — `after` an agent's change — as a rebuild that writes only
+/// its private caches. On failure: what it is, why it stopped and what it said.
 async fn prepare(
     what: &str,
     command: &str,
     dir: &Path,
     timeout: Duration,
     env: &[(String, String)],
+    after: Option<&AfterChange>,
 ) -> Result<Duration, String> {
-    let cmd = super::shell(command, dir, Kind::Setup, env, &[])
-        .timeout(timeout)
-        .max_output(1 << 20);
+    let cmd = match after {
+        None => super::shell(command, dir, Kind::Setup, env, &[]),
+        Some(after) => {
+            let (vars, writable) = after.confinement(command);
+            let _ = std::fs::create_dir_all(&after.cache);
+            let env: Vec<(String, String)> = vars.into_iter().chain(env.iter().cloned()).collect();
+            let writable: Vec<&Path> = writable.iter().map(|p| p.as_path()).collect();
+            super::shell(command, dir, Kind::Rebuild, &env, &writable)
+        }
+    }
+    .timeout(timeout)
+    .max_output(1 << 20);
     let out = process::run(&cmd)
         .await
         .map_err(|e| format!("the {what} `{command}` could not start: {e}"))?;
@@ -275,8 +343,9 @@ pub async fn run_setup(
     dir: &Path,
     timeout: Duration,
     env: &[(String, String)],
+    after: Option<&AfterChange>,
 ) -> Result<Duration, String> {
-    prepare("setup", &spec.command, dir, timeout, env).await
+    prepare("setup", &spec.command, dir, timeout, env, after).await
 }
 
 /// The interpreter the checks run Python with, when a check names one as its program
@@ -523,7 +592,7 @@ mod tests {
             command: "echo resolving; echo 'No solution found: foo>=9' >&2; exit 1".into(),
             reason: "test".into(),
         };
-        let err = run_setup(&spec, dir.path(), Duration::from_secs(5), &[])
+        let err = run_setup(&spec, dir.path(), Duration::from_secs(5), &[], None)
             .await
             .unwrap_err();
         assert!(
@@ -538,7 +607,8 @@ mod tests {
             &ok,
             dir.path(),
             Duration::from_secs(5),
-            &[("X".into(), "1".into())]
+            &[("X".into(), "1".into())],
+            None
         )
         .await
         .is_ok());

@@ -296,7 +296,8 @@ async fn check_change(
     // A change to the dependency manifests makes the environment again.
     let started = std::time::Instant::now();
     let settings = crew.input.settings;
-    let setup = refresh_environment(settings, wt, plan, bench.timeout).await;
+    let after = super::prepare::after_change(settings, wt);
+    let setup = refresh_environment(settings, wt, plan, bench.timeout, Some(&after)).await;
     // Native code the change touches is built again (a reset took the last build with
     // it): the checks must test the change's code, not the base's library.
     let native = rebuild_native(crew, wt, plan, bench, attempt > 1).await?;
@@ -370,8 +371,15 @@ async fn rebuild_native(
     if !touched && !reset {
         return Ok(None);
     }
-    let built =
-        crate::checks::environment::build_native(native, &wt.path, bench.timeout, &plan.env).await;
+    let after = super::prepare::after_change(crew.input.settings, wt);
+    let built = crate::checks::environment::build_native(
+        native,
+        &wt.path,
+        bench.timeout,
+        &plan.env,
+        Some(&after),
+    )
+    .await;
     if let Ok(took) = &built {
         crew.input.printer.status(&format!(
             "- Native code built again: `{}` ({:.1}s)",

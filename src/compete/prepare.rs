@@ -9,7 +9,8 @@
 
 use crate::checks::baseline::Baseline;
 use crate::checks::environment::{
-    build_native, check_interpreter, fingerprint, python_import, run_setup, variables, Diagnosis,
+    build_native, check_interpreter, fingerprint, python_import, run_setup, variables, AfterChange,
+    Diagnosis,
 };
 use crate::checks::{detect, run_checks, CheckPlan, CheckStatus};
 use crate::error::UserError;
@@ -50,13 +51,27 @@ fn setup_mark(settings: &Settings, wt: &Worktree) -> PathBuf {
     cache_dir(settings).join("setup").join(name)
 }
 
-/// Runs the plan's setup in the worktree when its manifests changed since it last ran there.
-/// `Ok(None)` when nothing had to run; the error says what the setup said.
+/// What a setup or native build run again after an agent changed `wt` may write: the
+/// worktree's private cache folder.
+pub(super) fn after_change(settings: &Settings, wt: &Worktree) -> AfterChange {
+    let name = wt
+        .path
+        .file_name()
+        .map_or_else(|| "worktree".into(), |n| n.to_string_lossy().into_owned());
+    AfterChange {
+        cache: cache_dir(settings).join("after-change").join(name),
+    }
+}
+
+/// Runs the plan's setup in the worktree when its manifests changed since it last ran there
+/// (`after` an agent's change: confined to its private caches). `Ok(None)` when nothing had to
+/// run; the error says what the setup said.
 pub(super) async fn refresh_environment(
     settings: &Settings,
     wt: &Worktree,
     plan: &CheckPlan,
     timeout: Duration,
+    after: Option<&AfterChange>,
 ) -> Result<Option<Duration>, String> {
     let Some(setup) = &plan.setup else {
         return Ok(None);
@@ -66,7 +81,7 @@ pub(super) async fn refresh_environment(
     if std::fs::read_to_string(&mark).is_ok_and(|before| before == now) {
         return Ok(None);
     }
-    let took = run_setup(setup, &wt.path, timeout, &plan.env).await?;
+    let took = run_setup(setup, &wt.path, timeout, &plan.env, after).await?;
     if let Some(dir) = mark.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
@@ -86,6 +101,10 @@ pub(super) fn forget_setup(settings: &Settings, wt: &Worktree) {
 pub(super) async fn open(input: &Ground<'_>, pre: &Preflight) -> Result<Opened> {
     let wt = input.workspace.create_worktree(pre).await?;
     let settings = input.settings;
+    if !input.resume {
+        // What an earlier run's agents left in the private caches is not this run's.
+        let _ = std::fs::remove_dir_all(after_change(settings, &wt).cache);
+    }
     let mut plan = detect(&wt.path, &settings.config.checks);
     plan.env = variables(&wt.path, &cache_dir(settings));
     if let Err(e) = input.workspace.reset_worktree(&wt).await {
@@ -163,7 +182,7 @@ async fn make_environment(
 ) -> Result<()> {
     let (settings, printer) = (input.settings, input.printer);
     if let Some(setup) = &plan.setup {
-        match refresh_environment(settings, wt, plan, timeout).await {
+        match refresh_environment(settings, wt, plan, timeout, None).await {
             Ok(Some(took)) => printer.status(&format!(
                 "Environment: `{}` ({}) took {:.1}s",
                 setup.command,
@@ -182,7 +201,7 @@ async fn make_environment(
     }
     // The base's native code, built in place: the baseline tests what the base builds.
     if let Some(native) = &plan.native {
-        match build_native(native, &wt.path, timeout, &plan.env).await {
+        match build_native(native, &wt.path, timeout, &plan.env, None).await {
             Ok(took) => printer.status(&format!(
                 "Native code: `{}` ({}) took {:.1}s",
                 native.command,

@@ -197,7 +197,7 @@ impl Policy {
             || passes(own, name)
             || match kind {
                 Kind::Agent => passes(&self.agents, name),
-                Kind::Setup => SETUP.contains(&name) || passes(&self.setup, name),
+                Kind::Setup | Kind::Rebuild => SETUP.contains(&name) || passes(&self.setup, name),
                 Kind::Check => false,
             }
     }

@@ -62,8 +62,13 @@ pub enum Kind {
     /// A check, the coverage command, an import probe or the pre-commit hook: its worktree;
     /// the network as `[sandbox] check_network` says.
     Check,
-    /// A setup command (an install): its worktree and the package caches; the network.
+    /// A setup command (an install) on the base: its worktree and the package caches; the
+    /// network.
     Setup,
+    /// A setup or native build run again after an agent changed the project — the agent's
+    /// code: its worktree, the network, and only the places it is given (a private cache
+    /// folder); the user's package caches read-only, as for a check.
+    Rebuild,
 }
 
 /// What one process may write beyond the read-only view.
@@ -456,7 +461,7 @@ impl Sandbox {
             writable,
             hidden,
             network: match c.kind {
-                Kind::Agent | Kind::Setup => true,
+                Kind::Agent | Kind::Setup | Kind::Rebuild => true,
                 Kind::Check => self.status.check_network,
             },
         }

@@ -198,8 +198,26 @@ pub async fn add_detached(root: &Path, path: &Path, rev: &str) -> Result<(), Wor
 pub async fn remove_detached(root: &Path, path: &Path) -> Result<(), WorkspaceError> {
     run_git(git_cmd(root).args(["worktree", "remove", "--force", &path.to_string_lossy()])).await?;
     let _ = std::fs::remove_dir_all(path);
-    let _ = run_git(git_cmd(root).args(["worktree", "prune"])).await;
-    Ok(())
+    // Only this worktree's registration: a global `git worktree prune` would also take one
+    // another run is making right now (its folder registered, its `gitdir` not yet written).
+    let (root, path) = (root.to_owned(), path.to_owned());
+    blocking("forgetting a checkout", move || {
+        let repo = open(&root)?;
+        let names = repo
+            .worktrees()
+            .map_err(|e| WorkspaceError::git("listing worktrees", e))?;
+        for name in names.iter().flatten() {
+            if let Ok(w) = repo.find_worktree(name) {
+                if w.path() == path && w.validate().is_err() {
+                    let mut prune = git2::WorktreePruneOptions::new();
+                    prune.valid(true).working_tree(false);
+                    let _ = w.prune(Some(&mut prune));
+                }
+            }
+        }
+        Ok(())
+    })
+    .await
 }
 
 /// Removes the worktree and deletes its branch (a run refused before it began).
@@ -288,9 +306,10 @@ pub async fn commit(
         stage_all(&repo).map(|_| ())
     })
     .await?;
+    let mut quarantine = None;
     if let Some(Entry::File { mode, .. }) = seal.hooks.get(Path::new("pre-commit")) {
         if mode & 0o111 != 0 {
-            run_pre_commit(wt, seal).await?;
+            quarantine = Some(run_pre_commit(wt, seal).await?);
         }
     }
     let w = wt.clone();
@@ -302,30 +321,53 @@ pub async fn commit(
     );
     let (name, email) = (info.author_name.to_owned(), info.author_email.to_owned());
     blocking("committing", move || {
-        commit_staged(&w, &message, &name, &email)
+        let quarantine = quarantine.as_ref().map(|q| q.path());
+        commit_staged(&w, &message, &name, &email, quarantine)
     })
     .await
 }
 
-/// Runs the sealed pre-commit hook in the worktree, confined like a check.
-async fn run_pre_commit(wt: &Worktree, seal: &GitSeal) -> Result<(), WorkspaceError> {
-    let copy = seal::hooks_copy(seal).map_err(|e| WorkspaceError::Git {
-        message: format!("cannot copy the sealed hooks: {e}"),
+/// Runs the sealed pre-commit hook in the worktree, confined like a check; returns the
+/// quarantine its objects went to.
+async fn run_pre_commit(
+    wt: &Worktree,
+    seal: &GitSeal,
+) -> Result<tempfile::TempDir, WorkspaceError> {
+    let fail = |what: &str, e: std::io::Error| WorkspaceError::Git {
+        message: format!("cannot {what}: {e}"),
         source: None,
-    })?;
+    };
+    let copy = seal::hooks_copy(seal).map_err(|e| fail("copy the sealed hooks", e))?;
     let hook = copy.path().join("pre-commit");
-    // Hooks that fix files stage them again (`git add`, lint-staged's `git stash`): they may
-    // add objects, but not touch the configuration, the hooks or the references.
-    let mut confinement = Confinement::new(Kind::Check, &wt.path)
+    // Hooks that fix files stage them again (`git add`, lint-staged's `git stash`): the
+    // objects they write go to a quarantine, as git's receive-pack does it, and only those of
+    // ralph's commit are kept; the object store, the configuration, the hooks and the
+    // references stay read-only.
+    let quarantine = tempfile::Builder::new()
+        .prefix("ralph-objects-")
+        .tempdir()
+        .map_err(|e| fail("make the hook's object quarantine", e))?;
+    // pre-commit keeps the environments of the hooks the worktree's configuration names:
+    // ralph's own cache of this repository, never the user's.
+    let pre_commit_home = seal
+        .common
+        .parent()
+        .unwrap_or(&seal.common)
+        .join(".ralph/cache/pre-commit");
+    let _ = std::fs::create_dir_all(&pre_commit_home);
+    let confinement = Confinement::new(Kind::Check, &wt.path)
         .readable(copy.path())
-        .writable(seal.common.join("objects"));
-    // pre-commit and similar tools keep their environments in the user's cache.
-    if let Some(home) = crate::env::non_empty("HOME") {
-        confinement = confinement.writable(Path::new(&home).join(".cache/pre-commit"));
-    }
+        .writable(quarantine.path())
+        .writable(&pre_commit_home);
     let mut cmd = Cmd::new(&hook)
         .current_dir(&wt.path)
         .timeout(HOOK_TIMEOUT)
+        .env("GIT_OBJECT_DIRECTORY", quarantine.path())
+        .env(
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+            seal.common.join("objects"),
+        )
+        .env("PRE_COMMIT_HOME", &pre_commit_home)
         .confine(confinement);
     for var in crate::env::SCRUBBED {
         cmd = cmd.env_remove(var);
@@ -339,18 +381,29 @@ async fn run_pre_commit(wt: &Worktree, seal: &GitSeal) -> Result<(), WorkspaceEr
             output: out.tail(40),
         });
     }
-    Ok(())
+    Ok(quarantine)
 }
 
-/// Stages again (the hook may have fixed files) and commits with ralph's author.
+/// Stages again (the hook may have fixed files) and commits with ralph's author. Objects the
+/// hook staged are read from its `quarantine`; those the commit's tree holds are copied into
+/// the object store, the rest are dropped with the quarantine.
 fn commit_staged(
     wt: &Worktree,
     message: &str,
     author_name: &str,
     author_email: &str,
+    quarantine: Option<&Path>,
 ) -> Result<String, WorkspaceError> {
     let repo = open(&wt.path)?;
+    if let Some(q) = quarantine {
+        repo.odb()
+            .and_then(|odb| odb.add_disk_alternate(&q.to_string_lossy()))
+            .map_err(|e| WorkspaceError::git("reading the hook's objects", e))?;
+    }
     let tree_id = stage_all(&repo)?;
+    if quarantine.is_some() {
+        keep_objects(&repo, &open(&wt.path)?, tree_id)?;
+    }
     let tree = repo
         .find_tree(tree_id)
         .map_err(|e| WorkspaceError::git("reading the tree", e))?;
@@ -364,6 +417,49 @@ fn commit_staged(
         .commit(Some("HEAD"), &sig, &sig, message, &tree, &[&parent])
         .map_err(|e| WorkspaceError::git("committing", e))?;
     Ok(oid.to_string())
+}
+
+/// Copies the objects of the tree `tree_id` that `store` (the repository without the
+/// quarantine) lacks from `with_quarantine` into it: the hook's objects the commit uses.
+fn keep_objects(
+    with_quarantine: &Repository,
+    store: &Repository,
+    tree_id: git2::Oid,
+) -> Result<(), WorkspaceError> {
+    let err = |what: &'static str| move |e| WorkspaceError::git(what, e);
+    let from = with_quarantine.odb().map_err(err("reading the objects"))?;
+    let to = store.odb().map_err(err("opening the object store"))?;
+    // Every tree is walked: ralph's own `write_tree` put the trees in the store already, but
+    // the blobs they name may be the hook's.
+    let mut pending = vec![tree_id];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(id) = pending.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let (_, kind) = from
+            .read_header(id)
+            .map_err(err("reading a hook's object"))?;
+        if kind != git2::ObjectType::Tree && to.exists(id) {
+            continue;
+        }
+        let object = from.read(id).map_err(err("reading a hook's object"))?;
+        if object.kind() == git2::ObjectType::Tree {
+            let tree = with_quarantine
+                .find_tree(id)
+                .map_err(err("reading a hook's tree"))?;
+            pending.extend(
+                tree.iter()
+                    .filter(|e| e.kind() != Some(git2::ObjectType::Commit))
+                    .map(|e| e.id()),
+            );
+        }
+        if !to.exists(id) {
+            to.write(object.kind(), object.data())
+                .map_err(err("keeping a hook's object"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Pushes the branch from the repository at `root` (never through the worktree, whose `.git`

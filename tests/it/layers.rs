@@ -203,7 +203,8 @@ const WORKTREE_MODULES: [&str; 8] = [
 
 /// Files of [`WORKTREE_MODULES`] with direct file-system calls on paths no agent or check
 /// writes: (file under `src/`, number of lines, the paths).
-const OWN_PATHS: [(&str, usize, &str); 17] = [
+const OWN_PATHS: [(&str, usize, &str); 18] = [
+    ("checks/environment.rs", 1, "the worktree's private cache folder under .ralph/cache"),
     ("agent/state.rs", 5, "the user's agent CLI state (bounded regular-file reads) and ralph's private copies of it; the agent's copy is read through untrusted_dir"),
     ("process/gitconfig.rs", 1, "the repository's and the user's git configuration (a bounded regular-file read)"),
     (
@@ -224,8 +225,8 @@ const OWN_PATHS: [(&str, usize, &str); 17] = [
     ("compete/finish.rs", 1, "the run report under .ralph/runs"),
     (
         "compete/prepare.rs",
-        4,
-        "the setup marker under .ralph/cache",
+        5,
+        "the setup marker and the private caches under .ralph/cache",
     ),
     (
         "compete/state.rs",
@@ -249,8 +250,8 @@ const OWN_PATHS: [(&str, usize, &str); 17] = [
     ),
     (
         "workspace/git.rs",
-        5,
-        "the worktree's own folder as a whole (made, removed: never followed)",
+        6,
+        "the worktree's own folder as a whole (made, removed: never followed); the pre-commit cache under .ralph/cache",
     ),
     (
         "workspace/ledger_push.rs",
