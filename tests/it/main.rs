@@ -20,6 +20,7 @@ mod compete_field;
 mod compete_signals;
 mod critical_path;
 mod decisions;
+mod deputy;
 mod docs;
 mod done;
 mod follow;

@@ -131,7 +131,7 @@ fn hostile_repo(mode: &str) -> Repo {
 }
 
 /// Every file under `dir` whose text contains `needle`.
-fn files_with(dir: &Path, needle: &str) -> Vec<String> {
+pub(crate) fn files_with(dir: &Path, needle: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
