@@ -22,7 +22,10 @@ const SECRETS: [(&str, &str); 6] = [
     ("CARGO_REGISTRY_TOKEN", "cargo-LEAKED-0003"),
     ("PYPI_API_TOKEN", "pypi-LEAKED-0004"),
     ("DATABASE_URL", "postgres://u:pw-LEAKED-0005@db/x"),
-    ("SLACK_WEBHOOK_URL", "https://hooks.slack.example/LEAKED-0006"),
+    (
+        "SLACK_WEBHOOK_URL",
+        "https://hooks.slack.example/LEAKED-0006",
+    ),
 ];
 
 /// The job token `actions/checkout` would leave in `.git/config` (base64 of
@@ -201,7 +204,8 @@ const STRAY: &str = "a stray object the pre-commit hook wrote\n";
 
 fn hostile_repo(mode: &str, port: u16) -> Repo {
     let implementer = hostile_implementer(port);
-    let checks = "[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"sh test.sh\"\nsetup = \"sh setup.sh\"\n";
+    let checks =
+        "[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"sh test.sh\"\nsetup = \"sh setup.sh\"\n";
     let sandbox = format!("[sandbox]\nmode = \"{mode}\"\n");
     let repo = Repo::with(Setup {
         implementer: &implementer,
@@ -227,11 +231,7 @@ fn hostile_repo(mode: &str, port: u16) -> Repo {
         .nth(1)
         .unwrap()
         .to_owned();
-    std::fs::write(
-        &config,
-        text.replace(&arbiter, "backend = \"claude\""),
-    )
-    .unwrap();
+    std::fs::write(&config, text.replace(&arbiter, "backend = \"claude\"")).unwrap();
     std::fs::write(repo.root.join("setup.sh"), "true\n").unwrap();
     std::fs::write(repo.root.join("requirements.txt"), "").unwrap();
     commit_all(&repo.root, "setup");
@@ -240,7 +240,10 @@ fn hostile_repo(mode: &str, port: u16) -> Repo {
     script(
         &repo.root.join(".git/hooks"),
         "pre-commit",
-        &format!("printf '{}' | git hash-object -w --stdin >/dev/null", STRAY.trim_end()),
+        &format!(
+            "printf '{}' | git hash-object -w --stdin >/dev/null",
+            STRAY.trim_end()
+        ),
     );
     repo
 }
@@ -395,7 +398,10 @@ fn under_a_required_sandbox_nothing_an_agent_left_acts_with_ralphs_rights() {
         "model = \"x\"\n"
     );
     for seen in heard.tagged("claude-") {
-        assert!(!seen.contains("PLANTED"), "a later call saw the plant: {seen}");
+        assert!(
+            !seen.contains("PLANTED"),
+            "a later call saw the plant: {seen}"
+        );
     }
 
     // 5: the setup ralph ran again after the change wrote no cache and no object.
@@ -413,7 +419,10 @@ fn under_a_required_sandbox_nothing_an_agent_left_acts_with_ralphs_rights() {
 
     // 6: the summary acts on nothing on GitHub.
     let pr = std::fs::read_to_string(repo.root.join(".ralph/issues/3.pr-4.md")).unwrap();
-    assert!(pr.contains("`#7`") && pr.contains("`@acme/everyone`"), "{pr}");
+    assert!(
+        pr.contains("`#7`") && pr.contains("`@acme/everyone`"),
+        "{pr}"
+    );
     assert!(!pr.contains("![t]") && !pr.contains(" #8"), "{pr}");
     assert!(pr.trim_end().ends_with("Fixes #3"), "{pr}");
 }
@@ -432,7 +441,8 @@ fn without_a_sandbox_ralph_still_acts_as_no_deputy_and_refuses_a_token_in_the_co
     let out = run(hostile_ralph(&repo).args(["compete", "3"]));
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
-        out.stderr.contains("holds a credential") && out.stderr.contains("persist-credentials: false"),
+        out.stderr.contains("holds a credential")
+            && out.stderr.contains("persist-credentials: false"),
         "{}",
         out.stderr
     );
@@ -447,7 +457,11 @@ fn without_a_sandbox_ralph_still_acts_as_no_deputy_and_refuses_a_token_in_the_co
     assert!(!doctor.stdout.contains(EXTRAHEADER));
     git(
         &repo.root,
-        &["config", "--unset-all", "http.https://github.com/.extraheader"],
+        &[
+            "config",
+            "--unset-all",
+            "http.https://github.com/.extraheader",
+        ],
     );
 
     let out = run(hostile_ralph(&repo).args(["compete", "3", "--json"]));
@@ -459,4 +473,56 @@ fn without_a_sandbox_ralph_still_acts_as_no_deputy_and_refuses_a_token_in_the_co
         let pr = std::fs::read_to_string(repo.root.join(".ralph/issues/3.pr-4.md")).unwrap();
         assert!(pr.contains("`#7`") && !pr.contains("![t]"), "{pr}");
     }
+}
+
+/// An implementer that waits, mid-call, until the user edits their global git configuration.
+const WAITS_FOR_THE_USER: &str = r#"cat > /dev/null
+touch STARTED
+i=0
+while ! grep -q user-edit "$HOME/.gitconfig" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+rm -f STARTED
+echo 'greet() { echo "Hello, $1!"; }' >> lib.sh
+echo '{"summary":"added greet","checkboxes_completed":["req_1"]}'"#;
+
+#[test]
+fn the_seal_neither_blames_nor_undoes_what_the_user_changed_meanwhile() {
+    if let Err(why) = bubblewrap() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let repo = Repo::with(Setup {
+        implementer: WAITS_FOR_THE_USER,
+        sandbox: Some("[sandbox]\nmode = \"required\"\n"),
+        under: Some(Path::new(env!("CARGO_TARGET_TMPDIR"))),
+        ..Setup::default()
+    });
+    let gitconfig = repo.tools.join(".gitconfig");
+    std::fs::write(&gitconfig, "[user]\n\tname = Someone\n").unwrap();
+    let started = repo.root.join(".ralph/worktrees/3/STARTED");
+    let config = gitconfig.clone();
+    let user = std::thread::spawn(move || {
+        for _ in 0..600 {
+            if started.exists() {
+                // The user, in another terminal, while ralph works.
+                let mut text = std::fs::read_to_string(&config).unwrap();
+                text.push_str("[alias]\n\tuser-edit = status\n");
+                std::fs::write(&config, text).unwrap();
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        false
+    });
+    let out = run(repo.ralph().args(["compete", "3", "--json"]));
+    assert!(user.join().unwrap(), "the implementer never started");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["outcome"], "complete", "{report}");
+    assert!(report.get("git_tampering").is_none(), "{report}");
+    assert!(
+        std::fs::read_to_string(&gitconfig)
+            .unwrap()
+            .contains("user-edit = status"),
+        "the user's edit was undone"
+    );
 }
