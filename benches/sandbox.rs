@@ -1,7 +1,9 @@
 //! What the sandbox costs: one confined process (`true`), a check run on a small Rust crate
 //! (`cargo test`, warm), and a whole offline competition (`ralph demo`), each with the sandbox
-//! off and with bubblewrap. Run: `cargo bench --bench sandbox` (needs `bwrap`; without it the
-//! bench says so and measures nothing).
+//! off and with bubblewrap; then what the boundary around ralph itself adds: the private copy
+//! of an agent CLI's state each call gets (made and thrown away), and how many variables of
+//! this environment the allowlist passes. Run: `cargo bench --bench sandbox` (needs `bwrap`;
+//! without it the bench says so and measures nothing).
 
 use ralph::checks::{run_checks, CheckPlan, CheckSpec};
 use ralph::process::sandbox::{install, Mode, Sandbox};
@@ -85,6 +87,60 @@ fn demos(mode: &str) -> Vec<Duration> {
         .collect()
 }
 
+/// A Claude Code state folder of a user who has used it for a while, in `home`.
+fn claude_state(home: &Path) {
+    let dir = home.join(".claude");
+    std::fs::create_dir_all(dir.join("projects")).unwrap();
+    std::fs::write(
+        dir.join(".credentials.json"),
+        "{\"claudeAiOauth\":{\"accessToken\":\"a\",\"refreshToken\":\"r\",\"expiresAt\":1}}",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("settings.json"),
+        "{\"model\":\"sonnet\"}".repeat(20),
+    )
+    .unwrap();
+    std::fs::write(dir.join("CLAUDE.md"), "Prefer small changes.\n".repeat(100)).unwrap();
+    // The history of many projects: not copied.
+    for i in 0..200 {
+        std::fs::write(dir.join(format!("projects/{i}.jsonl")), "x".repeat(10_000)).unwrap();
+    }
+    std::fs::write(
+        home.join(".claude.json"),
+        "{\"projects\":{}}".repeat(10_000),
+    )
+    .unwrap();
+}
+
+/// Making and dropping the private copy of that state, as every call in the sandbox does.
+fn state_copies(home: &Path) -> Vec<Duration> {
+    (0..200)
+        .map(|_| {
+            let started = Instant::now();
+            let state = ralph::agent::state::CallState::copy("claude", Some(home)).unwrap();
+            assert_eq!(state.shown.len(), 2);
+            drop(state);
+            started.elapsed()
+        })
+        .collect()
+}
+
+/// How many of this process's variables the allowlist passes to a check and to Claude Code.
+fn variables() {
+    use ralph::process::environment::Policy;
+    let all: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
+    let policy = Policy::default();
+    let own = ralph::agent::cli_env("claude", None);
+    let check = policy.filter(Kind::Check, &[], all.clone()).len();
+    let agent = policy.filter(Kind::Agent, &own, all.clone()).len();
+    println!(
+        "environment: {} variables here; a check gets {check}, Claude Code {agent} (before: all {} but the GitHub tokens)",
+        all.len(),
+        all.len()
+    );
+}
+
 fn main() {
     if std::process::Command::new("bwrap")
         .args(["--ro-bind", "/", "/", "true"])
@@ -133,4 +189,11 @@ fn main() {
         demos("off"),
         demos("required"),
     );
+    let home = dir.path().join("home");
+    claude_state(&home);
+    let (copy, min, max) = median(state_copies(&home));
+    println!(
+        "an agent call's private state (Claude Code: 4 files, 160 KB; 200 runs): {copy:.2} ms [{min:.2}–{max:.2}]"
+    );
+    variables();
 }

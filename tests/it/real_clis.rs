@@ -180,6 +180,11 @@ async fn a_competition_on_the_real_claude_code() {
         report["total"]["cost_usd"].as_f64().unwrap() > 0.0,
         "Claude Code reports its cost: {report}"
     );
+    // In the sandbox each call had a private copy of its state: the transcripts, plugins and
+    // backups Claude Code writes (under `projects/`, …) went with it.
+    if report["sandbox"]["active"] == true {
+        assert_eq!(list(&repo.tools.join(".claude")), Vec::<String>::new());
+    }
     // The tools each role offered the model: exactly the read-only ones, or the editing ones.
     let offered = |role: &str| {
         let mut names = tool_names(&server.of(role)[0]["body"]);
@@ -237,6 +242,10 @@ async fn a_competition_on_the_real_codex() {
     .await
     .unwrap();
     let report = assert_competed(&repo, &out);
+    // Codex's sessions, logs and databases stayed in each call's private copy.
+    if report["sandbox"]["active"] == true {
+        assert_eq!(list(&home), ["config.toml"]);
+    }
     // Every call went to the local server, through the Responses API.
     assert!(!server.of("implement").is_empty() && !server.of("propose").is_empty());
     // The judge read the proposals in both orders (`order_swaps = 1`).
@@ -599,4 +608,21 @@ async fn a_review_is_answered_by_a_revision_on_the_real_claude_code() {
     assert!(asked["body"]
         .to_string()
         .contains("Please also add `shout NAME`"));
+}
+
+/// Every path under `dir`, relative, sorted.
+fn list(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
 }
