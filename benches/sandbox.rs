@@ -126,14 +126,141 @@ fn state_copies(home: &Path) -> Vec<Duration> {
         .collect()
 }
 
-/// How many of this process's variables the allowlist passes to a check and to Claude Code.
+/// The variables of a job step on GitHub's `ubuntu-24.04` runner: the image's documented
+/// environment, the runner's documented job variables, and a step's secrets as ralph's
+/// workflow passes them.
+const ACTIONS_JOB: &[&str] = &[
+    "ACTIONS_RUNNER_ACTION_ARCHIVE_CACHE",
+    "ANDROID_HOME",
+    "ANDROID_NDK",
+    "ANDROID_NDK_HOME",
+    "ANDROID_NDK_LATEST_HOME",
+    "ANDROID_NDK_ROOT",
+    "ANDROID_SDK_ROOT",
+    "ANT_HOME",
+    "AZURE_EXTENSION_DIR",
+    "BOOTSTRAP_HASKELL_NONINTERACTIVE",
+    "CHROMEWEBDRIVER",
+    "CHROME_BIN",
+    "CONDA",
+    "DEBIAN_FRONTEND",
+    "DOTNET_MULTILEVEL_LOOKUP",
+    "DOTNET_NOLOGO",
+    "DOTNET_SKIP_FIRST_TIME_EXPERIENCE",
+    "EDGEWEBDRIVER",
+    "GECKOWEBDRIVER",
+    "GHCUP_INSTALL_BASE_PREFIX",
+    "GOROOT_1_22_X64",
+    "GOROOT_1_23_X64",
+    "GRADLE_HOME",
+    "HOMEBREW_CLEANUP_PERIODIC_FULL_DAYS",
+    "HOMEBREW_NO_AUTO_UPDATE",
+    "JAVA_HOME",
+    "JAVA_HOME_8_X64",
+    "JAVA_HOME_11_X64",
+    "JAVA_HOME_17_X64",
+    "JAVA_HOME_21_X64",
+    "NVM_DIR",
+    "PIPX_BIN_DIR",
+    "PIPX_HOME",
+    "POWERSHELL_DISTRIBUTION_CHANNEL",
+    "RUNNER_TOOL_CACHE",
+    "SELENIUM_JAR_PATH",
+    "SGX_AESM_ADDR",
+    "SWIFT_PATH",
+    "VCPKG_INSTALLATION_ROOT",
+    "XDG_CONFIG_HOME",
+    "XDG_RUNTIME_DIR",
+    "ImageOS",
+    "ImageVersion",
+    "INVOCATION_ID",
+    "JOURNAL_STREAM",
+    "HOME",
+    "PATH",
+    "USER",
+    "SHELL",
+    "LANG",
+    "CI",
+    "GITHUB_ACTION",
+    "GITHUB_ACTIONS",
+    "GITHUB_ACTION_PATH",
+    "GITHUB_ACTION_REPOSITORY",
+    "GITHUB_ACTOR",
+    "GITHUB_ACTOR_ID",
+    "GITHUB_API_URL",
+    "GITHUB_BASE_REF",
+    "GITHUB_ENV",
+    "GITHUB_EVENT_NAME",
+    "GITHUB_EVENT_PATH",
+    "GITHUB_GRAPHQL_URL",
+    "GITHUB_HEAD_REF",
+    "GITHUB_JOB",
+    "GITHUB_OUTPUT",
+    "GITHUB_PATH",
+    "GITHUB_REF",
+    "GITHUB_REF_NAME",
+    "GITHUB_REF_PROTECTED",
+    "GITHUB_REF_TYPE",
+    "GITHUB_REPOSITORY",
+    "GITHUB_REPOSITORY_ID",
+    "GITHUB_REPOSITORY_OWNER",
+    "GITHUB_REPOSITORY_OWNER_ID",
+    "GITHUB_RETENTION_DAYS",
+    "GITHUB_RUN_ATTEMPT",
+    "GITHUB_RUN_ID",
+    "GITHUB_RUN_NUMBER",
+    "GITHUB_SERVER_URL",
+    "GITHUB_SHA",
+    "GITHUB_STATE",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_TRIGGERING_ACTOR",
+    "GITHUB_WORKFLOW",
+    "GITHUB_WORKFLOW_REF",
+    "GITHUB_WORKFLOW_SHA",
+    "GITHUB_WORKSPACE",
+    "RUNNER_ARCH",
+    "RUNNER_ENVIRONMENT",
+    "RUNNER_NAME",
+    "RUNNER_OS",
+    "RUNNER_TEMP",
+    "RUNNER_TRACKING_ID",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_RUNTIME_URL",
+    "ACTIONS_CACHE_URL",
+    "ACTIONS_RESULTS_URL",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+    "GITHUB_TOKEN",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "RALPH_SANDBOX",
+];
+
+/// How many of this process's variables — and of an Actions job's — the allowlist passes to
+/// a check and to Claude Code.
 fn variables() {
     use ralph::process::environment::Policy;
-    let all: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
     let policy = Policy::default();
     let own = ralph::agent::cli_env("claude", None);
+    let job: Vec<(std::ffi::OsString, std::ffi::OsString)> = ACTIONS_JOB
+        .iter()
+        .map(|n| ((*n).into(), "v".into()))
+        .collect();
+    let check = policy.filter(Kind::Check, &[], job.clone()).len();
+    let agent = policy.filter(Kind::Agent, &own, job.clone()).len();
+    println!(
+        "environment of an Actions job: {} variables; a check gets {check}, Claude Code {agent} (before: all but the {} GitHub and Actions tokens)",
+        job.len(),
+        ralph::env::SCRUBBED.iter().filter(|n| ACTIONS_JOB.contains(n)).count()
+    );
+    here(&policy, &own);
+}
+
+/// The same for this process's own environment.
+fn here(policy: &ralph::process::environment::Policy, own: &[String]) {
+    let all: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os().collect();
     let check = policy.filter(Kind::Check, &[], all.clone()).len();
-    let agent = policy.filter(Kind::Agent, &own, all.clone()).len();
+    let agent = policy.filter(Kind::Agent, own, all.clone()).len();
     println!(
         "environment: {} variables here; a check gets {check}, Claude Code {agent} (before: all {} but the GitHub tokens)",
         all.len(),
