@@ -13,11 +13,17 @@ use serde::Serialize;
 
 use std::time::Duration;
 
-/// Coverage measured before and after the change.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+/// Coverage measured before and after the change, and why either was not.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Coverage {
     pub before: Option<f64>,
     pub after: Option<f64>,
+    /// Why the coverage of the base was not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_missing: Option<String>,
+    /// Why the coverage of the change was not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_missing: Option<String>,
 }
 
 impl Coverage {
@@ -237,6 +243,8 @@ pub async fn verify(
         coverage: Coverage {
             before: baseline.and_then(|b| b.coverage),
             after: ran.coverage,
+            before_missing: baseline.and_then(|b| b.coverage_missing.clone()),
+            after_missing: ran.coverage_missing.clone(),
         },
         diff,
         protected,
@@ -346,23 +354,23 @@ mod tests {
 
     #[test]
     fn nothing_passes_on_nothing() {
-        let none = Coverage::default();
+        let none = Coverage::default;
         let quality = || check("format", CheckKind::Quality, CheckStatus::Passed);
-        let r = report(vec![], none, vec![]);
+        let r = report(vec![], none(), vec![]);
         assert_eq!(
             r.failure_reasons(),
             ["no check ran: none is configured or detected"]
         );
         let r = report(
             vec![check("test", CheckKind::Test, CheckStatus::Unavailable)],
-            none,
+            none(),
             vec![],
         );
         assert_eq!(
             r.failure_reasons(),
             ["no check ran: every check was unavailable (its program is not installed)"]
         );
-        let mut r = report(vec![quality()], none, vec![]);
+        let mut r = report(vec![quality()], none(), vec![]);
         assert_eq!(
             r.failure_reasons(),
             ["no test ran: a test check must run and pass ([checks] require_test)"]
@@ -377,7 +385,7 @@ mod tests {
                 quality(),
                 check("test", CheckKind::Test, CheckStatus::Passed),
             ],
-            none,
+            none(),
             vec![],
         );
         assert!(r.passed());
@@ -396,6 +404,7 @@ mod tests {
             Coverage {
                 before: Some(80.0),
                 after: Some(80.0),
+                ..Coverage::default()
             },
             vec![],
         );
@@ -412,6 +421,7 @@ mod tests {
             Coverage {
                 before: Some(80.0),
                 after: Some(79.0),
+                ..Coverage::default()
             },
             vec![Finding {
                 path: "tests/a.rs".into(),
@@ -430,12 +440,14 @@ mod tests {
         // Unknown coverage never fails; a rounding wobble neither.
         assert!(!Coverage {
             before: None,
-            after: Some(1.0)
+            after: Some(1.0),
+            ..Coverage::default()
         }
         .dropped());
         assert!(!Coverage {
             before: Some(80.0),
-            after: Some(79.999)
+            after: Some(79.999),
+            ..Coverage::default()
         }
         .dropped());
     }

@@ -37,6 +37,9 @@ pub struct Baseline {
     pub checks: Vec<BaseCheck>,
     /// The coverage total on the commit, when measured.
     pub coverage: Option<f64>,
+    /// Why it was not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage_missing: Option<String>,
 }
 
 /// Why nothing could be verified on the baseline.
@@ -49,8 +52,14 @@ pub struct Unverifiable {
 
 impl Baseline {
     /// The baseline of `commit` from the checks' results there.
-    pub fn from_results(commit: &str, results: &[CheckResult], coverage: Option<f64>) -> Baseline {
+    pub fn from_results(
+        commit: &str,
+        results: &[CheckResult],
+        coverage: Option<f64>,
+        coverage_missing: Option<String>,
+    ) -> Baseline {
         Baseline {
+            coverage_missing,
             commit: commit.to_owned(),
             checks: results
                 .iter()
@@ -271,6 +280,7 @@ mod tests {
                 ),
             ],
             Some(91.25),
+            None,
         )
     }
 
@@ -353,6 +363,7 @@ mod tests {
                 lint(0),
             )],
             None,
+            Some("no coverage tool".into()),
         );
         assert!(quality_only.unverifiable(true).is_some());
         assert_eq!(quality_only.unverifiable(false), None);

@@ -26,36 +26,54 @@ pub struct CoverageSpec {
 }
 
 /// Runs the coverage command in `dir` (the report goes to `scratch`) and reads the total: from
-/// the report it wrote, else from its output, else from a report file in the worktree. `None`
-/// when no total could be read.
+/// the report it wrote, else from its output, else from a report file in the worktree. When no
+/// total could be read, why not: the command's failure with the end of what it said.
 pub async fn measure(
     spec: &CoverageSpec,
     dir: &Path,
     scratch: &Path,
     timeout: Duration,
     env: &[(String, String)],
-) -> Option<f64> {
+) -> Result<f64, String> {
     let report = scratch.join("coverage-report");
     let command = spec.command.replace(
         REPORT,
         &crate::process::shell_quote(&report.display().to_string()),
     );
     let cmd = super::shell(&command, dir, Kind::Check, env, &[scratch]).timeout(timeout);
-    let out = process::run(&cmd).await.ok()?;
+    let out = process::run(&cmd)
+        .await
+        .map_err(|e| format!("`{}` could not start: {e}", spec.command))?;
     if out.timed_out {
-        tracing::warn!(
-            "the coverage command timed out after {}s",
+        return Err(format!(
+            "`{}` timed out after {}s",
+            spec.command,
             timeout.as_secs()
-        );
-        return None;
+        ));
     }
     crate::untrusted_dir::report_text(&report, "the coverage report")
         .and_then(|text| parse_total(&text))
         .or_else(|| parse_total(&out.stdout))
         .or_else(|| from_report_files(dir).map(|(p, _)| p))
-        .or_else(|| {
-            tracing::warn!("no coverage total in the output of `{command}`");
-            None
+        .ok_or_else(|| {
+            let said = super::output::explain(&out.stdout, &out.stderr);
+            let said = said.trim();
+            let tail: Vec<&str> = said.lines().rev().take(3).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            match (out.success(), said.is_empty()) {
+                (true, _) => format!("`{}` gave no total", spec.command),
+                (false, true) => format!(
+                    "`{}` failed (exit {})",
+                    spec.command,
+                    out.code.map_or("none".into(), |c| c.to_string())
+                ),
+                (false, false) => format!(
+                    "`{}` failed (exit {}): {}",
+                    spec.command,
+                    out.code.map_or("none".into(), |c| c.to_string()),
+                    tail.join(" / ")
+                ),
+            }
         })
 }
 

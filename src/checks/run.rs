@@ -257,6 +257,8 @@ pub struct Ran {
     pub checks: Vec<CheckResult>,
     /// The coverage total, when the plan measures it and it could be read.
     pub coverage: Option<f64>,
+    /// Why there is no total, when there is none.
+    pub coverage_missing: Option<String>,
 }
 
 /// What a lane of quality checks reports as it goes.
@@ -351,20 +353,38 @@ pub async fn run_checks(
         results[i] = Some(result);
     }
     let checks: Vec<CheckResult> = results.into_iter().flatten().collect();
-    let coverage = match (&plan.coverage, &cov_dir) {
+    let measured = match (&plan.coverage, &cov_dir) {
         (Some(spec), Some(dir)) => {
-            let tests_ran = !checks
+            let unavailable = checks
                 .iter()
-                .any(|c| c.kind == CheckKind::Test && c.status == CheckStatus::Unavailable);
-            if (tests_ran && !untraced) || spec.test_command.is_none() {
-                super::coverage::measure(spec, workdir, dir.path(), timeout, &env).await
-            } else {
-                None
+                .find(|c| c.kind == CheckKind::Test && c.status == CheckStatus::Unavailable);
+            match (unavailable, untraced, spec.test_command.is_some()) {
+                (Some(c), _, true) => Err(format!("the test check `{}` could not run", c.name)),
+                (None, true, true) => {
+                    Err("the tests pass but fail when run under coverage".to_owned())
+                }
+                _ => super::coverage::measure(spec, workdir, dir.path(), timeout, &env).await,
             }
         }
-        _ => None,
+        (Some(_), None) => Err("no temporary folder for its data could be made".to_owned()),
+        (None, _) => Err(plan
+            .notes
+            .iter()
+            .find_map(|n| n.strip_prefix("coverage is not measured: "))
+            .map_or_else(
+                || "no coverage tool is configured or detected".to_owned(),
+                str::to_owned,
+            )),
     };
-    Ran { checks, coverage }
+    let (coverage, coverage_missing) = match measured {
+        Ok(p) => (Some(p), None),
+        Err(why) => (None, Some(why)),
+    };
+    Ran {
+        checks,
+        coverage,
+        coverage_missing,
+    }
 }
 
 /// The shared Cargo target directory of the plan's environment, held for `workdir`; `None`

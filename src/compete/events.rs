@@ -188,6 +188,7 @@ mod tests {
             coverage: Coverage {
                 before: Some(80.0),
                 after: Some(81.0),
+                ..Coverage::default()
             },
             diff: DiffStats {
                 files: vec![],

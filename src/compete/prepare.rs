@@ -244,7 +244,12 @@ async fn measure_baseline(
     if !left.is_empty() {
         tracing::debug!("the baseline's checks left {} (removed)", left.join("; "));
     }
-    let baseline = Baseline::from_results(commit, &ran.checks, ran.coverage);
+    let baseline = Baseline::from_results(
+        commit,
+        &ran.checks,
+        ran.coverage,
+        ran.coverage_missing.clone(),
+    );
     printer.status(&format!(
         "Baseline {} ({:.1}s): {}",
         short(commit),

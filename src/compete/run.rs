@@ -77,6 +77,7 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
         commit: String::new(),
         checks: Vec::new(),
         coverage: None,
+        coverage_missing: None,
     };
     let mut run = Run::new(input, pre, &issue, prior, &bench, pending, timeline);
     run.announce(&bench);

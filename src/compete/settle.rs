@@ -387,7 +387,12 @@ fn round_passed(
     let printer = crew.input.printer;
     let round = book.state.next_round;
     // The next round starts from this commit: its checks are the new baseline.
-    crew.baseline = Baseline::from_results(commit, &v.checks, v.coverage.after);
+    crew.baseline = Baseline::from_results(
+        commit,
+        &v.checks,
+        v.coverage.after,
+        v.coverage.after_missing.clone(),
+    );
     if let Err(e) = crew.baseline.save(&cache_dir(settings)) {
         printer.warn(&format!("cannot cache the baseline: {e}"));
     }

@@ -10,8 +10,29 @@ use crate::output::Paint;
 use crate::verify::VerificationReport;
 use std::fmt::Write as _;
 
-fn cov(v: Option<f64>) -> String {
-    v.map_or_else(|| "not measured".to_owned(), |p| format!("{p:.2}%"))
+fn cov(v: Option<f64>, why: Option<&String>) -> String {
+    match (v, why) {
+        (Some(p), _) => format!("{p:.2}%"),
+        (None, Some(why)) => format!("not measured ({why})"),
+        (None, None) => "not measured".to_owned(),
+    }
+}
+
+/// `before → after (delta)`, saying once why neither was measured when the reason is the same.
+fn coverage_line(c: &crate::verify::Coverage) -> String {
+    let same = c.before.is_none()
+        && c.after.is_none()
+        && c.before_missing.is_some()
+        && c.before_missing == c.after_missing;
+    if same {
+        return cov(None, c.after_missing.as_ref());
+    }
+    format!(
+        "{} → {}{}",
+        cov(c.before, c.before_missing.as_ref()),
+        cov(c.after, c.after_missing.as_ref()),
+        c.delta().map(|d| format!(" ({d:+.2})")).unwrap_or_default()
+    )
 }
 
 /// The report for the terminal; `with_checks: false` leaves out the check lines (the live
@@ -23,16 +44,7 @@ pub fn render_terminal(r: &VerificationReport, paint: Paint, with_checks: bool) 
             out.push_str(&status_lines(c, paint));
         }
     }
-    let _ = writeln!(
-        out,
-        "  coverage: {} → {}{}",
-        cov(r.coverage.before),
-        cov(r.coverage.after),
-        r.coverage
-            .delta()
-            .map(|d| format!(" ({d:+.2})"))
-            .unwrap_or_default()
-    );
+    let _ = writeln!(out, "  coverage: {}", coverage_line(&r.coverage));
     let _ = writeln!(
         out,
         "  diff: +{} −{} in {} file(s)",
@@ -106,13 +118,8 @@ pub fn render_markdown(r: &VerificationReport) -> String {
     }
     let _ = writeln!(
         out,
-        "\nCoverage: {} → {}{}. Diff: +{} −{} in {} file(s).",
-        cov(r.coverage.before),
-        cov(r.coverage.after),
-        r.coverage
-            .delta()
-            .map(|d| format!(" ({d:+.2})"))
-            .unwrap_or_default(),
+        "\nCoverage: {}. Diff: +{} −{} in {} file(s).",
+        inert(&coverage_line(&r.coverage)),
         r.diff.lines_added,
         r.diff.lines_removed,
         r.diff.files_affected()
@@ -185,6 +192,7 @@ mod tests {
             coverage: Coverage {
                 before: Some(75.0),
                 after: Some(76.5),
+                ..Coverage::default()
             },
             diff: DiffStats {
                 files: vec![],

@@ -549,7 +549,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
     let t = Duration::from_secs(20);
     let watch = ralph::checks::run::Unwatched;
     let ran = run_checks(&plan, &wt.path, t, &watch).await;
-    let base = Baseline::from_results(&wt.base_commit, &ran.checks, ran.coverage);
+    let base = Baseline::from_results(&wt.base_commit, &ran.checks, ran.coverage, None);
     assert_eq!(base.coverage, Some(90.0));
     assert_eq!(base.unverifiable(true), None);
     let before = Some(&base);
