@@ -207,6 +207,12 @@ impl Output {
 pub enum ProcessError {
     #[error("`{program}` was not found on PATH")]
     NotFound { program: String },
+    #[error("`{program}` is at {}, which the sandbox hides ({} is hidden from agents and checks): install it elsewhere, or take it out of `[sandbox] hide`", path.display(), hidden.display())]
+    Hidden {
+        program: String,
+        path: PathBuf,
+        hidden: PathBuf,
+    },
     #[error("could not start `{program}`")]
     Spawn {
         program: String,
@@ -505,6 +511,16 @@ fn confined_program(
                     })
                 }
             };
+            let real = Path::new(&resolved)
+                .canonicalize()
+                .unwrap_or_else(|_| PathBuf::from(&resolved));
+            if let Some(hidden) = sb.hides(&real, c) {
+                return Err(ProcessError::Hidden {
+                    program: program.to_owned(),
+                    path: real,
+                    hidden,
+                });
+            }
             sb.wrap(c, &resolved, &cmd.args)
         }
         _ => None,

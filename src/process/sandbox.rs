@@ -167,8 +167,84 @@ pub const CACHES: [&str; 7] = [
 ];
 
 /// Variables that name where ralph's environment keeps its tools: their folders under `/tmp`
-/// stay readable in the sandbox (a CI job's tools are often there).
+/// or `/var/tmp` stay readable in the sandbox (a CI job's tools are often there).
 const TOOL_PATHS: [&str; 4] = ["PATH", "PYTHONPATH", "VIRTUAL_ENV", "NODE_PATH"];
+
+/// Variables naming a toolchain's home (and `HOME` itself): under `/tmp` or `/var/tmp` they
+/// are shown read-only, whole.
+const TOOL_HOMES: [&str; 14] = [
+    "HOME",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "GOPATH",
+    "GOROOT",
+    "JAVA_HOME",
+    "NVM_DIR",
+    "PYENV_ROOT",
+    "PNPM_HOME",
+    "VOLTA_HOME",
+    "BUN_INSTALL",
+    "DENO_DIR",
+];
+
+/// The roots the sandbox mounts its own, empty, in place of the host's.
+const REPLACED: [&str; 2] = ["/tmp", "/var/tmp"];
+
+/// Whether `path` lies under a root the sandbox replaces.
+pub fn under_replaced(path: &Path) -> bool {
+    REPLACED.iter().any(|r| path.starts_with(r))
+}
+
+/// What must be shown for `dir` to work: a `bin` or `.bin` folder's parent (a virtualenv's
+/// root with its `lib/`, the `node_modules` a `.bin` link points into, a prefix), else `dir`.
+pub fn tool_root(dir: &Path) -> PathBuf {
+    match dir.file_name().and_then(|n| n.to_str()) {
+        Some("bin" | ".bin") => dir.parent().unwrap_or(dir).to_owned(),
+        _ => dir.to_owned(),
+    }
+}
+
+/// The places under a replaced root a confined process needs to see, from this environment:
+/// the tool folders of [`TOOL_PATHS`] (their roots, and where their links lead) and the homes
+/// of [`TOOL_HOMES`].
+fn shown_tools() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let dirs = TOOL_PATHS
+        .iter()
+        .filter_map(|var| crate::env::get_os(var))
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>());
+    for d in dirs {
+        let real = d.canonicalize().ok();
+        for d in std::iter::once(d).chain(real) {
+            if under_replaced(&d) {
+                out.push(tool_root(&d));
+            }
+        }
+    }
+    for var in TOOL_HOMES {
+        if let Some(h) = crate::env::non_empty(var).map(PathBuf::from) {
+            if under_replaced(&h) {
+                out.push(h);
+            }
+        }
+    }
+    shortest(out)
+}
+
+/// `paths` without those inside another one of them, sorted.
+fn shortest(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    paths.sort();
+    paths.dedup();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        if !out.iter().any(|o| p.starts_with(o)) {
+            out.push(p);
+        }
+    }
+    out
+}
 
 /// Variables a confined process never gets: handles to the user's agents and sessions.
 pub const UNSET: [&str; 5] = [
@@ -270,8 +346,8 @@ pub struct Sandbox {
     agent_state: Vec<PathBuf>,
     /// `[sandbox] writable`: writable for every confined process.
     writable: Vec<PathBuf>,
-    /// The folders of [`TOOL_PATHS`] under `/tmp` or `/var/tmp`, which the sandbox's own would
-    /// hide.
+    /// What the environment's tools need under `/tmp` or `/var/tmp`, which the sandbox's own
+    /// would hide ([`shown_tools`]).
     path_dirs: Vec<PathBuf>,
     /// ralph's own folder (mode 0700) for the scrubbed copies of git configurations that hold
     /// a credential, when the sandbox is active.
@@ -337,12 +413,7 @@ impl Sandbox {
                 Err(why) => (None, None, Some(why)),
             },
         };
-        let path_dirs = TOOL_PATHS
-            .iter()
-            .filter_map(|var| crate::env::get_os(var))
-            .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-            .filter(|d| d.starts_with("/tmp") || d.starts_with("/var/tmp"))
-            .collect();
+        let path_dirs = shown_tools();
         let writable = writable
             .iter()
             .map(|w| expand(w, home.as_deref()))
@@ -394,7 +465,17 @@ impl Sandbox {
         if c.kind == Kind::Setup {
             self.prepare_cache();
         }
-        let plan = self.plan(c);
+        // The program itself, where the sandbox would hide it: its folder's root, and where
+        // its link leads (`node_modules/.bin/claude` into its package).
+        let mut c = c.clone();
+        let program_path = Path::new(program);
+        let real = program_path.canonicalize().ok();
+        for p in std::iter::once(program_path).chain(real.as_deref()) {
+            if let Some(dir) = p.parent().filter(|d| under_replaced(d)) {
+                c.readable.push(tool_root(dir));
+            }
+        }
+        let plan = self.plan(&c);
         let facts = bwrap::facts(&plan);
         Some((
             bwrap.as_os_str().to_owned(),
@@ -451,13 +532,14 @@ impl Sandbox {
             workdir: c.workdir.clone(),
             workdir_writable: c.workdir_writable,
             git,
-            readable: c
-                .readable
-                .iter()
-                .chain(&self.path_dirs)
-                .chain(&checkout)
-                .cloned()
-                .collect(),
+            readable: shortest(
+                c.readable
+                    .iter()
+                    .chain(&self.path_dirs)
+                    .chain(&checkout)
+                    .cloned()
+                    .collect(),
+            ),
             writable,
             hidden,
             network: match c.kind {
@@ -469,6 +551,18 @@ impl Sandbox {
 }
 
 impl Sandbox {
+    /// The hidden path that covers `path` (a credential folder, another agent's state,
+    /// `[sandbox] hide`), when the sandbox hides it from a process confined by `c`.
+    pub fn hides(&self, path: &Path, c: &Confinement) -> Option<PathBuf> {
+        if !self.status.active {
+            return None;
+        }
+        let plan = self.plan(c);
+        plan.hidden
+            .into_iter()
+            .find(|h| path.starts_with(h) && !plan.writable.iter().any(|w| w.starts_with(h)))
+    }
+
     /// Whether any process confined here could have changed `path`, working in `workdir`:
     /// always without a sandbox; with one, only when `path` lies in a place some kind may
     /// write — the workdir, its worktree's own git folder (but the files that link it to the
