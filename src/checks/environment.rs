@@ -313,7 +313,8 @@ pub fn fingerprint(root: &Path) -> String {
 }
 
 /// The variables every check in the worktree at `wt` runs with: the Cargo target directory
-/// shared under `cache_dir` (unless the user set one), the worktree's import roots first on
+/// shared under `cache_dir` (unless the user set one), Go's build cache and ccache's there
+/// too (a check may not write the user's own), the worktree's import roots first on
 /// `PYTHONPATH`.
 pub fn variables(wt: &Path, cache_dir: &Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -321,6 +322,23 @@ pub fn variables(wt: &Path, cache_dir: &Path) -> Vec<(String, String)> {
         out.push((
             "CARGO_TARGET_DIR".into(),
             cache_dir.join("target").display().to_string(),
+        ));
+    }
+    // Go's build cache: ralph's own, shared by the worktrees like Rust's target directory;
+    // the user's stays read-only to checks.
+    if wt.join("go.mod").is_file() {
+        out.push((
+            "GOCACHE".into(),
+            cache_dir.join("go-build").display().to_string(),
+        ));
+    }
+    if ["CMakeLists.txt", "meson.build"]
+        .iter()
+        .any(|f| wt.join(f).is_file())
+    {
+        out.push((
+            "CCACHE_DIR".into(),
+            cache_dir.join("ccache").display().to_string(),
         ));
     }
     if super::python::is_python(wt) {
@@ -434,6 +452,16 @@ pub enum Diagnosis {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn go_and_c_builds_get_ralphs_own_caches() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("go.mod"), "module x\n").unwrap();
+        std::fs::write(dir.path().join("CMakeLists.txt"), "project(x)\n").unwrap();
+        let vars = variables(dir.path(), Path::new("/r/.ralph/cache"));
+        assert!(vars.contains(&("GOCACHE".into(), "/r/.ralph/cache/go-build".into())));
+        assert!(vars.contains(&("CCACHE_DIR".into(), "/r/.ralph/cache/ccache".into())));
+    }
     use crate::checks::project;
 
     fn command(files: &[(&str, &str)], config: &ChecksConfig) -> Option<String> {

@@ -30,8 +30,10 @@ use std::path::Path;
 /// backend): agent-written code runs in both.
 const MODEL_KEYS: [&str; 2] = [crate::env::ANTHROPIC_API_KEY, crate::env::OPENAI_API_KEY];
 
-/// Variables of a plan's environment that name a folder a check writes outside its worktree.
-const WRITABLE_VARS: [&str; 2] = ["CARGO_TARGET_DIR", "COVERAGE_FILE"];
+/// Variables of a plan's environment that name a folder a check writes outside its worktree:
+/// ralph's own folders (a build cache under `.ralph/cache/`, a scratch folder of its own), made
+/// before the check starts so that the sandbox can show them writable.
+const WRITABLE_VARS: [&str; 4] = ["CARGO_TARGET_DIR", "COVERAGE_FILE", "GOCACHE", "CCACHE_DIR"];
 
 /// `program args…` in `dir` the way every check-side process runs (a check, the coverage
 /// command, a setup, an import probe, the pre-commit hook): with `env`, without the GitHub or
@@ -52,11 +54,14 @@ pub fn program(
     for (k, v) in env {
         if WRITABLE_VARS.contains(&k.as_str()) {
             let path = Path::new(v);
-            confinement = confinement.writable(if k == "COVERAGE_FILE" {
+            let dir = if k == "COVERAGE_FILE" {
                 path.parent().unwrap_or(path)
             } else {
                 path
-            });
+            };
+            // The sandbox shows only what exists: a cache made now, not by the first build.
+            let _ = std::fs::create_dir_all(dir);
+            confinement = confinement.writable(dir);
         }
     }
     let mut cmd = Cmd::new(program)

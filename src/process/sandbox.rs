@@ -166,6 +166,50 @@ pub const CACHES: [&str; 7] = [
     ".bun/install/cache",
 ];
 
+/// Variables naming a package manager's cache (or the folder it keeps one in): a setup on the
+/// base writes them where the user pointed them, as it writes `~/.cache` and the others of
+/// [`CACHES`]. `CARGO_HOME` and `GOPATH` name homes whose download caches are below them.
+const CACHE_VARIABLES: [(&str, &[&str]); 16] = [
+    ("XDG_CACHE_HOME", &[""]),
+    ("PIP_CACHE_DIR", &[""]),
+    ("UV_CACHE_DIR", &[""]),
+    ("POETRY_CACHE_DIR", &[""]),
+    ("PDM_CACHE_DIR", &[""]),
+    ("HATCH_DATA_DIR", &[""]),
+    ("npm_config_cache", &[""]),
+    ("NPM_CONFIG_CACHE", &[""]),
+    ("npm_config_store_dir", &[""]),
+    ("PNPM_HOME", &[""]),
+    ("YARN_CACHE_FOLDER", &[""]),
+    ("BUN_INSTALL_CACHE_DIR", &[""]),
+    ("CARGO_HOME", &["registry", "git"]),
+    ("GOMODCACHE", &[""]),
+    ("GOPATH", &["pkg/mod"]),
+    ("VIRTUAL_ENV", &[""]),
+];
+
+/// The caches the environment's variables name ([`CACHE_VARIABLES`]), made when missing.
+pub fn named_caches() -> Vec<PathBuf> {
+    CACHE_VARIABLES
+        .iter()
+        .filter_map(|(var, subs)| {
+            let base = PathBuf::from(crate::env::non_empty(var)?);
+            base.is_absolute().then(|| {
+                subs.iter()
+                    .map(|s| {
+                        if s.is_empty() {
+                            base.clone()
+                        } else {
+                            base.join(s)
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .flatten()
+        .collect()
+}
+
 /// Variables that name where ralph's environment keeps its tools: their folders under `/tmp`
 /// or `/var/tmp` stay readable in the sandbox (a CI job's tools are often there).
 const TOOL_PATHS: [&str; 4] = ["PATH", "PYTHONPATH", "VIRTUAL_ENV", "NODE_PATH"];
@@ -487,7 +531,8 @@ impl Sandbox {
     /// and uv keep their caches — and Poetry its environments — there, and on a fresh machine
     /// it may not exist yet (the sandbox offers only what exists).
     fn prepare_cache(&self) {
-        if let Some(cache) = self.home.as_ref().map(|h| h.join(".cache")) {
+        let home_cache = self.home.as_ref().map(|h| h.join(".cache"));
+        for cache in home_cache.into_iter().chain(named_caches()) {
             if !cache.exists() {
                 let _ = std::fs::create_dir_all(&cache);
             }
@@ -502,6 +547,7 @@ impl Sandbox {
             if let Some(h) = &self.home {
                 writable.extend(CACHES.iter().map(|rel| h.join(rel)));
             }
+            writable.extend(named_caches());
         }
         let shown_privately = |s: &PathBuf| c.private.iter().any(|(_, at)| at == s);
         let hidden = self
