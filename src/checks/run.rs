@@ -102,6 +102,12 @@ pub async fn run_check(
         if !on_path(program) && !workdir.join(program).exists() {
             return unavailable(spec, program);
         }
+        if let Some(why) = hidden_by_sandbox(program, workdir) {
+            return CheckResult {
+                hint: Some(why),
+                ..unavailable(spec, program)
+            };
+        }
     }
     // pytest, however it is started, also writes a JUnit report: tests compared one by one. Its
     // folder is the one place outside the worktree the check may write to.
@@ -168,6 +174,27 @@ pub async fn run_check(
 
 /// The result of `spec` when its program `program` is missing: unavailable, with a hint on
 /// installing it or changing the command.
+/// Why the sandbox cannot show `program` (found on `PATH`) to a check in `workdir`, when it
+/// hides it: said in place of "not installed", which would send the user looking for the
+/// wrong problem.
+fn hidden_by_sandbox(program: &str, workdir: &Path) -> Option<String> {
+    let sandbox = crate::process::sandbox::current()?;
+    let path = crate::process::find_on_path(program)?;
+    let real = path.canonicalize().unwrap_or(path);
+    let by = sandbox.hides(
+        &real,
+        &crate::process::Confinement::new(Kind::Check, workdir),
+    )?;
+    Some(
+        crate::process::ProcessError::Hidden {
+            program: program.to_owned(),
+            path: real,
+            hidden: by,
+        }
+        .to_string(),
+    )
+}
+
 fn unavailable(spec: &CheckSpec, program: &str) -> CheckResult {
     // A missing program makes an auto-detected check unavailable (it may not apply here) but
     // fails a configured one: the user asked for it.

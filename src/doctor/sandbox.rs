@@ -25,6 +25,7 @@ pub(super) async fn sandbox_checks(f: &mut Findings, settings: &Settings) {
     if !st.active {
         return;
     }
+    hidden_programs_finding(f, settings, &found);
     f.add(
         "sandbox",
         "writable",
@@ -195,5 +196,39 @@ fn config_credentials_finding(f: &mut Findings, settings: &Settings, active: boo
     f.add("sandbox", "git credentials", status, detail);
     if in_repo {
         f.hint("check out with `persist-credentials: false` (actions/checkout), or `git config --unset-all http.<url>.extraheader`: ralph pushes with its own token");
+    }
+}
+
+/// The checks' programs the sandbox would hide (under a credential folder or a `[sandbox]
+/// hide` path): each named with where it is, as the check would fail.
+fn hidden_programs_finding(
+    f: &mut Findings,
+    settings: &Settings,
+    sandbox: &crate::process::sandbox::Sandbox,
+) {
+    use crate::process::{Confinement, Kind};
+    let plan = crate::checks::detect(&settings.root, &settings.config.checks);
+    let confinement = Confinement::new(Kind::Check, &settings.root);
+    let hidden: Vec<String> = plan
+        .checks
+        .iter()
+        .filter_map(|c| {
+            let program = c.program.as_deref()?;
+            let path = crate::process::find_on_path(program)?;
+            let real = path.canonicalize().unwrap_or(path);
+            let by = sandbox.hides(&real, &confinement)?;
+            Some(format!(
+                "`{program}` of `{}` is at {}, which the sandbox hides ({} is hidden)",
+                c.name,
+                real.display(),
+                by.display()
+            ))
+        })
+        .collect();
+    if !hidden.is_empty() {
+        f.add("sandbox", "programs", Status::Fail, hidden.join("; "));
+        f.hint(
+            "install them outside the hidden folders, or take the folder out of `[sandbox] hide`",
+        );
     }
 }

@@ -36,6 +36,7 @@ mod real_clis;
 mod refine;
 mod refine_github;
 mod replay;
+mod sandbox_view;
 mod security;
 mod snapshots;
 mod untrusted;

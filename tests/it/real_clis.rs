@@ -106,11 +106,11 @@ fn repo_on(
     model: &str,
     program: &Path,
 ) -> Repo {
-    // Outside /tmp, where a user's checkout and HOME are: the sandbox mounts its own /tmp, and
-    // Codex refuses to keep its helpers under a temporary folder.
+    // Outside the temporary folder, where a user's checkout and HOME are: Codex refuses to keep
+    // its helpers (under CODEX_HOME) in a temporary folder — with or without ralph.
     let repo = Repo::with(Setup {
         issues,
-        under: Some(Path::new(env!("CARGO_TARGET_TMPDIR"))),
+        under: Some(&outside_tmp()),
         ..Setup::default()
     });
     std::fs::write(
@@ -625,4 +625,19 @@ fn list(dir: &Path) -> Vec<String> {
     }
     out.sort();
     out
+}
+
+/// Where the tests' repositories and homes go: the target's own temporary folder, unless the
+/// checkout is itself under the system's temporary folder (a clone in `/tmp`), then a folder in
+/// the user's cache.
+fn outside_tmp() -> PathBuf {
+    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let temp = std::env::temp_dir();
+    if !target.starts_with(&temp) && !target.starts_with("/tmp") {
+        return target;
+    }
+    let dir = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()))
+        .join(".cache/ralph-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
