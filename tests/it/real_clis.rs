@@ -284,7 +284,7 @@ fn with_env(env: &[(String, String)], program: &Path) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_clis_errors_come_through_with_their_own_words() {
     let Some(bin) = clis() else { return };
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = tempfile::tempdir_in(outside_tmp()).unwrap();
     let prompt = "You are smart_bot_1, one of several independent engineers. Propose.";
     // A 401, a 400, and a 500 before a good answer (once per CLI).
     let fives = std::sync::atomic::AtomicUsize::new(0);
