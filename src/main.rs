@@ -5,6 +5,11 @@ use clap::Parser;
 use ralph::cli::{self, Cli};
 
 fn main() {
+    // Inside the sandbox, before anything else: the network forwarder (see process::egress).
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(ralph::process::egress::forward::SUBCOMMAND) {
+        std::process::exit(ralph::process::egress::forward::main(&args[2..]));
+    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -15,37 +15,46 @@ use crate::untrusted_dir::{Node, UntrustedDir};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// One state entry of a CLI: relative to `HOME`, the variable that moves it, whether it is a
-/// folder, and the files of it a call gets copied (for a folder; a file is copied whole).
-struct Entry {
+/// How a CLI keeps its state, and how a call is shown its private copy.
+struct Layout {
     cli: &'static str,
+    /// The state folder, relative to `HOME`, and the variable that moves it.
     rel: &'static str,
-    var: Option<&'static str>,
+    var: &'static str,
+    /// The files of it a call gets.
     copied: &'static [&'static str],
+    /// A file the CLI keeps beside the folder, relative to `HOME` — or inside it when the
+    /// variable moves the folder (Claude Code's `.claude.json`): copied into the folder.
+    beside: Option<&'static str>,
+    /// Where the copy is shown inside the sandbox, the variable then pointing there; `None`:
+    /// at the real path. Claude Code takes a lock beside its folder when it refreshes a login,
+    /// so its copy goes where the folder's parent is writable (the sandbox's own `/tmp`).
+    shown_at: Option<&'static str>,
+    /// The credentials file in the folder.
+    login: &'static str,
 }
 
-/// The state each CLI gets a copy of. Claude Code: its login (`.credentials.json`), settings
-/// and instructions in `~/.claude`, and `~/.claude.json` (onboarding state, the account).
-/// Codex: its login (`auth.json`), `config.toml` (the model providers), its instructions and
-/// the version check's cache.
-const ENTRIES: [Entry; 3] = [
-    Entry {
+/// Claude Code: its login (`.credentials.json`), settings, instructions and `.claude.json`
+/// (onboarding state, the account). Codex: its login (`auth.json`), `config.toml` (the model
+/// providers), its instructions and the version check's cache; it needs its folder writable.
+const LAYOUTS: [Layout; 2] = [
+    Layout {
         cli: "claude",
         rel: ".claude",
-        var: Some("CLAUDE_CONFIG_DIR"),
+        var: "CLAUDE_CONFIG_DIR",
         copied: &[".credentials.json", "settings.json", "CLAUDE.md"],
+        beside: Some(".claude.json"),
+        shown_at: Some("/tmp/.ralph-claude/config"),
+        login: ".credentials.json",
     },
-    Entry {
-        cli: "claude",
-        rel: ".claude.json",
-        var: None,
-        copied: &[],
-    },
-    Entry {
+    Layout {
         cli: "codex",
         rel: ".codex",
-        var: Some("CODEX_HOME"),
+        var: "CODEX_HOME",
         copied: &["auth.json", "config.toml", "AGENTS.md", "version.json"],
+        beside: None,
+        shown_at: None,
+        login: "auth.json",
     },
 ];
 
@@ -55,22 +64,16 @@ const MAX_STATE_FILE: u64 = 32 << 20;
 /// How long before its expiry a stored login counts as due for a refresh.
 const REFRESH_MARGIN: Duration = Duration::from_secs(10 * 60);
 
-/// Where `e` is for this user.
-fn path_of(e: &Entry, home: Option<&Path>) -> Option<PathBuf> {
-    e.var
-        .and_then(crate::env::non_empty)
-        .map(PathBuf::from)
-        .or_else(|| home.map(|h| h.join(e.rel)))
-}
-
 /// A private copy of one CLI's state for one call, removed when dropped.
 #[derive(Debug)]
 pub struct CallState {
     /// The copies, in ralph's own folder.
     dir: tempfile::TempDir,
-    /// (copy, the real path it is shown at).
+    /// (copy, the path it is shown at in the sandbox).
     pub shown: Vec<(PathBuf, PathBuf)>,
-    /// The credentials file: (its copy, the real one, its bytes when copied).
+    /// Variables the call runs with (the state folder's, when it is shown elsewhere).
+    pub env: Vec<(String, String)>,
+    /// The credentials file: its copy, the real one, its bytes when copied.
     login: Option<Login>,
 }
 
@@ -82,71 +85,59 @@ struct Login {
     before: Vec<u8>,
 }
 
-/// The credentials file of a state folder.
-fn login_file(cli: &str) -> Option<&'static str> {
-    match cli {
-        "claude" => Some(".credentials.json"),
-        "codex" => Some("auth.json"),
-        _ => None,
-    }
-}
-
 impl CallState {
     /// Copies the state of `cli` (`claude`, `codex`) into a fresh private folder; `None` for a
     /// CLI without state, or when the copy cannot be made (the call then gets no state).
     pub fn copy(cli: &str, home: Option<&Path>) -> Option<CallState> {
-        let entries: Vec<&Entry> = ENTRIES.iter().filter(|e| e.cli == cli).collect();
-        if entries.is_empty() {
-            return None;
+        let layout = LAYOUTS.iter().find(|l| l.cli == cli)?;
+        let moved = crate::env::non_empty(layout.var).map(PathBuf::from);
+        let real = moved.clone().or_else(|| home.map(|h| h.join(layout.rel)))?;
+        // Made when missing (a CLI's first run), so that its first login has a place.
+        if !real.exists() {
+            let _ = std::fs::create_dir_all(&real);
         }
         let dir = tempfile::Builder::new()
             .prefix(&format!("ralph-{cli}-state-"))
             .tempdir()
             .ok()?;
-        let mut shown = Vec::new();
+        let copy = dir.path().join("state");
+        std::fs::create_dir(&copy).ok()?;
         let mut login = None;
-        for (i, e) in entries.iter().enumerate() {
-            let Some(real) = path_of(e, home) else {
-                continue;
-            };
-            let copy = dir
-                .path()
-                .join(format!("{i}-{}", e.rel.trim_start_matches('.')));
-            if e.copied.is_empty() {
-                // A file, copied whole when it is one.
-                match crate::fsutil::read_regular(&real, MAX_STATE_FILE) {
-                    Ok(bytes) => {
-                        crate::fsutil::write_atomic(&copy, &bytes).ok()?;
-                        shown.push((copy, real));
-                    }
-                    Err(_) => continue,
-                }
-                continue;
-            }
-            // A folder: made when missing (a CLI's first run), then the files it needs.
-            if !real.exists() {
-                let _ = std::fs::create_dir_all(&real);
-            }
-            if !real.is_dir() {
-                continue;
-            }
-            std::fs::create_dir(&copy).ok()?;
-            for name in e.copied {
-                if let Ok(bytes) = crate::fsutil::read_regular(&real.join(name), MAX_STATE_FILE) {
-                    crate::fsutil::write_atomic(&copy.join(name), &bytes).ok()?;
-                    if Some(*name) == login_file(cli) {
-                        login = Some(Login {
-                            copy_dir: copy.clone(),
-                            name,
-                            real: real.join(name),
-                            before: bytes,
-                        });
-                    }
+        for name in layout.copied {
+            if let Ok(bytes) = crate::fsutil::read_regular(&real.join(name), MAX_STATE_FILE) {
+                crate::fsutil::write_atomic(&copy.join(name), &bytes).ok()?;
+                if *name == layout.login {
+                    login = Some(Login {
+                        copy_dir: copy.clone(),
+                        name: layout.login,
+                        real: real.join(name),
+                        before: bytes,
+                    });
                 }
             }
-            shown.push((copy, real));
         }
-        Some(CallState { dir, shown, login })
+        if let Some(beside) = layout.beside {
+            let file = match &moved {
+                Some(folder) => folder.join(beside),
+                None => home.map(|h| h.join(beside))?,
+            };
+            if let Ok(bytes) = crate::fsutil::read_regular(&file, MAX_STATE_FILE) {
+                crate::fsutil::write_atomic(&copy.join(beside), &bytes).ok()?;
+            }
+        }
+        let (at, env) = match layout.shown_at {
+            Some(at) => (
+                PathBuf::from(at),
+                vec![(layout.var.to_owned(), at.to_owned())],
+            ),
+            None => (real, Vec::new()),
+        };
+        Some(CallState {
+            dir,
+            shown: vec![(copy, at)],
+            env,
+            login,
+        })
     }
 
     /// After the call: a login the CLI refreshed goes back to the user's file (see the module
@@ -220,22 +211,60 @@ pub fn refreshed(cli: &str, before: &[u8], after: &[u8], now: SystemTime) -> Res
             if before["OPENAI_API_KEY"] != after["OPENAI_API_KEY"] {
                 return Err("it changes the API key".into());
             }
-            let last = before["last_refresh"]
-                .as_str()
-                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-                .map(|t| t.timestamp_millis())
-                .unwrap_or(0);
-            // Codex refreshes a login older than eight days.
-            if now_ms - last
-                < Duration::from_secs(8 * 86_400).as_millis() as i64
-                    - REFRESH_MARGIN.as_millis() as i64
-            {
+            // Codex refreshes when the access token has expired (its JWT's `exp`), else — a
+            // token without a readable expiry — when the login is older than eight days.
+            let due = match b["access_token"].as_str().and_then(jwt_expiry_ms) {
+                Some(exp) => exp <= now_ms + REFRESH_MARGIN.as_millis() as i64,
+                None => {
+                    let last = before["last_refresh"]
+                        .as_str()
+                        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                        .map(|t| t.timestamp_millis())
+                        .unwrap_or(0);
+                    now_ms - last
+                        >= (Duration::from_secs(8 * 86_400) - REFRESH_MARGIN).as_millis() as i64
+                }
+            };
+            if !due {
                 return Err("the stored login was not due for a refresh".into());
             }
             Ok(())
         }
         _ => Err("no login of this CLI is kept".into()),
     }
+}
+
+/// The expiry (`exp`, in milliseconds) of a JWT, when its payload says.
+fn jwt_expiry_ms(token: &str) -> Option<i64> {
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64url(payload)?;
+    let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    claims["exp"].as_i64().map(|s| s * 1000)
+}
+
+/// Decodes unpadded base64url.
+fn base64url(text: &str) -> Option<Vec<u8>> {
+    let mut bits = 0u32;
+    let mut n = 0;
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' | b'+' => 62,
+            b'_' | b'/' => 63,
+            b'=' => break,
+            _ => return None,
+        };
+        bits = (bits << 6) | u32::from(v);
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push((bits >> n) as u8);
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -262,6 +291,14 @@ mod tests {
         assert!(refreshed("claude", &not_due, &fresh, at(now)).is_err());
         assert!(refreshed("claude", &due, b"{\"hooks\":1}", at(now)).is_err());
         assert!(refreshed("claude", &due, b"not json", at(now)).is_err());
+    }
+
+    #[test]
+    fn a_jwts_expiry_is_read() {
+        // {"exp":1700000000}
+        let token = "eyJhbGciOiJub25lIn0.eyJleHAiOjE3MDAwMDAwMDB9.sig";
+        assert_eq!(jwt_expiry_ms(token), Some(1_700_000_000_000));
+        assert_eq!(jwt_expiry_ms("not-a-jwt"), None);
     }
 
     #[test]
@@ -309,10 +346,20 @@ mod tests {
         std::fs::write(home.path().join(".claude.json"), "{\"userID\":\"u\"}").unwrap();
         std::env::remove_var("CLAUDE_CONFIG_DIR");
         let state = CallState::copy("claude", Some(home.path())).unwrap();
-        assert_eq!(state.shown.len(), 2);
-        let (copy, real) = &state.shown[0];
-        assert_eq!(real, &claude);
+        let (copy, at) = &state.shown[0];
+        assert_eq!(at, Path::new("/tmp/.ralph-claude/config"));
+        assert_eq!(
+            state.env,
+            [(
+                "CLAUDE_CONFIG_DIR".to_owned(),
+                "/tmp/.ralph-claude/config".to_owned()
+            )]
+        );
         assert!(copy.join("settings.json").is_file());
+        assert!(
+            copy.join(".claude.json").is_file(),
+            "the file beside, inside"
+        );
         assert!(
             !copy.join("projects").exists(),
             "only the files the CLI needs"
@@ -329,5 +376,17 @@ mod tests {
         let dir = state.dir().to_owned();
         drop(state);
         assert!(!dir.exists(), "thrown away with the call");
+    }
+
+    #[test]
+    fn codex_sees_its_copy_at_its_own_home() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+        std::fs::write(home.path().join(".codex/config.toml"), "model = \"x\"").unwrap();
+        std::env::remove_var("CODEX_HOME");
+        let state = CallState::copy("codex", Some(home.path())).unwrap();
+        assert_eq!(state.shown[0].1, home.path().join(".codex"));
+        assert!(state.env.is_empty());
+        assert!(state.shown[0].0.join("config.toml").is_file());
     }
 }

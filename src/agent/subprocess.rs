@@ -24,7 +24,11 @@ pub fn agent_cmd(
     state: &AgentStateView,
     files: &[PathBuf],
 ) -> Cmd {
-    let mut confinement = Confinement::new(Kind::Agent, &call.workdir);
+    let mut confinement = Confinement::new(Kind::Agent, &call.workdir).label(format!(
+        "{} {}",
+        call.role.as_str(),
+        call.bot_id.as_deref().unwrap_or("(arbiter)")
+    ));
     // Only the implementer changes its worktree; every other role reads it.
     if call.role != super::Role::Implement {
         confinement = confinement.reading();
@@ -98,17 +102,59 @@ pub fn own_env(cli: &str, home: Option<&std::path::Path>) -> Vec<String> {
     out
 }
 
-/// The variables Codex's `config.toml` names for its model providers' keys and headers.
-fn codex_provider_keys(home: Option<&std::path::Path>) -> Vec<String> {
+/// Where the agent CLI `cli` calls its model (the sandbox lets it reach only that, and
+/// `[sandbox.network] agents_allow`): Claude Code's `ANTHROPIC_BASE_URL`, else Anthropic's API
+/// and the hosts its login is refreshed at; Codex's provider in its `config.toml` (or
+/// `OPENAI_BASE_URL`), else OpenAI's API and, for a ChatGPT login, ChatGPT and its auth host.
+pub fn endpoints(cli: &str, home: Option<&std::path::Path>) -> Vec<String> {
+    use crate::process::egress::endpoint;
+    let from = |url: Option<String>| url.and_then(|u| endpoint(&u)).map(|r| r.text());
+    match cli {
+        "claude" => match from(crate::env::non_empty("ANTHROPIC_BASE_URL")) {
+            Some(own) => vec![own],
+            None => [
+                "api.anthropic.com",
+                "platform.claude.com",
+                "console.anthropic.com",
+            ]
+            .map(String::from)
+            .to_vec(),
+        },
+        "codex" => {
+            let configured = codex_config(home).and_then(|c| {
+                let name = c.get("model_provider")?.as_str()?.to_owned();
+                let url = c
+                    .get("model_providers")?
+                    .get(&name)?
+                    .get("base_url")?
+                    .as_str()?;
+                Some(url.to_owned())
+            });
+            match from(configured).or_else(|| from(crate::env::non_empty("OPENAI_BASE_URL"))) {
+                Some(own) => vec![own],
+                None => ["api.openai.com", "chatgpt.com", "auth.openai.com"]
+                    .map(String::from)
+                    .to_vec(),
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Codex's `config.toml`, parsed, when there is one.
+fn codex_config(home: Option<&std::path::Path>) -> Option<toml::Table> {
     let dir = crate::env::non_empty("CODEX_HOME")
         .map(PathBuf::from)
-        .or_else(|| home.map(|h| h.join(".codex")));
-    let Some(text) =
-        dir.and_then(|d| crate::fsutil::read_regular_text(&d.join("config.toml"), 1 << 20).ok())
-    else {
-        return Vec::new();
-    };
-    let Ok(config) = text.parse::<toml::Table>() else {
+        .or_else(|| home.map(|h| h.join(".codex")))?;
+    crate::fsutil::read_regular_text(&dir.join("config.toml"), 1 << 20)
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// The variables Codex's `config.toml` names for its model providers' keys and headers.
+fn codex_provider_keys(home: Option<&std::path::Path>) -> Vec<String> {
+    let Some(config) = codex_config(home) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -273,7 +319,12 @@ pub async fn call_cli(
         Some(state) => AgentStateView::Private(state.shown.clone()),
         None => AgentStateView::Real(prepare_agent_state(cli, home.as_deref())),
     };
-    let mut cmd = agent_cmd(program, args, call, &view, &[]).own_env(own_env(cli, home.as_deref()));
+    let mut cmd = agent_cmd(program, args, call, &view, &[])
+        .own_env(own_env(cli, home.as_deref()))
+        .hosts(endpoints(cli, home.as_deref()));
+    for (k, v) in private.iter().flat_map(|s| &s.env) {
+        cmd = cmd.env(k, v);
+    }
     if let Some(sink) = call.activity.clone() {
         // The stream, read as it arrives: each line's activity goes to the live view.
         let workdir = call.workdir.to_string_lossy().into_owned();

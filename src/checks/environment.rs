@@ -279,6 +279,8 @@ async fn prepare(
             super::shell(command, dir, Kind::Rebuild, &env, &writable)
         }
     }
+    .label(what)
+    .hosts(registries(dir))
     .timeout(timeout)
     .max_output(1 << 20);
     let out = process::run(&cmd)
@@ -296,6 +298,79 @@ async fn prepare(
         "the {what} `{command}` failed ({how}):\n{}",
         super::output::explain(&out.stdout, &out.stderr)
     ))
+}
+
+/// The package registries a setup of the project at `root` downloads from, by the ecosystems
+/// it has: PyPI, npm (and Yarn's mirror of it), crates.io, the Go module proxy — and the index
+/// URLs the environment and the project's own configuration name instead (a mirror, a private
+/// registry). `[sandbox.network] setup_allow` adds more.
+pub fn registries(root: &Path) -> Vec<String> {
+    let has = |f: &str| root.join(f).is_file();
+    let mut out: Vec<String> = Vec::new();
+    let mut urls: Vec<String> = Vec::new();
+    if super::python::is_python(root) || has("requirements.txt") {
+        out.extend(["pypi.org", "files.pythonhosted.org"].map(String::from));
+        for var in [
+            "PIP_INDEX_URL",
+            "PIP_EXTRA_INDEX_URL",
+            "UV_INDEX_URL",
+            "UV_DEFAULT_INDEX",
+            "UV_EXTRA_INDEX_URL",
+        ] {
+            urls.extend(
+                crate::env::non_empty(var)
+                    .into_iter()
+                    .flat_map(|v| v.split_whitespace().map(str::to_owned).collect::<Vec<_>>()),
+            );
+        }
+        let pyproject =
+            crate::untrusted_dir::project_text(root, "pyproject.toml").unwrap_or_default();
+        urls.extend(urls_in(&pyproject, "url"));
+    }
+    if has("package.json") {
+        out.extend(["registry.npmjs.org", "registry.yarnpkg.com"].map(String::from));
+        urls.extend(crate::env::non_empty("npm_config_registry"));
+        for file in [".npmrc", ".yarnrc", ".yarnrc.yml"] {
+            let text = crate::untrusted_dir::project_text(root, file).unwrap_or_default();
+            urls.extend(urls_in(&text, "registry"));
+            urls.extend(urls_in(&text, "npmRegistryServer"));
+        }
+    }
+    if has("Cargo.toml") {
+        out.extend(["index.crates.io", "static.crates.io", "crates.io"].map(String::from));
+        let config =
+            crate::untrusted_dir::project_text(root, ".cargo/config.toml").unwrap_or_default();
+        urls.extend(urls_in(&config, "index"));
+    }
+    if has("go.mod") {
+        out.extend(["proxy.golang.org", "sum.golang.org"].map(String::from));
+        urls.extend(
+            crate::env::non_empty("GOPROXY")
+                .into_iter()
+                .flat_map(|v| v.split([',', '|']).map(str::to_owned).collect::<Vec<_>>()),
+        );
+    }
+    out.extend(
+        urls.iter()
+            .filter_map(|u| crate::process::egress::endpoint(u))
+            .map(|r| r.text()),
+    );
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The URL values of `key = "…"` (or `key: …`, `key=…`) lines in a configuration `text`.
+fn urls_in(text: &str, key: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l.strip_prefix(key)?;
+            let value = rest.trim_start().strip_prefix(['=', ':'])?;
+            let value = value.trim().trim_matches(['"', '\'']);
+            value.contains("://").then(|| value.to_owned())
+        })
+        .collect()
 }
 
 /// A fingerprint of the dependency manifests at `root` (FNV-1a over names and contents).

@@ -122,6 +122,7 @@ pub async fn run_check(
     let junit_file = junit_dir.as_ref().map(|d| d.path().join("junit.xml"));
     let writable: Vec<&Path> = junit_dir.iter().map(|d| d.path()).collect();
     let mut cmd = super::shell(&spec.command, workdir, Kind::Check, env, &writable)
+        .label(format!("check {}", spec.name))
         .timeout(timeout)
         .max_output(MAX_CHECK_OUTPUT);
     if let Some(f) = &junit_file {
@@ -361,6 +362,8 @@ pub async fn run_checks(
     run_quality(plan, workdir, timeout, &env, watch, &mut results).await;
     let mut under_coverage = plan.coverage.as_ref().and_then(|c| c.test_command.clone());
     let mut untraced = false;
+    // The check run under coverage, and whether it could run at all.
+    let mut covered: Option<(String, bool)> = None;
     for (i, spec) in plan.checks.iter().enumerate() {
         if spec.kind != CheckKind::Test {
             continue;
@@ -371,6 +374,7 @@ pub async fn run_checks(
                 let (r, passes_untraced) =
                     run_under_coverage(spec, command, workdir, timeout, &env).await;
                 untraced |= passes_untraced;
+                covered = Some((spec.name.clone(), r.status != CheckStatus::Unavailable));
                 r
             }
             None => run_check(spec, workdir, timeout, &env).await,
@@ -381,18 +385,14 @@ pub async fn run_checks(
     }
     let checks: Vec<CheckResult> = results.into_iter().flatten().collect();
     let measured = match (&plan.coverage, &cov_dir) {
-        (Some(spec), Some(dir)) => {
-            let unavailable = checks
-                .iter()
-                .find(|c| c.kind == CheckKind::Test && c.status == CheckStatus::Unavailable);
-            match (unavailable, untraced, spec.test_command.is_some()) {
-                (Some(c), _, true) => Err(format!("the test check `{}` could not run", c.name)),
-                (None, true, true) => {
-                    Err("the tests pass but fail when run under coverage".to_owned())
-                }
-                _ => super::coverage::measure(spec, workdir, dir.path(), timeout, &env).await,
-            }
-        }
+        // Decided by the check that ran under coverage alone: another test check that could
+        // not run (a CI step whose tool is missing) takes nothing from its figure.
+        (Some(spec), Some(dir)) => match (&covered, untraced, spec.test_command.is_some()) {
+            (Some((name, false)), _, true) => Err(format!("the test check `{name}` could not run")),
+            (None, _, true) => Err("no test check ran under coverage".to_owned()),
+            (_, true, true) => Err("the tests pass but fail when run under coverage".to_owned()),
+            _ => super::coverage::measure(spec, workdir, dir.path(), timeout, &env).await,
+        },
         (Some(_), None) => Err("no temporary folder for its data could be made".to_owned()),
         (None, _) => Err(plan
             .notes
@@ -669,6 +669,39 @@ mod tests {
             .min();
         assert!(last_start < first_end);
         assert_eq!(ran.coverage, None);
+    }
+
+    #[tokio::test]
+    async fn another_test_check_that_cannot_run_leaves_the_coverage_measured() {
+        // cachetools' CI: `tox` is a test check too, and not installed here.
+        let dir = tempfile::tempdir().unwrap();
+        let mut missing = spec("ci-tox", "ralph-no-such-tox");
+        missing.kind = CheckKind::Test;
+        missing.program = Some("ralph-no-such-tox".into());
+        let mut plan = CheckPlan::of(vec![spec("test", "true"), missing]);
+        plan.coverage = Some(super::super::coverage::CoverageSpec {
+            test_command: Some("true".into()),
+            command: "echo 'TOTAL 99.45%'".into(),
+            reason: "test".into(),
+        });
+        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10), &Unwatched).await;
+        assert_eq!(ran.checks[1].status, CheckStatus::Unavailable);
+        assert_eq!(ran.coverage, Some(99.45));
+        // The check under coverage itself missing: not measured, and why.
+        let mut covered = spec("test", "ralph-no-such-runner");
+        covered.program = Some("ralph-no-such-runner".into());
+        let mut plan = CheckPlan::of(vec![covered]);
+        plan.coverage = Some(super::super::coverage::CoverageSpec {
+            test_command: Some("ralph-no-such-runner".into()),
+            command: "echo 'TOTAL 99.45%'".into(),
+            reason: "test".into(),
+        });
+        let ran = run_checks(&plan, dir.path(), Duration::from_secs(10), &Unwatched).await;
+        assert_eq!(ran.coverage, None);
+        assert_eq!(
+            ran.coverage_missing.as_deref(),
+            Some("the test check `test` could not run")
+        );
     }
 
     #[tokio::test]

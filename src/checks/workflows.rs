@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use yaml_rust2::{Yaml, YamlLoader};
 
+mod classify;
 mod steps;
 use steps::{read_combination, Job};
 
@@ -42,61 +43,7 @@ pub enum StepKind {
     Other,
 }
 
-/// Words that make a command a test run.
-const TEST_WORDS: [&str; 11] = [
-    "test", "pytest", "tox", "nox", "jest", "vitest", "mocha", "unittest", "nextest", "ctest",
-    "spec",
-];
-
-/// Words that make a command a quality check.
-const QUALITY_WORDS: [&str; 16] = [
-    "clippy",
-    "fmt",
-    "ruff",
-    "flake8",
-    "pylint",
-    "black",
-    "isort",
-    "mypy",
-    "pyright",
-    "tsc",
-    "eslint",
-    "prettier",
-    "lint",
-    "typecheck",
-    "build",
-    "check",
-];
-
-/// Words that make a command an installation.
-const SETUP_WORDS: [&str; 12] = [
-    "install", "ci", "sync", "apt-get", "apt", "brew", "rustup", "curl", "wget", "choco", "setup",
-    "download",
-];
-
-/// What the command `script` does, from its words.
-pub fn classify(script: &str) -> StepKind {
-    let words: Vec<&str> = script
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
-        .filter(|w| !w.is_empty())
-        .map(|w| w.trim_start_matches("--"))
-        .collect();
-    let has = |list: &[&str]| {
-        words.iter().any(|w| {
-            list.iter()
-                .any(|l| w == l || w.starts_with(&format!("{l}:")))
-        })
-    };
-    if has(&TEST_WORDS) {
-        StepKind::Check(CheckKind::Test)
-    } else if has(&QUALITY_WORDS) {
-        StepKind::Check(CheckKind::Quality)
-    } else if has(&SETUP_WORDS) {
-        StepKind::Setup
-    } else {
-        StepKind::Other
-    }
-}
+pub use classify::classify;
 
 /// Whether the workflow runs on pushes or pull requests (a `pull_request` trigger limited to
 /// `types` such as `labeled` does not run on a pull request's commits).

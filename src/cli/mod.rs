@@ -195,7 +195,9 @@ impl Context {
             crate::error::UserError::usage(why)
                 .with_hint("unset RALPH_SANDBOX to use `[sandbox] mode` of .ralph/config.toml")
         })?;
-        let found = Sandbox::detect(mode, s.check_network, &s.hide, &s.writable).await;
+        let found = Sandbox::detect(mode, s.check_network, &s.hide, &s.writable)
+            .await
+            .with_network(&s.network);
         let status = found.status().clone();
         if !status.active {
             let why = status.reason.clone().unwrap_or_default();

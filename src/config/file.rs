@@ -52,6 +52,19 @@ pub(super) struct SandboxFile {
     pub env: Option<Vec<String>>,
     pub agent_env: Option<Vec<String>>,
     pub setup_env: Option<Vec<String>>,
+    pub network: Option<NetworkFile>,
+}
+
+/// `[sandbox.network]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NetworkFile {
+    pub agents: Option<String>,
+    pub setup: Option<String>,
+    pub checks: Option<String>,
+    pub agents_allow: Option<Vec<String>>,
+    pub setup_allow: Option<Vec<String>>,
+    pub checks_allow: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -177,7 +177,11 @@ pub struct SandboxConfig {
     pub agent_env: Vec<String>,
     /// The same, for setup commands only (a private registry's token).
     pub setup_env: Vec<String>,
+    /// `[sandbox.network]`: where each kind of process may connect.
+    pub network: NetworkConfig,
 }
+
+pub use crate::process::egress::{KindNetwork, NetworkConfig};
 
 impl SandboxConfig {
     /// The environment allowlist these settings make.

@@ -160,7 +160,15 @@ fn sandbox(src: &Source<'_>, s: SandboxFile) -> Result<SandboxConfig, ConfigErro
             None => Ok(list),
         }
     };
+    let network = network(
+        src,
+        s.network.unwrap_or_default(),
+        s.check_network.as_deref(),
+    )?;
+    // `check_network = "off"` closes the checks whatever `[sandbox.network]` says.
+    let check_network = check_network && network.checks.open;
     Ok(SandboxConfig {
+        network,
         mode: s.mode.unwrap_or_default(),
         check_network,
         hide: paths("sandbox.hide", s.hide)?,
@@ -168,6 +176,53 @@ fn sandbox(src: &Source<'_>, s: SandboxFile) -> Result<SandboxConfig, ConfigErro
         env: names("sandbox.env", s.env)?,
         agent_env: names("sandbox.agent_env", s.agent_env)?,
         setup_env: names("sandbox.setup_env", s.setup_env)?,
+    })
+}
+
+/// `[sandbox.network]`: per kind `"allowlist"` (the default) or `"open"`, and more hosts. An
+/// explicit `[sandbox] check_network = "on"` (the earlier setting) leaves the checks open
+/// unless `[sandbox.network] checks` says otherwise.
+fn network(
+    src: &Source<'_>,
+    n: super::file::NetworkFile,
+    check_network: Option<&str>,
+) -> Result<super::NetworkConfig, ConfigError> {
+    let mode = |key: &str, v: Option<String>, default: bool| match v.as_deref() {
+        None => Ok(default),
+        Some("open") => Ok(true),
+        Some("allowlist") => Ok(false),
+        Some(other) => Err(src.invalid(
+            key,
+            format!("= {other:?} is not allowed: use \"allowlist\" or \"open\""),
+        )),
+    };
+    let hosts = |key: &str, v: Option<Vec<String>>| {
+        let v = v.unwrap_or_default();
+        match v
+            .iter()
+            .find_map(|e| crate::process::egress::Rule::parse(e).err())
+        {
+            Some(why) => Err(src.invalid(key, format!("has {why}"))),
+            None => Ok(v),
+        }
+    };
+    Ok(super::NetworkConfig {
+        agents: super::KindNetwork {
+            open: mode("sandbox.network.agents", n.agents, false)?,
+            allow: hosts("sandbox.network.agents_allow", n.agents_allow)?,
+        },
+        setup: super::KindNetwork {
+            open: mode("sandbox.network.setup", n.setup, false)?,
+            allow: hosts("sandbox.network.setup_allow", n.setup_allow)?,
+        },
+        checks: super::KindNetwork {
+            open: mode(
+                "sandbox.network.checks",
+                n.checks,
+                check_network == Some("on"),
+            )?,
+            allow: hosts("sandbox.network.checks_allow", n.checks_allow)?,
+        },
     })
 }
 

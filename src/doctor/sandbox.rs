@@ -17,7 +17,9 @@ pub(super) async fn sandbox_checks(f: &mut Findings, settings: &Settings) {
             return;
         }
     };
-    let found = Sandbox::detect(mode, s.check_network, &s.hide, &s.writable).await;
+    let found = Sandbox::detect(mode, s.check_network, &s.hide, &s.writable)
+        .await
+        .with_network(&s.network);
     let st = found.status();
     mechanism_finding(f, st);
     environment_finding(f, settings);

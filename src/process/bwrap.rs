@@ -57,8 +57,20 @@ pub struct Plan {
     /// Writable places shown at another path: (the private copy, the path it is shown at) —
     /// an agent CLI's state for one call.
     pub private: Vec<(PathBuf, PathBuf)>,
-    /// The process may reach the network.
+    /// The process shares the host's network (else it has only loopback).
     pub network: bool,
+    /// Without the host's network, its way out through ralph's proxy.
+    pub egress: Option<Egress>,
+}
+
+/// A process's way out through ralph's proxy: the gate's socket on the host, the forwarder that
+/// runs the program inside, the loopback port it listens on, the loopback endpoints it mirrors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Egress {
+    pub socket: PathBuf,
+    pub forwarder: PathBuf,
+    pub port: u16,
+    pub mirrors: Vec<(String, u16)>,
 }
 
 /// The user and group a process started by root runs as inside the sandbox (mapped to root
@@ -97,6 +109,14 @@ pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -
         arg(&mut out, &["--tmpfs", "/var/tmp"]);
     }
     let writable = places(&mut out, plan, facts);
+    if let Some(e) = &plan.egress {
+        // The gate's socket, and the forwarder where the sandbox's own /tmp would hide it.
+        let inside = Path::new(super::egress::forward::SOCKET_INSIDE);
+        mount(&mut out, "--bind", &e.socket, inside);
+        if super::sandbox::under_replaced(&e.forwarder) {
+            mount(&mut out, "--ro-bind", &e.forwarder, &e.forwarder);
+        }
+    }
     git_metadata(&mut out, plan, facts);
     for (copy, target) in &plan.replaced {
         if facts.kind(target) == Some(false) {
@@ -107,8 +127,30 @@ pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -
     out.push("--chdir".into());
     out.push(plan.workdir.as_os_str().to_owned());
     out.push("--".into());
-    out.push(program.clone());
-    out.extend(rest.iter().cloned());
+    match &plan.egress {
+        Some(e) => {
+            // The forwarder runs the program: it listens on the sandbox's loopback first.
+            out.push(e.forwarder.as_os_str().to_owned());
+            let program: Vec<String> = std::iter::once(program)
+                .chain(rest)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            out.extend(
+                super::egress::forward::args_for(
+                    super::egress::forward::SOCKET_INSIDE,
+                    e.port,
+                    &e.mirrors,
+                    &program,
+                )
+                .into_iter()
+                .map(OsString::from),
+            );
+        }
+        None => {
+            out.push(program.clone());
+            out.extend(rest.iter().cloned());
+        }
+    }
     out
 }
 
@@ -202,7 +244,8 @@ fn places<'a>(out: &mut Vec<OsString>, plan: &'a Plan, facts: &Facts) -> Vec<&'a
         mount(out, "--bind", w, w);
     }
     for (copy, at) in &plan.private {
-        if facts.kind(at).is_some() {
+        // Under the sandbox's own /tmp, bwrap makes the place itself.
+        if facts.kind(at).is_some() || super::sandbox::under_replaced(at) {
             mount(out, "--bind", copy, at);
             writable.push(at);
         }
@@ -369,6 +412,7 @@ mod tests {
             replaced: vec![],
             private: vec![],
             network: true,
+            egress: None,
         }
     }
 

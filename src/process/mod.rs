@@ -6,6 +6,7 @@
 //! agent, check and setup command) runs inside the installed [`sandbox`].
 
 pub mod bwrap;
+pub mod egress;
 pub mod environment;
 pub mod gitconfig;
 pub mod sandbox;
@@ -74,6 +75,23 @@ impl Cmd {
             confine: None,
             own_env: Vec::new(),
         }
+    }
+
+    /// Also lets this confined program reach `hosts` (its own endpoints), beyond its kind's
+    /// network allowlist.
+    pub fn hosts<I: IntoIterator<Item = String>>(mut self, hosts: I) -> Cmd {
+        if let Some(c) = self.confine.take() {
+            self.confine = Some(c.hosts(hosts));
+        }
+        self
+    }
+
+    /// Names this confined program in the refusals of its connections.
+    pub fn label(mut self, label: impl Into<String>) -> Cmd {
+        if let Some(c) = self.confine.take() {
+            self.confine = Some(c.label(label));
+        }
+        self
     }
 
     /// Also passes the variables of ralph's environment that `patterns` name (names, or
@@ -416,12 +434,30 @@ impl Drop for GroupGuard {
 /// error here: the caller decides what it means.
 pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
     let program = cmd.program.to_string_lossy().into_owned();
-    let confined = confined_program(cmd, &program)?;
+    let gate = open_gate(cmd).await?;
+    let confined = confined_program(cmd, &program, gate.as_ref().map(|g| g.path()))?;
     let (exe, args) = match &confined {
         Some((exe, args)) => (exe, args.as_slice()),
         None => (&cmd.program, cmd.args.as_slice()),
     };
     let mut command = child_command(cmd, exe, args, confined.is_some());
+    if let (Some(_), Some(port)) = (&gate, confined_proxy_port(&confined)) {
+        // Every way a program looks for a proxy leads to the forwarder; nothing is exempt.
+        let proxy = format!("http://127.0.0.1:{port}");
+        for var in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+        ] {
+            command.env(var, &proxy);
+        }
+        for var in ["NO_PROXY", "no_proxy"] {
+            command.env_remove(var);
+        }
+    }
     let started = Instant::now();
     let mut child = spawn(&mut command, &program).await?;
     let mut guard = GroupGuard::new(child.id());
@@ -467,6 +503,7 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
     })?;
     // Whatever the child left behind in its group goes with it.
     guard.release();
+    drop(gate);
 
     let (o, e) = drain(out, err).await;
     let (stdout, t1) = o.finish();
@@ -496,6 +533,7 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
 fn confined_program(
     cmd: &Cmd,
     program: &str,
+    gate: Option<&Path>,
 ) -> Result<Option<(OsString, Vec<OsString>)>, ProcessError> {
     Ok(match (&cmd.confine, sandbox::current()) {
         (Some(c), Some(sb)) => {
@@ -521,10 +559,43 @@ fn confined_program(
                     hidden,
                 });
             }
-            sb.wrap(c, &resolved, &cmd.args)
+            sb.wrap(c, &resolved, &cmd.args, gate)
         }
         _ => None,
     })
+}
+
+/// The gate through ralph's proxy a confined command gets when its kind's network is an
+/// allowlist (none without a sandbox, or with the kind's network open).
+async fn open_gate(cmd: &Cmd) -> Result<Option<egress::proxy::Gate>, ProcessError> {
+    let (Some(c), Some(sb)) = (&cmd.confine, sandbox::current()) else {
+        return Ok(None);
+    };
+    match sb.reach(c) {
+        egress::Reach::Open => Ok(None),
+        reach => {
+            let label = if c.label.is_empty() {
+                cmd.display()
+            } else {
+                c.label.clone()
+            };
+            egress::proxy::open(reach, c.kind_name(), &label)
+                .await
+                .map(Some)
+                .map_err(|source| ProcessError::Spawn {
+                    program: cmd.program.to_string_lossy().into_owned(),
+                    source,
+                })
+        }
+    }
+}
+
+/// The loopback port of the forwarder a wrapped command line starts, if it starts one.
+fn confined_proxy_port(confined: &Option<(OsString, Vec<OsString>)>) -> Option<u16> {
+    let (_, args) = confined.as_ref()?;
+    let at = args.iter().position(|a| a == egress::forward::SUBCOMMAND)?;
+    let port = args.get(at + 4)?;
+    port.to_str()?.parse().ok()
 }
 
 /// The process that runs `exe args` for `cmd`: in its own process group, killed on drop, in

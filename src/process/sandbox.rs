@@ -87,6 +87,11 @@ pub struct Confinement {
     /// Writable places shown at another path: (ralph's private copy, the path it is shown at)
     /// — an agent CLI's state for one call.
     pub private: Vec<(PathBuf, PathBuf)>,
+    /// Hosts it may reach besides its kind's allowlist (`host`, `host:port`, `*.domain`): an
+    /// agent's model endpoint, a setup's package registries.
+    pub hosts: Vec<String>,
+    /// Who it is, for the refusals of its connections (`implement smart_bot_1`, `check test`).
+    pub label: String,
 }
 
 impl Confinement {
@@ -98,6 +103,29 @@ impl Confinement {
             readable: Vec::new(),
             workdir_writable: true,
             private: Vec::new(),
+            hosts: Vec::new(),
+            label: String::new(),
+        }
+    }
+
+    /// Also lets it reach `hosts` (its own endpoints).
+    pub fn hosts<I: IntoIterator<Item = String>>(mut self, hosts: I) -> Confinement {
+        self.hosts.extend(hosts);
+        self
+    }
+
+    /// Names it for the refusals of its connections.
+    pub fn label(mut self, label: impl Into<String>) -> Confinement {
+        self.label = label.into();
+        self
+    }
+
+    /// The kind's name in policies and refusals: `agent`, `setup`, `check`.
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            Kind::Agent => "agent",
+            Kind::Setup | Kind::Rebuild => "setup",
+            Kind::Check => "check",
         }
     }
 
@@ -340,6 +368,38 @@ pub fn prepare_agent_state(backend: &str, home: Option<&Path>) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Each kind's network policy, as the reports show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct NetworkStatus {
+    pub agents: &'static str,
+    pub setup: &'static str,
+    pub checks: &'static str,
+}
+
+impl NetworkStatus {
+    pub fn of(n: &super::egress::NetworkConfig) -> NetworkStatus {
+        let word = |k: &super::egress::KindNetwork| if k.open { "open" } else { "allowlist" };
+        NetworkStatus {
+            agents: word(&n.agents),
+            setup: word(&n.setup),
+            checks: word(&n.checks),
+        }
+    }
+
+    /// The kinds whose network is open, for a warning: `agents, checks`.
+    pub fn open_kinds(&self) -> Vec<&'static str> {
+        [
+            ("agents", self.agents),
+            ("setup", self.setup),
+            ("checks", self.checks),
+        ]
+        .iter()
+        .filter(|(_, m)| *m == "open")
+        .map(|(k, _)| *k)
+        .collect()
+    }
+}
+
 /// How the sandbox stands in this process, for `ralph doctor`, the run report, the pull request
 /// and the job summary.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -351,8 +411,10 @@ pub struct Status {
     pub mechanism: Option<String>,
     /// Why not, when not active.
     pub reason: Option<String>,
-    /// Checks (and their baseline) may reach the network.
+    /// Checks (and their baseline) may reach the network, unfiltered.
     pub check_network: bool,
+    /// Each kind's network policy, `allowlist` or `open`.
+    pub network: NetworkStatus,
     /// The hidden paths that exist here.
     pub hidden: Vec<String>,
 }
@@ -396,6 +458,8 @@ pub struct Sandbox {
     /// ralph's own folder (mode 0700) for the scrubbed copies of git configurations that hold
     /// a credential, when the sandbox is active.
     scrub_dir: Option<Arc<tempfile::TempDir>>,
+    /// `[sandbox.network]`: where each kind may connect.
+    network: super::egress::NetworkConfig,
 }
 
 fn registry() -> &'static RwLock<Option<Arc<Sandbox>>> {
@@ -474,9 +538,19 @@ impl Sandbox {
                 .ok()
                 .map(Arc::new)
         });
+        let network = super::egress::NetworkConfig {
+            checks: super::egress::KindNetwork {
+                open: check_network,
+                allow: Vec::new(),
+            },
+            ..Default::default()
+        };
+        let network_status = NetworkStatus::of(&network);
         Sandbox {
+            network,
             scrub_dir,
             status: Status {
+                network: network_status,
                 mode,
                 active: program.is_some(),
                 mechanism,
@@ -497,6 +571,31 @@ impl Sandbox {
         &self.status
     }
 
+    /// The same sandbox with `[sandbox.network]`'s policies.
+    pub fn with_network(mut self, network: &super::egress::NetworkConfig) -> Sandbox {
+        self.network = network.clone();
+        self.status.check_network = network.checks.open && self.status.check_network;
+        self.status.network = NetworkStatus::of(network);
+        self
+    }
+
+    /// Where a process confined by `c` may connect: its kind's policy, with its own hosts.
+    pub fn reach(&self, c: &Confinement) -> super::egress::Reach {
+        let policy = match c.kind {
+            Kind::Agent => &self.network.agents,
+            Kind::Setup | Kind::Rebuild => &self.network.setup,
+            Kind::Check => &self.network.checks,
+        };
+        if !self.status.active
+            || policy.open
+            || (c.kind == Kind::Check && self.status.check_network)
+        {
+            return super::egress::Reach::Open;
+        }
+        let entries: Vec<String> = policy.allow.iter().chain(&c.hosts).cloned().collect();
+        super::egress::Reach::Allow(super::egress::rules(&entries))
+    }
+
     /// The program and arguments that run `program args…` confined by `c`, or `None` when
     /// this sandbox confines nothing.
     pub fn wrap(
@@ -504,6 +603,7 @@ impl Sandbox {
         c: &Confinement,
         program: &OsString,
         rest: &[OsString],
+        gate: Option<&Path>,
     ) -> Option<(OsString, Vec<OsString>)> {
         let bwrap = self.program.as_ref()?;
         if c.kind == Kind::Setup {
@@ -519,12 +619,48 @@ impl Sandbox {
                 c.readable.push(tool_root(dir));
             }
         }
-        let plan = self.plan(&c);
+        let mut plan = self.plan(&c);
+        if let Some(socket) = gate.filter(|_| !plan.network) {
+            plan.egress = self.egress_plan(&c, socket);
+        }
         let facts = bwrap::facts(&plan);
         Some((
             bwrap.as_os_str().to_owned(),
             bwrap::args(&plan, &facts, program, rest),
         ))
+    }
+
+    /// How a process without the host's network reaches the proxy: the gate's `socket`, the
+    /// forwarder (ralph's own binary) and the loopback endpoints it mirrors.
+    fn egress_plan(&self, c: &Confinement, socket: &Path) -> Option<bwrap::Egress> {
+        let forwarder = std::env::current_exe().ok()?;
+        let super::egress::Reach::Allow(rules) = self.reach(c) else {
+            return None;
+        };
+        let mirrors: Vec<(String, u16)> = rules
+            .iter()
+            .filter_map(|r| {
+                let loopback = matches!(r.host.as_str(), "127.0.0.1" | "localhost" | "::1");
+                Some((
+                    if r.host == "localhost" {
+                        "127.0.0.1".to_owned()
+                    } else {
+                        r.host.clone()
+                    },
+                    r.port?,
+                ))
+                .filter(|_| loopback)
+            })
+            .collect();
+        let port = (3128..3200)
+            .find(|p| !mirrors.iter().any(|(_, m)| m == p))
+            .unwrap_or(3128);
+        Some(bwrap::Egress {
+            socket: socket.to_owned(),
+            forwarder,
+            port,
+            mirrors,
+        })
     }
 
     /// Makes `~/.cache` when missing (best effort), so that a setup can write it: pip, Poetry
@@ -588,10 +724,8 @@ impl Sandbox {
             ),
             writable,
             hidden,
-            network: match c.kind {
-                Kind::Agent | Kind::Setup | Kind::Rebuild => true,
-                Kind::Check => self.status.check_network,
-            },
+            network: self.reach(c) == super::egress::Reach::Open,
+            egress: None,
         }
     }
 }
@@ -759,6 +893,17 @@ mod tests {
     use super::*;
 
     fn sandbox(check_network: bool) -> Sandbox {
+        let network = crate::process::egress::NetworkConfig {
+            agents: crate::process::egress::KindNetwork {
+                open: false,
+                allow: vec!["mcp.example:8443".into()],
+            },
+            checks: crate::process::egress::KindNetwork {
+                open: check_network,
+                allow: vec![],
+            },
+            ..Default::default()
+        };
         Sandbox {
             status: Status {
                 mode: Mode::Auto,
@@ -766,8 +911,10 @@ mod tests {
                 mechanism: Some("bubblewrap 0.8.0".into()),
                 reason: None,
                 check_network,
+                network: NetworkStatus::of(&network),
                 hidden: vec!["/h/.ssh".into()],
             },
+            network,
             program: Some("/usr/bin/bwrap".into()),
             home: Some("/h".into()),
             hide: vec!["/h/.ssh".into()],
@@ -782,7 +929,10 @@ mod tests {
     fn each_kind_gets_its_network_and_writable_places() {
         let sb = sandbox(false);
         let agent = sb.plan(&Confinement::new(Kind::Agent, "/w").writable("/h/.claude"));
-        assert!(agent.network);
+        assert!(
+            !agent.network,
+            "an agent reaches out only through the proxy"
+        );
         assert_eq!(
             agent.writable,
             [PathBuf::from("/h/.claude"), "/h/.cache/sccache".into()],
@@ -812,12 +962,35 @@ mod tests {
                 .network
         );
         let setup = sb.plan(&Confinement::new(Kind::Setup, "/w"));
-        assert!(setup.network);
+        assert!(!setup.network, "a setup too");
         assert!(setup.writable.contains(&"/h/.cargo/registry".into()));
         assert!(
             !check.writable.contains(&"/h/.cargo/registry".into()),
             "checks only read caches"
         );
+    }
+
+    #[test]
+    fn each_kind_reaches_its_own_hosts_and_its_allowlist() {
+        use crate::process::egress::Reach;
+        let sb = sandbox(false);
+        let agent = Confinement::new(Kind::Agent, "/w").hosts(["127.0.0.1:4010".to_owned()]);
+        let reach = sb.reach(&agent);
+        assert!(reach.allows("127.0.0.1", 4010), "its model endpoint");
+        assert!(reach.allows("mcp.example", 8443), "agents_allow");
+        assert!(!reach.allows("evil.example", 443));
+        let check = sb.reach(&Confinement::new(Kind::Check, "/w"));
+        assert!(
+            !check.allows("127.0.0.1", 4010),
+            "a check gets nothing by default"
+        );
+        assert_eq!(
+            sandbox(true).reach(&Confinement::new(Kind::Check, "/w")),
+            Reach::Open
+        );
+        let mut off = sandbox(false);
+        off.status.active = false;
+        assert_eq!(off.reach(&agent), Reach::Open, "no sandbox, no namespace");
     }
 
     #[test]
@@ -857,6 +1030,7 @@ mod tests {
             mechanism: None,
             reason: Some("bubblewrap (`bwrap`) is not installed".into()),
             check_network: true,
+            network: NetworkStatus::default(),
             hidden: vec![],
         };
         assert_eq!(

@@ -554,6 +554,7 @@ mod tests {
             mechanism: Some("bubblewrap 0.8.0".into()),
             reason: None,
             check_network: false,
+            network: crate::process::sandbox::NetworkStatus::default(),
             hidden: vec!["/h/.ssh".into()],
         };
         r.sandbox = Some(status.clone());

@@ -1,0 +1,316 @@
+//! What a CI step's script does, by its structure: each command's program and subcommand —
+//! `pytest`, `tox -e …`, `npm test`, `cargo test`, `go test`, `ctest`, `make check` — never a
+//! word among its arguments. `pip install coverage tox` installs two packages: it is setup,
+//! though it names a test runner. Runners that start another program (`python -m X`,
+//! `uv run X`, `poetry run X`, `npx X`, …) are looked through.
+
+use super::StepKind;
+use crate::checks::CheckKind;
+
+/// Programs that run tests.
+const TESTERS: [&str; 17] = [
+    "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ava", "ctest", "unittest",
+    "nextest", "rspec", "phpunit", "behave", "trial", "ward", "karma",
+];
+
+/// Programs that check quality (format, lint, types).
+const CHECKERS: [&str; 19] = [
+    "ruff",
+    "flake8",
+    "pylint",
+    "black",
+    "isort",
+    "mypy",
+    "pyright",
+    "tsc",
+    "eslint",
+    "prettier",
+    "biome",
+    "golangci-lint",
+    "shellcheck",
+    "clang-format",
+    "clang-tidy",
+    "rustfmt",
+    "stylelint",
+    "pre-commit",
+    "codespell",
+];
+
+/// Programs that install things whatever their arguments.
+const INSTALLERS: [&str; 8] = [
+    "apt-get", "apt", "brew", "choco", "curl", "wget", "rustup", "winget",
+];
+
+/// Runners that start the program named after them (after their own flags).
+const RUNNERS: [(&str, &str); 11] = [
+    ("uv", "run"),
+    ("poetry", "run"),
+    ("pdm", "run"),
+    ("hatch", "run"),
+    ("pipenv", "run"),
+    ("pipx", "run"),
+    ("pnpm", "exec"),
+    ("yarn", "exec"),
+    ("npm", "exec"),
+    ("conda", "run"),
+    ("rye", "run"),
+];
+
+/// The step's kind: a test run if any command runs tests, else a quality check if any checks,
+/// else setup if any installs, else something else.
+pub fn classify(script: &str) -> StepKind {
+    let kinds: Vec<StepKind> = commands(script).iter().map(|c| command(c)).collect();
+    [
+        StepKind::Check(CheckKind::Test),
+        StepKind::Check(CheckKind::Quality),
+        StepKind::Setup,
+    ]
+    .into_iter()
+    .find(|k| kinds.contains(k))
+    .unwrap_or(StepKind::Other)
+}
+
+/// The commands of a script, each as its words: split at line ends, `;`, `&&`, `||` and `|`.
+fn commands(script: &str) -> Vec<Vec<String>> {
+    script
+        .replace("\\\n", " ")
+        .split(['\n', ';', '|', '&'])
+        .map(|c| {
+            shell_words::split(c.trim())
+                .unwrap_or_else(|_| c.split_whitespace().map(str::to_owned).collect())
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The program a command runs and its arguments: environment assignments and wrappers
+/// (`sudo`, `env`, `time`, `xvfb-run`) skipped, runners looked through.
+fn program(words: &[String]) -> Option<(String, Vec<String>)> {
+    let mut w: Vec<String> = words
+        .iter()
+        .skip_while(|w| {
+            w.contains('=') && !w.starts_with('-')
+                || matches!(
+                    w.as_str(),
+                    "sudo" | "env" | "time" | "exec" | "xvfb-run" | "nohup"
+                )
+        })
+        .cloned()
+        .collect();
+    loop {
+        let first = w.first()?;
+        let name = first.rsplit('/').next().unwrap_or(first).to_owned();
+        // `python -m X`, `python3.11 -m X`.
+        if name.starts_with("python") || name == "py" {
+            if let Some(at) = w.iter().position(|a| a == "-m") {
+                w = w[at + 1..].to_vec();
+                continue;
+            }
+            return Some((name, w[1..].to_vec()));
+        }
+        // `npx X`, `bunx X`: the first word that is not a flag.
+        if matches!(name.as_str(), "npx" | "bunx" | "pnpx") {
+            w = w[1..]
+                .iter()
+                .skip_while(|a| a.starts_with('-'))
+                .cloned()
+                .collect();
+            continue;
+        }
+        if let Some((_, sub)) = RUNNERS.iter().find(|(r, _)| *r == name) {
+            if let Some(at) = w.iter().position(|a| a == sub) {
+                let rest: Vec<String> = w[at + 1..]
+                    .iter()
+                    .skip_while(|a| a.starts_with('-'))
+                    .cloned()
+                    .collect();
+                if !rest.is_empty() {
+                    w = rest;
+                    continue;
+                }
+            }
+        }
+        return Some((name, w[1..].to_vec()));
+    }
+}
+
+/// The first argument that is not a flag: a subcommand.
+fn subcommand(args: &[String]) -> &str {
+    args.iter()
+        .find(|a| !a.starts_with('-'))
+        .map_or("", String::as_str)
+}
+
+/// What a package script or a make target does, by its name.
+fn by_name(name: &str) -> StepKind {
+    let base = name.split([':', '-', '.']).next().unwrap_or(name);
+    match base {
+        "test" | "tests" | "check" | "e2e" | "coverage" | "cov" => StepKind::Check(CheckKind::Test),
+        "lint" | "format" | "fmt" | "typecheck" | "types" | "tsc" | "style" | "build" => {
+            StepKind::Check(CheckKind::Quality)
+        }
+        "install" | "setup" | "deps" | "bootstrap" => StepKind::Setup,
+        _ if name.starts_with("type") => StepKind::Check(CheckKind::Quality),
+        _ => StepKind::Other,
+    }
+}
+
+/// What one command does.
+fn command(words: &[String]) -> StepKind {
+    let Some((name, args)) = program(words) else {
+        return StepKind::Other;
+    };
+    let sub = subcommand(&args);
+    let test = StepKind::Check(CheckKind::Test);
+    let quality = StepKind::Check(CheckKind::Quality);
+    match name.as_str() {
+        // `python setup.py test`, `python runtests.py`.
+        n if (n.starts_with("python") || n == "py") && sub.ends_with(".py") => {
+            let script = sub
+                .rsplit('/')
+                .next()
+                .unwrap_or(sub)
+                .trim_end_matches(".py");
+            let then = args
+                .iter()
+                .skip_while(|a| a.as_str() != sub)
+                .skip(1)
+                .find(|a| !a.starts_with('-'))
+                .map_or("", String::as_str);
+            match (script, then) {
+                ("setup", "test") => test,
+                ("setup", "install" | "develop") => StepKind::Setup,
+                (s, _) if s.contains("test") => test,
+                _ => StepKind::Other,
+            }
+        }
+        n if TESTERS.contains(&n) => test,
+        n if CHECKERS.contains(&n) => quality,
+        n if INSTALLERS.contains(&n) => StepKind::Setup,
+        "pip" | "pip3" | "pipx" | "conda" | "mamba" | "micromamba" | "gem" | "bundle" => {
+            match sub {
+                "install" | "download" | "sync" | "update" | "upgrade" | "create" | "env" => {
+                    StepKind::Setup
+                }
+                "exec" if name == "bundle" => StepKind::Other,
+                _ => StepKind::Other,
+            }
+        }
+        "uv" => match sub {
+            "sync" | "pip" | "add" | "tool" | "python" | "venv" | "lock" => StepKind::Setup,
+            _ => StepKind::Other,
+        },
+        "poetry" | "pdm" => match sub {
+            "install" | "sync" | "add" | "lock" | "update" => StepKind::Setup,
+            _ => StepKind::Other,
+        },
+        "hatch" => match sub {
+            "env" => StepKind::Setup,
+            "test" => test,
+            "fmt" => quality,
+            _ => StepKind::Other,
+        },
+        "npm" | "pnpm" | "yarn" | "bun" => node(&name, sub, &args),
+        "cargo" => match sub {
+            "install" | "fetch" | "binstall" => StepKind::Setup,
+            "test" | "nextest" | "llvm-cov" | "tarpaulin" => test,
+            "clippy" | "fmt" | "check" | "build" | "doc" | "deny" | "audit" => quality,
+            _ => StepKind::Other,
+        },
+        "go" => match sub {
+            "install" | "get" | "mod" | "download" => StepKind::Setup,
+            "test" => test,
+            "vet" | "build" | "fmt" => quality,
+            _ => StepKind::Other,
+        },
+        "make" | "just" | "task" | "meson" | "ninja" => {
+            match args
+                .iter()
+                .find(|a| !a.starts_with('-') && !a.contains('='))
+            {
+                // `meson test`, `make check`, `just lint`.
+                Some(target) => by_name(target),
+                None if name == "make" || name == "ninja" => quality,
+                None => StepKind::Other,
+            }
+        }
+        "cmake" => quality,
+        _ => StepKind::Other,
+    }
+}
+
+/// What a JavaScript package manager's command does.
+fn node(name: &str, sub: &str, args: &[String]) -> StepKind {
+    match sub {
+        "" if name == "yarn" => StepKind::Setup,
+        "ci" | "install" | "i" | "add" => StepKind::Setup,
+        "test" | "t" => StepKind::Check(CheckKind::Test),
+        "run" | "run-script" => {
+            let script = args
+                .iter()
+                .skip_while(|a| a.as_str() != sub)
+                .skip(1)
+                .find(|a| !a.starts_with('-'));
+            script.map_or(StepKind::Other, |s| by_name(s))
+        }
+        // `yarn lint`, `pnpm typecheck`: a script by its name.
+        other if name != "npm" => by_name(other),
+        _ => StepKind::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEST: StepKind = StepKind::Check(CheckKind::Test);
+    const QUALITY: StepKind = StepKind::Check(CheckKind::Quality);
+
+    #[test]
+    fn a_step_is_what_its_program_does_not_what_it_names() {
+        for (script, kind) in [
+            ("pip install coverage tox", StepKind::Setup),
+            (
+                "python -m pip install --upgrade pip pytest",
+                StepKind::Setup,
+            ),
+            ("uv pip install -e '.[test]'", StepKind::Setup),
+            ("npm install --save-dev jest", StepKind::Setup),
+            ("tox", TEST),
+            ("tox -e py311", TEST),
+            ("python -m pytest -q", TEST),
+            ("uv run pytest tests", TEST),
+            ("poetry run pytest", TEST),
+            ("npx jest --ci", TEST),
+            ("npm test", TEST),
+            ("npm run test:unit", TEST),
+            ("yarn test", TEST),
+            ("pnpm run lint", QUALITY),
+            ("yarn lint", QUALITY),
+            ("cargo test --all-features", TEST),
+            ("cargo clippy -- -D warnings", QUALITY),
+            ("cargo build --release", QUALITY),
+            ("go test ./...", TEST),
+            ("go vet ./...", QUALITY),
+            ("ctest --output-on-failure", TEST),
+            ("make check", TEST),
+            ("make lint", QUALITY),
+            ("mypy src", QUALITY),
+            ("poetry install --with dev", StepKind::Setup),
+            ("npm ci", StepKind::Setup),
+            ("yarn", StepKind::Setup),
+            ("sudo apt-get install -y libssl-dev", StepKind::Setup),
+            ("echo done", StepKind::Other),
+            ("echo \"run pytest later\"", StepKind::Other),
+            ("FORCE_COLOR=1 pytest -x", TEST),
+            ("pip install -e . && pytest", TEST),
+            ("cd build && ctest", TEST),
+            ("python setup.py test", TEST),
+            ("python setup.py sdist", StepKind::Other),
+            ("python runtests.py -v", TEST),
+            ("python scripts/release.py", StepKind::Other),
+        ] {
+            assert_eq!(classify(script), kind, "{script}");
+        }
+    }
+}
