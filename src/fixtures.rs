@@ -97,6 +97,7 @@ pub fn report(outcome: RunOutcome) -> RunReport {
         warnings: vec![],
         sandbox: None,
         git_tampering: vec![],
+        network_refused: vec![],
         phases: vec![],
         critical_path: vec![],
         wall_ms: 0,

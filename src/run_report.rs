@@ -87,6 +87,9 @@ pub struct RunReport {
     /// the worktree's links), each with who made it; ralph restored every one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub git_tampering: Vec<String>,
+    /// Connections the sandbox's network policy refused, by who tried and where.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network_refused: Vec<crate::process::egress::Refusal>,
     /// Where the run's time went: each phase on the run's clock, in start order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<crate::timeline::PhaseTime>,

@@ -17,6 +17,7 @@ pub mod protocol;
 pub mod replay;
 pub mod state;
 mod subprocess;
+pub use subprocess::endpoints as cli_endpoints;
 pub use subprocess::own_env as cli_env;
 
 use crate::config::{AgentConfig, BackendKind};

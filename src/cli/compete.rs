@@ -222,6 +222,12 @@ fn outcome(ctx: &Context, report: &RunReport) -> Result<()> {
         if let Some(why) = &report.escalation {
             ctx.printer.status(&format!("Escalated: {why}"));
         }
+        for r in &report.network_refused {
+            ctx.printer.warn(&format!(
+                "network: blocked {}",
+                crate::process::egress::refusal_line(r)
+            ));
+        }
         ctx.printer.status(&crate::timeline::summary(
             std::time::Duration::from_millis(report.wall_ms),
             &report.phases,

@@ -99,6 +99,7 @@ impl Book {
             warnings: Vec::new(),
             sandbox,
             git_tampering: Vec::new(),
+            network_refused: Vec::new(),
             phases: Vec::new(),
             critical_path: Vec::new(),
             wall_ms: 0,

@@ -146,6 +146,7 @@ fn dry_report(issue: &Issue, run_id: String, extracted: &Extracted) -> RunReport
         warnings: Vec::new(),
         sandbox: crate::process::sandbox::current().map(|s| s.status().clone()),
         git_tampering: Vec::new(),
+        network_refused: Vec::new(),
         phases: Vec::new(),
         critical_path: Vec::new(),
         wall_ms: 0,

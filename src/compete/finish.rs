@@ -26,6 +26,7 @@ pub(super) async fn complete(crew: &mut Crew<'_>, book: &mut Book, wt: &Worktree
         printer.data("<promise>COMPLETE</promise>\n")?;
     }
     book.report.outcome = RunOutcome::Complete;
+    book.report.network_refused = crate::process::egress::refusals().all();
     if crew.input.options.no_push {
         printer.status(&format!(
             "- --no-push: the branch {} stays local (worktree {})",
@@ -96,6 +97,7 @@ pub(super) async fn finish(
     book.report.phases = crew.timeline.phases();
     book.report.critical_path = crate::timeline::critical_path(&book.report.phases);
     book.report.wall_ms = u64::try_from(crew.timeline.elapsed().as_millis()).unwrap_or(u64::MAX);
+    book.report.network_refused = crate::process::egress::refusals().all();
     if let Err(e) = keep_summary(crew.input.settings, &book.report, &book.state.evidence) {
         crew.input
             .printer

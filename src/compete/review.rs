@@ -108,6 +108,13 @@ fn review_prompt(
         .flat_map(|v| &v.checks)
         .map(|c| serde_json::json!({"name": c.name, "passed": c.passed()}))
         .collect();
+    // What the implementer tried to reach and the sandbox refused: a finding of its own.
+    let refused: Vec<String> = crate::process::egress::refusals()
+        .all()
+        .iter()
+        .filter(|r| r.by.starts_with("implement ") || r.kind == "check")
+        .map(crate::process::egress::refusal_line)
+        .collect();
     Ok(bench.prompts.render(
         Role::Review,
         &serde_json::json!({
@@ -116,6 +123,7 @@ fn review_prompt(
             "proposal_json": prompt_json(&winner.proposal),
             "checks": checks,
             "passed": attempts.passed.is_some(),
+            "network_refused": refused,
             "diff": crate::spec::strip_for_prompt(diff),
         }),
     )?)

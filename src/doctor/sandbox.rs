@@ -44,15 +44,7 @@ pub(super) async fn sandbox_checks(f: &mut Findings, settings: &Settings) {
             st.hidden.join(", ")
         },
     );
-    f.add(
-        "sandbox",
-        "network",
-        Status::Ok,
-        format!(
-            "agents and setup: on; checks and their baseline: {}",
-            if st.check_network { "on" } else { "off" }
-        ),
-    );
+    network_finding(f, settings, st);
     f.add(
         "sandbox",
         "ralph's process",
@@ -232,5 +224,60 @@ fn hidden_programs_finding(
         f.hint(
             "install them outside the hidden folders, or take the folder out of `[sandbox] hide`",
         );
+    }
+}
+
+/// Each kind's network policy: the hosts its allowlist holds here, or that it is open.
+fn network_finding(f: &mut Findings, settings: &Settings, st: &crate::process::sandbox::Status) {
+    let n = &settings.config.sandbox.network;
+    let home = crate::env::non_empty("HOME").map(std::path::PathBuf::from);
+    let own = |cli: &str| crate::agent::cli_endpoints(cli, home.as_deref());
+    let list = |open: bool, own: Vec<String>, allow: &[String]| {
+        if open {
+            return "OPEN (any host)".to_owned();
+        }
+        let all: Vec<String> = own.into_iter().chain(allow.iter().cloned()).collect();
+        if all.is_empty() {
+            "nothing".to_owned()
+        } else {
+            all.join(", ")
+        }
+    };
+    let c = &settings.config;
+    let backends: std::collections::BTreeSet<&str> = c
+        .bots
+        .iter()
+        .map(|b| &b.agent)
+        .chain([&c.arbiter, &c.implementer])
+        .map(|a| a.backend.as_str())
+        .collect();
+    let agents: Vec<String> = backends.iter().flat_map(|b| own(b)).collect();
+    let registries = crate::checks::environment::registries(&settings.root);
+    let detail = format!(
+        "agents: {}; setup: {}; checks and their baseline: {}",
+        list(n.agents.open, agents, &n.agents.allow),
+        list(n.setup.open, registries, &n.setup.allow),
+        list(
+            st.check_network || n.checks.open,
+            Vec::new(),
+            &n.checks.allow
+        )
+    );
+    let open = st.network.open_kinds();
+    f.add(
+        "sandbox",
+        "network",
+        if open.is_empty() {
+            Status::Ok
+        } else {
+            Status::Warn
+        },
+        detail,
+    );
+    if !open.is_empty() {
+        f.hint(format!(
+            "what runs as {} can send anything it reads anywhere: set [sandbox.network] to \"allowlist\" and name the hosts it needs",
+            open.join(", ")
+        ));
     }
 }

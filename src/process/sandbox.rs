@@ -424,9 +424,12 @@ impl Status {
     pub fn line(&self) -> String {
         match (&self.mechanism, &self.reason) {
             (Some(m), _) if self.active => format!(
-                "agents and checks ran in a {m} sandbox (own PID namespace, read-only filesystem but the worktree, {} credential path(s) hidden; checks {} network)",
+                "agents and checks ran in a {m} sandbox (own PID namespace, read-only filesystem but the worktree, {} credential path(s) hidden; {})",
                 self.hidden.len(),
-                if self.check_network { "with" } else { "without" }
+                match self.network.open_kinds().as_slice() {
+                    [] => "network only to the hosts of each kind's allowlist".to_owned(),
+                    open => format!("network OPEN for {}", open.join(", ")),
+                }
             ),
             _ if self.mode == Mode::Off => {
                 "agents and checks ran without a sandbox (`[sandbox] mode = \"off\"`)".to_owned()

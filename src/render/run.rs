@@ -247,6 +247,19 @@ fn boundary_lines(report: &RunReport) -> String {
             if s.active { "_" } else { "" }
         );
     }
+    if !report.network_refused.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n**⚠ Network: connections the sandbox refused** (not in the policy of `[sandbox.network]`):\n"
+        );
+        for r in &report.network_refused {
+            let _ = writeln!(
+                out,
+                "- blocked: {}",
+                inert(&crate::process::egress::refusal_line(r))
+            );
+        }
+    }
     if !report.git_tampering.is_empty() {
         let _ = writeln!(
             out,
@@ -559,7 +572,21 @@ mod tests {
         };
         r.sandbox = Some(status.clone());
         let body = pr_body(&r, &BTreeMap::new());
-        assert!(body.contains("\n_Sandbox: agents and checks ran in a bubblewrap 0.8.0 sandbox (own PID namespace, read-only filesystem but the worktree, 1 credential path(s) hidden; checks without network)_.\n"), "{body}");
+        assert!(body.contains("\n_Sandbox: agents and checks ran in a bubblewrap 0.8.0 sandbox (own PID namespace, read-only filesystem but the worktree, 1 credential path(s) hidden; network only to the hosts of each kind's allowlist)_.\n"), "{body}");
+        r.network_refused = vec![crate::process::egress::Refusal {
+            kind: "agent".into(),
+            by: "implement smart_bot_1".into(),
+            host: "evil.example".into(),
+            port: 443,
+            count: 3,
+        }];
+        let body = pr_body(&r, &BTreeMap::new());
+        assert!(
+            body.contains(
+                "- blocked: 3 connections to evil.example:443 from implement smart_bot_1 (agent)\n"
+            ),
+            "{body}"
+        );
         r.sandbox = Some(Status {
             active: false,
             mechanism: None,

@@ -360,8 +360,8 @@ fn doctor_shows_the_sandbox_and_fails_required_without_one() {
     assert_eq!(finding(&out.stdout, "mechanism").unwrap()["status"], "ok");
     let network = finding(&out.stdout, "network").unwrap();
     assert_eq!(
-        network["detail"],
-        "agents and setup: on; checks and their baseline: off"
+        network["detail"], "agents: nothing; setup: nothing; checks and their baseline: nothing",
+        "command agents name no endpoint; the sample project has no registry"
     );
     let own = finding(&out.stdout, "ralph's process").unwrap();
     assert_eq!(own["status"], "ok", "{own}");
