@@ -294,8 +294,11 @@ async fn prepare(
     } else {
         format!("exit {}", out.code.map_or("none".into(), |c| c.to_string()))
     };
+    let refused = crate::process::egress::refused_to(what)
+        .map(|r| format!("\n{r}"))
+        .unwrap_or_default();
     Err(format!(
-        "the {what} `{command}` failed ({how}):\n{}",
+        "the {what} `{command}` failed ({how}):\n{}{refused}",
         super::output::explain(&out.stdout, &out.stderr)
     ))
 }

@@ -164,12 +164,17 @@ pub async fn run_check(
         exit_code: out.code,
         duration_ms: out.duration.as_millis() as u64,
         output_tail,
-        hint: out.timed_out.then(|| {
-            format!(
+        hint: if out.timed_out {
+            Some(format!(
                 "the check was stopped after {}s; raise its timeout or make it faster",
                 timeout.as_secs()
-            )
-        }),
+            ))
+        } else if out.code != Some(0) {
+            // A check that failed where the network policy refused it: say so.
+            crate::process::egress::refused_to(&format!("check {}", spec.name))
+        } else {
+            None
+        },
     }
 }
 

@@ -207,6 +207,12 @@ fn publish(
 /// Says how the run ended — the report as JSON, or the outcome, the spending, the escalation
 /// and where the time went.
 fn outcome(ctx: &Context, report: &RunReport) -> Result<()> {
+    for r in &report.network_refused {
+        ctx.printer.warn(&format!(
+            "network: blocked {}",
+            crate::process::egress::refusal_line(r)
+        ));
+    }
     if ctx.printer.json_mode() {
         ctx.printer.json(report)?;
     } else {
@@ -221,12 +227,6 @@ fn outcome(ctx: &Context, report: &RunReport) -> Result<()> {
         ));
         if let Some(why) = &report.escalation {
             ctx.printer.status(&format!("Escalated: {why}"));
-        }
-        for r in &report.network_refused {
-            ctx.printer.warn(&format!(
-                "network: blocked {}",
-                crate::process::egress::refusal_line(r)
-            ));
         }
         ctx.printer.status(&crate::timeline::summary(
             std::time::Duration::from_millis(report.wall_ms),

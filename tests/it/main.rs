@@ -23,6 +23,7 @@ mod decisions;
 mod deputy;
 mod docs;
 mod done;
+mod egress;
 mod follow;
 mod follow_github;
 mod git_auth;

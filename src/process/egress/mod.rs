@@ -205,6 +205,31 @@ impl Refusals {
     }
 }
 
+/// Why `by` may have failed: the connections the sandbox refused it, as a sentence; `None`
+/// when it was refused nothing.
+pub fn refused_to(by: &str) -> Option<String> {
+    let mine: Vec<Refusal> = refusals()
+        .all()
+        .into_iter()
+        .filter(|r| r.by == by)
+        .collect();
+    let first = mine.first()?;
+    let key = match first.kind.as_str() {
+        "agent" => "agents_allow",
+        "check" => "checks_allow",
+        _ => "setup_allow",
+    };
+    let hosts: Vec<String> = mine
+        .iter()
+        .map(|r| format!("{}:{}", r.host, r.port))
+        .collect();
+    Some(format!(
+        "the sandbox refused its connection(s) to {}: not in the {} network policy (`[sandbox.network] {key}` adds a host)",
+        hosts.join(", "),
+        first.kind
+    ))
+}
+
 /// The refusals of this process (one registry, like the sandbox).
 pub fn refusals() -> &'static Refusals {
     static ALL: std::sync::OnceLock<Refusals> = std::sync::OnceLock::new();
