@@ -56,6 +56,12 @@ impl CodexBackend {
             "--sandbox".into(),
             sandbox.into(),
             "--skip-git-repo-check".into(),
+            // Its plugin sync (GitHub, ChatGPT) and analytics: nothing an agent of ralph's needs,
+            // and the sandbox's network policy would refuse them on every call.
+            "-c".into(),
+            "features.plugins=false".into(),
+            "-c".into(),
+            "analytics.enabled=false".into(),
         ]);
         args.extend(self.extra.iter().cloned());
         // The prompt comes from stdin.
@@ -330,7 +336,7 @@ mod tests {
         let b = CodexBackend::new("codex".into(), &[], &[], Some("gpt-6.1-sol".into()));
         assert_eq!(
             b.args(Role::Judge).join(" "),
-            "exec --json -m gpt-6.1-sol --sandbox read-only --skip-git-repo-check -"
+            "exec --json -m gpt-6.1-sol --sandbox read-only --skip-git-repo-check -c features.plugins=false -c analytics.enabled=false -"
         );
         let b = CodexBackend::new(
             "codex".into(),
@@ -340,7 +346,7 @@ mod tests {
         );
         assert_eq!(
             b.args(Role::Propose).join(" "),
-            "@openai/codex exec --json --sandbox read-only --skip-git-repo-check -c model_provider=\"mine\" -"
+            "@openai/codex exec --json --sandbox read-only --skip-git-repo-check -c features.plugins=false -c analytics.enabled=false -c model_provider=\"mine\" -"
         );
         assert!(b
             .args(Role::Implement)

@@ -24,11 +24,10 @@ pub fn agent_cmd(
     state: &AgentStateView,
     files: &[PathBuf],
 ) -> Cmd {
-    let mut confinement = Confinement::new(Kind::Agent, &call.workdir).label(format!(
-        "{} {}",
-        call.role.as_str(),
-        call.bot_id.as_deref().unwrap_or("(arbiter)")
-    ));
+    let mut confinement = Confinement::new(Kind::Agent, &call.workdir).label(match &call.bot_id {
+        Some(bot) => format!("{} {bot}", call.role.as_str()),
+        None => call.role.as_str().to_owned(),
+    });
     // Only the implementer changes its worktree; every other role reads it.
     if call.role != super::Role::Implement {
         confinement = confinement.reading();
@@ -324,6 +323,12 @@ pub async fn call_cli(
         .hosts(endpoints(cli, home.as_deref()));
     for (k, v) in private.iter().flat_map(|s| &s.env) {
         cmd = cmd.env(k, v);
+    }
+    // In the sandbox Claude Code's telemetry, bootstrap and event calls would be refused on
+    // every call: off, unless the user says otherwise.
+    const QUIET: &str = "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC";
+    if cli == "claude" && private.is_some() && !crate::env::is_set(QUIET) {
+        cmd = cmd.env(QUIET, "1");
     }
     if let Some(sink) = call.activity.clone() {
         // The stream, read as it arrives: each line's activity goes to the live view.
