@@ -463,6 +463,9 @@ pub struct Sandbox {
     scrub_dir: Option<Arc<tempfile::TempDir>>,
     /// `[sandbox.network]`: where each kind may connect.
     network: super::egress::NetworkConfig,
+    /// The binary that forwards a confined process's connections to the proxy: ralph's own,
+    /// unless a program embedding the library names another.
+    forwarder: Option<PathBuf>,
 }
 
 fn registry() -> &'static RwLock<Option<Arc<Sandbox>>> {
@@ -550,6 +553,7 @@ impl Sandbox {
         };
         let network_status = NetworkStatus::of(&network);
         Sandbox {
+            forwarder: None,
             network,
             scrub_dir,
             status: Status {
@@ -572,6 +576,13 @@ impl Sandbox {
 
     pub fn status(&self) -> &Status {
         &self.status
+    }
+
+    /// The same sandbox with `ralph` at `path` as the network forwarder (for a program that
+    /// embeds the library: its own executable is not ralph).
+    pub fn with_forwarder(mut self, path: impl Into<PathBuf>) -> Sandbox {
+        self.forwarder = Some(path.into());
+        self
     }
 
     /// The same sandbox with `[sandbox.network]`'s policies.
@@ -636,7 +647,10 @@ impl Sandbox {
     /// How a process without the host's network reaches the proxy: the gate's `socket`, the
     /// forwarder (ralph's own binary) and the loopback endpoints it mirrors.
     fn egress_plan(&self, c: &Confinement, socket: &Path) -> Option<bwrap::Egress> {
-        let forwarder = std::env::current_exe().ok()?;
+        let forwarder = match &self.forwarder {
+            Some(f) => f.clone(),
+            None => std::env::current_exe().ok()?,
+        };
         let super::egress::Reach::Allow(rules) = self.reach(c) else {
             return None;
         };
@@ -918,6 +932,7 @@ mod tests {
                 hidden: vec!["/h/.ssh".into()],
             },
             network,
+            forwarder: None,
             program: Some("/usr/bin/bwrap".into()),
             home: Some("/h".into()),
             hide: vec!["/h/.ssh".into()],

@@ -181,7 +181,11 @@ async fn a_competition_on_the_real_claude_code() {
         "Claude Code reports its cost: {report}"
     );
     // Through the sandbox's proxy only its model server (its other traffic is off here).
-    assert!(report.get("network_refused").is_none(), "{}", report["network_refused"]);
+    assert!(
+        report.get("network_refused").is_none(),
+        "{}",
+        report["network_refused"]
+    );
     // In the sandbox each call had a private copy of its state: the transcripts, plugins and
     // backups Claude Code writes (under `projects/`, …) went with it.
     if report["sandbox"]["active"] == true {
@@ -245,7 +249,11 @@ async fn a_competition_on_the_real_codex() {
     .unwrap();
     let report = assert_competed(&repo, &out);
     // Through the sandbox's proxy only its model server; its plugin sync and analytics are off.
-    assert!(report.get("network_refused").is_none(), "{}", report["network_refused"]);
+    assert!(
+        report.get("network_refused").is_none(),
+        "{}",
+        report["network_refused"]
+    );
     // Codex's sessions, logs and databases stayed in each call's private copy.
     if report["sandbox"]["active"] == true {
         assert_eq!(list(&home), ["config.toml"]);
