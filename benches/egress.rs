@@ -142,6 +142,7 @@ fn main() {
         mb / t.as_secs_f64()
     );
     let _ = forwarder.kill();
+    let _ = forwarder.wait();
 
     // A confined process: its own network namespace and a gate, against the host's network.
     if std::process::Command::new("bwrap")
