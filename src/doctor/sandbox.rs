@@ -106,13 +106,19 @@ fn mechanism_finding(f: &mut Findings, st: &crate::process::sandbox::Status) {
 /// `[sandbox] writable` (`extra`).
 fn writable_detail(extra: &[String]) -> String {
     let mut writable = String::from(
-        "the worktree (and its own folder under .git/worktrees), a private /tmp; agents: their CLI's state (~/.claude, ~/.claude.json, ~/.codex); setup: ",
+        "the worktree (and its own folder under .git/worktrees), a private /tmp; agents: a private copy of their CLI's state for each call (~/.claude, ~/.claude.json, ~/.codex are never written); setup on the base: ",
     );
     writable.push_str(
         &crate::process::sandbox::CACHES
             .map(|c| format!("~/{c}"))
             .join(", "),
     );
+    let named = crate::process::sandbox::named_caches();
+    if !named.is_empty() {
+        let named: Vec<String> = named.iter().map(|p| p.display().to_string()).collect();
+        writable.push_str(&format!(" and, as the environment names them, {}", named.join(", ")));
+    }
+    writable.push_str("; setup after a change: only a private cache folder of the worktree's");
     if !extra.is_empty() {
         writable.push_str(&format!("; [sandbox] writable: {}", extra.join(", ")));
     }
