@@ -116,7 +116,10 @@ fn writable_detail(extra: &[String]) -> String {
     let named = crate::process::sandbox::named_caches();
     if !named.is_empty() {
         let named: Vec<String> = named.iter().map(|p| p.display().to_string()).collect();
-        writable.push_str(&format!(" and, as the environment names them, {}", named.join(", ")));
+        writable.push_str(&format!(
+            " and, as the environment names them, {}",
+            named.join(", ")
+        ));
     }
     writable.push_str("; setup after a change: only a private cache folder of the worktree's");
     if !extra.is_empty() {
