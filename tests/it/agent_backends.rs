@@ -218,7 +218,7 @@ async fn the_claude_and_codex_backends_parse_their_fake_clis() {
         dir.path(),
         "codex",
         &format!(
-            "cat >/dev/null\ncase \"$*\" in 'exec --json --sandbox read-only --skip-git-repo-check -') cat '{}';; *) echo \"bad args: $*\" >&2; exit 2;; esac",
+            "cat >/dev/null\ncase \"$*\" in 'exec --json --sandbox read-only --skip-git-repo-check -c features.plugins=false -c analytics.enabled=false -') cat '{}';; *) echo \"bad args: $*\" >&2; exit 2;; esac",
             fixtures.join("codex_exec.jsonl").display()
         ),
     );

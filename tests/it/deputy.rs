@@ -73,7 +73,7 @@ impl Heard {
 /// `send TAG TEXT`: one message to the listener (python3, as a test's own code would).
 fn send_fn(port: u16) -> String {
     format!(
-        "send() {{ python3 -c 'import socket,sys; s=socket.create_connection((\"127.0.0.1\",{port}),5); s.sendall((sys.argv[1]+\": \"+sys.argv[2]).encode()); s.close()' \"$1\" \"$2\" 2>/dev/null; }}"
+        "send() {{ python3 -c 'import socket,sys; s=socket.create_connection((\"127.0.0.1\",{port}),30); s.sendall((sys.argv[1]+\": \"+sys.argv[2]).encode()); s.close()' \"$1\" \"$2\" 2>/dev/null; }}"
     )
 }
 
@@ -414,7 +414,11 @@ fn under_a_required_sandbox_nothing_an_agent_left_acts_with_ralphs_rights() {
     }
 
     // 5: the setup ralph ran again after the change wrote no cache and no object.
-    assert!(!heard.tagged("setup-ran").is_empty(), "{all}");
+    assert!(
+        !heard.tagged("setup-ran").is_empty(),
+        "the setup after the change never reported:\n{}\n{all}",
+        out.stderr
+    );
     assert!(heard.tagged("setup-wrote").is_empty(), "{all}");
     for poison in [".cache/POISON", ".npm/POISON", ".cargo/registry/POISON"] {
         assert!(!repo.tools.join(poison).exists(), "{poison}");

@@ -203,7 +203,7 @@ const WORKTREE_MODULES: [&str; 8] = [
 
 /// Files of [`WORKTREE_MODULES`] with direct file-system calls on paths no agent or check
 /// writes: (file under `src/`, number of lines, the paths).
-const OWN_PATHS: [(&str, usize, &str); 20] = [
+const OWN_PATHS: [(&str, usize, &str); 22] = [
     ("process/egress/proxy.rs", 2, "the network gates' sockets in ralph's own folder"),
     ("checks/mod.rs", 1, "ralph's own build caches and scratch folders, made before a check starts"),
     ("checks/environment.rs", 1, "the worktree's private cache folder under .ralph/cache"),
@@ -245,11 +245,9 @@ const OWN_PATHS: [(&str, usize, &str); 20] = [
         2,
         "the worktree's admin folder in the common git dir; the host's paths",
     ),
-    (
-        "process/sandbox.rs",
-        4,
-        "agents' state folders, ~/.cache, /proc/sys and the git configurations shown scrubbed",
-    ),
+    ("process/sandbox/mod.rs", 1, "~/.cache and the caches the environment names, made for a setup"),
+    ("process/sandbox/places.rs", 1, "agents' state folders, made when missing"),
+    ("process/sandbox/host.rs", 2, "/proc/sys and the git configurations shown scrubbed"),
     (
         "workspace/git.rs",
         6,
