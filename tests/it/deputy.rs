@@ -45,21 +45,40 @@ impl Heard {
         let h = heard.clone();
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
-                let mut text = String::new();
-                let mut conn = conn;
-                let _ = conn.read_to_string(&mut text);
-                h.0.lock().unwrap().push(text);
+                let h = h.clone();
+                std::thread::spawn(move || {
+                    let mut text = String::new();
+                    let mut conn = conn;
+                    let _ = conn.read_to_string(&mut text);
+                    h.0.lock().unwrap().push(text);
+                });
             }
         });
         (heard, port)
     }
 
     fn all(&self) -> String {
+        self.settle();
         self.0.lock().unwrap().join("\n")
+    }
+
+    /// Waits until nothing new has arrived for a moment (a message may still be on its way
+    /// through the proxy when the run ends).
+    fn settle(&self) {
+        let mut seen = usize::MAX;
+        for _ in 0..50 {
+            let now = self.0.lock().unwrap().len();
+            if now == seen {
+                return;
+            }
+            seen = now;
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
     }
 
     /// The messages that start with `tag`.
     fn tagged(&self, tag: &str) -> Vec<String> {
+        self.settle();
         self.0
             .lock()
             .unwrap()

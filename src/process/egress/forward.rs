@@ -109,14 +109,34 @@ fn splice(a: TcpStream, b: UnixStream) {
     let _ = up.join();
 }
 
+/// Connections being forwarded now: the forwarder lets them finish before it exits.
+static ACTIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How long the forwarder waits, after the program exits, for its connections to finish
+/// delivering what the program wrote before it exited.
+const LINGER: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Accepts on `listener` forever, handing each connection to `handle` on a thread.
 fn serve(listener: TcpListener, handle: impl Fn(TcpStream) + Send + Sync + Clone + 'static) {
+    use std::sync::atomic::Ordering;
     std::thread::spawn(move || {
         for conn in listener.incoming().flatten() {
             let handle = handle.clone();
-            std::thread::spawn(move || handle(conn));
+            ACTIVE.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || {
+                handle(conn);
+                ACTIVE.fetch_sub(1, Ordering::SeqCst);
+            });
         }
     });
+}
+
+/// Waits (at most [`LINGER`]) until no connection is being forwarded.
+fn linger() {
+    let started = std::time::Instant::now();
+    while ACTIVE.load(std::sync::atomic::Ordering::SeqCst) > 0 && started.elapsed() < LINGER {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// A connection to `host:port` through the proxy: the `CONNECT`, then the bytes.
@@ -192,7 +212,10 @@ pub fn main(args: &[String]) -> i32 {
     let Some((program, rest)) = args.program.split_first() else {
         return 2;
     };
-    match std::process::Command::new(program).args(rest).status() {
+    let status = std::process::Command::new(program).args(rest).status();
+    // What the program wrote just before it exited is still on its way out.
+    linger();
+    match status {
         Ok(status) => status.code().unwrap_or_else(|| {
             use std::os::unix::process::ExitStatusExt;
             128 + status.signal().unwrap_or(0)
