@@ -72,7 +72,8 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
 
 /// Adds the CI's checks that the plan does not run already, and its notes.
 fn join_ci(plan: &mut CheckPlan, ci: super::workflows::Ci) {
-    let normal = |c: &str| c.split_whitespace().collect::<Vec<_>>().join(" ");
+    // One command is one check, however the project and its CI spell it.
+    let normal = |c: &str| super::workflows::canonical(c);
     let mut added = 0;
     for check in ci.checks {
         let script = ci.scripts.get(&check.name).map(|s| normal(s));

@@ -13,6 +13,7 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 mod classify;
 mod steps;
+mod tox;
 use steps::{read_combination, Job};
 
 /// The most checks taken from CI: beyond them a matrix would multiply the verification time.
@@ -43,7 +44,7 @@ pub enum StepKind {
     Other,
 }
 
-pub use classify::classify;
+pub use classify::{canonical, classify};
 
 /// Whether the workflow runs on pushes or pull requests (a `pull_request` trigger limited to
 /// `types` such as `labeled` does not run on a pull request's commits).
@@ -271,22 +272,20 @@ fn string_map(
     out
 }
 
-/// A name for a check from a step: `ci-<job>-<step>` in ralph's check-name alphabet.
+/// A name people read for a check from a step: `CI <job> (<matrix key value>, …): <step>`,
+/// the step its name or its command's first line, at most 80 characters.
 fn check_name(job: &str, step: &str, combo: &BTreeMap<String, String>) -> String {
-    let mut name = format!("ci-{job}-{step}");
-    for v in combo.values().filter(|v| !v.is_empty()) {
-        name.push('-');
-        name.push_str(v);
+    let values: Vec<String> = combo
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    let mut name = format!("CI {job}");
+    if !values.is_empty() {
+        name.push_str(&format!(" ({})", values.join(", ")));
     }
-    let mut out = String::new();
-    for c in name.chars().flat_map(char::to_lowercase) {
-        if c.is_ascii_alphanumeric() {
-            out.push(c);
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    out.trim_matches('-').chars().take(60).collect()
+    name.push_str(&format!(": {step}"));
+    name.chars().filter(|c| !c.is_control()).take(80).collect()
 }
 
 /// The shell command that runs `script` as the workflow would: in `dir`, with `env`, by bash
@@ -402,6 +401,7 @@ pub fn read(root: &Path) -> Ci {
             read_workflow(&name, &text, &exists, &mut ci);
         }
     }
+    narrow_tox(root, &mut ci);
     if ci.checks.len() > MAX_CHECKS {
         let left: Vec<String> = ci.checks[MAX_CHECKS..]
             .iter()
@@ -414,6 +414,48 @@ pub fn read(root: &Path) -> Ci {
         ci.checks.truncate(MAX_CHECKS);
     }
     ci
+}
+
+/// A CI check that is `tox` without `-e` runs the envs this machine can run instead of the
+/// whole list (see `tox`), with a note on what it left out.
+fn narrow_tox(root: &Path, ci: &mut Ci) {
+    let tox_checks: Vec<usize> = ci
+        .checks
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            let script = ci.scripts.get(&c.name).map(|s| s.trim());
+            script.is_some_and(|s| {
+                s.starts_with("tox") && !s.contains('\n') && !s.contains(" -e") && c.command == s
+            })
+        })
+        .map(|(i, _)| i)
+        .collect();
+    if tox_checks.is_empty() {
+        return;
+    }
+    let (Some(python), list) = (tox::local_python(), tox::env_list(root)) else {
+        return;
+    };
+    let Some((take, leave)) = tox::choose(&list, python) else {
+        return;
+    };
+    for i in tox_checks {
+        let check = &mut ci.checks[i];
+        check.command = format!("{} -e {}", check.command, take.join(","));
+        ci.notes.push(format!(
+            "`{}` runs tox's envs for the Python here ({}.{}): {}{}",
+            check.name,
+            python.0,
+            python.1,
+            take.join(", "),
+            if leave.is_empty() {
+                String::new()
+            } else {
+                format!("; left out: {}", leave.join(", "))
+            }
+        ));
+    }
 }
 
 #[cfg(test)]
@@ -470,17 +512,17 @@ jobs:
             commands,
             [
                 (
-                    "ci-test-test-ubuntu-latest",
+                    "CI test (os ubuntu-latest): Test",
                     "cargo test --features \"\" --tests",
                     CheckKind::Test
                 ),
                 (
-                    "ci-test-test-serde-ubuntu-latest",
+                    "CI test (features serde, os ubuntu-latest): Test",
                     "cargo test --features \"serde\" --tests",
                     CheckKind::Test
                 ),
                 (
-                    "ci-lint-step-1",
+                    "CI lint: cargo clippy --all-targets -- -D warnings",
                     "cargo clippy --all-targets -- -D warnings",
                     CheckKind::Quality
                 ),
@@ -551,7 +593,7 @@ jobs:
             ["mypy"]
         );
         assert_eq!(
-            ci.scripts.get("ci-here-step-3").map(String::as_str),
+            ci.scripts.get("CI here: mypy").map(String::as_str),
             Some("mypy")
         );
         let notes = ci.notes.join("\n");
@@ -561,7 +603,7 @@ jobs:
         );
         assert!(
             notes.contains(
-                "`step 2`: left out, its working directory `elsewhere` is not in the repository"
+                "`pytest`: left out, its working directory `elsewhere` is not in the repository"
             ),
             "{notes}"
         );

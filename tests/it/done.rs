@@ -136,8 +136,11 @@ fn a_test_only_the_ci_feature_matrix_runs_rejects_the_broken_fix_and_passes_the_
     let out = run(repo.ralph().args(["compete", "3", "--json"]));
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
-        out.stderr.contains("ci-test-step-3-exact")
-            && out.stderr.contains("check `ci-test-step-3-exact` failed"),
+        out.stderr
+            .contains("CI test (features exact): cargo test --features \"exact\" --tests")
+            && out.stderr.contains(
+                "check `CI test (features exact): cargo test --features \"exact\" --tests` failed"
+            ),
         "{}",
         out.stderr
     );

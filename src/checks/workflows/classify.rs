@@ -155,6 +155,43 @@ fn by_name(name: &str) -> StepKind {
     }
 }
 
+/// The command a script runs, spelled one way, to tell two spellings of it apart from two
+/// commands: runners looked through (`python -m pytest` = `uv run pytest` = `pytest`) and a
+/// package script named by its script (`npm test` = `npm run test` = `yarn test` =
+/// `pnpm run test`).
+pub fn canonical(script: &str) -> String {
+    commands(script)
+        .iter()
+        .filter_map(|c| program(c))
+        .map(|(name, args)| {
+            let node = matches!(name.as_str(), "npm" | "pnpm" | "yarn" | "bun");
+            let sub = subcommand(&args).to_owned();
+            let rest: Vec<&String> = args.iter().filter(|a| **a != sub).collect();
+            let script = match sub.as_str() {
+                "run" | "run-script" => rest.first().map(|s| s.as_str()).unwrap_or("").to_owned(),
+                "t" => "test".to_owned(),
+                other => other.to_owned(),
+            };
+            if node
+                && !matches!(
+                    script.as_str(),
+                    "" | "install" | "i" | "ci" | "add" | "exec"
+                )
+            {
+                let tail: Vec<&str> = rest
+                    .iter()
+                    .skip(usize::from(matches!(sub.as_str(), "run" | "run-script")))
+                    .map(|s| s.as_str())
+                    .collect();
+                format!("run {script} {}", tail.join(" ")).trim().to_owned()
+            } else {
+                format!("{name} {}", args.join(" ")).trim().to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" && ")
+}
+
 /// What one command does.
 fn command(words: &[String]) -> StepKind {
     let Some((name, args)) = program(words) else {
@@ -265,6 +302,22 @@ mod tests {
 
     const TEST: StepKind = StepKind::Check(CheckKind::Test);
     const QUALITY: StepKind = StepKind::Check(CheckKind::Quality);
+
+    #[test]
+    fn one_command_however_it_is_spelled() {
+        for (a, b) in [
+            ("npm run test", "yarn test"),
+            ("npm test", "pnpm run test"),
+            ("yarn lint", "npm run lint"),
+            ("python -m pytest -q", "pytest -q"),
+            ("uv run pytest", "pytest"),
+            ("poetry run mypy src", "mypy src"),
+        ] {
+            assert_eq!(canonical(a), canonical(b), "{a} = {b}");
+        }
+        assert_ne!(canonical("npm run lint"), canonical("npm test"));
+        assert_ne!(canonical("pytest tests/a"), canonical("pytest tests/b"));
+    }
 
     #[test]
     fn a_step_is_what_its_program_does_not_what_it_names() {

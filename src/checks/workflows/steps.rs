@@ -60,9 +60,18 @@ fn read_step(
     ci: &mut Ci,
 ) {
     let Job { file, id, .. } = *job;
+    // The step's name, else its command's first line: what a maintainer would call it.
     let label = step["name"]
         .as_str()
         .map(str::to_owned)
+        .or_else(|| {
+            let first = step["run"]
+                .as_str()?
+                .lines()
+                .find(|l| !l.trim().is_empty())?;
+            let first = expand(first, combo, env).unwrap_or_else(|_| first.to_owned());
+            Some(first.trim().chars().take(60).collect())
+        })
         .unwrap_or_else(|| format!("step {}", i + 1));
     if let Some(uses) = step["uses"].as_str() {
         let provides = provides(uses);
