@@ -16,7 +16,7 @@ pub fn local_python() -> Option<(u32, u32)> {
             .file_name()
             .and_then(|n| n.to_str())
             .and_then(|n| n.strip_prefix("python"))
-            .and_then(|v| parse(v));
+            .and_then(parse);
         named.or_else(|| {
             let out = std::process::Command::new(&path)
                 .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
