@@ -481,6 +481,7 @@ fn environment_checks(f: &mut Findings, settings: &Settings, plan: &crate::check
     if let Some(c) = &plan.coverage {
         let how = match &c.test_command {
             Some(t) => format!("the tests run as `{t}`, then `{}`", c.command),
+            None if c.command.is_empty() => "read from the report the tests write".to_owned(),
             None => format!("`{}` after the checks", c.command),
         };
         f.add(

@@ -19,7 +19,7 @@ pub struct CoverageSpec {
     /// The first test check's command under coverage, run instead of it: the suite runs once.
     pub test_command: Option<String>,
     /// Run after the checks: writes the report to `{report}` (a file outside the worktree) or
-    /// prints the total.
+    /// prints the total. Empty: the tests write a report of their own (`REPORT_FILES`).
     pub command: String,
     /// Why coverage is measured so, for `ralph doctor`.
     pub reason: String,
@@ -27,7 +27,8 @@ pub struct CoverageSpec {
 
 /// Runs the coverage command in `dir` (the report goes to `scratch`) and reads the total: from
 /// the report it wrote, else from its output, else from a report file in the worktree. When no
-/// total could be read, why not: the command's failure with the end of what it said.
+/// total could be read, why not: the command's failure with the end of what it said. A spec
+/// without a command (the tests collect coverage themselves) reads the worktree's report files.
 pub async fn measure(
     spec: &CoverageSpec,
     dir: &Path,
@@ -35,6 +36,14 @@ pub async fn measure(
     timeout: Duration,
     env: &[(String, String)],
 ) -> Result<f64, String> {
+    if spec.command.is_empty() {
+        return from_report_files(dir).map(|(p, _)| p).ok_or_else(|| {
+            format!(
+                "the tests wrote none of the reports read ({})",
+                REPORT_FILES.join(", ")
+            )
+        });
+    }
     let report = scratch.join("coverage-report");
     let command = spec.command.replace(
         REPORT,
@@ -55,34 +64,34 @@ pub async fn measure(
         .and_then(|text| parse_total(&text))
         .or_else(|| parse_total(&out.stdout))
         .or_else(|| from_report_files(dir).map(|(p, _)| p))
-        .ok_or_else(|| {
-            let said = super::output::explain(&out.stdout, &out.stderr);
-            let said = said.trim();
-            let tail: Vec<&str> = said.lines().rev().take(3).collect();
-            let tail: Vec<&str> = tail.into_iter().rev().collect();
-            match (out.success(), said.is_empty()) {
-                (true, _) => format!("`{}` gave no total", spec.command),
-                (false, true) => format!(
-                    "`{}` failed (exit {})",
-                    spec.command,
-                    out.code.map_or("none".into(), |c| c.to_string())
-                ),
-                (false, false) => format!(
-                    "`{}` failed (exit {}): {}",
-                    spec.command,
-                    out.code.map_or("none".into(), |c| c.to_string()),
-                    tail.join(" / ")
-                ),
-            }
-        })
+        .ok_or_else(|| failure(spec, &out))
+}
+
+/// Why a coverage command gave no total: it gave none, or it failed and the end of what it said.
+fn failure(spec: &CoverageSpec, out: &process::Output) -> String {
+    let said = super::output::explain(&out.stdout, &out.stderr);
+    let said = said.trim();
+    let tail: Vec<&str> = said.lines().rev().take(3).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    let code = out.code.map_or("none".into(), |c| c.to_string());
+    match (out.success(), said.is_empty()) {
+        (true, _) => format!("`{}` gave no total", spec.command),
+        (false, true) => format!("`{}` failed (exit {code})", spec.command),
+        (false, false) => format!(
+            "`{}` failed (exit {code}): {}",
+            spec.command,
+            tail.join(" / ")
+        ),
+    }
 }
 
 /// Report files looked for in the worktree when the command's output holds no total.
-pub const REPORT_FILES: [&str; 7] = [
+pub const REPORT_FILES: [&str; 8] = [
     "coverage.json",
     "coverage/coverage-summary.json",
     "lcov.info",
     "coverage/lcov.info",
+    "coverage/coverage-final.json",
     "coverage.xml",
     "cobertura.xml",
     "coverage/cobertura-coverage.xml",
@@ -109,7 +118,8 @@ pub fn from_report_files(dir: &Path) -> Option<(f64, &'static str)> {
     })
 }
 
-/// `cargo llvm-cov --json`, coverage.py's `coverage json`, Istanbul's json-summary.
+/// `cargo llvm-cov --json`, coverage.py's `coverage json`, Istanbul's json-summary, else
+/// Istanbul's per-file `coverage-final.json` (Jest's and Vitest's default `json` report).
 fn json_total(text: &str) -> Option<f64> {
     let start = text.find('{')?;
     let v: serde_json::Value = serde_json::from_str(&text[start..]).ok()?;
@@ -117,6 +127,30 @@ fn json_total(text: &str) -> Option<f64> {
         .or_else(|| v.pointer("/totals/percent_covered"))
         .or_else(|| v.pointer("/total/lines/pct"))
         .and_then(|p| p.as_f64())
+        .or_else(|| istanbul_final(&v))
+}
+
+/// Line coverage from Istanbul's per-file data, as Istanbul counts it: a line is one where a
+/// statement starts, covered when any statement starting there ran.
+fn istanbul_final(v: &serde_json::Value) -> Option<f64> {
+    let files = v.as_object()?;
+    let (mut lines, mut hit) = (0u64, 0u64);
+    for file in files.values() {
+        let (map, counts) = (file.get("statementMap")?.as_object()?, file.get("s")?);
+        let mut by_line: std::collections::BTreeMap<u64, bool> = Default::default();
+        for (id, statement) in map {
+            let line = statement.pointer("/start/line")?.as_u64()?;
+            let ran = counts.get(id).and_then(|c| c.as_u64()).unwrap_or(0) > 0;
+            *by_line.entry(line).or_default() |= ran;
+        }
+        lines += by_line.len() as u64;
+        hit += by_line.values().filter(|r| **r).count() as u64;
+    }
+    match (files.is_empty(), lines) {
+        (true, _) => None,
+        (false, 0) => Some(100.0),
+        (false, n) => Some(hit as f64 * 100.0 / n as f64),
+    }
 }
 
 /// The `line-rate` of a Cobertura report's `<coverage>` element, as a percentage.
@@ -153,10 +187,22 @@ fn lcov(text: &str) -> Option<f64> {
     }
 }
 
-/// A total in text: `coverage report`'s `TOTAL … 99.45%` line, else the last line that is
+/// A total in text: `coverage report`'s `TOTAL … 99.45%` line, Istanbul's text table (`All
+/// files | stmts | branch | funcs | lines |`, Jest's and Vitest's), else the last line that is
 /// only a number (`coverage report --format=total`). A line about `fail_under` is not a total.
 fn total_line(text: &str) -> Option<f64> {
-    let number = |w: &str| w.trim_end_matches('%').parse::<f64>().ok();
+    let number = |w: &str| w.trim().trim_end_matches('%').parse::<f64>().ok();
+    let table = text.lines().find_map(|l| {
+        let plain = crate::render::markdown::strip_ansi(l);
+        let cells: Vec<&str> = plain.split('|').map(str::trim).collect();
+        match cells.as_slice() {
+            ["All files", _stmts, _branch, _funcs, lines, ..] => number(lines),
+            _ => None,
+        }
+    });
+    if table.is_some() {
+        return table;
+    }
     let lines = text
         .lines()
         .map(str::trim)
@@ -203,9 +249,44 @@ mod tests {
         assert_eq!(parse_total(lcov), Some(87.5));
         let xml = r#"<?xml version="1.0" ?><coverage version="7.4" line-rate="0.8125" branch-rate="0"><sources/></coverage>"#;
         assert_eq!(parse_total(xml), Some(81.25));
+        let jest = "\x1b[2m----------|---------|----------|---------|---------|\x1b[0m\n\
+                    All files |   85.71 |      100 |      50 |   83.33 |                   \n\
+                    \x20sum.js  |   85.71 |      100 |      50 |   83.33 | 7\n";
+        assert_eq!(parse_total(jest), Some(83.33));
+        // Istanbul's per-file data: lines 1 and 2 ran, line 3 (two statements) did not.
+        let fin = r#"{"/w/a.js": {"path": "/w/a.js",
+            "statementMap": {"0": {"start": {"line": 1, "column": 0}, "end": {"line": 1, "column": 9}},
+                             "1": {"start": {"line": 2, "column": 0}, "end": {"line": 2, "column": 9}},
+                             "2": {"start": {"line": 3, "column": 0}, "end": {"line": 3, "column": 4}},
+                             "3": {"start": {"line": 3, "column": 5}, "end": {"line": 3, "column": 9}}},
+            "s": {"0": 1, "1": 4, "2": 0, "3": 0}, "fnMap": {}, "f": {}, "branchMap": {}, "b": {}},
+          "/w/b.js": {"path": "/w/b.js",
+            "statementMap": {"0": {"start": {"line": 1, "column": 0}, "end": {"line": 1, "column": 9}}},
+            "s": {"0": 2}}}"#;
+        assert_eq!(parse_total(fin), Some(75.0));
         assert_eq!(parse_total(""), None);
         assert_eq!(parse_total("no numbers here"), None);
         assert_eq!(parse_total("250"), None, "not a percentage");
+    }
+
+    #[tokio::test]
+    async fn tests_that_collect_coverage_themselves_are_read_from_their_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let spec = CoverageSpec {
+            test_command: None,
+            command: String::new(),
+            reason: "jest --coverage".into(),
+        };
+        let t = Duration::from_secs(5);
+        let missing = measure(&spec, dir.path(), scratch.path(), t, &[])
+            .await
+            .unwrap_err();
+        assert!(missing.contains("wrote none of the reports"), "{missing}");
+        std::fs::create_dir(dir.path().join("coverage")).unwrap();
+        std::fs::write(dir.path().join("coverage/lcov.info"), "LF:4\nLH:3\n").unwrap();
+        let found = measure(&spec, dir.path(), scratch.path(), t, &[]).await;
+        assert_eq!(found, Ok(75.0));
     }
 
     #[test]

@@ -145,7 +145,9 @@ fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
         };
     }
     if let Some(text) = read("package.json") {
-        return CheckPlan::new("node", node_checks(root, &text), config);
+        let mut plan = CheckPlan::new("node", node_checks(root, &text), config);
+        plan.coverage = node_coverage(&text);
+        return plan;
     }
     CheckPlan::new("none", Vec::new(), config)
 }
@@ -202,6 +204,21 @@ fn node_checks(root: &Path, text: &str) -> Vec<CheckSpec> {
         .and_then(|v| v.get("scripts").and_then(|s| s.as_object()).cloned())
         .map(|o| o.keys().cloned().collect())
         .unwrap_or_default();
+    // The project's own package manager, by its lockfile: a Yarn project's scripts through
+    // Yarn (as its CI runs them), npm where nothing says otherwise.
+    let manager = if root.join("yarn.lock").is_file() {
+        "yarn"
+    } else if root.join("pnpm-lock.yaml").is_file() {
+        "pnpm"
+    } else if root.join("bun.lockb").is_file() || root.join("bun.lock").is_file() {
+        "bun"
+    } else {
+        "npm"
+    };
+    let run = |script: &str| match manager {
+        "npm" => format!("npm run --silent {script}"),
+        m => format!("{m} run {script}"),
+    };
     let has = |s: &str| scripts.iter().any(|k| k == s);
     let mut checks = Vec::new();
     for (name, candidates) in [
@@ -214,7 +231,7 @@ fn node_checks(root: &Path, text: &str) -> Vec<CheckSpec> {
     ] {
         if let Some(script) = candidates.iter().find(|c| has(c)) {
             checks.push(
-                CheckSpec::new(name, &format!("npm run --silent {script}"))
+                CheckSpec::new(name, &run(script))
                     .because(&format!("the `{script}` script of package.json")),
             );
         }
@@ -224,10 +241,28 @@ fn node_checks(root: &Path, text: &str) -> Vec<CheckSpec> {
         checks.push(pc);
     }
     if has("test") {
-        checks
-            .push(CheckSpec::new("test", "npm test").because("the `test` script of package.json"));
+        let test = match manager {
+            // `bun test` is Bun's own runner, not the script.
+            "bun" => "bun run test".to_owned(),
+            m => format!("{m} test"),
+        };
+        checks.push(CheckSpec::new("test", &test).because("the `test` script of package.json"));
     }
     checks
+}
+
+/// Coverage a Node project's `test` script already collects (`jest --coverage`, `vitest
+/// --coverage`): read from the report it writes (`coverage/coverage-summary.json`,
+/// `coverage/lcov.info`) after the tests.
+fn node_coverage(text: &str) -> Option<CoverageSpec> {
+    let package: serde_json::Value = serde_json::from_str(text).ok()?;
+    let test = package["scripts"]["test"].as_str()?;
+    let tool = ["jest", "vitest"].into_iter().find(|t| test.contains(t))?;
+    test.contains("--coverage").then(|| CoverageSpec {
+        test_command: None,
+        command: String::new(),
+        reason: format!("`{tool} --coverage` in the `test` script of package.json"),
+    })
 }
 
 /// A `[checks]` section to start from, for the language the repository at `root` looks like it
@@ -449,8 +484,33 @@ mod tests {
                 "npm test"
             ]
         );
+        assert!(plan.coverage.is_none(), "jest without --coverage");
         let none = project(&[("README.md", "hi")]);
         assert_eq!(detect(none.path(), &ChecksConfig::default()).source, "none");
+    }
+
+    #[test]
+    fn a_node_project_runs_its_scripts_with_its_own_package_manager() {
+        let package = r#"{"scripts": {"test": "jest --coverage", "lint": "eslint ."}}"#;
+        for (lockfile, lint, test) in [
+            ("yarn.lock", "yarn run lint", "yarn test"),
+            ("pnpm-lock.yaml", "pnpm run lint", "pnpm test"),
+            ("bun.lock", "bun run lint", "bun run test"),
+            ("package-lock.json", "npm run --silent lint", "npm test"),
+        ] {
+            let dir = project(&[("package.json", package), (lockfile, "")]);
+            let plan = detect(dir.path(), &ChecksConfig::default());
+            let commands: Vec<String> = names(&plan).into_iter().map(|n| n.1).collect();
+            assert_eq!(commands, [lint, test], "{lockfile}");
+            // The test script collects coverage itself: its report is read after it.
+            let coverage = plan.coverage.expect("jest --coverage");
+            assert_eq!(coverage.test_command, None, "the suite runs as it is");
+            assert!(
+                coverage.reason.contains("jest --coverage"),
+                "{}",
+                coverage.reason
+            );
+        }
     }
 
     #[test]

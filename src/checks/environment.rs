@@ -297,9 +297,14 @@ async fn prepare(
     let refused = crate::process::egress::refused_to(what)
         .map(|r| format!("\n{r}"))
         .unwrap_or_default();
+    let said = super::output::explain(&out.stdout, &out.stderr);
+    let said = if said.trim().is_empty() {
+        "(it printed nothing)".to_owned()
+    } else {
+        said
+    };
     Err(format!(
-        "the {what} `{command}` failed ({how}):\n{}{refused}",
-        super::output::explain(&out.stdout, &out.stderr)
+        "the {what} `{command}` failed ({how}):\n{said}{refused}"
     ))
 }
 

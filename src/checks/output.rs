@@ -94,7 +94,11 @@ fn head_tail(text: &str) -> String {
 /// The part of a check's output that explains it.
 pub fn explain(stdout: &str, stderr: &str) -> String {
     for text in [stdout, stderr] {
-        if let Some(s) = pytest(text).or_else(|| cargo(text)).or_else(|| jest(text)) {
+        let found = pytest(text)
+            .or_else(|| cargo(text))
+            .or_else(|| jest(text))
+            .filter(|s| !s.trim().is_empty());
+        if let Some(s) = found {
             return s;
         }
     }
