@@ -6,6 +6,7 @@
 //! number, the issue itself and its branch. A `Fail` would stop a competition; a `Warn` would
 //! not, but deserves a look.
 
+use crate::checks::python::importable;
 use crate::checks::{detect, example, on_path};
 use crate::compete::agents::{Agent, Agents};
 use crate::settings::Settings;
@@ -79,7 +80,7 @@ pub async fn examine(
     let facts = tracker_checks(&mut f, settings, tracker).await;
     git_checks(&mut f, settings, &facts).await;
     agent_checks(&mut f, settings);
-    check_checks(&mut f, settings);
+    check_checks(&mut f, settings).await;
     sandbox_checks(&mut f, settings).await;
     if let (Some(n), Ok(t)) = (issue, tracker) {
         issue_checks(&mut f, settings, t, n, &facts).await;
@@ -353,7 +354,7 @@ fn model_checks(f: &mut Findings, settings: &Settings) {
     }
 }
 
-fn check_checks(f: &mut Findings, settings: &Settings) {
+async fn check_checks(f: &mut Findings, settings: &Settings) {
     let plan = detect(&settings.root, &settings.config.checks);
     if plan.checks.is_empty() {
         f.add(
@@ -376,8 +377,15 @@ fn check_checks(f: &mut Findings, settings: &Settings) {
         }
     };
     for c in &plan.checks {
-        match &c.program {
-            Some(p) if !on_path(p) && !settings.root.join(p).exists() => {
+        // `python -m pytest` needs the module as well as the interpreter.
+        let module = match crate::checks::python::module_run(&c.command) {
+            Some((python, m)) if !importable(&python, &m, &settings.root, &plan.env).await => {
+                Some(m)
+            }
+            _ => None,
+        };
+        match (&c.program, module) {
+            (Some(p), _) if !on_path(p) && !settings.root.join(p).exists() => {
                 let status = if c.configured {
                     Status::Fail
                 } else {
@@ -396,6 +404,26 @@ fn check_checks(f: &mut Findings, settings: &Settings) {
                         "install `{p}`, or name the project's own command under [checks] (an unavailable check verifies nothing)"
                     )
                 });
+            }
+            (_, Some(m)) => {
+                let status = if c.configured {
+                    Status::Fail
+                } else {
+                    Status::Warn
+                };
+                f.add(
+                    "checks",
+                    &c.name,
+                    status,
+                    format!(
+                        "`{}` ({}): the module `{m}` is not installed for it",
+                        c.command,
+                        why(c)
+                    ),
+                );
+                f.hint(format!(
+                    "install `{m}` into the interpreter the check runs (or the project's environment), or name the project's own command under [checks]"
+                ));
             }
             _ => f.add(
                 "checks",
@@ -683,8 +711,8 @@ mod tests {
             .contains("smart_bot_1, smart_bot_2, smart_bot_3, arbiter, implementer"));
     }
 
-    #[test]
-    fn the_environment_of_the_checks_is_shown_with_its_reasons() {
+    #[tokio::test]
+    async fn the_environment_of_the_checks_is_shown_with_its_reasons() {
         let dir = tempfile::tempdir().unwrap();
         for (name, text) in [
             (
@@ -700,7 +728,7 @@ mod tests {
             std::fs::write(path, text).unwrap();
         }
         let mut f = Findings::default();
-        check_checks(&mut f, &settings(dir.path(), ""));
+        check_checks(&mut f, &settings(dir.path(), "")).await;
         let r = Report {
             ok: true,
             findings: f.0,
@@ -731,5 +759,27 @@ mod tests {
             "no tracker, no issue"
         );
         assert_eq!(find(&r, "test").status, Status::Ok);
+    }
+
+    #[tokio::test]
+    async fn a_python_module_check_is_ready_only_when_its_module_is_installed() {
+        if !on_path("python3") {
+            eprintln!("skipped: no python3 on PATH");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let config = "[checks]\ntest = \"python3 -m ralph_no_such_module -q\"\nlint = \"python3 -m json.tool pyproject.toml\"\n";
+        let mut f = Findings::default();
+        check_checks(&mut f, &settings(dir.path(), config)).await;
+        let r = Report {
+            ok: true,
+            findings: f.0,
+        };
+        let test = find(&r, "test");
+        assert_eq!(test.status, Status::Fail, "{}", test.detail);
+        assert!(test
+            .detail
+            .contains("the module `ralph_no_such_module` is not installed"));
+        assert_eq!(find(&r, "lint").status, Status::Ok);
     }
 }

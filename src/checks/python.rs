@@ -207,6 +207,43 @@ fn python() -> &'static str {
     }
 }
 
+/// The interpreter and the module of a `python -m module …` command (`python3`, `python3.11`,
+/// `.venv/bin/python` as well): the module must be importable for the check to run.
+pub fn module_run(command: &str) -> Option<(String, String)> {
+    let words = super::words(command);
+    let mut words = words
+        .iter()
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'));
+    let python = words.next()?;
+    let name = Path::new(python).file_name()?.to_str()?;
+    let version = name.strip_prefix("python")?;
+    if !version.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    let module = words.skip_while(|w| *w != "-m").nth(1)?;
+    let valid = !module.is_empty()
+        && module
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    valid.then(|| (python.clone(), module.clone()))
+}
+
+/// Whether `python` in `dir`, with `env`, finds `module` (without running it).
+pub async fn importable(python: &str, module: &str, dir: &Path, env: &[(String, String)]) -> bool {
+    let script =
+        format!("import importlib.util as u, sys; sys.exit(0 if u.find_spec({module:?}) else 1)");
+    let cmd = super::program(
+        python,
+        &["-c", &script],
+        dir,
+        crate::process::Kind::Check,
+        env,
+        &[],
+    )
+    .timeout(std::time::Duration::from_secs(60));
+    matches!(crate::process::run(&cmd).await, Ok(out) if out.success())
+}
+
 /// The checks of the Python project at `root`, each with why it was chosen, and the coverage
 /// command when coverage is configured.
 pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
@@ -510,5 +547,22 @@ mod tests {
         ]);
         assert_eq!(commands(files.path()), ["mypy --exclude '^\\.ralph/'"]);
         assert_eq!(package(files.path()).as_deref(), Some("src/pkg"));
+    }
+
+    #[test]
+    fn a_module_run_names_its_interpreter_and_module() {
+        let run = |c: &str| module_run(c).map(|(p, m)| format!("{p} {m}"));
+        assert_eq!(run("python -m pytest -q").as_deref(), Some("python pytest"));
+        assert_eq!(
+            run("python3.11 -m mypy src").as_deref(),
+            Some("python3.11 mypy")
+        );
+        assert_eq!(
+            run("PYTHONPATH=src .venv/bin/python -m unittest discover").as_deref(),
+            Some(".venv/bin/python unittest")
+        );
+        assert_eq!(run("pytest -q"), None);
+        assert_eq!(run("python setup.py test"), None);
+        assert_eq!(run("python-config -m x"), None);
     }
 }
