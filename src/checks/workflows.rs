@@ -19,8 +19,13 @@ use steps::{read_combination, Job};
 /// The most checks taken from CI: beyond them a matrix would multiply the verification time.
 const MAX_CHECKS: usize = 8;
 
-/// The most combinations a matrix is expanded to.
+/// The most combinations of one job that run here, counted after those that cannot (another
+/// OS, a failing `if:`) are left out.
 const MAX_COMBINATIONS: usize = 16;
+
+/// The most combinations a matrix is expanded to before any is left out: a bound on the work of
+/// reading a hostile or enormous matrix, far above any real one's.
+const MAX_EXPANDED: usize = 1024;
 
 /// What the workflows say, for the plan and for `ralph doctor`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -120,7 +125,7 @@ fn combinations(strategy: &Yaml) -> Vec<BTreeMap<String, String>> {
                     c
                 })
             })
-            .take(MAX_COMBINATIONS)
+            .take(MAX_EXPANDED)
             .collect();
     }
     let entry = |y: &Yaml| -> BTreeMap<String, String> {
@@ -147,7 +152,7 @@ fn combinations(strategy: &Yaml) -> Vec<BTreeMap<String, String>> {
     }
     if let Some(include) = include {
         for e in include.iter().map(entry) {
-            if out.len() >= MAX_COMBINATIONS {
+            if out.len() >= MAX_EXPANDED {
                 break;
             }
             // An entry that matches existing combinations extends them; otherwise it is one.
@@ -347,8 +352,23 @@ fn read_workflow(file: &str, text: &str, dir_exists: &dyn Fn(&str) -> bool, ci: 
                 .or_else(|| default_dir.clone()),
             dir_exists,
         };
-        for combo in combinations(&job.yaml["strategy"]) {
-            read_combination(&job, &combo, &wf_env, ci);
+        let runnable: Vec<_> = combinations(&job.yaml["strategy"])
+            .into_iter()
+            .filter(|combo| steps::runs_here(&job, combo, &wf_env))
+            .collect();
+        if runnable.len() > MAX_COMBINATIONS {
+            let dropped: Vec<String> = runnable[MAX_COMBINATIONS..]
+                .iter()
+                .map(|c| check_name(id, "", c).trim_end_matches(": ").to_owned())
+                .collect();
+            ci.notes.push(format!(
+                "{file}, job `{id}`: only the first {MAX_COMBINATIONS} of its {} combinations that run here are used; left out: {}",
+                runnable.len(),
+                dropped.join("; ")
+            ));
+        }
+        for combo in runnable.iter().take(MAX_COMBINATIONS) {
+            read_combination(&job, combo, &wf_env, ci);
         }
     }
 }
@@ -655,6 +675,54 @@ jobs:
         assert!(
             condition_holds("github.event_name == 'push'", &m),
             "what ralph cannot tell, it runs"
+        );
+    }
+
+    #[test]
+    fn the_combination_cap_counts_only_what_runs_here_and_names_what_it_drops() {
+        // 3 systems × 6 Pythons = 18 combinations, 6 on Linux, and one `include` on Linux: the
+        // include is kept (the cap once fell on the cartesian product before the OS filter).
+        let wide = r#"
+on: [push]
+jobs:
+  t:
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest, macos-latest]
+        python: ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+        include:
+          - os: ubuntu-latest
+            python: "3.14"
+    steps:
+      - run: python${{ matrix.python }} -m pytest
+"#;
+        let ci = read_one(wide);
+        assert_eq!(ci.checks.len(), 7, "{:?}", ci.checks);
+        assert!(ci.checks.iter().any(|c| c.name.contains("python 3.14")));
+        assert!(!ci.notes.iter().any(|n| n.contains("only the first")));
+        // 20 Linux combinations: 16 used, the other 4 named.
+        let many = r#"
+on: [push]
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        a: [1, 2, 3, 4, 5]
+        b: [w, x, y, z]
+    steps:
+      - run: make test A=${{ matrix.a }} B=${{ matrix.b }}
+"#;
+        let ci = read_one(many);
+        let note = ci
+            .notes
+            .iter()
+            .find(|n| n.contains("only the first 16 of its 20 combinations"))
+            .expect("the cap is named");
+        assert!(
+            note.contains("left out: CI t (a 5, b w); CI t (a 5, b x)"),
+            "{note}"
         );
     }
 }

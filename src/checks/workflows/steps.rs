@@ -19,8 +19,20 @@ pub(super) struct Job<'a> {
     pub(super) dir_exists: &'a dyn Fn(&str) -> bool,
 }
 
-/// Reads the steps of `job` under one matrix combination into `ci`, unless the combination
-/// does not run on Linux or the job's `if:` fails for it.
+/// Whether `job` runs here under one matrix combination: on Linux, and its `if:` holds.
+pub(super) fn runs_here(
+    job: &Job,
+    combo: &BTreeMap<String, String>,
+    wf_env: &BTreeMap<String, String>,
+) -> bool {
+    let env = string_map(&job.yaml["env"], combo, wf_env);
+    runs_on_linux(job.yaml, combo, &env)
+        && job.yaml["if"]
+            .as_str()
+            .is_none_or(|cond| condition_holds(cond, combo))
+}
+
+/// Reads the steps of `job` under one matrix combination (one that [`runs_here`]) into `ci`.
 pub(super) fn read_combination(
     job: &Job,
     combo: &BTreeMap<String, String>,
@@ -28,14 +40,6 @@ pub(super) fn read_combination(
     ci: &mut Ci,
 ) {
     let env = string_map(&job.yaml["env"], combo, wf_env);
-    if !runs_on_linux(job.yaml, combo, &env) {
-        return;
-    }
-    if let Some(cond) = job.yaml["if"].as_str() {
-        if !condition_holds(cond, combo) {
-            return;
-        }
-    }
     let Some(steps) = job.yaml["steps"].as_vec() else {
         return;
     };
