@@ -336,6 +336,12 @@ pub trait IssueTracker: Send + Sync {
 
 /// Opens the tracker the settings name. For GitHub this finds the repository, the API URL
 /// and the token (running `gh auth token` if needed); nothing is sent over the network yet.
+/// Text as ralph posts it (a comment, a pull request's title and body): without terminal escape
+/// sequences or control characters — a check's coloured output would show as `[31m` noise.
+pub fn posted(text: &str) -> String {
+    crate::render::markdown::strip_ansi(text)
+}
+
 pub async fn open(settings: &Settings) -> Result<Box<dyn IssueTracker>> {
     match settings.tracker {
         TrackerKind::Local => Ok(Box::new(local::LocalTracker::new(

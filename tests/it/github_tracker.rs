@@ -481,7 +481,10 @@ async fn body_comment_and_assignment_are_sent_as_json() {
         .mount(&server)
         .await;
     t.set_body(12, "- [x] done\r\n").await.unwrap();
-    t.comment(12, "ralph escalated").await.unwrap();
+    // A check's coloured output (FORCE_COLOR) is posted as plain text.
+    t.comment(12, "\x1b[31mralph\x1b[0m escalated\r")
+        .await
+        .unwrap();
     t.assign(12, &["octocat".into()]).await.unwrap();
     assert_eq!(t.current_user().await.unwrap().as_deref(), Some("octocat"));
 }

@@ -286,7 +286,7 @@ impl IssueTracker for GithubTracker {
             .send_json(
                 Method::POST,
                 self.path(&format!("/issues/{number}/comments")),
-                &json!({ "body": body }),
+                &json!({ "body": super::posted(body) }),
                 format!("comment on issue #{number}"),
                 self.issue_subject(number),
             )
@@ -342,10 +342,10 @@ impl IssueTracker for GithubTracker {
                 Method::POST,
                 self.path("/pulls"),
                 &json!({
-                    "title": pr.title,
+                    "title": super::posted(&pr.title),
                     "head": pr.head,
                     "base": pr.base,
-                    "body": pr.body,
+                    "body": super::posted(&pr.body),
                 }),
                 format!("open a pull request from {} into {}", pr.head, pr.base),
                 format!("repository {} or branch {}", self.repo, pr.base),

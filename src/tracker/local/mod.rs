@@ -271,6 +271,7 @@ impl IssueTracker for LocalTracker {
     }
 
     async fn comment(&self, number: u64, body: &str) -> Result<()> {
+        let body = &super::posted(body);
         if !self.is_issue(number)
             && self.update_pull(number, |p| {
                 p.comments.push(LocalComment {
@@ -328,7 +329,7 @@ impl IssueTracker for LocalTracker {
             + 1;
         let created = PullRequest {
             number,
-            title: pr.title.clone(),
+            title: super::posted(&pr.title),
             head: pr.head.clone(),
             base: pr.base.clone(),
             url: None,
@@ -339,7 +340,8 @@ impl IssueTracker for LocalTracker {
         self.save_pulls(&path, &pulls)?;
         // The body goes with the issue's record, where a reviewer looks.
         let body_path = self.dir.join(format!("{}.pr-{number}.md", pr.issue));
-        write_atomic(&body_path, pr.body.as_bytes()).map_err(io_error(&body_path))?;
+        let body = super::posted(&pr.body);
+        write_atomic(&body_path, body.as_bytes()).map_err(io_error(&body_path))?;
         Ok(created)
     }
 
@@ -436,13 +438,16 @@ mod tests {
         let issue = t.issue(5).await.unwrap();
         assert_eq!(issue.body, "- [ ] a\n- [ ] b\n", "comments are not body");
         t.set_body(5, "- [x] a\n- [ ] b\n").await.unwrap();
-        t.comment(5, "second").await.unwrap();
+        t.comment(5, "\x1b[1msecond\x1b[0m").await.unwrap();
         let text = std::fs::read_to_string(t.issue_path(5)).unwrap();
         assert!(
             text.starts_with("---\ntitle: T\n---\n- [x] a\n- [ ] b\n\n<!-- ralph comments -->\n")
         );
         assert!(text.contains("Round 1 failed:\n- [ ] tests\n"));
-        assert!(text.ends_with("second\n"));
+        assert!(
+            text.ends_with("\nsecond\n"),
+            "posted without escapes: {text:?}"
+        );
         assert_eq!(t.issue(5).await.unwrap().body, "- [x] a\n- [ ] b\n");
         // No temporary files are left behind.
         let names: Vec<String> = std::fs::read_dir(t.dir())
