@@ -50,10 +50,16 @@ fn just_recipes(text: &str) -> Vec<String> {
 /// target, since a plan without tests verifies nothing.
 fn from_targets(targets: &[String], runner: &str, file: &str) -> Option<Vec<CheckSpec>> {
     let has = |t: &str| targets.iter().any(|x| x == t);
-    let test = TESTS.iter().find(|t| has(t))?;
+    // A Makefile's `check` without a `test` is the test suite (GNU's convention: `make check`).
+    let make_check = runner == "make" && !TESTS.iter().any(|t| has(t)) && has("check");
+    let test = if make_check {
+        &"check"
+    } else {
+        TESTS.iter().find(|t| has(t))?
+    };
     let mut out: Vec<CheckSpec> = QUALITY
         .iter()
-        .filter(|t| has(t))
+        .filter(|t| has(t) && t != &test)
         .map(|t| {
             CheckSpec::new(t, &format!("{runner} {t}"))
                 .because(&format!("the `{t}` target of {file}"))
@@ -252,5 +258,28 @@ mod tests {
     fn justfile_recipes() {
         let just = "set shell := [\"bash\", \"-c\"]\nversion := \"1\"\n# run the tests\ntest *args:\n    cargo test {{args}}\n@lint:\n    cargo clippy\n[private]\nhelper:\n    true\n";
         assert_eq!(just_recipes(just), ["test", "lint", "helper"]);
+    }
+
+    #[test]
+    fn a_makefile_check_target_without_a_test_target_is_the_test_suite() {
+        let targets = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let checks = from_targets(&targets(&["all", "check", "lint"]), "make", "the Makefile")
+            .expect("make check is the suite");
+        let got: Vec<(&str, &str, CheckKind)> = checks
+            .iter()
+            .map(|c| (c.name.as_str(), c.command.as_str(), c.kind))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("lint", "make lint", CheckKind::Quality),
+                ("test", "make check", CheckKind::Test)
+            ]
+        );
+        // With a test target, `check` stays a quality check; a justfile's `check` is a lint.
+        let both = from_targets(&targets(&["check", "test"]), "make", "the Makefile").unwrap();
+        assert_eq!(both[0].command, "make check");
+        assert_eq!(both[0].kind, CheckKind::Quality);
+        assert!(from_targets(&targets(&["check"]), "just", "the justfile").is_none());
     }
 }

@@ -14,7 +14,8 @@ use std::path::Path;
 /// The checks to run and the coverage command, with where they came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CheckPlan {
-    /// `config`, `maskfile.md`, `cargo`, `python`, `node` or `none`.
+    /// `config`, `maskfile.md`, `Makefile`, `justfile`, `cmake`, `meson`, `cargo`, `python`,
+    /// `node` or `none` (followed by ` and CI` when the CI adds checks; `CI` alone).
     pub source: String,
     pub checks: Vec<CheckSpec>,
     /// How coverage is measured, when it is.
@@ -71,7 +72,23 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
 }
 
 /// Adds the CI's checks that the plan does not run already, and its notes.
-fn join_ci(plan: &mut CheckPlan, ci: super::workflows::Ci) {
+fn join_ci(plan: &mut CheckPlan, mut ci: super::workflows::Ci) {
+    // A build system's suite that the CI runs its own way (its build folder, its options, its
+    // compilers) is run the CI's way, once.
+    let ci_tests = ci.checks.iter().any(|c| c.kind == CheckKind::Test);
+    if ci_tests && matches!(plan.source.as_str(), "cmake" | "meson") {
+        ci.notes.push(format!(
+            "the {} tests run as the CI runs them (its own steps), not also as `{}`",
+            plan.source,
+            plan.checks
+                .iter()
+                .map(|c| c.command.as_str())
+                .collect::<Vec<_>>()
+                .join("`, `")
+        ));
+        plan.checks.clear();
+        plan.source = "none".into();
+    }
     // One command is one check, however the project and its CI spell it.
     let normal = |c: &str| super::workflows::canonical(c);
     let mut added = 0;
@@ -118,6 +135,21 @@ fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
             return CheckPlan::new("maskfile.md", checks, config);
         }
     }
+    let cmake = read("CMakeLists.txt");
+    let meson = read("meson.build");
+    let build = super::build_system::checks(super::build_system::BuildFiles {
+        cmake: cmake.as_deref(),
+        meson: meson.as_deref(),
+    });
+    // A C or C++ project's build system before a Makefile of its own (a deprecated one, a
+    // demo), unless that Makefile drives the build system itself.
+    let driven = read("Makefile").is_some_and(|m| super::build_system::makefile_drives_it(&m));
+    let language = ["Cargo.toml", "pyproject.toml", "setup.py", "package.json"]
+        .iter()
+        .any(|f| root.join(f).is_file());
+    if let Some((source, checks)) = build.clone().filter(|_| !driven && !language) {
+        return CheckPlan::new(source, checks, config);
+    }
     if let Some((source, checks)) = super::declared::targets(root) {
         return declared(root, source, checks, config);
     }
@@ -148,6 +180,9 @@ fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
         let mut plan = CheckPlan::new("node", node_checks(root, &text), config);
         plan.coverage = node_coverage(&text);
         return plan;
+    }
+    if let Some((source, checks)) = build {
+        return CheckPlan::new(source, checks, config);
     }
     CheckPlan::new("none", Vec::new(), config)
 }
@@ -487,6 +522,59 @@ mod tests {
         assert!(plan.coverage.is_none(), "jest without --coverage");
         let none = project(&[("README.md", "hi")]);
         assert_eq!(detect(none.path(), &ChecksConfig::default()).source, "none");
+    }
+
+    #[test]
+    fn a_c_project_is_tested_by_its_build_system_before_a_makefile_of_its_own() {
+        let cmake = ("CMakeLists.txt", "project(cJSON C)\nenable_testing()\n");
+        let demo = (
+            "Makefile",
+            "all:\n\tcc -o demo test.c\ntest: all\n\t./demo\n",
+        );
+        let dir = project(&[cmake, demo]);
+        let plan = detect(dir.path(), &ChecksConfig::default());
+        assert_eq!(plan.source, "cmake");
+        assert!(
+            plan.checks[0].command.contains("ctest"),
+            "{:?}",
+            plan.checks
+        );
+        // A Makefile that drives CMake is the project's own way in.
+        let driver = (
+            "Makefile",
+            "test:\n\tcmake -B build && cmake --build build\n\tctest --test-dir build\n",
+        );
+        let dir = project(&[cmake, driver]);
+        assert_eq!(
+            detect(dir.path(), &ChecksConfig::default()).source,
+            "Makefile"
+        );
+        // A language's manifest wins over CMake (a Python extension's build).
+        let dir = project(&[
+            cmake,
+            (
+                "pyproject.toml",
+                "[project]\nname='x'\n[tool.pytest.ini_options]\n",
+            ),
+        ]);
+        assert_eq!(
+            detect(dir.path(), &ChecksConfig::default()).source,
+            "python"
+        );
+        // A CI that runs the suite its own way runs it once, its way.
+        let ci = (
+            ".github/workflows/ci.yml",
+            "on: [push]\njobs:\n  b:\n    runs-on: ubuntu-latest\n    steps:\n      - run: mkdir build && cd build && cmake .. && make && ctest\n",
+        );
+        let dir = project(&[cmake, ci]);
+        let plan = detect(dir.path(), &ChecksConfig::default());
+        assert_eq!(plan.source, "CI");
+        assert_eq!(plan.checks.len(), 1, "{:?}", plan.checks);
+        assert!(plan.checks[0].name.starts_with("CI b"));
+        assert!(plan
+            .notes
+            .iter()
+            .any(|n| n.contains("the cmake tests run as the CI runs them")));
     }
 
     #[test]

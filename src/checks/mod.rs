@@ -5,6 +5,7 @@
 //! a crash), and reading a coverage total from a tool's output ([`coverage`]).
 
 pub mod baseline;
+pub mod build_system;
 pub mod compare;
 pub mod coverage;
 mod declared;
@@ -33,7 +34,13 @@ const MODEL_KEYS: [&str; 2] = [crate::env::ANTHROPIC_API_KEY, crate::env::OPENAI
 /// Variables of a plan's environment that name a folder a check writes outside its worktree:
 /// ralph's own folders (a build cache under `.ralph/cache/`, a scratch folder of its own), made
 /// before the check starts so that the sandbox can show them writable.
-const WRITABLE_VARS: [&str; 4] = ["CARGO_TARGET_DIR", "COVERAGE_FILE", "GOCACHE", "CCACHE_DIR"];
+const WRITABLE_VARS: [&str; 5] = [
+    "CARGO_TARGET_DIR",
+    "COVERAGE_FILE",
+    "GOCACHE",
+    "CCACHE_DIR",
+    build_system::BUILD_DIR_VAR,
+];
 
 /// `program args…` in `dir` the way every check-side process runs (a check, the coverage
 /// command, a setup, an import probe, the pre-commit hook): with `env`, without the GitHub or

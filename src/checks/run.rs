@@ -355,7 +355,15 @@ pub async fn run_checks(
     // A shared Cargo target directory is this worktree's alone while its checks run.
     let _held = hold_shared_target(plan, workdir).await;
     let cov_dir = tempfile::tempdir().ok();
+    // A build system's checks configure and build in a folder of this run's own.
+    let build_dir = tempfile::tempdir().ok();
     let mut env = plan.env.clone();
+    if let Some(dir) = &build_dir {
+        env.push((
+            super::build_system::BUILD_DIR_VAR.into(),
+            dir.path().display().to_string(),
+        ));
+    }
     if let (Some(_), Some(dir)) = (&plan.coverage, &cov_dir) {
         // coverage.py's data stays out of the worktree.
         env.push((
