@@ -22,6 +22,7 @@ fn main() {
             dir.path(),
             Duration::from_secs(30),
             &ralph::checks::run::Unwatched,
+            Default::default(),
         ));
         times.push(started.elapsed());
         assert!(results.checks.iter().all(|r| r.passed()), "{results:?}");

@@ -207,6 +207,7 @@ fn part_two() {
                 &project,
                 Duration::from_secs(1800),
                 &ralph::checks::run::Unwatched,
+                Default::default(),
             ));
             *own = ran
                 .checks

@@ -61,6 +61,7 @@ fn crate_checks(rt: &tokio::runtime::Runtime, dir: &Path) -> Vec<Duration> {
                 dir,
                 Duration::from_secs(600),
                 &ralph::checks::run::Unwatched,
+                Default::default(),
             ));
             assert!(ran.checks.iter().all(|c| c.passed()), "{ran:?}");
             started.elapsed()

@@ -100,6 +100,7 @@ pub fn report(outcome: RunOutcome) -> RunReport {
         network_refused: vec![],
         phases: vec![],
         critical_path: vec![],
+        check_time: Default::default(),
         wall_ms: 0,
     }
 }

@@ -87,6 +87,42 @@ impl Paint {
     }
 }
 
+/// `text` without ANSI escape sequences and control characters (tabs and line breaks kept).
+pub fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // CSI (`ESC [ … letter`) and OSC (`ESC ] … BEL or ESC \\`); else the next char.
+                match chars.next() {
+                    Some('[') => {
+                        for c in chars.by_ref() {
+                            if ('@'..='~').contains(&c) {
+                                break;
+                            }
+                        }
+                    }
+                    Some(']') => {
+                        while let Some(c) = chars.next() {
+                            if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some())
+                            {
+                                break;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            '\n' | '\t' => out.push(c),
+            '\r' => {}
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Replaces control characters (ANSI escapes, carriage returns, NUL…) and Unicode
 /// bidirectional or invisible formatting characters with `�`, so that outside text can never
 /// move the cursor, recolour the terminal or reorder what the user reads. Tabs become spaces.

@@ -93,6 +93,9 @@ pub struct RunReport {
     /// Where the run's time went: each phase on the run's clock, in start order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<crate::timeline::PhaseTime>,
+    /// The checks' time: how many times they ran (the baseline, each attempt) and for how long.
+    #[serde(default)]
+    pub check_time: crate::timeline::CheckTime,
     /// The phases that decided when the run ended, first to last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub critical_path: Vec<String>,
@@ -312,6 +315,8 @@ pub enum CheckState {
     Unavailable,
     /// It fails on the base too, and no worse with the change: not held against it.
     FailingOnBase,
+    /// Not run: an earlier check had already failed for the change.
+    Skipped,
 }
 
 impl CheckState {
@@ -323,6 +328,7 @@ impl CheckState {
             CheckState::TimedOut => "⏱️ timed out",
             CheckState::Unavailable => "➖ unavailable",
             CheckState::FailingOnBase => "⚠️ failing on base",
+            CheckState::Skipped => "⏭️ not run",
         }
     }
 }

@@ -106,6 +106,25 @@ pub fn critical_path(phases: &[PhaseTime]) -> Vec<String> {
     path
 }
 
+/// The time the checks took: how many runs (the baseline's, each attempt's), and their sum.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CheckTime {
+    pub runs: u32,
+    pub total_ms: u64,
+}
+
+/// The check runs among `phases`: the baseline and every attempt's checks (`checks r1.2`,
+/// the environment refreshed and native code rebuilt with them).
+pub fn check_time(phases: &[PhaseTime]) -> CheckTime {
+    phases
+        .iter()
+        .filter(|p| p.name == "baseline" || p.name.starts_with("checks "))
+        .fold(CheckTime::default(), |t, p| CheckTime {
+            runs: t.runs + 1,
+            total_ms: t.total_ms + p.duration_ms,
+        })
+}
+
 /// `Time: 41.3s — critical path: proposals r1 20.1s → attempt r1.1 12.0s → … · alongside:
 /// baseline 25.0s`, for the end of the terminal story.
 pub fn summary(total: Duration, phases: &[PhaseTime], path: &[String]) -> String {
@@ -131,6 +150,15 @@ pub fn summary(total: Duration, phases: &[PhaseTime], path: &[String]) -> String
     );
     if !off.is_empty() {
         line.push_str(&format!(" · alongside: {}", off.join(", ")));
+    }
+    let checks = check_time(phases);
+    if checks.runs > 0 {
+        line.push_str(&format!(
+            " · checks: {} run{}, {}",
+            checks.runs,
+            if checks.runs == 1 { "" } else { "s" },
+            secs(checks.total_ms)
+        ));
     }
     line
 }
@@ -197,11 +225,19 @@ mod tests {
             p("baseline", 0, 5_000),
             p("proposals r1", 0, 9_000),
             p("attempt r1.1", 9_000, 3_000),
+            p("checks r1.1", 12_000, 1_500),
         ];
         let path = critical_path(&phases);
         assert_eq!(
-            summary(Duration::from_millis(12_345), &phases, &path),
-            "Time: 12.3s — critical path: proposals r1 9.0s → attempt r1.1 3.0s · alongside: baseline 5.0s"
+            summary(Duration::from_millis(13_545), &phases, &path),
+            "Time: 13.5s — critical path: proposals r1 9.0s → attempt r1.1 3.0s → checks r1.1 1.5s · alongside: baseline 5.0s · checks: 2 runs, 6.5s"
+        );
+        assert_eq!(
+            check_time(&phases),
+            CheckTime {
+                runs: 2,
+                total_ms: 6_500
+            }
         );
     }
 

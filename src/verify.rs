@@ -75,11 +75,16 @@ impl VerificationReport {
         self.failure_reasons().is_empty()
     }
 
-    /// Checks that ran (an unavailable one did not).
+    /// Checks that ran (an unavailable one did not, nor one skipped after an early failure).
     pub fn ran(&self) -> impl Iterator<Item = &CheckResult> {
         self.checks
             .iter()
-            .filter(|c| c.status != CheckStatus::Unavailable)
+            .filter(|c| !matches!(c.status, CheckStatus::Unavailable | CheckStatus::Skipped))
+    }
+
+    /// Whether the checks stopped at a failure of the change, leaving the rest not run.
+    pub fn stopped_early(&self) -> bool {
+        self.checks.iter().any(|c| c.status == CheckStatus::Skipped)
     }
 
     /// Checks that failed or timed out.
@@ -94,7 +99,10 @@ impl VerificationReport {
         let ran: Vec<&CheckResult> = self
             .checks
             .iter()
-            .filter(|c| c.kind == kind && c.status != CheckStatus::Unavailable)
+            .filter(|c| {
+                c.kind == kind
+                    && !matches!(c.status, CheckStatus::Unavailable | CheckStatus::Skipped)
+            })
             .collect();
         (ran.iter().filter(|c| c.passed()).count(), ran.len())
     }
@@ -126,7 +134,7 @@ impl VerificationReport {
                 "no check ran: every check was unavailable (its program is not installed)"
                     .to_owned()
             }));
-        } else if self.require_test && self.tally(CheckKind::Test).1 == 0 {
+        } else if self.require_test && self.tally(CheckKind::Test).1 == 0 && !self.stopped_early() {
             out.push(environment(
                 "no test ran: a test check must run and pass ([checks] require_test)".to_owned(),
             ));
@@ -148,10 +156,11 @@ impl VerificationReport {
         );
         // Tests of one file that never ran for one reason are one reason.
         let mut never: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+        // After an early stop a test may simply not have had its turn.
         for t in self
             .new_tests
             .iter()
-            .filter(|t| t.outcome == Outcome::NotRun)
+            .filter(|t| t.outcome == Outcome::NotRun && !self.stopped_early())
         {
             let hint = t.hint.as_deref().unwrap_or("name a check that runs it");
             match never
@@ -219,7 +228,8 @@ pub struct Reason {
 /// the change is the implementer's, not what the checks leave), the checks (quality at once,
 /// then tests), each failing one judged against the `baseline` (the commit the attempt started
 /// from) — failing there too and no worse, it is *failing on base* —, coverage after (before is
-/// the baseline's).
+/// the baseline's). The checks named in `first` (those that failed last time) run first, and
+/// against a baseline the checks stop at the first that fails for the change.
 pub async fn verify(
     workspace: &dyn Workspace,
     wt: &Worktree,
@@ -227,12 +237,17 @@ pub async fn verify(
     baseline: Option<&Baseline>,
     timeout: Duration,
     watch: &dyn crate::checks::run::Observer,
+    first: &[String],
 ) -> Result<VerificationReport, WorkspaceError> {
     // The change is what the implementer left, before the checks write anything (an unpacked
     // sdist, a report): taken first.
     let diff = workspace.diff(wt).await?;
     let protected = protected_findings(&diff);
-    let ran = run_checks(plan, &wt.path, timeout, watch).await;
+    let schedule = crate::checks::suite::Schedule {
+        first,
+        stop_against: baseline,
+    };
+    let ran = run_checks(plan, &wt.path, timeout, watch, schedule).await;
     let mut checks = ran.checks;
     if let Some(b) = baseline {
         checks.iter_mut().for_each(|c| b.judge(c));

@@ -193,7 +193,7 @@ fn lcov(text: &str) -> Option<f64> {
 fn total_line(text: &str) -> Option<f64> {
     let number = |w: &str| w.trim().trim_end_matches('%').parse::<f64>().ok();
     let table = text.lines().find_map(|l| {
-        let plain = crate::render::markdown::strip_ansi(l);
+        let plain = crate::output::strip_ansi(l);
         let cells: Vec<&str> = plain.split('|').map(str::trim).collect();
         match cells.as_slice() {
             ["All files", _stmts, _branch, _funcs, lines, ..] => number(lines),

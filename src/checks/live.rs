@@ -74,7 +74,7 @@ pub fn status_lines(c: &CheckResult, paint: Paint) -> String {
     let mut out = String::new();
     let mark = match c.status {
         CheckStatus::Passed => paint.good("✓"),
-        CheckStatus::Unavailable => paint.dim("-"),
+        CheckStatus::Unavailable | CheckStatus::Skipped => paint.dim("-"),
         CheckStatus::FailingOnBase => paint.warn("!"),
         _ => paint.bad("✗"),
     };

@@ -17,11 +17,13 @@ pub mod output;
 pub mod python;
 pub mod run;
 pub mod shared_target;
+pub mod suite;
 pub mod workflows;
 
 pub use crate::process::on_path;
 pub use detect::{detect, example, CheckPlan};
-pub use run::{run_checks, CheckResult, CheckStatus};
+pub use run::{CheckResult, CheckStatus};
+pub use suite::run_checks;
 
 use crate::process::{Cmd, Confinement, Kind};
 use serde::{Deserialize, Serialize};

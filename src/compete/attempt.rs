@@ -152,16 +152,7 @@ async fn try_change(
         native_failed,
         by_checks,
         note,
-    } = check_change(
-        crew,
-        bench,
-        target,
-        &result,
-        &tag,
-        &format!("{label} {attempt}"),
-        attempt,
-    )
-    .await?;
+    } = check_change(crew, bench, target, &result, &tag, attempt, previous).await?;
     book.report.warnings.extend(note);
     for (who, changes) in [("the implementer", &by_agent), ("the checks", &by_checks)] {
         if let Some(changes) = changes {
@@ -281,17 +272,20 @@ async fn record_failure(
 
 /// Runs ralph's checks on the implementer's change: the environment made again when a
 /// manifest changed, native code rebuilt, the verification, what the checks wrote put back
-/// (`result` is the implementer's), git's files checked. `name` names the attempt.
+/// (`result` is the implementer's), git's files checked. The checks that failed the `previous`
+/// attempt run first.
 async fn check_change(
     crew: &mut Crew<'_>,
     bench: &Bench,
     target: &Target<'_>,
     result: &crate::workspace::Snapshot,
     tag: &str,
-    name: &str,
     attempt: u32,
+    previous: &[FailedCheck],
 ) -> Result<Checked> {
     let (wt, plan) = (target.wt, target.plan);
+    let name = format!("{} {attempt}", target.purpose.label());
+    let first: Vec<String> = previous.iter().map(|f| f.name.clone()).collect();
     let printer = crew.input.printer;
     // A change to the dependency manifests makes the environment again.
     let started = std::time::Instant::now();
@@ -312,6 +306,7 @@ async fn check_change(
             &crew.baseline,
             printer.paint_err(),
         ),
+        &first,
     )
     .await?;
     if let Err(why) = setup {

@@ -102,6 +102,7 @@ impl Book {
             network_refused: Vec::new(),
             phases: Vec::new(),
             critical_path: Vec::new(),
+            check_time: Default::default(),
             wall_ms: 0,
         };
         Book {

@@ -149,6 +149,7 @@ fn dry_report(issue: &Issue, run_id: String, extracted: &Extracted) -> RunReport
         network_refused: Vec::new(),
         phases: Vec::new(),
         critical_path: Vec::new(),
+        check_time: Default::default(),
         wall_ms: 0,
     }
 }

@@ -96,6 +96,7 @@ pub(super) async fn finish(
     book.report.total = crew.accounts.total();
     book.report.phases = crew.timeline.phases();
     book.report.critical_path = crate::timeline::critical_path(&book.report.phases);
+    book.report.check_time = crate::timeline::check_time(&book.report.phases);
     book.report.wall_ms = u64::try_from(crew.timeline.elapsed().as_millis()).unwrap_or(u64::MAX);
     book.report.network_refused = crate::process::egress::refusals().all();
     if let Err(e) = keep_summary(crew.input.settings, &book.report, &book.state.evidence) {

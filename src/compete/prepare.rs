@@ -239,7 +239,7 @@ async fn measure_baseline(
     // What the checks leave in the worktree (an unpacked sdist, a report) goes after
     // them: the first attempt starts from the base, not from the baseline's leftovers.
     let before = input.workspace.snapshot(wt).await?;
-    let ran = run_checks(plan, &wt.path, timeout, &watch).await;
+    let ran = run_checks(plan, &wt.path, timeout, &watch, Default::default()).await;
     let left = input.workspace.tidy(wt, &before).await?;
     if !left.is_empty() {
         tracing::debug!("the baseline's checks left {} (removed)", left.join("; "));
@@ -280,6 +280,7 @@ pub(super) fn describe(b: &Baseline) -> String {
                 CheckStatus::Unavailable => "unavailable",
                 CheckStatus::TimedOut => "times out",
                 CheckStatus::Failed | CheckStatus::FailingOnBase => "fails",
+                CheckStatus::Skipped => "not run",
             };
             format!("{} {state}", c.name)
         })

@@ -38,6 +38,7 @@ pub(super) fn check_reports(v: &VerificationReport) -> Vec<CheckReport> {
                 CheckStatus::TimedOut => CheckState::TimedOut,
                 CheckStatus::Unavailable => CheckState::Unavailable,
                 CheckStatus::FailingOnBase => CheckState::FailingOnBase,
+                CheckStatus::Skipped => CheckState::Skipped,
             },
             duration_ms: c.duration_ms,
         })

@@ -71,41 +71,7 @@ pub fn code(text: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
-/// `text` without ANSI escape sequences and control characters (tabs and line breaks kept).
-pub fn strip_ansi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => {
-                // CSI (`ESC [ … letter`) and OSC (`ESC ] … BEL or ESC \\`); else the next char.
-                match chars.next() {
-                    Some('[') => {
-                        for c in chars.by_ref() {
-                            if ('@'..='~').contains(&c) {
-                                break;
-                            }
-                        }
-                    }
-                    Some(']') => {
-                        while let Some(c) = chars.next() {
-                            if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some())
-                            {
-                                break;
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            '\n' | '\t' => out.push(c),
-            '\r' => {}
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::output::strip_ansi;
 
 /// The end of the code span opening at `i` (a run of backticks closed by a run of the same
 /// length on the same line), if it closes.

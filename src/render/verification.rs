@@ -112,6 +112,7 @@ pub fn render_markdown(r: &VerificationReport) -> String {
                 CheckStatus::TimedOut => "⏱️ timed out",
                 CheckStatus::Unavailable => "➖ unavailable",
                 CheckStatus::FailingOnBase => "⚠️ failing on base",
+                CheckStatus::Skipped => "⏭️ not run",
             },
             c.duration_ms as f64 / 1000.0
         );

@@ -339,7 +339,7 @@ pub trait IssueTracker: Send + Sync {
 /// Text as ralph posts it (a comment, a pull request's title and body): without terminal escape
 /// sequences or control characters — a check's coloured output would show as `[31m` noise.
 pub fn posted(text: &str) -> String {
-    crate::render::markdown::strip_ansi(text)
+    crate::output::strip_ansi(text)
 }
 
 pub async fn open(settings: &Settings) -> Result<Box<dyn IssueTracker>> {

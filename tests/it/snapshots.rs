@@ -94,6 +94,7 @@ fn the_demo_json_document_matches_its_snapshot() {
     for (selector, what) in [
         (".report.run_id", "[run_id]"),
         (".report.wall_ms", "[ms]"),
+        (".report.check_time.total_ms", "[ms]"),
         (".report.phases", "[phases]"),
         (".report.critical_path", "[critical path]"),
         (".report.sandbox", "[this machine's sandbox]"),

@@ -548,7 +548,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
     };
     let t = Duration::from_secs(20);
     let watch = ralph::checks::run::Unwatched;
-    let ran = run_checks(&plan, &wt.path, t, &watch).await;
+    let ran = run_checks(&plan, &wt.path, t, &watch, Default::default()).await;
     let base = Baseline::from_results(&wt.base_commit, &ran.checks, ran.coverage, None);
     assert_eq!(base.coverage, Some(90.0));
     assert_eq!(base.unverifiable(true), None);
@@ -560,7 +560,9 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         "pub fn one() -> i32 {\n    1\n}\n",
     )
     .unwrap();
-    let good = verify(&ws, &wt, &plan, before, t, &watch).await.unwrap();
+    let good = verify(&ws, &wt, &plan, before, t, &watch, &[])
+        .await
+        .unwrap();
     let statuses: Vec<CheckStatus> = good.checks.iter().map(|c| c.status).collect();
     assert_eq!(
         statuses,
@@ -576,21 +578,14 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
     assert_eq!(good.coverage.delta(), Some(0.0));
     assert_eq!((good.diff.lines_added, good.diff.files_affected()), (3, 1));
 
-    // A bad one: the test fails, coverage drops, and a test file is deleted.
-    std::fs::write(
-        wt.path.join("src/lib.rs"),
-        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
-    )
-    .unwrap();
+    // A bad one: the tests pass, but coverage drops and a test file is deleted.
     std::fs::write(wt.path.join("COVERAGE"), "85.5\n").unwrap();
     std::fs::remove_file(wt.path.join("tests/add.rs")).unwrap();
-    let bad = verify(&ws, &wt, &plan, before, t, &watch).await.unwrap();
+    let bad = verify(&ws, &wt, &plan, before, t, &watch, &[])
+        .await
+        .unwrap();
     assert!(!bad.passed());
     let reasons = bad.failure_reasons();
-    assert!(
-        reasons.contains(&"check `test` failed".to_owned()),
-        "{reasons:?}"
-    );
     assert!(reasons
         .iter()
         .any(|r| r.contains("coverage dropped from 90.00% to 85.50%")));
@@ -599,9 +594,30 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         .any(|r| r == "tests/add.rs: deletes a test file"));
     assert_eq!(bad.environment_failure(), None, "the change's doing");
 
+    // Worse: the test fails too. The checks stop there: coverage is not measured, and says so.
+    std::fs::write(
+        wt.path.join("src/lib.rs"),
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+    )
+    .unwrap();
+    let broken = verify(&ws, &wt, &plan, before, t, &watch, &[])
+        .await
+        .unwrap();
+    let reasons = broken.failure_reasons();
+    assert!(
+        reasons.contains(&"check `test` failed".to_owned()),
+        "{reasons:?}"
+    );
+    assert_eq!(
+        broken.coverage.after_missing.as_deref(),
+        Some("the change failed `test`, and the checks stopped there")
+    );
+
     // A new problem where `legacy` failed already: worse, so the change's.
     std::fs::write(wt.path.join("src/extra.rs"), "// E2\n").unwrap();
-    let worse = verify(&ws, &wt, &plan, before, t, &watch).await.unwrap();
+    let worse = verify(&ws, &wt, &plan, before, t, &watch, &[])
+        .await
+        .unwrap();
     let legacy = &worse.checks[2];
     assert_eq!(legacy.status, CheckStatus::Failed);
     assert!(
@@ -620,7 +636,9 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         .await
         .unwrap()
         .unwrap();
-    let again = verify(&ws, &wt, &plan, before, t, &watch).await.unwrap();
+    let again = verify(&ws, &wt, &plan, before, t, &watch, &[])
+        .await
+        .unwrap();
     assert_eq!(again.diff.files_affected(), 0);
     // The checks pass on the unchanged base, but a change that changes nothing never passes.
     assert_eq!(

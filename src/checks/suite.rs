@@ -1,0 +1,742 @@
+//! Running a plan's checks in a worktree: the quality checks side by side (one build lock at a
+//! time), then the tests one at a time — the first under coverage when the plan measures it —,
+//! then the coverage report. A [`Schedule`] runs first the checks that failed last time and
+//! stops at the first check that fails for the change, the rest not run: a broken change is
+//! rejected as soon as that is known.
+
+use super::baseline::Baseline;
+use super::run::{run_check, CheckResult, CheckStatus, Observer};
+use super::{CheckKind, CheckPlan, CheckSpec};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// What running a plan's checks found.
+#[derive(Debug, Clone)]
+pub struct Ran {
+    /// In the order of the plan.
+    pub checks: Vec<CheckResult>,
+    /// The coverage total, when the plan measures it and it could be read.
+    pub coverage: Option<f64>,
+    /// Why there is no total, when there is none.
+    pub coverage_missing: Option<String>,
+    /// How long the whole run took, on the wall clock.
+    pub took_ms: u64,
+}
+
+/// What a lane of quality checks reports as it goes.
+enum Event {
+    Started(usize),
+    Finished(usize, Box<CheckResult>),
+}
+
+/// The build lock a check's command takes: cargo's (every subcommand but `fmt`), Gradle's or
+/// Maven's. Checks that take the same one are run one after another.
+pub fn build_lock(command: &str) -> Option<&'static str> {
+    let all = super::words(command);
+    let mut words = all
+        .iter()
+        .map(String::as_str)
+        .skip_while(|w| w.contains('=') && !w.starts_with('-'));
+    let program = words.next()?;
+    let program = program.rsplit('/').next().unwrap_or(program);
+    match program {
+        "cargo" => {
+            let sub = words.find(|w| !w.starts_with('+') && !w.starts_with('-'));
+            (sub != Some("fmt")).then_some("cargo")
+        }
+        "gradle" | "gradlew" => Some("gradle"),
+        "mvn" | "mvnw" => Some("maven"),
+        _ => None,
+    }
+}
+
+/// The quality checks among `indices` in lanes that run at the same time: one lane per build
+/// lock (its checks in plan order), one lane for each check that takes none.
+fn lanes(plan: &CheckPlan, indices: &[usize]) -> Vec<Vec<usize>> {
+    let mut locked: Vec<(&'static str, Vec<usize>)> = Vec::new();
+    let mut out = Vec::new();
+    for &i in indices {
+        let spec = &plan.checks[i];
+        if spec.kind != CheckKind::Quality {
+            continue;
+        }
+        match build_lock(&spec.command) {
+            Some(lock) => match locked.iter_mut().find(|(l, _)| *l == lock) {
+                Some((_, lane)) => lane.push(i),
+                None => locked.push((lock, vec![i])),
+            },
+            None => out.push(vec![i]),
+        }
+    }
+    out.extend(locked.into_iter().map(|(_, lane)| lane));
+    out
+}
+
+/// How a run of the checks is ordered and when it stops.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Schedule<'a> {
+    /// Checks that failed last time, by name: they run first (then the rest).
+    pub first: &'a [String],
+    /// The base's results: a check that fails for the change — failing where it passed on
+    /// the base, or worse — stops the run, the checks after it not run ([`CheckStatus::Skipped`]).
+    /// `None` (the baseline itself) runs every check.
+    pub stop_against: Option<&'a Baseline>,
+}
+
+impl Schedule<'_> {
+    /// Whether `result` is a failure of the change that ends the run.
+    fn stops_at(&self, result: &CheckResult) -> bool {
+        let Some(base) = self.stop_against else {
+            return false;
+        };
+        let mut judged = result.clone();
+        base.judge(&mut judged);
+        matches!(judged.status, CheckStatus::Failed | CheckStatus::TimedOut)
+    }
+
+    /// The plan's indices in the order they run: those that failed last time, then the rest,
+    /// each group in plan order.
+    fn phases(&self, plan: &CheckPlan) -> [Vec<usize>; 2] {
+        let (first, rest): (Vec<usize>, Vec<usize>) = (0..plan.checks.len())
+            .partition(|i| self.first.iter().any(|n| *n == plan.checks[*i].name));
+        [first, rest]
+    }
+}
+
+/// A check left out because the run stopped before its turn.
+fn skipped(spec: &CheckSpec) -> CheckResult {
+    CheckResult {
+        name: spec.name.clone(),
+        kind: spec.kind,
+        command: spec.command.clone(),
+        status: CheckStatus::Skipped,
+        exit_code: None,
+        duration_ms: 0,
+        output_tail: String::new(),
+        hint: Some("not run: an earlier check already failed for the change".into()),
+        measure: Default::default(),
+        configured: spec.configured,
+    }
+}
+
+/// Runs the plan's checks in `workdir`, in the order of `schedule` (each group's quality checks
+/// side by side, then its tests in order — the plan's first test check under coverage when the
+/// plan says how —), stopping where `schedule` says; then the coverage report, when every check
+/// ran. The plan's environment is set for all of them; a shared Cargo target directory is held
+/// for the whole run ([`super::shared_target`]); a build system builds in a folder of the
+/// run's own.
+pub async fn run_checks(
+    plan: &CheckPlan,
+    workdir: &Path,
+    timeout: Duration,
+    watch: &dyn Observer,
+    schedule: Schedule<'_>,
+) -> Ran {
+    let started = Instant::now();
+    // A shared Cargo target directory is this worktree's alone while its checks run.
+    let _held = hold_shared_target(plan, workdir).await;
+    let cov_dir = tempfile::tempdir().ok();
+    let build_dir = tempfile::tempdir().ok();
+    let mut env = plan.env.clone();
+    if let Some(dir) = &build_dir {
+        env.push((
+            super::build_system::BUILD_DIR_VAR.into(),
+            dir.path().display().to_string(),
+        ));
+    }
+    if let (Some(_), Some(dir)) = (&plan.coverage, &cov_dir) {
+        // coverage.py's data stays out of the worktree.
+        env.push((
+            "COVERAGE_FILE".into(),
+            dir.path().join(".coverage").display().to_string(),
+        ));
+    }
+    let run = Run {
+        plan,
+        workdir,
+        timeout,
+        env: &env,
+        watch,
+        schedule,
+    };
+    let mut state = State {
+        results: vec![None; plan.checks.len()],
+        under_coverage: plan
+            .coverage
+            .as_ref()
+            .and_then(|c| c.test_command.clone())
+            .zip(plan.checks.iter().position(|c| c.kind == CheckKind::Test)),
+        untraced: false,
+        covered: None,
+        stopped: None,
+    };
+    for phase in schedule.phases(plan) {
+        run.phase(&phase, &mut state).await;
+    }
+    let stopped = state.stopped.clone();
+    let checks: Vec<CheckResult> = state.results.into_iter().flatten().collect();
+    let measured = match (&plan.coverage, &cov_dir, stopped) {
+        (Some(_), _, Some(name)) => Err(format!(
+            "the change failed `{name}`, and the checks stopped there"
+        )),
+        // Decided by the check that ran under coverage alone: another test check that could
+        // not run (a CI step whose tool is missing) takes nothing from its figure.
+        (Some(spec), Some(dir), None) => {
+            match (&state.covered, state.untraced, spec.test_command.is_some()) {
+                (Some((name, false)), _, true) => {
+                    Err(format!("the test check `{name}` could not run"))
+                }
+                (None, _, true) => Err("no test check ran under coverage".to_owned()),
+                (_, true, true) => {
+                    Err("the tests pass but fail when run under coverage".to_owned())
+                }
+                _ => super::coverage::measure(spec, workdir, dir.path(), timeout, &env).await,
+            }
+        }
+        (Some(_), None, None) => Err("no temporary folder for its data could be made".to_owned()),
+        (None, ..) => Err(plan
+            .notes
+            .iter()
+            .find_map(|n| n.strip_prefix("coverage is not measured: "))
+            .map_or_else(
+                || "no coverage tool is configured or detected".to_owned(),
+                str::to_owned,
+            )),
+    };
+    let (coverage, coverage_missing) = match measured {
+        Ok(p) => (Some(p), None),
+        Err(why) => (None, Some(why)),
+    };
+    Ran {
+        checks,
+        coverage,
+        coverage_missing,
+        took_ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+/// One run of the checks: what it runs, where and how.
+struct Run<'a> {
+    plan: &'a CheckPlan,
+    workdir: &'a Path,
+    timeout: Duration,
+    env: &'a [(String, String)],
+    watch: &'a dyn Observer,
+    schedule: Schedule<'a>,
+}
+
+/// Where a run of the checks stands.
+struct State {
+    /// Each check's result, at its plan index.
+    results: Vec<Option<CheckResult>>,
+    /// The command under coverage and the plan index of the test check it stands for, until
+    /// that check runs.
+    under_coverage: Option<(String, usize)>,
+    /// The check under coverage failed there but passes as the project runs it.
+    untraced: bool,
+    /// The check run under coverage, and whether it could run at all.
+    covered: Option<(String, bool)>,
+    /// The check whose failure stopped the run.
+    stopped: Option<String>,
+}
+
+impl Run<'_> {
+    /// Runs the checks at `indices`: the quality checks side by side, then the tests in order;
+    /// once the run has stopped, each is recorded as not run.
+    async fn phase(&self, indices: &[usize], state: &mut State) {
+        let quality: Vec<usize> = indices
+            .iter()
+            .copied()
+            .filter(|i| self.plan.checks[*i].kind != CheckKind::Test)
+            .collect();
+        if state.stopped.is_none() {
+            state.stopped = run_quality(self, &quality, &mut state.results).await;
+        }
+        for &i in indices {
+            let spec = &self.plan.checks[i];
+            if state.results[i].is_some() {
+                continue;
+            }
+            if state.stopped.is_some() {
+                state.results[i] = Some(skipped(spec));
+                continue;
+            }
+            let view = self.watch.started(&spec.name, &spec.command);
+            let result = match state.under_coverage.take_if(|(_, at)| *at == i) {
+                Some((command, _)) => {
+                    let (r, passes_untraced) =
+                        run_under_coverage(spec, command, self.workdir, self.timeout, self.env)
+                            .await;
+                    state.untraced |= passes_untraced;
+                    state.covered = Some((spec.name.clone(), r.status != CheckStatus::Unavailable));
+                    r
+                }
+                None => run_check(spec, self.workdir, self.timeout, self.env).await,
+            };
+            drop(view);
+            self.watch.finished(&result);
+            if self.schedule.stops_at(&result) {
+                state.stopped = Some(spec.name.clone());
+            }
+            state.results[i] = Some(result);
+        }
+    }
+}
+
+/// The shared Cargo target directory of the plan's environment, held for `workdir`; `None`
+/// (with a warning when it cannot be taken) without one.
+async fn hold_shared_target(
+    plan: &CheckPlan,
+    workdir: &Path,
+) -> Option<super::shared_target::Held> {
+    match super::shared_target::of(&plan.env) {
+        Some(dir) => match super::shared_target::hold(&dir, workdir).await {
+            Ok(held) => Some(held),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot take the shared target directory {}: {e}",
+                    dir.display()
+                );
+                None
+            }
+        },
+        None => None,
+    }
+}
+
+/// Runs the quality checks at `indices` in their [`lanes`], the lanes at the same time, telling
+/// the watcher as each check starts and ends, and puts each result at its plan index in
+/// `results`. Once one fails for the change, no lane starts another (those running finish): the
+/// rest are recorded as not run, and the failed check's name is returned.
+async fn run_quality(
+    run: &Run<'_>,
+    indices: &[usize],
+    results: &mut [Option<CheckResult>],
+) -> Option<String> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // Quality checks at the same time — but those that share a build lock one after another
+    // (two cargo builds would only wait for each other, and each check's time would include
+    // the other's).
+    let plan = run.plan;
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    let mut set = tokio::task::JoinSet::new();
+    for lane in lanes(plan, indices) {
+        let (tx, dir, env) = (tx.clone(), run.workdir.to_owned(), run.env.to_vec());
+        let (timeout, stop) = (run.timeout, stop.clone());
+        let specs: Vec<(usize, CheckSpec)> = lane
+            .into_iter()
+            .map(|i| (i, plan.checks[i].clone()))
+            .collect();
+        set.spawn(async move {
+            for (i, spec) in specs {
+                if stop.load(Ordering::SeqCst) {
+                    let _ = tx.send(Event::Finished(i, Box::new(skipped(&spec))));
+                    continue;
+                }
+                let _ = tx.send(Event::Started(i));
+                let r = run_check(&spec, &dir, timeout, &env).await;
+                let _ = tx.send(Event::Finished(i, Box::new(r)));
+            }
+        });
+    }
+    drop(tx);
+    let mut stopped = None;
+    let mut views: Vec<Option<Box<dyn Send>>> = (0..plan.checks.len()).map(|_| None).collect();
+    while let Some(event) = rx.recv().await {
+        match event {
+            Event::Started(i) => {
+                let spec = &plan.checks[i];
+                views[i] = Some(run.watch.started(&spec.name, &spec.command));
+            }
+            Event::Finished(i, r) => {
+                views[i] = None;
+                if r.status != CheckStatus::Skipped {
+                    run.watch.finished(&r);
+                }
+                if stopped.is_none() && run.schedule.stops_at(&r) {
+                    stop.store(true, Ordering::SeqCst);
+                    stopped = Some(r.name.clone());
+                }
+                results[i] = Some(*r);
+            }
+        }
+    }
+    while set.join_next().await.is_some() {}
+    stopped
+}
+
+/// Runs the test check `spec` as `command`, its command under coverage. Where that cannot run
+/// here, `spec` runs as it is; where it fails, `spec` runs as it is too, and a pass then wins
+/// with a hint — and `true`: coverage is not measured.
+async fn run_under_coverage(
+    spec: &CheckSpec,
+    command: String,
+    workdir: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> (CheckResult, bool) {
+    let wrapped = CheckSpec {
+        command,
+        program: None,
+        ..spec.clone()
+    };
+    let r = run_check(&wrapped, workdir, timeout, env).await;
+    match r.status {
+        CheckStatus::Unavailable => {
+            tracing::warn!(
+                "`{}` cannot run under coverage here; running it without",
+                spec.name
+            );
+            (run_check(spec, workdir, timeout, env).await, false)
+        }
+        // Some suites fail only under a tracer (a recursion test sees coverage's frames): the
+        // project's own command decides, and coverage is not taken.
+        CheckStatus::Failed => {
+            let mut plain = run_check(spec, workdir, timeout, env).await;
+            if plain.passed() {
+                plain.hint = Some(format!(
+                    "passes as `{}` but fails under coverage (`{}`): coverage is not measured",
+                    spec.command, wrapped.command
+                ));
+                (plain, true)
+            } else {
+                (r, false)
+            }
+        }
+        _ => (r, false),
+    }
+}
+
+#[cfg(test)]
+mod lane_tests {
+    use super::*;
+
+    #[test]
+    fn builds_that_share_a_lock_are_told_apart_from_those_that_do_not() {
+        assert_eq!(
+            build_lock("cargo clippy --all-targets -- -D warnings"),
+            Some("cargo")
+        );
+        assert_eq!(
+            build_lock("RUSTFLAGS=-Dwarnings cargo +nightly check"),
+            Some("cargo")
+        );
+        assert_eq!(build_lock("/usr/bin/cargo test"), Some("cargo"));
+        assert_eq!(build_lock("cargo fmt --all -- --check"), None);
+        assert_eq!(build_lock("cargo +nightly fmt"), None);
+        assert_eq!(build_lock("./gradlew check"), Some("gradle"));
+        assert_eq!(build_lock("mvn -q verify"), Some("maven"));
+        assert_eq!(build_lock("ruff check ."), None);
+        assert_eq!(build_lock(""), None);
+    }
+
+    #[test]
+    fn quality_checks_run_side_by_side_but_one_build_at_a_time() {
+        let plan = CheckPlan::of(vec![
+            CheckSpec::new("format", "cargo fmt --all -- --check"),
+            CheckSpec::new("lint", "cargo clippy --all-targets"),
+            CheckSpec::new("docs", "cargo doc --no-deps"),
+            CheckSpec::new("spell", "typos"),
+            CheckSpec::new("test", "cargo test"),
+        ]);
+        assert_eq!(
+            lanes(&plan, &[0, 1, 2, 3, 4]),
+            vec![vec![0], vec![3], vec![1, 2]]
+        );
+        assert_eq!(lanes(&plan, &[2, 3]), vec![vec![3], vec![2]]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::run::Unwatched;
+
+    fn spec(name: &str, command: &str) -> CheckSpec {
+        CheckSpec::new(name, command)
+    }
+
+    #[tokio::test]
+    async fn quality_checks_run_together_and_tests_after_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let timed = |n: &str| format!("date +%s%N > {n}.start; sleep 1; date +%s%N > {n}.end");
+        let checks = vec![
+            spec("a", &timed("a")),
+            spec("test", "cat a.end b.end c.end > /dev/null && echo ran"),
+            spec("b", &timed("b")),
+            spec("c", &timed("c")),
+        ];
+        let ran = run_checks(
+            &CheckPlan::of(checks),
+            dir.path(),
+            Duration::from_secs(10),
+            &Unwatched,
+            Schedule::default(),
+        )
+        .await;
+        let names: Vec<&str> = ran.checks.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["a", "test", "b", "c"]);
+        // The test saw every quality check's file: it ran after them.
+        assert_eq!(ran.checks[1].output_tail, "ran");
+        assert!(ran.checks.iter().all(CheckResult::passed));
+        // The quality checks overlapped: each started before any of them ended.
+        let stamp = |f: &str| -> u128 {
+            std::fs::read_to_string(dir.path().join(f))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let last_start = ["a", "b", "c"]
+            .map(|n| stamp(&format!("{n}.start")))
+            .into_iter()
+            .max();
+        let first_end = ["a", "b", "c"]
+            .map(|n| stamp(&format!("{n}.end")))
+            .into_iter()
+            .min();
+        assert!(last_start < first_end);
+        assert_eq!(ran.coverage, None);
+    }
+
+    #[tokio::test]
+    async fn another_test_check_that_cannot_run_leaves_the_coverage_measured() {
+        // cachetools' CI: `tox` is a test check too, and not installed here.
+        let dir = tempfile::tempdir().unwrap();
+        let mut missing = spec("ci-tox", "ralph-no-such-tox");
+        missing.kind = CheckKind::Test;
+        missing.program = Some("ralph-no-such-tox".into());
+        let mut plan = CheckPlan::of(vec![spec("test", "true"), missing]);
+        plan.coverage = Some(super::super::coverage::CoverageSpec {
+            test_command: Some("true".into()),
+            command: "echo 'TOTAL 99.45%'".into(),
+            reason: "test".into(),
+        });
+        let ran = run_checks(
+            &plan,
+            dir.path(),
+            Duration::from_secs(10),
+            &Unwatched,
+            Schedule::default(),
+        )
+        .await;
+        assert_eq!(ran.checks[1].status, CheckStatus::Unavailable);
+        assert_eq!(ran.coverage, Some(99.45));
+        // The check under coverage itself missing: not measured, and why.
+        let mut covered = spec("test", "ralph-no-such-runner");
+        covered.program = Some("ralph-no-such-runner".into());
+        let mut plan = CheckPlan::of(vec![covered]);
+        plan.coverage = Some(super::super::coverage::CoverageSpec {
+            test_command: Some("ralph-no-such-runner".into()),
+            command: "echo 'TOTAL 99.45%'".into(),
+            reason: "test".into(),
+        });
+        let ran = run_checks(
+            &plan,
+            dir.path(),
+            Duration::from_secs(10),
+            &Unwatched,
+            Schedule::default(),
+        )
+        .await;
+        assert_eq!(ran.coverage, None);
+        assert_eq!(
+            ran.coverage_missing.as_deref(),
+            Some("the test check `test` could not run")
+        );
+    }
+
+    #[tokio::test]
+    async fn the_tests_run_once_under_coverage_and_the_report_gives_the_total() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plan = CheckPlan::of(vec![spec("test", "echo plain >> runs")]);
+        plan.coverage = Some(super::super::coverage::CoverageSpec {
+            test_command: Some("echo covered >> runs; test -n \"$COVERAGE_FILE\"".into()),
+            command: "printf '{\"totals\": {\"percent_covered\": 87.4561}}' > {report}; echo 'total of 87 is less than fail-under=100'".into(),
+            reason: "test".into(),
+        });
+        let ran = run_checks(
+            &plan,
+            dir.path(),
+            Duration::from_secs(10),
+            &Unwatched,
+            Schedule::default(),
+        )
+        .await;
+        let runs = std::fs::read_to_string(dir.path().join("runs")).unwrap();
+        assert_eq!(runs, "covered\n", "the suite ran once, under coverage");
+        assert_eq!(
+            ran.checks[0].command,
+            "echo covered >> runs; test -n \"$COVERAGE_FILE\""
+        );
+        assert!(ran.checks[0].passed());
+        assert_eq!(
+            ran.coverage,
+            Some(87.4561),
+            "from the report, not the last number"
+        );
+        assert!(
+            !dir.path().join(".coverage").exists(),
+            "coverage data stays out of the worktree"
+        );
+
+        // Coverage's tool missing: the tests run as they are.
+        std::fs::remove_file(dir.path().join("runs")).unwrap();
+        plan.coverage.as_mut().unwrap().test_command =
+            Some("no-such-coverage-ralph run -m pytest".into());
+        let ran = run_checks(
+            &plan,
+            dir.path(),
+            Duration::from_secs(10),
+            &Unwatched,
+            Schedule::default(),
+        )
+        .await;
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("runs")).unwrap(),
+            "plain\n"
+        );
+        assert_eq!(ran.checks[0].command, "echo plain >> runs");
+        assert!(ran.checks[0].passed());
+
+        // A suite that fails only under coverage: the plain run decides, no coverage is taken.
+        std::fs::remove_file(dir.path().join("runs")).unwrap();
+        plan.coverage.as_mut().unwrap().test_command = Some("echo covered >> runs; exit 1".into());
+        let ran = run_checks(
+            &plan,
+            dir.path(),
+            Duration::from_secs(10),
+            &Unwatched,
+            Schedule::default(),
+        )
+        .await;
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("runs")).unwrap(),
+            "covered\nplain\n"
+        );
+        assert!(ran.checks[0].passed());
+        assert!(ran.checks[0]
+            .hint
+            .as_deref()
+            .is_some_and(|h| h.contains("fails under coverage")));
+        assert_eq!(ran.coverage, None);
+
+        // Failing both ways: the covered run's failure is the result.
+        plan.checks[0].command = "echo plain >> runs; exit 1".into();
+        let ran = run_checks(
+            &plan,
+            dir.path(),
+            Duration::from_secs(10),
+            &Unwatched,
+            Schedule::default(),
+        )
+        .await;
+        assert_eq!(ran.checks[0].status, CheckStatus::Failed);
+        assert_eq!(ran.checks[0].command, "echo covered >> runs; exit 1");
+    }
+
+    fn test(name: &str, command: &str) -> CheckSpec {
+        let mut t = spec(name, command);
+        t.kind = CheckKind::Test;
+        t
+    }
+
+    #[tokio::test]
+    async fn a_change_is_rejected_at_its_first_failing_check_and_the_rest_do_not_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Duration::from_secs(10);
+        let plan = CheckPlan::of(vec![
+            spec("lint", "echo lint >> ran"),
+            test("t1", "echo t1 >> ran; test ! -e broken"),
+            test("t2", "echo t2 >> ran"),
+            // Fails on the base as well, and no worse: never a reason to stop.
+            spec("old", "echo old >> ran; exit 1"),
+        ]);
+        let base = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+        let baseline = Baseline::from_results("abc", &base.checks, None, None);
+        let ran = |dir: &Path| std::fs::read_to_string(dir.join("ran")).unwrap_or_default();
+        assert_eq!(ran(dir.path()), "lint\nold\nt1\nt2\n");
+        std::fs::remove_file(dir.path().join("ran")).unwrap();
+
+        std::fs::write(dir.path().join("broken"), "").unwrap();
+        let schedule = Schedule {
+            first: &[],
+            stop_against: Some(&baseline),
+        };
+        let change = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
+        let status: Vec<CheckStatus> = change.checks.iter().map(|c| c.status).collect();
+        assert_eq!(
+            status,
+            [
+                CheckStatus::Passed,
+                CheckStatus::Failed,
+                CheckStatus::Skipped,
+                CheckStatus::Failed
+            ]
+        );
+        assert_eq!(ran(dir.path()), "lint\nold\nt1\n", "t2 never ran");
+        std::fs::remove_file(dir.path().join("ran")).unwrap();
+
+        // The next attempt runs the check that failed first, and stops there again.
+        let failed = ["t1".to_owned()];
+        let schedule = Schedule {
+            first: &failed,
+            stop_against: Some(&baseline),
+        };
+        let again = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
+        assert_eq!(
+            ran(dir.path()),
+            "t1\n",
+            "the failed check first; nothing after it"
+        );
+        assert!(again
+            .checks
+            .iter()
+            .filter(|c| c.name != "t1")
+            .all(|c| c.status == CheckStatus::Skipped));
+        std::fs::remove_file(dir.path().join("ran")).unwrap();
+
+        // Fixed: the failed check first, then the rest in plan order.
+        std::fs::remove_file(dir.path().join("broken")).unwrap();
+        let fixed = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
+        assert_eq!(ran(dir.path()), "t1\nlint\nold\nt2\n");
+        let names: Vec<&str> = fixed.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["lint", "t1", "t2", "old"],
+            "results stay in plan order"
+        );
+        assert!(fixed
+            .checks
+            .iter()
+            .all(|c| c.status != CheckStatus::Skipped));
+    }
+
+    #[tokio::test]
+    async fn a_stopped_run_measures_no_coverage_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Duration::from_secs(10);
+        let mut plan = CheckPlan::of(vec![spec("lint", "test ! -e broken"), test("test", "true")]);
+        plan.coverage = Some(super::super::coverage::CoverageSpec {
+            test_command: Some("true".into()),
+            command: "echo 'TOTAL 90%'".into(),
+            reason: "test".into(),
+        });
+        let base = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+        assert_eq!(base.coverage, Some(90.0));
+        let baseline = Baseline::from_results("abc", &base.checks, base.coverage, None);
+        std::fs::write(dir.path().join("broken"), "").unwrap();
+        let schedule = Schedule {
+            first: &[],
+            stop_against: Some(&baseline),
+        };
+        let change = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
+        assert_eq!(change.checks[1].status, CheckStatus::Skipped);
+        assert_eq!(change.coverage, None);
+        assert_eq!(
+            change.coverage_missing.as_deref(),
+            Some("the change failed `lint`, and the checks stopped there")
+        );
+    }
+}
