@@ -120,6 +120,11 @@ pub struct CheckSpec {
     pub configured: bool,
     /// Why this check runs (`[checks] test`, `[flake8] in tox.ini`, …), for `ralph doctor`.
     pub reason: String,
+    /// The matrix job it is one combination of (`<workflow file>#<job>`), when that job has
+    /// several: the combinations run side by side, each in a copy of the worktree of its own,
+    /// as each runs on a runner of its own in CI (they would share an in-tree build folder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matrix_job: Option<String>,
 }
 
 impl CheckSpec {
@@ -142,6 +147,7 @@ impl CheckSpec {
             program: first_program(command),
             configured: false,
             reason: String::new(),
+            matrix_job: None,
         }
     }
 

@@ -261,6 +261,12 @@ impl Run<'_> {
                 state.results[i] = Some(skipped(spec));
                 continue;
             }
+            let under_coverage = state.under_coverage.as_ref().map(|(_, at)| *at);
+            let group = self.matrix_group(indices, i, under_coverage, state);
+            if group.len() > 1 {
+                self.side_by_side(&group, state).await;
+                continue;
+            }
             let view = self.watch.started(&spec.name, &spec.command);
             let result = match state.under_coverage.take_if(|(_, at)| *at == i) {
                 Some((command, _)) => {
@@ -280,6 +286,135 @@ impl Run<'_> {
             }
             state.results[i] = Some(result);
         }
+    }
+}
+
+/// The most a worktree copy for one matrix combination may hold; a larger worktree runs its
+/// combinations one after another in place.
+const MAX_COPY: u64 = 1 << 30;
+
+impl Run<'_> {
+    /// The test checks not run yet among `indices` that are combinations of the same matrix
+    /// job as check `i` (itself first), when they can run side by side: no build lock (a
+    /// shared Cargo target is one build at a time) and not the check under coverage.
+    fn matrix_group(
+        &self,
+        indices: &[usize],
+        i: usize,
+        under_coverage: Option<usize>,
+        state: &State,
+    ) -> Vec<usize> {
+        let checks = &self.plan.checks;
+        let alone = |j: usize| {
+            checks[j].kind == CheckKind::Test
+                && build_lock(&checks[j].command).is_none()
+                && Some(j) != under_coverage
+                && state.results[j].is_none()
+        };
+        let Some(job) = checks[i].matrix_job.as_ref().filter(|_| alone(i)) else {
+            return vec![i];
+        };
+        indices
+            .iter()
+            .copied()
+            .filter(|&j| j == i || (alone(j) && checks[j].matrix_job.as_ref() == Some(job)))
+            .collect()
+    }
+
+    /// Runs the matrix combinations `group` side by side (as many at once as the machine has
+    /// cores), each in a copy of the worktree of its own — they would share an in-tree build
+    /// folder, and a configure cached by one would build the next. A worktree that cannot be
+    /// copied runs its combinations in place, one at a time. After one fails for the change,
+    /// no other starts.
+    async fn side_by_side(&self, group: &[usize], state: &mut State) {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let width = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let slots = Arc::new(tokio::sync::Semaphore::new(width.max(2)));
+        let in_place = Arc::new(tokio::sync::Mutex::new(()));
+        let stop = Arc::new(AtomicBool::new(false));
+        /// A combination's news; a result holds its slot until it is judged, so no other
+        /// combination starts before a failure has stopped the run.
+        enum News {
+            Started(usize),
+            Finished(usize, Box<CheckResult>, tokio::sync::OwnedSemaphorePermit),
+        }
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<News>();
+        let mut set = tokio::task::JoinSet::new();
+        for &i in group {
+            let spec = self.plan.checks[i].clone();
+            let (tx, dir, env, timeout) = (
+                tx.clone(),
+                self.workdir.to_owned(),
+                self.env.to_vec(),
+                self.timeout,
+            );
+            let (slots, in_place, stop) = (slots.clone(), in_place.clone(), stop.clone());
+            set.spawn(async move {
+                let Ok(slot) = slots.acquire_owned().await else {
+                    return;
+                };
+                if stop.load(Ordering::SeqCst) {
+                    let _ = tx.send(News::Finished(i, Box::new(skipped(&spec)), slot));
+                    return;
+                }
+                let copy = copy_of(&dir).await;
+                let _ = tx.send(News::Started(i));
+                let r = match &copy {
+                    Some(copy) => run_check(&spec, copy.path(), timeout, &env).await,
+                    None => {
+                        let _alone = in_place.lock().await;
+                        run_check(&spec, &dir, timeout, &env).await
+                    }
+                };
+                let _ = tx.send(News::Finished(i, Box::new(r), slot));
+            });
+        }
+        drop(tx);
+        let mut views: Vec<Option<Box<dyn Send>>> =
+            (0..self.plan.checks.len()).map(|_| None).collect();
+        while let Some(news) = rx.recv().await {
+            match news {
+                News::Started(i) => {
+                    let spec = &self.plan.checks[i];
+                    views[i] = Some(self.watch.started(&spec.name, &spec.command));
+                }
+                News::Finished(i, r, _slot) => {
+                    views[i] = None;
+                    if r.status != CheckStatus::Skipped {
+                        self.watch.finished(&r);
+                    }
+                    if state.stopped.is_none() && self.schedule.stops_at(&r) {
+                        stop.store(true, Ordering::SeqCst);
+                        state.stopped = Some(r.name.clone());
+                    }
+                    state.results[i] = Some(*r);
+                }
+            }
+        }
+        while set.join_next().await.is_some() {}
+    }
+}
+
+/// A copy of the worktree `dir` in a temporary folder of its own; `None` (with a warning) when
+/// it cannot be made.
+async fn copy_of(dir: &Path) -> Option<tempfile::TempDir> {
+    let dir = dir.to_owned();
+    let made = tokio::task::spawn_blocking(move || {
+        let copy = tempfile::Builder::new()
+            .prefix("ralph-combination-")
+            .tempdir()?;
+        crate::untrusted_dir::copy_tree(&dir, copy.path(), MAX_COPY)?;
+        Ok::<_, std::io::Error>(copy)
+    })
+    .await;
+    match made {
+        Ok(Ok(copy)) => Some(copy),
+        Ok(Err(e)) => {
+            tracing::warn!("the worktree cannot be copied for a matrix combination ({e}): the combinations run in place, one at a time");
+            None
+        }
+        Err(_) => None,
     }
 }
 
@@ -737,6 +872,90 @@ mod tests {
         assert_eq!(
             change.coverage_missing.as_deref(),
             Some("the change failed `lint`, and the checks stopped there")
+        );
+    }
+
+    fn combination(name: &str, command: &str) -> CheckSpec {
+        let mut t = test(name, command);
+        t.matrix_job = Some("ci.yml#build".into());
+        t
+    }
+
+    #[tokio::test]
+    async fn matrix_combinations_run_side_by_side_each_in_a_build_folder_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("main.c"), "int main(void) { return 0; }\n").unwrap();
+        // As cJSON's CI: `mkdir -p build && cd build`, a configure cached there on first use.
+        let step = |cc: &str| {
+            format!(
+                "mkdir -p build && cd build && test -f ../main.c && {{ test -f cc || echo {cc} > cc; }} && test \"$(cat cc)\" = {cc} && date +%s%N > \"$OUT/{cc}.start\" && sleep 1 && date +%s%N > \"$OUT/{cc}.end\""
+            )
+        };
+        let out = tempfile::tempdir().unwrap();
+        let mut plan = CheckPlan::of(vec![
+            combination("CI build (cc gcc)", &step("gcc")),
+            combination("CI build (cc clang)", &step("clang")),
+        ]);
+        plan.env = vec![("OUT".into(), out.path().display().to_string())];
+        let t = Duration::from_secs(20);
+        let ran = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+        assert!(
+            ran.checks.iter().all(CheckResult::passed),
+            "each combination configured its own build folder: {:?}",
+            ran.checks
+        );
+        assert!(
+            !dir.path().join("build").exists(),
+            "the worktree holds only the change"
+        );
+        let stamp = |f: &str| -> u128 {
+            std::fs::read_to_string(out.path().join(f))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        assert!(
+            stamp("gcc.start").max(stamp("clang.start")) < stamp("gcc.end").min(stamp("clang.end")),
+            "the combinations overlapped"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_combination_that_fails_for_the_change_starts_no_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let step = |n: u32| format!("echo {n} >> \"$OUT/ran\"; test ! -e broken");
+        let mut plan = CheckPlan::of(vec![
+            combination("c1", &step(1)),
+            combination("c2", &format!("sleep 1; {}", step(2))),
+            combination("c3", &step(3)),
+        ]);
+        plan.env = vec![("OUT".into(), out.path().display().to_string())];
+        let t = Duration::from_secs(20);
+        let base = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+        assert!(
+            base.checks.iter().all(CheckResult::passed),
+            "{:?}",
+            base.checks
+        );
+        let baseline = Baseline::from_results("abc", &base.checks, None, None);
+        std::fs::remove_file(out.path().join("ran")).unwrap();
+        std::fs::write(dir.path().join("broken"), "").unwrap();
+        let schedule = Schedule {
+            first: &[],
+            stop_against: Some(&baseline),
+        };
+        let change = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
+        let status: Vec<CheckStatus> = change.checks.iter().map(|c| c.status).collect();
+        assert_eq!(
+            status,
+            [
+                CheckStatus::Failed,
+                CheckStatus::Failed,
+                CheckStatus::Skipped
+            ],
+            "two slots: c1 and c2 ran, c3 never started"
         );
     }
 }

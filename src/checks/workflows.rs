@@ -342,7 +342,7 @@ fn read_workflow(file: &str, text: &str, dir_exists: &dyn Fn(&str) -> bool, ci: 
                 .push(format!("{file}, job `{id}`: left out, {why}"));
             continue;
         }
-        let job = Job {
+        let mut job = Job {
             file,
             id,
             yaml: job,
@@ -351,11 +351,13 @@ fn read_workflow(file: &str, text: &str, dir_exists: &dyn Fn(&str) -> bool, ci: 
                 .map(str::to_owned)
                 .or_else(|| default_dir.clone()),
             dir_exists,
+            matrix: false,
         };
         let runnable: Vec<_> = combinations(&job.yaml["strategy"])
             .into_iter()
             .filter(|combo| steps::runs_here(&job, combo, &wf_env))
             .collect();
+        job.matrix = runnable.len() > 1;
         if runnable.len() > MAX_COMBINATIONS {
             let dropped: Vec<String> = runnable[MAX_COMBINATIONS..]
                 .iter()

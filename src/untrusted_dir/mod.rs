@@ -17,6 +17,9 @@
 //! path.
 
 use std::ffi::OsStr;
+
+mod copy;
+pub use copy::copy_tree;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 

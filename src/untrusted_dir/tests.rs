@@ -166,3 +166,53 @@ fn files_keep_their_execute_bit() {
         .mode();
     assert_eq!(mode & 0o777, 0o755);
 }
+
+#[test]
+fn a_copy_keeps_links_as_links_leaves_special_files_out_and_stops_at_its_bound() {
+    use std::os::unix::fs::PermissionsExt;
+    let (outside, inside, _dir) = setup();
+    let root = inside.path();
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    std::fs::write(root.join("src/deep/a.c"), "int a;").unwrap();
+    std::fs::write(root.join("run.sh"), "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(root.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    symlink(outside.path().join("secret"), root.join("leak")).unwrap();
+    symlink(outside.path(), root.join("elsewhere")).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        root.join("pipe"),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    let copy = tempfile::tempdir().unwrap();
+    let bytes = copy_tree(root, copy.path(), 1 << 20).unwrap();
+    assert_eq!(bytes, 16, "a.c and run.sh; nothing behind a link");
+    let c = copy.path();
+    assert_eq!(
+        std::fs::read_to_string(c.join("src/deep/a.c")).unwrap(),
+        "int a;"
+    );
+    let mode = std::fs::metadata(c.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111, "still executable");
+    assert_eq!(
+        std::fs::read_link(c.join("leak")).unwrap(),
+        outside.path().join("secret"),
+        "a link stays a link"
+    );
+    assert!(std::fs::symlink_metadata(c.join("elsewhere"))
+        .unwrap()
+        .is_symlink());
+    assert!(
+        !c.join("pipe").exists(),
+        "a FIFO is not copied (nor opened)"
+    );
+    let small = tempfile::tempdir().unwrap();
+    let over = copy_tree(root, small.path(), 8).unwrap_err();
+    assert!(
+        over.to_string().contains("larger than") || over.to_string().contains("more than"),
+        "{over}"
+    );
+}

@@ -17,6 +17,8 @@ pub(super) struct Job<'a> {
     /// The job's default working directory (its own, else the workflow's).
     pub(super) dir: Option<String>,
     pub(super) dir_exists: &'a dyn Fn(&str) -> bool,
+    /// The job runs here as several matrix combinations.
+    pub(super) matrix: bool,
 }
 
 /// Whether `job` runs here under one matrix combination: on Linux, and its `if:` holds.
@@ -105,6 +107,7 @@ fn read_step(
             let mut spec = CheckSpec::new(&check_name(id, &label, combo), &command)
                 .because(&check_reason(job, &label, combo));
             spec.kind = kind;
+            spec.matrix_job = job.matrix.then(|| format!("{file}#{id}"));
             if prelude.is_empty() && dir.is_none() {
                 ci.scripts
                     .insert(spec.name.clone(), expanded.trim().to_owned());
