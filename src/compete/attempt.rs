@@ -285,7 +285,13 @@ async fn check_change(
 ) -> Result<Checked> {
     let (wt, plan) = (target.wt, target.plan);
     let name = format!("{} {attempt}", target.purpose.label());
-    let first: Vec<String> = previous.iter().map(|f| f.name.clone()).collect();
+    // The checks the last failure failed run first: this round's last attempt, else the last
+    // round's.
+    let first: Vec<String> = if previous.is_empty() {
+        crew.last_failed.clone()
+    } else {
+        previous.iter().map(|f| f.name.clone()).collect()
+    };
     let printer = crew.input.printer;
     // A change to the dependency manifests makes the environment again.
     let started = std::time::Instant::now();
@@ -311,6 +317,10 @@ async fn check_change(
     .await?;
     if let Err(why) = setup {
         v.setup.push(why);
+    }
+    let failed: Vec<String> = v.failing_checks().map(|c| c.name.clone()).collect();
+    if !failed.is_empty() {
+        crew.last_failed = failed;
     }
     let native_failed = native.and_then(Result::err);
     crew.timeline.since(format!("checks {tag}"), started);

@@ -60,6 +60,9 @@ pub(super) struct Crew<'a> {
     pub timeline: Timeline,
     /// The checks on the commit the next attempt starts from.
     pub baseline: Baseline,
+    /// The checks the last failed attempt failed, by name: the next attempt runs them first,
+    /// in this round or the next.
+    pub last_failed: Vec<String>,
 }
 
 /// What a competition records: the state kept for `--resume`, the report, what went wrong (for

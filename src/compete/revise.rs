@@ -224,6 +224,7 @@ fn crew_and_book<'a>(
         accounts: Accounts::default(),
         timeline: Timeline::default(),
         baseline,
+        last_failed: Vec::new(),
     };
     (crew, book)
 }

@@ -182,6 +182,7 @@ impl<'a> Run<'a> {
                 accounts: Accounts::default(),
                 timeline,
                 baseline,
+                last_failed: Vec::new(),
             },
             book,
         }
