@@ -93,13 +93,27 @@ fn join_ci(plan: &mut CheckPlan, mut ci: super::workflows::Ci) {
     let normal = |c: &str| super::workflows::canonical(c);
     let mut added = 0;
     for check in ci.checks {
-        let script = ci.scripts.get(&check.name).map(|s| normal(s));
+        let script = ci.scripts.get(&check.name);
+        let normal_script = script.map(|s| normal(s));
         if plan.checks.iter().any(|c| {
             normal(&c.command) == normal(&check.command)
-                || script.as_ref() == Some(&normal(&c.command))
+                || normal_script.as_ref() == Some(&normal(&c.command))
                 || c.name == check.name
         }) {
             continue;
+        }
+        // A step that installs and runs checks the plan runs already (`yarn && yarn test &&
+        // yarn lint`) adds nothing but a second run of them.
+        if let Some((runs, false)) = script.map(|s| super::workflows::checks_in(s)) {
+            let known: Vec<String> = plan.checks.iter().map(|c| normal(&c.command)).collect();
+            if !runs.is_empty() && runs.iter().all(|r| known.contains(r)) {
+                plan.notes.push(format!(
+                    "{}: its checks are run already (`{}`), not again",
+                    check.name,
+                    script.map(|s| s.trim()).unwrap_or_default()
+                ));
+                continue;
+            }
         }
         plan.checks.push(check);
         added += 1;
@@ -575,6 +589,35 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.contains("the cmake tests run as the CI runs them")));
+    }
+
+    #[test]
+    fn a_ci_step_of_installs_and_known_checks_adds_no_second_run() {
+        let dir = project(&[
+            (
+                "package.json",
+                r#"{"scripts": {"test": "mocha", "lint": "eslint ."}}"#,
+            ),
+            ("yarn.lock", ""),
+            (
+                ".github/workflows/ci.yml",
+                "on: [push]\njobs:\n  ci:\n    runs-on: ubuntu-latest\n    steps:\n      - run: yarn && yarn test && yarn lint\n      - run: yarn build && yarn test\n",
+            ),
+        ]);
+        let plan = detect(dir.path(), &ChecksConfig::default());
+        let commands: Vec<String> = names(&plan).into_iter().map(|n| n.1).collect();
+        // The second step builds first: the test after a build is not the plain test.
+        assert_eq!(
+            commands,
+            ["yarn run lint", "yarn test", "yarn build && yarn test"]
+        );
+        assert!(
+            plan.notes.iter().any(|n| n.contains(
+                "its checks are run already (`yarn && yarn test && yarn lint`), not again"
+            )),
+            "{:?}",
+            plan.notes
+        );
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub enum StepKind {
     Other,
 }
 
-pub use classify::{canonical, classify};
+pub use classify::{canonical, checks_in, classify};
 
 /// Whether the workflow runs on pushes or pull requests (a `pull_request` trigger limited to
 /// `types` such as `labeled` does not run on a pull request's commits).

@@ -70,6 +70,21 @@ pub fn classify(script: &str) -> StepKind {
     .unwrap_or(StepKind::Other)
 }
 
+/// The checks a script runs, each spelled as [`canonical`] spells it, and whether it does
+/// anything else than check and install (a build, a `cd`, an `echo` count as something else).
+pub fn checks_in(script: &str) -> (Vec<String>, bool) {
+    let mut checks = Vec::new();
+    let mut other = false;
+    for c in commands(script) {
+        match command(&c) {
+            StepKind::Check(_) => checks.push(canonical(&shell_words::join(&c))),
+            StepKind::Setup => {}
+            StepKind::Other => other = true,
+        }
+    }
+    (checks, other)
+}
+
 /// The commands of a script, each as its words: split at line ends, `;`, `&&`, `||` and `|`.
 fn commands(script: &str) -> Vec<Vec<String>> {
     script
