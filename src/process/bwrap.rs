@@ -51,6 +51,10 @@ pub struct Plan {
     pub readable: Vec<PathBuf>,
     /// Hidden: an empty folder or an empty file in their place.
     pub hidden: Vec<PathBuf>,
+    /// An empty regular file of ralph's, shown in place of a hidden file (`/dev/null` cannot
+    /// be: a bind mount is `nodev`, and opening it there fails with EACCES — `yarn` stops on
+    /// an unreadable `~/.npmrc`).
+    pub empty: Option<PathBuf>,
     /// Files shown as another, read-only: (the copy shown, the path it is shown at) — a git
     /// configuration without its credentials.
     pub replaced: Vec<(PathBuf, PathBuf)>,
@@ -293,7 +297,10 @@ fn hide(out: &mut Vec<OsString>, plan: &Plan, facts: &Facts, writable: &[&PathBu
                 out.push("--remount-ro".into());
                 out.push(h.as_os_str().to_owned());
             }
-            Some(false) => mount(out, "--ro-bind", Path::new("/dev/null"), h),
+            Some(false) => {
+                let empty = plan.empty.as_deref().unwrap_or(Path::new("/dev/null"));
+                mount(out, "--ro-bind", empty, h)
+            }
             None => {}
         }
     }
@@ -413,6 +420,7 @@ mod tests {
             private: vec![],
             network: true,
             egress: None,
+            empty: None,
         }
     }
 

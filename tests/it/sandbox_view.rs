@@ -177,3 +177,30 @@ fn a_program_the_sandbox_hides_is_refused_with_its_path() {
         out.stderr
     );
 }
+
+#[test]
+fn a_hidden_credential_file_reads_as_empty_not_as_an_error() {
+    if let Err(why) = bubblewrap() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // Yarn 1 stops on an `~/.npmrc` it cannot open (EACCES from a `nodev` bind of
+    // /dev/null): hidden, the file must read as empty.
+    let checks = "[checks]\nnpmrc = \"cat \\\"$HOME/.npmrc\\\" && ! grep -q _authToken \\\"$HOME/.npmrc\\\"\"\ntest = \"sh test.sh\"\n";
+    let repo = Repo::with(Setup {
+        checks,
+        ..Setup::default()
+    });
+    std::fs::write(
+        repo.tools.join(".npmrc"),
+        "//registry.example/:_authToken=npm_secret\n",
+    )
+    .unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let (outcome, checks, _) = verdict(&repo, &path, "required");
+    assert_eq!(outcome, "complete", "{checks:?}");
+    assert!(
+        checks.contains(&"\"npmrc\" \"passed\"".to_owned()),
+        "{checks:?}"
+    );
+}

@@ -340,6 +340,8 @@ impl Sandbox {
                 .prefix("ralph-scrubbed-")
                 .tempdir()
                 .ok()
+                // The empty file hidden files are shown as.
+                .filter(|d| std::fs::write(d.path().join("empty"), "").is_ok())
                 .map(Arc::new)
         });
         let network = super::egress::NetworkConfig {
@@ -541,6 +543,7 @@ impl Sandbox {
             hidden,
             network: self.reach(c) == super::egress::Reach::Open,
             egress: None,
+            empty: self.scrub_dir.as_ref().map(|d| d.path().join("empty")),
         }
     }
 }
