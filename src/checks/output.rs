@@ -137,6 +137,15 @@ pub fn missing_tool(stdout: &str, stderr: &str) -> Option<String> {
                 return rest.rsplit(": ").next().map(word);
             }
         }
+        // make, running a recipe's program itself: `make: tox: No such file or directory`
+        if let Some(rest) = line
+            .strip_prefix("make: ")
+            .and_then(|r| r.strip_suffix(": No such file or directory"))
+        {
+            if !rest.contains(' ') && !rest.starts_with('*') {
+                return Some(word(rest));
+            }
+        }
         // poetry: `Command not found: ruff`; yarn / pnpm: `Command "ruff" not found`
         if let Some(rest) = line.strip_prefix("Command not found: ") {
             return Some(word(rest));
@@ -220,6 +229,9 @@ mod tests {
             ("", "error Command \"tsc\" not found.", "tsc"),
             ("", "/usr/bin/python3: No module named pytest", "pytest"),
             ("", "npm error could not determine executable to run", "the npx executable"),
+            // `make test` whose recipe is `tox` (sqlparse's Makefile), and one through the shell.
+            ("tox -e py\n", "make: tox: No such file or directory\nmake: *** [Makefile:6: test] Error 127", "tox"),
+            ("", "/bin/sh: 1: tox: not found\nmake: *** [Makefile:2: test] Error 127", "tox"),
         ];
         for (out, err, tool) in cases {
             assert_eq!(missing_tool(out, err).as_deref(), Some(tool), "{err}{out}");
@@ -229,5 +241,10 @@ mod tests {
             None
         );
         assert_eq!(missing_tool("", "error: value not found"), None);
+        // A file a recipe reads is not a program.
+        assert_eq!(
+            missing_tool("", "make: *** No rule to make target 'x.c'.  Stop."),
+            None
+        );
     }
 }

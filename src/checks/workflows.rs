@@ -534,12 +534,12 @@ jobs:
             commands,
             [
                 (
-                    "CI test (os ubuntu-latest): Test",
+                    "CI test: Test",
                     "cargo test --features \"\" --tests",
                     CheckKind::Test
                 ),
                 (
-                    "CI test (features serde, os ubuntu-latest): Test",
+                    "CI test (features serde): Test",
                     "cargo test --features \"serde\" --tests",
                     CheckKind::Test
                 ),

@@ -245,7 +245,7 @@ const OWN_PATHS: [(&str, usize, &str); 22] = [
         2,
         "the worktree's admin folder in the common git dir; the host's paths",
     ),
-    ("process/sandbox/mod.rs", 1, "~/.cache and the caches the environment names, made for a setup"),
+    ("process/sandbox/mod.rs", 2, "~/.cache and the caches the environment names, made for a setup; the empty file hidden files are shown as, in ralph's own scrub folder"),
     ("process/sandbox/places.rs", 1, "agents' state folders, made when missing"),
     ("process/sandbox/host.rs", 2, "/proc/sys and the git configurations shown scrubbed"),
     (

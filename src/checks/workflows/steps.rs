@@ -104,7 +104,8 @@ fn read_step(
             if ci.checks.iter().any(|c| c.command == command) {
                 return;
             }
-            let mut spec = CheckSpec::new(&check_name(id, &label, combo), &command)
+            let named = used_keys(combo, &[step, &job.yaml["env"]]);
+            let mut spec = CheckSpec::new(&check_name(id, &label, &named), &command)
                 .because(&check_reason(job, &label, combo));
             spec.kind = kind;
             spec.matrix_job = job.matrix.then(|| format!("{file}#{id}"));
@@ -191,6 +192,30 @@ fn runnable(
         return None;
     }
     Some((expanded, dir, env))
+}
+
+/// The keys of `combo` that the YAML of `used` refers to (`${{ matrix.k }}`): a check is named
+/// by the values that make it what it is, not by a `python-version` only a `uses:` step reads.
+fn used_keys(combo: &BTreeMap<String, String>, used: &[&Yaml]) -> BTreeMap<String, String> {
+    fn text(y: &Yaml, out: &mut String) {
+        match y {
+            Yaml::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            Yaml::Array(a) => a.iter().for_each(|e| text(e, out)),
+            Yaml::Hash(h) => h.values().for_each(|e| text(e, out)),
+            _ => {}
+        }
+    }
+    let mut all = String::new();
+    used.iter().for_each(|y| text(y, &mut all));
+    let all: String = all.split_whitespace().collect();
+    combo
+        .iter()
+        .filter(|(k, _)| all.contains(&format!("matrix.{k}")))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// Where a CI check comes from, for its reason: the file, the job, the step and the matrix
