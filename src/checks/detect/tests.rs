@@ -1,0 +1,329 @@
+//! The tests of `detect`.
+
+use super::*;
+use crate::checks::project;
+
+fn names(plan: &CheckPlan) -> Vec<(String, String, CheckKind)> {
+    plan.checks
+        .iter()
+        .map(|c| (c.name.clone(), c.command.clone(), c.kind))
+        .collect()
+}
+
+const MASKFILE: &str = "# Tasks\n\n## development\n\n### python\n\n#### test\n\n```sh\npytest\n```\n\n#### format\n\n```sh\nruff format --check\n```\n\n### rust\n\n#### lint (crate)\n\n```sh\ncargo clippy\n```\n\n#### test\n\n```sh\ncargo test\n```\n\n#### deploy\n\n## release\n\n### rust\n\n#### test\n";
+
+#[test]
+fn a_maskfile_gives_development_checks_quality_first() {
+    let dir = project(&[("maskfile.md", MASKFILE), ("Cargo.toml", "[package]")]);
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    assert_eq!(plan.source, "maskfile.md");
+    let got: Vec<(String, CheckKind)> = plan
+        .checks
+        .iter()
+        .map(|c| (c.name.clone(), c.kind))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("python-format".to_owned(), CheckKind::Quality),
+            ("rust-lint".to_owned(), CheckKind::Quality),
+            ("python-test".to_owned(), CheckKind::Test),
+            ("rust-test".to_owned(), CheckKind::Test),
+        ]
+    );
+    assert_eq!(plan.checks[1].command, "mask development rust lint");
+    assert_eq!(plan.checks[1].program.as_deref(), Some("mask"));
+}
+
+#[test]
+fn a_makefile_project_keeps_its_coverage_when_its_test_target_is_pytest() {
+    // pydantic-extra-types: `make test` runs `uv run pytest`; coverage is configured.
+    let pyproject = "[project]\nname = \"x\"\n[tool.coverage.run]\nsource = ['x']\n[tool.coverage.report]\nfail_under = 100\n";
+    let dir = project(&[
+        ("pyproject.toml", pyproject),
+        ("uv.lock", ""),
+        ("tests/test_x.py", ""),
+        (
+            "Makefile",
+            ".PHONY: test\ntest:\n\tuv run pytest\n\nlint:\n\tuv run ruff check\n",
+        ),
+    ]);
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    assert_eq!(plan.source, "Makefile");
+    let c = plan.coverage.unwrap();
+    assert_eq!(
+        c.test_command.as_deref(),
+        Some("uv run coverage run -m pytest")
+    );
+    assert!(
+        c.reason.ends_with("the `test` target only runs pytest"),
+        "{}",
+        c.reason
+    );
+    assert!(plan.notes.is_empty());
+    // A test target that does more: coverage is left out, and doctor says why.
+    std::fs::write(
+        dir.path().join("Makefile"),
+        "test:\n\tuv run pytest\n\t./docs-check.sh\n",
+    )
+    .unwrap();
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    assert!(plan.coverage.is_none());
+    assert!(
+        plan.notes[0].contains("set [checks.coverage]"),
+        "{:?}",
+        plan.notes
+    );
+}
+
+#[test]
+fn cargo_python_and_node_layouts() {
+    let cargo = project(&[("Cargo.toml", "[package]\nname = \"x\"")]);
+    let plan = detect(cargo.path(), &ChecksConfig::default());
+    assert_eq!(plan.source, "cargo");
+    assert_eq!(plan.checks.len(), 3, "clippy covers cargo check");
+    assert_eq!(plan.checks[2].kind, CheckKind::Test);
+
+    let uv = project(&[
+            (
+                "pyproject.toml",
+                "[project]\nname='x'\n[tool.mypy]\nstrict=true\n[tool.coverage.run]\n[tool.pytest.ini_options]\n",
+            ),
+            ("uv.lock", ""),
+        ]);
+    let plan = detect(uv.path(), &ChecksConfig::default());
+    assert_eq!(plan.source, "python");
+    let n = names(&plan);
+    assert_eq!(
+        n[0].0, "type-check",
+        "no ruff: the project does not configure it"
+    );
+    assert_eq!(
+        n[1],
+        ("test".into(), "uv run pytest".into(), CheckKind::Test)
+    );
+    let coverage = plan.coverage.unwrap();
+    assert_eq!(
+        coverage.test_command.as_deref(),
+        Some("uv run coverage run -m pytest"),
+        "the suite runs once, under coverage"
+    );
+    assert_eq!(coverage.command, "uv run coverage json -q -o {report}");
+    assert_eq!(
+        coverage.reason,
+        "coverage.py is configured in pyproject.toml"
+    );
+
+    let plain = project(&[("requirements.txt", "requests\n")]);
+    let plan = detect(plain.path(), &ChecksConfig::default());
+    assert!(
+        plan.checks.is_empty(),
+        "nothing configured, nothing guessed"
+    );
+    assert!(plan.coverage.is_none());
+
+    let node = project(&[(
+        "package.json",
+        r#"{"scripts": {"test": "jest", "lint": "eslint .", "typecheck": "tsc --noEmit"}}"#,
+    )]);
+    let plan = detect(node.path(), &ChecksConfig::default());
+    assert_eq!(plan.source, "node");
+    assert_eq!(
+        names(&plan)
+            .iter()
+            .map(|n| n.1.as_str())
+            .collect::<Vec<_>>(),
+        [
+            "npm run --silent lint",
+            "npm run --silent typecheck",
+            "npm test"
+        ]
+    );
+    assert!(plan.coverage.is_none(), "jest without --coverage");
+    let none = project(&[("README.md", "hi")]);
+    assert_eq!(detect(none.path(), &ChecksConfig::default()).source, "none");
+}
+
+#[test]
+fn a_c_project_is_tested_by_its_build_system_before_a_makefile_of_its_own() {
+    let cmake = ("CMakeLists.txt", "project(cJSON C)\nenable_testing()\n");
+    let demo = (
+        "Makefile",
+        "all:\n\tcc -o demo test.c\ntest: all\n\t./demo\n",
+    );
+    let dir = project(&[cmake, demo]);
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    assert_eq!(plan.source, "cmake");
+    assert!(
+        plan.checks[0].command.contains("ctest"),
+        "{:?}",
+        plan.checks
+    );
+    // A Makefile that drives CMake is the project's own way in.
+    let driver = (
+        "Makefile",
+        "test:\n\tcmake -B build && cmake --build build\n\tctest --test-dir build\n",
+    );
+    let dir = project(&[cmake, driver]);
+    assert_eq!(
+        detect(dir.path(), &ChecksConfig::default()).source,
+        "Makefile"
+    );
+    // A language's manifest wins over CMake (a Python extension's build).
+    let dir = project(&[
+        cmake,
+        (
+            "pyproject.toml",
+            "[project]\nname='x'\n[tool.pytest.ini_options]\n",
+        ),
+    ]);
+    assert_eq!(
+        detect(dir.path(), &ChecksConfig::default()).source,
+        "python"
+    );
+    // A CI that runs the suite its own way runs it once, its way.
+    let ci = (
+            ".github/workflows/ci.yml",
+            "on: [push]\njobs:\n  b:\n    runs-on: ubuntu-latest\n    steps:\n      - run: mkdir build && cd build && cmake .. && make && ctest\n",
+        );
+    let dir = project(&[cmake, ci]);
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    assert_eq!(plan.source, "CI");
+    assert_eq!(plan.checks.len(), 1, "{:?}", plan.checks);
+    assert!(plan.checks[0].name.starts_with("CI b"));
+    assert!(plan
+        .notes
+        .iter()
+        .any(|n| n.contains("the cmake tests run as the CI runs them")));
+}
+
+#[test]
+fn a_ci_step_of_installs_and_known_checks_adds_no_second_run() {
+    let dir = project(&[
+            (
+                "package.json",
+                r#"{"scripts": {"test": "mocha", "lint": "eslint ."}}"#,
+            ),
+            ("yarn.lock", ""),
+            (
+                ".github/workflows/ci.yml",
+                "on: [push]\njobs:\n  ci:\n    runs-on: ubuntu-latest\n    steps:\n      - run: yarn && yarn test && yarn lint\n      - run: yarn build && yarn test\n",
+            ),
+        ]);
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    let commands: Vec<String> = names(&plan).into_iter().map(|n| n.1).collect();
+    // The second step builds first: the test after a build is not the plain test.
+    assert_eq!(
+        commands,
+        ["yarn run lint", "yarn test", "yarn build && yarn test"]
+    );
+    assert!(
+        plan.notes.iter().any(|n| n
+            .contains("its checks are run already (`yarn && yarn test && yarn lint`), not again")),
+        "{:?}",
+        plan.notes
+    );
+}
+
+#[test]
+fn a_node_project_runs_its_scripts_with_its_own_package_manager() {
+    let package = r#"{"scripts": {"test": "jest --coverage", "lint": "eslint ."}}"#;
+    for (lockfile, lint, test) in [
+        ("yarn.lock", "yarn run lint", "yarn test"),
+        ("pnpm-lock.yaml", "pnpm run lint", "pnpm test"),
+        ("bun.lock", "bun run lint", "bun run test"),
+        ("package-lock.json", "npm run --silent lint", "npm test"),
+    ] {
+        let dir = project(&[("package.json", package), (lockfile, "")]);
+        let plan = detect(dir.path(), &ChecksConfig::default());
+        let commands: Vec<String> = names(&plan).into_iter().map(|n| n.1).collect();
+        assert_eq!(commands, [lint, test], "{lockfile}");
+        // The test script collects coverage itself: its report is read after it.
+        let coverage = plan.coverage.expect("jest --coverage");
+        assert_eq!(coverage.test_command, None, "the suite runs as it is");
+        assert!(
+            coverage.reason.contains("jest --coverage"),
+            "{}",
+            coverage.reason
+        );
+    }
+}
+
+#[test]
+fn a_ci_step_running_a_detected_command_is_not_run_twice() {
+    let dir = project(&[
+            ("Cargo.toml", "[package]\nname = \"x\""),
+            (
+                ".github/workflows/ci.yml",
+                "on: [push]\nenv:\n  RUSTFLAGS: -Dwarnings\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo test\n      - run: cargo test --features serde\n",
+            ),
+        ]);
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    let commands: Vec<&str> = plan.checks.iter().map(|c| c.command.as_str()).collect();
+    assert_eq!(
+        commands.iter().filter(|c| c.contains("cargo test")).count(),
+        2,
+        "the plain run is the detected test; the feature run is added: {commands:?}"
+    );
+    assert!(commands.iter().any(|c| c.contains("--features serde")));
+    assert_eq!(plan.source, "cargo and CI");
+}
+
+#[test]
+fn configured_checks_win_over_detection() {
+    let dir = project(&[("Cargo.toml", "[package]")]);
+    let mut config = ChecksConfig::default();
+    config
+        .commands
+        .insert("unit-test".into(), "make test".into());
+    config.commands.insert("style".into(), "make lint".into());
+    let plan = detect(dir.path(), &config);
+    assert_eq!(plan.source, "config");
+    assert_eq!(
+        names(&plan),
+        [
+            ("style".into(), "make lint".into(), CheckKind::Quality),
+            ("unit-test".into(), "make test".into(), CheckKind::Test),
+        ]
+    );
+}
+
+#[test]
+fn the_checks_example_follows_the_language() {
+    let rust = project(&[("Cargo.toml", "[package]")]);
+    assert!(example(rust.path()).contains("test = \"cargo test\""));
+    let py = project(&[("pyproject.toml", "")]);
+    assert!(example(py.path()).starts_with("[checks]\n"));
+    assert!(example(py.path()).contains("pytest"));
+    let bare = project(&[("README.md", "hi")]);
+    assert_eq!(example(bare.path()), "[checks]\ntest = \"make test\"");
+}
+
+#[test]
+fn declared_checks_win_over_the_language() {
+    let dir = project(&[
+        ("Cargo.toml", "[package]"),
+        (
+            "Makefile",
+            "test:\n\tcargo test --all\nlint:\n\tcargo clippy\n",
+        ),
+    ]);
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    assert_eq!(plan.source, "Makefile");
+    assert_eq!(
+        names(&plan)
+            .iter()
+            .map(|n| n.1.as_str())
+            .collect::<Vec<_>>(),
+        ["make lint", "make test"]
+    );
+    let pc = project(&[
+        ("pyproject.toml", "[tool.ruff]\n[tool.pytest.ini_options]\n"),
+        (".pre-commit-config.yaml", "repos: []\n"),
+    ]);
+    let plan = detect(pc.path(), &ChecksConfig::default());
+    let n = names(&plan);
+    assert_eq!(n[0].0, "pre-commit", "it stands for the linters");
+    assert_eq!(n.len(), 2);
+    assert!(plan.checks.iter().all(|c| !c.reason.is_empty()));
+}

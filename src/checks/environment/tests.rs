@@ -1,0 +1,231 @@
+//! The tests of `environment`.
+
+use super::*;
+use crate::checks::project;
+
+#[test]
+fn go_and_c_builds_get_ralphs_own_caches() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("go.mod"), "module x\n").unwrap();
+    std::fs::write(dir.path().join("CMakeLists.txt"), "project(x)\n").unwrap();
+    let vars = variables(dir.path(), Path::new("/r/.ralph/cache"));
+    assert!(vars.contains(&("GOCACHE".into(), "/r/.ralph/cache/go-build".into())));
+    assert!(vars.contains(&("CCACHE_DIR".into(), "/r/.ralph/cache/ccache".into())));
+}
+
+fn command(files: &[(&str, &str)], config: &ChecksConfig) -> Option<String> {
+    setup(project(files).path(), config).map(|s| s.command)
+}
+
+#[test]
+fn the_interpreter_is_the_one_the_checks_name() {
+    use crate::checks::{CheckPlan, CheckSpec};
+    let wt = Path::new("/w/tree");
+    let plan = |commands: &[(&str, &str)]| {
+        CheckPlan::of(commands.iter().map(|(n, c)| CheckSpec::new(n, c)).collect())
+    };
+    assert_eq!(
+        check_interpreter(
+            &plan(&[
+                ("lint", "ruff check ."),
+                ("test", ".venv/bin/python -m pytest -q")
+            ]),
+            wt
+        )
+        .as_deref(),
+        Some("/w/tree/.venv/bin/python")
+    );
+    assert_eq!(
+        check_interpreter(&plan(&[("test", "/opt/py/bin/python3.12 -m pytest")]), wt).as_deref(),
+        Some("/opt/py/bin/python3.12")
+    );
+    assert_eq!(
+        check_interpreter(&plan(&[("test", "python -m pytest")]), wt).as_deref(),
+        Some("python")
+    );
+    assert_eq!(
+        check_interpreter(&plan(&[("test", "uv run pytest")]), wt),
+        None
+    );
+}
+
+#[test]
+fn setups_follow_the_lockfile_or_the_configuration() {
+    let none = ChecksConfig::default();
+    assert_eq!(
+        command(&[("uv.lock", "")], &none).as_deref(),
+        Some("uv sync --frozen --all-groups --all-extras")
+    );
+    assert_eq!(
+        command(&[("package-lock.json", "{}")], &none).as_deref(),
+        Some("npm ci")
+    );
+    assert_eq!(
+        command(&[("yarn.lock", ""), (".yarnrc.yml", "")], &none).as_deref(),
+        Some("yarn install --immutable")
+    );
+    assert_eq!(
+        command(&[("pnpm-lock.yaml", "")], &none).as_deref(),
+        Some("pnpm install --frozen-lockfile")
+    );
+    assert_eq!(
+        command(&[("requirements.txt", "x")], &none),
+        None,
+        "no lockfile, no guess"
+    );
+    let crate_ = ("Cargo.toml", "[package]\nname = \"x\"\n");
+    assert_eq!(
+        command(&[crate_, ("Cargo.lock", "")], &none).as_deref(),
+        Some("cargo fetch || cargo fetch --offline")
+    );
+    assert_eq!(
+        command(&[crate_], &none).as_deref(),
+        Some("(cargo fetch || cargo fetch --offline) && rm -f Cargo.lock"),
+        "a lock the project does not keep is not left in the worktree"
+    );
+    assert_eq!(
+        command(&[crate_, ("uv.lock", "")], &none).as_deref(),
+        Some("uv sync --frozen --all-groups --all-extras"),
+        "a Python project with a Rust extension sets up its Python environment"
+    );
+    let configured = ChecksConfig {
+        setup: Some("make venv".into()),
+        ..ChecksConfig::default()
+    };
+    assert_eq!(
+        command(&[("uv.lock", "")], &configured).as_deref(),
+        Some("make venv")
+    );
+    // A declared install target that only makes a local environment wins over the lockfile.
+    assert_eq!(
+        command(
+            &[
+                ("uv.lock", ""),
+                (
+                    "Makefile",
+                    "install:\n\tuv sync --all-extras\ntest:\n\tuv run pytest\n"
+                )
+            ],
+            &none
+        )
+        .as_deref(),
+        Some("make install")
+    );
+    // One that installs into a shared environment is not run by itself.
+    assert_eq!(
+        command(&[("Makefile", "install:\n\tpip install -e .\n")], &none),
+        None
+    );
+}
+
+#[test]
+fn fingerprints_change_with_the_manifests_only() {
+    let dir = project(&[("pyproject.toml", "[project]\nname='x'\n"), ("a.py", "")]);
+    let before = fingerprint(dir.path());
+    std::fs::write(dir.path().join("a.py"), "print(1)").unwrap();
+    assert_eq!(fingerprint(dir.path()), before);
+    std::fs::write(dir.path().join("uv.lock"), "version = 1").unwrap();
+    assert_ne!(fingerprint(dir.path()), before);
+}
+
+#[test]
+fn variables_per_language() {
+    let cache = Path::new("/repo/.ralph/cache");
+    let cargo = project(&[("Cargo.toml", "[package]\nname = \"x\"\n")]);
+    let vars = variables(cargo.path(), cache);
+    if crate::env::get("CARGO_TARGET_DIR").is_none() {
+        assert_eq!(
+            vars,
+            [(
+                "CARGO_TARGET_DIR".to_owned(),
+                "/repo/.ralph/cache/target".to_owned()
+            )]
+        );
+    }
+    let src = project(&[
+        ("pyproject.toml", "[project]\nname = \"pkg\"\n"),
+        ("src/pkg/__init__.py", ""),
+    ]);
+    let vars = variables(src.path(), cache);
+    let path = &vars.iter().find(|(k, _)| k == "PYTHONPATH").unwrap().1;
+    assert!(
+        path.starts_with(&src.path().join("src").display().to_string()),
+        "{path}"
+    );
+    let flat = project(&[
+        ("pyproject.toml", "[project]\nname = \"pkg\"\n"),
+        ("pkg/__init__.py", ""),
+    ]);
+    let vars = variables(flat.path(), cache);
+    let path = &vars.iter().find(|(k, _)| k == "PYTHONPATH").unwrap().1;
+    assert!(path.starts_with(&flat.path().display().to_string()));
+}
+
+#[tokio::test]
+async fn a_failing_setup_says_what_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = SetupSpec {
+        command: "echo resolving; echo 'No solution found: foo>=9' >&2; exit 1".into(),
+        reason: "test".into(),
+    };
+    let err = run_setup(&spec, dir.path(), Duration::from_secs(5), &[], None)
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("failed (exit 1)") && err.contains("No solution found"),
+        "{err}"
+    );
+    let ok = SetupSpec {
+        command: "test \"$X\" = 1".into(),
+        reason: "test".into(),
+    };
+    assert!(run_setup(
+        &ok,
+        dir.path(),
+        Duration::from_secs(5),
+        &[("X".into(), "1".into())],
+        None
+    )
+    .await
+    .is_ok());
+}
+
+#[tokio::test]
+async fn an_install_of_another_checkout_is_found_and_neutralised() {
+    if !process::on_path("python3") {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    // The main checkout's package, installed through a .pth file as an editable install
+    // does it, and the worktree's copy.
+    let main = project(&[("src/pkg_ralph_t/__init__.py", "WHERE = 'main'\n")]);
+    let site = tempfile::tempdir().unwrap();
+    std::fs::write(
+        site.path().join("__editable__.pkg.pth"),
+        main.path().join("src").display().to_string(),
+    )
+    .unwrap();
+    let wt = project(&[
+        ("pyproject.toml", "[project]\nname = \"pkg_ralph_t\"\n"),
+        ("src/pkg_ralph_t/__init__.py", "WHERE = 'worktree'\n"),
+    ]);
+    // `site.addsitedir` through a sitecustomize stands for the venv's site-packages.
+    let custom = tempfile::tempdir().unwrap();
+    std::fs::write(
+        custom.path().join("sitecustomize.py"),
+        format!(
+            "import site\nsite.addsitedir({:?})\n",
+            site.path().display().to_string()
+        ),
+    )
+    .unwrap();
+    // The user's environment: what ralph inherits.
+    std::env::set_var("PYTHONPATH", custom.path());
+    let env = variables(wt.path(), Path::new("/unused"));
+    let found = python_import(wt.path(), &env, None).await;
+    std::env::remove_var("PYTHONPATH");
+    assert!(
+        matches!(&found, Some(Diagnosis::Neutralised(m)) if m.contains("pkg_ralph_t") && m.contains(&main.path().display().to_string())),
+        "{found:?}"
+    );
+}

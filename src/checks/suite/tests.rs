@@ -1,0 +1,410 @@
+//! The tests of `suite`.
+
+use super::*;
+use crate::checks::run::Unwatched;
+
+#[test]
+fn builds_that_share_a_lock_are_told_apart_from_those_that_do_not() {
+    assert_eq!(
+        build_lock("cargo clippy --all-targets -- -D warnings"),
+        Some("cargo")
+    );
+    assert_eq!(
+        build_lock("RUSTFLAGS=-Dwarnings cargo +nightly check"),
+        Some("cargo")
+    );
+    assert_eq!(build_lock("/usr/bin/cargo test"), Some("cargo"));
+    assert_eq!(build_lock("cargo fmt --all -- --check"), None);
+    assert_eq!(build_lock("cargo +nightly fmt"), None);
+    assert_eq!(build_lock("./gradlew check"), Some("gradle"));
+    assert_eq!(build_lock("mvn -q verify"), Some("maven"));
+    assert_eq!(build_lock("ruff check ."), None);
+    assert_eq!(build_lock(""), None);
+}
+
+#[test]
+fn quality_checks_run_side_by_side_but_one_build_at_a_time() {
+    let plan = CheckPlan::of(vec![
+        CheckSpec::new("format", "cargo fmt --all -- --check"),
+        CheckSpec::new("lint", "cargo clippy --all-targets"),
+        CheckSpec::new("docs", "cargo doc --no-deps"),
+        CheckSpec::new("spell", "typos"),
+        CheckSpec::new("test", "cargo test"),
+    ]);
+    assert_eq!(
+        lanes(&plan, &[0, 1, 2, 3, 4]),
+        vec![vec![0], vec![3], vec![1, 2]]
+    );
+    assert_eq!(lanes(&plan, &[2, 3]), vec![vec![3], vec![2]]);
+}
+
+fn spec(name: &str, command: &str) -> CheckSpec {
+    CheckSpec::new(name, command)
+}
+
+#[tokio::test]
+async fn quality_checks_run_together_and_tests_after_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let timed = |n: &str| format!("date +%s%N > {n}.start; sleep 1; date +%s%N > {n}.end");
+    let checks = vec![
+        spec("a", &timed("a")),
+        spec("test", "cat a.end b.end c.end > /dev/null && echo ran"),
+        spec("b", &timed("b")),
+        spec("c", &timed("c")),
+    ];
+    let ran = run_checks(
+        &CheckPlan::of(checks),
+        dir.path(),
+        Duration::from_secs(10),
+        &Unwatched,
+        Schedule::default(),
+    )
+    .await;
+    let names: Vec<&str> = ran.checks.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["a", "test", "b", "c"]);
+    // The test saw every quality check's file: it ran after them.
+    assert_eq!(ran.checks[1].output_tail, "ran");
+    assert!(ran.checks.iter().all(CheckResult::passed));
+    // The quality checks overlapped: each started before any of them ended.
+    let stamp = |f: &str| -> u128 {
+        std::fs::read_to_string(dir.path().join(f))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let last_start = ["a", "b", "c"]
+        .map(|n| stamp(&format!("{n}.start")))
+        .into_iter()
+        .max();
+    let first_end = ["a", "b", "c"]
+        .map(|n| stamp(&format!("{n}.end")))
+        .into_iter()
+        .min();
+    assert!(last_start < first_end);
+    assert_eq!(ran.coverage, None);
+}
+
+#[tokio::test]
+async fn another_test_check_that_cannot_run_leaves_the_coverage_measured() {
+    // cachetools' CI: `tox` is a test check too, and not installed here.
+    let dir = tempfile::tempdir().unwrap();
+    let mut missing = spec("ci-tox", "ralph-no-such-tox");
+    missing.kind = CheckKind::Test;
+    missing.program = Some("ralph-no-such-tox".into());
+    let mut plan = CheckPlan::of(vec![spec("test", "true"), missing]);
+    plan.coverage = Some(super::super::coverage::CoverageSpec {
+        test_command: Some("true".into()),
+        command: "echo 'TOTAL 99.45%'".into(),
+        reason: "test".into(),
+    });
+    let ran = run_checks(
+        &plan,
+        dir.path(),
+        Duration::from_secs(10),
+        &Unwatched,
+        Schedule::default(),
+    )
+    .await;
+    assert_eq!(ran.checks[1].status, CheckStatus::Unavailable);
+    assert_eq!(ran.coverage, Some(99.45));
+    // The check under coverage itself missing: not measured, and why.
+    let mut covered = spec("test", "ralph-no-such-runner");
+    covered.program = Some("ralph-no-such-runner".into());
+    let mut plan = CheckPlan::of(vec![covered]);
+    plan.coverage = Some(super::super::coverage::CoverageSpec {
+        test_command: Some("ralph-no-such-runner".into()),
+        command: "echo 'TOTAL 99.45%'".into(),
+        reason: "test".into(),
+    });
+    let ran = run_checks(
+        &plan,
+        dir.path(),
+        Duration::from_secs(10),
+        &Unwatched,
+        Schedule::default(),
+    )
+    .await;
+    assert_eq!(ran.coverage, None);
+    assert_eq!(
+        ran.coverage_missing.as_deref(),
+        Some("the test check `test` could not run")
+    );
+}
+
+#[tokio::test]
+async fn the_tests_run_once_under_coverage_and_the_report_gives_the_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan = CheckPlan::of(vec![spec("test", "echo plain >> runs")]);
+    plan.coverage = Some(super::super::coverage::CoverageSpec {
+            test_command: Some("echo covered >> runs; test -n \"$COVERAGE_FILE\"".into()),
+            command: "printf '{\"totals\": {\"percent_covered\": 87.4561}}' > {report}; echo 'total of 87 is less than fail-under=100'".into(),
+            reason: "test".into(),
+        });
+    let ran = run_checks(
+        &plan,
+        dir.path(),
+        Duration::from_secs(10),
+        &Unwatched,
+        Schedule::default(),
+    )
+    .await;
+    let runs = std::fs::read_to_string(dir.path().join("runs")).unwrap();
+    assert_eq!(runs, "covered\n", "the suite ran once, under coverage");
+    assert_eq!(
+        ran.checks[0].command,
+        "echo covered >> runs; test -n \"$COVERAGE_FILE\""
+    );
+    assert!(ran.checks[0].passed());
+    assert_eq!(
+        ran.coverage,
+        Some(87.4561),
+        "from the report, not the last number"
+    );
+    assert!(
+        !dir.path().join(".coverage").exists(),
+        "coverage data stays out of the worktree"
+    );
+
+    // Coverage's tool missing: the tests run as they are.
+    std::fs::remove_file(dir.path().join("runs")).unwrap();
+    plan.coverage.as_mut().unwrap().test_command =
+        Some("no-such-coverage-ralph run -m pytest".into());
+    let ran = run_checks(
+        &plan,
+        dir.path(),
+        Duration::from_secs(10),
+        &Unwatched,
+        Schedule::default(),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("runs")).unwrap(),
+        "plain\n"
+    );
+    assert_eq!(ran.checks[0].command, "echo plain >> runs");
+    assert!(ran.checks[0].passed());
+
+    // A suite that fails only under coverage: the plain run decides, no coverage is taken.
+    std::fs::remove_file(dir.path().join("runs")).unwrap();
+    plan.coverage.as_mut().unwrap().test_command = Some("echo covered >> runs; exit 1".into());
+    let ran = run_checks(
+        &plan,
+        dir.path(),
+        Duration::from_secs(10),
+        &Unwatched,
+        Schedule::default(),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("runs")).unwrap(),
+        "covered\nplain\n"
+    );
+    assert!(ran.checks[0].passed());
+    assert!(ran.checks[0]
+        .hint
+        .as_deref()
+        .is_some_and(|h| h.contains("fails under coverage")));
+    assert_eq!(ran.coverage, None);
+
+    // Failing both ways: the covered run's failure is the result.
+    plan.checks[0].command = "echo plain >> runs; exit 1".into();
+    let ran = run_checks(
+        &plan,
+        dir.path(),
+        Duration::from_secs(10),
+        &Unwatched,
+        Schedule::default(),
+    )
+    .await;
+    assert_eq!(ran.checks[0].status, CheckStatus::Failed);
+    assert_eq!(ran.checks[0].command, "echo covered >> runs; exit 1");
+}
+
+fn test(name: &str, command: &str) -> CheckSpec {
+    let mut t = spec(name, command);
+    t.kind = CheckKind::Test;
+    t
+}
+
+#[tokio::test]
+async fn a_change_is_rejected_at_its_first_failing_check_and_the_rest_do_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Duration::from_secs(10);
+    let plan = CheckPlan::of(vec![
+        spec("lint", "echo lint >> ran"),
+        test("t1", "echo t1 >> ran; test ! -e broken"),
+        test("t2", "echo t2 >> ran"),
+        // Fails on the base as well, and no worse: never a reason to stop.
+        spec("old", "echo problem; exit 1"),
+    ]);
+    let base = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+    let baseline = Baseline::from_results("abc", &base.checks, None, None);
+    let ran = |dir: &Path| std::fs::read_to_string(dir.join("ran")).unwrap_or_default();
+    assert_eq!(ran(dir.path()), "lint\nt1\nt2\n");
+    std::fs::remove_file(dir.path().join("ran")).unwrap();
+
+    std::fs::write(dir.path().join("broken"), "").unwrap();
+    let schedule = Schedule {
+        first: &[],
+        stop_against: Some(&baseline),
+    };
+    let change = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
+    let status: Vec<CheckStatus> = change.checks.iter().map(|c| c.status).collect();
+    assert_eq!(
+        status,
+        [
+            CheckStatus::Passed,
+            CheckStatus::Failed,
+            CheckStatus::Skipped,
+            CheckStatus::Failed
+        ]
+    );
+    assert_eq!(ran(dir.path()), "lint\nt1\n", "t2 never ran");
+    std::fs::remove_file(dir.path().join("ran")).unwrap();
+
+    // The next attempt runs the check that failed first, and stops there again.
+    let failed = ["t1".to_owned()];
+    let schedule = Schedule {
+        first: &failed,
+        stop_against: Some(&baseline),
+    };
+    let again = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
+    assert_eq!(
+        ran(dir.path()),
+        "t1\n",
+        "the failed check first; nothing after it"
+    );
+    assert!(again
+        .checks
+        .iter()
+        .filter(|c| c.name != "t1")
+        .all(|c| c.status == CheckStatus::Skipped));
+    std::fs::remove_file(dir.path().join("ran")).unwrap();
+
+    // Fixed: the failed check first, then the rest in plan order.
+    std::fs::remove_file(dir.path().join("broken")).unwrap();
+    let fixed = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
+    assert_eq!(ran(dir.path()), "t1\nlint\nt2\n");
+    let names: Vec<&str> = fixed.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["lint", "t1", "t2", "old"],
+        "results stay in plan order"
+    );
+    assert!(fixed
+        .checks
+        .iter()
+        .all(|c| c.status != CheckStatus::Skipped));
+}
+
+#[tokio::test]
+async fn a_stopped_run_measures_no_coverage_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Duration::from_secs(10);
+    let mut plan = CheckPlan::of(vec![spec("lint", "test ! -e broken"), test("test", "true")]);
+    plan.coverage = Some(super::super::coverage::CoverageSpec {
+        test_command: Some("true".into()),
+        command: "echo 'TOTAL 90%'".into(),
+        reason: "test".into(),
+    });
+    let base = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+    assert_eq!(base.coverage, Some(90.0));
+    let baseline = Baseline::from_results("abc", &base.checks, base.coverage, None);
+    std::fs::write(dir.path().join("broken"), "").unwrap();
+    let schedule = Schedule {
+        first: &[],
+        stop_against: Some(&baseline),
+    };
+    let change = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
+    assert_eq!(change.checks[1].status, CheckStatus::Skipped);
+    assert_eq!(change.coverage, None);
+    assert_eq!(
+        change.coverage_missing.as_deref(),
+        Some("the change failed `lint`, and the checks stopped there")
+    );
+}
+
+fn combination(name: &str, command: &str) -> CheckSpec {
+    let mut t = test(name, command);
+    t.matrix_job = Some("ci.yml#build".into());
+    t
+}
+
+#[tokio::test]
+async fn matrix_combinations_run_side_by_side_each_in_a_build_folder_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.c"), "int main(void) { return 0; }\n").unwrap();
+    // As cJSON's CI: `mkdir -p build && cd build`, a configure cached there on first use.
+    let step = |cc: &str| {
+        format!(
+                "mkdir -p build && cd build && test -f ../main.c && {{ test -f cc || echo {cc} > cc; }} && test \"$(cat cc)\" = {cc} && date +%s%N > \"$OUT/{cc}.start\" && sleep 1 && date +%s%N > \"$OUT/{cc}.end\""
+            )
+    };
+    let out = tempfile::tempdir().unwrap();
+    let mut plan = CheckPlan::of(vec![
+        combination("CI build (cc gcc)", &step("gcc")),
+        combination("CI build (cc clang)", &step("clang")),
+    ]);
+    plan.env = vec![("OUT".into(), out.path().display().to_string())];
+    let t = Duration::from_secs(20);
+    let ran = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+    assert!(
+        ran.checks.iter().all(CheckResult::passed),
+        "each combination configured its own build folder: {:?}",
+        ran.checks
+    );
+    assert!(
+        !dir.path().join("build").exists(),
+        "the worktree holds only the change"
+    );
+    let stamp = |f: &str| -> u128 {
+        std::fs::read_to_string(out.path().join(f))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    assert!(
+        stamp("gcc.start").max(stamp("clang.start")) < stamp("gcc.end").min(stamp("clang.end")),
+        "the combinations overlapped"
+    );
+}
+
+#[tokio::test]
+async fn a_combination_that_fails_for_the_change_starts_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let step = |n: u32| format!("echo {n} >> \"$OUT/ran\"; test ! -e broken");
+    let mut plan = CheckPlan::of(vec![
+        combination("c1", &step(1)),
+        combination("c2", &format!("sleep 1; {}", step(2))),
+        combination("c3", &step(3)),
+    ]);
+    plan.env = vec![("OUT".into(), out.path().display().to_string())];
+    let t = Duration::from_secs(20);
+    let base = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+    assert!(
+        base.checks.iter().all(CheckResult::passed),
+        "{:?}",
+        base.checks
+    );
+    let baseline = Baseline::from_results("abc", &base.checks, None, None);
+    std::fs::remove_file(out.path().join("ran")).unwrap();
+    std::fs::write(dir.path().join("broken"), "").unwrap();
+    let schedule = Schedule {
+        first: &[],
+        stop_against: Some(&baseline),
+    };
+    let change = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
+    let status: Vec<CheckStatus> = change.checks.iter().map(|c| c.status).collect();
+    assert_eq!(
+        status,
+        [
+            CheckStatus::Failed,
+            CheckStatus::Failed,
+            CheckStatus::Skipped
+        ],
+        "two slots: c1 and c2 ran, c3 never started"
+    );
+}

@@ -1,0 +1,251 @@
+//! The tests of `workflows`.
+
+use super::*;
+
+fn read_one(text: &str) -> Ci {
+    let mut ci = Ci::default();
+    read_workflow(
+        ".github/workflows/ci.yml",
+        text,
+        &|d| d != "elsewhere",
+        &mut ci,
+    );
+    ci
+}
+
+const FEATURES: &str = r#"
+name: CI
+on:
+  push:
+  pull_request:
+jobs:
+  test:
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest]
+        features: ["", "serde"]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: dtolnay/rust-toolchain@stable
+      - name: Test
+        run: cargo test --features "${{ matrix.features }}" --tests
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: cargo clippy --all-targets -- -D warnings
+      - name: Live API
+        run: cargo test --test live -- --key ${{ secrets.API_KEY }}
+      - name: Publish
+        run: cargo publish --token ${{ secrets.CRATES_TOKEN }}
+"#;
+
+#[test]
+fn a_feature_matrix_becomes_one_test_check_per_combination_on_linux() {
+    let ci = read_one(FEATURES);
+    let commands: Vec<(&str, &str, CheckKind)> = ci
+        .checks
+        .iter()
+        .map(|c| (c.name.as_str(), c.command.as_str(), c.kind))
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            (
+                "CI test: Test",
+                "cargo test --features \"\" --tests",
+                CheckKind::Test
+            ),
+            (
+                "CI test (features serde): Test",
+                "cargo test --features \"serde\" --tests",
+                CheckKind::Test
+            ),
+            (
+                "CI lint: cargo clippy --all-targets -- -D warnings",
+                "cargo clippy --all-targets -- -D warnings",
+                CheckKind::Quality
+            ),
+        ]
+    );
+    assert!(ci.checks[1]
+        .reason
+        .contains("(matrix features=serde, os=ubuntu-latest)"));
+    let notes = ci.notes.join("\n");
+    assert!(
+        notes.contains("`Live API`: left out, it needs a secret"),
+        "{notes}"
+    );
+    assert!(
+        !notes.contains("Publish"),
+        "a publish is not ralph's: {notes}"
+    );
+    assert!(
+        notes.contains(
+            "`dtolnay/rust-toolchain@stable` is not run (it would provide a Rust toolchain"
+        ),
+        "{notes}"
+    );
+}
+
+#[test]
+fn workflows_that_do_not_run_on_pushes_services_and_setup_steps_are_told_apart() {
+    let ci = read_one(
+        "on: release\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pytest\n",
+    );
+    assert!(ci.checks.is_empty());
+    let ci = read_one("on: [push]\njobs:\n  db:\n    runs-on: ubuntu-latest\n    services:\n      postgres:\n        image: postgres\n    steps:\n      - run: pytest\n  unit:\n    runs-on: ubuntu-latest\n    env:\n      PYTHONWARNINGS: error\n    defaults:\n      run:\n        working-directory: python\n    steps:\n      - run: pip install -e .[test]\n      - run: |\n          python -m pytest -m 'not slow'\n");
+    assert_eq!(ci.setup, ["pip install -e .[test]"]);
+    assert_eq!(ci.checks.len(), 1);
+    assert_eq!(ci.checks[0].kind, CheckKind::Test);
+    assert_eq!(
+            ci.checks[0].command,
+            "cd 'python' && env PYTHONWARNINGS='error' bash -ec 'python -m pytest -m '\\''not slow'\\'''"
+        );
+    assert!(ci.notes[0].contains("job `db`: left out, it needs the service(s) postgres"));
+}
+
+#[test]
+fn a_check_runs_after_the_steps_before_it_that_build_what_it_needs() {
+    let ci = read_one("on: [push]\njobs:\n  sdist:\n    runs-on: ubuntu-latest\n    steps:\n      - run: python -m pip install --upgrade pip\n      - run: python setup.py sdist\n      - name: Upload\n        run: twine upload dist/* --password ${{ secrets.PYPI }}\n      - name: Test sdist\n        run: |\n          cd tmp\n          python setup.py test\n");
+    assert_eq!(ci.setup, ["python -m pip install --upgrade pip"]);
+    assert_eq!(ci.checks.len(), 1);
+    assert_eq!(
+        ci.checks[0].command, "bash -ec 'python setup.py sdist\ncd tmp\npython setup.py test'",
+        "the install is not run, the upload is left out, the sdist is built first"
+    );
+    assert!(ci.notes.is_empty(), "{:?}", ci.notes);
+}
+
+#[test]
+fn label_triggered_jobs_other_repositories_and_missing_directories_are_left_out() {
+    let labeled = "on:\n  pull_request:\n    types: [labeled]\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pytest\n";
+    assert!(
+        read_one(labeled).checks.is_empty(),
+        "not run on a PR's commits"
+    );
+    let synced = labeled.replace("[labeled]", "[opened, synchronize]");
+    assert_eq!(read_one(&synced).checks.len(), 1);
+    let ci = read_one("on: [push]\njobs:\n  downstream:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v5\n        with:\n          repository: org/consumer\n          path: consumer\n      - run: pytest\n  here:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v5\n        with:\n          repository: ${{ github.repository }}\n      - run: pytest\n        working-directory: elsewhere\n      - run: mypy\n");
+    assert_eq!(
+        ci.checks
+            .iter()
+            .map(|c| c.command.as_str())
+            .collect::<Vec<_>>(),
+        ["mypy"]
+    );
+    assert_eq!(
+        ci.scripts.get("CI here: mypy").map(String::as_str),
+        Some("mypy")
+    );
+    let notes = ci.notes.join("\n");
+    assert!(
+        notes.contains(
+            "job `downstream`: left out, it checks out and tests another repository (org/consumer)"
+        ),
+        "{notes}"
+    );
+    assert!(
+        notes.contains(
+            "`pytest`: left out, its working directory `elsewhere` is not in the repository"
+        ),
+        "{notes}"
+    );
+}
+
+#[test]
+fn steps_are_classified_by_what_they_run() {
+    assert_eq!(
+        classify("npm run test:unit"),
+        StepKind::Check(CheckKind::Test)
+    );
+    assert_eq!(classify("tox -e py311"), StepKind::Check(CheckKind::Test));
+    assert_eq!(classify("mypy src"), StepKind::Check(CheckKind::Quality));
+    assert_eq!(
+        classify("cargo build --release"),
+        StepKind::Check(CheckKind::Quality)
+    );
+    assert_eq!(classify("poetry install --with dev"), StepKind::Setup);
+    assert_eq!(classify("npm ci"), StepKind::Setup);
+    assert_eq!(classify("echo done"), StepKind::Other);
+}
+
+#[test]
+fn matrix_includes_and_excludes_and_conditions_apply() {
+    let strategy = YamlLoader::load_from_str(
+            "matrix:\n  py: ['3.10', '3.12']\n  extra: [a, b]\n  exclude:\n    - py: '3.10'\n      extra: b\n  include:\n    - py: '3.13'\n      extra: c\n",
+        )
+        .unwrap()
+        .remove(0);
+    let combos = combinations(&strategy);
+    assert_eq!(combos.len(), 4, "{combos:?}");
+    let empty =
+        YamlLoader::load_from_str("matrix:\n  include:\n    - rust: stable\n      features:\n")
+            .unwrap()
+            .remove(0);
+    assert_eq!(combinations(&empty).len(), 1, "the include entry alone");
+    assert_eq!(
+        combinations(&empty)[0].get("features").map(String::as_str),
+        Some(""),
+        "a key with no value is the empty string, as in a workflow run"
+    );
+    let m: BTreeMap<String, String> = [("os".to_owned(), "windows-latest".to_owned())].into();
+    assert!(!condition_holds("matrix.os == 'ubuntu-latest'", &m));
+    assert!(condition_holds("${{ runner.os == 'Linux' }}", &m));
+    assert!(
+        !condition_holds("matrix.bench != ''", &m),
+        "a key the combination lacks is empty"
+    );
+    assert!(
+        condition_holds("github.event_name == 'push'", &m),
+        "what ralph cannot tell, it runs"
+    );
+}
+
+#[test]
+fn the_combination_cap_counts_only_what_runs_here_and_names_what_it_drops() {
+    // 3 systems × 6 Pythons = 18 combinations, 6 on Linux, and one `include` on Linux: the
+    // include is kept (the cap once fell on the cartesian product before the OS filter).
+    let wide = r#"
+on: [push]
+jobs:
+  t:
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest, macos-latest]
+        python: ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+        include:
+          - os: ubuntu-latest
+            python: "3.14"
+    steps:
+      - run: python${{ matrix.python }} -m pytest
+"#;
+    let ci = read_one(wide);
+    assert_eq!(ci.checks.len(), 7, "{:?}", ci.checks);
+    assert!(ci.checks.iter().any(|c| c.name.contains("python 3.14")));
+    assert!(!ci.notes.iter().any(|n| n.contains("only the first")));
+    // 20 Linux combinations: 16 used, the other 4 named.
+    let many = r#"
+on: [push]
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        a: [1, 2, 3, 4, 5]
+        b: [w, x, y, z]
+    steps:
+      - run: make test A=${{ matrix.a }} B=${{ matrix.b }}
+"#;
+    let ci = read_one(many);
+    let note = ci
+        .notes
+        .iter()
+        .find(|n| n.contains("only the first 16 of its 20 combinations"))
+        .expect("the cap is named");
+    assert!(
+        note.contains("left out: CI t (a 5, b w); CI t (a 5, b x)"),
+        "{note}"
+    );
+}
