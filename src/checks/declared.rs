@@ -3,8 +3,8 @@
 //! `typecheck`, `format-check`…), and a pre-commit configuration, which runs the project's own
 //! linters and formatters as it pins them.
 
+use super::project::Project;
 use super::{CheckKind, CheckSpec};
-use std::path::Path;
 
 /// Target names that are quality checks, in the order they run.
 const QUALITY: [&str; 9] = [
@@ -73,8 +73,8 @@ fn from_targets(targets: &[String], runner: &str, file: &str) -> Option<Vec<Chec
 }
 
 /// The checks of a `Makefile` or `justfile` with a test target, and where they came from.
-pub fn targets(root: &Path) -> Option<(&'static str, Vec<CheckSpec>)> {
-    let read = |f: &str| crate::untrusted_dir::project_text(root, f);
+pub fn targets(p: &Project) -> Option<(&'static str, Vec<CheckSpec>)> {
+    let read = |f: &str| p.text(f);
     if let Some(text) = read("Makefile").or_else(|| read("makefile")) {
         if let Some(checks) = from_targets(&make_targets(&text), "make", "the Makefile") {
             return Some(("Makefile", checks));
@@ -126,8 +126,8 @@ fn recipe<'a>(text: &'a str, target: &str) -> Option<Vec<&'a str>> {
 /// A declared install target that only makes a local environment (`uv sync`, `npm ci`, …),
 /// as a setup command with its reason. One that installs anywhere else (`pip install` into
 /// whatever environment is active, `sudo`, a global install) is never run unasked.
-pub fn install_target(root: &Path) -> Option<(String, String)> {
-    let read = |f: &str| crate::untrusted_dir::project_text(root, f);
+pub fn install_target(p: &Project) -> Option<(String, String)> {
+    let read = |f: &str| p.text(f);
     let files = [
         ("Makefile", "make", "the Makefile"),
         ("makefile", "make", "the Makefile"),
@@ -158,8 +158,8 @@ pub fn install_target(root: &Path) -> Option<(String, String)> {
 
 /// Whether the declared `test` target only runs pytest (`pytest …`, `python -m pytest …`, `uv
 /// run pytest …`), so that running pytest under coverage instead runs the same tests.
-pub fn test_runs_only_pytest(root: &Path) -> bool {
-    let read = |f: &str| crate::untrusted_dir::project_text(root, f);
+pub fn test_runs_only_pytest(p: &Project) -> bool {
+    let read = |f: &str| p.text(f);
     let text = ["Makefile", "makefile", "justfile", "Justfile"]
         .iter()
         .find_map(|f| read(f));
@@ -178,8 +178,8 @@ pub fn test_runs_only_pytest(root: &Path) -> bool {
 
 /// The pre-commit check, when the repository has a pre-commit configuration: it stands for the
 /// project's linters and formatters.
-pub fn pre_commit(root: &Path) -> Option<CheckSpec> {
-    root.join(".pre-commit-config.yaml").is_file().then(|| {
+pub fn pre_commit(p: &Project) -> Option<CheckSpec> {
+    p.is_file(".pre-commit-config.yaml").then(|| {
         CheckSpec::new(
             "pre-commit",
             "pre-commit run --all-files --show-diff-on-failure",
@@ -222,19 +222,19 @@ mod tests {
         let write = |t: &str| std::fs::write(dir.path().join("justfile"), t).unwrap();
         write("# set up\ninstall:\n    uv sync --all-groups\n    npm ci\n\ntest:\n    uv run pytest\n");
         assert_eq!(
-            install_target(dir.path()),
+            install_target(&Project::read(dir.path())),
             Some((
                 "just install".into(),
                 "the `install` target of the justfile".into()
             ))
         );
         write("install:\n    pip install -e .\n");
-        assert_eq!(install_target(dir.path()), None);
+        assert_eq!(install_target(&Project::read(dir.path())), None);
         write("install:\n    npm install -g something\n");
-        assert_eq!(install_target(dir.path()), None);
+        assert_eq!(install_target(&Project::read(dir.path())), None);
         write("install: venv\n    uv sync\n");
         assert_eq!(
-            install_target(dir.path()),
+            install_target(&Project::read(dir.path())),
             None,
             "prerequisites are not followed"
         );
@@ -245,13 +245,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let write = |t: &str| std::fs::write(dir.path().join("Makefile"), t).unwrap();
         write(".PHONY: test\ntest:\n\tuv run pytest\n");
-        assert!(test_runs_only_pytest(dir.path()));
+        assert!(test_runs_only_pytest(&Project::read(dir.path())));
         write("test:\n\tpython -m pytest -q tests\n");
-        assert!(test_runs_only_pytest(dir.path()));
+        assert!(test_runs_only_pytest(&Project::read(dir.path())));
         write("test:\n\tpytest\n\t./check-docs.sh\n");
-        assert!(!test_runs_only_pytest(dir.path()));
+        assert!(!test_runs_only_pytest(&Project::read(dir.path())));
         write("test:\n\ttox\n");
-        assert!(!test_runs_only_pytest(dir.path()));
+        assert!(!test_runs_only_pytest(&Project::read(dir.path())));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use super::coverage::CoverageSpec;
 use super::environment::SetupSpec;
+use super::project::Project;
 use super::{CheckKind, CheckSpec};
 use crate::config::ChecksConfig;
 use serde::Serialize;
@@ -60,13 +61,18 @@ const MASK_CHECKS: [&str; 6] = ["format", "lint", "type-check", "check", "dead-c
 /// names any; otherwise what the repository declares or its language gives, joined by the
 /// checks its CI runs (see `workflows`) that are not among them already.
 pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
+    detect_in(&Project::read(root), config)
+}
+
+/// [`detect`] on a project read once: every rule a function of `p` and `config` alone.
+pub fn detect_in(p: &Project, config: &ChecksConfig) -> CheckPlan {
     let mut plan = CheckPlan {
-        setup: super::environment::setup(root, config),
-        native: super::environment::native(root),
-        ..checks(root, config)
+        setup: super::environment::setup(p, config),
+        native: super::environment::native(p),
+        ..checks(p, config)
     };
     if plan.source != "config" {
-        join_ci(&mut plan, super::workflows::read(root));
+        join_ci(&mut plan, super::workflows::read(p));
     }
     plan
 }
@@ -137,12 +143,12 @@ fn join_ci(plan: &mut CheckPlan, mut ci: super::workflows::Ci) {
     plan.notes.extend(ci.notes);
 }
 
-/// The checks of the repository at `root`.
-fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
+/// The checks of the project `p`.
+fn checks(p: &Project, config: &ChecksConfig) -> CheckPlan {
     if !config.commands.is_empty() || config.coverage_command.is_some() {
         return configured(config);
     }
-    let read = |name: &str| crate::untrusted_dir::project_text(root, name);
+    let read = |name: &str| p.text(name);
     if let Some(text) = read("maskfile.md") {
         let checks = mask_checks(&text);
         if !checks.is_empty() {
@@ -160,14 +166,14 @@ fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
     let driven = read("Makefile").is_some_and(|m| super::build_system::makefile_drives_it(&m));
     let language = ["Cargo.toml", "pyproject.toml", "setup.py", "package.json"]
         .iter()
-        .any(|f| root.join(f).is_file());
+        .any(|f| p.is_file(f));
     if let Some((source, checks)) = build.clone().filter(|_| !driven && !language) {
         return CheckPlan::new(source, checks, config);
     }
-    if let Some((source, checks)) = super::declared::targets(root) {
-        return declared(root, source, checks, config);
+    if let Some((source, checks)) = super::declared::targets(p) {
+        return declared(p, source, checks, config);
     }
-    if root.join("Cargo.toml").is_file() {
+    if p.is_file("Cargo.toml") {
         let why = "a Cargo.toml";
         // One build: clippy checks every target as `cargo check --all-targets` would, and the
         // tests reuse what it built.
@@ -178,10 +184,10 @@ fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
         ];
         return CheckPlan::new("cargo", checks, config);
     }
-    if super::python::is_python(root) {
-        let (mut checks, coverage) = super::python::checks(root);
+    if super::python::is_python(p) {
+        let (mut checks, coverage) = super::python::checks(p);
         // A pre-commit configuration runs the project's own linters, pinned.
-        if let Some(pc) = super::declared::pre_commit(root) {
+        if let Some(pc) = super::declared::pre_commit(p) {
             checks.retain(|c| c.kind == CheckKind::Test);
             checks.insert(0, pc);
         }
@@ -191,7 +197,7 @@ fn checks(root: &Path, config: &ChecksConfig) -> CheckPlan {
         };
     }
     if let Some(text) = read("package.json") {
-        let mut plan = CheckPlan::new("node", node_checks(root, &text), config);
+        let mut plan = CheckPlan::new("node", node_checks(p, &text), config);
         plan.coverage = node_coverage(&text);
         return plan;
     }
@@ -223,13 +229,13 @@ fn configured(config: &ChecksConfig) -> CheckPlan {
 
 /// The plan of the targets a Makefile or justfile (`source`) declares; for a Python project,
 /// the coverage it configures, or a note on why it is not measured.
-fn declared(root: &Path, source: &str, checks: Vec<CheckSpec>, config: &ChecksConfig) -> CheckPlan {
+fn declared(p: &Project, source: &str, checks: Vec<CheckSpec>, config: &ChecksConfig) -> CheckPlan {
     let mut plan = CheckPlan::new(source, checks, config);
-    if super::python::is_python(root) {
+    if super::python::is_python(p) {
         // Coverage the project configures, measured in its own `test` target's run when
         // that target is pytest alone.
-        match super::python::checks(root).1 {
-            Some(c) if super::declared::test_runs_only_pytest(root) && c.test_command.is_some() => {
+        match super::python::checks(p).1 {
+            Some(c) if super::declared::test_runs_only_pytest(p) && c.test_command.is_some() => {
                 plan.coverage = Some(CoverageSpec {
                     reason: format!("{}; the `test` target only runs pytest", c.reason),
                     ..c
@@ -247,7 +253,7 @@ fn declared(root: &Path, source: &str, checks: Vec<CheckSpec>, config: &ChecksCo
 
 /// The checks of a Node project from its package.json `text`: its format, lint and type-check
 /// scripts (or a pre-commit configuration in their place), then its `test` script.
-fn node_checks(root: &Path, text: &str) -> Vec<CheckSpec> {
+fn node_checks(p: &Project, text: &str) -> Vec<CheckSpec> {
     let scripts: Vec<String> = serde_json::from_str::<serde_json::Value>(text)
         .ok()
         .and_then(|v| v.get("scripts").and_then(|s| s.as_object()).cloned())
@@ -255,11 +261,11 @@ fn node_checks(root: &Path, text: &str) -> Vec<CheckSpec> {
         .unwrap_or_default();
     // The project's own package manager, by its lockfile: a Yarn project's scripts through
     // Yarn (as its CI runs them), npm where nothing says otherwise.
-    let manager = if root.join("yarn.lock").is_file() {
+    let manager = if p.is_file("yarn.lock") {
         "yarn"
-    } else if root.join("pnpm-lock.yaml").is_file() {
+    } else if p.is_file("pnpm-lock.yaml") {
         "pnpm"
-    } else if root.join("bun.lockb").is_file() || root.join("bun.lock").is_file() {
+    } else if p.is_file("bun.lockb") || p.is_file("bun.lock") {
         "bun"
     } else {
         "npm"
@@ -285,7 +291,7 @@ fn node_checks(root: &Path, text: &str) -> Vec<CheckSpec> {
             );
         }
     }
-    if let Some(pc) = super::declared::pre_commit(root) {
+    if let Some(pc) = super::declared::pre_commit(p) {
         checks.clear();
         checks.push(pc);
     }
@@ -317,7 +323,12 @@ fn node_coverage(text: &str) -> Option<CoverageSpec> {
 /// A `[checks]` section to start from, for the language the repository at `root` looks like it
 /// is written in (for the message that refuses a competition with no check).
 pub fn example(root: &Path) -> String {
-    let has = |f: &str| root.join(f).exists();
+    example_in(&Project::read(root))
+}
+
+/// [`example`] for the project `p`.
+pub fn example_in(p: &Project) -> String {
+    let has = |f: &str| p.exists(f);
     let lines: &[&str] = if has("Cargo.toml") {
         &[
             "format = \"cargo fmt --all -- --check\"",

@@ -7,6 +7,7 @@
 //! import roots first on `PYTHONPATH`); and the diagnosis of a Python package that resolves to
 //! another checkout (an editable install of the main checkout).
 
+use super::project::Project;
 use crate::config::ChecksConfig;
 use crate::process::{self, Kind};
 use serde::Serialize;
@@ -40,23 +41,23 @@ pub struct SetupSpec {
     pub reason: String,
 }
 
-/// The setup of the repository at `root`: `[checks] setup`, else a declared install target
+/// The setup of the project `p`: `[checks] setup`, else a declared install target
 /// that only makes a local environment, else the lockfile's install.
-pub fn setup(root: &Path, config: &ChecksConfig) -> Option<SetupSpec> {
+pub fn setup(p: &Project, config: &ChecksConfig) -> Option<SetupSpec> {
     if let Some(command) = &config.setup {
         return Some(SetupSpec {
             command: command.clone(),
             reason: "`setup` under [checks] in .ralph/config.toml".into(),
         });
     }
-    if let Some((command, reason)) = super::declared::install_target(root) {
+    if let Some((command, reason)) = super::declared::install_target(p) {
         return Some(SetupSpec { command, reason });
     }
-    let has = |f: &str| root.join(f).is_file();
-    match super::python::Runner::of(root) {
+    let has = |f: &str| p.is_file(f);
+    match super::python::Runner::of(p) {
         super::python::Runner::Poetry => {
             return Some(SetupSpec {
-                command: poetry_install(root),
+                command: poetry_install(p),
                 reason: "a Poetry project (its poetry.toml decides where the environment lives)"
                     .into(),
             })
@@ -86,7 +87,7 @@ pub fn setup(root: &Path, config: &ChecksConfig) -> Option<SetupSpec> {
     } else if has("yarn.lock") {
         ("yarn install --frozen-lockfile", "yarn.lock")
     } else {
-        return cargo_fetch(root);
+        return cargo_fetch(p);
     };
     Some(SetupSpec {
         command: command.into(),
@@ -99,11 +100,11 @@ pub fn setup(root: &Path, config: &ChecksConfig) -> Option<SetupSpec> {
 /// downloaded before; without a network, the crates already in the cache do (`--offline`). A
 /// lock file the project does not keep is not left behind: it would look like part of the
 /// change.
-fn cargo_fetch(root: &Path) -> Option<SetupSpec> {
-    if !root.join("Cargo.toml").is_file() {
+fn cargo_fetch(p: &Project) -> Option<SetupSpec> {
+    if !p.is_file("Cargo.toml") {
         return None;
     }
-    let command = if root.join("Cargo.lock").is_file() {
+    let command = if p.is_file("Cargo.lock") {
         "cargo fetch || cargo fetch --offline"
     } else {
         "(cargo fetch || cargo fetch --offline) && rm -f Cargo.lock"
@@ -115,8 +116,8 @@ fn cargo_fetch(root: &Path) -> Option<SetupSpec> {
 }
 
 /// `poetry install` with every dependency group the project declares and its extras.
-fn poetry_install(root: &Path) -> String {
-    let pyproject = crate::untrusted_dir::project_text(root, "pyproject.toml").unwrap_or_default();
+fn poetry_install(p: &Project) -> String {
+    let pyproject = p.text("pyproject.toml").unwrap_or_default();
     let groups: Vec<String> = pyproject
         .lines()
         .filter_map(|l| {
@@ -158,10 +159,10 @@ pub fn touches_native(path: &str, spec: &NativeSpec) -> bool {
         .any(|s| path.ends_with(s) && (rust_ok || *s != ".rs"))
 }
 
-/// The native build of the project at `root`, when it has native code.
-pub fn native(root: &Path) -> Option<NativeSpec> {
-    let read = |f: &str| crate::untrusted_dir::project_text(root, f).unwrap_or_default();
-    let runner = super::python::Runner::of(root);
+/// The native build of the project `p`, when it has native code.
+pub fn native(p: &Project) -> Option<NativeSpec> {
+    let read = |f: &str| p.text(f).unwrap_or_default();
+    let runner = super::python::Runner::of(p);
     let setup_py = read("setup.py");
     let pyproject = read("pyproject.toml");
     if setup_py.contains("ext_modules") || setup_py.contains("Extension(") {
@@ -182,7 +183,7 @@ pub fn native(root: &Path) -> Option<NativeSpec> {
             reason: "an extension built by scikit-build-core or meson-python".into(),
         });
     }
-    if root.join("binding.gyp").is_file() {
+    if p.is_file("binding.gyp") {
         return Some(NativeSpec {
             command: "npx --no-install node-gyp rebuild".into(),
             reason: "a node-gyp addon (binding.gyp)".into(),
@@ -280,7 +281,7 @@ async fn prepare(
         }
     }
     .label(what)
-    .hosts(registries(dir))
+    .hosts(registries(&Project::read(dir)))
     .timeout(timeout)
     .max_output(1 << 20);
     let out = process::run(&cmd)
@@ -308,15 +309,15 @@ async fn prepare(
     ))
 }
 
-/// The package registries a setup of the project at `root` downloads from, by the ecosystems
+/// The package registries a setup of the project `p` downloads from, by the ecosystems
 /// it has: PyPI, npm (and Yarn's mirror of it), crates.io, the Go module proxy — and the index
 /// URLs the environment and the project's own configuration name instead (a mirror, a private
 /// registry). `[sandbox.network] setup_allow` adds more.
-pub fn registries(root: &Path) -> Vec<String> {
-    let has = |f: &str| root.join(f).is_file();
+pub fn registries(p: &Project) -> Vec<String> {
+    let has = |f: &str| p.is_file(f);
     let mut out: Vec<String> = Vec::new();
     let mut urls: Vec<String> = Vec::new();
-    if super::python::is_python(root) || has("requirements.txt") {
+    if super::python::is_python(p) || has("requirements.txt") {
         out.extend(["pypi.org", "files.pythonhosted.org"].map(String::from));
         for var in [
             "PIP_INDEX_URL",
@@ -331,23 +332,21 @@ pub fn registries(root: &Path) -> Vec<String> {
                     .flat_map(|v| v.split_whitespace().map(str::to_owned).collect::<Vec<_>>()),
             );
         }
-        let pyproject =
-            crate::untrusted_dir::project_text(root, "pyproject.toml").unwrap_or_default();
+        let pyproject = p.text("pyproject.toml").unwrap_or_default();
         urls.extend(urls_in(&pyproject, "url"));
     }
     if has("package.json") {
         out.extend(["registry.npmjs.org", "registry.yarnpkg.com"].map(String::from));
         urls.extend(crate::env::non_empty("npm_config_registry"));
         for file in [".npmrc", ".yarnrc", ".yarnrc.yml"] {
-            let text = crate::untrusted_dir::project_text(root, file).unwrap_or_default();
+            let text = p.text(file).unwrap_or_default();
             urls.extend(urls_in(&text, "registry"));
             urls.extend(urls_in(&text, "npmRegistryServer"));
         }
     }
     if has("Cargo.toml") {
         out.extend(["index.crates.io", "static.crates.io", "crates.io"].map(String::from));
-        let config =
-            crate::untrusted_dir::project_text(root, ".cargo/config.toml").unwrap_or_default();
+        let config = p.text(".cargo/config.toml").unwrap_or_default();
         urls.extend(urls_in(&config, "index"));
     }
     if has("go.mod") {
@@ -400,8 +399,9 @@ pub fn fingerprint(root: &Path) -> String {
 /// too (a check may not write the user's own), the worktree's import roots first on
 /// `PYTHONPATH`.
 pub fn variables(wt: &Path, cache_dir: &Path) -> Vec<(String, String)> {
+    let p = Project::read(wt);
     let mut out = Vec::new();
-    if wt.join("Cargo.toml").is_file() && crate::env::get("CARGO_TARGET_DIR").is_none() {
+    if p.is_file("Cargo.toml") && crate::env::get("CARGO_TARGET_DIR").is_none() {
         out.push((
             "CARGO_TARGET_DIR".into(),
             cache_dir.join("target").display().to_string(),
@@ -409,7 +409,7 @@ pub fn variables(wt: &Path, cache_dir: &Path) -> Vec<(String, String)> {
     }
     // Go's build cache: ralph's own, shared by the worktrees like Rust's target directory;
     // the user's stays read-only to checks.
-    if wt.join("go.mod").is_file() {
+    if p.is_file("go.mod") {
         out.push((
             "GOCACHE".into(),
             cache_dir.join("go-build").display().to_string(),
@@ -417,16 +417,16 @@ pub fn variables(wt: &Path, cache_dir: &Path) -> Vec<(String, String)> {
     }
     if ["CMakeLists.txt", "meson.build"]
         .iter()
-        .any(|f| wt.join(f).is_file())
+        .any(|f| p.is_file(f))
     {
         out.push((
             "CCACHE_DIR".into(),
             cache_dir.join("ccache").display().to_string(),
         ));
     }
-    if super::python::is_python(wt) {
-        let root = match super::python::package(wt) {
-            Some(p) if p.starts_with("src/") => wt.join("src"),
+    if super::python::is_python(&p) {
+        let root = match super::python::package(&p) {
+            Some(package) if package.starts_with("src/") => wt.join("src"),
             _ => wt.to_owned(),
         };
         let mut path = root.display().to_string();
@@ -503,10 +503,11 @@ pub async fn python_import(
     env: &[(String, String)],
     python: Option<&str>,
 ) -> Option<Diagnosis> {
-    if !super::python::is_python(wt) || super::python::Runner::of(wt).managed() {
+    let p = Project::read(wt);
+    if !super::python::is_python(&p) || super::python::Runner::of(&p).managed() {
         return None;
     }
-    let package = super::python::package(wt)?;
+    let package = super::python::package(&p)?;
     let module = package.trim_start_matches("src/").to_owned();
     let without = origin(&module, wt, &[], python).await?;
     if Path::new(&without).starts_with(wt) {

@@ -7,6 +7,7 @@
 //! run`, `pdm run`, `hatch run`).
 
 use super::coverage::CoverageSpec;
+use super::project::Project;
 use super::{CheckKind, CheckSpec};
 use std::path::Path;
 
@@ -18,8 +19,8 @@ struct Config {
 }
 
 impl Config {
-    fn read(root: &Path) -> Config {
-        let read = |f: &str| crate::untrusted_dir::project_text(root, f).unwrap_or_default();
+    fn read(p: &Project) -> Config {
+        let read = |f: &str| p.text(f).unwrap_or_default();
         Config {
             pyproject: read("pyproject.toml"),
             setup_cfg: read("setup.cfg"),
@@ -58,11 +59,11 @@ pub enum Runner {
 }
 
 impl Runner {
-    /// The runner of the project at `root`: `uv.lock`; `poetry.lock` or `[tool.poetry]`;
+    /// The runner of the project `p`: `uv.lock`; `poetry.lock` or `[tool.poetry]`;
     /// `pdm.lock` or `[tool.pdm]`; a Hatch environment (`[tool.hatch.envs…]`, `hatch.toml`).
-    pub fn of(root: &Path) -> Runner {
-        let file = |f: &str| root.join(f).is_file();
-        let c = Config::read(root);
+    pub fn of(p: &Project) -> Runner {
+        let file = |f: &str| p.is_file(f);
+        let c = Config::read(p);
         if file("uv.lock") {
             Runner::Uv
         } else if file("poetry.lock") || c.section("tool.poetry").is_some() {
@@ -101,8 +102,8 @@ impl Runner {
     }
 }
 
-/// Whether `root` holds a Python project.
-pub fn is_python(root: &Path) -> bool {
+/// Whether `p` is a Python project.
+pub fn is_python(p: &Project) -> bool {
     [
         "pyproject.toml",
         "setup.py",
@@ -111,13 +112,13 @@ pub fn is_python(root: &Path) -> bool {
         "tox.ini",
     ]
     .iter()
-    .any(|f| root.join(f).is_file())
+    .any(|f| p.is_file(f))
 }
 
 /// The project's import package: `src/<name>/` or `<name>/` holding an `__init__.py`, where
 /// `<name>` is the project's name (dashes as underscores), else the only such folder.
-pub fn package(root: &Path) -> Option<String> {
-    let pyproject = crate::untrusted_dir::project_text(root, "pyproject.toml").unwrap_or_default();
+pub fn package(p: &Project) -> Option<String> {
+    let pyproject = p.text("pyproject.toml").unwrap_or_default();
     let name = pyproject
         .lines()
         .find_map(|l| {
@@ -126,31 +127,30 @@ pub fn package(root: &Path) -> Option<String> {
         })
         .filter(|n| !n.is_empty());
     for base in ["src", ""] {
-        let dir = root.join(base);
+        let under = |n: &str| {
+            if base.is_empty() {
+                n.to_owned()
+            } else {
+                format!("{base}/{n}")
+            }
+        };
         if let Some(n) = &name {
-            if dir.join(n).join("__init__.py").is_file() {
-                return Some(if base.is_empty() {
-                    n.clone()
-                } else {
-                    format!("{base}/{n}")
-                });
+            if p.is_file(&format!("{}/__init__.py", under(n))) {
+                return Some(under(n));
             }
         }
-        let found: Vec<String> = crate::untrusted_dir::list_in(root, base)
+        let found: Vec<String> = p
+            .list(base)
             .into_iter()
             .filter(|(n, kind)| {
                 *kind == crate::untrusted_dir::Kind::Dir
-                    && dir.join(n).join("__init__.py").is_file()
+                    && p.is_file(&format!("{}/__init__.py", under(n)))
             })
             .map(|(n, _)| n)
             .filter(|n| !n.starts_with('.') && n != "tests" && n != "test" && n != "docs")
             .collect();
         if let [only] = found.as_slice() {
-            return Some(if base.is_empty() {
-                only.clone()
-            } else {
-                format!("{base}/{only}")
-            });
+            return Some(under(only));
         }
     }
     None
@@ -244,14 +244,14 @@ pub async fn importable(python: &str, module: &str, dir: &Path, env: &[(String, 
     matches!(crate::process::run(&cmd).await, Ok(out) if out.success())
 }
 
-/// The checks of the Python project at `root`, each with why it was chosen, and the coverage
+/// The checks of the Python project `p`, each with why it was chosen, and the coverage
 /// command when coverage is configured.
-pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
-    let c = Config::read(root);
-    let runner = Runner::of(root);
-    let mut out = linters(&c, root, runner);
-    out.extend(type_check(&c, root, runner));
-    out.extend(pytest(&c, root, runner));
+pub fn checks(p: &Project) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
+    let c = Config::read(p);
+    let runner = Runner::of(p);
+    let mut out = linters(&c, p, runner);
+    out.extend(type_check(&c, p, runner));
+    out.extend(pytest(&c, p, runner));
     // The project's own tox environments stand for the linters ralph would run by hand.
     let tox = tox_quality(&c.tox_ini, crate::process::on_path("tox"));
     if !tox.is_empty() {
@@ -261,17 +261,17 @@ pub fn checks(root: &Path) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
     let coverage = out
         .iter()
         .any(|c| c.kind == CheckKind::Test)
-        .then(|| coverage(&c, root, runner))
+        .then(|| coverage(&c, p, runner))
         .flatten();
     (out, coverage)
 }
 
 /// The formatters and linters the project configures, in this order: ruff's formatter and
 /// ruff, black, isort, flake8.
-fn linters(c: &Config, root: &Path, runner: Runner) -> Vec<CheckSpec> {
+fn linters(c: &Config, p: &Project, runner: Runner) -> Vec<CheckSpec> {
     let run = |tool: &str| runner.run(tool);
     let mut out = Vec::new();
-    let file = |f: &str| root.join(f).is_file();
+    let file = |f: &str| p.is_file(f);
     if let Some(why) = c
         .section("tool.ruff")
         .or_else(|| file("ruff.toml").then_some("ruff.toml"))
@@ -324,8 +324,8 @@ fn linters(c: &Config, root: &Path, runner: Runner) -> Vec<CheckSpec> {
 
 /// mypy, when the project configures it: on its configured `files`, else on the package (or
 /// `.`).
-fn type_check(c: &Config, root: &Path, runner: Runner) -> Option<CheckSpec> {
-    let file = |f: &str| root.join(f).is_file();
+fn type_check(c: &Config, p: &Project, runner: Runner) -> Option<CheckSpec> {
+    let file = |f: &str| p.is_file(f);
     let why = c
         .section("tool.mypy")
         .or_else(|| c.section("mypy"))
@@ -334,12 +334,12 @@ fn type_check(c: &Config, root: &Path, runner: Runner) -> Option<CheckSpec> {
     let has_files = [&c.pyproject, &c.setup_cfg]
         .iter()
         .any(|t| t.lines().any(|l| l.trim_start().starts_with("files")))
-        || crate::untrusted_dir::project_text(root, "mypy.ini")
+        || p.text("mypy.ini")
             .is_some_and(|t| t.lines().any(|l| l.trim_start().starts_with("files")));
     let target = if has_files {
         String::new()
     } else {
-        format!(" {}", package(root).unwrap_or_else(|| ".".into()))
+        format!(" {}", package(p).unwrap_or_else(|| ".".into()))
     };
     Some(
         CheckSpec::new(
@@ -352,17 +352,15 @@ fn type_check(c: &Config, root: &Path, runner: Runner) -> Option<CheckSpec> {
 
 /// The test check, pytest (through the project's runner, else `python -m pytest`), when pytest
 /// is configured or a tests folder exists.
-fn pytest(c: &Config, root: &Path, runner: Runner) -> Option<CheckSpec> {
-    let file = |f: &str| root.join(f).is_file();
+fn pytest(c: &Config, p: &Project, runner: Runner) -> Option<CheckSpec> {
+    let file = |f: &str| p.is_file(f);
     let pytest_cfg = c
         .section("tool.pytest.ini_options")
         .or_else(|| c.section("tool:pytest"))
         .or_else(|| c.section("pytest"))
         .or_else(|| file("pytest.ini").then_some("pytest.ini"))
         .or_else(|| file("conftest.py").then_some("conftest.py"));
-    let tests_dir = ["tests", "test"]
-        .into_iter()
-        .find(|d| root.join(d).is_dir());
+    let tests_dir = ["tests", "test"].into_iter().find(|d| p.is_dir(d));
     let why = pytest_cfg
         .map(|f| format!("pytest is configured in {f}"))
         .or_else(|| tests_dir.map(|d| format!("a {d}/ folder")))?;
@@ -396,7 +394,7 @@ fn cov_sources(text: &str) -> Vec<String> {
 /// How the project measures coverage: pytest-cov in pytest's options (the suite already runs
 /// under coverage), else coverage.py configured or `--cov` in tox's commands (the test check
 /// runs under `coverage run`, on the sources tox names); the total comes from `coverage json`.
-fn coverage(c: &Config, root: &Path, runner: Runner) -> Option<CoverageSpec> {
+fn coverage(c: &Config, p: &Project, runner: Runner) -> Option<CoverageSpec> {
     let tool = |args: &str| {
         if runner.managed() {
             runner.run(&format!("coverage {args}"))
@@ -405,7 +403,7 @@ fn coverage(c: &Config, root: &Path, runner: Runner) -> Option<CoverageSpec> {
         }
     };
     let report = tool(&format!("json -q -o {}", super::coverage::REPORT));
-    let pytest_ini = crate::untrusted_dir::project_text(root, "pytest.ini").unwrap_or_default();
+    let pytest_ini = p.text("pytest.ini").unwrap_or_default();
     let addopts_cov = [
         ("pyproject.toml", &c.pyproject),
         ("setup.cfg", &c.setup_cfg),
@@ -432,7 +430,7 @@ fn coverage(c: &Config, root: &Path, runner: Runner) -> Option<CoverageSpec> {
     let configured = c
         .section("tool.coverage")
         .or_else(|| c.section("coverage:run"))
-        .or_else(|| root.join(".coveragerc").is_file().then_some(".coveragerc"));
+        .or_else(|| p.is_file(".coveragerc").then_some(".coveragerc"));
     let reason = match (&tox_cov, configured) {
         (_, Some(file)) => format!("coverage.py is configured in {file}"),
         (Some(_), None) => "pytest --cov in tox.ini's commands".to_owned(),
@@ -455,7 +453,11 @@ mod tests {
     use crate::checks::project;
 
     fn commands(root: &Path) -> Vec<String> {
-        checks(root).0.into_iter().map(|c| c.command).collect()
+        checks(&Project::read(root))
+            .0
+            .into_iter()
+            .map(|c| c.command)
+            .collect()
     }
 
     #[test]
@@ -475,7 +477,7 @@ mod tests {
         assert_eq!(c[0], "flake8 --extend-exclude .ralph");
         assert!(c[1].ends_with("-m pytest"), "{c:?}");
         assert!(!c.iter().any(|x| x.contains("ruff") || x.contains("mypy")));
-        let (specs, _) = checks(cachetools.path());
+        let (specs, _) = checks(&Project::read(cachetools.path()));
         assert_eq!(specs[0].reason, "[flake8] in tox.ini");
         assert_eq!(specs[1].reason, "a tests/ folder");
     }
@@ -503,7 +505,7 @@ mod tests {
         );
         assert!(tox_quality(CACHETOOLS_TOX, false).is_empty());
         // Without tox: flake8 by hand, configured in [tool.flake8].
-        let (specs, coverage) = checks(dir.path());
+        let (specs, coverage) = checks(&Project::read(dir.path()));
         if !crate::process::on_path("tox") {
             assert_eq!(
                 specs[0].reason,
@@ -546,7 +548,10 @@ mod tests {
             ("src/pkg/__init__.py", ""),
         ]);
         assert_eq!(commands(files.path()), ["mypy --exclude '^\\.ralph/'"]);
-        assert_eq!(package(files.path()).as_deref(), Some("src/pkg"));
+        assert_eq!(
+            package(&Project::read(files.path())).as_deref(),
+            Some("src/pkg")
+        );
     }
 
     #[test]

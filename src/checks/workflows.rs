@@ -8,7 +8,6 @@
 
 use super::{CheckKind, CheckSpec};
 use std::collections::BTreeMap;
-use std::path::Path;
 use yaml_rust2::{Yaml, YamlLoader};
 
 mod classify;
@@ -407,23 +406,23 @@ fn provides(uses: &str) -> String {
     }
 }
 
-/// The checks, setup steps and notes of the workflows of the repository at `root`.
-pub fn read(root: &Path) -> Ci {
+/// The checks, setup steps and notes of the workflows of the project `p`.
+pub fn read(p: &super::project::Project) -> Ci {
     let mut ci = Ci::default();
-    let files: Vec<String> = crate::untrusted_dir::list_in(root, ".github/workflows")
+    let files: Vec<String> = p
+        .list(".github/workflows")
         .into_iter()
         .map(|(n, _)| n)
         .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
         .collect();
     for file in files {
         let name = format!(".github/workflows/{file}");
-        if let Some(text) = crate::untrusted_dir::text_in(root, &name, 1 << 20) {
-            let exists =
-                |d: &str| !d.contains("${{") && root.join(d.trim_start_matches("./")).is_dir();
+        if let Some(text) = p.text(&name) {
+            let exists = |d: &str| !d.contains("${{") && p.is_dir(d);
             read_workflow(&name, &text, &exists, &mut ci);
         }
     }
-    narrow_tox(root, &mut ci);
+    narrow_tox(p, &mut ci);
     if ci.checks.len() > MAX_CHECKS {
         let left: Vec<String> = ci.checks[MAX_CHECKS..]
             .iter()
@@ -440,7 +439,7 @@ pub fn read(root: &Path) -> Ci {
 
 /// A CI check that is `tox` without `-e` runs the envs this machine can run instead of the
 /// whole list (see `tox`), with a note on what it left out.
-fn narrow_tox(root: &Path, ci: &mut Ci) {
+fn narrow_tox(p: &super::project::Project, ci: &mut Ci) {
     let tox_checks: Vec<usize> = ci
         .checks
         .iter()
@@ -456,7 +455,7 @@ fn narrow_tox(root: &Path, ci: &mut Ci) {
     if tox_checks.is_empty() {
         return;
     }
-    let (Some(python), list) = (tox::local_python(), tox::env_list(root)) else {
+    let (Some(python), list) = (tox::local_python(), tox::env_list(p)) else {
         return;
     };
     let Some((take, leave)) = tox::choose(&list, python) else {

@@ -261,7 +261,9 @@ fn network_finding(f: &mut Findings, settings: &Settings, st: &crate::process::s
         .map(|a| a.backend.as_str())
         .collect();
     let agents: Vec<String> = backends.iter().flat_map(|b| own(b)).collect();
-    let registries = crate::checks::environment::registries(&settings.root);
+    let registries = crate::checks::environment::registries(
+        &crate::checks::project::Project::read(&settings.root),
+    );
     let detail = format!(
         "agents: {}; setup: {}; checks and their baseline: {}",
         list(n.agents.open, agents, &n.agents.allow),

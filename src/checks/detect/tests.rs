@@ -327,3 +327,43 @@ fn declared_checks_win_over_the_language() {
     assert_eq!(n.len(), 2);
     assert!(plan.checks.iter().all(|c| !c.reason.is_empty()));
 }
+
+#[test]
+fn detection_is_a_function_of_the_project_read_once() {
+    // Pure: the same rules on files held in memory, no filesystem.
+    let files: &[(&str, &str)] = &[
+        (
+            "pyproject.toml",
+            "[project]\nname = \"pkg\"\n[tool.ruff]\n[tool.coverage.run]\n",
+        ),
+        ("uv.lock", ""),
+        ("src/pkg/__init__.py", ""),
+        ("tests/test_pkg.py", ""),
+        (
+            ".github/workflows/ci.yml",
+            "on: [push]\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pip install tox coverage\n      - run: uv run pytest -m slow\n",
+        ),
+    ];
+    let memory = Project::in_memory(Path::new("/p"), files);
+    let plan = detect_in(&memory, &ChecksConfig::default());
+    let commands: Vec<String> = names(&plan).into_iter().map(|n| n.1).collect();
+    assert_eq!(
+        commands,
+        [
+            "uv run ruff check --extend-exclude .ralph",
+            "uv run pytest",
+            "uv run pytest -m slow"
+        ]
+    );
+    assert_eq!(
+        plan.setup.as_ref().map(|s| s.command.as_str()),
+        Some("uv sync --frozen --all-groups --all-extras")
+    );
+    // The same project on disk gives the same plan, and no file was read twice.
+    let dir = project(files);
+    let disk = Project::read(dir.path());
+    let from_disk = detect_in(&disk, &ChecksConfig::default());
+    assert_eq!(from_disk.checks, plan.checks);
+    assert_eq!(from_disk.setup, plan.setup);
+    assert!(disk.read_twice().is_empty(), "{:?}", disk.read_twice());
+}

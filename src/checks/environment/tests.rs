@@ -13,8 +13,10 @@ fn go_and_c_builds_get_ralphs_own_caches() {
     assert!(vars.contains(&("CCACHE_DIR".into(), "/r/.ralph/cache/ccache".into())));
 }
 
+/// The setup of an in-memory project: a pure function of its files, no filesystem.
 fn command(files: &[(&str, &str)], config: &ChecksConfig) -> Option<String> {
-    setup(project(files).path(), config).map(|s| s.command)
+    let p = Project::in_memory(Path::new("/p"), files);
+    setup(&p, config).map(|s| s.command)
 }
 
 #[test]

@@ -3,8 +3,6 @@
 //! machine can run: the one of the interpreter present (`py311` for Python 3.11, or a bare
 //! `py`), and says which it left out.
 
-use std::path::Path;
-
 /// The Python `X.Y` this machine runs as `python3`: from where its link leads
 /// (`…/bin/python3.11`), else asked once (a pyenv shim names no version).
 pub fn local_python() -> Option<(u32, u32)> {
@@ -37,14 +35,14 @@ fn parse(version: &str) -> Option<(u32, u32)> {
 
 /// The env list of the project's tox configuration (`tox.ini`, `setup.cfg`'s `[tox:tox]`, or
 /// `pyproject.toml`'s legacy ini), generative braces expanded (`py3{9,10}` → `py39`, `py310`).
-pub fn env_list(root: &Path) -> Vec<String> {
+pub fn env_list(p: &crate::checks::project::Project) -> Vec<String> {
     let sources = [
         ("tox.ini", "[tox]"),
         ("setup.cfg", "[tox:tox]"),
         ("pyproject.toml", "[tox]"),
     ];
     for (file, section) in sources {
-        let Some(text) = crate::untrusted_dir::project_text(root, file) else {
+        let Some(text) = p.text(file) else {
             continue;
         };
         if let Some(list) = env_list_in(&text, section) {
