@@ -7,7 +7,7 @@
 //! so later rounds and runs reuse it.
 
 use super::compare::{judge, Judgement, Measure};
-use super::{on_path, CheckKind, CheckPlan, CheckResult, CheckStatus};
+use super::{on_path, CheckKind, CheckPlan, CheckResult, CheckSpec, CheckStatus};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -127,6 +127,35 @@ impl Baseline {
 
     fn check(&self, name: &str) -> Option<&BaseCheck> {
         self.checks.iter().find(|c| c.name == name)
+    }
+
+    /// The result `spec` gets without running, when it cannot judge a change: it failed (or
+    /// timed out) on the base without naming a test or counting a problem — it fails
+    /// whatever the change (a build broken by today's compiler, a missing service), and
+    /// running it again would only cost its time. `None`: it runs.
+    pub fn cannot_judge(&self, spec: &CheckSpec) -> Option<CheckResult> {
+        let base = self
+            .check(&spec.name)
+            .filter(|b| b.command == spec.command)?;
+        let mute = matches!(base.status, CheckStatus::Failed | CheckStatus::TimedOut)
+            && base.measure.tests.is_none()
+            && base.measure.problems.is_none();
+        mute.then(|| CheckResult {
+            name: spec.name.clone(),
+            kind: spec.kind,
+            command: spec.command.clone(),
+            status: CheckStatus::FailingOnBase,
+            exit_code: None,
+            duration_ms: 0,
+            output_tail: base.output_tail.clone(),
+            hint: Some(format!(
+                "not run again: it {} on the base ({}) without naming a test or counting a problem, so it cannot judge the change",
+                if base.status == CheckStatus::TimedOut { "timed out" } else { "failed" },
+                short(&self.commit)
+            )),
+            measure: base.measure.clone(),
+            configured: spec.configured,
+        })
     }
 
     /// The checks failing on this commit.

@@ -170,6 +170,12 @@ pub async fn run_checks(
         covered: None,
         stopped: None,
     };
+    // A check that failed on the base without a measure cannot judge the change: not run again.
+    if let Some(base) = schedule.stop_against {
+        for (i, spec) in plan.checks.iter().enumerate() {
+            state.results[i] = base.cannot_judge(spec);
+        }
+    }
     for phase in schedule.phases(plan) {
         run.phase(&phase, &mut state).await;
     }
@@ -247,7 +253,7 @@ impl Run<'_> {
         let quality: Vec<usize> = indices
             .iter()
             .copied()
-            .filter(|i| self.plan.checks[*i].kind != CheckKind::Test)
+            .filter(|i| self.plan.checks[*i].kind != CheckKind::Test && state.results[*i].is_none())
             .collect();
         if state.stopped.is_none() {
             state.stopped = run_quality(self, &quality, &mut state.results).await;

@@ -257,7 +257,8 @@ async fn a_change_is_rejected_at_its_first_failing_check_and_the_rest_do_not_run
             CheckStatus::Passed,
             CheckStatus::Failed,
             CheckStatus::Skipped,
-            CheckStatus::Failed
+            // Failed on the base without a measure: not run again, never a reason to stop.
+            CheckStatus::FailingOnBase
         ]
     );
     assert_eq!(ran(dir.path()), "lint\nt1\n", "t2 never ran");
@@ -278,7 +279,7 @@ async fn a_change_is_rejected_at_its_first_failing_check_and_the_rest_do_not_run
     assert!(again
         .checks
         .iter()
-        .filter(|c| c.name != "t1")
+        .filter(|c| c.name != "t1" && c.name != "old")
         .all(|c| c.status == CheckStatus::Skipped));
     std::fs::remove_file(dir.path().join("ran")).unwrap();
 
@@ -406,5 +407,47 @@ async fn a_combination_that_fails_for_the_change_starts_no_other() {
             CheckStatus::Skipped
         ],
         "two slots: c1 and c2 ran, c3 never started"
+    );
+}
+
+#[tokio::test]
+async fn a_check_that_failed_on_the_base_without_a_measure_is_not_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Duration::from_secs(10);
+    let plan = CheckPlan::of(vec![
+        // A build that fails on the base whatever the change (`-Dwarnings` under today's
+        // compiler): no test named, no problem counted.
+        spec(
+            "features",
+            "echo features >> ran; echo 'error: could not compile' >&2; exit 101",
+        ),
+        // A lint that counts its problems can still get worse: it runs.
+        spec("lint", "echo lint >> ran; echo 'a.py:1:1: E1 x'; exit 1"),
+        test("test", "echo test >> ran"),
+    ]);
+    let base = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+    let baseline = Baseline::from_results("abc", &base.checks, None, None);
+    std::fs::remove_file(dir.path().join("ran")).unwrap();
+    let schedule = Schedule {
+        first: &[],
+        stop_against: Some(&baseline),
+    };
+    let change = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
+    let ran = std::fs::read_to_string(dir.path().join("ran")).unwrap();
+    assert_eq!(ran, "lint\ntest\n", "the mute check did not run");
+    let features = &change.checks[0];
+    assert_eq!(features.status, CheckStatus::FailingOnBase);
+    assert!(
+        features
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("cannot judge the change"),
+        "{:?}",
+        features.hint
+    );
+    assert!(
+        features.output_tail.contains("could not compile"),
+        "the base's output"
     );
 }
