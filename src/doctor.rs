@@ -384,28 +384,28 @@ async fn check_checks(f: &mut Findings, settings: &Settings) {
             }
             _ => None,
         };
-        match (&c.program, module) {
-            (Some(p), _) if !on_path(p) && !settings.root.join(p).exists() => {
-                let status = if c.configured {
-                    Status::Fail
-                } else {
-                    Status::Warn
-                };
-                f.add(
-                    "checks",
-                    &c.name,
-                    status,
-                    format!("`{}` ({}): `{p}` is not installed", c.command, why(c)),
-                );
-                f.hint(if c.configured {
+        // What the check needs and is not here: its program, else its module.
+        let missing = match (&c.program, module) {
+            (Some(p), _) if !on_path(p) && !settings.root.join(p).exists() => Some((
+                format!("`{p}` is not installed"),
+                if c.configured {
                     format!("install `{p}`, or change `{}` under [checks]", c.name)
                 } else {
                     format!(
                         "install `{p}`, or name the project's own command under [checks] (an unavailable check verifies nothing)"
                     )
-                });
-            }
-            (_, Some(m)) => {
+                },
+            )),
+            (_, Some(m)) => Some((
+                format!("the module `{m}` is not installed for it"),
+                format!(
+                    "install `{m}` into the interpreter the check runs (or the project's environment), or name the project's own command under [checks]"
+                ),
+            )),
+            _ => None,
+        };
+        match missing {
+            Some((what, hint)) => {
                 let status = if c.configured {
                     Status::Fail
                 } else {
@@ -415,17 +415,11 @@ async fn check_checks(f: &mut Findings, settings: &Settings) {
                     "checks",
                     &c.name,
                     status,
-                    format!(
-                        "`{}` ({}): the module `{m}` is not installed for it",
-                        c.command,
-                        why(c)
-                    ),
+                    format!("`{}` ({}): {what}", c.command, why(c)),
                 );
-                f.hint(format!(
-                    "install `{m}` into the interpreter the check runs (or the project's environment), or name the project's own command under [checks]"
-                ));
+                f.hint(hint);
             }
-            _ => f.add(
+            None => f.add(
                 "checks",
                 &c.name,
                 Status::Ok,

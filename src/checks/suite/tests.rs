@@ -38,6 +38,22 @@ fn quality_checks_run_side_by_side_but_one_build_at_a_time() {
     assert_eq!(lanes(&plan, &[2, 3]), vec![vec![3], vec![2]]);
 }
 
+/// A run judged against `baseline`, in the plan's order.
+fn against(baseline: &Baseline) -> Schedule<'_> {
+    Schedule {
+        first: &[],
+        stop_against: Some(baseline),
+    }
+}
+
+/// The baseline of `plan` run in `dir`.
+async fn baseline_of(plan: &CheckPlan, dir: &Path) -> Baseline {
+    let t = Duration::from_secs(20);
+    let base = run_checks(plan, dir, t, &Unwatched, Schedule::default()).await;
+    assert!(base.checks.iter().all(|c| c.status != CheckStatus::Skipped));
+    Baseline::from_results("abc", &base.checks, base.coverage, None)
+}
+
 fn spec(name: &str, command: &str) -> CheckSpec {
     CheckSpec::new(name, command)
 }
@@ -238,17 +254,13 @@ async fn a_change_is_rejected_at_its_first_failing_check_and_the_rest_do_not_run
         // Fails on the base as well, and no worse: never a reason to stop.
         spec("old", "echo problem; exit 1"),
     ]);
-    let base = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
-    let baseline = Baseline::from_results("abc", &base.checks, None, None);
+    let baseline = baseline_of(&plan, dir.path()).await;
     let ran = |dir: &Path| std::fs::read_to_string(dir.join("ran")).unwrap_or_default();
     assert_eq!(ran(dir.path()), "lint\nt1\nt2\n");
     std::fs::remove_file(dir.path().join("ran")).unwrap();
 
     std::fs::write(dir.path().join("broken"), "").unwrap();
-    let schedule = Schedule {
-        first: &[],
-        stop_against: Some(&baseline),
-    };
+    let schedule = against(&baseline);
     let change = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
     let status: Vec<CheckStatus> = change.checks.iter().map(|c| c.status).collect();
     assert_eq!(
@@ -313,10 +325,7 @@ async fn a_stopped_run_measures_no_coverage_and_says_why() {
     assert_eq!(base.coverage, Some(90.0));
     let baseline = Baseline::from_results("abc", &base.checks, base.coverage, None);
     std::fs::write(dir.path().join("broken"), "").unwrap();
-    let schedule = Schedule {
-        first: &[],
-        stop_against: Some(&baseline),
-    };
+    let schedule = against(&baseline);
     let change = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
     assert_eq!(change.checks[1].status, CheckStatus::Skipped);
     assert_eq!(change.coverage, None);
@@ -393,10 +402,7 @@ async fn a_combination_that_fails_for_the_change_starts_no_other() {
     let baseline = Baseline::from_results("abc", &base.checks, None, None);
     std::fs::remove_file(out.path().join("ran")).unwrap();
     std::fs::write(dir.path().join("broken"), "").unwrap();
-    let schedule = Schedule {
-        first: &[],
-        stop_against: Some(&baseline),
-    };
+    let schedule = against(&baseline);
     let change = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
     let status: Vec<CheckStatus> = change.checks.iter().map(|c| c.status).collect();
     assert_eq!(
@@ -425,13 +431,9 @@ async fn a_check_that_failed_on_the_base_without_a_measure_is_not_run_again() {
         spec("lint", "echo lint >> ran; echo 'a.py:1:1: E1 x'; exit 1"),
         test("test", "echo test >> ran"),
     ]);
-    let base = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
-    let baseline = Baseline::from_results("abc", &base.checks, None, None);
+    let baseline = baseline_of(&plan, dir.path()).await;
     std::fs::remove_file(dir.path().join("ran")).unwrap();
-    let schedule = Schedule {
-        first: &[],
-        stop_against: Some(&baseline),
-    };
+    let schedule = against(&baseline);
     let change = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
     let ran = std::fs::read_to_string(dir.path().join("ran")).unwrap();
     assert_eq!(ran, "lint\ntest\n", "the mute check did not run");
