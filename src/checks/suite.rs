@@ -144,6 +144,13 @@ pub async fn run_checks(
             dir.path().display().to_string(),
         ));
     }
+    // Cargo resolves from the crates the setup downloaded: a check has no network to update
+    // the index with (a project that keeps no Cargo.lock resolves again in every check).
+    if crate::env::get("CARGO_NET_OFFLINE").is_none()
+        && super::project::Project::read(workdir).is_file("Cargo.toml")
+    {
+        env.push(("CARGO_NET_OFFLINE".into(), "true".into()));
+    }
     if let (Some(_), Some(dir)) = (&plan.coverage, &cov_dir) {
         // coverage.py's data stays out of the worktree.
         env.push((

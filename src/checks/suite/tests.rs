@@ -453,3 +453,23 @@ async fn a_check_that_failed_on_the_base_without_a_measure_is_not_run_again() {
         "the base's output"
     );
 }
+
+#[tokio::test]
+async fn a_cargo_project_is_checked_offline_from_what_the_setup_downloaded() {
+    if crate::env::get("CARGO_NET_OFFLINE").is_some() {
+        eprintln!("skipped: CARGO_NET_OFFLINE is set here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let plan = CheckPlan::of(vec![test("test", "test \"$CARGO_NET_OFFLINE\" = true")]);
+    let t = Duration::from_secs(10);
+    let plain = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+    assert_eq!(
+        plain.checks[0].status,
+        CheckStatus::Failed,
+        "not a Cargo project"
+    );
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    let cargo = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+    assert_eq!(cargo.checks[0].status, CheckStatus::Passed);
+}
