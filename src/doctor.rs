@@ -470,7 +470,13 @@ fn environment_checks(f: &mut Findings, settings: &Settings, plan: &crate::check
             "CARGO_TARGET_DIR" => {
                 "one target directory shared by every worktree, so builds are incremental"
             }
-            _ => "the worktree's import roots first, so the checks import the worktree's code",
+            "GOCACHE" | "CCACHE_DIR" => {
+                "ralph's own build cache, shared by the worktrees: a check never writes yours"
+            }
+            "PYTHONPATH" => {
+                "the worktree's import roots first, so the checks import the worktree's code"
+            }
+            _ => "set for every check",
         };
         f.add(
             "checks",

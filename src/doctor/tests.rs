@@ -140,3 +140,31 @@ async fn a_python_module_check_is_ready_only_when_its_module_is_installed() {
         .contains("the module `ralph_no_such_module` is not installed"));
     assert_eq!(find(&r, "lint").status, Status::Ok);
 }
+
+#[tokio::test]
+async fn a_build_cache_variable_is_explained_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("CMakeLists.txt"),
+        "project(x C)\nenable_testing()\n",
+    )
+    .unwrap();
+    let mut f = Findings::default();
+    check_checks(&mut f, &settings(dir.path(), "")).await;
+    let r = Report {
+        ok: true,
+        findings: f.0,
+    };
+    let env = find(&r, "environment");
+    assert!(env.detail.starts_with("CCACHE_DIR="), "{}", env.detail);
+    assert!(
+        env.detail.contains("ralph's own build cache"),
+        "{}",
+        env.detail
+    );
+    assert!(
+        find(&r, "test").detail.contains("ctest"),
+        "{}",
+        find(&r, "test").detail
+    );
+}
