@@ -370,10 +370,14 @@ async fn check_checks(f: &mut Findings, settings: &Settings) {
         return;
     }
     let why = |c: &crate::checks::CheckSpec| {
-        if c.reason.is_empty() {
+        let reason = if c.reason.is_empty() {
             format!("from {}", plan.source)
         } else {
             c.reason.clone()
+        };
+        match &c.advisory {
+            Some(advisory) => format!("{reason}; advisory, never a reason to reject: {advisory}"),
+            None => reason,
         }
     };
     for c in &plan.checks {

@@ -118,5 +118,6 @@ pub fn passed_check(name: &str, kind: CheckKind, command: &str) -> CheckResult {
         hint: None,
         measure: Default::default(),
         configured: false,
+        advisory: None,
     }
 }

@@ -299,9 +299,13 @@ pub struct CheckReport {
     pub name: String,
     /// It ran and passed (false for an unavailable check too: read `status`).
     pub passed: bool,
-    /// `passed`, `failed`, `timed_out`, `unavailable` or `failing_on_base`.
+    /// `passed`, `failed`, `timed_out`, `unavailable`, `failing_on_base` or `skipped`.
     pub status: CheckState,
     pub duration_ms: u64,
+    /// Why it only advised (a check ralph adds that the project does not run): its failure
+    /// was shown, not held against the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advisory: Option<String>,
 }
 
 /// How a check came out, as every rendering shows it.

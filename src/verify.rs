@@ -87,11 +87,11 @@ impl VerificationReport {
         self.checks.iter().any(|c| c.status == CheckStatus::Skipped)
     }
 
-    /// Checks that failed or timed out.
+    /// Checks that failed or timed out, and count: an advisory one never does.
     pub fn failing_checks(&self) -> impl Iterator<Item = &CheckResult> {
-        self.checks
-            .iter()
-            .filter(|c| matches!(c.status, CheckStatus::Failed | CheckStatus::TimedOut))
+        self.checks.iter().filter(|c| {
+            matches!(c.status, CheckStatus::Failed | CheckStatus::TimedOut) && c.advisory.is_none()
+        })
     }
 
     /// `(passed, ran)` of one kind of check, unavailable ones not counted.
@@ -252,6 +252,17 @@ pub async fn verify(
     if let Some(b) = baseline {
         checks.iter_mut().for_each(|c| b.judge(c));
     }
+    for c in checks.iter_mut() {
+        if let (Some(why), CheckStatus::Failed | CheckStatus::TimedOut) = (&c.advisory, c.status) {
+            c.hint = Some(format!(
+                "advisory, never a reason to reject: {why}{}",
+                c.hint
+                    .as_deref()
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
     let new_tests = new_tests(workspace, wt, &diff, &checks).await?;
     Ok(VerificationReport {
         checks,
@@ -312,6 +323,7 @@ mod tests {
             hint: None,
             measure: Default::default(),
             configured: false,
+            advisory: None,
         }
     }
 
@@ -364,6 +376,21 @@ mod tests {
                 "the change's tests `a::test_empty`, `b::test_empty` (tests/borsh.rs) never ran under any check: run it with borsh",
                 "the change's test `c::other` (tests/borsh.rs) never ran under any check: run it otherwise"
             ]
+        );
+    }
+
+    #[test]
+    fn an_advisory_check_that_fails_is_shown_not_held_against_the_change() {
+        let mut lint = check("lint", CheckKind::Quality, CheckStatus::Failed);
+        lint.advisory = Some("the project does not run clippy itself".into());
+        let test = check("test", CheckKind::Test, CheckStatus::Passed);
+        let r = report(vec![lint, test], Coverage::default(), vec![]);
+        assert!(r.passed(), "{:?}", r.failure_reasons());
+        assert_eq!(r.failing_checks().count(), 0);
+        let table = crate::render::verification::render_markdown(&r);
+        assert!(
+            table.contains("❌ failed (advisory: not held against the change)"),
+            "{table}"
         );
     }
 

@@ -155,6 +155,7 @@ impl Baseline {
             )),
             measure: base.measure.clone(),
             configured: spec.configured,
+            advisory: spec.advisory.clone(),
         })
     }
 
@@ -281,6 +282,7 @@ mod tests {
             hint: None,
             measure,
             configured: false,
+            advisory: None,
         }
     }
 

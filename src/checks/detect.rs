@@ -72,9 +72,57 @@ pub fn detect_in(p: &Project, config: &ChecksConfig) -> CheckPlan {
         ..checks(p, config)
     };
     if plan.source != "config" {
-        join_ci(&mut plan, super::workflows::read(p));
+        let ci = super::workflows::read(p);
+        mark_advisory(&mut plan, p, &ci);
+        join_ci(&mut plan, ci);
     }
     plan
+}
+
+/// Marks the checks ralph adds of its own that the project does not run itself as advisory:
+/// a Cargo project's `cargo fmt` without a rustfmt configuration or a CI step running it, its
+/// `cargo clippy -D warnings` without a clippy configuration (`clippy.toml`, `[lints.clippy]`)
+/// or a CI step running clippy. Its tests, and every check the project declares or configures,
+/// count.
+fn mark_advisory(plan: &mut CheckPlan, p: &Project, ci: &super::workflows::Ci) {
+    if plan.source != "cargo" {
+        return;
+    }
+    let ci_runs = |tool: &str| {
+        let runs = |text: &str| {
+            let words: Vec<&str> = text
+                .split(|c: char| c.is_whitespace() || c == '\'' || c == '"')
+                .collect();
+            words.windows(2).any(|w| w == ["cargo", tool])
+        };
+        ci.checks.iter().any(|c| runs(&c.command))
+            || ci.scripts.values().any(|s| runs(s))
+            || ci.notes.iter().any(|n| runs(n))
+    };
+    let manifest = p.text("Cargo.toml").unwrap_or_default();
+    let rules = [
+        (
+            "cargo fmt",
+            p.is_file("rustfmt.toml") || p.is_file(".rustfmt.toml") || ci_runs("fmt"),
+            "the project does not run rustfmt itself (no rustfmt.toml, no `cargo fmt` in its CI)",
+        ),
+        (
+            "cargo clippy",
+            p.is_file("clippy.toml")
+                || p.is_file(".clippy.toml")
+                || manifest.contains("[lints.clippy]")
+                || manifest.contains("[workspace.lints.clippy]")
+                || ci_runs("clippy"),
+            "the project does not run clippy itself (no clippy.toml, no [lints.clippy], no `cargo clippy` in its CI)",
+        ),
+    ];
+    for check in plan.checks.iter_mut() {
+        for (prefix, counts, why) in &rules {
+            if check.command.starts_with(prefix) && !counts {
+                check.advisory = Some((*why).to_owned());
+            }
+        }
+    }
 }
 
 /// Adds the CI's checks that the plan does not run already, and its notes.

@@ -126,6 +126,10 @@ pub struct CheckSpec {
     /// as each runs on a runner of its own in CI (they would share an in-tree build folder).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matrix_job: Option<String>,
+    /// Why it only advises (a check ralph adds that the project does not run itself): run and
+    /// shown, never the reason for a rejection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advisory: Option<String>,
 }
 
 impl CheckSpec {
@@ -149,6 +153,7 @@ impl CheckSpec {
             configured: false,
             reason: String::new(),
             matrix_job: None,
+            advisory: None,
         }
     }
 

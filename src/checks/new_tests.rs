@@ -556,6 +556,7 @@ mod tests {
             hint: None,
             measure: Measure::tests_by_name(passed, failed),
             configured: false,
+            advisory: None,
         }
     }
 

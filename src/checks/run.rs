@@ -86,6 +86,10 @@ pub struct CheckResult {
     /// Named in `[checks]` (a missing tool then stops the competition).
     #[serde(skip)]
     pub configured: bool,
+    /// Why it only advises: a check ralph added that the project does not run itself — shown,
+    /// never the reason for a rejection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advisory: Option<String>,
 }
 
 impl CheckResult {
@@ -154,6 +158,7 @@ pub async fn run_check(
     CheckResult {
         measure,
         configured: spec.configured,
+        advisory: spec.advisory.clone(),
         name: spec.name.clone(),
         kind: spec.kind,
         command: spec.command.clone(),
@@ -228,6 +233,7 @@ fn unavailable(spec: &CheckSpec, program: &str) -> CheckResult {
         }),
         measure: Measure::default(),
         configured: spec.configured,
+        advisory: spec.advisory.clone(),
     }
 }
 

@@ -86,7 +86,7 @@ pub struct Schedule<'a> {
 impl Schedule<'_> {
     /// Whether `result` is a failure of the change that ends the run.
     fn stops_at(&self, result: &CheckResult) -> bool {
-        let Some(base) = self.stop_against else {
+        let Some(base) = self.stop_against.filter(|_| result.advisory.is_none()) else {
             return false;
         };
         let mut judged = result.clone();
@@ -116,6 +116,7 @@ fn skipped(spec: &CheckSpec) -> CheckResult {
         hint: Some("not run: an earlier check already failed for the change".into()),
         measure: Default::default(),
         configured: spec.configured,
+        advisory: spec.advisory.clone(),
     }
 }
 

@@ -41,6 +41,7 @@ pub(super) fn check_reports(v: &VerificationReport) -> Vec<CheckReport> {
                 CheckStatus::Skipped => CheckState::Skipped,
             },
             duration_ms: c.duration_ms,
+            advisory: c.advisory.clone(),
         })
         .collect()
 }

@@ -204,7 +204,14 @@ pub fn ranking_table(round: &RoundReport, columns: Columns) -> String {
 pub fn checks_line(checks: &[CheckReport], separator: &str) -> String {
     checks
         .iter()
-        .map(|c| format!("`{}` {}", c.name, c.status.markdown()))
+        .map(|c| {
+            let advisory = if c.advisory.is_some() {
+                " (advisory)"
+            } else {
+                ""
+            };
+            format!("`{}` {}{advisory}", c.name, c.status.markdown())
+        })
         .collect::<Vec<_>>()
         .join(separator)
 }
@@ -311,6 +318,7 @@ mod tests {
             passed: status == CheckState::Passed,
             status,
             duration_ms: 1,
+            advisory: None,
         };
         let checks = [
             check("fmt", CheckState::Passed),

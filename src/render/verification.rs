@@ -102,9 +102,15 @@ pub fn new_tests_line(tests: &[crate::checks::new_tests::NewTest]) -> String {
 pub fn render_markdown(r: &VerificationReport) -> String {
     let mut out = String::from("| check | result | time |\n|---|---|---|\n");
     for c in &r.checks {
+        let advisory = match (&c.advisory, c.status) {
+            (Some(_), CheckStatus::Failed | CheckStatus::TimedOut) => {
+                " (advisory: not held against the change)"
+            }
+            _ => "",
+        };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {:.1}s |",
+            "| `{}` | {}{advisory} | {:.1}s |",
             cell(&c.name),
             match c.status {
                 CheckStatus::Passed => "✅ passed",
@@ -180,6 +186,7 @@ mod tests {
             hint: None,
             measure: Default::default(),
             configured: false,
+            advisory: None,
         }
     }
 

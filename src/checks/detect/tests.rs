@@ -367,3 +367,42 @@ fn detection_is_a_function_of_the_project_read_once() {
     assert_eq!(from_disk.setup, plan.setup);
     assert!(disk.read_twice().is_empty(), "{:?}", disk.read_twice());
 }
+
+#[test]
+fn ralphs_own_rust_lints_only_advise_where_the_project_does_not_run_them() {
+    let advisory = |files: &[(&str, &str)]| -> Vec<(String, bool)> {
+        let p = Project::in_memory(Path::new("/p"), files);
+        detect_in(&p, &ChecksConfig::default())
+            .checks
+            .into_iter()
+            .map(|c| (c.name, c.advisory.is_some()))
+            .collect()
+    };
+    let cargo = ("Cargo.toml", "[package]\nname = \"x\"\n");
+    // nh3: the CI runs pytest, never rustfmt or clippy.
+    let ci_pytest = (
+        ".github/workflows/ci.yml",
+        "on: [push]\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo test\n",
+    );
+    assert_eq!(
+        advisory(&[cargo, ci_pytest]),
+        [
+            ("format".to_owned(), true),
+            ("lint".to_owned(), true),
+            ("test".to_owned(), false)
+        ]
+    );
+    // A rustfmt configuration, clippy in the CI (spelled its own way): both count.
+    let ci_clippy = (
+        ".github/workflows/ci.yml",
+        "on: [push]\nenv:\n  RUSTFLAGS: -Dwarnings\njobs:\n  c:\n    runs-on: ubuntu-latest\n    steps:\n      - run: cargo clippy --tests -- -Dclippy::pedantic\n",
+    );
+    let counted = advisory(&[cargo, ("rustfmt.toml", "max_width = 100\n"), ci_clippy]);
+    assert!(counted.iter().all(|(_, a)| !a), "{counted:?}");
+    // `[lints.clippy]` in the manifest is the project's clippy.
+    let lints = (
+        "Cargo.toml",
+        "[package]\nname = \"x\"\n[lints.clippy]\npedantic = \"warn\"\n",
+    );
+    assert_eq!(advisory(&[lints])[1], ("lint".to_owned(), false));
+}
