@@ -85,7 +85,7 @@ pub fn detect_in(p: &Project, config: &ChecksConfig) -> CheckPlan {
 /// or a CI step running clippy. Its tests, and every check the project declares or configures,
 /// count.
 fn mark_advisory(plan: &mut CheckPlan, p: &Project, ci: &super::workflows::Ci) {
-    if plan.source != "cargo" {
+    if !plan.source.split(" and ").any(|s| s == "cargo") {
         return;
     }
     let ci_runs = |tool: &str| {
@@ -221,38 +221,119 @@ fn checks(p: &Project, config: &ChecksConfig) -> CheckPlan {
     if let Some((source, checks)) = super::declared::targets(p) {
         return declared(p, source, checks, config);
     }
-    if p.is_file("Cargo.toml") {
-        let why = "a Cargo.toml";
-        // One build: clippy checks every target as `cargo check --all-targets` would, and the
-        // tests reuse what it built.
-        let checks = vec![
-            CheckSpec::new("format", "cargo fmt --all -- --check").because(why),
-            CheckSpec::new("lint", "cargo clippy --all-targets -- -D warnings").because(why),
-            CheckSpec::new("test", "cargo test").because(why),
-        ];
-        return CheckPlan::new("cargo", checks, config);
+    let parts = languages(p);
+    if parts.is_empty() {
+        return match build {
+            Some((source, checks)) => CheckPlan::new(source, checks, config),
+            None => CheckPlan::new("none", Vec::new(), config),
+        };
     }
-    if super::python::is_python(p) {
+    union(parts, config)
+}
+
+/// One language's checks in a project, and its coverage.
+struct Language {
+    name: &'static str,
+    checks: Vec<CheckSpec>,
+    coverage: Option<CoverageSpec>,
+}
+
+/// Every language of the project `p`, Python first (its coverage runs its test check): Python
+/// (only the tools it configures), Cargo, Node (its package.json scripts). A Python part beside
+/// a Cargo.toml is taken only when it is one (a maturin or PyO3 package, Python tests): a Rust
+/// crate's own `tests/` folder is not a pytest suite.
+fn languages(p: &Project) -> Vec<Language> {
+    let mut out = Vec::new();
+    let cargo = p.is_file("Cargo.toml");
+    if super::python::is_python(p) && (!cargo || python_beside_rust(p)) {
         let (mut checks, coverage) = super::python::checks(p);
         // A pre-commit configuration runs the project's own linters, pinned.
         if let Some(pc) = super::declared::pre_commit(p) {
             checks.retain(|c| c.kind == CheckKind::Test);
             checks.insert(0, pc);
         }
-        return CheckPlan {
+        out.push(Language {
+            name: "python",
+            checks,
             coverage,
-            ..CheckPlan::new("python", checks, config)
-        };
+        });
     }
-    if let Some(text) = read("package.json") {
-        let mut plan = CheckPlan::new("node", node_checks(p, &text), config);
-        plan.coverage = node_coverage(&text);
-        return plan;
+    if cargo {
+        let why = "a Cargo.toml";
+        // One build: clippy checks every target as `cargo check --all-targets` would, and the
+        // tests reuse what it built.
+        out.push(Language {
+            name: "cargo",
+            checks: vec![
+                CheckSpec::new("format", "cargo fmt --all -- --check").because(why),
+                CheckSpec::new("lint", "cargo clippy --all-targets -- -D warnings").because(why),
+                CheckSpec::new("test", "cargo test").because(why),
+            ],
+            coverage: None,
+        });
     }
-    if let Some((source, checks)) = build {
-        return CheckPlan::new(source, checks, config);
+    if let Some(text) = p.text("package.json") {
+        let checks = node_checks(p, &text);
+        if !checks.is_empty() || out.is_empty() {
+            out.push(Language {
+                name: "node",
+                checks,
+                coverage: node_coverage(&text),
+            });
+        }
     }
-    CheckPlan::new("none", Vec::new(), config)
+    out
+}
+
+/// Whether the Python files beside a Cargo.toml are a Python package of their own: built by
+/// maturin (or PyO3 through setuptools-rust), or with Python tests.
+fn python_beside_rust(p: &Project) -> bool {
+    let pyproject = p.text("pyproject.toml").unwrap_or_default();
+    let python_tests = ["tests", "test", "python/tests"].iter().any(|d| {
+        p.list(d)
+            .iter()
+            .any(|(n, _)| n.ends_with(".py") && (n.starts_with("test_") || n.ends_with("_test.py")))
+    });
+    pyproject.contains("maturin")
+        || pyproject.contains("setuptools-rust")
+        || pyproject.contains("setuptools_rust")
+        || python_tests
+}
+
+/// The plan of the project's languages: one language's checks as they are; several, each
+/// after the first named with its language (`cargo-test`, `node-lint`), the coverage of the
+/// first that measures it (a coverage run is the first test check's, so only the first
+/// language's may run the tests under coverage).
+fn union(parts: Vec<Language>, config: &ChecksConfig) -> CheckPlan {
+    let source = parts
+        .iter()
+        .map(|l| l.name)
+        .collect::<Vec<_>>()
+        .join(" and ");
+    let mut checks = Vec::new();
+    let mut coverage = None;
+    for (i, part) in parts.into_iter().enumerate() {
+        let first = i == 0;
+        for mut check in part.checks {
+            if !first {
+                check.name = format!("{}-{}", part.name, check.name);
+            }
+            checks.push(check);
+        }
+        if coverage.is_none()
+            && (first
+                || part
+                    .coverage
+                    .as_ref()
+                    .is_some_and(|c| c.test_command.is_none()))
+        {
+            coverage = part.coverage;
+        }
+    }
+    CheckPlan {
+        coverage,
+        ..CheckPlan::new(&source, checks, config)
+    }
 }
 
 /// The plan of the commands `[checks]` names, and its coverage command.

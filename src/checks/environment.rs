@@ -53,6 +53,21 @@ pub fn setup(p: &Project, config: &ChecksConfig) -> Option<SetupSpec> {
     if let Some((command, reason)) = super::declared::install_target(p) {
         return Some(SetupSpec { command, reason });
     }
+    let own = lockfile_setup(p);
+    // A Rust crate beside another language's environment (a maturin package): its crates are
+    // downloaded too, for the cargo checks that have no network.
+    match (own, cargo_fetch(p)) {
+        (Some(own), Some(cargo)) => Some(SetupSpec {
+            command: format!("{} && ({})", own.command, cargo.command),
+            reason: format!("{}, and a Cargo.toml", own.reason),
+        }),
+        (own, cargo) => own.or(cargo),
+    }
+}
+
+/// The setup of the project's own environment manager or lockfile (Poetry, PDM, Hatch, uv,
+/// npm, pnpm, Yarn), when it has one.
+fn lockfile_setup(p: &Project) -> Option<SetupSpec> {
     let has = |f: &str| p.is_file(f);
     match super::python::Runner::of(p) {
         super::python::Runner::Poetry => {
@@ -87,7 +102,7 @@ pub fn setup(p: &Project, config: &ChecksConfig) -> Option<SetupSpec> {
     } else if has("yarn.lock") {
         ("yarn install --frozen-lockfile", "yarn.lock")
     } else {
-        return cargo_fetch(p);
+        return None;
     };
     Some(SetupSpec {
         command: command.into(),

@@ -406,3 +406,74 @@ fn ralphs_own_rust_lints_only_advise_where_the_project_does_not_run_them() {
     );
     assert_eq!(advisory(&[lints])[1], ("lint".to_owned(), false));
 }
+
+#[test]
+fn every_language_of_the_project_is_checked() {
+    let plan_of = |files: &[(&str, &str)]| {
+        detect_in(
+            &Project::in_memory(Path::new("/p"), files),
+            &ChecksConfig::default(),
+        )
+    };
+    let summary = |plan: &CheckPlan| -> Vec<(String, String, bool)> {
+        plan.checks
+            .iter()
+            .map(|c| (c.name.clone(), c.command.clone(), c.advisory.is_some()))
+            .collect()
+    };
+    // nh3: a maturin package whose CI runs pytest only.
+    let nh3 = plan_of(&[
+        ("Cargo.toml", "[package]\nname = \"nh3\"\n"),
+        (
+            "pyproject.toml",
+            "[build-system]\nrequires = [\"maturin>=1\"]\nbuild-backend = \"maturin\"\n",
+        ),
+        ("tests/test_nh3.py", "def test_clean(): pass\n"),
+    ]);
+    assert_eq!(nh3.source, "python and cargo");
+    let python = if crate::process::on_path("python") {
+        "python"
+    } else {
+        "python3"
+    };
+    assert_eq!(
+        summary(&nh3),
+        [
+            ("test".into(), format!("{python} -m pytest"), false),
+            (
+                "cargo-format".into(),
+                "cargo fmt --all -- --check".into(),
+                true
+            ),
+            (
+                "cargo-lint".into(),
+                "cargo clippy --all-targets -- -D warnings".into(),
+                true
+            ),
+            ("cargo-test".into(), "cargo test".into(), false),
+        ]
+    );
+    assert_eq!(nh3.checks[3].kind, CheckKind::Test);
+    // A Rust crate whose `tests/` are Rust, with a requirements.txt for its docs: no pytest.
+    let crate_ = plan_of(&[
+        ("Cargo.toml", "[package]\nname = \"x\"\n"),
+        ("requirements.txt", "mkdocs\n"),
+        ("tests/it.rs", "#[test]\nfn t() {}\n"),
+    ]);
+    assert_eq!(crate_.source, "cargo");
+    // A Python project with a package.json of scripts: its npm checks too, named as such.
+    let both = plan_of(&[
+        (
+            "pyproject.toml",
+            "[project]\nname='x'\n[tool.pytest.ini_options]\n",
+        ),
+        (
+            "package.json",
+            r#"{"scripts": {"lint": "eslint web", "test": "jest"}}"#,
+        ),
+    ]);
+    assert_eq!(both.source, "python and node");
+    let names: Vec<&str> = both.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["test", "node-lint", "node-test"]);
+    assert_eq!(both.checks[2].kind, CheckKind::Test);
+}

@@ -86,9 +86,9 @@ fn setups_follow_the_lockfile_or_the_configuration() {
         "a lock the project does not keep is not left in the worktree"
     );
     assert_eq!(
-        command(&[crate_, ("uv.lock", "")], &none).as_deref(),
-        Some("uv sync --frozen --all-groups --all-extras"),
-        "a Python project with a Rust extension sets up its Python environment"
+        command(&[crate_, ("uv.lock", ""), ("Cargo.lock", "")], &none).as_deref(),
+        Some("uv sync --frozen --all-groups --all-extras && (cargo fetch || cargo fetch --offline)"),
+        "a Python project with a Rust extension sets up its Python environment, then the crates its cargo checks build"
     );
     let configured = ChecksConfig {
         setup: Some("make venv".into()),
