@@ -1,9 +1,10 @@
 //! Which checks a repository has. `[checks]` in the configuration wins; otherwise what the
-//! repository declares — a `maskfile.md` with `development <language> <check>` commands, a
-//! `Makefile` or `justfile` with a test target — and else its language: Cargo, Python (only the
-//! tools it configures, `python.rs`) or Node (its package.json scripts), a pre-commit configuration
-//! standing for the linters. Every check says why it was chosen.
-
+//! repository declares — a `maskfile.md` with `development <language> <check>` commands, a C or
+//! C++ build system's tests (`build_system.rs`), a `Makefile` or `justfile` with a test target —
+//! and else every language it has: Python (only the tools it configures, `python.rs`), Cargo,
+//! Node (its package.json scripts), a pre-commit configuration standing for the linters; then
+//! the checks its CI runs. Ralph's own Rust lints advise where the project does not run them.
+//! Every check says why it was chosen; every rule is a function of the project read once.
 use super::coverage::CoverageSpec;
 use super::environment::SetupSpec;
 use super::project::Project;
