@@ -5,6 +5,7 @@
 //! Node (its package.json scripts), a pre-commit configuration standing for the linters; then
 //! the checks its CI runs. Ralph's own Rust lints advise where the project does not run them.
 //! Every check says why it was chosen; every rule is a function of the project read once.
+
 use super::coverage::CoverageSpec;
 use super::environment::SetupSpec;
 use super::project::Project;
