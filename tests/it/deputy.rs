@@ -10,7 +10,7 @@
 
 use crate::common::{commit_all, git, script};
 use crate::compete::{run, Repo, Setup, TOKEN};
-use crate::security::bubblewrap;
+use crate::security::{bubblewrap, bubblewrap_and_python};
 use std::io::Read;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -361,12 +361,8 @@ fn assert_ralph_is_no_deputy(repo: &Repo, heard: &Heard, out: &crate::common::Ou
 
 #[test]
 fn under_a_required_sandbox_nothing_an_agent_left_acts_with_ralphs_rights() {
-    if let Err(why) = bubblewrap() {
+    if let Err(why) = bubblewrap_and_python() {
         eprintln!("skipped: {why}");
-        return;
-    }
-    if !ralph::process::on_path("python3") {
-        eprintln!("skipped: python3 is not installed");
         return;
     }
     let (heard, port) = Heard::listen();

@@ -8,7 +8,7 @@
 
 use crate::common::script;
 use crate::compete::{run, Repo, Setup};
-use crate::security::bubblewrap;
+use crate::security::bubblewrap_and_python;
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -68,12 +68,8 @@ print("model:", get("http://127.0.0.1:{model}/v1/messages"))
 
 #[test]
 fn an_agent_reaches_its_model_a_check_nothing_and_every_refusal_is_reported() {
-    if let Err(why) = bubblewrap() {
+    if let Err(why) = bubblewrap_and_python() {
         eprintln!("skipped: {why}");
-        return;
-    }
-    if !ralph::process::on_path("python3") {
-        eprintln!("skipped: python3 is not installed");
         return;
     }
     let (listener, heard) = server("stolen");
@@ -129,12 +125,8 @@ fn an_agent_reaches_its_model_a_check_nothing_and_every_refusal_is_reported() {
 
 #[test]
 fn a_setup_reaches_the_index_in_its_policy_and_is_refused_one_outside_it() {
-    if let Err(why) = bubblewrap() {
+    if let Err(why) = bubblewrap_and_python() {
         eprintln!("skipped: {why}");
-        return;
-    }
-    if !ralph::process::on_path("python3") {
-        eprintln!("skipped: python3 is not installed");
         return;
     }
     let (index, served) = server("package-1.0");

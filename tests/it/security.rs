@@ -96,6 +96,16 @@ pub(crate) fn bubblewrap() -> Result<(), String> {
     }
 }
 
+/// [`bubblewrap`], and python3 for the probes a test's agent or check runs.
+pub(crate) fn bubblewrap_and_python() -> Result<(), String> {
+    bubblewrap()?;
+    if ralph::process::on_path("python3") {
+        Ok(())
+    } else {
+        Err("python3 is not installed".into())
+    }
+}
+
 /// A bot that, while it should only read, writes into its worktree and makes a worktree and a
 /// branch in the repository, then proposes like the others.
 const ROGUE_BOT: &str = r#"echo rogue > ROGUE.md
@@ -369,12 +379,8 @@ fn doctor_shows_the_sandbox_and_fails_required_without_one() {
 
 #[test]
 fn a_check_that_needs_the_network_fails_on_base_without_it_and_is_not_blamed() {
-    if let Err(why) = bubblewrap() {
+    if let Err(why) = bubblewrap_and_python() {
         eprintln!("skipped: {why}");
-        return;
-    }
-    if !ralph::process::on_path("python3") {
-        eprintln!("skipped: python3 is not installed");
         return;
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -38,6 +38,18 @@ fn quality_checks_run_side_by_side_but_one_build_at_a_time() {
     assert_eq!(lanes(&plan, &[2, 3]), vec![vec![3], vec![2]]);
 }
 
+/// `plan` run in `dir` as the baseline runs it: every check, in the plan's order.
+async fn plain(plan: &CheckPlan, dir: &Path) -> Ran {
+    run_checks(
+        plan,
+        dir,
+        Duration::from_secs(10),
+        &Unwatched,
+        Schedule::default(),
+    )
+    .await
+}
+
 /// A run judged against `baseline`, in the plan's order.
 fn against(baseline: &Baseline) -> Schedule<'_> {
     Schedule {
@@ -114,14 +126,7 @@ async fn another_test_check_that_cannot_run_leaves_the_coverage_measured() {
         command: "echo 'TOTAL 99.45%'".into(),
         reason: "test".into(),
     });
-    let ran = run_checks(
-        &plan,
-        dir.path(),
-        Duration::from_secs(10),
-        &Unwatched,
-        Schedule::default(),
-    )
-    .await;
+    let ran = plain(&plan, dir.path()).await;
     assert_eq!(ran.checks[1].status, CheckStatus::Unavailable);
     assert_eq!(ran.coverage, Some(99.45));
     // The check under coverage itself missing: not measured, and why.
@@ -133,14 +138,7 @@ async fn another_test_check_that_cannot_run_leaves_the_coverage_measured() {
         command: "echo 'TOTAL 99.45%'".into(),
         reason: "test".into(),
     });
-    let ran = run_checks(
-        &plan,
-        dir.path(),
-        Duration::from_secs(10),
-        &Unwatched,
-        Schedule::default(),
-    )
-    .await;
+    let ran = plain(&plan, dir.path()).await;
     assert_eq!(ran.coverage, None);
     assert_eq!(
         ran.coverage_missing.as_deref(),
@@ -157,14 +155,7 @@ async fn the_tests_run_once_under_coverage_and_the_report_gives_the_total() {
             command: "printf '{\"totals\": {\"percent_covered\": 87.4561}}' > {report}; echo 'total of 87 is less than fail-under=100'".into(),
             reason: "test".into(),
         });
-    let ran = run_checks(
-        &plan,
-        dir.path(),
-        Duration::from_secs(10),
-        &Unwatched,
-        Schedule::default(),
-    )
-    .await;
+    let ran = plain(&plan, dir.path()).await;
     let runs = std::fs::read_to_string(dir.path().join("runs")).unwrap();
     assert_eq!(runs, "covered\n", "the suite ran once, under coverage");
     assert_eq!(
@@ -186,14 +177,7 @@ async fn the_tests_run_once_under_coverage_and_the_report_gives_the_total() {
     std::fs::remove_file(dir.path().join("runs")).unwrap();
     plan.coverage.as_mut().unwrap().test_command =
         Some("no-such-coverage-ralph run -m pytest".into());
-    let ran = run_checks(
-        &plan,
-        dir.path(),
-        Duration::from_secs(10),
-        &Unwatched,
-        Schedule::default(),
-    )
-    .await;
+    let ran = plain(&plan, dir.path()).await;
     assert_eq!(
         std::fs::read_to_string(dir.path().join("runs")).unwrap(),
         "plain\n"
@@ -204,14 +188,7 @@ async fn the_tests_run_once_under_coverage_and_the_report_gives_the_total() {
     // A suite that fails only under coverage: the plain run decides, no coverage is taken.
     std::fs::remove_file(dir.path().join("runs")).unwrap();
     plan.coverage.as_mut().unwrap().test_command = Some("echo covered >> runs; exit 1".into());
-    let ran = run_checks(
-        &plan,
-        dir.path(),
-        Duration::from_secs(10),
-        &Unwatched,
-        Schedule::default(),
-    )
-    .await;
+    let ran = plain(&plan, dir.path()).await;
     assert_eq!(
         std::fs::read_to_string(dir.path().join("runs")).unwrap(),
         "covered\nplain\n"
@@ -225,14 +202,7 @@ async fn the_tests_run_once_under_coverage_and_the_report_gives_the_total() {
 
     // Failing both ways: the covered run's failure is the result.
     plan.checks[0].command = "echo plain >> runs; exit 1".into();
-    let ran = run_checks(
-        &plan,
-        dir.path(),
-        Duration::from_secs(10),
-        &Unwatched,
-        Schedule::default(),
-    )
-    .await;
+    let ran = plain(&plan, dir.path()).await;
     assert_eq!(ran.checks[0].status, CheckStatus::Failed);
     assert_eq!(ran.checks[0].command, "echo covered >> runs; exit 1");
 }

@@ -211,9 +211,17 @@ fn used_keys(combo: &BTreeMap<String, String>, used: &[&Yaml]) -> BTreeMap<Strin
     let mut all = String::new();
     used.iter().for_each(|y| text(y, &mut all));
     let all: String = all.split_whitespace().collect();
+    // `matrix.py` is not `matrix.python`: the key ends where a name's characters do.
+    let refers = |k: &str| {
+        let needle = format!("matrix.{k}");
+        all.match_indices(&needle).any(|(at, _)| {
+            !all[at + needle.len()..]
+                .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+    };
     combo
         .iter()
-        .filter(|(k, _)| all.contains(&format!("matrix.{k}")))
+        .filter(|(k, _)| refers(k))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }

@@ -249,3 +249,29 @@ jobs:
         "{note}"
     );
 }
+
+#[test]
+fn a_check_is_named_by_the_matrix_keys_its_step_uses_and_no_key_that_prefixes_one() {
+    let ci = read_one(
+        r#"
+on: [push]
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        py: ["a", "b"]
+        python: ["3.11", "3.12"]
+    steps:
+      - run: python${{ matrix.python }} -m pytest
+"#,
+    );
+    let names: Vec<&str> = ci.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "CI t (python 3.11): python3.11 -m pytest",
+            "CI t (python 3.12): python3.12 -m pytest"
+        ]
+    );
+}
