@@ -554,3 +554,56 @@ fn the_seal_neither_blames_nor_undoes_what_the_user_changed_meanwhile() {
         "the user's edit was undone"
     );
 }
+
+/// The CI workflow of [`a_matrix_copy_of_the_worktree_never_follows_what_the_agent_left`]: one
+/// job, two combinations, each run by ralph in a copy of the worktree.
+const MATRIX_CI: &str = "on: [push]\njobs:\n  t:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n        n: [1, 2]\n    steps:\n      - run: make test N=${{ matrix.n }}\n";
+
+#[test]
+fn a_matrix_copy_of_the_worktree_never_follows_what_the_agent_left() {
+    if let Err(why) = bubblewrap() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // The implementer leaves a link to the user's gh login and a FIFO beside its change, and a
+    // test that fails if the check, running in ralph's copy of the worktree, can read the
+    // login there (ralph's own process copied it, with the user's rights) — or hangs ralph on
+    // the FIFO.
+    let implementer = r#"cat > /dev/null
+ln -s "$HOME/.config/gh/hosts.yml" login
+mkfifo pipe
+cat >> test.sh <<'TEST'
+if grep -q gho_ login 2>/dev/null; then echo "the copy holds the login"; exit 1; fi
+TEST
+echo 'greet() { echo "Hello, $1!"; }' >> lib.sh
+echo '{"summary":"added greet","checkboxes_completed":["req_1"]}'
+"#;
+    let repo = Repo::with(Setup {
+        implementer,
+        checks: "",
+        sandbox: Some("[sandbox]\nmode = \"required\"\n"),
+        ..Setup::default()
+    });
+    let gh = repo.tools.join(".config/gh");
+    std::fs::create_dir_all(&gh).unwrap();
+    std::fs::write(gh.join("hosts.yml"), format!("oauth_token: {GH_LOGIN}\n")).unwrap();
+    let workflow = repo.root.join(".github/workflows/ci.yml");
+    std::fs::create_dir_all(workflow.parent().unwrap()).unwrap();
+    std::fs::write(&workflow, MATRIX_CI).unwrap();
+    std::fs::write(repo.root.join("Makefile"), "test:\n\tsh test.sh\n").unwrap();
+    commit_all(&repo.root, "ci");
+    git(&repo.root, &["push", "--quiet", "origin", "main"]);
+    let out = run(repo.ralph().args(["compete", "3", "--json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["outcome"], "complete", "{}", out.stderr);
+    let checks = report["rounds"][0]["checks"].to_string();
+    assert!(
+        checks.contains("CI t (n 1)") && checks.contains("CI t (n 2)"),
+        "{checks}"
+    );
+    assert!(
+        crate::security::files_with(&repo.remote, GH_LOGIN).is_empty(),
+        "the login reached the pushed branch"
+    );
+}
