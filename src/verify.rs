@@ -189,6 +189,14 @@ impl VerificationReport {
                     t.file,
                     t.check.as_deref().unwrap_or("a check")
                 ))),
+                Outcome::Unidentified => {
+                    out.push(change(format!(
+                "the change's test `{}` ({}) cannot be told apart in the checks' reports: {}",
+                t.name,
+                t.file,
+                t.hint.as_deref().unwrap_or("ralph cannot tell which reported test it is")
+            )))
+                }
                 Outcome::Passed | Outcome::Unknown => {}
             }
         }
@@ -304,7 +312,27 @@ async fn new_tests(
                 .map(|t| (f.path.clone(), t)),
         );
     }
-    Ok(new_tests::locate(&found, checks))
+    Ok(new_tests::locate(&found, checks, &WorktreeFiles(&wt.path)))
+}
+
+/// The worktree's files as the Rust module search reads them: never through a link.
+struct WorktreeFiles<'a>(&'a std::path::Path);
+
+impl crate::checks::rust_modules::Tree for WorktreeFiles<'_> {
+    fn text(&self, rel: &str) -> Option<String> {
+        crate::untrusted_dir::project_text(self.0, rel)
+    }
+    fn list(&self, rel: &str) -> Vec<(String, bool)> {
+        use crate::untrusted_dir::Kind;
+        crate::untrusted_dir::list_in(self.0, rel)
+            .into_iter()
+            .filter_map(|(name, kind)| match kind {
+                Kind::Dir => Some((name, true)),
+                Kind::File => Some((name, false)),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod output;
 pub mod project;
 pub mod python;
 pub mod run;
+pub mod rust_modules;
 pub mod shared_target;
 pub mod suite;
 pub mod workflows;

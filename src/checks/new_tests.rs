@@ -40,6 +40,9 @@ pub enum Outcome {
     NotRun,
     /// No check reports this language's tests by name: whether it ran cannot be told.
     Unknown,
+    /// The checks report tests by name, but ralph cannot tell which of them is this one (a
+    /// Rust file no crate root reaches as far as ralph can read): it does not pass.
+    Unidentified,
 }
 
 /// A test the change adds or edits, and what became of it.
@@ -233,7 +236,7 @@ fn rust(text: &str) -> Vec<TestFn> {
 
 /// For each line, the inline modules it is in (`outer::inner::`, empty at the top): two tests
 /// of one name in two modules are two tests.
-fn module_paths(lines: &[&str]) -> Vec<String> {
+pub(super) fn module_paths(lines: &[&str]) -> Vec<String> {
     let mut open: Vec<(String, usize)> = Vec::new();
     let mut depth = 0usize;
     let mut out = Vec::with_capacity(lines.len());
@@ -360,40 +363,40 @@ pub fn changed(path: &str, base: Option<&str>, now: &str) -> Vec<TestFn> {
         .collect()
 }
 
-/// Whether a runner's test id names `test` of `file`.
-fn names(lang: Lang, file: &str, test: &TestFn, id: &str) -> bool {
+/// Whether a runner's test id names `test` of `file`, `rust` holding the ids cargo gives it
+/// (its test binaries and module paths).
+fn names(lang: Lang, file: &str, test: &TestFn, rust: &[String], id: &str) -> bool {
     match lang {
-        Lang::Python => {
-            // JUnit: `classname::name`, classname `tests.test_x[.Class]`, name `test_y[param]`.
-            let Some((classname, name)) = id.rsplit_once("::") else {
-                return false;
-            };
-            let name = name.split('[').next().unwrap_or(name);
-            let stem = file
-                .rsplit('/')
-                .next()
-                .unwrap_or(file)
-                .trim_end_matches(".py");
-            let (class, function) = match test.name.split_once("::") {
-                Some((c, f)) => (Some(c), f),
-                None => (None, test.name.as_str()),
-            };
-            name == function
-                && classname.split('.').any(|p| p == stem)
-                && class.is_none_or(|c| classname.rsplit('.').next() == Some(c))
-        }
-        Lang::Rust => {
-            // cargo: `<binary>::<module path>::<name>`; a file under tests/ is its own binary.
-            (id == test.name || id.ends_with(&format!("::{}", test.name)))
-                && (!file.starts_with("tests/")
-                    || id.starts_with(file)
-                    || file
-                        .rsplit_once('/')
-                        .is_some_and(|(dir, _)| id.starts_with(dir) && dir != "tests"))
-        }
+        Lang::Python => python_names(file, test, id),
+        Lang::Rust => rust.iter().any(|r| r == id),
         Lang::Go => id == test.name || id.ends_with(&format!("/{}", test.name)),
         Lang::Js => false,
     }
+}
+
+/// Whether a JUnit id (`classname::name`) names the Python `test` of `file`: the classname is
+/// the file's dotted path as pytest names it from its rootdir (so a suffix of the path from
+/// the project's top), then the class; the name is the function, with any parameters.
+fn python_names(file: &str, test: &TestFn, id: &str) -> bool {
+    let Some((classname, name)) = id.rsplit_once("::") else {
+        return false;
+    };
+    let name = name.split('[').next().unwrap_or(name);
+    let (class, function) = match test.name.split_once("::") {
+        Some((c, f)) => (Some(c), f),
+        None => (None, test.name.as_str()),
+    };
+    let module = match class {
+        Some(c) => match classname.strip_suffix(c).and_then(|m| m.strip_suffix('.')) {
+            Some(m) => m,
+            None => return false,
+        },
+        None => classname,
+    };
+    let dotted = file.trim_end_matches(".py").replace('/', ".");
+    name == function
+        && !module.is_empty()
+        && (dotted == module || dotted.ends_with(&format!(".{module}")))
 }
 
 /// Whether a test check's command runs `lang`'s tests.
@@ -435,12 +438,24 @@ fn hint(lang: Lang, file: &str, test: &TestFn) -> String {
     }
 }
 
-/// What became of each of `tests` (file, test) in the checks' results.
-pub fn locate(tests: &[(String, TestFn)], checks: &[CheckResult]) -> Vec<NewTest> {
+/// What became of each of `tests` (file, test) in the checks' results; `tree` is the project,
+/// where a Rust file's test binaries and module paths are read.
+pub fn locate(
+    tests: &[(String, TestFn)],
+    checks: &[CheckResult],
+    tree: &dyn super::rust_modules::Tree,
+) -> Vec<NewTest> {
     tests
         .iter()
         .map(|(file, test)| {
             let lang = lang(file).unwrap_or(Lang::Js);
+            let places = if lang == Lang::Rust {
+                super::rust_modules::places(tree, file)
+            } else {
+                Vec::new()
+            };
+            let rust: Vec<String> = places.iter().map(|p| p.test_id(&test.name)).collect();
+            let named = |id: &String| names(lang, file, test, &rust, id);
             let reporting: Vec<&CheckResult> = checks
                 .iter()
                 .filter(|c| {
@@ -450,37 +465,41 @@ pub fn locate(tests: &[(String, TestFn)], checks: &[CheckResult]) -> Vec<NewTest
                         && c.measure.tests.as_ref().is_some_and(|t| t.by_name)
                 })
                 .collect();
-            let found = reporting.iter().find_map(|c| {
+            let outcome_in = |c: &CheckResult| {
                 let t = c.measure.tests.as_ref()?;
-                if t.failed.iter().any(|id| names(lang, file, test, id)) {
-                    Some((Outcome::Failed, c.name.clone()))
-                } else if t.passed.iter().any(|id| names(lang, file, test, id)) {
-                    Some((Outcome::Passed, c.name.clone()))
+                if t.failed.iter().any(named) {
+                    Some(Outcome::Failed)
+                } else if t.passed.iter().any(named) {
+                    Some(Outcome::Passed)
                 } else {
                     None
                 }
-            });
+            };
+            // A failure anywhere counts, even where another check passed it.
+            let found = reporting
+                .iter()
+                .find(|c| outcome_in(c) == Some(Outcome::Failed))
+                .or_else(|| reporting.iter().find(|c| outcome_in(c).is_some()))
+                .map(|c| (outcome_in(c).unwrap_or(Outcome::Passed), c.name.clone()));
             let (outcome, check, hint) = match found {
-                // A failure anywhere counts, even where another check passed it.
-                Some((Outcome::Passed, c)) => {
-                    let failed_elsewhere = reporting.iter().find(|r| {
-                        r.measure
-                            .tests
-                            .as_ref()
-                            .is_some_and(|t| t.failed.iter().any(|id| names(lang, file, test, id)))
-                    });
-                    match failed_elsewhere {
-                        Some(r) => (Outcome::Failed, Some(r.name.clone()), None),
-                        None => (Outcome::Passed, Some(c), None),
-                    }
-                }
                 Some((o, c)) => (o, Some(c), None),
                 None if reporting.is_empty() => (Outcome::Unknown, None, None),
+                None if lang == Lang::Rust && rust.is_empty() => (
+                    Outcome::Unidentified,
+                    None,
+                    Some(format!(
+                        "no crate root reaches {file} through `mod` declarations, `#[path]`, `include!` or `automod::dir!`, so ralph cannot tell which test in cargo's report is this one"
+                    )),
+                ),
                 None => (Outcome::NotRun, None, Some(hint(lang, file, test))),
             };
             NewTest {
                 file: file.clone(),
-                name: test.name.clone(),
+                // A Rust test by its module path in its binary, where it has one.
+                name: match places.as_slice() {
+                    [one] => format!("{}{}", one.module, test.name),
+                    _ => test.name.clone(),
+                },
                 outcome,
                 check,
                 hint,
@@ -490,133 +509,4 @@ pub fn locate(tests: &[(String, TestFn)], checks: &[CheckResult]) -> Vec<NewTest
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::checks::compare::Measure;
-
-    #[test]
-    fn new_and_edited_tests_are_found_in_each_language() {
-        let base = "import pytest\n\ndef test_old():\n    assert 1\n\nclass TestParse:\n    def test_keep(self):\n        assert True\n";
-        let now = "import pytest\n\ndef test_old():\n    assert 2\n\nclass TestParse:\n    def test_keep(self):\n        assert True\n\n    @pytest.mark.slow\n    def test_new(self):\n        pass\n\ndef helper():\n    pass\n";
-        let c = changed("tests/test_parse.py", Some(base), now);
-        let names: Vec<&str> = c.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["test_old", "TestParse::test_new"]);
-        assert_eq!(c[1].marks, ["slow"]);
-
-        let rs = "#![cfg(feature = \"exact\")]\n\n#[test]\nfn rounds_up() {\n    assert_eq!(halve(3), 2);\n}\n\n#[tokio::test]\nasync fn later() {\n    x().await;\n}\n\nfn not_a_test() {}\n";
-        let c = changed("tests/exact.rs", None, rs);
-        assert_eq!(
-            c.iter()
-                .map(|t| (t.name.as_str(), t.feature.as_deref()))
-                .collect::<Vec<_>>(),
-            [("rounds_up", Some("exact")), ("later", Some("exact"))]
-        );
-        // Two tests of one name in two inline modules are two tests, named by their module.
-        let mods = "mod array_vec {\n    use super::*;\n    #[test]\n    fn test_empty() {\n        let s = \"{\";\n    }\n}\n\npub(crate) mod array_string {\n    #[test]\n    fn test_empty() {}\n    mod deeper {\n        #[test]\n        fn test_full() {}\n    }\n    #[test]\n    fn test_after() {}\n}\n#[test]\nfn top() {}\n";
-        assert_eq!(
-            changed("tests/borsh.rs", None, mods)
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect::<Vec<_>>(),
-            [
-                "array_vec::test_empty",
-                "array_string::test_empty",
-                "array_string::deeper::test_full",
-                "array_string::test_after",
-                "top"
-            ]
-        );
-        let go = "package x\n\nfunc TestParse(t *testing.T) {\n\tif x {\n\t}\n}\n";
-        assert_eq!(changed("x_test.go", None, go)[0].name, "TestParse");
-        let js = "describe('x', () => {\n  it('adds two numbers', () => {\n    expect(1).toBe(1);\n  });\n});\n";
-        assert_eq!(
-            changed("src/add.test.ts", None, js)[0].name,
-            "adds two numbers"
-        );
-        assert!(
-            changed("src/lib.py", None, "def test_x():\n  pass\n").is_empty(),
-            "not a test file"
-        );
-        assert!(changed("README.md", None, "x").is_empty());
-    }
-
-    fn check(name: &str, command: &str, passed: &[&str], failed: &[&str]) -> CheckResult {
-        CheckResult {
-            name: name.into(),
-            kind: CheckKind::Test,
-            command: command.into(),
-            status: if failed.is_empty() {
-                CheckStatus::Passed
-            } else {
-                CheckStatus::Failed
-            },
-            exit_code: Some(0),
-            duration_ms: 0,
-            output_tail: String::new(),
-            hint: None,
-            measure: Measure::tests_by_name(passed, failed),
-            configured: false,
-            advisory: None,
-        }
-    }
-
-    #[test]
-    fn each_new_test_is_found_in_the_runners_reports_or_named_as_never_run() {
-        let gated = TestFn {
-            name: "rounds_up".into(),
-            body: String::new(),
-            feature: Some("exact".into()),
-            marks: vec![],
-        };
-        let plain = TestFn {
-            name: "halves".into(),
-            ..gated.clone()
-        };
-        let py = TestFn {
-            name: "TestParse::test_new".into(),
-            feature: None,
-            ..gated.clone()
-        };
-        let tests = vec![
-            ("tests/exact.rs".to_owned(), gated.clone()),
-            ("tests/basic.rs".to_owned(), plain),
-            ("tests/test_parse.py".to_owned(), py),
-        ];
-        let checks = vec![
-            check("test", "cargo test", &["tests/basic.rs::halves"], &[]),
-            check(
-                "pytest",
-                "python -m pytest",
-                &[],
-                &["tests.test_parse.TestParse::test_new[1]"],
-            ),
-        ];
-        let found = locate(&tests, &checks);
-        assert_eq!(found[0].outcome, Outcome::NotRun);
-        assert!(found[0]
-            .hint
-            .as_deref()
-            .unwrap()
-            .contains("cargo test --features exact"));
-        assert_eq!(found[1].outcome, Outcome::Passed);
-        assert_eq!(found[1].check.as_deref(), Some("test"));
-        assert_eq!(found[2].outcome, Outcome::Failed);
-        // Under the CI's feature check it ran and passed.
-        let with_ci = [
-            checks[0].clone(),
-            check(
-                "ci-test-exact",
-                "cargo test --features exact --tests",
-                &["tests/exact.rs::rounds_up"],
-                &[],
-            ),
-        ];
-        assert_eq!(locate(&tests[..1], &with_ci)[0].outcome, Outcome::Passed);
-        // No check reports Rust tests by name: it cannot be told.
-        let counted = CheckResult {
-            measure: Measure::default(),
-            ..checks[0].clone()
-        };
-        assert_eq!(locate(&tests[..1], &[counted])[0].outcome, Outcome::Unknown);
-    }
-}
+mod tests;

@@ -84,6 +84,7 @@ pub fn new_tests_line(tests: &[crate::checks::new_tests::NewTest]) -> String {
         (Outcome::Failed, "failed"),
         (Outcome::NotRun, "never ran"),
         (Outcome::Unknown, "not reported by name"),
+        (Outcome::Unidentified, "not told apart"),
     ]
     .iter()
     .filter_map(|(o, word)| {

@@ -1,0 +1,276 @@
+//! Finding the change's tests, and each in the runners' reports by its full path.
+
+use super::*;
+use crate::checks::compare::Measure;
+
+#[test]
+fn new_and_edited_tests_are_found_in_each_language() {
+    let base = "import pytest\n\ndef test_old():\n    assert 1\n\nclass TestParse:\n    def test_keep(self):\n        assert True\n";
+    let now = "import pytest\n\ndef test_old():\n    assert 2\n\nclass TestParse:\n    def test_keep(self):\n        assert True\n\n    @pytest.mark.slow\n    def test_new(self):\n        pass\n\ndef helper():\n    pass\n";
+    let c = changed("tests/test_parse.py", Some(base), now);
+    let names: Vec<&str> = c.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["test_old", "TestParse::test_new"]);
+    assert_eq!(c[1].marks, ["slow"]);
+
+    let rs = "#![cfg(feature = \"exact\")]\n\n#[test]\nfn rounds_up() {\n    assert_eq!(halve(3), 2);\n}\n\n#[tokio::test]\nasync fn later() {\n    x().await;\n}\n\nfn not_a_test() {}\n";
+    let c = changed("tests/exact.rs", None, rs);
+    assert_eq!(
+        c.iter()
+            .map(|t| (t.name.as_str(), t.feature.as_deref()))
+            .collect::<Vec<_>>(),
+        [("rounds_up", Some("exact")), ("later", Some("exact"))]
+    );
+    // Two tests of one name in two inline modules are two tests, named by their module.
+    let mods = "mod array_vec {\n    use super::*;\n    #[test]\n    fn test_empty() {\n        let s = \"{\";\n    }\n}\n\npub(crate) mod array_string {\n    #[test]\n    fn test_empty() {}\n    mod deeper {\n        #[test]\n        fn test_full() {}\n    }\n    #[test]\n    fn test_after() {}\n}\n#[test]\nfn top() {}\n";
+    assert_eq!(
+        changed("tests/borsh.rs", None, mods)
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        [
+            "array_vec::test_empty",
+            "array_string::test_empty",
+            "array_string::deeper::test_full",
+            "array_string::test_after",
+            "top"
+        ]
+    );
+    let go = "package x\n\nfunc TestParse(t *testing.T) {\n\tif x {\n\t}\n}\n";
+    assert_eq!(changed("x_test.go", None, go)[0].name, "TestParse");
+    let js = "describe('x', () => {\n  it('adds two numbers', () => {\n    expect(1).toBe(1);\n  });\n});\n";
+    assert_eq!(
+        changed("src/add.test.ts", None, js)[0].name,
+        "adds two numbers"
+    );
+    assert!(
+        changed("src/lib.py", None, "def test_x():\n  pass\n").is_empty(),
+        "not a test file"
+    );
+    assert!(changed("README.md", None, "x").is_empty());
+}
+
+/// A package with two integration tests and a Python test folder.
+fn layout() -> crate::checks::rust_modules::Files {
+    crate::checks::rust_modules::Files(
+        [
+            ("Cargo.toml", "[package]\n"),
+            ("src/lib.rs", ""),
+            ("tests/exact.rs", ""),
+            ("tests/basic.rs", ""),
+        ]
+        .into_iter()
+        .collect(),
+    )
+}
+
+fn check(name: &str, command: &str, passed: &[&str], failed: &[&str]) -> CheckResult {
+    CheckResult {
+        name: name.into(),
+        kind: CheckKind::Test,
+        command: command.into(),
+        status: if failed.is_empty() {
+            CheckStatus::Passed
+        } else {
+            CheckStatus::Failed
+        },
+        exit_code: Some(0),
+        duration_ms: 0,
+        output_tail: String::new(),
+        hint: None,
+        measure: Measure::tests_by_name(passed, failed),
+        configured: false,
+        advisory: None,
+    }
+}
+
+#[test]
+fn each_new_test_is_found_in_the_runners_reports_or_named_as_never_run() {
+    let gated = TestFn {
+        name: "rounds_up".into(),
+        body: String::new(),
+        feature: Some("exact".into()),
+        marks: vec![],
+    };
+    let plain = TestFn {
+        name: "halves".into(),
+        ..gated.clone()
+    };
+    let py = TestFn {
+        name: "TestParse::test_new".into(),
+        feature: None,
+        ..gated.clone()
+    };
+    let tests = vec![
+        ("tests/exact.rs".to_owned(), gated.clone()),
+        ("tests/basic.rs".to_owned(), plain),
+        ("tests/test_parse.py".to_owned(), py),
+    ];
+    let checks = vec![
+        check("test", "cargo test", &["tests/basic.rs::halves"], &[]),
+        check(
+            "pytest",
+            "python -m pytest",
+            &[],
+            &["tests.test_parse.TestParse::test_new[1]"],
+        ),
+    ];
+    let tree = layout();
+    let found = locate(&tests, &checks, &tree);
+    assert_eq!(found[0].outcome, Outcome::NotRun);
+    assert!(found[0]
+        .hint
+        .as_deref()
+        .unwrap()
+        .contains("cargo test --features exact"));
+    assert_eq!(found[1].outcome, Outcome::Passed);
+    assert_eq!(found[1].check.as_deref(), Some("test"));
+    assert_eq!(found[2].outcome, Outcome::Failed);
+    // Under the CI's feature check it ran and passed.
+    let with_ci = [
+        checks[0].clone(),
+        check(
+            "ci-test-exact",
+            "cargo test --features exact --tests",
+            &["tests/exact.rs::rounds_up"],
+            &[],
+        ),
+    ];
+    assert_eq!(
+        locate(&tests[..1], &with_ci, &tree)[0].outcome,
+        Outcome::Passed
+    );
+    // No check reports Rust tests by name: it cannot be told.
+    let counted = CheckResult {
+        measure: Measure::default(),
+        ..checks[0].clone()
+    };
+    assert_eq!(
+        locate(&tests[..1], &[counted], &tree)[0].outcome,
+        Outcome::Unknown
+    );
+}
+
+mod full_paths {
+
+    use super::*;
+    use crate::checks::compare::Measure;
+    use crate::checks::rust_modules::Files;
+
+    fn test(name: &str, feature: Option<&str>) -> TestFn {
+        TestFn {
+            name: name.into(),
+            body: String::new(),
+            feature: feature.map(str::to_owned),
+            marks: vec![],
+        }
+    }
+
+    fn ran(command: &str, passed: &[&str], failed: &[&str]) -> CheckResult {
+        CheckResult {
+            name: "test".into(),
+            kind: CheckKind::Test,
+            command: command.into(),
+            status: CheckStatus::Passed,
+            exit_code: Some(0),
+            duration_ms: 0,
+            output_tail: String::new(),
+            hint: None,
+            measure: Measure::tests_by_name(passed, failed),
+            configured: false,
+            advisory: None,
+        }
+    }
+
+    #[test]
+    fn a_new_test_is_never_another_files_test_of_the_same_name() {
+        // serde_json #1004: the new file's `test` is compiled out of the plain `cargo test`;
+        // another regression file's `test` passes there.
+        let tree = Files(
+            [
+                ("Cargo.toml", "[package]\n"),
+                ("src/lib.rs", ""),
+                (
+                    "tests/regression.rs",
+                    "mod regression {\n    automod::dir!(\"tests/regression\");\n}\n",
+                ),
+                ("tests/regression/issue845.rs", ""),
+                ("tests/regression/issue1004.rs", ""),
+                ("tests/stray/lost.rs", ""),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        let plain = ran(
+            "cargo test",
+            &["tests/regression.rs::regression::issue845::test"],
+            &[],
+        );
+        let new = vec![(
+            "tests/regression/issue1004.rs".to_owned(),
+            test("test", Some("arbitrary_precision")),
+        )];
+        let found = locate(&new, std::slice::from_ref(&plain), &tree);
+        assert_eq!(found[0].outcome, Outcome::NotRun, "{found:?}");
+        assert_eq!(found[0].name, "regression::issue1004::test");
+        assert!(found[0]
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("--features arbitrary_precision"));
+        // Under the feature it ran, by its full path.
+        let featured = ran(
+            "cargo test --features arbitrary_precision",
+            &[
+                "tests/regression.rs::regression::issue845::test",
+                "tests/regression.rs::regression::issue1004::test",
+            ],
+            &[],
+        );
+        assert_eq!(
+            locate(&new, &[plain, featured], &tree)[0].outcome,
+            Outcome::Passed
+        );
+        // A file no crate root reaches: which reported `test` it is cannot be told.
+        let lost = vec![("tests/stray/lost.rs".to_owned(), test("test", None))];
+        let any = ran(
+            "cargo test",
+            &["tests/regression.rs::regression::issue845::test"],
+            &[],
+        );
+        let found = locate(&lost, &[any], &tree);
+        assert_eq!(found[0].outcome, Outcome::Unidentified);
+        assert!(found[0]
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("no crate root reaches"));
+    }
+
+    #[test]
+    fn a_python_test_is_found_by_its_files_dotted_path() {
+        let tree = Files(Default::default());
+        let checks = [ran(
+            "python -m pytest",
+            &[
+                "tests.unit.test_parse::test_x",
+                "pkg.tests.test_io.TestRead::test_y[1]",
+            ],
+            &["tests.other.test_parse::test_x"],
+        )];
+        let at = |file: &str, name: &str| {
+            locate(&[(file.to_owned(), test(name, None))], &checks, &tree)[0].outcome
+        };
+        assert_eq!(at("tests/unit/test_parse.py", "test_x"), Outcome::Passed);
+        assert_eq!(at("tests/other/test_parse.py", "test_x"), Outcome::Failed);
+        assert_eq!(at("tests/third/test_parse.py", "test_x"), Outcome::NotRun);
+        // pytest run from a package folder names the module from there.
+        assert_eq!(
+            at("packages/pkg/tests/test_io.py", "TestRead::test_y"),
+            Outcome::Passed
+        );
+        assert_eq!(
+            at("packages/pkg/tests/test_io.py", "Other::test_y"),
+            Outcome::NotRun
+        );
+    }
+}
