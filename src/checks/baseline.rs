@@ -30,6 +30,19 @@ pub struct BaseCheck {
     pub configured: bool,
 }
 
+impl BaseCheck {
+    /// A test check whose runner named its tests here, some of them passing: a change is judged
+    /// by those tests even when the check as a whole fails.
+    pub fn judges_by_test(&self) -> bool {
+        self.kind == CheckKind::Test
+            && self
+                .measure
+                .tests
+                .as_ref()
+                .is_some_and(|t| t.by_name && !t.passed.is_empty())
+    }
+}
+
 /// The checks on one commit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
@@ -125,6 +138,34 @@ impl Baseline {
         crate::fsutil::write_atomic(&path, &json)
     }
 
+    /// Keeps the tests `results` found flaky (failed, then passed alone), so that they judge
+    /// no later attempt from this commit; whether any was new.
+    pub fn note_flaky(&mut self, results: &[CheckResult]) -> bool {
+        let mut new = false;
+        for r in results {
+            let Some(found) = r.measure.tests.as_ref().map(|t| &t.flaky) else {
+                continue;
+            };
+            let here = self
+                .checks
+                .iter_mut()
+                .find(|c| c.name == r.name)
+                .and_then(|c| c.measure.tests.as_mut());
+            if let Some(here) = here {
+                for id in found {
+                    new |= here.flaky.insert(id.clone());
+                }
+            }
+        }
+        new
+    }
+
+    /// The tests the check `name` named as passing here, when its runner names them.
+    pub fn passed_tests(&self, name: &str) -> Option<&std::collections::BTreeSet<String>> {
+        let t = self.check(name)?.measure.tests.as_ref()?;
+        t.by_name.then_some(&t.passed)
+    }
+
     fn check(&self, name: &str) -> Option<&BaseCheck> {
         self.checks.iter().find(|c| c.name == name)
     }
@@ -194,12 +235,17 @@ impl Baseline {
                 details: Vec::new(),
             });
         }
-        if tests.iter().any(|c| c.status == CheckStatus::Passed) {
+        // A test check failing on the base still judges test by test when its runner names
+        // the tests and some of them pass: those must still pass after the change.
+        if tests
+            .iter()
+            .any(|c| c.status == CheckStatus::Passed || c.judges_by_test())
+        {
             return None;
         }
         Some(Unverifiable {
             message: format!(
-                "no test check passes on the base ({}): nothing could be verified",
+                "no test check passes on the base ({}), and none that fails there reports which of its tests pass: nothing could be verified",
                 short(&self.commit)
             ),
             details: tests
@@ -209,7 +255,16 @@ impl Baseline {
                         .hint
                         .clone()
                         .unwrap_or_else(|| last_lines(&c.output_tail, 8));
-                    format!("`{}` ({}) {}:\n{said}", c.name, c.command, c.status.word())
+                    let per_test = match &c.measure.tests {
+                        Some(t) if t.by_name => "; its runner named no passing test",
+                        _ => "; its runner reports no per-test results (pytest's JUnit XML, cargo test's lines, go test -v, ctest) to judge by",
+                    };
+                    format!(
+                        "`{}` ({}) {}{per_test}:\n{said}",
+                        c.name,
+                        c.command,
+                        c.status.word()
+                    )
                 })
                 .collect(),
         })
@@ -219,6 +274,22 @@ impl Baseline {
     /// fails no worse becomes *failing on base*; one that fails worse says why in its hint.
     pub fn judge(&self, result: &mut CheckResult) {
         if !matches!(result.status, CheckStatus::Failed | CheckStatus::TimedOut) {
+            return;
+        }
+        // Every test that failed passed again alone: flaky, nobody's doing.
+        if let Some(flaky) = only_flaky(result) {
+            let on_base = self
+                .check(&result.name)
+                .is_some_and(|b| matches!(b.status, CheckStatus::Failed | CheckStatus::TimedOut));
+            result.status = if on_base {
+                CheckStatus::FailingOnBase
+            } else {
+                CheckStatus::Passed
+            };
+            result.hint = Some(format!(
+                "{flaky} failed in the full run and passed when run again alone: flaky, blamed on nobody{}",
+                if on_base { "; it fails on the base too" } else { "" }
+            ));
             return;
         }
         let Some(base) = self
@@ -243,6 +314,20 @@ impl Baseline {
             }
         }
     }
+}
+
+/// When the only tests `result` failed are flaky ones (they passed when run again alone), and
+/// it failed for nothing else it reports: those tests, named.
+fn only_flaky(result: &CheckResult) -> Option<String> {
+    let t = result.measure.tests.as_ref()?;
+    let only = result.status == CheckStatus::Failed
+        && t.by_name
+        && !t.flaky.is_empty()
+        && t.failed.iter().all(|id| t.flaky.contains(id));
+    only.then(|| {
+        let names: Vec<&str> = t.flaky.iter().map(String::as_str).collect();
+        format!("`{}`", names.join("`, `"))
+    })
 }
 
 fn short(commit: &str) -> &str {
@@ -367,13 +452,78 @@ mod tests {
     }
 
     #[test]
+    fn a_flaky_test_is_blamed_on_nobody_and_judges_nothing_after() {
+        let passing = Baseline::from_results(
+            "0123456789abcdef",
+            &[result(
+                "test",
+                CheckKind::Test,
+                CheckStatus::Passed,
+                tests(&["a", "b"], &[]),
+            )],
+            None,
+            None,
+        );
+        let flaky = |passed: &[&str], failed: &[&str], flaky: &[&str]| {
+            let mut m = tests(passed, failed);
+            let t = m.tests.as_mut().unwrap();
+            t.flaky = flaky.iter().map(|s| s.to_string()).collect();
+            result("test", CheckKind::Test, CheckStatus::Failed, m)
+        };
+        let mut once = flaky(&["b"], &["a"], &["a"]);
+        passing.judge(&mut once);
+        assert_eq!(once.status, CheckStatus::Passed);
+        assert!(once
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("`a` failed in the full run and passed when run again alone"));
+        // Another test broke for real: the check fails.
+        let mut real = flaky(&[], &["a", "b"], &["a"]);
+        passing.judge(&mut real);
+        assert_eq!(real.status, CheckStatus::Failed);
+        // Failing on the base, the flaky test is not counted against the change either.
+        let mut failing = base();
+        let mut again = flaky(&["b"], &["a", "flaky"], &["a"]);
+        failing.judge(&mut again);
+        assert_eq!(again.status, CheckStatus::FailingOnBase, "{:?}", again.hint);
+        // Noted on the baseline, it judges no later attempt.
+        assert!(failing.note_flaky(&[again.clone()]));
+        assert!(!failing.note_flaky(&[again]));
+        let mut later = result(
+            "test",
+            CheckKind::Test,
+            CheckStatus::Failed,
+            tests(&["b"], &["a", "flaky"]),
+        );
+        failing.judge(&mut later);
+        assert_eq!(later.status, CheckStatus::FailingOnBase, "{:?}", later.hint);
+    }
+
+    #[test]
     fn nothing_verifiable_is_named() {
+        // The test check fails on the base, but names its passing tests: it judges.
         let b = base();
-        let why = b.unverifiable(true).unwrap();
+        assert_eq!(b.unverifiable(true), None);
+        let mut mute = base();
+        mute.checks[2].measure = Measure {
+            tests: Some(crate::checks::compare::TestOutcomes {
+                passed_count: 3,
+                failed_count: 1,
+                ..Default::default()
+            }),
+            problems: None,
+        };
+        let why = mute.unverifiable(true).unwrap();
         assert!(why
             .message
             .contains("no test check passes on the base (0123456789ab)"));
-        assert!(why.details[0].contains("`test` (run test) failed:\ntest said something"));
+        assert!(
+            why.details[0]
+                .contains("`test` (run test) failed; its runner reports no per-test results"),
+            "{why:?}"
+        );
+        assert!(why.details[0].ends_with(":\ntest said something"));
         let mut ok = base();
         ok.checks[2].status = CheckStatus::Passed;
         assert_eq!(ok.unverifiable(true), None);

@@ -22,6 +22,30 @@ pub struct TestOutcomes {
     /// A failed test's message, when the report gives one (JUnit's `message`).
     #[serde(default)]
     pub messages: std::collections::BTreeMap<String, String>,
+    /// Failed tests that passed when run again alone: flaky, blamed on nobody, and not used
+    /// to judge a change.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub flaky: BTreeSet<String>,
+    /// Whose report named the tests: how one of them is run again alone.
+    #[serde(default)]
+    pub runner: Runner,
+}
+
+/// The runner whose report named a check's tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runner {
+    /// Only a summary line's counts, or not known.
+    #[default]
+    Counts,
+    /// pytest's JUnit XML.
+    Junit,
+    /// cargo test's per-test lines.
+    Cargo,
+    /// go test's `--- PASS`/`--- FAIL` lines.
+    Go,
+    /// ctest's per-test lines.
+    Ctest,
 }
 
 impl TestOutcomes {
@@ -74,6 +98,7 @@ fn announced_binary(line: &str) -> Option<String> {
 pub fn cargo_tests(stdout: &str, stderr: &str) -> Option<TestOutcomes> {
     let mut t = TestOutcomes {
         by_name: true,
+        runner: Runner::Cargo,
         ..TestOutcomes::default()
     };
     let mut seen = false;
@@ -137,6 +162,7 @@ pub fn junit(xml: &str) -> Option<TestOutcomes> {
     use quick_xml::events::Event;
     let mut t = TestOutcomes {
         by_name: true,
+        runner: Runner::Junit,
         ..TestOutcomes::default()
     };
     let mut reader = quick_xml::Reader::from_str(xml);
@@ -329,7 +355,7 @@ impl Measure {
                 passed_count: passed.len() as u64,
                 failed_count: failed.len() as u64,
                 by_name: true,
-                messages: Default::default(),
+                ..TestOutcomes::default()
             }),
             problems: None,
         }
@@ -340,7 +366,14 @@ impl Measure {
 pub fn judge(base: &Measure, after: &Measure) -> Judgement {
     if let (Some(b), Some(a)) = (&base.tests, &after.tests) {
         if b.by_name && a.by_name {
-            let broken: Vec<&String> = a.failed.iter().filter(|t| b.passed.contains(*t)).collect();
+            // A test flaky on either side judges nothing.
+            let steady = |t: &&String| !a.flaky.contains(*t) && !b.flaky.contains(*t);
+            let broken: Vec<&String> = a
+                .failed
+                .iter()
+                .filter(steady)
+                .filter(|t| b.passed.contains(*t))
+                .collect();
             let new_failing: Vec<&String> = a
                 .failed
                 .iter()

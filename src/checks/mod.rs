@@ -16,6 +16,7 @@ pub mod new_tests;
 pub mod output;
 pub mod project;
 pub mod python;
+pub mod rerun;
 pub mod run;
 pub mod rust_modules;
 pub mod shared_target;

@@ -128,12 +128,23 @@ pub async fn run_check(
         .flatten();
     let junit_file = junit_dir.as_ref().map(|d| d.path().join("junit.xml"));
     let writable: Vec<&Path> = junit_dir.iter().map(|d| d.path()).collect();
-    let mut cmd = super::shell(&spec.command, workdir, Kind::Check, env, &writable)
+    let command = match spec.kind {
+        CheckKind::Test => no_fail_fast(&spec.command),
+        CheckKind::Quality => spec.command.clone(),
+    };
+    let mut cmd = super::shell(&command, workdir, Kind::Check, env, &writable)
         .label(format!("check {}", spec.name))
         .timeout(timeout)
         .max_output(MAX_CHECK_OUTPUT);
     if let Some(f) = &junit_file {
-        let mut addopts = crate::env::get("PYTEST_ADDOPTS").unwrap_or_default();
+        // The check's own options first (a re-run's `-k`), else the user's.
+        let mut addopts = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PYTEST_ADDOPTS")
+            .map(|(_, v)| v.clone())
+            .or_else(|| crate::env::get("PYTEST_ADDOPTS"))
+            .unwrap_or_default();
         addopts.push_str(&format!(" --junitxml={}", f.display()));
         cmd = cmd.env("PYTEST_ADDOPTS", addopts.trim());
     }
@@ -186,8 +197,36 @@ pub async fn run_check(
     }
 }
 
-/// The result of `spec` when its program `program` is missing: unavailable, with a hint on
-/// installing it or changing the command.
+/// `command` with `--no-fail-fast` after each `cargo test` in it: every test binary runs
+/// even after one fails, so that each test is judged — a failing binary on the base would
+/// otherwise hide every test after it, on the base and after the change alike. Whether the
+/// command fails is unchanged.
+pub fn no_fail_fast(command: &str) -> String {
+    if command.contains("--no-fail-fast") {
+        return command.to_owned();
+    }
+    let mut out = String::with_capacity(command.len() + 16);
+    let mut rest = command;
+    while let Some(at) = rest.find("cargo test") {
+        let end = at + "cargo test".len();
+        let starts = rest[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| c.is_whitespace() || matches!(c, '&' | ';' | '|' | '(' | '`'));
+        let ends = rest[end..]
+            .chars()
+            .next()
+            .is_none_or(|c| c.is_whitespace() || matches!(c, '&' | ';' | '|' | ')'));
+        out.push_str(&rest[..end]);
+        if starts && ends {
+            out.push_str(" --no-fail-fast");
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Why the sandbox cannot show `program` (found on `PATH`) to a check in `workdir`, when it
 /// hides it: said in place of "not installed", which would send the user looking for the
 /// wrong problem.
@@ -209,6 +248,8 @@ fn hidden_by_sandbox(program: &str, workdir: &Path) -> Option<String> {
     )
 }
 
+/// The result of `spec` when its program `program` is missing: unavailable, with a hint on
+/// installing it or changing the command.
 fn unavailable(spec: &CheckSpec, program: &str) -> CheckResult {
     // A missing program makes an auto-detected check unavailable (it may not apply here) but
     // fails a configured one: the user asked for it.
@@ -295,6 +336,21 @@ fn explanation(out: &process::Output, measure: &Measure) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_cargo_test_binary_runs_after_a_failure() {
+        assert_eq!(no_fail_fast("cargo test"), "cargo test --no-fail-fast");
+        assert_eq!(
+            no_fail_fast("cargo test --features x && (cd b && cargo test)"),
+            "cargo test --no-fail-fast --features x && (cd b && cargo test --no-fail-fast)"
+        );
+        assert_eq!(no_fail_fast("cargo test-all"), "cargo test-all");
+        assert_eq!(
+            no_fail_fast("cargo test --no-fail-fast"),
+            "cargo test --no-fail-fast"
+        );
+        assert_eq!(no_fail_fast("pytest"), "pytest");
+    }
 
     fn spec(name: &str, command: &str) -> CheckSpec {
         CheckSpec::new(name, command)

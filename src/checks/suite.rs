@@ -293,6 +293,18 @@ impl Run<'_> {
                 }
                 None => run_check(spec, self.workdir, self.timeout, self.env).await,
             };
+            let mut result = result;
+            if let Some(base) = self.schedule.stop_against {
+                super::rerun::settle(
+                    spec,
+                    &mut result,
+                    base,
+                    self.workdir,
+                    self.timeout,
+                    self.env,
+                )
+                .await;
+            }
             drop(view);
             self.watch.finished(&result);
             if self.schedule.stops_at(&result) {

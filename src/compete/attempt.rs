@@ -318,6 +318,15 @@ async fn check_change(
     if let Err(why) = setup {
         v.setup.push(why);
     }
+    // A test found flaky judges no later attempt from this commit.
+    if crew.baseline.note_flaky(&v.checks) {
+        if let Err(e) = crew
+            .baseline
+            .save(&super::prepare::cache_dir(crew.input.settings))
+        {
+            printer.warn(&format!("cannot cache the baseline: {e}"));
+        }
+    }
     let failed: Vec<String> = v.failing_checks().map(|c| c.name.clone()).collect();
     if !failed.is_empty() {
         crew.last_failed = failed;

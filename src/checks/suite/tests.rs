@@ -443,3 +443,59 @@ async fn a_cargo_project_is_checked_offline_from_what_the_setup_downloaded() {
     let cargo = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
     assert_eq!(cargo.checks[0].status, CheckStatus::Passed);
 }
+
+/// A pytest stand-in: writes a JUnit report where `test_ok` passes and `test_shaky` passes only
+/// when run alone (`-k`) — unless `BROKEN` is set, when it always fails.
+const SHAKY: &str = r#"report=${PYTEST_ADDOPTS#*--junitxml=}; report=${report%% *}
+case "$PYTEST_ADDOPTS" in *"-k"*) alone=1;; *) alone=;; esac
+echo run >> runs.log
+if [ -n "$alone" ] && [ ! -e BROKEN ]; then shaky='<testcase classname="tests.test_a" name="test_shaky"/>'
+elif [ -e FIRST ] && [ ! -e BROKEN ]; then shaky='<testcase classname="tests.test_a" name="test_shaky"/>'
+else shaky='<testcase classname="tests.test_a" name="test_shaky"><failure message="boom"/></testcase>'; fi
+printf '<testsuite><testcase classname="tests.test_a" name="test_ok"/>%s</testsuite>' "$shaky" > "$report"
+case "$shaky" in *failure*) exit 1;; esac"#;
+
+#[tokio::test]
+async fn a_test_failing_on_the_change_is_run_again_alone_before_it_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("shaky.sh"), SHAKY).unwrap();
+    let plan = CheckPlan::of(vec![CheckSpec::new("test", "sh shaky.sh")]);
+    // On the base the test passes.
+    std::fs::write(dir.path().join("FIRST"), "").unwrap();
+    let base = plain(&plan, dir.path()).await;
+    assert!(base.checks[0].passed(), "{:?}", base.checks[0]);
+    let baseline = Baseline::from_results("b", &base.checks, None, None);
+    std::fs::remove_file(dir.path().join("FIRST")).unwrap();
+    // After the change it fails in the full run and passes alone: flaky, nobody's doing.
+    let ran = run_checks(
+        &plan,
+        dir.path(),
+        Duration::from_secs(10),
+        &Unwatched,
+        against(&baseline),
+    )
+    .await;
+    let mut r = ran.checks[0].clone();
+    baseline.judge(&mut r);
+    assert_eq!(r.status, CheckStatus::Passed, "{r:?}");
+    assert!(r
+        .hint
+        .as_deref()
+        .unwrap()
+        .contains("`tests.test_a::test_shaky` failed in the full run"));
+    // Broken for real: it fails alone too, and counts.
+    std::fs::write(dir.path().join("BROKEN"), "").unwrap();
+    let ran = run_checks(
+        &plan,
+        dir.path(),
+        Duration::from_secs(10),
+        &Unwatched,
+        against(&baseline),
+    )
+    .await;
+    let mut r = ran.checks[0].clone();
+    baseline.judge(&mut r);
+    assert_eq!(r.status, CheckStatus::Failed, "{r:?}");
+    let runs = std::fs::read_to_string(dir.path().join("runs.log")).unwrap();
+    assert_eq!(runs.lines().count(), 5, "base, full + alone twice");
+}
