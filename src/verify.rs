@@ -13,6 +13,8 @@ use serde::Serialize;
 
 use std::time::Duration;
 
+mod settings;
+
 /// Coverage measured before and after the change, and why either was not.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Coverage {
@@ -52,6 +54,10 @@ pub struct VerificationReport {
     /// The tests the change adds or edits, and whether they ran and passed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub new_tests: Vec<NewTest>,
+    /// Changes to a check's settings that the checks also pass under the base's settings:
+    /// kept, and named for the maintainer (a refused one is among `protected`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings_changes: Vec<Finding>,
 }
 
 impl VerificationReport {
@@ -65,6 +71,7 @@ impl VerificationReport {
             require_test: true,
             setup: Vec::new(),
             new_tests: Vec::new(),
+            settings_changes: Vec::new(),
         }
     }
 
@@ -272,7 +279,9 @@ pub async fn verify(
         }
     }
     let new_tests = new_tests(workspace, wt, &diff, &checks).await?;
-    Ok(VerificationReport {
+    let (settings, protected): (Vec<Finding>, Vec<Finding>) =
+        protected.into_iter().partition(|f| f.settings);
+    let mut report = VerificationReport {
         checks,
         coverage: Coverage {
             before: baseline.and_then(|b| b.coverage),
@@ -285,7 +294,21 @@ pub async fn verify(
         require_test: plan.require_test,
         setup: Vec::new(),
         new_tests,
-    })
+        settings_changes: Vec::new(),
+    };
+    // A change to the checks' settings is tried under the base's settings.
+    let under = settings::Under {
+        workspace,
+        wt,
+        plan,
+        baseline,
+        timeout,
+    };
+    let fails_anyway = !report.passed();
+    let judged = settings::judge(&under, settings, fails_anyway).await?;
+    report.protected.extend(judged.refused);
+    report.settings_changes = judged.kept;
+    Ok(report)
 }
 
 /// The tests the change adds or edits (the file before and after, function by function), and
@@ -379,6 +402,7 @@ mod tests {
             require_test: true,
             setup: Vec::new(),
             new_tests: Vec::new(),
+            settings_changes: Vec::new(),
         }
     }
 
@@ -496,6 +520,7 @@ mod tests {
             vec![Finding {
                 path: "tests/a.rs".into(),
                 reason: "deletes a test file".into(),
+                settings: false,
             }],
         );
         assert!(!failing.passed());

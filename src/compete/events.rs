@@ -199,6 +199,7 @@ mod tests {
             require_test: true,
             setup: Vec::new(),
             new_tests: Vec::new(),
+            settings_changes: Vec::new(),
         };
         let mut accounts = Accounts::default();
         accounts.record(

@@ -64,6 +64,9 @@ pub fn render_terminal(r: &VerificationReport, paint: Paint, with_checks: bool) 
             f.reason
         );
     }
+    for f in &r.settings_changes {
+        let _ = writeln!(out, "  settings: {}: {}", f.path, f.reason);
+    }
     let _ = writeln!(
         out,
         "  {}",
@@ -155,6 +158,14 @@ pub fn render_markdown(r: &VerificationReport) -> String {
             inert(&f.reason)
         );
     }
+    for f in &r.settings_changes {
+        let _ = writeln!(
+            out,
+            "\n**Settings changed** {}: {}",
+            code(&f.path),
+            inert(&f.reason)
+        );
+    }
     for c in r.failing_checks() {
         // Fenced: nothing in a check's output (the agent's tests print it) acts on the page.
         let tail = strip_ansi(&c.output_tail).replace("```", "`\u{200b}``");
@@ -212,9 +223,21 @@ mod tests {
             require_test: true,
             setup: Vec::new(),
             new_tests: Vec::new(),
+            settings_changes: vec![crate::workspace::Finding {
+                path: "pyproject.toml".into(),
+                reason: "changes the lint settings; the checks pass under the base's settings too"
+                    .into(),
+                settings: true,
+            }],
         };
         let md = render_markdown(&r);
         assert!(md.contains("| `lint` | ❌ failed | 1.5s |"), "{md}");
+        assert!(
+            md.contains(
+                "**Settings changed** `pyproject.toml`: changes the lint settings; the checks pass"
+            ),
+            "{md}"
+        );
         assert!(md.contains("75.00% → 76.50% (+1.50)"));
         assert!(md.contains("<summary><code>lint</code> output"));
         assert_eq!(

@@ -194,7 +194,14 @@ pub fn patch_text(wt: &Worktree, limit: usize) -> Result<String, WorkspaceError>
 pub struct Finding {
     pub path: String,
     pub reason: String,
+    /// It changes a check's settings: judged by running the checks under the base's settings
+    /// (`verify`), refused only when they fail there.
+    #[serde(skip)]
+    pub settings: bool,
 }
+
+/// Why a change to the checks' settings files is one.
+pub const SETTINGS_CHANGE: &str = "changes the lint, type-check, test or coverage settings";
 
 /// Files that configure the checks: changing one could make a failing check pass.
 pub const CHECK_CONFIG_FILES: [&str; 22] = [
@@ -287,9 +294,11 @@ fn count(lines: &[String], markers: &[&str]) -> usize {
 pub fn protected_findings(stats: &DiffStats) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut find = |path: &str, reason: String| {
+        let settings = reason == SETTINGS_CHANGE;
         out.push(Finding {
             path: path.to_owned(),
             reason,
+            settings,
         })
     };
     for f in &stats.files {
@@ -306,8 +315,12 @@ pub fn protected_findings(stats: &DiffStats) -> Vec<Finding> {
             );
             continue;
         }
-        if CHECK_CONFIG_FILES.contains(&file) || p.starts_with(".ci/") {
+        if p.starts_with(".ci/") {
             find(p, "changes the configuration of the checks".into());
+            continue;
+        }
+        if CHECK_CONFIG_FILES.contains(&file) {
+            find(p, SETTINGS_CHANGE.into());
             continue;
         }
         let manifest = matches!(file, "Cargo.toml" | "pyproject.toml" | "package.json");
@@ -316,10 +329,7 @@ pub fn protected_findings(stats: &DiffStats) -> Vec<Finding> {
                 + count(&f.removed_lines, &CHECK_CONFIG_MARKERS)
                 > 0)
         {
-            find(
-                p,
-                "changes the lint, type-check, test or coverage settings".into(),
-            );
+            find(p, SETTINGS_CHANGE.into());
         }
         if f.status == "deleted" && is_test_path(p) {
             find(p, "deletes a test file".into());
@@ -401,7 +411,7 @@ mod tests {
             [
                 ".ralph/events/x.json: changes ralph's own state (.ralph/)",
                 ".github/workflows/ci.yml: changes the repository's CI and workflow files (.github/)",
-                "clippy.toml: changes the configuration of the checks",
+                "clippy.toml: changes the lint, type-check, test or coverage settings",
                 "Cargo.toml: changes the lint, type-check, test or coverage settings",
                 "tests/cli.rs: deletes a test file",
                 "src/lib.rs: removes 1 test(s)",

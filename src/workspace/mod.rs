@@ -22,7 +22,9 @@ mod repo;
 mod revision;
 pub mod seal;
 
-pub use diff::{analyse, patch_text, protected_findings, DiffStats, FileChange, Finding};
+pub use diff::{
+    analyse, patch_text, protected_findings, DiffStats, FileChange, Finding, SETTINGS_CHANGE,
+};
 pub use git::{
     add_detached, commit, create_worktree, push, remove_detached, remove_worktree, reset_worktree,
     CommitInfo, Worktree,
