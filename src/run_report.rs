@@ -127,6 +127,10 @@ pub struct RoundReport {
     /// The tests that attempt's change adds or edits, and whether they ran and passed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub new_tests: Vec<crate::checks::new_tests::NewTest>,
+    /// The change's edits to a check's settings that its checks also pass under the base's
+    /// settings: kept, named for the maintainer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings_changes: Vec<crate::workspace::Finding>,
     /// Implementation attempts the round used.
     #[serde(default)]
     pub attempts: u32,
@@ -207,6 +211,7 @@ impl RoundReport {
             judges: JudgesReport::default(),
             checks: Vec::new(),
             new_tests: Vec::new(),
+            settings_changes: Vec::new(),
             attempts: 0,
             verified_by_claims: false,
             implementation_summary: None,

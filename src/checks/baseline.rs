@@ -298,17 +298,24 @@ impl Baseline {
         else {
             return;
         };
+        let flaky = match result.measure.tests.as_ref().map(|t| &t.flaky) {
+            Some(f) if !f.is_empty() => format!(
+                "; `{}` failed in the full run and passed when run again alone: flaky, blamed on nobody",
+                f.iter().map(String::as_str).collect::<Vec<_>>().join("`, `")
+            ),
+            _ => String::new(),
+        };
         match judge(&base.measure, &result.measure) {
             Judgement::FailingOnBase => {
                 result.status = CheckStatus::FailingOnBase;
                 result.hint = Some(format!(
-                    "it fails on the base ({}) too, and no worse: not held against the change",
+                    "it fails on the base ({}) too, and no worse: not held against the change{flaky}",
                     short(&self.commit)
                 ));
             }
             Judgement::Worse(why) => {
                 result.hint = Some(format!(
-                    "it fails on the base ({}) too, but worse now: {why}",
+                    "it fails on the base ({}) too, but worse now: {why}{flaky}",
                     short(&self.commit)
                 ));
             }

@@ -173,6 +173,11 @@ fn with_attempts(report: &mut RoundReport, attempts: &Attempts) {
         .as_ref()
         .map(|v| v.new_tests.clone())
         .unwrap_or_default();
+    report.settings_changes = attempts
+        .verification
+        .as_ref()
+        .map(|v| v.settings_changes.clone())
+        .unwrap_or_default();
     report.audit = attempts.audit.clone();
 }
 

@@ -217,6 +217,14 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
         if let Some(note) = failing_on_base_note(&round.checks) {
             let _ = writeln!(out, "\n{note}");
         }
+        for f in &round.settings_changes {
+            let _ = writeln!(
+                out,
+                "\n**Settings changed** `{}`: {}",
+                f.path.replace('`', "'"),
+                inert(&f.reason)
+            );
+        }
         if round.verified_by_claims {
             let _ = writeln!(
                 out,

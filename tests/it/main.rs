@@ -41,4 +41,5 @@ mod sandbox_view;
 mod security;
 mod snapshots;
 mod untrusted;
+mod verdicts;
 mod workspace;

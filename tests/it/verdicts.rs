@@ -1,0 +1,186 @@
+//! Verdicts a maintainer would sign, through the binary (docs/checks.md "Which tests judge a
+//! change"): a base with a failing test still judges a fix by its tests; a test that passed on
+//! the base and fails after the change rejects it; a flaky one is run again alone and blamed on
+//! nobody; a change to a check's settings is tried under the base's settings — refused when it
+//! passes only under its own, kept and named when not. The test runner is a small pytest
+//! stand-in that writes the JUnit report ralph asks pytest for and takes `-k`.
+
+use crate::common::{commit_all, git};
+use crate::compete::{run, Repo, Setup};
+
+/// Runs `tests/test_*.py`'s `test_*` functions; writes the JUnit report named in
+/// `PYTEST_ADDOPTS`, keeps to `-k 'a and b'`, and leaves out the tests `pytest.ini` names as
+/// `skip = name`.
+const RUNNER: &str = r#"import glob, importlib.util, os, shlex, sys
+from xml.sax.saxutils import quoteattr
+args = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+report = next((a.split("=", 1)[1] for a in args if a.startswith("--junitxml=")), None)
+words = args[args.index("-k") + 1].split(" and ") if "-k" in args else []
+skip = set()
+if os.path.exists("pytest.ini"):
+    skip = {l.split("=", 1)[1].strip() for l in open("pytest.ini") if l.startswith("skip =")}
+sys.path.insert(0, ".")
+cases, failed = [], 0
+for path in sorted(glob.glob("tests/test_*.py")):
+    mod = path[:-3].replace("/", ".")
+    spec = importlib.util.spec_from_file_location(mod, path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    for name in sorted(n for n in dir(m) if n.startswith("test_")):
+        if name in skip or not all(w in mod + "." + name for w in words):
+            continue
+        try:
+            getattr(m, name)()
+            cases.append('<testcase classname=%s name=%s/>' % (quoteattr(mod), quoteattr(name)))
+            print("PASSED", mod, name)
+        except Exception as e:
+            failed += 1
+            cases.append('<testcase classname=%s name=%s><failure message=%s/></testcase>' % (quoteattr(mod), quoteattr(name), quoteattr(repr(e))))
+            print("FAILED", mod, name, repr(e))
+if report:
+    open(report, "w").write("<testsuite>%s</testsuite>" % "".join(cases))
+sys.exit(1 if failed else 0)
+"#;
+
+/// The base's tests: one needs a service this machine lacks and fails; one fails in a full
+/// run (not alone) once a `SHAKY` file is there.
+const BASE_TESTS: &str = r#"import os
+from calc import add
+
+def test_add():
+    assert add(1, 2) == 3
+
+def test_needs_service():
+    raise AssertionError("no database on this machine")
+
+def test_timing():
+    alone = "-k" in os.environ.get("PYTEST_ADDOPTS", "")
+    assert alone or not os.path.exists("SHAKY"), "timed out under load"
+"#;
+
+/// An implementer that adds `mul` and its test, then runs `more` (shell).
+fn implementer(more: &str) -> String {
+    format!(
+        r#"cat > /dev/null
+printf 'def mul(a, b):\n    return a * b\n' >> calc.py
+printf 'from calc import mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n' > tests/test_mul.py
+{more}
+echo '{{"summary":"added mul","checkboxes_completed":["req_1"]}}'"#
+    )
+}
+
+/// A repository whose test check is the stand-in runner over a base with a failing test.
+fn repo(implementer: &str) -> Repo {
+    let repo = Repo::with(Setup {
+        implementer,
+        checks: "[checks]\ntest = \"python3 runtests.py\"\n",
+        ..Setup::default()
+    });
+    for (name, text) in [
+        ("runtests.py", RUNNER),
+        ("calc.py", "def add(a, b):\n    return a + b\n"),
+        ("tests/test_calc.py", BASE_TESTS),
+        ("pytest.ini", "[pytest]\n"),
+    ] {
+        let path = repo.root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    commit_all(&repo.root, "a calculator with a test that needs a service");
+    git(&repo.root, &["push", "--quiet", "origin", "main"]);
+    repo
+}
+
+fn pull_request_body(repo: &Repo) -> Option<String> {
+    let file = std::fs::read_dir(repo.root.join(".ralph/issues"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains(".pr-"))?;
+    Some(std::fs::read_to_string(file).unwrap())
+}
+
+fn python3() -> bool {
+    let there = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !there {
+        eprintln!("skipped: python3 is not installed");
+    }
+    there
+}
+
+#[test]
+fn a_fix_on_a_base_with_a_failing_test_is_judged_by_its_tests() {
+    if !python3() {
+        return;
+    }
+    let repo = repo(&implementer(""));
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("failing on base"), "{}", out.stderr);
+    assert!(out.stderr.contains("new tests: 1 passed"), "{}", out.stderr);
+    let body = pull_request_body(&repo).expect("a pull request");
+    assert!(body.contains("`test` ⚠️ failing on base"), "{body}");
+
+    // The same change breaking a test that passed on the base: rejected, by name.
+    let broke = implementer("sed -i 's/a + b/a - b/' calc.py");
+    let repo = self::repo(&broke);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("test(s) that pass on the base fail, e.g. tests.test_calc::test_add"),
+        "{}",
+        out.stderr
+    );
+    assert!(pull_request_body(&repo).is_none());
+}
+
+#[test]
+fn a_flaky_test_is_run_again_alone_and_blamed_on_nobody() {
+    if !python3() {
+        return;
+    }
+    let repo = repo(&implementer("touch SHAKY"));
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "`tests.test_calc::test_timing` failed in the full run and passed when run again alone: flaky, blamed on nobody"
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_settings_change_is_refused_only_when_it_weakened_a_check() {
+    if !python3() {
+        return;
+    }
+    // Breaks `add` and skips its test in the runner's settings.
+    let weakened = implementer(
+        "sed -i 's/a + b/a - b/' calc.py\nprintf '[pytest]\\nskip = test_add\\n' > pytest.ini",
+    );
+    let repo = repo(&weakened);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "pytest.ini: changes the lint, type-check, test or coverage settings, and under the base's settings `test` failed: the change passes only under the settings it changed"
+        ),
+        "{}",
+        out.stderr
+    );
+    // A settings change that weakens nothing (a migration): kept, and named in the PR.
+    let migrated = implementer("printf '[pytest]\\n# options moved here\\n' > pytest.ini");
+    let repo = self::repo(&migrated);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let body = pull_request_body(&repo).expect("a pull request");
+    assert!(
+        body.contains("**Settings changed** `pytest.ini`: changes the lint, type-check, test or coverage settings; the checks pass under the base's settings too"),
+        "{body}"
+    );
+}
