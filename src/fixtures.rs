@@ -55,6 +55,7 @@ pub fn round(proposals: Vec<ProposalReport>, ranking: &[&str]) -> RoundReport {
         judges: Default::default(),
         checks: vec![],
         new_tests: vec![],
+        settings_changes: vec![],
         attempts: 0,
         verified_by_claims: false,
         implementation_summary: None,
