@@ -76,6 +76,7 @@ pub fn status_lines(c: &CheckResult, paint: Paint) -> String {
         CheckStatus::Passed => paint.good("✓"),
         CheckStatus::Unavailable | CheckStatus::Skipped => paint.dim("-"),
         CheckStatus::FailingOnBase => paint.warn("!"),
+        _ if c.advisory.is_some() => paint.warn("!"),
         _ => paint.bad("✗"),
     };
     let _ = writeln!(
@@ -86,10 +87,21 @@ pub fn status_lines(c: &CheckResult, paint: Paint) -> String {
         c.duration_ms as f64 / 1000.0,
         paint.dim(&c.command)
     );
+    let failed = matches!(c.status, CheckStatus::Failed | CheckStatus::TimedOut);
+    // Said as it fails, before verification names it among the reasons (or not).
+    if let Some(why) = c.advisory.as_ref().filter(|_| failed) {
+        if !c.hint.as_deref().is_some_and(|h| h.starts_with("advisory")) {
+            let _ = writeln!(
+                out,
+                "      {} advisory, never a reason to reject: {why}",
+                paint.hint("hint:")
+            );
+        }
+    }
     if let Some(h) = &c.hint {
         let _ = writeln!(out, "      {} {h}", paint.hint("hint:"));
     }
-    if matches!(c.status, CheckStatus::Failed | CheckStatus::TimedOut) {
+    if failed {
         // The start (failing tests named first) and the end (the summary line).
         let lines: Vec<&str> = c.output_tail.lines().collect();
         let shown: Vec<&str> = if lines.len() <= 14 {

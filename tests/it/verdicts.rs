@@ -184,3 +184,82 @@ fn a_settings_change_is_refused_only_when_it_weakened_a_check() {
         "{body}"
     );
 }
+
+/// A crate whose regression tests are modules of one test binary, each naming its test `test`
+/// (serde_json's layout); checks detected, none configured.
+fn crate_repo(implementer: &str) -> Repo {
+    let repo = Repo::with(Setup {
+        implementer,
+        checks: "",
+        ..Setup::default()
+    });
+    for (name, text) in [
+        (
+            "Cargo.toml",
+            "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[features]\nextra = []\n",
+        ),
+        ("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"),
+        ("tests/regression/main.rs", "mod issue1;\n"),
+        (
+            "tests/regression/issue1.rs",
+            "use calc::add;\n\n#[test]\nfn test() {\n    assert_eq!(add(1, 2), 3);\n}\n",
+        ),
+        (".gitignore", ".ralph/worktrees/\n.ralph/runs/\ntarget/\n"),
+    ] {
+        let path = repo.root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    commit_all(&repo.root, "a crate with regression tests");
+    git(&repo.root, &["push", "--quiet", "origin", "main"]);
+    repo
+}
+
+/// Adds `mul` (written by `mul`), and a regression test file whose first line is `head`.
+fn crate_implementer(mul: &str, head: &str) -> String {
+    format!(
+        r#"cat > /dev/null
+printf '{mul}\n' >> src/lib.rs
+printf '{head}use calc::mul;\n\n#[test]\nfn test() {{\n    assert_eq!(mul(2, 3), 6);\n}}\n' > tests/regression/issue2.rs
+echo 'mod issue2;' >> tests/regression/main.rs
+echo '{{"summary":"added mul","checkboxes_completed":["req_1"]}}'"#
+    )
+}
+
+#[test]
+fn a_new_test_compiled_out_is_not_another_files_test_of_its_name() {
+    if !ralph::process::on_path("cargo") {
+        eprintln!("skipped: cargo is not installed");
+        return;
+    }
+    let mul = "\\npub fn mul(a: i32, b: i32) -> i32 {\\n    a * b\\n}";
+    let gated = crate_implementer(mul, "#![cfg(feature = \"extra\")]\\n\\n");
+    let repo = crate_repo(&gated);
+    let out = run(repo
+        .ralph()
+        .env_remove("CARGO_TARGET_DIR")
+        .args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "the change's test `issue2::test` (tests/regression/issue2.rs) never ran under any check: it is compiled only with the cargo feature `extra`"
+        ),
+        "{}",
+        out.stderr
+    );
+
+    // Compiled in, and formatted as the project never asked: the lint ralph added advises.
+    let sloppy = crate_implementer("pub fn mul(a:i32,b:i32)->i32{a*b}", "");
+    let repo = crate_repo(&sloppy);
+    let out = run(repo
+        .ralph()
+        .env_remove("CARGO_TARGET_DIR")
+        .args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("new tests: 1 passed"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("advisory, never a reason to reject"),
+        "{}",
+        out.stderr
+    );
+}
