@@ -21,6 +21,7 @@ pub mod run;
 pub mod rust_modules;
 pub mod shared_target;
 pub mod suite;
+pub mod test_lines;
 pub mod workflows;
 
 pub use crate::process::on_path;

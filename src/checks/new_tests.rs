@@ -369,7 +369,11 @@ fn names(lang: Lang, file: &str, test: &TestFn, rust: &[String], id: &str) -> bo
     match lang {
         Lang::Python => python_names(file, test, id),
         Lang::Rust => rust.iter().any(|r| r == id),
-        Lang::Go => id == test.name || id.ends_with(&format!("/{}", test.name)),
+        // go test -v: `<import path>/<TestName>`, the import path ending in the file's folder.
+        Lang::Go => match file.rsplit_once('/') {
+            Some((dir, _)) => id.ends_with(&format!("/{dir}/{}", test.name)),
+            None => id == test.name || id.ends_with(&format!("/{}", test.name)),
+        },
         Lang::Js => false,
     }
 }

@@ -300,6 +300,8 @@ fn measure_of(kind: CheckKind, junit_file: Option<&Path>, out: &process::Output)
                 .and_then(|f| crate::untrusted_dir::report_text(f, "the JUnit report"))
                 .and_then(|xml| junit(&xml))
                 .or_else(|| cargo_tests(&out.stdout, &out.stderr))
+                .or_else(|| super::test_lines::go_tests(&out.stdout, &out.stderr))
+                .or_else(|| super::test_lines::ctest_tests(&out.stdout, &out.stderr))
                 .or_else(|| counts(&out.stdout, &out.stderr)),
             problems: None,
         },
