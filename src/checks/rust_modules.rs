@@ -42,10 +42,10 @@ pub fn places(tree: &dyn Tree, file: &str) -> Vec<Place> {
     let rel = strip(file, &package);
     let mut out = BTreeSet::new();
     let mut budget = MAX_FILES;
-    for root in roots(tree, &package) {
-        if !related(&root, rel) {
-            continue;
-        }
+    // The roots likeliest to reach the file first: a `#[path]` may still reach across.
+    let mut all = roots(tree, &package);
+    all.sort_by_key(|root| !related(root, rel));
+    for root in all {
         let mut walk = Walk {
             tree,
             package: &package,
@@ -120,9 +120,8 @@ fn roots(tree: &dyn Tree, package: &str) -> Vec<String> {
     out
 }
 
-/// Whether the root `root` may reach the file `rel` (both relative to the package): a root
-/// under `tests/` reaches files under `tests/`, one under `src/` files under `src/`; others
-/// are walked whatever the file.
+/// Whether the root `root` likely reaches the file `rel` (both relative to the package): a root
+/// under `tests/` files under `tests/`, one under `src/` files under `src/`.
 fn related(root: &str, rel: &str) -> bool {
     let top = |p: &str| p.split('/').next().unwrap_or("").to_owned();
     let (r, f) = (top(root), top(rel));
@@ -174,7 +173,7 @@ impl Walk<'_> {
                 let child_module = format!("{here}{name}::");
                 match path_attr(&lines[..i]) {
                     // `#[path]` is relative to the folder of the file declaring it.
-                    Some(p) => self.file(&join(parent(path), &p), true, &child_module),
+                    Some(p) => self.file(&normalize(&join(parent(path), &p)), true, &child_module),
                     None => {
                         let flat = join(inline_dir, &format!("{name}.rs"));
                         if self.tree.text(&flat).is_some() {
@@ -371,6 +370,10 @@ mod tests {
             ("src/a/b/gen.rs", ""),
             ("src/a/inline/deep.rs", ""),
             ("src/odd/place.rs", ""),
+            (
+                "tests/lexical.rs",
+                "#[path = \"../src/a.rs\"]\nmod shared;\n",
+            ),
             ("src/main.rs", "mod a;\n"),
             ("tests/it/main.rs", "mod parse;\n"),
             ("tests/it/parse.rs", ""),
@@ -385,6 +388,15 @@ mod tests {
             "src/lib.rs::a::inline::deep::t"
         );
         assert_eq!(at(&files, "src/odd/place.rs"), ["src/lib.rs::tests::t"]);
+        // A test crate that takes a source file in by `#[path = "../src/…"]`.
+        let lexical: Vec<String> = places(&Files(files.iter().copied().collect()), "src/a.rs")
+            .iter()
+            .map(|p| p.test_id("t"))
+            .collect();
+        assert!(
+            lexical.contains(&"tests/lexical.rs::shared::t".to_owned()),
+            "{lexical:?}"
+        );
         assert_eq!(
             at(&files, "tests/it/parse.rs"),
             ["tests/it/main.rs::parse::t"]
