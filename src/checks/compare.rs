@@ -46,6 +46,8 @@ pub enum Runner {
     Go,
     /// ctest's per-test lines.
     Ctest,
+    /// jest's or vitest's default reporter: passing files, failing tests (`file::title`).
+    Jest,
 }
 
 impl TestOutcomes {
@@ -368,16 +370,23 @@ pub fn judge(base: &Measure, after: &Measure) -> Judgement {
         if b.by_name && a.by_name {
             // A test flaky on either side judges nothing.
             let steady = |t: &&String| !a.flaky.contains(*t) && !b.flaky.contains(*t);
+            // A jest/vitest failure `file::title` breaks a file that passed on the base.
+            let passed_on_base = |t: &String| {
+                b.passed.contains(t)
+                    || (a.runner == Runner::Jest
+                        && t.split_once("::")
+                            .is_some_and(|(f, _)| b.passed.contains(f)))
+            };
             let broken: Vec<&String> = a
                 .failed
                 .iter()
                 .filter(steady)
-                .filter(|t| b.passed.contains(*t))
+                .filter(|t| passed_on_base(t))
                 .collect();
             let new_failing: Vec<&String> = a
                 .failed
                 .iter()
-                .filter(|t| !b.passed.contains(*t) && !b.failed.contains(*t))
+                .filter(|t| !passed_on_base(t) && !b.failed.contains(*t))
                 .collect();
             return match (broken.first(), new_failing.first()) {
                 (Some(t), _) => Judgement::Worse(format!(

@@ -374,8 +374,21 @@ fn names(lang: Lang, file: &str, test: &TestFn, rust: &[String], id: &str) -> bo
             Some((dir, _)) => id.ends_with(&format!("/{dir}/{}", test.name)),
             None => id == test.name || id.ends_with(&format!("/{}", test.name)),
         },
-        Lang::Js => false,
+        // jest/vitest: a passing file stands for its tests; a failure is `file::… name`.
+        Lang::Js => {
+            let (reported, title) = id.split_once("::").unwrap_or((id, ""));
+            same_file(file, reported)
+                && (title.is_empty()
+                    || title.ends_with(test.name.as_str())
+                    || title == "Test suite failed to run")
+        }
     }
+}
+
+/// Whether `reported` (relative to where the runner ran) is the project's `file`.
+fn same_file(file: &str, reported: &str) -> bool {
+    let reported = reported.trim_start_matches("./");
+    file == reported || file.ends_with(&format!("/{reported}"))
 }
 
 /// Whether a JUnit id (`classname::name`) names the Python `test` of `file`: the classname is
@@ -414,7 +427,9 @@ fn runs(lang: Lang, command: &str) -> bool {
         ]
         .iter()
         .any(|w| c.contains(w)),
-        Lang::Js => false,
+        Lang::Js => ["jest", "vitest", "npm", "yarn", "pnpm", "bun test"]
+            .iter()
+            .any(|w| c.contains(w)),
     }
 }
 
@@ -438,7 +453,7 @@ fn hint(lang: Lang, file: &str, test: &TestFn) -> String {
             ),
         },
         Lang::Go => format!("a check must run `go test -v -run '^{}$' ./...`", test.name),
-        Lang::Js => String::new(),
+        Lang::Js => format!("no check's jest or vitest run reported {file}: a check must run it"),
     }
 }
 
@@ -488,6 +503,25 @@ pub fn locate(
             let (outcome, check, hint) = match found {
                 Some((o, c)) => (o, Some(c), None),
                 None if reporting.is_empty() => (Outcome::Unknown, None, None),
+                // jest names a failing file's failures only: another test failing in it
+                // hides whether this one passed.
+                None if lang == Lang::Js
+                    && reporting.iter().any(|c| {
+                        c.measure.tests.as_ref().is_some_and(|t| {
+                            t.failed.iter().any(|id| {
+                                id.split_once("::").is_some_and(|(f, _)| same_file(file, f))
+                            })
+                        })
+                    }) =>
+                {
+                    (
+                        Outcome::Unidentified,
+                        None,
+                        Some(format!(
+                            "jest and vitest name only the failing tests of a file, and other tests of {file} fail: whether this one passed cannot be told"
+                        )),
+                    )
+                }
                 None if lang == Lang::Rust && rust.is_empty() => (
                     Outcome::Unidentified,
                     None,

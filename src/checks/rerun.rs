@@ -64,7 +64,7 @@ pub fn alone(command: &str, runner: Runner, id: &str, addopts: &str) -> Option<A
                 env: Vec::new(),
             })
         }
-        Runner::Counts | Runner::Go | Runner::Ctest => None,
+        Runner::Counts | Runner::Go | Runner::Ctest | Runner::Jest => None,
     }
 }
 

@@ -302,6 +302,7 @@ fn measure_of(kind: CheckKind, junit_file: Option<&Path>, out: &process::Output)
                 .or_else(|| cargo_tests(&out.stdout, &out.stderr))
                 .or_else(|| super::test_lines::go_tests(&out.stdout, &out.stderr))
                 .or_else(|| super::test_lines::ctest_tests(&out.stdout, &out.stderr))
+                .or_else(|| super::test_lines::js_tests(&out.stdout, &out.stderr))
                 .or_else(|| counts(&out.stdout, &out.stderr)),
             problems: None,
         },

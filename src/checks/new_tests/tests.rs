@@ -273,4 +273,45 @@ mod full_paths {
             Outcome::NotRun
         );
     }
+
+    #[test]
+    fn a_js_test_is_found_by_its_file_in_jests_report() {
+        let tree = Files(Default::default());
+        let mut jest = ran("npm test", &["packages/core/__tests__/a.test.ts"], &[]);
+        let t = jest.measure.tests.as_mut().unwrap();
+        t.failed
+            .insert("packages/io/__tests__/b.test.ts::io › reads a file".into());
+        t.failed
+            .insert("packages/io/__tests__/c.test.ts::Test suite failed to run".into());
+        t.failed
+            .insert("packages/io/__tests__/d.test.ts::io › other".into());
+        let at = |file: &str, name: &str| {
+            locate(
+                &[(file.to_owned(), test(name, None))],
+                std::slice::from_ref(&jest),
+                &tree,
+            )[0]
+            .outcome
+        };
+        assert_eq!(
+            at("packages/core/__tests__/a.test.ts", "adds"),
+            Outcome::Passed
+        );
+        assert_eq!(
+            at("packages/io/__tests__/b.test.ts", "reads a file"),
+            Outcome::Failed
+        );
+        assert_eq!(
+            at("packages/io/__tests__/c.test.ts", "anything"),
+            Outcome::Failed
+        );
+        assert_eq!(
+            at("packages/io/__tests__/d.test.ts", "mine"),
+            Outcome::Unidentified
+        );
+        assert_eq!(
+            at("packages/io/__tests__/e.test.ts", "mine"),
+            Outcome::NotRun
+        );
+    }
 }
