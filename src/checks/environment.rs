@@ -158,6 +158,47 @@ pub struct NativeSpec {
     pub command: String,
     /// Why, for `ralph doctor`.
     pub reason: String,
+    /// The build after an agent's change, when `command` installs into the environment (which
+    /// is read-only then): it builds a wheel and unpacks it into `$RALPH_NATIVE_SITE`, a
+    /// private folder of the worktree's that the checks find first on `PYTHONPATH`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rebuild: Option<String>,
+}
+
+/// The variable naming the folder a rebuild after the change unpacks its wheel into.
+pub const NATIVE_SITE_VAR: &str = "RALPH_NATIVE_SITE";
+
+/// The private folder of the worktree at `wt` where what ralph runs again after an agent's
+/// change may write (under ralph's cache folder `cache_dir`).
+pub fn after_change_dir(cache_dir: &Path, wt: &Path) -> std::path::PathBuf {
+    let name = wt
+        .file_name()
+        .map_or_else(|| "worktree".into(), |n| n.to_string_lossy().into_owned());
+    cache_dir.join("after-change").join(name)
+}
+
+/// Where a rebuild after the change unpacks the project's wheel, in `after_change_dir`.
+pub fn native_site(after_change: &Path) -> std::path::PathBuf {
+    after_change.join("native-site")
+}
+
+/// Removes the rebuilt native code of an earlier attempt from `after`'s folder, which the
+/// change's build could write: through `untrusted_dir`, never following a link it left.
+pub fn clear_native_site(after: &AfterChange) -> Result<(), String> {
+    let Ok(dir) = crate::untrusted_dir::UntrustedDir::open(&after.cache) else {
+        return Ok(());
+    };
+    let site = native_site(Path::new(""));
+    dir.remove(&site)
+        .map_err(|e| format!("cannot remove {}: {e}", native_site(&after.cache).display()))
+}
+
+/// The command that builds the wheel with `build` (its output folder `$RALPH_NATIVE_SITE/wheel`)
+/// and unpacks it into `$RALPH_NATIVE_SITE` with the project's `python`.
+fn wheel_into_site(build: &str, python: &str) -> String {
+    format!(
+        "rm -rf \"${NATIVE_SITE_VAR}\" && {build} && {python} -c 'import glob, os, zipfile; d = os.environ[\"{NATIVE_SITE_VAR}\"]; [zipfile.ZipFile(w).extractall(d) for w in glob.glob(d + \"/wheel/*.whl\")]'"
+    )
 }
 
 /// Files whose change makes the native code build again.
@@ -184,24 +225,43 @@ pub fn native(p: &Project) -> Option<NativeSpec> {
         return Some(NativeSpec {
             command: runner.python("setup.py build_ext --inplace"),
             reason: "setup.py builds extension modules".into(),
+            rebuild: None,
         });
     }
     if pyproject.contains("[tool.maturin]") {
+        let interpreter = if runner.managed() {
+            "python".to_owned()
+        } else {
+            super::python::python().to_owned()
+        };
         return Some(NativeSpec {
             command: runner.run("maturin develop"),
             reason: "[tool.maturin] in pyproject.toml".into(),
+            rebuild: Some(wheel_into_site(
+                &runner.run(&format!(
+                    "maturin build --interpreter {interpreter} --out \"${NATIVE_SITE_VAR}/wheel\""
+                )),
+                &runner.python(""),
+            )),
         });
     }
     if pyproject.contains("scikit_build_core") || pyproject.contains("mesonpy") {
         return Some(NativeSpec {
             command: runner.python("-m pip install --no-build-isolation -e ."),
             reason: "an extension built by scikit-build-core or meson-python".into(),
+            rebuild: Some(wheel_into_site(
+                &runner.python(&format!(
+                    "-m pip wheel --no-build-isolation --no-deps -w \"${NATIVE_SITE_VAR}/wheel\" ."
+                )),
+                &runner.python(""),
+            )),
         });
     }
     if p.is_file("binding.gyp") {
         return Some(NativeSpec {
             command: "npx --no-install node-gyp rebuild".into(),
             reason: "a node-gyp addon (binding.gyp)".into(),
+            rebuild: None,
         });
     }
     None
@@ -215,7 +275,16 @@ pub async fn build_native(
     env: &[(String, String)],
     after: Option<&AfterChange>,
 ) -> Result<Duration, String> {
-    prepare("native build", &spec.command, dir, timeout, env, after).await
+    match (after, &spec.rebuild) {
+        // The environment is read-only after the change: the wheel goes to a private folder.
+        (Some(after), Some(rebuild)) => {
+            let site = native_site(&after.cache);
+            let mut env = env.to_vec();
+            env.push((NATIVE_SITE_VAR.into(), site.display().to_string()));
+            prepare("native build", rebuild, dir, timeout, &env, Some(after)).await
+        }
+        _ => prepare("native build", &spec.command, dir, timeout, env, after).await,
+    }
 }
 
 /// Where a setup or a native build run again after an agent's change may write: a private
@@ -445,6 +514,12 @@ pub fn variables(wt: &Path, cache_dir: &Path) -> Vec<(String, String)> {
             _ => wt.to_owned(),
         };
         let mut path = root.display().to_string();
+        // The native code built again after a change, when it had to go beside the
+        // environment: first, before the environment's build of the base.
+        if native(&p).is_some_and(|n| n.rebuild.is_some()) {
+            let site = native_site(&after_change_dir(cache_dir, wt));
+            path = format!("{}:{path}", site.display());
+        }
         if let Some(existing) = crate::env::get("PYTHONPATH").filter(|p| !p.is_empty()) {
             path = format!("{path}:{existing}");
         }

@@ -199,7 +199,7 @@ fn tox_quality(tox_ini: &str, tox_installed: bool) -> Vec<CheckSpec> {
 }
 
 /// The Python interpreter on `PATH`: `python`, else `python3`.
-fn python() -> &'static str {
+pub(super) fn python() -> &'static str {
     if crate::process::on_path("python") {
         "python"
     } else {

@@ -382,10 +382,14 @@ async fn rebuild_native(
         .files
         .iter()
         .any(|f| crate::checks::environment::touches_native(&f.path, native));
+    let after = super::prepare::after_change(crew.input.settings, wt);
     if !touched && !reset {
+        // No build of an earlier attempt's change may stand in for the base's.
+        if let Err(e) = crate::checks::environment::clear_native_site(&after) {
+            crew.input.printer.warn(&e);
+        }
         return Ok(None);
     }
-    let after = super::prepare::after_change(crew.input.settings, wt);
     let built = crate::checks::environment::build_native(
         native,
         &wt.path,
@@ -395,9 +399,15 @@ async fn rebuild_native(
     )
     .await;
     if let Ok(took) = &built {
+        let how = match &native.rebuild {
+            Some(_) => format!(
+                "its wheel, unpacked beside the read-only environment ({})",
+                crate::checks::environment::native_site(&after.cache).display()
+            ),
+            None => format!("`{}`", native.command),
+        };
         crew.input.printer.status(&format!(
-            "- Native code built again: `{}` ({:.1}s)",
-            native.command,
+            "- Native code built again: {how} ({:.1}s)",
             took.as_secs_f64()
         ));
     }

@@ -54,12 +54,8 @@ fn setup_mark(settings: &Settings, wt: &Worktree) -> PathBuf {
 /// What a setup or native build run again after an agent changed `wt` may write: the
 /// worktree's private cache folder.
 pub(super) fn after_change(settings: &Settings, wt: &Worktree) -> AfterChange {
-    let name = wt
-        .path
-        .file_name()
-        .map_or_else(|| "worktree".into(), |n| n.to_string_lossy().into_owned());
     AfterChange {
-        cache: cache_dir(settings).join("after-change").join(name),
+        cache: crate::checks::environment::after_change_dir(&cache_dir(settings), &wt.path),
     }
 }
 

@@ -231,3 +231,53 @@ async fn an_install_of_another_checkout_is_found_and_neutralised() {
         "{found:?}"
     );
 }
+
+#[test]
+fn native_code_rebuilt_after_a_change_goes_beside_the_read_only_environment() {
+    let p = Project::in_memory(
+        Path::new("/p"),
+        &[(
+            "pyproject.toml",
+            "[build-system]\nbuild-backend = \"maturin\"\n[tool.maturin]\nfeatures = [\"pyo3/extension-module\"]\n",
+        )],
+    );
+    let n = native(&p).unwrap();
+    assert!(n.command.ends_with("maturin develop"), "{n:?}");
+    let rebuild = n.rebuild.unwrap();
+    assert!(
+        rebuild.starts_with("rm -rf \"$RALPH_NATIVE_SITE\" && maturin build --interpreter "),
+        "{rebuild}"
+    );
+    assert!(
+        rebuild.contains("--out \"$RALPH_NATIVE_SITE/wheel\" && "),
+        "{rebuild}"
+    );
+    assert!(rebuild.contains("extractall(d)"), "{rebuild}");
+    let setup_py = Project::in_memory(
+        Path::new("/p"),
+        &[("setup.py", "ext_modules=[Extension('x', ['x.c'])]\n")],
+    );
+    assert_eq!(
+        native(&setup_py).unwrap().rebuild,
+        None,
+        "built in place, in the worktree"
+    );
+    // The checks find the rebuilt wheel first.
+    let dir = tempfile::tempdir().unwrap();
+    let wt = dir.path().join("3");
+    std::fs::create_dir_all(&wt).unwrap();
+    std::fs::write(
+        wt.join("pyproject.toml"),
+        "[project]\nname = \"x\"\n[tool.maturin]\n",
+    )
+    .unwrap();
+    let vars = variables(&wt, Path::new("/r/.ralph/cache"));
+    let path = &vars.iter().find(|(k, _)| k == "PYTHONPATH").unwrap().1;
+    assert!(
+        path.starts_with(&format!(
+            "/r/.ralph/cache/after-change/3/native-site:{}",
+            wt.display()
+        )),
+        "{path}"
+    );
+}
