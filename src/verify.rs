@@ -343,7 +343,8 @@ struct WorktreeFiles<'a>(&'a std::path::Path);
 
 impl crate::checks::rust_modules::Tree for WorktreeFiles<'_> {
     fn text(&self, rel: &str) -> Option<String> {
-        crate::untrusted_dir::project_text(self.0, rel)
+        // A Rust source larger than this is not read for its `mod` declarations.
+        crate::untrusted_dir::text_in(self.0, rel, 4 << 20)
     }
     fn list(&self, rel: &str) -> Vec<(String, bool)> {
         use crate::untrusted_dir::Kind;

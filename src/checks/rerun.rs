@@ -51,7 +51,13 @@ pub fn alone(command: &str, runner: Runner, id: &str, addopts: &str) -> Option<A
             let plain = command.trim_start().starts_with("cargo test")
                 && !command.contains(['&', ';', '|', '`', '$', '\n', '>', '<', '\'', '"']);
             let (binary, name) = id.split_once("::")?;
-            if !plain || binary.starts_with("doc-tests ") || name.contains(char::is_whitespace) {
+            // A test path is Rust identifiers and `::`; anything else is not appended to a
+            // command (a doc test, a name a report made up).
+            let path = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == ':');
+            if !plain || binary.starts_with("doc-tests ") || !path {
                 return None;
             }
             let sep = if command.split_whitespace().any(|w| w == "--") {
@@ -185,5 +191,12 @@ mod tests {
         .is_none());
         assert!(alone("go test ./...", Runner::Go, "pkg/TestX", "").is_none());
         assert!(alone("pytest", Runner::Junit, "tests.t::test_$(x)", "").is_none());
+        assert!(alone(
+            "cargo test",
+            Runner::Cargo,
+            "tests/a.rs::x;touch${IFS}y",
+            ""
+        )
+        .is_none());
     }
 }

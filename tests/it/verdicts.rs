@@ -2,8 +2,10 @@
 //! change"): a base with a failing test still judges a fix by its tests; a test that passed on
 //! the base and fails after the change rejects it; a flaky one is run again alone and blamed on
 //! nobody; a change to a check's settings is tried under the base's settings — refused when it
-//! passes only under its own, kept and named when not. The test runner is a small pytest
-//! stand-in that writes the JUnit report ralph asks pytest for and takes `-k`.
+//! passes only under its own, kept and named when not, and a settings file the agent made a link
+//! is replaced in the copy, never written through; a new Rust test compiled out of every check is
+//! not another file's test of its name. The test runner is a small pytest stand-in that writes
+//! the JUnit report ralph asks pytest for and takes `-k`.
 
 use crate::common::{commit_all, git};
 use crate::compete::{run, Repo, Setup};
@@ -259,6 +261,33 @@ fn a_new_test_compiled_out_is_not_another_files_test_of_its_name() {
     assert!(out.stderr.contains("new tests: 1 passed"), "{}", out.stderr);
     assert!(
         out.stderr.contains("advisory, never a reason to reject"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_settings_file_made_a_link_is_put_back_in_the_copy_never_written_through() {
+    if !python3() {
+        return;
+    }
+    // A hostile implementer: `pytest.ini` becomes a link to a file of the user's, so that
+    // ralph, putting the base's settings back for the second run, would write through it.
+    let hostile = implementer("rm pytest.ini && ln -s \"$HOME/victim.ini\" pytest.ini");
+    let repo = repo(&hostile);
+    let victim = repo.tools.join("victim.ini");
+    std::fs::write(&victim, "the user's own file\n").unwrap();
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "the user's own file\n",
+        "{}",
+        out.stderr
+    );
+    // The change itself is judged like any settings change: the checks pass under the base's.
+    assert!(
+        out.stderr
+            .contains("pytest.ini: changes the lint, type-check, test or coverage settings"),
         "{}",
         out.stderr
     );
