@@ -103,13 +103,7 @@ pub async fn settle(
     if broken.is_empty() || broken.len() > MAX_RERUNS {
         return;
     }
-    let addopts = env
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "PYTEST_ADDOPTS")
-        .map(|(_, v)| v.clone())
-        .or_else(|| crate::env::get("PYTEST_ADDOPTS"))
-        .unwrap_or_default();
+    let addopts = super::run::pytest_addopts(env);
     let runner = tests.runner;
     let mut flaky = Vec::new();
     for id in broken {

@@ -137,14 +137,7 @@ pub async fn run_check(
         .timeout(timeout)
         .max_output(MAX_CHECK_OUTPUT);
     if let Some(f) = &junit_file {
-        // The check's own options first (a re-run's `-k`), else the user's.
-        let mut addopts = env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "PYTEST_ADDOPTS")
-            .map(|(_, v)| v.clone())
-            .or_else(|| crate::env::get("PYTEST_ADDOPTS"))
-            .unwrap_or_default();
+        let mut addopts = pytest_addopts(env);
         addopts.push_str(&format!(" --junitxml={}", f.display()));
         cmd = cmd.env("PYTEST_ADDOPTS", addopts.trim());
     }
@@ -195,6 +188,16 @@ pub async fn run_check(
             None
         },
     }
+}
+
+/// The `PYTEST_ADDOPTS` a check runs with: its own (a re-run's `-k`) first, else the user's.
+pub fn pytest_addopts(env: &[(String, String)]) -> String {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == "PYTEST_ADDOPTS")
+        .map(|(_, v)| v.clone())
+        .or_else(|| crate::env::get("PYTEST_ADDOPTS"))
+        .unwrap_or_default()
 }
 
 /// `command` with `--no-fail-fast` after each `cargo test` in it: every test binary runs

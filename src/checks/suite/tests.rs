@@ -466,17 +466,21 @@ async fn a_test_failing_on_the_change_is_run_again_alone_before_it_counts() {
     assert!(base.checks[0].passed(), "{:?}", base.checks[0]);
     let baseline = Baseline::from_results("b", &base.checks, None, None);
     std::fs::remove_file(dir.path().join("FIRST")).unwrap();
+    let judged = || async {
+        let ran = run_checks(
+            &plan,
+            dir.path(),
+            Duration::from_secs(10),
+            &Unwatched,
+            against(&baseline),
+        )
+        .await;
+        let mut r = ran.checks[0].clone();
+        baseline.judge(&mut r);
+        r
+    };
     // After the change it fails in the full run and passes alone: flaky, nobody's doing.
-    let ran = run_checks(
-        &plan,
-        dir.path(),
-        Duration::from_secs(10),
-        &Unwatched,
-        against(&baseline),
-    )
-    .await;
-    let mut r = ran.checks[0].clone();
-    baseline.judge(&mut r);
+    let r = judged().await;
     assert_eq!(r.status, CheckStatus::Passed, "{r:?}");
     assert!(r
         .hint
@@ -485,16 +489,7 @@ async fn a_test_failing_on_the_change_is_run_again_alone_before_it_counts() {
         .contains("`tests.test_a::test_shaky` failed in the full run"));
     // Broken for real: it fails alone too, and counts.
     std::fs::write(dir.path().join("BROKEN"), "").unwrap();
-    let ran = run_checks(
-        &plan,
-        dir.path(),
-        Duration::from_secs(10),
-        &Unwatched,
-        against(&baseline),
-    )
-    .await;
-    let mut r = ran.checks[0].clone();
-    baseline.judge(&mut r);
+    let r = judged().await;
     assert_eq!(r.status, CheckStatus::Failed, "{r:?}");
     let runs = std::fs::read_to_string(dir.path().join("runs.log")).unwrap();
     assert_eq!(runs.lines().count(), 5, "base, full + alone twice");
