@@ -192,7 +192,7 @@ fn rust(text: &str) -> Vec<TestFn> {
         .take_while(|l| !l.trim_start().starts_with("fn ") && !l.contains(" fn "))
         .filter(|l| l.trim_start().starts_with("#!["))
         .find_map(|l| cfg_feature(l));
-    let modules = module_paths(&lines);
+    let modules = super::rust_modules::module_paths(&lines);
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -230,58 +230,6 @@ fn rust(text: &str) -> Vec<TestFn> {
             marks: Vec::new(),
         });
         i = next.max(i + 1);
-    }
-    out
-}
-
-/// For each line, the inline modules it is in (`outer::inner::`, empty at the top): two tests
-/// of one name in two modules are two tests.
-pub(super) fn module_paths(lines: &[&str]) -> Vec<String> {
-    let mut open: Vec<(String, usize)> = Vec::new();
-    let mut depth = 0usize;
-    let mut out = Vec::with_capacity(lines.len());
-    for line in lines {
-        out.push(open.iter().map(|(m, _)| format!("{m}::")).collect());
-        let code = line.split("//").next().unwrap_or("");
-        let t = code.trim_start();
-        let t = t
-            .strip_prefix("pub(crate) ")
-            .or_else(|| t.strip_prefix("pub(super) "))
-            .or_else(|| t.strip_prefix("pub "))
-            .unwrap_or(t);
-        if let Some(rest) = t.strip_prefix("mod ") {
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if code.contains('{') && !name.is_empty() {
-                open.push((name, depth));
-            }
-        }
-        let mut in_string = false;
-        let mut escaped = false;
-        let bare = code.replace("'{'", "").replace("'}'", "");
-        for c in bare.chars() {
-            if in_string {
-                match (escaped, c) {
-                    (false, '\\') => escaped = true,
-                    (false, '"') => in_string = false,
-                    _ => escaped = false,
-                }
-                continue;
-            }
-            match c {
-                '"' => in_string = true,
-                '{' => depth += 1,
-                '}' => {
-                    depth = depth.saturating_sub(1);
-                    while open.last().is_some_and(|(_, d)| *d >= depth) {
-                        open.pop();
-                    }
-                }
-                _ => {}
-            }
-        }
     }
     out
 }

@@ -163,7 +163,7 @@ impl Walk<'_> {
             path.trim_end_matches(".rs").to_owned()
         };
         let lines: Vec<&str> = text.lines().collect();
-        let inline = super::new_tests::module_paths(&lines);
+        let inline = module_paths(&lines);
         for (i, line) in lines.iter().enumerate() {
             let code = line.split("//").next().unwrap_or("").trim();
             let here = format!("{module}{}", inline[i]);
@@ -209,6 +209,58 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// For each line, the inline modules it is in (`outer::inner::`, empty at the top): two tests
+/// of one name in two modules are two tests.
+pub fn module_paths(lines: &[&str]) -> Vec<String> {
+    let mut open: Vec<(String, usize)> = Vec::new();
+    let mut depth = 0usize;
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        out.push(open.iter().map(|(m, _)| format!("{m}::")).collect());
+        let code = line.split("//").next().unwrap_or("");
+        let t = code.trim_start();
+        let t = t
+            .strip_prefix("pub(crate) ")
+            .or_else(|| t.strip_prefix("pub(super) "))
+            .or_else(|| t.strip_prefix("pub "))
+            .unwrap_or(t);
+        if let Some(rest) = t.strip_prefix("mod ") {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if code.contains('{') && !name.is_empty() {
+                open.push((name, depth));
+            }
+        }
+        let mut in_string = false;
+        let mut escaped = false;
+        let bare = code.replace("'{'", "").replace("'}'", "");
+        for c in bare.chars() {
+            if in_string {
+                match (escaped, c) {
+                    (false, '\\') => escaped = true,
+                    (false, '"') => in_string = false,
+                    _ => escaped = false,
+                }
+                continue;
+            }
+            match c {
+                '"' => in_string = true,
+                '{' => depth += 1,
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    while open.last().is_some_and(|(_, d)| *d >= depth) {
+                        open.pop();
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// The module `mod name;` declares (`pub`, `pub(crate)` and the like allowed).
