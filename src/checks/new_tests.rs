@@ -448,7 +448,27 @@ pub fn locate(
                 .find(|c| outcome_in(c) == Some(Outcome::Failed))
                 .or_else(|| reporting.iter().find(|c| outcome_in(c).is_some()))
                 .map(|c| (outcome_in(c).unwrap_or(Outcome::Passed), c.name.clone()));
+            // jest could not load the file at all: none of its tests ran.
+            let unloaded = |c: &str| {
+                lang == Lang::Js
+                    && reporting.iter().filter(|r| r.name == c).any(|r| {
+                        r.measure.tests.as_ref().is_some_and(|t| {
+                            t.failed.iter().any(|id| {
+                                id.split_once("::").is_some_and(|(f, title)| {
+                                    same_file(file, f) && title == "Test suite failed to run"
+                                })
+                            })
+                        })
+                    })
+            };
             let (outcome, check, hint) = match found {
+                Some((Outcome::Failed, c)) if unloaded(&c) => (
+                    Outcome::NotRun,
+                    None,
+                    Some(format!(
+                        "{file} could not be loaded under `{c}` (\"Test suite failed to run\": see its output; a module it imports may need the project's build first)"
+                    )),
+                ),
                 Some((o, c)) => (o, Some(c), None),
                 None if reporting.is_empty() => (Outcome::Unknown, None, None),
                 // jest names a failing file's failures only: another test failing in it
