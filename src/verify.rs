@@ -258,6 +258,7 @@ pub async fn verify(
     // sdist, a report): taken first.
     let diff = workspace.diff(wt).await?;
     let protected = protected_findings(&diff);
+    rebuild_crates_of_new_files(&wt.path, &diff);
     let schedule = crate::checks::suite::Schedule {
         first,
         stop_against: baseline,
@@ -336,6 +337,26 @@ async fn new_tests(
         );
     }
     Ok(new_tests::locate(&found, checks, &WorktreeFiles(&wt.path)))
+}
+
+/// A Rust file the change adds makes the crates that compile it build again: cargo watches only
+/// the files a crate read last time, so a test file a macro finds (`automod::dir!`) would
+/// otherwise never be compiled — the last build stands, and the new test never runs.
+fn rebuild_crates_of_new_files(root: &std::path::Path, diff: &DiffStats) {
+    let added = diff
+        .files
+        .iter()
+        .filter(|f| matches!(f.status, "added" | "renamed") && f.path.ends_with(".rs"));
+    let roots: std::collections::BTreeSet<String> = added
+        .flat_map(|f| crate::checks::rust_modules::crate_roots(&WorktreeFiles(root), &f.path))
+        .collect();
+    let Ok(dir) = crate::untrusted_dir::UntrustedDir::open(root) else {
+        return;
+    };
+    for r in roots {
+        // Not fatal: at worst the last build stands, as it would have.
+        let _ = dir.touch(std::path::Path::new(&r));
+    }
 }
 
 /// The worktree's files as the Rust module search reads them: never through a link.

@@ -381,13 +381,38 @@ fn runs(lang: Lang, command: &str) -> bool {
     }
 }
 
-/// What would run a test that no check ran.
-fn hint(lang: Lang, file: &str, test: &TestFn) -> String {
+/// Whether the cargo command `command` builds with the feature `feature`.
+fn enables(command: &str, feature: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    words.iter().enumerate().any(|(i, w)| {
+        let list = match w.strip_prefix("--features=") {
+            Some(l) => Some(l),
+            None if *w == "--features" || *w == "-F" => words.get(i + 1).copied(),
+            None => None,
+        };
+        *w == "--all-features"
+            || list.is_some_and(|l| {
+                l.trim_matches(['"', '\''])
+                    .split([',', ' '])
+                    .any(|x| x == feature || x.ends_with(&format!("/{feature}")))
+            })
+    })
+}
+
+/// What would run a test that no check ran; `reporting` are the checks that report `lang`'s
+/// tests by name.
+fn hint(lang: Lang, file: &str, test: &TestFn, reporting: &[&CheckResult]) -> String {
     match lang {
         Lang::Rust => match &test.feature {
-            Some(f) => format!(
+            Some(f) => match reporting.iter().find(|c| enables(&c.command, f)) {
+                Some(c) => format!(
+                    "it is compiled only with the cargo feature `{f}`, which `{}` enables, and its report does not name it: is {file} a module of a test target of that package?",
+                    c.name
+                ),
+                None => format!(
                 "it is compiled only with the cargo feature `{f}`: a check must run `cargo test --features {f}` (name one under [checks], or in the CI workflow ralph reads)"
-            ),
+                ),
+            },
             None => format!(
                 "no check's cargo test ran it: does a check build {file}'s target (e.g. `cargo test --all-targets --workspace`)?"
             ),
@@ -497,7 +522,7 @@ pub fn locate(
                         "no crate root reaches {file} through `mod` declarations, `#[path]`, `include!` or `automod::dir!`, so ralph cannot tell which test in cargo's report is this one"
                     )),
                 ),
-                None => (Outcome::NotRun, None, Some(hint(lang, file, test))),
+                None => (Outcome::NotRun, None, Some(hint(lang, file, test, &reporting))),
             };
             NewTest {
                 file: file.clone(),

@@ -34,6 +34,9 @@ impl Place {
 /// The most files one search reads: a pathological tree is cut off, not walked.
 const MAX_FILES: usize = 2_000;
 
+/// The deepest module nesting one search follows.
+const MAX_DEPTH: usize = 64;
+
 /// Every place `file` is compiled in its package; empty when no crate root reaches it.
 pub fn places(tree: &dyn Tree, file: &str) -> Vec<Place> {
     let Some(package) = package_of(tree, file) else {
@@ -54,10 +57,25 @@ pub fn places(tree: &dyn Tree, file: &str) -> Vec<Place> {
             found: &mut out,
             budget: &mut budget,
             seen: BTreeSet::new(),
+            stack: Vec::new(),
         };
         walk.file(&join(&package, &root), true, "");
     }
     out.into_iter().collect()
+}
+
+/// The crate roots (from the project's top) of the crates that compile `file`: touched, they
+/// make cargo build those crates again — a file only a macro reads (`automod::dir!`) is not
+/// among the files cargo watches, so a new one alone would leave the last build standing.
+pub fn crate_roots(tree: &dyn Tree, file: &str) -> Vec<String> {
+    let Some(package) = package_of(tree, file) else {
+        return Vec::new();
+    };
+    let roots: BTreeSet<String> = places(tree, file)
+        .into_iter()
+        .map(|p| join(&package, &p.binary))
+        .collect();
+    roots.into_iter().collect()
 }
 
 /// The folder of the package holding `file`: the nearest with a `Cargo.toml` (`""` at the top).
@@ -138,16 +156,31 @@ struct Walk<'a> {
     found: &'a mut BTreeSet<Place>,
     budget: &'a mut usize,
     seen: BTreeSet<(String, String)>,
+    /// The files from the crate root down to the one being read.
+    stack: Vec<String>,
 }
 
 impl Walk<'_> {
     /// Reads `path` as the module `module` (`a::b::`); `mod_rs` when its children live in its
     /// own folder (a crate root, `mod.rs`, a `#[path]` file), else in a folder of its name.
     fn file(&mut self, path: &str, mod_rs: bool, module: &str) {
-        if *self.budget == 0 || !self.seen.insert((path.to_owned(), module.to_owned())) {
+        // A file on the way down again (a macro listing its own folder, a `#[path]` loop) is
+        // a cycle, and no real crate nests deeper: neither is walked.
+        if *self.budget == 0
+            || self.stack.len() >= MAX_DEPTH
+            || self.stack.iter().any(|p| p == path)
+            || !self.seen.insert((path.to_owned(), module.to_owned()))
+        {
             return;
         }
         *self.budget -= 1;
+        self.stack.push(path.to_owned());
+        self.read(path, mod_rs, module);
+        self.stack.pop();
+    }
+
+    /// Reads the declarations of `path` (see [`file`](Self::file)).
+    fn read(&mut self, path: &str, mod_rs: bool, module: &str) {
         if path == self.target {
             self.found.insert(Place {
                 binary: self.binary.to_owned(),
@@ -401,6 +434,46 @@ mod tests {
         );
         assert_eq!(at(&files, "tests/test.rs"), ["tests/test.rs::t"]);
         assert!(at(&files, "src/unreached.rs").is_empty());
+    }
+
+    #[test]
+    fn a_files_crate_roots_are_named_from_the_projects_top() {
+        let files = [
+            ("Cargo.toml", "[workspace]\nmembers = [\"json\"]\n"),
+            ("json/Cargo.toml", "[package]\nname = \"json\"\n"),
+            ("json/src/lib.rs", "#[cfg(test)]\nmod unit;\n"),
+            ("json/src/unit.rs", ""),
+            (
+                "json/tests/regression/main.rs",
+                "automod::dir!(\"tests/regression\");\n",
+            ),
+            ("json/tests/regression/issue2.rs", ""),
+        ];
+        let tree = Files(files.iter().copied().collect());
+        assert_eq!(
+            crate_roots(&tree, "json/tests/regression/issue2.rs"),
+            ["json/tests/regression/main.rs"]
+        );
+        assert_eq!(crate_roots(&tree, "json/src/unit.rs"), ["json/src/lib.rs"]);
+        assert!(crate_roots(&tree, "json/src/unreached.rs").is_empty());
+        assert!(crate_roots(&tree, "loose.rs").is_empty());
+        // A file that declares itself (a hostile one) is a cycle, walked once.
+        let looped = Files(
+            [
+                ("Cargo.toml", "[package]\n"),
+                ("src/lib.rs", "#[path = \"lib.rs\"]\nmod again;\nmod a;\n"),
+                ("src/a.rs", "#[path = \"../src/a.rs\"]\nmod b;\n"),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        assert_eq!(
+            places(&looped, "src/a.rs")
+                .iter()
+                .map(|p| p.test_id("t"))
+                .collect::<Vec<_>>(),
+            ["src/lib.rs::a::t"]
+        );
     }
 
     #[test]

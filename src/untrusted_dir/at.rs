@@ -81,6 +81,19 @@ pub(super) fn stat(dir: &impl AsFd, name: &OsStr) -> rustix::io::Result<rustix::
     rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
 }
 
+/// Sets `name`'s access and modification times to now, the link itself if it is one.
+pub(super) fn touch(dir: &impl AsFd, name: &OsStr, shown: &Path) -> Result<(), Refused> {
+    let now = rustix::fs::Timespec {
+        tv_sec: 0,
+        tv_nsec: rustix::fs::UTIME_NOW,
+    };
+    let times = rustix::fs::Timestamps {
+        last_access: now,
+        last_modification: now,
+    };
+    rustix::fs::utimensat(dir, name, &times, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| err(shown, e))
+}
+
 pub(super) fn read_link(dir: &impl AsFd, name: &OsStr, shown: &Path) -> Result<PathBuf, Refused> {
     let target = rustix::fs::readlinkat(dir, name, Vec::new()).map_err(|e| err(shown, e))?;
     use std::os::unix::ffi::OsStringExt;

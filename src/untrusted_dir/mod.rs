@@ -255,6 +255,16 @@ impl UntrustedDir {
         }
     }
 
+    /// Sets the modification time of the regular file `rel` to now, without following a link
+    /// (a link, a folder or a missing file is left as it is).
+    pub fn touch(&self, rel: &Path) -> Result<(), Refused> {
+        let (dir, name) = self.parent(rel, false)?;
+        match imp::stat(&dir, name) {
+            Ok(st) if imp::kind_of(&st) == Kind::File => imp::touch(&dir, name, rel),
+            _ => Ok(()),
+        }
+    }
+
     /// Removes the folders above `rel` that are empty, up to (not including) the root.
     pub fn remove_empty_parents(&self, rel: &Path) {
         let mut up = rel.parent();

@@ -119,6 +119,23 @@ impl UntrustedDir {
         self.put(rel, &Node::Dir)
     }
 
+    pub fn touch(&self, rel: &Path) -> Result<(), Refused> {
+        let Ok(full) = self.full(rel, false) else {
+            return Ok(());
+        };
+        match std::fs::symlink_metadata(&full) {
+            Ok(m) if m.is_file() => std::fs::OpenOptions::new()
+                .write(true)
+                .open(&full)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now())),
+            _ => Ok(()),
+        }
+        .map_err(|e| Refused::Io {
+            path: rel.display().to_string(),
+            source: e,
+        })
+    }
+
     pub fn remove(&self, rel: &Path) -> Result<(), Refused> {
         let Ok(full) = self.full(rel, false) else {
             return Ok(());

@@ -216,3 +216,31 @@ fn a_copy_keeps_links_as_links_leaves_special_files_out_and_stops_at_its_bound()
         "{over}"
     );
 }
+
+#[test]
+fn touching_sets_a_files_time_and_leaves_a_links_target_alone() {
+    let (outside, inside, dir) = setup();
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+    let set_old = |p: &Path| {
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap()
+    };
+    let modified = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+    std::fs::write(inside.path().join("root.rs"), "").unwrap();
+    set_old(&inside.path().join("root.rs"));
+    set_old(&outside.path().join("secret"));
+    symlink(outside.path().join("secret"), inside.path().join("l")).unwrap();
+    dir.touch(Path::new("root.rs")).unwrap();
+    dir.touch(Path::new("l")).unwrap();
+    dir.touch(Path::new("missing.rs")).unwrap();
+    assert!(modified(&inside.path().join("root.rs")) > old);
+    assert_eq!(modified(&outside.path().join("secret")), old);
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("secret")).unwrap(),
+        "token=abc"
+    );
+}

@@ -292,3 +292,86 @@ fn a_settings_file_made_a_link_is_put_back_in_the_copy_never_written_through() {
         out.stderr
     );
 }
+
+/// A stand-in for the `automod` crate: `automod::dir!("tests/regression")` makes a module of
+/// every other `.rs` file in that folder. Like the real one, it tells cargo nothing of the files
+/// it reads, so cargo rebuilds the test binary only when a file it knows changes.
+const AUTOMOD: &str = r#"extern crate proc_macro;
+use proc_macro::TokenStream;
+
+#[proc_macro]
+pub fn dir(input: TokenStream) -> TokenStream {
+    let rel = input.to_string().trim_matches('"').to_owned();
+    let dir = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join(rel);
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".rs") && n != "main.rs")
+        .map(|n| format!("mod {};", n.trim_end_matches(".rs")))
+        .collect();
+    names.sort();
+    names.concat().parse().unwrap()
+}
+"#;
+
+/// serde_json's layout: the regression tests are the files `automod::dir!` finds.
+fn automod_repo(implementer: &str) -> Repo {
+    let repo = crate_repo(implementer);
+    for (name, text) in [
+        (
+            "Cargo.toml",
+            "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dev-dependencies]\nautomod = { path = \"automod\" }\n",
+        ),
+        (
+            "automod/Cargo.toml",
+            "[package]\nname = \"automod\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\nproc-macro = true\n",
+        ),
+        ("automod/src/lib.rs", AUTOMOD),
+        (
+            "tests/regression/main.rs",
+            "automod::dir!(\"tests/regression\");\n",
+        ),
+    ] {
+        let path = repo.root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    commit_all(&repo.root, "regression tests by automod");
+    git(&repo.root, &["push", "--quiet", "origin", "main"]);
+    repo
+}
+
+#[test]
+fn a_new_test_file_only_a_macro_finds_is_built_and_judged() {
+    if !ralph::process::on_path("cargo") {
+        eprintln!("skipped: cargo is not installed");
+        return;
+    }
+    // Only a new test file: cargo, which the baseline's build left in the worktree, would see
+    // no change, and the new test would never run.
+    let test_only = |expected: i32| {
+        format!(
+            "cat > /dev/null\nprintf 'use calc::add;\\n\\n#[test]\\nfn test() {{\\n    assert_eq!(add(2, 2), {expected});\\n}}\\n' > tests/regression/issue2.rs\necho '{{\"summary\":\"a regression test\",\"checkboxes_completed\":[\"req_1\"]}}'"
+        )
+    };
+    let repo = automod_repo(&test_only(4));
+    let out = run(repo
+        .ralph()
+        .env_remove("CARGO_TARGET_DIR")
+        .args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("new tests: 1 passed (tests/regression/issue2.rs test)"),
+        "{}",
+        out.stderr
+    );
+
+    let repo = automod_repo(&test_only(5));
+    let out = run(repo
+        .ralph()
+        .env_remove("CARGO_TARGET_DIR")
+        .args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("new tests: 1 failed"), "{}", out.stderr);
+}

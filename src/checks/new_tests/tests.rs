@@ -227,9 +227,30 @@ mod full_paths {
             &[],
         );
         assert_eq!(
-            locate(&new, &[plain, featured], &tree)[0].outcome,
+            locate(&new, &[plain.clone(), featured], &tree)[0].outcome,
             Outcome::Passed
         );
+        // A check with the feature whose report lacks it: the hint does not ask for that check.
+        for command in [
+            "cargo test --features=serde,arbitrary_precision",
+            "cargo test -F 'arbitrary_precision'",
+            "cargo test --all-features",
+        ] {
+            let stale = ran(
+                command,
+                &["tests/regression.rs::regression::issue845::test"],
+                &[],
+            );
+            let found = locate(&new, &[plain.clone(), stale], &tree);
+            assert_eq!(found[0].outcome, Outcome::NotRun);
+            let hint = found[0].hint.as_deref().unwrap();
+            assert!(hint.contains("which `test` enables"), "{command}: {hint}");
+        }
+        assert!(!enables(
+            "cargo test --features preserve_order",
+            "arbitrary_precision"
+        ));
+        assert!(enables("cargo test --features \"a,b\"", "b"));
         // A file no crate root reaches: which reported `test` it is cannot be told.
         let lost = vec![("tests/stray/lost.rs".to_owned(), test("test", None))];
         let any = ran(
