@@ -313,6 +313,13 @@ impl Baseline {
                     short(&self.commit)
                 ));
             }
+            Judgement::KnownKinds(why) => {
+                result.status = CheckStatus::FailingOnBase;
+                result.hint = Some(format!(
+                    "it fails on the base ({}) too: {why}, not held against the change{flaky}",
+                    short(&self.commit)
+                ));
+            }
             Judgement::Worse(why) => {
                 result.hint = Some(format!(
                     "it fails on the base ({}) too, but worse now: {why}{flaky}",
@@ -384,8 +391,8 @@ mod tests {
 
     fn lint(n: u64) -> Measure {
         Measure {
-            tests: None,
             problems: Some(n),
+            ..Measure::default()
         }
     }
 
@@ -519,7 +526,7 @@ mod tests {
                 failed_count: 1,
                 ..Default::default()
             }),
-            problems: None,
+            ..Measure::default()
         };
         let why = mute.unverifiable(true).unwrap();
         assert!(why

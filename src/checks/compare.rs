@@ -6,7 +6,7 @@
 //! the change adds must pass.
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The tests a check ran, by outcome, as far as its runner says.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -337,6 +337,9 @@ pub enum Judgement {
     FailingOnBase,
     /// The change made it fail, or fail worse: why.
     Worse(String),
+    /// It failed on the base too, with more findings now, but only of the rules the base
+    /// already breaks: why that is not held against the change.
+    KnownKinds(String),
 }
 
 /// The numbers of one run of a check, as the comparison needs them.
@@ -344,6 +347,9 @@ pub enum Judgement {
 pub struct Measure {
     pub tests: Option<TestOutcomes>,
     pub problems: Option<u64>,
+    /// A lint's findings by rule ([`super::problem_kinds`]), when its output names them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<BTreeMap<String, u64>>,
 }
 
 impl Measure {
@@ -359,7 +365,7 @@ impl Measure {
                 by_name: true,
                 ..TestOutcomes::default()
             }),
-            problems: None,
+            ..Measure::default()
         }
     }
 }
@@ -409,7 +415,23 @@ pub fn judge(base: &Measure, after: &Measure) -> Judgement {
         };
     }
     match (base.problems, after.problems) {
-        (Some(b), Some(a)) if a > b => Judgement::Worse(format!("{a} problem(s), {b} on the base")),
+        (Some(b), Some(a)) if a > b => match (&base.kinds, &after.kinds) {
+            // A lint is held to the rules the base keeps.
+            (Some(bk), Some(ak)) => {
+                let new: Vec<(&String, &u64)> =
+                    ak.iter().filter(|(k, _)| !bk.contains_key(*k)).collect();
+                match new.first() {
+                    Some((k, _)) => Judgement::Worse(format!(
+                        "{} problem(s) of a rule the base keeps, e.g. \"{k}\"",
+                        new.iter().map(|(_, n)| **n).sum::<u64>()
+                    )),
+                    None => Judgement::KnownKinds(format!(
+                        "{a} problem(s), {b} on the base, all of rules the base already breaks"
+                    )),
+                }
+            }
+            _ => Judgement::Worse(format!("{a} problem(s), {b} on the base")),
+        },
         _ => Judgement::FailingOnBase,
     }
 }
@@ -521,12 +543,30 @@ mod tests {
             matches!(judge(&base, &by_name(&["a", "b"], &["flaky", "new"])), Judgement::Worse(w) if w.contains("new test(s) fail"))
         );
         let lint = |n| Measure {
-            tests: None,
             problems: Some(n),
+            ..Measure::default()
         };
         assert_eq!(judge(&lint(24), &lint(24)), Judgement::FailingOnBase);
         assert_eq!(judge(&lint(24), &lint(20)), Judgement::FailingOnBase);
         assert!(matches!(judge(&lint(24), &lint(25)), Judgement::Worse(_)));
+        // By rule: more findings of the rules the base breaks are no worse; one of a rule the
+        // base keeps is.
+        let ruled = |rules: &[(&str, u64)]| Measure {
+            problems: Some(rules.iter().map(|(_, n)| n).sum()),
+            kinds: Some(rules.iter().map(|(k, n)| (k.to_string(), *n)).collect()),
+            ..Measure::default()
+        };
+        let base = ruled(&[("map_or", 5), ("cfg", 31)]);
+        assert!(matches!(
+            judge(&base, &ruled(&[("map_or", 6), ("cfg", 31)])),
+            Judgement::KnownKinds(w) if w.contains("37 problem(s), 36 on the base")
+        ));
+        assert!(matches!(
+            judge(&base, &ruled(&[("map_or", 5), ("cfg", 31), ("unused", 2)])),
+            Judgement::Worse(w) if w.contains("2 problem(s) of a rule the base keeps, e.g. \"unused\"")
+        ));
+        // Rules known on one side only: counted.
+        assert!(matches!(judge(&base, &lint(37)), Judgement::Worse(_)));
         // Numbers unknown on one side: the base's failure is not held against the change.
         assert_eq!(
             judge(&Measure::default(), &lint(3)),

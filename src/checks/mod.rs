@@ -14,6 +14,7 @@ pub mod environment;
 pub mod live;
 pub mod new_tests;
 pub mod output;
+pub mod problem_kinds;
 pub mod project;
 pub mod python;
 pub mod rerun;

@@ -308,10 +308,12 @@ fn measure_of(kind: CheckKind, junit_file: Option<&Path>, out: &process::Output)
                 .or_else(|| super::test_lines::js_tests(&out.stdout, &out.stderr))
                 .or_else(|| counts(&out.stdout, &out.stderr)),
             problems: None,
+            kinds: None,
         },
         CheckKind::Quality => Measure {
             tests: None,
             problems: problems(&out.stdout, &out.stderr),
+            kinds: super::problem_kinds::problem_kinds(&out.stdout, &out.stderr),
         },
     }
 }
