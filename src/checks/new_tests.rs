@@ -401,7 +401,13 @@ fn enables(command: &str, feature: &str) -> bool {
 
 /// What would run a test that no check ran; `reporting` are the checks that report `lang`'s
 /// tests by name.
-fn hint(lang: Lang, file: &str, test: &TestFn, reporting: &[&CheckResult]) -> String {
+fn hint(
+    lang: Lang,
+    file: &str,
+    test: &TestFn,
+    reporting: &[&CheckResult],
+    checks: &[CheckResult],
+) -> String {
     match lang {
         Lang::Rust => match &test.feature {
             Some(f) => match reporting.iter().find(|c| enables(&c.command, f)) {
@@ -409,9 +415,20 @@ fn hint(lang: Lang, file: &str, test: &TestFn, reporting: &[&CheckResult]) -> St
                     "it is compiled only with the cargo feature `{f}`, which `{}` enables, and its report does not name it: is {file} a module of a test target of that package?",
                     c.name
                 ),
-                None => format!(
+                // The check that would run it cannot judge: it failed on the base as a whole.
+                None => match checks.iter().find(|c| {
+                    c.kind == CheckKind::Test
+                        && c.status == CheckStatus::FailingOnBase
+                        && enables(&c.command, f)
+                }) {
+                    Some(c) => format!(
+                        "it is compiled only with the cargo feature `{f}`, and `{}`, which enables it, fails on the base without naming a test (see its output there): name a check under [checks] that runs `cargo test --features {f}` and passes on the base",
+                        c.name
+                    ),
+                    None => format!(
                 "it is compiled only with the cargo feature `{f}`: a check must run `cargo test --features {f}` (name one under [checks], or in the CI workflow ralph reads)"
-                ),
+                    ),
+                },
             },
             None => format!(
                 "no check's cargo test ran it: does a check build {file}'s target (e.g. `cargo test --all-targets --workspace`)?"
@@ -522,7 +539,7 @@ pub fn locate(
                         "no crate root reaches {file} through `mod` declarations, `#[path]`, `include!` or `automod::dir!`, so ralph cannot tell which test in cargo's report is this one"
                     )),
                 ),
-                None => (Outcome::NotRun, None, Some(hint(lang, file, test, &reporting))),
+                None => (Outcome::NotRun, None, Some(hint(lang, file, test, &reporting, checks))),
             };
             NewTest {
                 file: file.clone(),

@@ -246,6 +246,18 @@ mod full_paths {
             let hint = found[0].hint.as_deref().unwrap();
             assert!(hint.contains("which `test` enables"), "{command}: {hint}");
         }
+        // The CI's check with the feature fails on the base as a whole: the hint names it.
+        let broken = CheckResult {
+            status: CheckStatus::FailingOnBase,
+            measure: Measure::default(),
+            ..ran("env RUSTFLAGS='-Dwarnings' bash -ec 'cargo test --features arbitrary_precision --tests'", &[], &[])
+        };
+        let found = locate(&new, &[plain.clone(), broken], &tree);
+        let hint = found[0].hint.as_deref().unwrap();
+        assert!(
+            hint.contains("which enables it, fails on the base without naming a test"),
+            "{hint}"
+        );
         assert!(!enables(
             "cargo test --features preserve_order",
             "arbitrary_precision"
