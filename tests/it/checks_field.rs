@@ -38,9 +38,9 @@ fn report(repo: &Repo) -> Value {
     .unwrap()
 }
 
-/// A linter in the style of flake8: one `path:line:col:` line per `TODO` in the shell files.
-const LINT: &str =
-    "grep -n TODO *.sh | sed 's/^\\([^:]*:[0-9]*\\):/\\1:1: T001 /'; ! grep -q TODO *.sh";
+/// A linter in the style of flake8: one `path:line:col: CODE` line per `TODO` (rule T001) and
+/// per `FIXME` (rule T002) in the shell files.
+const LINT: &str = "{ grep -n TODO *.sh | sed 's/^\\([^:]*:[0-9]*\\):/\\1:1: T001 /'; grep -n FIXME *.sh | sed 's/^\\([^:]*:[0-9]*\\):/\\1:1: T002 /'; }; ! grep -q 'TODO\\|FIXME' *.sh";
 /// Untouched code with three problems.
 const LEGACY: &str = "# TODO one\n# TODO two\n# TODO three\n";
 
@@ -95,19 +95,32 @@ fn lint_errors_on_the_base_are_not_the_changes_and_a_new_one_is() {
     let status = git(&repo.root, &["status", "--porcelain", "--", ".ralph/cache"]);
     assert_eq!(status.trim(), "", "the cache is ignored");
 
-    // An implementer that adds a fourth problem: the check fails, and says why.
-    let sloppy = format!("{GOOD}\necho '# TODO later' >> lib.sh");
-    let repo = Repo::with(Setup {
-        checks: &checks,
-        implementer: &sloppy,
-        ..Setup::default()
-    });
-    commit_files(&repo, &[("legacy.sh", LEGACY)]);
-    let out = run(repo.ralph().args(["compete", "3"]));
+    // An implementer that adds a fourth problem of the rule the base breaks: no worse by the
+    // project's rules, and said so.
+    let verdict = |line: &str| {
+        let sloppy = format!("{GOOD}\necho '{line}' >> lib.sh");
+        let repo = Repo::with(Setup {
+            checks: &checks,
+            implementer: &sloppy,
+            ..Setup::default()
+        });
+        commit_files(&repo, &[("legacy.sh", LEGACY)]);
+        run(repo.ralph().args(["compete", "3"]))
+    };
+    let out = verdict("# TODO later");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("4 problem(s), 3 on the base, all of rules the base already breaks"),
+        "{}",
+        out.stderr
+    );
+    // One of a rule the base keeps: the check fails, and says why.
+    let out = verdict("# FIXME later");
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("worse now: 4 problem(s), 3 on the base"),
+            .contains("worse now: 1 problem(s) of a rule the base keeps, e.g. \"T002\""),
         "{}",
         out.stderr
     );

@@ -362,7 +362,7 @@ fn a_new_test_file_only_a_macro_finds_is_built_and_judged() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stderr
-            .contains("new tests: 1 passed (tests/regression/issue2.rs test)"),
+            .contains("new tests: 1 passed (tests/regression/issue2.rs issue2::test)"),
         "{}",
         out.stderr
     );
