@@ -165,19 +165,11 @@ mod full_paths {
         }
     }
 
+    /// The check `test` running `command`, passed whatever its tests did.
     fn ran(command: &str, passed: &[&str], failed: &[&str]) -> CheckResult {
         CheckResult {
-            name: "test".into(),
-            kind: CheckKind::Test,
-            command: command.into(),
             status: CheckStatus::Passed,
-            exit_code: Some(0),
-            duration_ms: 0,
-            output_tail: String::new(),
-            hint: None,
-            measure: Measure::tests_by_name(passed, failed),
-            configured: false,
-            advisory: None,
+            ..check("test", command, passed, failed)
         }
     }
 
