@@ -350,12 +350,20 @@ fn rebuild_crates_of_new_files(root: &std::path::Path, diff: &DiffStats) {
     let roots: std::collections::BTreeSet<String> = added
         .flat_map(|f| crate::checks::rust_modules::crate_roots(&WorktreeFiles(root), &f.path))
         .collect();
-    let Ok(dir) = crate::untrusted_dir::UntrustedDir::open(root) else {
+    if roots.is_empty() {
         return;
+    }
+    // Not fatal: at worst the last build stands, as it would have.
+    let dir = match crate::untrusted_dir::UntrustedDir::open(root) {
+        Ok(dir) => dir,
+        Err(e) => {
+            return tracing::debug!("cannot open {} to touch crate roots: {e}", root.display())
+        }
     };
     for r in roots {
-        // Not fatal: at worst the last build stands, as it would have.
-        let _ = dir.touch(std::path::Path::new(&r));
+        if let Err(e) = dir.touch(std::path::Path::new(&r)) {
+            tracing::debug!("cannot touch the crate root {r}: {e}");
+        }
     }
 }
 

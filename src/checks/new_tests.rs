@@ -399,6 +399,32 @@ fn enables(command: &str, feature: &str) -> bool {
     })
 }
 
+/// What would run a Rust test compiled only with the cargo feature `f`: a check with the feature
+/// whose report lacks it, else one that failed on the base as a whole, else none at all.
+fn feature_hint(f: &str, file: &str, reporting: &[&CheckResult], checks: &[CheckResult]) -> String {
+    if let Some(c) = reporting.iter().find(|c| enables(&c.command, f)) {
+        return format!(
+            "it is compiled only with the cargo feature `{f}`, which `{}` enables, and its report does not name it: is {file} a module of a test target of that package?",
+            c.name
+        );
+    }
+    // The check that would run it cannot judge: it failed on the base as a whole.
+    let broken = checks.iter().find(|c| {
+        c.kind == CheckKind::Test
+            && c.status == CheckStatus::FailingOnBase
+            && enables(&c.command, f)
+    });
+    match broken {
+        Some(c) => format!(
+            "it is compiled only with the cargo feature `{f}`, and `{}`, which enables it, fails on the base without naming a test (see its output there): name a check under [checks] that runs `cargo test --features {f}` and passes on the base",
+            c.name
+        ),
+        None => format!(
+            "it is compiled only with the cargo feature `{f}`: a check must run `cargo test --features {f}` (name one under [checks], or in the CI workflow ralph reads)"
+        ),
+    }
+}
+
 /// What would run a test that no check ran; `reporting` are the checks that report `lang`'s
 /// tests by name.
 fn hint(
@@ -410,26 +436,7 @@ fn hint(
 ) -> String {
     match lang {
         Lang::Rust => match &test.feature {
-            Some(f) => match reporting.iter().find(|c| enables(&c.command, f)) {
-                Some(c) => format!(
-                    "it is compiled only with the cargo feature `{f}`, which `{}` enables, and its report does not name it: is {file} a module of a test target of that package?",
-                    c.name
-                ),
-                // The check that would run it cannot judge: it failed on the base as a whole.
-                None => match checks.iter().find(|c| {
-                    c.kind == CheckKind::Test
-                        && c.status == CheckStatus::FailingOnBase
-                        && enables(&c.command, f)
-                }) {
-                    Some(c) => format!(
-                        "it is compiled only with the cargo feature `{f}`, and `{}`, which enables it, fails on the base without naming a test (see its output there): name a check under [checks] that runs `cargo test --features {f}` and passes on the base",
-                        c.name
-                    ),
-                    None => format!(
-                "it is compiled only with the cargo feature `{f}`: a check must run `cargo test --features {f}` (name one under [checks], or in the CI workflow ralph reads)"
-                    ),
-                },
-            },
+            Some(f) => feature_hint(f, file, reporting, checks),
             None => format!(
                 "no check's cargo test ran it: does a check build {file}'s target (e.g. `cargo test --all-targets --workspace`)?"
             ),

@@ -39,19 +39,21 @@ const MAX_DEPTH: usize = 64;
 
 /// Every place `file` is compiled in its package; empty when no crate root reaches it.
 pub fn places(tree: &dyn Tree, file: &str) -> Vec<Place> {
-    let Some(package) = package_of(tree, file) else {
-        return Vec::new();
-    };
-    let rel = strip(file, &package);
+    package_of(tree, file).map_or_else(Vec::new, |package| places_in(tree, &package, file))
+}
+
+/// [`places`] of `file` in the package at `package`.
+fn places_in(tree: &dyn Tree, package: &str, file: &str) -> Vec<Place> {
+    let rel = strip(file, package);
     let mut out = BTreeSet::new();
     let mut budget = MAX_FILES;
     // The roots likeliest to reach the file first: a `#[path]` may still reach across.
-    let mut all = roots(tree, &package);
+    let mut all = roots(tree, package);
     all.sort_by_key(|root| !related(root, rel));
     for root in all {
         let mut walk = Walk {
             tree,
-            package: &package,
+            package,
             target: file,
             binary: &root,
             found: &mut out,
@@ -59,7 +61,7 @@ pub fn places(tree: &dyn Tree, file: &str) -> Vec<Place> {
             seen: BTreeSet::new(),
             stack: Vec::new(),
         };
-        walk.file(&join(&package, &root), true, "");
+        walk.file(&join(package, &root), true, "");
     }
     out.into_iter().collect()
 }
@@ -71,7 +73,7 @@ pub fn crate_roots(tree: &dyn Tree, file: &str) -> Vec<String> {
     let Some(package) = package_of(tree, file) else {
         return Vec::new();
     };
-    let roots: BTreeSet<String> = places(tree, file)
+    let roots: BTreeSet<String> = places_in(tree, &package, file)
         .into_iter()
         .map(|p| join(&package, &p.binary))
         .collect();
