@@ -2,7 +2,7 @@
 //! round's report, a one-round run report, a passed check. Compiled for tests only; production
 //! code never sees it.
 
-use crate::checks::run::CheckResult;
+use crate::checks::result::CheckResult;
 use crate::checks::{CheckKind, CheckStatus};
 use crate::market::{Phase, Proposal, Scores};
 use crate::run_report::{ProposalReport, RoundReport, RunOutcome, RunReport, SkippedBot};
@@ -120,5 +120,6 @@ pub fn passed_check(name: &str, kind: CheckKind, command: &str) -> CheckResult {
         measure: Default::default(),
         configured: false,
         advisory: None,
+        uses: Default::default(),
     }
 }

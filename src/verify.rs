@@ -405,6 +405,7 @@ mod tests {
             measure: Default::default(),
             configured: false,
             advisory: None,
+            uses: Default::default(),
         }
     }
 

@@ -6,7 +6,8 @@
 //! coverage figure before the change. It is cached per commit under `.ralph/cache/baseline/`,
 //! so later rounds and runs reuse it.
 
-use super::compare::{judge, Judgement, Measure};
+use super::compare::{judge, Judgement};
+use super::outcomes::Measure;
 use super::{on_path, CheckKind, CheckPlan, CheckResult, CheckSpec, CheckStatus};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -197,6 +198,7 @@ impl Baseline {
             measure: base.measure.clone(),
             configured: spec.configured,
             advisory: spec.advisory.clone(),
+            uses: spec.uses.clone(),
         })
     }
 
@@ -382,6 +384,7 @@ mod tests {
             measure,
             configured: false,
             advisory: None,
+            uses: Default::default(),
         }
     }
 
@@ -521,7 +524,7 @@ mod tests {
         assert_eq!(b.unverifiable(true), None);
         let mut mute = base();
         mute.checks[2].measure = Measure {
-            tests: Some(crate::checks::compare::TestOutcomes {
+            tests: Some(crate::checks::outcomes::TestOutcomes {
                 passed_count: 3,
                 failed_count: 1,
                 ..Default::default()

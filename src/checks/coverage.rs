@@ -69,7 +69,7 @@ pub async fn measure(
 
 /// Why a coverage command gave no total: it gave none, or it failed and the end of what it said.
 fn failure(spec: &CoverageSpec, out: &process::Output) -> String {
-    let said = super::output::explain(&out.stdout, &out.stderr);
+    let said = super::tools::explain(&Default::default(), &out.stdout, &out.stderr);
     let said = said.trim();
     let tail: Vec<&str> = said.lines().rev().take(3).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();

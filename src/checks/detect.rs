@@ -78,6 +78,11 @@ pub fn detect_in(p: &Project, config: &ChecksConfig) -> CheckPlan {
         mark_advisory(&mut plan, p, &ci);
         join_ci(&mut plan, ci);
     }
+    // Each check's tools, read through the project (a Makefile's recipe, a package script).
+    plan.checks = std::mem::take(&mut plan.checks)
+        .into_iter()
+        .map(|c| c.seen_in(p))
+        .collect();
     plan
 }
 

@@ -382,7 +382,7 @@ async fn prepare(
     let refused = crate::process::egress::refused_to(what)
         .map(|r| format!("\n{r}"))
         .unwrap_or_default();
-    let said = super::output::explain(&out.stdout, &out.stderr);
+    let said = super::tools::explain(&Default::default(), &out.stdout, &out.stderr);
     let said = if said.trim().is_empty() {
         "(it printed nothing)".to_owned()
     } else {

@@ -4,7 +4,8 @@
 //! lines at once, not after the whole suite.
 
 use super::baseline::Baseline;
-use super::run::{CheckResult, CheckStatus, Observer};
+use super::result::{CheckResult, CheckStatus};
+use super::run::Observer;
 use crate::output::Paint;
 use crate::progress::Progress;
 use std::fmt::Write as _;

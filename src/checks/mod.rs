@@ -2,7 +2,9 @@
 //! ([`detect()`]: `[checks]` from the configuration, else a `maskfile.md`, Cargo, Python or Node
 //! project), running them ([`run`]: quality checks concurrently, tests after them, each with a
 //! timeout, exit code, duration and a bounded output tail; a missing tool is "unavailable", not
-//! a crash), and reading a coverage total from a tool's output ([`coverage`]).
+//! a crash), and reading a coverage total from a tool's output ([`coverage`]). What ralph knows
+//! of each tool a check runs — how to read it, run one of its tests alone, what it locks — is in
+//! [`tools`], one file per tool; a check's tools are decided when it is made ([`CheckSpec::uses`]).
 
 pub mod baseline;
 pub mod build_system;
@@ -13,21 +15,21 @@ pub mod detect;
 pub mod environment;
 pub mod live;
 pub mod new_tests;
-pub mod output;
-pub mod problem_kinds;
+pub mod outcomes;
 pub mod project;
 pub mod python;
 pub mod rerun;
+pub mod result;
 pub mod run;
 pub mod rust_modules;
 pub mod shared_target;
 pub mod suite;
-pub mod test_lines;
+pub mod tools;
 pub mod workflows;
 
 pub use crate::process::on_path;
 pub use detect::{detect, example, CheckPlan};
-pub use run::{CheckResult, CheckStatus};
+pub use result::{CheckResult, CheckStatus};
 pub use suite::run_checks;
 
 use crate::process::{Cmd, Confinement, Kind};
@@ -134,6 +136,9 @@ pub struct CheckSpec {
     /// shown, never the reason for a rejection.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub advisory: Option<String>,
+    /// The tools it runs: decided here, asked by every stage after.
+    #[serde(flatten)]
+    pub uses: tools::Uses,
 }
 
 impl CheckSpec {
@@ -158,7 +163,15 @@ impl CheckSpec {
             reason: String::new(),
             matrix_job: None,
             advisory: None,
+            uses: tools::recognise(command, None),
         }
+    }
+
+    /// The same check with its tools read through the project `p` (a Makefile's recipe, a
+    /// package script).
+    pub fn seen_in(mut self, p: &project::Project) -> CheckSpec {
+        self.uses = tools::recognise(&self.command, Some(p));
+        self
     }
 
     /// The same check, as named in `[checks]`.

@@ -2,21 +2,15 @@
 //! test functions that are new or whose text changed — pytest/unittest functions and methods,
 //! Rust `#[test]` functions, Go `TestX` functions, jest/vitest/mocha `it`/`test` cases — are
 //! found (by reading the file before and after, not by guessing from diff lines), then looked
-//! up in what the checks' runners reported by name (JUnit XML from pytest, cargo's per-test
-//! lines, `go test -v`). A new test that no check ran fails the attempt with a hint saying what
-//! would run it; one that ran and failed fails it even when its check fails on the base.
+//! up in what the checks' runners reported by name (each id in its language's shape, see
+//! [`super::tools::Role::Tests`]). A new test that no check ran fails the attempt with a hint
+//! from its language's runners saying what would run it; one that ran and failed fails it even
+//! when its check fails on the base.
 
 use super::{CheckKind, CheckResult, CheckStatus};
 use serde::Serialize;
 
-/// The language of a test file, by its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lang {
-    Python,
-    Rust,
-    Go,
-    Js,
-}
+pub use super::tools::Lang;
 
 /// One test function or case in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -323,13 +317,15 @@ fn names(lang: Lang, file: &str, test: &TestFn, rust: &[String], id: &str) -> bo
             None => id == test.name || id.ends_with(&format!("/{}", test.name)),
         },
         // jest/vitest: a passing file stands for its tests; a failure is `file::… name`.
-        Lang::Js => {
-            let (reported, title) = id.split_once("::").unwrap_or((id, ""));
-            same_file(file, reported)
-                && (title.is_empty()
-                    || title.ends_with(test.name.as_str())
-                    || title == "Test suite failed to run")
-        }
+        // node --test and mocha name no file: `suite > name` alone.
+        Lang::Js => match id.split_once("::") {
+            Some((reported, title)) => {
+                same_file(file, reported)
+                    && (title.ends_with(test.name.as_str()) || title == "Test suite failed to run")
+            }
+            None if self::lang(id) == Some(Lang::Js) => same_file(file, id),
+            None => id == test.name || id.ends_with(&format!(" > {}", test.name)),
+        },
     }
 }
 
@@ -364,69 +360,8 @@ fn python_names(file: &str, test: &TestFn, id: &str) -> bool {
         && (dotted == module || dotted.ends_with(&format!(".{module}")))
 }
 
-/// Whether a test check's command runs `lang`'s tests.
-fn runs(lang: Lang, command: &str) -> bool {
-    let c = command.to_lowercase();
-    match lang {
-        Lang::Rust => c.contains("cargo"),
-        Lang::Go => c.contains("go test"),
-        Lang::Python => [
-            "pytest", "python", "tox", "nox", "poetry", "uv ", "pdm", "hatch",
-        ]
-        .iter()
-        .any(|w| c.contains(w)),
-        Lang::Js => ["jest", "vitest", "npm", "yarn", "pnpm", "bun test"]
-            .iter()
-            .any(|w| c.contains(w)),
-    }
-}
-
-/// Whether the cargo command `command` builds with the feature `feature`.
-fn enables(command: &str, feature: &str) -> bool {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    words.iter().enumerate().any(|(i, w)| {
-        let list = match w.strip_prefix("--features=") {
-            Some(l) => Some(l),
-            None if *w == "--features" || *w == "-F" => words.get(i + 1).copied(),
-            None => None,
-        };
-        *w == "--all-features"
-            || list.is_some_and(|l| {
-                l.trim_matches(['"', '\''])
-                    .split([',', ' '])
-                    .any(|x| x == feature || x.ends_with(&format!("/{feature}")))
-            })
-    })
-}
-
-/// What would run a Rust test compiled only with the cargo feature `f`: a check with the feature
-/// whose report lacks it, else one that failed on the base as a whole, else none at all.
-fn feature_hint(f: &str, file: &str, reporting: &[&CheckResult], checks: &[CheckResult]) -> String {
-    if let Some(c) = reporting.iter().find(|c| enables(&c.command, f)) {
-        return format!(
-            "it is compiled only with the cargo feature `{f}`, which `{}` enables, and its report does not name it: is {file} a module of a test target of that package?",
-            c.name
-        );
-    }
-    // The check that would run it cannot judge: it failed on the base as a whole.
-    let broken = checks.iter().find(|c| {
-        c.kind == CheckKind::Test
-            && c.status == CheckStatus::FailingOnBase
-            && enables(&c.command, f)
-    });
-    match broken {
-        Some(c) => format!(
-            "it is compiled only with the cargo feature `{f}`, and `{}`, which enables it, fails on the base without naming a test (see its output there): name a check under [checks] that runs `cargo test --features {f}` and passes on the base",
-            c.name
-        ),
-        None => format!(
-            "it is compiled only with the cargo feature `{f}`: a check must run `cargo test --features {f}` (name one under [checks], or in the CI workflow ralph reads)"
-        ),
-    }
-}
-
-/// What would run a test that no check ran; `reporting` are the checks that report `lang`'s
-/// tests by name.
+/// What would run a test that no check ran, as its language's runners say; `reporting` are the
+/// checks that report `lang`'s tests by name.
 fn hint(
     lang: Lang,
     file: &str,
@@ -434,24 +369,25 @@ fn hint(
     reporting: &[&CheckResult],
     checks: &[CheckResult],
 ) -> String {
-    match lang {
-        Lang::Rust => match &test.feature {
-            Some(f) => feature_hint(f, file, reporting, checks),
-            None => format!(
-                "no check's cargo test ran it: does a check build {file}'s target (e.g. `cargo test --all-targets --workspace`)?"
-            ),
-        },
-        Lang::Python => match test.marks.first() {
-            Some(m) => format!(
-                "it is marked `{m}`, which the checks' pytest leaves out: a check must run `python -m pytest -m {m} {file}`"
-            ),
-            None => format!(
-                "no check's test run collected it: a check must run `python -m pytest {file}`"
-            ),
-        },
-        Lang::Go => format!("a check must run `go test -v -run '^{}$' ./...`", test.name),
-        Lang::Js => format!("no check's jest or vitest run reported {file}: a check must run it"),
+    fn view(c: &CheckResult) -> super::tools::Checked<'_> {
+        super::tools::Checked {
+            name: &c.name,
+            command: &c.command,
+            failing_on_base: c.kind == CheckKind::Test && c.status == CheckStatus::FailingOnBase,
+        }
     }
+    let reporting: Vec<super::tools::Checked> = reporting.iter().map(|c| view(c)).collect();
+    let all: Vec<super::tools::Checked> = checks.iter().map(view).collect();
+    let missed = super::tools::Missed {
+        file,
+        name: &test.name,
+        feature: test.feature.as_deref(),
+        marks: &test.marks,
+        reporting: &reporting,
+        checks: &all,
+    };
+    super::tools::missed_hint(lang, &missed)
+        .unwrap_or_else(|| format!("no check's test run reported {file}: a check must run it"))
 }
 
 /// What became of each of `tests` (file, test) in the checks' results; `tree` is the project,
@@ -477,7 +413,7 @@ pub fn locate(
                 .filter(|c| {
                     c.kind == CheckKind::Test
                         && c.status != CheckStatus::Unavailable
-                        && runs(lang, &c.command)
+                        && c.uses.runs(lang)
                         && c.measure.tests.as_ref().is_some_and(|t| t.by_name)
                 })
                 .collect();

@@ -1,14 +1,15 @@
-//! Running checks: quality checks at the same time — but those that take the same build lock
-//! (cargo, Gradle, Maven) one after another —, then the tests one after another (they often
-//! share a build directory or a database), each through the one process wrapper with a
-//! timeout and a bounded output, in the worktree, without the GitHub credentials. A check
-//! whose program is missing is "unavailable" with a hint (failed, when `[checks]` names it),
-//! never a crash.
+//! Running one check: through the one process wrapper with a timeout and a bounded output, in
+//! the worktree, without the GitHub credentials, prepared by its tools (the reports they are
+//! asked for, the flags that make them name every test, the state they must write) in a folder
+//! of the run's own, and read by them (its tests, its findings by rule, the excerpt that
+//! explains it). A check whose program is missing is "unavailable" with a hint (failed, when
+//! `[checks]` names it), never a crash.
 
-use super::compare::{cargo_tests, counts, junit, problems, Measure, TestOutcomes};
+use super::outcomes::{counts, Measure, TestOutcomes};
+use super::result::{CheckResult, CheckStatus};
+use super::tools::{self, Printed};
 use super::{on_path, CheckKind, CheckSpec};
 use crate::process::{self, Kind};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
 
@@ -37,67 +38,6 @@ impl Observer for Unwatched {
     fn finished(&self, _: &CheckResult) {}
 }
 
-/// How a check ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckStatus {
-    Passed,
-    Failed,
-    TimedOut,
-    /// The tool is not installed: the check could not say anything.
-    Unavailable,
-    /// It failed, as it does on the base, and no worse: not held against the change.
-    FailingOnBase,
-    /// Not run: an earlier check had already failed for the change, which is rejected.
-    Skipped,
-}
-
-impl CheckStatus {
-    /// How a check ended, in words.
-    pub fn word(self) -> &'static str {
-        match self {
-            CheckStatus::Passed => "passed",
-            CheckStatus::Failed => "failed",
-            CheckStatus::TimedOut => "timed out",
-            CheckStatus::Unavailable => "unavailable",
-            CheckStatus::FailingOnBase => "failing on base",
-            CheckStatus::Skipped => "not run",
-        }
-    }
-}
-
-/// One check's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CheckResult {
-    pub name: String,
-    pub kind: CheckKind,
-    pub command: String,
-    pub status: CheckStatus,
-    pub exit_code: Option<i32>,
-    pub duration_ms: u64,
-    /// The part of its output that explains it (the failing tests' summary, else the head and
-    /// tail of both streams), for reports, the next attempt and the replan prompt.
-    pub output_tail: String,
-    /// What to do about an unavailable tool, or how the check compares with the base.
-    pub hint: Option<String>,
-    /// Its numbers: which tests passed and failed, how many problems it reported.
-    #[serde(skip)]
-    pub measure: Measure,
-    /// Named in `[checks]` (a missing tool then stops the competition).
-    #[serde(skip)]
-    pub configured: bool,
-    /// Why it only advises: a check ralph added that the project does not run itself — shown,
-    /// never the reason for a rejection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub advisory: Option<String>,
-}
-
-impl CheckResult {
-    pub fn passed(&self) -> bool {
-        self.status == CheckStatus::Passed
-    }
-}
-
 /// Runs one check in `workdir`, with `env` set for it.
 pub async fn run_check(
     spec: &CheckSpec,
@@ -116,31 +56,30 @@ pub async fn run_check(
             };
         }
     }
-    // pytest, however it is started, also writes a JUnit report: tests compared one by one. Its
-    // folder is the one place outside the worktree the check may write to.
-    let junit_dir = (spec.kind == CheckKind::Test)
-        .then(|| {
-            tempfile::Builder::new()
-                .prefix("ralph-junit")
-                .tempdir()
-                .ok()
-        })
-        .flatten();
-    let junit_file = junit_dir.as_ref().map(|d| d.path().join("junit.xml"));
-    let writable: Vec<&Path> = junit_dir.iter().map(|d| d.path()).collect();
-    let command = match spec.kind {
-        CheckKind::Test => no_fail_fast(&spec.command),
-        CheckKind::Quality => spec.command.clone(),
+    // The run's own folder: its tools' reports and state, the one place outside the worktree
+    // (and the plan's caches) the check may write.
+    let scratch = tempfile::Builder::new().prefix("ralph-check-").tempdir();
+    let scratch = match scratch {
+        Ok(s) => s,
+        Err(e) => {
+            return CheckResult {
+                output_tail: format!("no folder of its own could be made for the run: {e}"),
+                ..unavailable(spec, "sh")
+            }
+        }
     };
-    let mut cmd = super::shell(&command, workdir, Kind::Check, env, &writable)
-        .label(format!("check {}", spec.name))
-        .timeout(timeout)
-        .max_output(MAX_CHECK_OUTPUT);
-    if let Some(f) = &junit_file {
-        let mut addopts = pytest_addopts(env);
-        addopts.push_str(&format!(" --junitxml={}", f.display()));
-        cmd = cmd.env("PYTEST_ADDOPTS", addopts.trim());
-    }
+    let prepared = tools::prepare(&spec.uses, &spec.command, env, scratch.path());
+    let writable: Vec<&Path> = prepared.writable.iter().map(|p| p.as_path()).collect();
+    let cmd = super::shell(
+        &prepared.command,
+        workdir,
+        Kind::Check,
+        &prepared.env,
+        &writable,
+    )
+    .label(format!("check {}", spec.name))
+    .timeout(timeout)
+    .max_output(MAX_CHECK_OUTPUT);
     let out = match process::run(&cmd).await {
         Ok(out) => out,
         Err(e) => {
@@ -150,19 +89,36 @@ pub async fn run_check(
             }
         }
     };
+    let printed = Printed {
+        stdout: &out.stdout,
+        stderr: &out.stderr,
+        scratch: Some(scratch.path()),
+        root: Some(workdir),
+    };
     if let Some(program) = missing_program(spec, &out) {
         return CheckResult {
             duration_ms: out.duration.as_millis() as u64,
-            output_tail: super::output::explain(&out.stdout, &out.stderr),
+            output_tail: tools::explain(&spec.uses, &out.stdout, &out.stderr),
             ..unavailable(spec, &program)
         };
     }
-    let measure = measure_of(spec.kind, junit_file.as_deref(), &out);
-    let output_tail = explanation(&out, &measure);
+    let measure = measure_of(spec, &printed);
+    finished(spec, &out, measure, timeout)
+}
+
+/// The result of a check that ran to `out`.
+fn finished(
+    spec: &CheckSpec,
+    out: &process::Output,
+    measure: Measure,
+    timeout: Duration,
+) -> CheckResult {
+    let output_tail = explanation(spec, out, &measure);
     CheckResult {
         measure,
         configured: spec.configured,
         advisory: spec.advisory.clone(),
+        uses: spec.uses.clone(),
         name: spec.name.clone(),
         kind: spec.kind,
         command: spec.command.clone(),
@@ -188,46 +144,6 @@ pub async fn run_check(
             None
         },
     }
-}
-
-/// The `PYTEST_ADDOPTS` a check runs with: its own (a re-run's `-k`) first, else the user's.
-pub fn pytest_addopts(env: &[(String, String)]) -> String {
-    env.iter()
-        .rev()
-        .find(|(k, _)| k == "PYTEST_ADDOPTS")
-        .map(|(_, v)| v.clone())
-        .or_else(|| crate::env::get("PYTEST_ADDOPTS"))
-        .unwrap_or_default()
-}
-
-/// `command` with `--no-fail-fast` after each `cargo test` in it: every test binary runs
-/// even after one fails, so that each test is judged — a failing binary on the base would
-/// otherwise hide every test after it, on the base and after the change alike. Whether the
-/// command fails is unchanged.
-pub fn no_fail_fast(command: &str) -> String {
-    if command.contains("--no-fail-fast") {
-        return command.to_owned();
-    }
-    let mut out = String::with_capacity(command.len() + 16);
-    let mut rest = command;
-    while let Some(at) = rest.find("cargo test") {
-        let end = at + "cargo test".len();
-        let starts = rest[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| c.is_whitespace() || matches!(c, '&' | ';' | '|' | '(' | '`'));
-        let ends = rest[end..]
-            .chars()
-            .next()
-            .is_none_or(|c| c.is_whitespace() || matches!(c, '&' | ';' | '|' | ')'));
-        out.push_str(&rest[..end]);
-        if starts && ends {
-            out.push_str(" --no-fail-fast");
-        }
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Why the sandbox cannot show `program` (found on `PATH`) to a check in `workdir`, when it
@@ -278,6 +194,7 @@ fn unavailable(spec: &CheckSpec, program: &str) -> CheckResult {
         measure: Measure::default(),
         configured: spec.configured,
         advisory: spec.advisory.clone(),
+        uses: spec.uses.clone(),
     }
 }
 
@@ -286,7 +203,7 @@ fn missing_program(spec: &CheckSpec, out: &process::Output) -> Option<String> {
     // The tool is missing, whatever started it: `sh` says 127, a wrapper (uv, npx, poetry…)
     // says so in its own words.
     (!out.success() && !out.timed_out)
-        .then(|| super::output::missing_tool(&out.stdout, &out.stderr))
+        .then(|| tools::missing_program(&spec.uses, &out.stdout, &out.stderr))
         .flatten()
         .or_else(|| {
             (out.code == Some(127))
@@ -294,34 +211,28 @@ fn missing_program(spec: &CheckSpec, out: &process::Output) -> Option<String> {
         })
 }
 
-/// A check's numbers from its output `out`: a test check's outcomes (from the JUnit report at
-/// `junit_file` when there is one, else from the console), a quality check's problem count.
-fn measure_of(kind: CheckKind, junit_file: Option<&Path>, out: &process::Output) -> Measure {
-    match kind {
+/// A check's numbers from what it printed: a test check's outcomes as its tools read them (else
+/// a summary line's counts), a quality check's problem count and its findings by rule.
+fn measure_of(spec: &CheckSpec, printed: &Printed) -> Measure {
+    match spec.kind {
         CheckKind::Test => Measure {
-            tests: junit_file
-                .and_then(|f| crate::untrusted_dir::report_text(f, "the JUnit report"))
-                .and_then(|xml| junit(&xml))
-                .or_else(|| cargo_tests(&out.stdout, &out.stderr))
-                .or_else(|| super::test_lines::go_tests(&out.stdout, &out.stderr))
-                .or_else(|| super::test_lines::ctest_tests(&out.stdout, &out.stderr))
-                .or_else(|| super::test_lines::js_tests(&out.stdout, &out.stderr))
-                .or_else(|| counts(&out.stdout, &out.stderr)),
+            tests: tools::read_tests(&spec.uses, printed)
+                .or_else(|| counts(printed.stdout, printed.stderr)),
             problems: None,
             kinds: None,
         },
         CheckKind::Quality => Measure {
             tests: None,
-            problems: problems(&out.stdout, &out.stderr),
-            kinds: super::problem_kinds::problem_kinds(&out.stdout, &out.stderr),
+            problems: tools::count_problems(&spec.uses, printed.stdout, printed.stderr),
+            kinds: tools::read_rules(&spec.uses, printed.stdout, printed.stderr),
         },
     }
 }
 
 /// The part of `out` that explains the check, after the failing tests of its `measure` when
 /// it failed and the output does not name them all.
-fn explanation(out: &process::Output, measure: &Measure) -> String {
-    let mut output_tail = super::output::explain(&out.stdout, &out.stderr);
+fn explanation(spec: &CheckSpec, out: &process::Output, measure: &Measure) -> String {
+    let mut output_tail = tools::explain(&spec.uses, &out.stdout, &out.stderr);
     // The runner's report names the failing tests, whatever its console shows.
     if out.code != Some(0) && !out.timed_out {
         let unnamed = |t: &&TestOutcomes| {
@@ -344,21 +255,6 @@ fn explanation(out: &process::Output, measure: &Measure) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_cargo_test_binary_runs_after_a_failure() {
-        assert_eq!(no_fail_fast("cargo test"), "cargo test --no-fail-fast");
-        assert_eq!(
-            no_fail_fast("cargo test --features x && (cd b && cargo test)"),
-            "cargo test --no-fail-fast --features x && (cd b && cargo test --no-fail-fast)"
-        );
-        assert_eq!(no_fail_fast("cargo test-all"), "cargo test-all");
-        assert_eq!(
-            no_fail_fast("cargo test --no-fail-fast"),
-            "cargo test --no-fail-fast"
-        );
-        assert_eq!(no_fail_fast("pytest"), "pytest");
-    }
 
     fn spec(name: &str, command: &str) -> CheckSpec {
         CheckSpec::new(name, command)

@@ -5,7 +5,8 @@
 //! rejected as soon as that is known.
 
 use super::baseline::Baseline;
-use super::run::{run_check, CheckResult, CheckStatus, Observer};
+use super::result::{CheckResult, CheckStatus};
+use super::run::{run_check, Observer};
 use super::{CheckKind, CheckPlan, CheckSpec};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -29,27 +30,6 @@ enum Event {
     Finished(usize, Box<CheckResult>),
 }
 
-/// The build lock a check's command takes: cargo's (every subcommand but `fmt`), Gradle's or
-/// Maven's. Checks that take the same one are run one after another.
-pub fn build_lock(command: &str) -> Option<&'static str> {
-    let all = super::words(command);
-    let mut words = all
-        .iter()
-        .map(String::as_str)
-        .skip_while(|w| w.contains('=') && !w.starts_with('-'));
-    let program = words.next()?;
-    let program = program.rsplit('/').next().unwrap_or(program);
-    match program {
-        "cargo" => {
-            let sub = words.find(|w| !w.starts_with('+') && !w.starts_with('-'));
-            (sub != Some("fmt")).then_some("cargo")
-        }
-        "gradle" | "gradlew" => Some("gradle"),
-        "mvn" | "mvnw" => Some("maven"),
-        _ => None,
-    }
-}
-
 /// The quality checks among `indices` in lanes that run at the same time: one lane per build
 /// lock (its checks in plan order), one lane for each check that takes none.
 fn lanes(plan: &CheckPlan, indices: &[usize]) -> Vec<Vec<usize>> {
@@ -60,7 +40,7 @@ fn lanes(plan: &CheckPlan, indices: &[usize]) -> Vec<Vec<usize>> {
         if spec.kind != CheckKind::Quality {
             continue;
         }
-        match build_lock(&spec.command) {
+        match spec.uses.lock {
             Some(lock) => match locked.iter_mut().find(|(l, _)| *l == lock) {
                 Some((_, lane)) => lane.push(i),
                 None => locked.push((lock, vec![i])),
@@ -117,6 +97,7 @@ fn skipped(spec: &CheckSpec) -> CheckResult {
         measure: Default::default(),
         configured: spec.configured,
         advisory: spec.advisory.clone(),
+        uses: spec.uses.clone(),
     }
 }
 
@@ -333,7 +314,7 @@ impl Run<'_> {
         let checks = &self.plan.checks;
         let alone = |j: usize| {
             checks[j].kind == CheckKind::Test
-                && build_lock(&checks[j].command).is_none()
+                && checks[j].uses.lock.is_none()
                 && Some(j) != under_coverage
                 && state.results[j].is_none()
         };

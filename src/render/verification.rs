@@ -199,6 +199,7 @@ mod tests {
             measure: Default::default(),
             configured: false,
             advisory: None,
+            uses: Default::default(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Finding the change's tests, and each in the runners' reports by its full path.
 
 use super::*;
-use crate::checks::compare::Measure;
+use crate::checks::outcomes::Measure;
 
 #[test]
 fn new_and_edited_tests_are_found_in_each_language() {
@@ -80,6 +80,7 @@ fn check(name: &str, command: &str, passed: &[&str], failed: &[&str]) -> CheckRe
         measure: Measure::tests_by_name(passed, failed),
         configured: false,
         advisory: None,
+        uses: crate::checks::tools::recognise(command, None),
     }
 }
 
@@ -153,7 +154,7 @@ fn each_new_test_is_found_in_the_runners_reports_or_named_as_never_run() {
 mod full_paths {
 
     use super::*;
-    use crate::checks::compare::Measure;
+    use crate::checks::outcomes::Measure;
     use crate::checks::rust_modules::Files;
 
     fn test(name: &str, feature: Option<&str>) -> TestFn {
@@ -250,11 +251,6 @@ mod full_paths {
             hint.contains("which enables it, fails on the base without naming a test"),
             "{hint}"
         );
-        assert!(!enables(
-            "cargo test --features preserve_order",
-            "arbitrary_precision"
-        ));
-        assert!(enables("cargo test --features \"a,b\"", "b"));
         // A file no crate root reaches: which reported `test` it is cannot be told.
         let lost = vec![("tests/stray/lost.rs".to_owned(), test("test", None))];
         let any = ran(

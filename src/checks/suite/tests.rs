@@ -3,6 +3,11 @@
 use super::*;
 use crate::checks::run::Unwatched;
 
+/// The build lock a command's tools take.
+fn build_lock(command: &str) -> Option<&'static str> {
+    crate::checks::tools::recognise(command, None).lock
+}
+
 #[test]
 fn builds_that_share_a_lock_are_told_apart_from_those_that_do_not() {
     assert_eq!(

@@ -1,0 +1,80 @@
+//! The part of a check's output that explains it: what its tools say of their failing tests
+//! (each runner's own failure blocks, [`super::Tool::excerpt`]), else the head and the tail of
+//! both streams. Colours are taken off first: a runner that colours its output names its
+//! failures all the same.
+
+use super::Uses;
+
+/// The most lines kept of a section.
+pub const MAX_SECTION: usize = 60;
+/// Lines kept from the start and from the end of a stream without a summary.
+const HEAD: usize = 10;
+const TAIL: usize = 30;
+
+/// The lines of `text` from the first line `start` matches through the first later line `end`
+/// matches (or the end), at most [`MAX_SECTION`] of them.
+pub fn section(
+    text: &str,
+    start: impl Fn(&str) -> bool,
+    end: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let from = lines.iter().position(|l| start(l))?;
+    let to = lines[from + 1..]
+        .iter()
+        .position(|l| end(l))
+        .map_or(lines.len(), |i| from + 1 + i + 1);
+    let kept: Vec<&str> = lines[from..to].iter().take(MAX_SECTION).copied().collect();
+    Some(kept.join("\n"))
+}
+
+/// The head and tail of a stream, with a marker where lines were dropped.
+fn head_tail(text: &str) -> String {
+    let lines: Vec<&str> = text.trim().lines().collect();
+    if lines.len() <= HEAD + TAIL {
+        return lines.join("\n");
+    }
+    format!(
+        "{}\n… ({} lines)\n{}",
+        lines[..HEAD].join("\n"),
+        lines.len() - HEAD - TAIL,
+        lines[lines.len() - TAIL..].join("\n")
+    )
+}
+
+/// The part of a check's output that explains it, as its tools (`uses`) read it.
+pub fn explain(uses: &Uses, stdout: &str, stderr: &str) -> String {
+    let (stdout, stderr) = (
+        crate::output::strip_ansi(stdout),
+        crate::output::strip_ansi(stderr),
+    );
+    let tools = uses.asked();
+    for text in [&stdout, &stderr] {
+        let found = tools
+            .iter()
+            .find_map(|t| t.excerpt(text))
+            .filter(|s| !s.trim().is_empty());
+        if let Some(s) = found {
+            return s;
+        }
+    }
+    match (stdout.trim().is_empty(), stderr.trim().is_empty()) {
+        (true, true) => String::new(),
+        (false, true) => head_tail(&stdout),
+        (true, false) => head_tail(&stderr),
+        (false, false) => format!("{}\n{}", head_tail(&stdout), head_tail(&stderr)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_summary_the_head_and_the_tail() {
+        let long: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+        let e = explain(&Uses::default(), "", &long);
+        assert!(e.starts_with("line 1\n") && e.contains("… (60 lines)") && e.ends_with("line 100"));
+        assert_eq!(explain(&Uses::default(), "ok\n", "warn\n"), "ok\nwarn");
+    }
+}

@@ -1,0 +1,53 @@
+//! Gradle (`gradle`, `./gradlew`) and Maven (`mvn`, `./mvnw`): JVM builds that run their tests
+//! themselves, each under a build lock of its own (two builds in one project would only wait for
+//! each other).
+
+use super::{Call, Role, Tool};
+use crate::checks::project::Project;
+
+pub struct Gradle;
+
+pub struct Maven;
+
+impl Tool for Gradle {
+    fn name(&self) -> &'static str {
+        "gradle"
+    }
+
+    fn role(&self) -> Role {
+        Role::Suite
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        matches!(call.name(), "gradle" | "gradlew")
+    }
+
+    fn lock(&self, _: &Call) -> Option<&'static str> {
+        Some("gradle")
+    }
+}
+
+impl Tool for Maven {
+    fn name(&self) -> &'static str {
+        "maven"
+    }
+
+    fn role(&self) -> Role {
+        Role::Suite
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        matches!(call.name(), "mvn" | "mvnw")
+    }
+
+    fn lock(&self, _: &Call) -> Option<&'static str> {
+        Some("maven")
+    }
+}
+
+#[test]
+fn each_takes_its_own_lock() {
+    let lock = |c: &str| super::recognise(c, None).lock;
+    assert_eq!(lock("./gradlew check"), Some("gradle"));
+    assert_eq!(lock("mvn -q verify"), Some("maven"));
+}

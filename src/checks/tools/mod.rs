@@ -1,0 +1,499 @@
+//! What ralph knows about each tool a check runs — test runners, linters, formatters, type
+//! checkers, and the wrappers that start them (env managers, package scripts, `make`, workspace
+//! runners) — one file per tool, each a [`Tool`]: how to recognise it in a command, what makes it
+//! name every test, how to read its results test by test and its findings by rule, how to run one
+//! test alone, what build lock it takes, what state it must be able to write, what would have run
+//! a test it missed. A check's tools are decided once, when the check is made ([`recognise`]),
+//! and travel with it ([`Uses`]); the stages (running, baseline, comparison, re-run, new tests)
+//! ask the tools and never read the command again. Adding a tool is one file and one line of
+//! [`TOOLS`].
+
+mod call;
+mod excerpt;
+mod junit;
+
+mod black;
+mod bun;
+mod cargo_test;
+mod clippy;
+mod ctest;
+mod deno;
+mod eslint;
+mod flake8;
+mod go_test;
+mod go_vet;
+mod gofmt;
+mod gradle;
+mod hatch;
+mod isort;
+mod jest;
+mod just;
+mod make;
+mod meson;
+mod mocha;
+mod mypy;
+mod nextest;
+mod node_test;
+mod nox;
+mod npm;
+mod nx;
+mod pdm;
+mod pipenv;
+mod pnpm;
+mod poetry;
+mod prettier;
+mod pylint;
+mod pyright;
+mod pytest;
+mod python;
+mod ruff;
+mod rustfmt;
+mod staticcheck;
+mod tox;
+mod tsc;
+mod turbo;
+mod unittest;
+mod uv;
+mod vitest;
+mod yarn;
+
+pub use call::{recognise, simple_commands, Call};
+pub use excerpt::explain;
+
+use super::outcomes::TestOutcomes;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Every tool ralph knows, in the order it asks them: a command is the first tool's that
+/// recognises it.
+pub static TOOLS: &[&dyn Tool] = &[
+    // Wrappers: what they start is looked at in turn.
+    &python::Python,
+    &uv::Uv,
+    &poetry::Poetry,
+    &pdm::Pdm,
+    &hatch::Hatch,
+    &pipenv::Pipenv,
+    &bun::Bun,
+    &deno::Deno,
+    &tox::Tox,
+    &nox::Nox,
+    &make::Make,
+    &just::Just,
+    &npm::Npm,
+    &pnpm::Pnpm,
+    &yarn::Yarn,
+    &turbo::Turbo,
+    &nx::Nx,
+    // Test runners.
+    &pytest::Pytest,
+    &unittest::Unittest,
+    &cargo_test::CargoTest,
+    &nextest::Nextest,
+    &go_test::GoTest,
+    &jest::Jest,
+    &vitest::Vitest,
+    &mocha::Mocha,
+    &node_test::NodeTest,
+    &bun::BunTest,
+    &deno::DenoTest,
+    &ctest::Ctest,
+    &meson::MesonTest,
+    &gradle::Gradle,
+    &gradle::Maven,
+    // Linters, formatters and type checkers.
+    &ruff::Ruff,
+    &flake8::Flake8,
+    &pylint::Pylint,
+    &mypy::Mypy,
+    &pyright::Pyright,
+    &black::Black,
+    &isort::Isort,
+    &eslint::Eslint,
+    &tsc::Tsc,
+    &prettier::Prettier,
+    &clippy::Clippy,
+    &rustfmt::Rustfmt,
+    &gofmt::Gofmt,
+    &go_vet::GoVet,
+    &staticcheck::Staticcheck,
+];
+
+/// The tool named `name`.
+pub fn named(name: &str) -> Option<&'static dyn Tool> {
+    TOOLS.iter().copied().find(|t| t.name() == name)
+}
+
+/// The language of a test file, by its name: which runners' reports can name its tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    Python,
+    Rust,
+    Go,
+    Js,
+}
+
+/// What a tool does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// It runs tests written in a language, and names them in ids of that language's shape:
+    /// Python `dotted.module[.Class]::function`, Rust `<test binary>::<module path>`, Go
+    /// `<import path>/<TestName>`, JavaScript a passing `file` or a failing `file::title`.
+    Tests(Lang),
+    /// A test runner of its own kind of tests (ctest, meson): no source file names them.
+    Suite,
+    /// Format, lint, types.
+    Quality,
+    /// It starts other programs: an env manager, a package script, a task runner.
+    Wrapper,
+}
+
+/// What a wrapper starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inner {
+    Nothing,
+    /// A command's words (`uv run pytest -q` starts `pytest -q`).
+    Words(Vec<String>),
+    /// A shell script: a make target's recipe, a package script.
+    Script(String),
+    /// The same script in each package of a workspace: (its folder, its script).
+    Each(Vec<(String, String)>),
+    /// Something ralph cannot read (a noxfile's session, a script it cannot find): the check
+    /// is not seen whole.
+    Unknown,
+}
+
+/// How a check runs, prepared by its tools: its command, the variables it runs with and the
+/// places besides its worktree it may write.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prepared {
+    pub command: String,
+    pub env: Vec<(String, String)>,
+    pub writable: Vec<PathBuf>,
+}
+
+impl Prepared {
+    /// Sets `key` for the check, after what the plan gives.
+    pub fn set(&mut self, key: &str, value: impl Into<String>) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_owned(), value.into()));
+    }
+
+    /// The value the check will see for `key`: the plan's, else ralph's own environment's.
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .or_else(|| crate::env::get(key))
+    }
+
+    /// A folder of this run's own under `scratch`, made now (the sandbox shows only what
+    /// exists) and writable to the check.
+    pub fn own_dir(&mut self, scratch: &Path, name: &str) -> PathBuf {
+        let dir = scratch.join(name);
+        let _ = std::fs::create_dir_all(&dir);
+        if !self.writable.contains(&dir) {
+            self.writable.push(dir.clone());
+        }
+        dir
+    }
+}
+
+/// What one run of a check printed, and the folder where its tools wrote their reports.
+#[derive(Debug, Clone, Copy)]
+pub struct Printed<'a> {
+    pub stdout: &'a str,
+    pub stderr: &'a str,
+    /// The run's own folder ([`Prepared::own_dir`]'s parent), where reports were asked for.
+    pub scratch: Option<&'a Path>,
+    /// The worktree it ran in: absolute paths in what it printed are made relative to it, and
+    /// a workspace's packages are read there.
+    pub root: Option<&'a Path>,
+}
+
+/// How to run one test alone: the check's command changed, and variables to set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alone {
+    pub command: String,
+    pub env: Vec<(String, String)>,
+}
+
+/// A test the change adds that no check ran, as the tools are asked what would run it.
+#[derive(Debug, Clone, Copy)]
+pub struct Missed<'a> {
+    pub file: &'a str,
+    pub name: &'a str,
+    /// The cargo feature it is compiled under, when its source says.
+    pub feature: Option<&'a str>,
+    /// The pytest marks on it.
+    pub marks: &'a [String],
+    /// The checks whose runners report its language's tests by name.
+    pub reporting: &'a [Checked<'a>],
+    /// Every test check of the run.
+    pub checks: &'a [Checked<'a>],
+}
+
+/// A check as a tool's hint names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked<'a> {
+    pub name: &'a str,
+    pub command: &'a str,
+    /// It failed on the base as a whole, without naming a test: it cannot judge.
+    pub failing_on_base: bool,
+}
+
+/// All ralph knows about one tool. Every method but [`Tool::name`], [`Tool::role`] and
+/// [`Tool::is`] has a default that knows nothing.
+pub trait Tool: Sync {
+    /// Its name, as reports and the live view say it (`pytest`, `cargo test`).
+    fn name(&self) -> &'static str;
+
+    fn role(&self) -> Role;
+
+    /// Whether `call` starts this tool (`project`, when known, answers what the call's words
+    /// cannot: a script's contents, a Makefile's recipe).
+    fn is(&self, call: &Call, project: Option<&super::project::Project>) -> bool;
+
+    /// What the call starts in turn, for a wrapper.
+    fn inner(&self, _call: &Call, _project: Option<&super::project::Project>) -> Inner {
+        Inner::Nothing
+    }
+
+    /// The ecosystem whose environment it makes for `project`, when the project is its (its
+    /// lockfile, its configuration): its checks run through it, its setup makes it.
+    fn manages(&self, _project: &super::project::Project) -> Option<Lang> {
+        None
+    }
+
+    /// `tool` (a command line) run in the environment it manages for `project`.
+    fn run_in(&self, _project: &super::project::Project, tool: &str) -> String {
+        tool.to_owned()
+    }
+
+    /// The command that makes the environment it manages for `project`, and why.
+    fn setup(&self, _project: &super::project::Project) -> Option<(String, String)> {
+        None
+    }
+
+    /// The build lock a call takes: checks that take the same one run one after another.
+    fn lock(&self, _call: &Call) -> Option<&'static str> {
+        None
+    }
+
+    /// Makes the run name every test, write a report, or find the state it must write: the
+    /// command changed, variables set, places made writable under `scratch` (a folder of this
+    /// run's own). Only what is harmless to any other program may be set through the
+    /// environment: a check ralph cannot see into gets every tool's.
+    fn prepare(&self, _run: &mut Prepared, _scratch: &Path) {}
+
+    /// Its tests, read from what it printed and the reports it was asked for.
+    fn tests(&self, _printed: &Printed) -> Option<TestOutcomes> {
+        None
+    }
+
+    /// For a workspace runner: its output cut into each package's part, `(folder, text)`,
+    /// the prefixes it puts before each line taken off (`project` maps a package's name to its
+    /// folder).
+    fn sections(
+        &self,
+        _text: &str,
+        _project: Option<&super::project::Project>,
+    ) -> Option<Vec<(String, String)>> {
+        None
+    }
+
+    /// The rule of the finding `line` reports (`next` is the line after it), for a linter.
+    fn rule(&self, _line: &str, _next: &str) -> Option<String> {
+        None
+    }
+
+    /// How many problems its output reports, where only it knows how to count them (a list of
+    /// files); else the findings are counted as every linter's are.
+    fn count(&self, _text: &str) -> Option<u64> {
+        None
+    }
+
+    /// How to run the test `id` of its report alone, when `command` allows it; `env` is what
+    /// the check runs with.
+    fn alone(&self, _command: &str, _id: &str, _env: &[(String, String)]) -> Option<Alone> {
+        None
+    }
+
+    /// The part of its output that shows why its failing tests failed (their own output, not
+    /// the head and the tail of the run).
+    fn excerpt(&self, _text: &str) -> Option<String> {
+        None
+    }
+
+    /// The program it could not start, read from a line of its own words (a wrapper's
+    /// `Failed to spawn: ruff`).
+    fn missing(&self, _line: &str) -> Option<String> {
+        None
+    }
+
+    /// What would have run a test of its language that no check ran.
+    fn missed(&self, _test: &Missed) -> Option<String> {
+        None
+    }
+}
+
+/// The tools a check runs, decided when the check is made.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Uses {
+    /// The tools recognised in its command, outer first (`uv`, `pytest`).
+    pub tools: Vec<&'static str>,
+    /// Something it runs is no tool ralph knows (a script of the project's): every tool's
+    /// harmless preparation applies, and every reader is tried on its output.
+    pub opaque: bool,
+    /// The build lock it takes.
+    #[serde(skip)]
+    pub lock: Option<&'static str>,
+}
+
+impl Uses {
+    /// The tools to ask: the check's own, or every tool when ralph cannot see all it runs.
+    pub fn asked(&self) -> Vec<&'static dyn Tool> {
+        if self.opaque || self.tools.is_empty() {
+            return TOOLS.to_vec();
+        }
+        self.tools.iter().filter_map(|n| named(n)).collect()
+    }
+
+    /// Whether it runs tests of `lang` (a check ralph cannot see into may).
+    pub fn runs(&self, lang: Lang) -> bool {
+        self.opaque
+            || self
+                .tools
+                .iter()
+                .filter_map(|n| named(n))
+                .any(|t| t.role() == Role::Tests(lang))
+    }
+}
+
+/// `command` as the check's tools prepare it, with `env` (the plan's) and what they add.
+pub fn prepare(uses: &Uses, command: &str, env: &[(String, String)], scratch: &Path) -> Prepared {
+    let mut run = Prepared {
+        command: command.to_owned(),
+        env: env.to_vec(),
+        writable: Vec::new(),
+    };
+    for tool in uses.asked() {
+        tool.prepare(&mut run, scratch);
+    }
+    run
+}
+
+/// The tests a run names, read by the check's tools (each workspace package's part by the
+/// runners, its tests under the package's folder); `None` when no tool names any.
+pub fn read_tests(uses: &Uses, printed: &Printed) -> Option<TestOutcomes> {
+    let asked = uses.asked();
+    let runners: Vec<&dyn Tool> = asked
+        .iter()
+        .copied()
+        .filter(|t| t.role() != Role::Wrapper && t.role() != Role::Quality)
+        .collect();
+    let read = |p: &Printed| runners.iter().find_map(|t| t.tests(p));
+    let merged = format!("{}\n{}", printed.stdout, printed.stderr);
+    let project = printed.root.map(super::project::Project::read);
+    for wrapper in asked.iter().filter(|t| t.role() == Role::Wrapper) {
+        let Some(sections) = wrapper.sections(&merged, project.as_ref()) else {
+            continue;
+        };
+        let mut all: Option<TestOutcomes> = None;
+        for (folder, text) in sections {
+            let part = Printed {
+                stdout: &text,
+                stderr: "",
+                ..*printed
+            };
+            if let Some(t) = read(&part) {
+                all.get_or_insert_with(TestOutcomes::default)
+                    .absorb(t, Some(&folder));
+            }
+        }
+        if all.is_some() {
+            return all;
+        }
+    }
+    read(printed)
+}
+
+/// A lint's findings by rule, read by the check's tools; `None` when no line names a rule.
+pub fn read_rules(uses: &Uses, stdout: &str, stderr: &str) -> Option<BTreeMap<String, u64>> {
+    let linters: Vec<&dyn Tool> = uses
+        .asked()
+        .into_iter()
+        .filter(|t| t.role() == Role::Quality)
+        .collect();
+    let mut kinds = BTreeMap::new();
+    for text in [stdout, stderr] {
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let next = lines.get(i + 1).copied().unwrap_or("");
+            if let Some(k) = linters.iter().find_map(|t| t.rule(line, next)) {
+                *kinds.entry(k).or_insert(0) += 1;
+            }
+        }
+    }
+    (!kinds.is_empty()).then_some(kinds)
+}
+
+/// How many problems a quality check's output reports: as its tools count them, else as every
+/// linter's findings are counted ([`crate::checks::outcomes::problems`]).
+pub fn count_problems(uses: &Uses, stdout: &str, stderr: &str) -> Option<u64> {
+    let text = format!("{stdout}\n{stderr}");
+    uses.asked()
+        .iter()
+        .filter(|t| t.role() == Role::Quality)
+        .find_map(|t| t.count(&text))
+        .or_else(|| super::outcomes::problems(stdout, stderr))
+}
+
+/// The program a failed check could not start, as its wrappers or the shell said.
+pub fn missing_program(uses: &Uses, stdout: &str, stderr: &str) -> Option<String> {
+    let wrappers = uses.asked();
+    for line in stderr.lines().chain(stdout.lines()) {
+        let line = line.trim();
+        if let Some(p) = call::shell_missing(line) {
+            return Some(p);
+        }
+        if let Some(p) = wrappers.iter().find_map(|t| t.missing(line)) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// What would have run a test of `lang` that no check ran, as its runners say.
+pub fn missed_hint(lang: Lang, test: &Missed) -> Option<String> {
+    TOOLS
+        .iter()
+        .filter(|t| t.role() == Role::Tests(lang))
+        .find_map(|t| t.missed(test))
+}
+
+/// The tool that manages `project`'s environment for `lang` (`uv`, `poetry`, `npm`, …).
+pub fn manager(project: &super::project::Project, lang: Lang) -> Option<&'static dyn Tool> {
+    TOOLS
+        .iter()
+        .copied()
+        .find(|t| t.manages(project) == Some(lang))
+}
+
+/// Whether `word` is an identifier of letters, digits and `_`.
+pub(crate) fn word(w: &str) -> bool {
+    !w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Whether `command` is one program's run with nothing a shell would read specially: safe to
+/// add words to its end.
+pub(crate) fn plain(command: &str) -> bool {
+    !command.contains(['&', ';', '|', '`', '$', '\n', '>', '<', '\'', '"', '(', ')'])
+}
+
+#[cfg(test)]
+mod tests;

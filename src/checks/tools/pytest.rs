@@ -1,0 +1,202 @@
+//! pytest: asked for a JUnit report through `PYTEST_ADDOPTS` (however it is started — a
+//! script, tox, `uv run` — and harmless to anything else), its tests named
+//! `dotted.module[.Class]::function[params]`; one test run alone by `-k`; its failures explained
+//! by its `FAILURES` section and short summary.
+
+use super::{excerpt::section, Alone, Call, Lang, Missed, Prepared, Printed, Role, Tool};
+use crate::checks::outcomes::TestOutcomes;
+use crate::checks::project::Project;
+use std::path::Path;
+
+pub struct Pytest;
+
+/// Where in the run's folder pytest writes its report.
+const REPORT: &str = "pytest/junit.xml";
+
+/// The most lines kept from pytest's `FAILURES` section.
+const MAX_FAILURE_LINES: usize = 40;
+
+impl Tool for Pytest {
+    fn name(&self) -> &'static str {
+        "pytest"
+    }
+
+    fn role(&self) -> Role {
+        Role::Tests(Lang::Python)
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        matches!(call.name(), "pytest" | "py.test")
+    }
+
+    fn prepare(&self, run: &mut Prepared, scratch: &Path) {
+        let dir = run.own_dir(scratch, "pytest");
+        let addopts = run.get("PYTEST_ADDOPTS").unwrap_or_default();
+        let report = dir.join("junit.xml");
+        run.set(
+            "PYTEST_ADDOPTS",
+            format!("{addopts} --junitxml={}", report.display())
+                .trim()
+                .to_owned(),
+        );
+    }
+
+    fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
+        let report = printed.scratch?.join(REPORT);
+        let xml = crate::untrusted_dir::report_text(&report, "the JUnit report")?;
+        super::junit::read(&xml, self.name())
+    }
+
+    fn alone(&self, command: &str, id: &str, env: &[(String, String)]) -> Option<Alone> {
+        // `tests.test_x.TestC::test_y[1]`: the class (or module) and the function.
+        let (classname, name) = id.rsplit_once("::")?;
+        let function = name.split('[').next().unwrap_or(name);
+        let owner = classname.rsplit('.').next().unwrap_or(classname);
+        if !super::word(function) || !super::word(owner) {
+            return None;
+        }
+        let addopts = addopts(env);
+        Some(Alone {
+            command: command.to_owned(),
+            env: vec![(
+                "PYTEST_ADDOPTS".into(),
+                format!("{addopts} -k '{owner} and {function}'")
+                    .trim()
+                    .to_owned(),
+            )],
+        })
+    }
+
+    fn excerpt(&self, text: &str) -> Option<String> {
+        failures(text)
+    }
+
+    fn missed(&self, test: &Missed) -> Option<String> {
+        let file = test.file;
+        Some(match test.marks.first() {
+            Some(m) => format!(
+                "it is marked `{m}`, which the checks' pytest leaves out: a check must run `python -m pytest -m {m} {file}`"
+            ),
+            None => format!(
+                "no check's test run collected it: a check must run `python -m pytest {file}`"
+            ),
+        })
+    }
+}
+
+/// The `PYTEST_ADDOPTS` a check runs with: its own first, else the user's.
+fn addopts(env: &[(String, String)]) -> String {
+    env.iter()
+        .rev()
+        .find(|(k, _)| k == "PYTEST_ADDOPTS")
+        .map(|(_, v)| v.clone())
+        .or_else(|| crate::env::get("PYTEST_ADDOPTS"))
+        .unwrap_or_default()
+}
+
+/// pytest's `FAILURES` section reduced to what says why: each failing test's header, the
+/// location lines (`src/x.py:95: TypeError`) and the `E   ` lines with the error itself — then
+/// the `short test summary info` (which cuts messages at the terminal's width), through its final
+/// `=== … failed … ===` line.
+fn failures(text: &str) -> Option<String> {
+    let summary = section(
+        text,
+        |l| l.starts_with('=') && l.contains("short test summary info"),
+        |l| l.starts_with('=') && (l.contains(" failed") || l.contains(" error")),
+    )?;
+    let why: Vec<&str> = text
+        .lines()
+        .skip_while(|l| {
+            !(l.starts_with('=') && (l.contains(" FAILURES ") || l.contains(" ERRORS ")))
+        })
+        .take_while(|l| !(l.starts_with('=') && l.contains("short test summary info")))
+        .filter(|l| {
+            let located = l.split_once(": ").is_some_and(|(at, _)| {
+                at.rsplit_once(':')
+                    .is_some_and(|(_, n)| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty())
+            });
+            (l.starts_with("___") && l.ends_with("___")) || l.starts_with("E ") || located
+        })
+        .take(MAX_FAILURE_LINES)
+        .collect();
+    Some(if why.is_empty() {
+        summary
+    } else {
+        format!("{}\n{summary}", why.join("\n"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_test_is_run_alone_by_k() {
+        let a = Pytest
+            .alone(
+                "poetry run pytest",
+                "tests.test_v.TestGit::test_shallow[x]",
+                &[("PYTEST_ADDOPTS".into(), "-p no:cacheprovider".into())],
+            )
+            .unwrap();
+        assert_eq!(a.command, "poetry run pytest");
+        assert_eq!(
+            a.env,
+            [(
+                "PYTEST_ADDOPTS".to_owned(),
+                "-p no:cacheprovider -k 'TestGit and test_shallow'".to_owned()
+            )]
+        );
+        assert!(Pytest.alone("pytest", "tests.t::test_$(x)", &[]).is_none());
+    }
+
+    #[test]
+    fn a_report_is_asked_for_and_read() {
+        let scratch = tempfile::tempdir().unwrap();
+        let mut run = Prepared {
+            command: "make test".into(),
+            env: vec![("PYTEST_ADDOPTS".into(), "-x".into())],
+            writable: Vec::new(),
+        };
+        Pytest.prepare(&mut run, scratch.path());
+        let want = format!("-x --junitxml={}", scratch.path().join(REPORT).display());
+        assert_eq!(run.get("PYTEST_ADDOPTS"), Some(want));
+        assert_eq!(run.writable, [scratch.path().join("pytest")]);
+        std::fs::write(
+            scratch.path().join(REPORT),
+            r#"<testsuite><testcase classname="tests.test_a" name="test_ok"/></testsuite>"#,
+        )
+        .unwrap();
+        let t = Pytest
+            .tests(&Printed {
+                stdout: "",
+                stderr: "",
+                scratch: Some(scratch.path()),
+                root: None,
+            })
+            .unwrap();
+        assert_eq!(
+            t.passed.iter().collect::<Vec<_>>(),
+            ["tests.test_a::test_ok"]
+        );
+        assert_eq!(t.runner, "pytest");
+    }
+
+    #[test]
+    fn failures_are_read_from_its_summary() {
+        let out = "collected 3 items\n\ntests/test_a.py .F.\n\n=== FAILURES ===\n___ test_b ___\n    assert 1 == 2\nE   assert 1 == 2\n\n=========================== short test summary info ============================\nFAILED tests/test_a.py::test_b - assert 1 == 2\n========================= 1 failed, 2 passed in 0.12s ==========================\n";
+        assert_eq!(
+            failures(out).unwrap(),
+            "___ test_b ___\nE   assert 1 == 2\n=========================== short test summary info ============================\nFAILED tests/test_a.py::test_b - assert 1 == 2\n========================= 1 failed, 2 passed in 0.12s =========================="
+        );
+        // cachetools at the parent of its fix for #387, with only the fix's test applied: the
+        // summary cuts the message; the error and where it happened come from FAILURES.
+        let out = "=================================== FAILURES ===================================\n___________________ AutospecTest.test_autospec_no_warnings ____________________\n\nself = <tests.test_cachedmethod.AutospecTest testMethod=test_autospec_no_warnings>\n\n    def test_autospec_no_warnings(self):\n>           _ = unittest.mock.create_autospec(Cached, instance=True)\n\ntests/test_cachedmethod.py:685: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _\n    def __get__(self, obj, objtype=None):\nE       TypeError: No '__dict__' attribute on 'NoneType' instance to cache 'get_cond_info' property.\n\nsrc/cachetools/_cachedmethod.py:95: TypeError\n=========================== short test summary info ============================\nFAILED tests/test_cachedmethod.py::AutospecTest::test_autospec_no_warnings - ...\n=================== 1 failed, 276 passed, 2 skipped in 1.18s ===================\n";
+        let e = failures(out).unwrap();
+        assert!(
+            e.starts_with("___________________ AutospecTest.test_autospec_no_warnings ____________________\ntests/test_cachedmethod.py:685: \nE       TypeError: No '__dict__' attribute on 'NoneType' instance to cache 'get_cond_info' property.\nsrc/cachetools/_cachedmethod.py:95: TypeError\n=========="),
+            "{e}"
+        );
+        assert!(e.ends_with("1 failed, 276 passed, 2 skipped in 1.18s ==================="));
+    }
+}

@@ -1,0 +1,70 @@
+//! The Python interpreter as a wrapper: `python -m X …` (`python3.11`, `.venv/bin/python` as
+//! well) starts the module `X` — `python -m pytest` is pytest. A missing module is said in the
+//! interpreter's words (`No module named pytest`).
+
+use super::{Call, Inner, Role, Tool};
+use crate::checks::project::Project;
+
+pub struct Python;
+
+/// Whether a program's file name is a Python interpreter's (`python`, `python3`, `python3.11`).
+pub fn interpreter(name: &str) -> bool {
+    name == "py"
+        || name
+            .strip_prefix("python")
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+impl Tool for Python {
+    fn name(&self) -> &'static str {
+        "python"
+    }
+
+    fn role(&self) -> Role {
+        Role::Wrapper
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        interpreter(call.name()) && call.has("-m")
+    }
+
+    fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {
+        let at = call.args.iter().position(|a| a == "-m");
+        match at.map(|at| call.args[at + 1..].to_vec()) {
+            Some(words) if !words.is_empty() => Inner::Words(words),
+            _ => Inner::Nothing,
+        }
+    }
+
+    fn missing(&self, line: &str) -> Option<String> {
+        // `/usr/bin/python3: No module named pytest`
+        let (interp, module) = line.split_once(": No module named ")?;
+        interpreter(interp.rsplit('/').next()?).then(|| super::call::unquote(module))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tools::recognise;
+
+    #[test]
+    fn a_module_run_is_its_module() {
+        assert_eq!(
+            recognise("python3.11 -m pytest -q", None).tools,
+            ["python", "pytest"]
+        );
+        assert_eq!(
+            recognise(".venv/bin/python -m mypy src", None).tools,
+            ["python", "mypy"]
+        );
+        assert!(!Python.is(&Call::of(&["python", "runtests.py"]), None));
+        assert_eq!(
+            Python
+                .missing("/usr/bin/python3: No module named pytest")
+                .as_deref(),
+            Some("pytest")
+        );
+        assert_eq!(Python.missing("KeyError: No module named x"), None);
+    }
+}

@@ -1,0 +1,50 @@
+//! ruff (`ruff check`, `ruff format --check`): its findings by rule — `path:line:col: CODE
+//! message` in the concise format, or the full format's `CODE message` header followed by
+//! ` --> path:line:col`.
+
+use super::{Call, Role, Tool};
+use crate::checks::project::Project;
+
+pub struct Ruff;
+
+impl Tool for Ruff {
+    fn name(&self) -> &'static str {
+        "ruff"
+    }
+
+    fn role(&self) -> Role {
+        Role::Quality
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        call.name() == "ruff"
+    }
+
+    fn rule(&self, line: &str, next: &str) -> Option<String> {
+        super::flake8::located_code(line).or_else(|| {
+            let code = line.split_whitespace().next()?;
+            (next.trim_start().starts_with("--> ") && super::flake8::is_rule_code(code))
+                .then(|| code.to_owned())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_formats_name_the_rule() {
+        assert_eq!(
+            Ruff.rule("src/a.py:9:1: F401 [*] `os` imported but unused", "")
+                .as_deref(),
+            Some("F401")
+        );
+        assert_eq!(
+            Ruff.rule("F401 [*] `os` imported but unused", " --> src/a.py:1:8")
+                .as_deref(),
+            Some("F401")
+        );
+        assert_eq!(Ruff.rule("Found 1 error.", ""), None);
+    }
+}

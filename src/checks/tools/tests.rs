@@ -1,0 +1,133 @@
+//! The registry and the stages' questions to it.
+
+use super::*;
+
+#[test]
+fn every_tool_has_a_name_of_its_own_and_claims_no_empty_call() {
+    let mut names: Vec<&str> = TOOLS.iter().map(|t| t.name()).collect();
+    let all = names.len();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), all, "two tools share a name");
+    for t in TOOLS {
+        assert!(
+            !t.is(&Call::default(), None),
+            "{} claims an empty call",
+            t.name()
+        );
+        assert!(named(t.name()).is_some());
+    }
+}
+
+#[test]
+fn a_check_ralph_cannot_see_into_gets_every_tools_harmless_preparation() {
+    let scratch = tempfile::tempdir().unwrap();
+    let opaque = recognise("./scripts/test.sh", None);
+    assert!(opaque.opaque);
+    let run = prepare(&opaque, "./scripts/test.sh", &[], scratch.path());
+    assert_eq!(run.command, "./scripts/test.sh");
+    let keys: Vec<&str> = run.env.iter().map(|(k, _)| k.as_str()).collect();
+    for k in [
+        "PYTEST_ADDOPTS",
+        "GOFLAGS",
+        "PYTHONPATH",
+        "RALPH_UNITTEST_REPORT",
+    ] {
+        assert!(keys.contains(&k), "{k} in {keys:?}");
+    }
+    // A check seen whole gets its own tools' only.
+    let seen = recognise("cargo test", None);
+    let run = prepare(&seen, "cargo test", &[], scratch.path());
+    assert_eq!(run.command, "cargo test --no-fail-fast");
+    assert!(
+        !run.env.iter().any(|(k, _)| k == "PYTEST_ADDOPTS"),
+        "{:?}",
+        run.env
+    );
+}
+
+#[test]
+fn every_reader_is_tried_on_a_check_ralph_cannot_see_into() {
+    let out = "=== RUN   TestAdd\n--- PASS: TestAdd (0.00s)\nok  \texample.com/calc\t0.01s\n";
+    let printed = Printed {
+        stdout: out,
+        stderr: "",
+        scratch: None,
+        root: None,
+    };
+    let t = read_tests(&recognise("./ci.sh", None), &printed).unwrap();
+    assert_eq!(t.runner, "go test");
+    // A check seen whole is read by its own tools only.
+    assert!(read_tests(&recognise("pytest", None), &printed).is_none());
+}
+
+#[test]
+fn a_missing_program_is_read_from_the_shell_or_its_wrapper() {
+    let uses = recognise("uv run ruff check", None);
+    assert_eq!(
+        missing_program(
+            &uses,
+            "",
+            "error: Failed to spawn: `ruff`\n  Caused by: No such file or directory (os error 2)"
+        )
+        .as_deref(),
+        Some("ruff")
+    );
+    assert_eq!(
+        missing_program(&uses, "", "sh: 1: mypy: not found").as_deref(),
+        Some("mypy")
+    );
+    assert_eq!(
+        missing_program(&uses, "FAILED test_x - KeyError: not found", ""),
+        None
+    );
+}
+
+#[test]
+fn problems_are_counted_as_their_tool_counts_them() {
+    let uses = recognise("gofmt -l .", None);
+    assert_eq!(count_problems(&uses, "a.go\nb/c.go\n", ""), Some(2));
+    let uses = recognise("flake8", None);
+    assert_eq!(
+        count_problems(&uses, "a.py:1:1: F401 unused\n", ""),
+        Some(1)
+    );
+}
+
+#[test]
+fn the_runner_of_a_language_says_what_would_have_run_a_missed_test() {
+    let checks = [Checked {
+        name: "test",
+        command: "pytest",
+        failing_on_base: false,
+    }];
+    let missed = Missed {
+        file: "tests/test_a.py",
+        name: "test_x",
+        feature: None,
+        marks: &["slow".to_owned()],
+        reporting: &checks,
+        checks: &checks,
+    };
+    assert!(missed_hint(Lang::Python, &missed)
+        .unwrap()
+        .contains("python -m pytest -m slow tests/test_a.py"));
+    assert!(missed_hint(Lang::Go, &missed)
+        .unwrap()
+        .contains("-run '^test_x$'"));
+}
+
+#[test]
+fn the_environment_manager_of_a_project_is_found_by_its_files() {
+    let p = crate::checks::project::Project::in_memory(
+        std::path::Path::new("/p"),
+        &[
+            ("uv.lock", ""),
+            ("pyproject.toml", "[tool.poetry]\n"),
+            ("pnpm-lock.yaml", ""),
+        ],
+    );
+    assert_eq!(manager(&p, Lang::Python).map(|t| t.name()), Some("uv"));
+    assert_eq!(manager(&p, Lang::Js).map(|t| t.name()), Some("pnpm"));
+    assert_eq!(manager(&p, Lang::Go).map(|t| t.name()), None);
+}

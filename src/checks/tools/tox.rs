@@ -1,0 +1,128 @@
+//! tox: the `commands` of the environments it runs are what it runs (`tox -e lint,py` → those
+//! of `[testenv:lint]` and `[testenv:py]`, else `[testenv]`'s; without `-e`, the env list), read
+//! from tox.ini or setup.cfg's `[tox:tox]` sections; `{posargs}` and other substitutions left
+//! out. A configuration ralph cannot read (tox.toml, pyproject's) is not seen into.
+
+use super::{Call, Inner, Role, Tool};
+use crate::checks::project::Project;
+
+pub struct Tox;
+
+impl Tool for Tox {
+    fn name(&self) -> &'static str {
+        "tox"
+    }
+
+    fn role(&self) -> Role {
+        Role::Wrapper
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        call.name() == "tox"
+    }
+
+    fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {
+        let Some(ini) = project.and_then(|p| p.text("tox.ini").or_else(|| p.text("setup.cfg")))
+        else {
+            return Inner::Unknown;
+        };
+        let sections = ini_sections(&ini);
+        let value = |section: &str, key: &str| -> Option<String> {
+            sections
+                .iter()
+                .find(|(s, _)| s == section)
+                .and_then(|(_, kv)| kv.iter().find(|(k, _)| k == key))
+                .map(|(_, v)| v.clone())
+        };
+        let envs: Vec<String> = match call.args.iter().position(|a| a == "-e" || a == "--env") {
+            Some(at) => call.args.get(at + 1).cloned().unwrap_or_default(),
+            None => value("tox", "envlist")
+                .or_else(|| value("tox", "env_list"))
+                .or_else(|| value("tox:tox", "envlist"))
+                .unwrap_or_default(),
+        }
+        .split([',', '\n'])
+        .map(|e| e.trim().to_owned())
+        .filter(|e| !e.is_empty() && !e.contains('{'))
+        .collect();
+        let mut lines = Vec::new();
+        for env in if envs.is_empty() {
+            vec![String::new()]
+        } else {
+            envs
+        } {
+            let own = value(&format!("testenv:{env}"), "commands");
+            if let Some(commands) = own.or_else(|| value("testenv", "commands")) {
+                lines.extend(commands.lines().map(without_substitutions));
+            }
+        }
+        lines.retain(|l| !l.trim().is_empty());
+        match lines.is_empty() {
+            true => Inner::Unknown,
+            false => Inner::Script(lines.join("\n")),
+        }
+    }
+}
+
+/// A command line without tox's `{…}` substitutions and its `-` (ignore errors) prefix.
+fn without_substitutions(line: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0;
+    for c in line.trim().trim_start_matches('-').chars() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out.trim().to_owned()
+}
+
+/// An ini file's sections, each with its keys and their (continued) values.
+fn ini_sections(text: &str) -> Vec<(String, Vec<(String, String)>)> {
+    let mut out: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with(['#', ';']) || t.is_empty() {
+            continue;
+        }
+        if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            out.push((name.trim().to_owned(), Vec::new()));
+            continue;
+        }
+        let Some((_, keys)) = out.last_mut() else {
+            continue;
+        };
+        if line.starts_with([' ', '\t']) {
+            if let Some((_, v)) = keys.last_mut() {
+                v.push('\n');
+                v.push_str(t);
+            }
+        } else if let Some((k, v)) = t.split_once('=') {
+            keys.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tools::recognise;
+
+    #[test]
+    fn an_environment_is_its_commands() {
+        let ini = "[tox]\nenvlist = py311, lint\n\n[testenv]\ndeps = pytest\ncommands =\n    pytest {posargs:tests}\n\n[testenv:lint]\ncommands =\n    flake8 src\n    - isort --check-only .\n";
+        let p = Project::in_memory(std::path::Path::new("/p"), &[("tox.ini", ini)]);
+        assert_eq!(
+            recognise("tox -e lint", Some(&p)).tools,
+            ["tox", "flake8", "isort"]
+        );
+        assert_eq!(
+            recognise("tox", Some(&p)).tools,
+            ["tox", "pytest", "flake8", "isort"]
+        );
+        assert!(recognise("tox -e py", None).opaque);
+    }
+}

@@ -1,0 +1,108 @@
+//! uv: a Python environment manager. `uv run X` and `uvx X` start `X` in the project's
+//! environment (`uv.lock` makes the project uv's); its setup is `uv sync` with every group and
+//! extra; a program it cannot start is said as `Failed to spawn: `X``.
+
+use super::{Call, Inner, Lang, Role, Tool};
+use crate::checks::project::Project;
+
+pub struct Uv;
+
+/// `uv run`'s and `uvx`'s flags that take a value.
+const VALUED: [&str; 16] = [
+    "--with",
+    "--with-requirements",
+    "--with-editable",
+    "--python",
+    "-p",
+    "--group",
+    "--only-group",
+    "--no-group",
+    "--extra",
+    "--package",
+    "--env-file",
+    "--directory",
+    "--project",
+    "--index",
+    "--from",
+    "--default-index",
+];
+
+impl Tool for Uv {
+    fn name(&self) -> &'static str {
+        "uv"
+    }
+
+    fn role(&self) -> Role {
+        Role::Wrapper
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        matches!(call.name(), "uv" | "uvx")
+    }
+
+    fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {
+        let words = if call.name() == "uvx" {
+            let tool = Call {
+                args: std::iter::once("x".to_owned())
+                    .chain(call.args.iter().cloned())
+                    .collect(),
+                ..call.clone()
+            };
+            tool.after_valued("x", &VALUED)
+        } else {
+            match call.sub() {
+                "run" => call.after_valued("run", &VALUED),
+                "tool" => call.after_valued("run", &VALUED),
+                _ => None,
+            }
+        };
+        words.map_or(Inner::Nothing, Inner::Words)
+    }
+
+    fn manages(&self, project: &Project) -> Option<Lang> {
+        project.is_file("uv.lock").then_some(Lang::Python)
+    }
+
+    fn run_in(&self, _: &Project, tool: &str) -> String {
+        format!("uv run {tool}")
+    }
+
+    fn setup(&self, project: &Project) -> Option<(String, String)> {
+        self.manages(project).map(|_| {
+            (
+                "uv sync --frozen --all-groups --all-extras".to_owned(),
+                "a uv.lock".to_owned(),
+            )
+        })
+    }
+
+    fn missing(&self, line: &str) -> Option<String> {
+        // `error: Failed to spawn: `ruff``
+        line.split("Failed to spawn: ")
+            .nth(1)
+            .map(super::call::unquote)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tools::recognise;
+
+    #[test]
+    fn what_it_starts_is_found_behind_its_flags() {
+        assert_eq!(
+            recognise("uv run --with pytest-xdist --frozen pytest -n 2", None).tools,
+            ["uv", "pytest"]
+        );
+        assert_eq!(
+            recognise("uvx --from ruff==0.6 ruff check", None).tools,
+            ["uv", "ruff"]
+        );
+        assert_eq!(recognise("uv sync --all-extras", None).tools, ["uv"]);
+        assert_eq!(
+            Uv.missing("error: Failed to spawn: `ruff`").as_deref(),
+            Some("ruff")
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! Yarn: a package script is what `yarn test`, `yarn run X` and `yarn X` run (a program of the
+//! package's when no script has the name); `yarn workspaces run X` (v1) and `yarn workspaces
+//! foreach … run X` (v2+) run it in each package. `yarn` alone installs. Its environment is the
+//! lockfile's (`--immutable` under Yarn 2+, `--frozen-lockfile` under Yarn 1).
+
+use super::npm::{each, script_with_hooks};
+use super::{Call, Inner, Lang, Role, Tool};
+use crate::checks::project::Project;
+
+pub struct Yarn;
+
+/// Yarn's own commands, which are not package scripts.
+const OWN: [&str; 8] = [
+    "install",
+    "add",
+    "remove",
+    "upgrade",
+    "up",
+    "dlx",
+    "exec",
+    "workspace",
+];
+
+impl Tool for Yarn {
+    fn name(&self) -> &'static str {
+        "yarn"
+    }
+
+    fn role(&self) -> Role {
+        Role::Wrapper
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        call.name() == "yarn"
+    }
+
+    fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {
+        let words: Vec<String> = call
+            .args
+            .iter()
+            .filter(|a| !a.starts_with('-'))
+            .cloned()
+            .collect();
+        let Some(first) = words.first() else {
+            return Inner::Nothing;
+        };
+        let Some(project) = project else {
+            return Inner::Unknown;
+        };
+        match first.as_str() {
+            "workspaces" => {
+                let name = words.iter().skip_while(|w| *w != "run").nth(1);
+                name.map_or(Inner::Unknown, |n| each(project, n, ""))
+            }
+            "dlx" | "exec" => Inner::Words(words[1..].to_vec()),
+            s if OWN.contains(&s) => Inner::Nothing,
+            "run" => match words.get(1) {
+                Some(n) => {
+                    script_with_hooks(project, "", n, "").map_or(Inner::Unknown, Inner::Script)
+                }
+                None => Inner::Nothing,
+            },
+            s => match script_with_hooks(project, "", s, "") {
+                Some(script) => Inner::Script(script),
+                None => Inner::Words(words.to_vec()),
+            },
+        }
+    }
+
+    fn manages(&self, project: &Project) -> Option<Lang> {
+        project.is_file("yarn.lock").then_some(Lang::Js)
+    }
+
+    fn setup(&self, project: &Project) -> Option<(String, String)> {
+        self.manages(project)?;
+        let command = if project.is_file(".yarnrc.yml") {
+            "yarn install --immutable"
+        } else {
+            "yarn install --frozen-lockfile"
+        };
+        Some((command.to_owned(), "a yarn.lock".to_owned()))
+    }
+
+    fn missing(&self, line: &str) -> Option<String> {
+        command_not_found(line)
+    }
+}
+
+/// Yarn's and pnpm's `Command "ruff" not found`.
+pub(super) fn command_not_found(line: &str) -> Option<String> {
+    line.split("Command \"").nth(1).and_then(|r| {
+        r.strip_suffix("\" not found.")
+            .or_else(|| r.strip_suffix("\" not found"))
+            .map(super::call::unquote)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tools::recognise;
+
+    #[test]
+    fn scripts_programs_and_workspaces_are_followed() {
+        let p = Project::in_memory(
+            std::path::Path::new("/w"),
+            &[
+                (
+                    "package.json",
+                    r#"{"workspaces": ["pkg/*"], "scripts": {"lint": "eslint ."}}"#,
+                ),
+                ("pkg/x/package.json", r#"{"scripts": {"test": "jest"}}"#),
+            ],
+        );
+        assert_eq!(recognise("yarn lint", Some(&p)).tools, ["yarn", "eslint"]);
+        assert_eq!(
+            recognise("yarn tsc --noEmit", Some(&p)).tools,
+            ["yarn", "tsc"]
+        );
+        assert_eq!(
+            recognise("yarn workspaces run test", Some(&p)).tools,
+            ["yarn", "jest"]
+        );
+        assert_eq!(
+            command_not_found("error Command \"tsc\" not found.").as_deref(),
+            Some("tsc")
+        );
+    }
+}
