@@ -258,8 +258,11 @@ impl Baseline {
                         .clone()
                         .unwrap_or_else(|| last_lines(&c.output_tail, 8));
                     let per_test = match &c.measure.tests {
-                        Some(t) if t.by_name => "; its runner named no passing test",
-                        _ => "; its runner reports no per-test results (pytest's JUnit XML, cargo test's lines, go test -v, ctest) to judge by",
+                        Some(t) if t.by_name => "; its runner named no passing test".to_owned(),
+                        _ => format!(
+                            "; its runner reports no per-test results to judge by (ralph reads them from {})",
+                            super::tools::runners().join(", ")
+                        ),
                     };
                     format!(
                         "`{}` ({}) {}{per_test}:\n{said}",

@@ -1,8 +1,8 @@
 //! Gradle (`gradle`, `./gradlew`) and Maven (`mvn`, `./mvnw`): JVM builds that run their tests
 //! themselves, each under a build lock of its own (two builds in one project would only wait for
-//! each other).
+//! each other). ralph does not read their reports: what they run is not seen into.
 
-use super::{Call, Role, Tool};
+use super::{Call, Inner, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Gradle;
@@ -15,7 +15,11 @@ impl Tool for Gradle {
     }
 
     fn role(&self) -> Role {
-        Role::Suite
+        Role::Wrapper
+    }
+
+    fn inner(&self, _: &Call, _: Option<&Project>) -> Inner {
+        Inner::Unknown
     }
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
@@ -33,7 +37,11 @@ impl Tool for Maven {
     }
 
     fn role(&self) -> Role {
-        Role::Suite
+        Role::Wrapper
+    }
+
+    fn inner(&self, _: &Call, _: Option<&Project>) -> Inner {
+        Inner::Unknown
     }
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {

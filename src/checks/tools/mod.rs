@@ -120,6 +120,15 @@ pub static TOOLS: &[&dyn Tool] = &[
     &staticcheck::Staticcheck,
 ];
 
+/// The names of the test runners whose results ralph reads test by test.
+pub fn runners() -> Vec<&'static str> {
+    TOOLS
+        .iter()
+        .filter(|t| matches!(t.role(), Role::Tests(_) | Role::Suite))
+        .map(|t| t.name())
+        .collect()
+}
+
 /// The tool named `name`.
 pub fn named(name: &str) -> Option<&'static dyn Tool> {
     TOOLS.iter().copied().find(|t| t.name() == name)

@@ -151,14 +151,14 @@ impl Tool for Unittest {
     }
 }
 
-/// `python -m unittest …` with `-v`, when it has none.
+/// `python -m unittest …` with `-v` at its end (where `discover` takes it too), when it has
+/// none.
 fn verbose(command: &str) -> Option<String> {
     let at = command.find("-m unittest")? + "-m unittest".len();
-    let rest = &command[at..];
-    let has = rest
+    let has = command[at..]
         .split_whitespace()
         .any(|w| w == "-v" || w == "--verbose");
-    (!has).then(|| format!("{} -v{rest}", &command[..at]))
+    (!has).then(|| format!("{} -v", command.trim_end()))
 }
 
 /// A unittest id (`pkg.mod.Class.test_x`, `setUpClass (pkg.mod.Class)`,
@@ -330,7 +330,7 @@ mod tests {
     fn a_direct_run_asks_for_verbose_lines_and_one_test_runs_alone() {
         assert_eq!(
             verbose("python -m unittest discover -s tests").as_deref(),
-            Some("python -m unittest -v discover -s tests")
+            Some("python -m unittest discover -s tests -v")
         );
         assert_eq!(verbose("python -m unittest -v"), None);
         let a = Unittest
