@@ -49,7 +49,19 @@ pub async fn measure(
         REPORT,
         &crate::process::shell_quote(&report.display().to_string()),
     );
-    let cmd = super::shell(&command, dir, Kind::Check, env, &[scratch]).timeout(timeout);
+    // Prepared as a check is: its tools' state (uv's cache) in a folder of its own.
+    let uses = super::tools::recognise(&command, None);
+    let prepared = super::tools::prepare(&uses, &command, env, scratch);
+    let mut writable: Vec<&Path> = prepared.writable.iter().map(|p| p.as_path()).collect();
+    writable.push(scratch);
+    let cmd = super::shell(
+        &prepared.command,
+        dir,
+        Kind::Check,
+        &prepared.env,
+        &writable,
+    )
+    .timeout(timeout);
     let out = process::run(&cmd)
         .await
         .map_err(|e| format!("`{}` could not start: {e}", spec.command))?;

@@ -354,18 +354,38 @@ async fn prepare(
     env: &[(String, String)],
     after: Option<&AfterChange>,
 ) -> Result<Duration, String> {
+    let project = Project::read(dir);
+    // The state its tools write of their own (PDM's logs) goes to a folder of this run's.
+    let scratch = tempfile::Builder::new()
+        .prefix("ralph-setup-")
+        .tempdir()
+        .map_err(|e| format!("the {what} `{command}` has no folder of its own: {e}"))?;
+    let mut own = super::tools::Prepared {
+        command: command.to_owned(),
+        env: env.to_vec(),
+        writable: Vec::new(),
+    };
+    super::tools::with_state(
+        &super::tools::recognise(command, Some(&project)),
+        &mut own,
+        scratch.path(),
+    );
     let cmd = match after {
-        None => super::shell(command, dir, Kind::Setup, env, &[]),
+        None => {
+            let writable: Vec<&Path> = own.writable.iter().map(|p| p.as_path()).collect();
+            super::shell(command, dir, Kind::Setup, &own.env, &writable)
+        }
         Some(after) => {
-            let (vars, writable) = after.confinement(command);
+            let (vars, mut writable) = after.confinement(command);
             let _ = std::fs::create_dir_all(&after.cache);
-            let env: Vec<(String, String)> = vars.into_iter().chain(env.iter().cloned()).collect();
+            writable.extend(own.writable.iter().cloned());
+            let env: Vec<(String, String)> = vars.into_iter().chain(own.env).collect();
             let writable: Vec<&Path> = writable.iter().map(|p| p.as_path()).collect();
             super::shell(command, dir, Kind::Rebuild, &env, &writable)
         }
     }
     .label(what)
-    .hosts(registries(&Project::read(dir)))
+    .hosts(registries(&project))
     .timeout(timeout)
     .max_output(1 << 20);
     let out = process::run(&cmd)

@@ -274,7 +274,7 @@ const OWN_PATHS: [(&str, usize, &str); 24] = [
         "the common git dir and the global git config (bounded, never blocking)",
     ),
     ("agent/replay.rs", 2, "the recordings folder"),
-    ("checks/tools/mod.rs", 1, "a check run's own folder (reports, state)"),
+    ("checks/tools/mod.rs", 2, "a check run's own folder (reports, state)"),
     (
         "checks/tools/unittest.rs",
         1,

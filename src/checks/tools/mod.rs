@@ -299,6 +299,13 @@ pub trait Tool: Sync {
     /// environment: a check ralph cannot see into gets every tool's.
     fn prepare(&self, _run: &mut Prepared, _scratch: &Path) {}
 
+    /// Variables pointing what it writes of its own — locks, logs, state — into `dir`, a
+    /// writable folder of this run's (a check's or a setup's), never the user's: under the
+    /// sandbox the user's home and caches are read-only to a check.
+    fn state(&self, _dir: &Path) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// Its tests, read from what it printed and the reports it was asked for.
     fn tests(&self, _printed: &Printed) -> Option<TestOutcomes> {
         None
@@ -393,7 +400,28 @@ pub fn prepare(uses: &Uses, command: &str, env: &[(String, String)], scratch: &P
     for tool in uses.asked() {
         tool.prepare(&mut run, scratch);
     }
+    with_state(uses, &mut run, scratch);
     run
+}
+
+/// Adds the state the tools of `uses` must write (their variables, the folder made writable)
+/// to `run`, under `scratch`.
+pub fn with_state(uses: &Uses, run: &mut Prepared, scratch: &Path) {
+    for tool in uses.asked() {
+        let dir = scratch.join("state").join(tool.name().replace(' ', "-"));
+        let state = tool.state(&dir);
+        if state.is_empty() {
+            continue;
+        }
+        run.own_dir(scratch, "state");
+        for (k, v) in state {
+            // The sandbox shows only what exists: the tool's folders are made now.
+            if Path::new(&v).starts_with(&dir) {
+                let _ = std::fs::create_dir_all(&v);
+            }
+            run.set(&k, v);
+        }
+    }
 }
 
 /// The tests a run names, read by the check's tools (each workspace package's part by the

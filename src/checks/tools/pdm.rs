@@ -1,9 +1,11 @@
 //! PDM: a Python environment manager. `pdm run X` starts `X` in the project's environment, or
 //! the script `X` of `[tool.pdm.scripts]` (`pdm.lock` or `[tool.pdm]` make the project PDM's);
-//! its setup installs every group.
+//! its setup installs every group. Its logs go to a folder of the run's own (`PDM_LOG_DIR`): the
+//! user's state folder is read-only under the sandbox.
 
 use super::{Call, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
+use std::path::Path;
 
 pub struct Pdm;
 
@@ -57,6 +59,14 @@ impl Tool for Pdm {
             "pdm install --no-self --group :all".to_owned(),
             "a PDM project".to_owned(),
         ))
+    }
+
+    fn state(&self, dir: &Path) -> Vec<(String, String)> {
+        vec![
+            // PDM logs every install and resolution under the user's state folder otherwise.
+            ("PDM_LOG_DIR".into(), dir.join("log").display().to_string()),
+            ("PDM_CHECK_UPDATE".into(), "false".into()),
+        ]
     }
 
     fn missing(&self, line: &str) -> Option<String> {

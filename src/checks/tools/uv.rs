@@ -1,9 +1,13 @@
 //! uv: a Python environment manager. `uv run X` and `uvx X` start `X` in the project's
 //! environment (`uv.lock` makes the project uv's); its setup is `uv sync` with every group and
-//! extra; a program it cannot start is said as `Failed to spawn: `X``.
+//! extra; a program it cannot start is said as `Failed to spawn: `X``. A check runs it with a
+//! cache of its own, offline: `uv run` takes a lock in its cache even when the environment is in
+//! sync, and the user's cache is read-only to a check (the setup, which made the environment,
+//! had it).
 
-use super::{Call, Inner, Lang, Role, Tool};
+use super::{Call, Inner, Lang, Prepared, Role, Tool};
 use crate::checks::project::Project;
+use std::path::Path;
 
 pub struct Uv;
 
@@ -57,6 +61,12 @@ impl Tool for Uv {
             }
         };
         words.map_or(Inner::Nothing, Inner::Words)
+    }
+
+    fn prepare(&self, run: &mut Prepared, scratch: &Path) {
+        let cache = run.own_dir(scratch, "uv-cache");
+        run.set("UV_CACHE_DIR", cache.display().to_string());
+        run.set("UV_OFFLINE", "1");
     }
 
     fn manages(&self, project: &Project) -> Option<Lang> {
