@@ -86,48 +86,26 @@ pub fn detect_in(p: &Project, config: &ChecksConfig) -> CheckPlan {
     plan
 }
 
-/// Marks the checks ralph adds of its own that the project does not run itself as advisory:
-/// a Cargo project's `cargo fmt` without a rustfmt configuration or a CI step running it, its
-/// `cargo clippy -D warnings` without a clippy configuration (`clippy.toml`, `[lints.clippy]`)
-/// or a CI step running clippy. Its tests, and every check the project declares or configures,
-/// count.
+/// A check ralph adds of its own that the project does not run itself only advises (its tool
+/// said so when it made it, [`super::tools::Tool::detect`]) — unless the project's CI runs that
+/// tool: then it counts. Its tests, and every check the project declares or configures, count.
 fn mark_advisory(plan: &mut CheckPlan, p: &Project, ci: &super::workflows::Ci) {
-    if !plan.source.split(" and ").any(|s| s == "cargo") {
-        return;
-    }
-    let ci_runs = |tool: &str| {
-        let runs = |text: &str| {
-            let words: Vec<&str> = text
-                .split(|c: char| c.is_whitespace() || c == '\'' || c == '"')
-                .collect();
-            words.windows(2).any(|w| w == ["cargo", tool])
-        };
-        ci.checks.iter().any(|c| runs(&c.command))
-            || ci.scripts.values().any(|s| runs(s))
-            || ci.notes.iter().any(|n| runs(n))
-    };
-    let manifest = p.text("Cargo.toml").unwrap_or_default();
-    let rules = [
-        (
-            "cargo fmt",
-            p.is_file("rustfmt.toml") || p.is_file(".rustfmt.toml") || ci_runs("fmt"),
-            "the project does not run rustfmt itself (no rustfmt.toml, no `cargo fmt` in its CI)",
-        ),
-        (
-            "cargo clippy",
-            p.is_file("clippy.toml")
-                || p.is_file(".clippy.toml")
-                || manifest.contains("[lints.clippy]")
-                || manifest.contains("[workspace.lints.clippy]")
-                || ci_runs("clippy"),
-            "the project does not run clippy itself (no clippy.toml, no [lints.clippy], no `cargo clippy` in its CI)",
-        ),
-    ];
-    for check in plan.checks.iter_mut() {
-        for (prefix, counts, why) in &rules {
-            if check.command.starts_with(prefix) && !counts {
-                check.advisory = Some((*why).to_owned());
-            }
+    let texts: Vec<&str> = ci
+        .checks
+        .iter()
+        .map(|c| c.command.as_str())
+        .chain(ci.scripts.values().map(String::as_str))
+        .chain(ci.notes.iter().map(String::as_str))
+        .collect();
+    for check in plan.checks.iter_mut().filter(|c| c.advisory.is_some()) {
+        let uses = super::tools::recognise(&check.command, Some(p));
+        let ci_runs = uses.tools.iter().any(|tool| {
+            texts
+                .iter()
+                .any(|t| super::tools::mentions(t, tool, Some(p)))
+        });
+        if ci_runs {
+            check.advisory = None;
         }
     }
 }
@@ -266,16 +244,9 @@ fn languages(p: &Project) -> Vec<Language> {
         });
     }
     if cargo {
-        let why = "a Cargo.toml";
-        // One build: clippy checks every target as `cargo check --all-targets` would, and the
-        // tests reuse what it built.
         out.push(Language {
             name: "cargo",
-            checks: vec![
-                CheckSpec::new("format", "cargo fmt --all -- --check").because(why),
-                CheckSpec::new("lint", "cargo clippy --all-targets -- -D warnings").because(why),
-                CheckSpec::new("test", "cargo test").because(why),
-            ],
+            checks: super::tools::detect(&super::tools::Env::of(p), super::tools::Lang::Rust),
             coverage: None,
         });
     }
@@ -397,19 +368,8 @@ fn node_checks(p: &Project, text: &str) -> Vec<CheckSpec> {
         .unwrap_or_default();
     // The project's own package manager, by its lockfile: a Yarn project's scripts through
     // Yarn (as its CI runs them), npm where nothing says otherwise.
-    let manager = if p.is_file("yarn.lock") {
-        "yarn"
-    } else if p.is_file("pnpm-lock.yaml") {
-        "pnpm"
-    } else if p.is_file("bun.lockb") || p.is_file("bun.lock") {
-        "bun"
-    } else {
-        "npm"
-    };
-    let run = |script: &str| match manager {
-        "npm" => format!("npm run --silent {script}"),
-        m => format!("{m} run {script}"),
-    };
+    let manager = super::tools::script_runner(p);
+    let run = |script: &str| manager.run_script(script).unwrap_or_default();
     let has = |s: &str| scripts.iter().any(|k| k == s);
     let mut checks = Vec::new();
     for (name, candidates) in [
@@ -432,12 +392,9 @@ fn node_checks(p: &Project, text: &str) -> Vec<CheckSpec> {
         checks.push(pc);
     }
     if has("test") {
-        let test = match manager {
-            // `bun test` is Bun's own runner, not the script.
-            "bun" => "bun run test".to_owned(),
-            m => format!("{m} test"),
-        };
-        checks.push(CheckSpec::new("test", &test).because("the `test` script of package.json"));
+        checks.push(
+            CheckSpec::new("test", &run("test")).because("the `test` script of package.json"),
+        );
     }
     checks
 }

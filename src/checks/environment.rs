@@ -8,6 +8,7 @@
 //! another checkout (an editable install of the main checkout).
 
 use super::project::Project;
+use super::tools::{Env, Lang};
 use crate::config::ChecksConfig;
 use crate::process::{self, Kind};
 use serde::Serialize;
@@ -65,89 +66,23 @@ pub fn setup(p: &Project, config: &ChecksConfig) -> Option<SetupSpec> {
     }
 }
 
-/// The setup of the project's own environment manager or lockfile (Poetry, PDM, Hatch, uv,
-/// npm, pnpm, Yarn), when it has one.
+/// The setup of the project's own environment manager or lockfile (uv, Poetry, PDM, Hatch;
+/// npm, pnpm, Yarn, Bun), when it has one: the manager says how.
 fn lockfile_setup(p: &Project) -> Option<SetupSpec> {
-    let has = |f: &str| p.is_file(f);
-    match super::python::Runner::of(p) {
-        super::python::Runner::Poetry => {
-            return Some(SetupSpec {
-                command: poetry_install(p),
-                reason: "a Poetry project (its poetry.toml decides where the environment lives)"
-                    .into(),
-            })
-        }
-        super::python::Runner::Pdm => {
-            return Some(SetupSpec {
-                command: "pdm install --no-self --group :all".into(),
-                reason: "a PDM project".into(),
-            })
-        }
-        super::python::Runner::Hatch => {
-            return Some(SetupSpec {
-                command: "hatch env create".into(),
-                reason: "a Hatch environment".into(),
-            })
-        }
-        _ => {}
-    }
-    let (command, file) = if has("uv.lock") {
-        ("uv sync --frozen --all-groups --all-extras", "uv.lock")
-    } else if has("package-lock.json") {
-        ("npm ci", "package-lock.json")
-    } else if has("pnpm-lock.yaml") {
-        ("pnpm install --frozen-lockfile", "pnpm-lock.yaml")
-    } else if has("yarn.lock") && has(".yarnrc.yml") {
-        ("yarn install --immutable", "yarn.lock")
-    } else if has("yarn.lock") {
-        ("yarn install --frozen-lockfile", "yarn.lock")
-    } else {
-        return None;
-    };
-    Some(SetupSpec {
-        command: command.into(),
-        reason: format!("a {file}"),
+    managed_setup(p, &[Lang::Python, Lang::Js])
+}
+
+/// The setup of the first of `langs` whose environment a tool manages for `p`.
+fn managed_setup(p: &Project, langs: &[Lang]) -> Option<SetupSpec> {
+    langs.iter().find_map(|lang| {
+        let (command, reason) = super::tools::manager(p, *lang)?.setup(p)?;
+        Some(SetupSpec { command, reason })
     })
 }
 
-/// A Rust project's setup: the crates its checks build, downloaded. Checks may not write the
-/// registry cache (a build script could poison what the user builds next), so they need them
-/// downloaded before; without a network, the crates already in the cache do (`--offline`). A
-/// lock file the project does not keep is not left behind: it would look like part of the
-/// change.
+/// A Rust project's setup: the crates its checks build, downloaded (cargo says how).
 fn cargo_fetch(p: &Project) -> Option<SetupSpec> {
-    if !p.is_file("Cargo.toml") {
-        return None;
-    }
-    let command = if p.is_file("Cargo.lock") {
-        "cargo fetch || cargo fetch --offline"
-    } else {
-        "(cargo fetch || cargo fetch --offline) && rm -f Cargo.lock"
-    };
-    Some(SetupSpec {
-        command: command.into(),
-        reason: "a Cargo.toml: the crates the checks build are downloaded first".into(),
-    })
-}
-
-/// `poetry install` with every dependency group the project declares and its extras.
-fn poetry_install(p: &Project) -> String {
-    let pyproject = p.text("pyproject.toml").unwrap_or_default();
-    let groups: Vec<String> = pyproject
-        .lines()
-        .filter_map(|l| {
-            let name = l
-                .trim()
-                .strip_prefix("[tool.poetry.group.")?
-                .strip_suffix(".dependencies]")?;
-            Some(name.to_owned())
-        })
-        .collect();
-    let mut command = String::from("poetry install --no-interaction --all-extras");
-    if !groups.is_empty() {
-        command.push_str(&format!(" --with {}", groups.join(",")));
-    }
-    command
+    managed_setup(p, &[Lang::Rust])
 }
 
 /// How the native code of a project is built in place: a Python extension (setuptools'
@@ -218,42 +153,42 @@ pub fn touches_native(path: &str, spec: &NativeSpec) -> bool {
 /// The native build of the project `p`, when it has native code.
 pub fn native(p: &Project) -> Option<NativeSpec> {
     let read = |f: &str| p.text(f).unwrap_or_default();
-    let runner = super::python::Runner::of(p);
+    let env = Env::of(p);
     let setup_py = read("setup.py");
     let pyproject = read("pyproject.toml");
     if setup_py.contains("ext_modules") || setup_py.contains("Extension(") {
         return Some(NativeSpec {
-            command: runner.python("setup.py build_ext --inplace"),
+            command: env.python("setup.py build_ext --inplace"),
             reason: "setup.py builds extension modules".into(),
             rebuild: None,
         });
     }
     if pyproject.contains("[tool.maturin]") {
-        let interpreter = if runner.managed() {
+        let interpreter = if env.manager.is_some() {
             "python".to_owned()
         } else {
             super::python::python().to_owned()
         };
         return Some(NativeSpec {
-            command: runner.run("maturin develop"),
+            command: env.run("maturin develop"),
             reason: "[tool.maturin] in pyproject.toml".into(),
             rebuild: Some(wheel_into_site(
-                &runner.run(&format!(
+                &env.run(&format!(
                     "maturin build --interpreter {interpreter} --out \"${NATIVE_SITE_VAR}/wheel\""
                 )),
-                &runner.python(""),
+                &env.python(""),
             )),
         });
     }
     if pyproject.contains("scikit_build_core") || pyproject.contains("mesonpy") {
         return Some(NativeSpec {
-            command: runner.python("-m pip install --no-build-isolation -e ."),
+            command: env.python("-m pip install --no-build-isolation -e ."),
             reason: "an extension built by scikit-build-core or meson-python".into(),
             rebuild: Some(wheel_into_site(
-                &runner.python(&format!(
+                &env.python(&format!(
                     "-m pip wheel --no-build-isolation --no-deps -w \"${NATIVE_SITE_VAR}/wheel\" ."
                 )),
-                &runner.python(""),
+                &env.python(""),
             )),
         });
     }
@@ -614,7 +549,7 @@ pub async fn python_import(
     python: Option<&str>,
 ) -> Option<Diagnosis> {
     let p = Project::read(wt);
-    if !super::python::is_python(&p) || super::python::Runner::of(&p).managed() {
+    if !super::python::is_python(&p) || super::tools::manager(&p, Lang::Python).is_some() {
         return None;
     }
     let package = super::python::package(&p)?;

@@ -1,7 +1,8 @@
 //! black (`black --check`): a formatter; its findings are the files it would reformat (`N files would be reformatted`), counted.
 
-use super::{Call, Role, Tool};
+use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
+use crate::checks::CheckSpec;
 
 pub struct Black;
 
@@ -14,7 +15,22 @@ impl Tool for Black {
         Role::Quality
     }
 
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Python)
+    }
+
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "black"
+    }
+
+    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+        let Some(why) = env.project.declares("tool.black") else {
+            return Vec::new();
+        };
+        vec![CheckSpec::new(
+            "black",
+            &env.run("black --check --extend-exclude '/\\.ralph/' ."),
+        )
+        .because(&format!("[tool.black] in {why}"))]
     }
 }

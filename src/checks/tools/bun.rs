@@ -104,6 +104,11 @@ impl Tool for Bun {
         }
     }
 
+    /// `bun run X` (`bun test` is Bun's own runner, not the script).
+    fn run_script(&self, name: &str) -> Option<String> {
+        Some(format!("bun run {name}"))
+    }
+
     fn manages(&self, project: &Project) -> Option<Lang> {
         (project.is_file("bun.lockb") || project.is_file("bun.lock")).then_some(Lang::Js)
     }

@@ -4,9 +4,10 @@
 //! source file cargo announces (`Running tests/it.rs (…)`; with `--verbose`, by the target's name
 //! — never a compiler line taken for a binary); one test run alone by `-- --exact`.
 
-use super::{Alone, Call, Lang, Missed, Prepared, Printed, Role, Tool};
+use super::{Alone, Call, Env, Lang, Missed, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
+use crate::checks::CheckSpec;
 use std::path::Path;
 
 pub struct CargoTest;
@@ -24,8 +25,38 @@ impl Tool for CargoTest {
         call.name() == "cargo" && subcommand(call) == "test"
     }
 
+    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+        if !env.project.is_file("Cargo.toml") {
+            return Vec::new();
+        }
+        let mut check = CheckSpec::new("test", "cargo test").because("a Cargo.toml");
+        check.kind = crate::checks::CheckKind::Test;
+        vec![check]
+    }
+
     fn lock(&self, _: &Call) -> Option<&'static str> {
         Some("cargo")
+    }
+
+    fn manages(&self, project: &Project) -> Option<Lang> {
+        project.is_file("Cargo.toml").then_some(Lang::Rust)
+    }
+
+    /// The crates the checks build, downloaded: checks may not write the registry cache (a
+    /// build script could poison what the user builds next), so they need them before; without
+    /// a network, those already in the cache do (`--offline`). A lock file the project does not
+    /// keep is not left behind: it would look like part of the change.
+    fn setup(&self, project: &Project) -> Option<(String, String)> {
+        self.manages(project)?;
+        let command = if project.is_file("Cargo.lock") {
+            "cargo fetch || cargo fetch --offline"
+        } else {
+            "(cargo fetch || cargo fetch --offline) && rm -f Cargo.lock"
+        };
+        Some((
+            command.to_owned(),
+            "a Cargo.toml: the crates the checks build are downloaded first".to_owned(),
+        ))
     }
 
     fn prepare(&self, run: &mut Prepared, _: &Path) {

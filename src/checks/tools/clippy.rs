@@ -3,8 +3,9 @@
 //! error's code, else its message with each quoted part left out — so that a lint failing on the
 //! base is held to the rules the base keeps.
 
-use super::{Call, Role, Tool};
+use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
+use crate::checks::CheckSpec;
 
 pub struct Clippy;
 
@@ -15,6 +16,10 @@ impl Tool for Clippy {
 
     fn role(&self) -> Role {
         Role::Quality
+    }
+
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Rust)
     }
 
     /// `cargo clippy`, `cargo-clippy`, and every cargo subcommand that compiles without running
@@ -28,6 +33,29 @@ impl Tool for Clippy {
             ),
             _ => false,
         }
+    }
+
+    /// `cargo clippy --all-targets -- -D warnings` for a Cargo project (one build: it checks
+    /// every target as `cargo check --all-targets` would, and the tests reuse it); advisory where
+    /// the project does not run clippy itself (no clippy.toml, no `[lints.clippy]`).
+    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+        let p = env.project;
+        let Some(manifest) = p.text("Cargo.toml") else {
+            return Vec::new();
+        };
+        let mut check = CheckSpec::new("lint", "cargo clippy --all-targets -- -D warnings")
+            .because("a Cargo.toml");
+        let own = p.is_file("clippy.toml")
+            || p.is_file(".clippy.toml")
+            || manifest.contains("[lints.clippy]")
+            || manifest.contains("[workspace.lints.clippy]");
+        if !own {
+            check.advisory = Some(
+                "the project does not run clippy itself (no clippy.toml, no [lints.clippy], no `cargo clippy` in its CI)"
+                    .into(),
+            );
+        }
+        vec![check]
     }
 
     fn lock(&self, _: &Call) -> Option<&'static str> {

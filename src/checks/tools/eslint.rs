@@ -1,7 +1,7 @@
 //! ESLint: a linter; its findings by rule from its default `stylish` output (`  12:5  error
 //! 'x' is defined but never used  no-unused-vars`).
 
-use super::{Call, Role, Tool};
+use super::{Call, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Eslint;
@@ -13,6 +13,10 @@ impl Tool for Eslint {
 
     fn role(&self) -> Role {
         Role::Quality
+    }
+
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Js)
     }
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {

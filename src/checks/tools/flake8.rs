@@ -1,7 +1,8 @@
 //! flake8: a linter; its findings by rule from `path:line:col: CODE message` lines.
 
-use super::{Call, Role, Tool};
+use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
+use crate::checks::CheckSpec;
 
 pub struct Flake8;
 
@@ -14,8 +15,29 @@ impl Tool for Flake8 {
         Role::Quality
     }
 
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Python)
+    }
+
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         matches!(call.name(), "flake8" | "pflake8" | "flakeheaven")
+    }
+
+    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+        let p = env.project;
+        let why = p
+            .is_file(".flake8")
+            .then(|| ".flake8".to_owned())
+            .or_else(|| p.declares("flake8").map(|f| format!("[flake8] in {f}")))
+            .or_else(|| {
+                p.declares("tool.flake8")
+                    .map(|f| format!("[tool.flake8] in {f} (read by flake8-pyproject)"))
+            });
+        why.map(|why| {
+            CheckSpec::new("flake8", &env.run("flake8 --extend-exclude .ralph")).because(&why)
+        })
+        .into_iter()
+        .collect()
     }
 
     fn rule(&self, line: &str, _: &str) -> Option<String> {

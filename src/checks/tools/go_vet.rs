@@ -1,7 +1,7 @@
 //! `go vet`: the Go toolchain's own analysis of suspicious constructs; its findings are
 //! `file:line:col: message` lines, counted.
 
-use super::{Call, Role, Tool};
+use super::{Call, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct GoVet;
@@ -13,6 +13,10 @@ impl Tool for GoVet {
 
     fn role(&self) -> Role {
         Role::Quality
+    }
+
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Go)
     }
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {

@@ -1,7 +1,7 @@
 //! gofmt (`gofmt -l`, `gofmt -d`, `go fmt`): a formatter; its findings are the files it would
 //! change — the `.go` files `-l` lists, or the files `-d` shows a diff of — counted.
 
-use super::{Call, Role, Tool};
+use super::{Call, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Gofmt;
@@ -13,6 +13,10 @@ impl Tool for Gofmt {
 
     fn role(&self) -> Role {
         Role::Quality
+    }
+
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Go)
     }
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {

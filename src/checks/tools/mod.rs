@@ -75,8 +75,6 @@ pub static TOOLS: &[&dyn Tool] = &[
     &pdm::Pdm,
     &hatch::Hatch,
     &pipenv::Pipenv,
-    &bun::Bun,
-    &deno::Deno,
     &tox::Tox,
     &nox::Nox,
     &make::Make,
@@ -84,6 +82,8 @@ pub static TOOLS: &[&dyn Tool] = &[
     &npm::Npm,
     &pnpm::Pnpm,
     &yarn::Yarn,
+    &bun::Bun,
+    &deno::Deno,
     &turbo::Turbo,
     &nx::Nx,
     // Test runners.
@@ -104,17 +104,17 @@ pub static TOOLS: &[&dyn Tool] = &[
     &gradle::Maven,
     // Linters, formatters and type checkers.
     &ruff::Ruff,
+    &black::Black,
+    &isort::Isort,
     &flake8::Flake8,
     &pylint::Pylint,
     &mypy::Mypy,
     &pyright::Pyright,
-    &black::Black,
-    &isort::Isort,
     &eslint::Eslint,
     &tsc::Tsc,
     &prettier::Prettier,
-    &clippy::Clippy,
     &rustfmt::Rustfmt,
+    &clippy::Clippy,
     &gofmt::Gofmt,
     &go_vet::GoVet,
     &staticcheck::Staticcheck,
@@ -283,6 +283,12 @@ pub trait Tool: Sync {
         tool.to_owned()
     }
 
+    /// How it runs the package script `name` (`npm run --silent lint`, `yarn test`), for a
+    /// package manager.
+    fn run_script(&self, _name: &str) -> Option<String> {
+        None
+    }
+
     /// The command that makes the environment it manages for `project`, and why.
     fn setup(&self, _project: &super::project::Project) -> Option<(String, String)> {
         None
@@ -298,6 +304,20 @@ pub trait Tool: Sync {
     /// run's own). Only what is harmless to any other program may be set through the
     /// environment: a check ralph cannot see into gets every tool's.
     fn prepare(&self, _run: &mut Prepared, _scratch: &Path) {}
+
+    /// The language whose projects it belongs to: its detection runs for them.
+    fn ecosystem(&self) -> Option<Lang> {
+        match self.role() {
+            Role::Tests(lang) => Some(lang),
+            _ => None,
+        }
+    }
+
+    /// The checks it makes of a project that configures it (a linter's section, a runner's
+    /// folder of tests), each with why, its commands run in the project's environment (`env`).
+    fn detect(&self, _env: &Env) -> Vec<super::CheckSpec> {
+        Vec::new()
+    }
 
     /// Variables pointing what it writes of its own — locks, logs, state — into `dir`, a
     /// writable folder of this run's (a check's or a setup's), never the user's: under the
@@ -513,12 +533,94 @@ pub fn missed_hint(lang: Lang, test: &Missed) -> Option<String> {
         .find_map(|t| t.missed(test))
 }
 
+/// A project as detection reads it, with the manager of its Python environment: the tools a
+/// check runs are run through it.
+pub struct Env<'a> {
+    pub project: &'a super::project::Project,
+    pub manager: Option<&'static dyn Tool>,
+}
+
+impl<'a> Env<'a> {
+    /// The project `project`, with its Python environment's manager.
+    pub fn of(project: &'a super::project::Project) -> Env<'a> {
+        Env {
+            project,
+            manager: manager(project, Lang::Python),
+        }
+    }
+
+    /// `tool` (a command line) run in the project's environment.
+    pub fn run(&self, tool: &str) -> String {
+        match self.manager {
+            Some(m) => m.run_in(self.project, tool),
+            None => tool.to_owned(),
+        }
+    }
+
+    /// The Python module `module` run with `args`: through the manager, else as `python -m`
+    /// with the interpreter on `PATH`.
+    pub fn module(&self, module: &str, args: &str) -> String {
+        let line = match self.manager {
+            Some(m) => m.run_in(self.project, &format!("{module} {args}")),
+            None => format!("{} -m {module} {args}", python::on_path()),
+        };
+        line.trim_end().to_owned()
+    }
+
+    /// `python args` in the project's environment.
+    pub fn python(&self, args: &str) -> String {
+        let line = match self.manager {
+            Some(m) => m.run_in(self.project, &format!("python {args}")),
+            None => format!("{} {args}", python::on_path()),
+        };
+        line.trim_end().to_owned()
+    }
+}
+
+pub use python::{is_python, on_path as python_on_path, package as python_package};
+
+/// The checks the tools of `lang` make of a project (each tool's [`Tool::detect`]): the quality
+/// checks in the order of [`TOOLS`], then the tests. A wrapper's own checks (tox's environments)
+/// stand for the quality checks of the tools it would run.
+pub fn detect(env: &Env, lang: Lang) -> Vec<super::CheckSpec> {
+    let (mut quality, mut tests, mut standing) = (Vec::new(), Vec::new(), Vec::new());
+    for tool in TOOLS.iter().filter(|t| t.ecosystem() == Some(lang)) {
+        for check in tool.detect(env) {
+            match (tool.role(), check.kind) {
+                (Role::Wrapper, _) => standing.push(check),
+                (_, super::CheckKind::Test) => tests.push(check),
+                (_, super::CheckKind::Quality) => quality.push(check),
+            }
+        }
+    }
+    if !standing.is_empty() {
+        quality = standing;
+    }
+    quality.extend(tests);
+    quality
+}
+
+/// Whether `text` (a CI step's command, a script, a note naming commands in backquotes) runs
+/// the tool named `tool`.
+pub fn mentions(text: &str, tool: &str, project: Option<&super::project::Project>) -> bool {
+    let quoted = text.split('`').skip(1).step_by(2);
+    std::iter::once(text)
+        .chain(quoted)
+        .any(|t| recognise(t, project).tools.contains(&tool))
+}
+
 /// The tool that manages `project`'s environment for `lang` (`uv`, `poetry`, `npm`, …).
 pub fn manager(project: &super::project::Project, lang: Lang) -> Option<&'static dyn Tool> {
     TOOLS
         .iter()
         .copied()
         .find(|t| t.manages(project) == Some(lang))
+}
+
+/// How the package scripts of `project` are run: by the package manager its lockfile names,
+/// else npm.
+pub fn script_runner(project: &super::project::Project) -> &'static dyn Tool {
+    manager(project, Lang::Js).unwrap_or(&npm::Npm)
 }
 
 /// Whether `word` is an identifier of letters, digits and `_`.

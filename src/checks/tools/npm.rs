@@ -81,6 +81,13 @@ impl Tool for Npm {
         (out.len() > 1).then_some(out)
     }
 
+    fn run_script(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "test" => "npm test".to_owned(),
+            other => format!("npm run --silent {other}"),
+        })
+    }
+
     fn manages(&self, project: &Project) -> Option<Lang> {
         project.is_file("package-lock.json").then_some(Lang::Js)
     }

@@ -137,6 +137,13 @@ impl Tool for Pnpm {
         Some(out)
     }
 
+    fn run_script(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "test" => "pnpm test".to_owned(),
+            other => format!("pnpm run {other}"),
+        })
+    }
+
     fn manages(&self, project: &Project) -> Option<Lang> {
         project.is_file("pnpm-lock.yaml").then_some(Lang::Js)
     }

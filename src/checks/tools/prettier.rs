@@ -1,6 +1,6 @@
 //! Prettier (`prettier --check`): a formatter; its findings are the files it would change, counted.
 
-use super::{Call, Role, Tool};
+use super::{Call, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Prettier;
@@ -12,6 +12,10 @@ impl Tool for Prettier {
 
     fn role(&self) -> Role {
         Role::Quality
+    }
+
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Js)
     }
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {

@@ -1,6 +1,6 @@
 //! pylint: a linter; its findings by rule from `path:line:col: C0114: message (symbol)` lines.
 
-use super::{Call, Role, Tool};
+use super::{Call, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Pylint;
@@ -12,6 +12,10 @@ impl Tool for Pylint {
 
     fn role(&self) -> Role {
         Role::Quality
+    }
+
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Python)
     }
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {

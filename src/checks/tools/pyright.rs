@@ -1,6 +1,6 @@
 //! pyright: a type checker; its findings are counted (`N errors`, `path:line:col - error` lines), never by rule.
 
-use super::{Call, Role, Tool};
+use super::{Call, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Pyright;
@@ -12,6 +12,10 @@ impl Tool for Pyright {
 
     fn role(&self) -> Role {
         Role::Quality
+    }
+
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Python)
     }
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {

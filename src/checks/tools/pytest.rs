@@ -3,9 +3,10 @@
 //! `dotted.module[.Class]::function[params]`; one test run alone by `-k`; its failures explained
 //! by its `FAILURES` section and short summary.
 
-use super::{excerpt::section, Alone, Call, Lang, Missed, Prepared, Printed, Role, Tool};
+use super::{excerpt::section, Alone, Call, Env, Lang, Missed, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
+use crate::checks::{CheckKind, CheckSpec};
 use std::path::Path;
 
 pub struct Pytest;
@@ -27,6 +28,28 @@ impl Tool for Pytest {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         matches!(call.name(), "pytest" | "py.test")
+    }
+
+    /// The test check, when pytest is configured or a tests folder exists: through the
+    /// project's environment manager, else `python -m pytest`.
+    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+        let p = env.project;
+        let configured = p
+            .declares("tool.pytest.ini_options")
+            .or_else(|| p.declares("tool:pytest"))
+            .or_else(|| p.declares("pytest"))
+            .or_else(|| p.is_file("pytest.ini").then_some("pytest.ini"))
+            .or_else(|| p.is_file("conftest.py").then_some("conftest.py"));
+        let folder = ["tests", "test"].into_iter().find(|d| p.is_dir(d));
+        let Some(why) = configured
+            .map(|f| format!("pytest is configured in {f}"))
+            .or_else(|| folder.map(|d| format!("a {d}/ folder")))
+        else {
+            return Vec::new();
+        };
+        let mut spec = CheckSpec::new("test", &env.module("pytest", "")).because(&why);
+        spec.kind = CheckKind::Test;
+        vec![spec]
     }
 
     fn prepare(&self, run: &mut Prepared, scratch: &Path) {

@@ -1,6 +1,7 @@
 //! The Python interpreter as a wrapper: `python -m X …` (`python3.11`, `.venv/bin/python` as
 //! well) starts the module `X` — `python -m pytest` is pytest. A missing module is said in the
-//! interpreter's words (`No module named pytest`).
+//! interpreter's words (`No module named pytest`). Here too what every Python tool's detection
+//! asks of a project: whether it is one, its import package, the interpreter on `PATH`.
 
 use super::{Call, Inner, Role, Tool};
 use crate::checks::project::Project;
@@ -13,6 +14,69 @@ pub fn interpreter(name: &str) -> bool {
         || name
             .strip_prefix("python")
             .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// Whether `p` is a Python project.
+pub fn is_python(p: &Project) -> bool {
+    [
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "tox.ini",
+    ]
+    .iter()
+    .any(|f| p.is_file(f))
+}
+
+/// The project's import package: `src/<name>/` or `<name>/` holding an `__init__.py`, where
+/// `<name>` is the project's name (dashes as underscores), else the only such folder.
+pub fn package(p: &Project) -> Option<String> {
+    let pyproject = p.text("pyproject.toml").unwrap_or_default();
+    let name = pyproject
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "name").then(|| v.trim().trim_matches(['"', '\'']).replace('-', "_"))
+        })
+        .filter(|n| !n.is_empty());
+    for base in ["src", ""] {
+        let under = |n: &str| {
+            if base.is_empty() {
+                n.to_owned()
+            } else {
+                format!("{base}/{n}")
+            }
+        };
+        if let Some(n) = &name {
+            if p.is_file(&format!("{}/__init__.py", under(n))) {
+                return Some(under(n));
+            }
+        }
+        let found: Vec<String> = p
+            .list(base)
+            .into_iter()
+            .filter(|(n, kind)| {
+                *kind == crate::untrusted_dir::Kind::Dir
+                    && p.is_file(&format!("{}/__init__.py", under(n)))
+            })
+            .map(|(n, _)| n)
+            .filter(|n| !n.starts_with('.') && n != "tests" && n != "test" && n != "docs")
+            .collect();
+        if let [only] = found.as_slice() {
+            return Some(under(only));
+        }
+    }
+    None
+}
+
+/// The Python interpreter on `PATH`: `python`, else `python3`.
+pub fn on_path() -> &'static str {
+    if crate::process::on_path("python") {
+        "python"
+    } else {
+        "python3"
+    }
 }
 
 impl Tool for Python {

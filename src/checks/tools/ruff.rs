@@ -2,8 +2,9 @@
 //! message` in the concise format, or the full format's `CODE message` header followed by
 //! ` --> path:line:col`.
 
-use super::{Call, Role, Tool};
+use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
+use crate::checks::CheckSpec;
 
 pub struct Ruff;
 
@@ -16,8 +17,38 @@ impl Tool for Ruff {
         Role::Quality
     }
 
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Python)
+    }
+
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "ruff"
+    }
+
+    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+        let p = env.project;
+        let Some(why) = p
+            .declares("tool.ruff")
+            .or_else(|| p.is_file("ruff.toml").then_some("ruff.toml"))
+            .or_else(|| p.is_file(".ruff.toml").then_some(".ruff.toml"))
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if p.declares("tool.ruff.format").is_some() {
+            out.push(
+                CheckSpec::new(
+                    "format",
+                    &env.run("ruff format --check --extend-exclude .ralph"),
+                )
+                .because(&format!("[tool.ruff.format] in {why}")),
+            );
+        }
+        out.push(
+            CheckSpec::new("lint", &env.run("ruff check --extend-exclude .ralph"))
+                .because(&format!("ruff is configured in {why}")),
+        );
+        out
     }
 
     fn rule(&self, line: &str, next: &str) -> Option<String> {

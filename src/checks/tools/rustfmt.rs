@@ -1,8 +1,9 @@
 //! rustfmt (`cargo fmt`, `rustfmt --check`): no build lock (it compiles nothing); its findings
 //! are the files it would change (`Diff in …`), counted.
 
-use super::{Call, Role, Tool};
+use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
+use crate::checks::CheckSpec;
 
 pub struct Rustfmt;
 
@@ -15,10 +16,32 @@ impl Tool for Rustfmt {
         Role::Quality
     }
 
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Rust)
+    }
+
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "rustfmt"
             || call.name() == "cargo-fmt"
             || (call.name() == "cargo" && super::cargo_test::subcommand(call) == "fmt")
+    }
+
+    /// `cargo fmt --all -- --check` for a Cargo project; advisory where the project does not
+    /// run rustfmt itself (no rustfmt.toml — its CI may, which the plan then says).
+    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+        let p = env.project;
+        if !p.is_file("Cargo.toml") {
+            return Vec::new();
+        }
+        let mut check =
+            CheckSpec::new("format", "cargo fmt --all -- --check").because("a Cargo.toml");
+        if !(p.is_file("rustfmt.toml") || p.is_file(".rustfmt.toml")) {
+            check.advisory = Some(
+                "the project does not run rustfmt itself (no rustfmt.toml, no `cargo fmt` in its CI)"
+                    .into(),
+            );
+        }
+        vec![check]
     }
 }
 

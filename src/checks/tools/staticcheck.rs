@@ -1,6 +1,6 @@
 //! staticcheck: a Go linter; its findings by rule from `path:line:col: message (SA4006)` lines.
 
-use super::{Call, Role, Tool};
+use super::{Call, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Staticcheck;
@@ -12,6 +12,10 @@ impl Tool for Staticcheck {
 
     fn role(&self) -> Role {
         Role::Quality
+    }
+
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Go)
     }
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {

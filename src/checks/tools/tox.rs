@@ -3,8 +3,24 @@
 //! from tox.ini or setup.cfg's `[tox:tox]` sections; `{posargs}` and other substitutions left
 //! out. A configuration ralph cannot read (tox.toml, pyproject's) is not seen into.
 
-use super::{Call, Inner, Role, Tool};
+use super::{Call, Env, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
+use crate::checks::CheckSpec;
+
+/// tox environments named like quality checks, and the check name each stands for.
+const QUALITY: [(&str, &str); 11] = [
+    ("flake8", "flake8"),
+    ("lint", "lint"),
+    ("ruff", "lint"),
+    ("pylint", "pylint"),
+    ("black", "black"),
+    ("format", "format"),
+    ("isort", "isort"),
+    ("mypy", "type-check"),
+    ("typecheck", "type-check"),
+    ("type", "type-check"),
+    ("pep8", "flake8"),
+];
 
 pub struct Tox;
 
@@ -17,8 +33,22 @@ impl Tool for Tox {
         Role::Wrapper
     }
 
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Python)
+    }
+
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "tox"
+    }
+
+    /// The quality checks tox.ini declares as environments (`[testenv:flake8]` …), run through
+    /// tox when it is installed: the environment holds the plugins and options the project
+    /// uses, and they stand for the linters ralph would run by hand.
+    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+        match env.project.text("tox.ini") {
+            Some(ini) if crate::process::on_path("tox") => quality_envs(&ini),
+            _ => Vec::new(),
+        }
     }
 
     fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {
@@ -62,6 +92,25 @@ impl Tool for Tox {
             false => Inner::Script(lines.join("\n")),
         }
     }
+}
+
+/// The quality checks of the environments `ini` declares that are named like one.
+pub(super) fn quality_envs(ini: &str) -> Vec<CheckSpec> {
+    let mut out: Vec<CheckSpec> = Vec::new();
+    for (section, _) in ini_sections(ini) {
+        let Some(name) = section.strip_prefix("testenv:") else {
+            continue;
+        };
+        if let Some((_, check)) = QUALITY.iter().find(|(e, _)| *e == name) {
+            if !out.iter().any(|c| c.name == *check) {
+                out.push(
+                    CheckSpec::new(check, &format!("tox -e {name}"))
+                        .because(&format!("the `[testenv:{name}]` environment of tox.ini")),
+                );
+            }
+        }
+    }
+    out
 }
 
 /// A command line without tox's `{…}` substitutions and its `-` (ignore errors) prefix.
@@ -124,5 +173,14 @@ mod tests {
             ["tox", "pytest", "flake8", "isort"]
         );
         assert!(recognise("tox -e py", None).opaque);
+    }
+
+    #[test]
+    fn environments_named_like_linters_are_quality_checks() {
+        let ini = "[tox]\nenvlist = py3\n[testenv]\ncommands = pytest\n[testenv:flake8]\ncommands = flake8\n[testenv:pep8]\ncommands = flake8\n[testenv:docs]\n";
+        let q = quality_envs(ini);
+        assert_eq!(q.len(), 1, "one flake8 check");
+        assert_eq!(q[0].command, "tox -e flake8");
+        assert_eq!(q[0].reason, "the `[testenv:flake8]` environment of tox.ini");
     }
 }

@@ -67,6 +67,13 @@ impl Tool for Yarn {
         }
     }
 
+    fn run_script(&self, name: &str) -> Option<String> {
+        Some(match name {
+            "test" => "yarn test".to_owned(),
+            other => format!("yarn run {other}"),
+        })
+    }
+
     fn manages(&self, project: &Project) -> Option<Lang> {
         project.is_file("yarn.lock").then_some(Lang::Js)
     }
