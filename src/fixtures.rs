@@ -56,6 +56,7 @@ pub fn round(proposals: Vec<ProposalReport>, ranking: &[&str]) -> RoundReport {
         checks: vec![],
         new_tests: vec![],
         settings_changes: vec![],
+        moved_tests: vec![],
         attempts: 0,
         verified_by_claims: false,
         implementation_summary: None,

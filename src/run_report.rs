@@ -131,6 +131,10 @@ pub struct RoundReport {
     /// settings: kept, named for the maintainer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings_changes: Vec<crate::workspace::Finding>,
+    /// Test files the change deletes, or tests it removes, whose tests still run and pass
+    /// elsewhere: moved, named for the maintainer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moved_tests: Vec<crate::workspace::Finding>,
     /// Implementation attempts the round used.
     #[serde(default)]
     pub attempts: u32,
@@ -212,6 +216,7 @@ impl RoundReport {
             checks: Vec::new(),
             new_tests: Vec::new(),
             settings_changes: Vec::new(),
+            moved_tests: Vec::new(),
             attempts: 0,
             verified_by_claims: false,
             implementation_summary: None,

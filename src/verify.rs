@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use std::time::Duration;
 
+mod moved;
 mod settings;
 
 /// Coverage measured before and after the change, and why either was not.
@@ -58,6 +59,10 @@ pub struct VerificationReport {
     /// kept, and named for the maintainer (a refused one is among `protected`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings_changes: Vec<Finding>,
+    /// Test files deleted or tests removed whose tests run elsewhere and pass: moved, not lost;
+    /// named for the maintainer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moved_tests: Vec<Finding>,
 }
 
 impl VerificationReport {
@@ -72,6 +77,7 @@ impl VerificationReport {
             setup: Vec::new(),
             new_tests: Vec::new(),
             settings_changes: Vec::new(),
+            moved_tests: Vec::new(),
         }
     }
 
@@ -161,9 +167,16 @@ impl VerificationReport {
                 .iter()
                 .map(|f| change(format!("{}: {}", f.path, f.reason))),
         );
-        // Tests of one file that never ran for one reason are one reason.
+        out.extend(self.new_test_reasons().into_iter().map(change));
+        out
+    }
+
+    /// Why the change's own tests fail it: never run (those of one file for one reason, one
+    /// reason — but not after an early stop, when a test may simply not have had its turn),
+    /// failing, or not told apart in the reports.
+    fn new_test_reasons(&self) -> Vec<String> {
+        let mut out = Vec::new();
         let mut never: Vec<(&str, &str, Vec<&str>)> = Vec::new();
-        // After an early stop a test may simply not have had its turn.
         for t in self
             .new_tests
             .iter()
@@ -183,28 +196,27 @@ impl VerificationReport {
                 [one] => ("test", format!("`{one}`")),
                 many => ("tests", format!("`{}`", many.join("`, `"))),
             };
-            out.push(change(format!(
+            out.push(format!(
                 "the change's {noun} {list} ({file}) never ran under any check: {hint}"
-            )));
+            ));
         }
         for t in &self.new_tests {
             match t.outcome {
-                Outcome::NotRun => {}
-                Outcome::Failed => out.push(change(format!(
+                Outcome::Failed => out.push(format!(
                     "the change's test `{}` ({}) fails under `{}`",
                     t.name,
                     t.file,
                     t.check.as_deref().unwrap_or("a check")
-                ))),
-                Outcome::Unidentified => {
-                    out.push(change(format!(
-                "the change's test `{}` ({}) cannot be told apart in the checks' reports: {}",
-                t.name,
-                t.file,
-                t.hint.as_deref().unwrap_or("ralph cannot tell which reported test it is")
-            )))
-                }
-                Outcome::Passed | Outcome::Unknown => {}
+                )),
+                Outcome::Unidentified => out.push(format!(
+                    "the change's test `{}` ({}) cannot be told apart in the checks' reports: {}",
+                    t.name,
+                    t.file,
+                    t.hint
+                        .as_deref()
+                        .unwrap_or("ralph cannot tell which reported test it is")
+                )),
+                Outcome::NotRun | Outcome::Passed | Outcome::Unknown | Outcome::Skipped => {}
             }
         }
         out
@@ -280,8 +292,10 @@ pub async fn verify(
         }
     }
     let new_tests = new_tests(workspace, wt, &diff, &checks).await?;
-    let (settings, protected): (Vec<Finding>, Vec<Finding>) =
+    let (settings, mut protected): (Vec<Finding>, Vec<Finding>) =
         protected.into_iter().partition(|f| f.settings);
+    // A test that moved still runs and passes: its old file's deletion is no finding.
+    let moved_tests = moved::moves(workspace, wt, &mut protected, baseline, &checks).await?;
     let mut report = VerificationReport {
         checks,
         coverage: Coverage {
@@ -296,14 +310,18 @@ pub async fn verify(
         setup: Vec::new(),
         new_tests,
         settings_changes: Vec::new(),
+        moved_tests,
     };
-    // A change to the checks' settings is tried under the base's settings.
+    // A change to the checks' settings is tried under the base's settings, by the checks that
+    // ran for it.
+    let ran: Vec<String> = report.ran().map(|c| c.name.clone()).collect();
     let under = settings::Under {
         workspace,
         wt,
         plan,
         baseline,
         timeout,
+        ran: &ran,
     };
     let fails_anyway = !report.passed();
     let judged = settings::judge(&under, settings, fails_anyway).await?;
@@ -434,6 +452,7 @@ mod tests {
             setup: Vec::new(),
             new_tests: Vec::new(),
             settings_changes: Vec::new(),
+            moved_tests: Vec::new(),
         }
     }
 

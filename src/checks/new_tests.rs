@@ -37,6 +37,9 @@ pub enum Outcome {
     /// The checks report tests by name, but ralph cannot tell which of them is this one (a
     /// Rust file no crate root reaches as far as ralph can read): it does not pass.
     Unidentified,
+    /// The check that would run it was not run this time: the checks stopped at an earlier
+    /// failure (an earlier attempt may well have run it).
+    Skipped,
 }
 
 /// A test the change adds or edits, and what became of it.
@@ -406,84 +409,23 @@ pub fn locate(
             } else {
                 Vec::new()
             };
-            let rust: Vec<String> = places.iter().map(|p| p.test_id(&test.name)).collect();
-            let named = |id: &String| names(lang, file, test, &rust, id);
-            let reporting: Vec<&CheckResult> = checks
-                .iter()
-                .filter(|c| {
-                    c.kind == CheckKind::Test
-                        && c.status != CheckStatus::Unavailable
-                        && c.uses.runs(lang)
-                        && c.measure.tests.as_ref().is_some_and(|t| t.by_name)
-                })
-                .collect();
-            let outcome_in = |c: &CheckResult| {
-                let t = c.measure.tests.as_ref()?;
-                if t.failed.iter().any(named) {
-                    Some(Outcome::Failed)
-                } else if t.passed.iter().any(named) {
-                    Some(Outcome::Passed)
-                } else {
-                    None
-                }
-            };
-            // A failure anywhere counts, even where another check passed it.
-            let found = reporting
-                .iter()
-                .find(|c| outcome_in(c) == Some(Outcome::Failed))
-                .or_else(|| reporting.iter().find(|c| outcome_in(c).is_some()))
-                .map(|c| (outcome_in(c).unwrap_or(Outcome::Passed), c.name.clone()));
-            // jest could not load the file at all: none of its tests ran.
-            let unloaded = |c: &str| {
-                lang == Lang::Js
-                    && reporting.iter().filter(|r| r.name == c).any(|r| {
-                        r.measure.tests.as_ref().is_some_and(|t| {
-                            t.failed.iter().any(|id| {
-                                id.split_once("::").is_some_and(|(f, title)| {
-                                    same_file(file, f) && title == "Test suite failed to run"
-                                })
-                            })
-                        })
+            let lookup = Lookup {
+                file,
+                test,
+                lang,
+                rust: places.iter().map(|p| p.test_id(&test.name)).collect(),
+                reporting: checks
+                    .iter()
+                    .filter(|c| {
+                        c.kind == CheckKind::Test
+                            && c.status != CheckStatus::Unavailable
+                            && c.uses.runs(lang)
+                            && c.measure.tests.as_ref().is_some_and(|t| t.by_name)
                     })
+                    .collect(),
+                checks,
             };
-            let (outcome, check, hint) = match found {
-                Some((Outcome::Failed, c)) if unloaded(&c) => (
-                    Outcome::NotRun,
-                    None,
-                    Some(format!(
-                        "{file} could not be loaded under `{c}` (\"Test suite failed to run\": see its output; a module it imports may need the project's build first)"
-                    )),
-                ),
-                Some((o, c)) => (o, Some(c), None),
-                None if reporting.is_empty() => (Outcome::Unknown, None, None),
-                // jest names a failing file's failures only: another test failing in it
-                // hides whether this one passed.
-                None if lang == Lang::Js
-                    && reporting.iter().any(|c| {
-                        c.measure.tests.as_ref().is_some_and(|t| {
-                            t.failed.iter().any(|id| {
-                                id.split_once("::").is_some_and(|(f, _)| same_file(file, f))
-                            })
-                        })
-                    }) =>
-                {
-                    (
-                        Outcome::Unidentified,
-                        None,
-                        Some(format!(
-                            "jest and vitest name only the failing tests of a file, and other tests of {file} fail: whether this one passed cannot be told"
-                        )),
-                    )
-                }
-                None if lang == Lang::Rust && rust.is_empty() => (
-                    Outcome::Unidentified,
-                    None,
-                    Some(format!(
-                        "no crate root reaches {file} through `mod` declarations, `#[path]`, `include!` or `automod::dir!`, so ralph cannot tell which test in cargo's report is this one"
-                    )),
-                ),
-                None => (Outcome::NotRun, None, Some(hint(lang, file, test, &reporting, checks))),
-            };
+            let (outcome, check, hint) = lookup.verdict();
             NewTest {
                 file: file.clone(),
                 // A Rust test by its module path in its binary, where it has one.
@@ -497,6 +439,113 @@ pub fn locate(
             }
         })
         .collect()
+}
+
+/// One new test looked up in the checks' reports.
+struct Lookup<'a> {
+    file: &'a str,
+    test: &'a TestFn,
+    lang: Lang,
+    /// The ids cargo gives a Rust test (its test binaries and module paths).
+    rust: Vec<String>,
+    /// The checks whose runners report this language's tests by name.
+    reporting: Vec<&'a CheckResult>,
+    checks: &'a [CheckResult],
+}
+
+impl Lookup<'_> {
+    /// What became of it in `c`'s report.
+    fn outcome_in(&self, c: &CheckResult) -> Option<Outcome> {
+        let t = c.measure.tests.as_ref()?;
+        let named = |id: &String| names(self.lang, self.file, self.test, &self.rust, id);
+        if t.failed.iter().any(named) {
+            Some(Outcome::Failed)
+        } else if t.passed.iter().any(named) {
+            Some(Outcome::Passed)
+        } else {
+            None
+        }
+    }
+
+    /// Its file's failures in the reports that name a passing file for its tests: `(title,
+    /// check)` of each.
+    fn file_failures(&self) -> Vec<(&str, &str)> {
+        self.reporting
+            .iter()
+            .filter_map(|c| Some((c, c.measure.tests.as_ref().filter(|t| t.by_file)?)))
+            .flat_map(|(c, t)| {
+                t.failed.iter().filter_map(move |id| {
+                    let (f, title) = id.split_once("::")?;
+                    same_file(self.file, f).then_some((title, c.name.as_str()))
+                })
+            })
+            .collect()
+    }
+
+    /// Its outcome, the check that ran it, and — when it did not pass — what to do.
+    fn verdict(&self) -> (Outcome, Option<String>, Option<String>) {
+        let file = self.file;
+        // A failure anywhere counts, even where another check passed it.
+        let found = self
+            .reporting
+            .iter()
+            .find(|c| self.outcome_in(c) == Some(Outcome::Failed))
+            .or_else(|| self.reporting.iter().find(|c| self.outcome_in(c).is_some()))
+            .map(|c| {
+                (
+                    self.outcome_in(c).unwrap_or(Outcome::Passed),
+                    c.name.clone(),
+                )
+            });
+        // The check that runs it was left out after an earlier failure: not run this time.
+        let left_out = self.checks.iter().find(|c| {
+            c.kind == CheckKind::Test && c.status == CheckStatus::Skipped && c.uses.runs(self.lang)
+        });
+        let failures = self.file_failures();
+        // jest could not load the file at all: none of its tests ran.
+        let unloaded = |check: &str| {
+            failures
+                .iter()
+                .any(|(title, c)| *c == check && *title == "Test suite failed to run")
+        };
+        match found {
+            None if left_out.is_some() => (
+                Outcome::Skipped,
+                left_out.map(|c| c.name.clone()),
+                Some("not run this time: the checks stopped at an earlier failure".to_owned()),
+            ),
+            Some((Outcome::Failed, c)) if unloaded(&c) => (
+                Outcome::NotRun,
+                None,
+                Some(format!(
+                    "{file} could not be loaded under `{c}` (\"Test suite failed to run\": see its output; a module it imports may need the project's build first)"
+                )),
+            ),
+            Some((o, c)) => (o, Some(c), None),
+            None if self.reporting.is_empty() => (Outcome::Unknown, None, None),
+            // jest names a failing file's failures only: another test failing in it hides
+            // whether this one passed.
+            None if !failures.is_empty() => (
+                Outcome::Unidentified,
+                None,
+                Some(format!(
+                    "jest and vitest name only the failing tests of a file, and other tests of {file} fail: whether this one passed cannot be told"
+                )),
+            ),
+            None if self.lang == Lang::Rust && self.rust.is_empty() => (
+                Outcome::Unidentified,
+                None,
+                Some(format!(
+                    "no crate root reaches {file} through `mod` declarations, `#[path]`, `include!` or `automod::dir!`, so ralph cannot tell which test in cargo's report is this one"
+                )),
+            ),
+            None => (
+                Outcome::NotRun,
+                None,
+                Some(hint(self.lang, file, self.test, &self.reporting, self.checks)),
+            ),
+        }
+    }
 }
 
 #[cfg(test)]

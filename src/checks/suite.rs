@@ -119,27 +119,7 @@ pub async fn run_checks(
     let _held = hold_shared_target(plan, workdir).await;
     let cov_dir = tempfile::tempdir().ok();
     let build_dir = tempfile::tempdir().ok();
-    let mut env = plan.env.clone();
-    if let Some(dir) = &build_dir {
-        env.push((
-            super::build_system::BUILD_DIR_VAR.into(),
-            dir.path().display().to_string(),
-        ));
-    }
-    // Cargo resolves from the crates the setup downloaded: a check has no network to update
-    // the index with (a project that keeps no Cargo.lock resolves again in every check).
-    if crate::env::get("CARGO_NET_OFFLINE").is_none()
-        && super::project::Project::read(workdir).is_file("Cargo.toml")
-    {
-        env.push(("CARGO_NET_OFFLINE".into(), "true".into()));
-    }
-    if let (Some(_), Some(dir)) = (&plan.coverage, &cov_dir) {
-        // coverage.py's data stays out of the worktree.
-        env.push((
-            "COVERAGE_FILE".into(),
-            dir.path().join(".coverage").display().to_string(),
-        ));
-    }
+    let env = run_env(plan, workdir, build_dir.as_ref(), cov_dir.as_ref());
     let run = Run {
         plan,
         workdir,
@@ -168,14 +148,61 @@ pub async fn run_checks(
     for phase in schedule.phases(plan) {
         run.phase(&phase, &mut state).await;
     }
-    let stopped = state.stopped.clone();
-    let checks: Vec<CheckResult> = state.results.into_iter().flatten().collect();
-    let measured = match (&plan.coverage, &cov_dir, stopped) {
+    let measured = measure_coverage(&run, &state, cov_dir.as_ref()).await;
+    let (coverage, coverage_missing) = match measured {
+        Ok(p) => (Some(p), None),
+        Err(why) => (None, Some(why)),
+    };
+    Ran {
+        checks: state.results.into_iter().flatten().collect(),
+        coverage,
+        coverage_missing,
+        took_ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+/// The variables every check of the run gets: the plan's, the run's own build folder, Cargo
+/// kept offline (the setup downloaded its crates; a project that keeps no Cargo.lock resolves
+/// again in every check), coverage.py's data out of the worktree.
+fn run_env(
+    plan: &CheckPlan,
+    workdir: &Path,
+    build_dir: Option<&tempfile::TempDir>,
+    cov_dir: Option<&tempfile::TempDir>,
+) -> Vec<(String, String)> {
+    let mut env = plan.env.clone();
+    if let Some(dir) = build_dir {
+        env.push((
+            super::build_system::BUILD_DIR_VAR.into(),
+            dir.path().display().to_string(),
+        ));
+    }
+    if crate::env::get("CARGO_NET_OFFLINE").is_none()
+        && super::project::Project::read(workdir).is_file("Cargo.toml")
+    {
+        env.push(("CARGO_NET_OFFLINE".into(), "true".into()));
+    }
+    if let (Some(_), Some(dir)) = (&plan.coverage, cov_dir) {
+        env.push((
+            "COVERAGE_FILE".into(),
+            dir.path().join(".coverage").display().to_string(),
+        ));
+    }
+    env
+}
+
+/// The coverage total after the checks, or why there is none: decided by the check that ran
+/// under coverage alone (another test check that could not run — a CI step whose tool is
+/// missing — takes nothing from its figure).
+async fn measure_coverage(
+    run: &Run<'_>,
+    state: &State,
+    cov_dir: Option<&tempfile::TempDir>,
+) -> Result<f64, String> {
+    match (&run.plan.coverage, cov_dir, &state.stopped) {
         (Some(_), _, Some(name)) => Err(format!(
             "the change failed `{name}`, and the checks stopped there"
         )),
-        // Decided by the check that ran under coverage alone: another test check that could
-        // not run (a CI step whose tool is missing) takes nothing from its figure.
         (Some(spec), Some(dir), None) => {
             match (&state.covered, state.untraced, spec.test_command.is_some()) {
                 (Some((name, false)), _, true) => {
@@ -185,11 +212,15 @@ pub async fn run_checks(
                 (_, true, true) => {
                     Err("the tests pass but fail when run under coverage".to_owned())
                 }
-                _ => super::coverage::measure(spec, workdir, dir.path(), timeout, &env).await,
+                _ => {
+                    super::coverage::measure(spec, run.workdir, dir.path(), run.timeout, run.env)
+                        .await
+                }
             }
         }
         (Some(_), None, None) => Err("no temporary folder for its data could be made".to_owned()),
-        (None, ..) => Err(plan
+        (None, ..) => Err(run
+            .plan
             .notes
             .iter()
             .find_map(|n| n.strip_prefix("coverage is not measured: "))
@@ -197,16 +228,6 @@ pub async fn run_checks(
                 || "no coverage tool is configured or detected".to_owned(),
                 str::to_owned,
             )),
-    };
-    let (coverage, coverage_missing) = match measured {
-        Ok(p) => (Some(p), None),
-        Err(why) => (None, Some(why)),
-    };
-    Ran {
-        checks,
-        coverage,
-        coverage_missing,
-        took_ms: started.elapsed().as_millis() as u64,
     }
 }
 

@@ -200,6 +200,7 @@ mod tests {
             setup: Vec::new(),
             new_tests: Vec::new(),
             settings_changes: Vec::new(),
+            moved_tests: Vec::new(),
         };
         let mut accounts = Accounts::default();
         accounts.record(

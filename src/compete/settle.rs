@@ -178,6 +178,11 @@ fn with_attempts(report: &mut RoundReport, attempts: &Attempts) {
         .as_ref()
         .map(|v| v.settings_changes.clone())
         .unwrap_or_default();
+    report.moved_tests = attempts
+        .verification
+        .as_ref()
+        .map(|v| v.moved_tests.clone())
+        .unwrap_or_default();
     report.audit = attempts.audit.clone();
 }
 

@@ -225,6 +225,14 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
                 inert(&f.reason)
             );
         }
+        for f in &round.moved_tests {
+            let _ = writeln!(
+                out,
+                "\n**Tests moved** `{}`: {}",
+                f.path.replace('`', "'"),
+                inert(&f.reason)
+            );
+        }
         if round.verified_by_claims {
             let _ = writeln!(
                 out,

@@ -67,6 +67,9 @@ pub fn render_terminal(r: &VerificationReport, paint: Paint, with_checks: bool) 
     for f in &r.settings_changes {
         let _ = writeln!(out, "  settings: {}: {}", f.path, f.reason);
     }
+    for f in &r.moved_tests {
+        let _ = writeln!(out, "  moved: {}: {}", f.path, f.reason);
+    }
     let _ = writeln!(
         out,
         "  {}",
@@ -88,6 +91,7 @@ pub fn new_tests_line(tests: &[crate::checks::new_tests::NewTest]) -> String {
         (Outcome::NotRun, "never ran"),
         (Outcome::Unknown, "not reported by name"),
         (Outcome::Unidentified, "not told apart"),
+        (Outcome::Skipped, "not run this attempt"),
     ]
     .iter()
     .filter_map(|(o, word)| {
@@ -166,6 +170,14 @@ pub fn render_markdown(r: &VerificationReport) -> String {
             inert(&f.reason)
         );
     }
+    for f in &r.moved_tests {
+        let _ = writeln!(
+            out,
+            "\n**Tests moved** {}: {}",
+            code(&f.path),
+            inert(&f.reason)
+        );
+    }
     for c in r.failing_checks() {
         // Fenced: nothing in a check's output (the agent's tests print it) acts on the page.
         let tail = strip_ansi(&c.output_tail).replace("```", "`\u{200b}``");
@@ -230,8 +242,18 @@ mod tests {
                     .into(),
                 settings: true,
             }],
+            moved_tests: vec![crate::workspace::Finding {
+                path: "tests/test_a.py".into(),
+                reason: "deletes a test file, but its tests run elsewhere and pass: `test_x`"
+                    .into(),
+                settings: false,
+            }],
         };
         let md = render_markdown(&r);
+        assert!(
+            md.contains("**Tests moved** `tests/test_a.py`: deletes a test file"),
+            "{md}"
+        );
         assert!(md.contains("| `lint` | ❌ failed | 1.5s |"), "{md}");
         assert!(
             md.contains(

@@ -1,8 +1,9 @@
 //! A change to a check's settings (a linter's, the type checker's, the test runner's, coverage's)
-//! is judged, not refused: the checks run again in a copy of the worktree whose settings files
-//! are the base's. A change that passes there did not weaken a check to pass — it is kept, and
-//! the change of settings named for the maintainer; one that fails there is refused, with the
-//! check that fails.
+//! is judged, not refused: the checks that ran for the change run again in a copy of the worktree
+//! whose settings files are the base's (a check that could not run in the attempt — its tool
+//! missing — judges nothing there either). A change that passes there did not weaken a check to
+//! pass — it is kept, and the change of settings named for the maintainer; one that fails there
+//! is refused, with the check that fails.
 
 use crate::checks::baseline::Baseline;
 use crate::checks::run::Unwatched;
@@ -30,6 +31,9 @@ pub struct Under<'a> {
     pub plan: &'a CheckPlan,
     pub baseline: Option<&'a Baseline>,
     pub timeout: Duration,
+    /// The checks that ran for the change (neither unavailable nor left out): the only ones run
+    /// again under the base's settings.
+    pub ran: &'a [String],
 }
 
 /// Judges the change's settings `findings`. When `fails_anyway` (the change fails its checks
@@ -76,7 +80,17 @@ pub async fn judge(
         first: &[],
         stop_against: under.baseline,
     };
-    let ran = run_checks(under.plan, copy.path(), under.timeout, &Unwatched, schedule).await;
+    let plan = CheckPlan {
+        checks: under
+            .plan
+            .checks
+            .iter()
+            .filter(|c| under.ran.contains(&c.name))
+            .cloned()
+            .collect(),
+        ..under.plan.clone()
+    };
+    let ran = run_checks(&plan, copy.path(), under.timeout, &Unwatched, schedule).await;
     let mut failing = Vec::new();
     for mut c in ran.checks {
         if let Some(b) = under.baseline {

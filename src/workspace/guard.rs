@@ -337,10 +337,15 @@ fn put_back(
                 None
             }
         }
-        Some(None) => {
-            remove_path(dir, path)?;
-            Some(format!("the file {path} was added"))
-        }
+        // Deleted by the implementer: a check that made it again made it; one still gone is as
+        // the implementer left it.
+        Some(None) => match entry(dir, path)? {
+            Some(_) => {
+                remove_path(dir, path)?;
+                Some(format!("the file {path} was added"))
+            }
+            None => None,
+        },
         None => {
             let tracked = head_tree.is_some_and(|t| t.get_path(Path::new(path)).is_ok());
             if tracked {

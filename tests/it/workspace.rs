@@ -804,3 +804,34 @@ async fn the_git_directory_is_sealed_checked_and_restored_and_only_sealed_hooks_
     let home = PathBuf::from(std::env::var("HOME").unwrap());
     assert!(!home.join("edited-ran").exists(), "the edited hook did not");
 }
+
+#[tokio::test]
+async fn tidying_after_the_checks_puts_back_only_what_the_checks_wrote() {
+    let f = Fixture::new();
+    let ws = GitWorkspace::new(&f.root, "origin");
+    let p = f.preflight().await;
+    let wt = create_worktree(&p, "origin", None).await.unwrap();
+    // The implementer deletes a file and edits another.
+    std::fs::remove_file(wt.path.join("src/old.rs")).unwrap();
+    std::fs::write(wt.path.join("src/lib.rs"), "pub fn add() {}\n").unwrap();
+    let left = ws.snapshot(&wt).await.unwrap();
+    // Checks that touch nothing: nothing to put back, and the deleted file is not "added".
+    assert_eq!(ws.tidy(&wt, &left).await.unwrap(), Vec::<String>::new());
+    assert!(!wt.path.join("src/old.rs").exists());
+    // A check that makes the deleted file again and writes a report: both undone, each named.
+    std::fs::write(wt.path.join("src/old.rs"), "regenerated").unwrap();
+    std::fs::write(wt.path.join("report.txt"), "written by a check").unwrap();
+    let said = ws.tidy(&wt, &left).await.unwrap();
+    assert_eq!(
+        said,
+        [
+            "the file report.txt was added",
+            "the file src/old.rs was added"
+        ]
+    );
+    assert!(!wt.path.join("src/old.rs").exists() && !wt.path.join("report.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(wt.path.join("src/lib.rs")).unwrap(),
+        "pub fn add() {}\n"
+    );
+}

@@ -218,23 +218,7 @@ fn command(words: &[String]) -> StepKind {
     match name.as_str() {
         // `python setup.py test`, `python runtests.py`.
         n if (n.starts_with("python") || n == "py") && sub.ends_with(".py") => {
-            let script = sub
-                .rsplit('/')
-                .next()
-                .unwrap_or(sub)
-                .trim_end_matches(".py");
-            let then = args
-                .iter()
-                .skip_while(|a| a.as_str() != sub)
-                .skip(1)
-                .find(|a| !a.starts_with('-'))
-                .map_or("", String::as_str);
-            match (script, then) {
-                ("setup", "test") => test,
-                ("setup", "install" | "develop") => StepKind::Setup,
-                (s, _) if s.contains("test") => test,
-                _ => StepKind::Other,
-            }
+            python_script(sub, &args)
         }
         n if TESTERS.contains(&n) => test,
         n if CHECKERS.contains(&n) => quality,
@@ -287,6 +271,28 @@ fn command(words: &[String]) -> StepKind {
             }
         }
         "cmake" => quality,
+        _ => StepKind::Other,
+    }
+}
+
+/// What `python <script> …` does: `setup.py test` tests, `setup.py install` sets up, a script
+/// named for tests (`runtests.py`) tests.
+fn python_script(script: &str, args: &[String]) -> StepKind {
+    let name = script
+        .rsplit('/')
+        .next()
+        .unwrap_or(script)
+        .trim_end_matches(".py");
+    let then = args
+        .iter()
+        .skip_while(|a| a.as_str() != script)
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .map_or("", String::as_str);
+    match (name, then) {
+        ("setup", "test") => StepKind::Check(CheckKind::Test),
+        ("setup", "install" | "develop") => StepKind::Setup,
+        (s, _) if s.contains("test") => StepKind::Check(CheckKind::Test),
         _ => StepKind::Other,
     }
 }
