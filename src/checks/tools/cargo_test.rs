@@ -60,7 +60,7 @@ impl Tool for CargoTest {
     }
 
     fn prepare(&self, run: &mut Prepared, _: &Path) {
-        run.command = no_fail_fast(&run.command);
+        run.command = no_fail_fast(&quiet(&run.command));
         if run.get("CARGO_TERM_VERBOSE").is_none() {
             run.set("CARGO_TERM_VERBOSE", "false");
         }
@@ -118,6 +118,36 @@ pub(super) fn subcommand(call: &Call) -> &str {
         .iter()
         .find(|a| !a.starts_with('-') && !a.starts_with('+'))
         .map_or("", String::as_str)
+}
+
+/// `command` without cargo's own `--verbose` (`-v`, `-vv`) in its `cargo test` runs: verbose,
+/// cargo names each test binary by its target, not its source file, and the tests of a new file
+/// would not be found by the path they have. What the tests do is unchanged. A command with
+/// quotes is left as it is.
+pub fn quiet(command: &str) -> String {
+    if command.contains(['\'', '"', '\\']) {
+        return command.to_owned();
+    }
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let mut out: Vec<&str> = Vec::with_capacity(words.len());
+    let mut in_test = false;
+    for (i, w) in words.iter().enumerate() {
+        if matches!(*w, "&&" | "||" | ";" | "|" | "--") || w.ends_with(';') {
+            in_test = false;
+        } else if *w == "test"
+            && i > 0
+            && words[..i].iter().rev().find(|p| !p.starts_with('+')) == Some(&"cargo")
+        {
+            in_test = true;
+        } else if in_test && matches!(*w, "-v" | "-vv" | "-vvv" | "--verbose") {
+            continue;
+        }
+        out.push(w);
+    }
+    if out.len() == words.len() {
+        return command.to_owned();
+    }
+    out.join(" ")
 }
 
 /// `command` with `--no-fail-fast` after each `cargo test` in it. Whether the command fails
@@ -286,6 +316,24 @@ mod tests {
             "cargo test --no-fail-fast"
         );
         assert_eq!(no_fail_fast("pytest"), "pytest");
+    }
+
+    #[test]
+    fn cargos_own_verbose_is_left_out_of_its_test_runs() {
+        assert_eq!(
+            quiet("cargo test --verbose --workspace"),
+            "cargo test --workspace"
+        );
+        assert_eq!(
+            quiet("cargo +nightly test -v && cargo build -v"),
+            "cargo +nightly test && cargo build -v"
+        );
+        assert_eq!(quiet("cargo test -- -v"), "cargo test -- -v");
+        assert_eq!(
+            quiet("cargo test --features \"a b\" -v"),
+            "cargo test --features \"a b\" -v"
+        );
+        assert_eq!(quiet("pytest -v"), "pytest -v");
     }
 
     #[test]
