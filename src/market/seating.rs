@@ -225,9 +225,7 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
         .copied()
         .collect();
     let seated = match (budget, &priced) {
-        (Some(budget), Some(costs)) => {
-            within_budget(&exploring, &rest, &samples, costs, k, budget)
-        }
+        (Some(budget), Some(costs)) => within_budget(&exploring, &rest, &samples, costs, k, budget),
         _ => free.clone(),
     };
     let costs = priced.unwrap_or_else(|| measured(candidates));

@@ -205,7 +205,11 @@ fn check_seating(p: &SeatingParams) -> Result<(), String> {
     if p.merge_weight.is_nan() || p.merge_weight <= 0.0 {
         return Err("`merge_weight` must be positive".into());
     }
-    if !(0.0..=1.0).contains(&p.other_labels) || p.memory.is_nan() || p.memory <= 0.0 || p.memory > 1.0 {
+    if !(0.0..=1.0).contains(&p.other_labels)
+        || p.memory.is_nan()
+        || p.memory <= 0.0
+        || p.memory > 1.0
+    {
         return Err("`other_labels` must be within [0, 1] and `memory` within (0, 1]".into());
     }
     if p.cost_window == 0 {

@@ -387,6 +387,7 @@ mod tests {
             weight_min: 0.05,
             weight_max: 0.6,
             pool: 20,
+            seats: None,
         };
         let mut e = crate::ledger::Event::new(3, "a", Outcome::Success, 0.1);
         e.timestamp = "2026-02-01T00:00:00Z".parse().unwrap();

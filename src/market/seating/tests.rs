@@ -90,7 +90,15 @@ fn a_new_bot_is_explored() {
 #[test]
 fn a_seed_reproduces_the_draw_and_a_replan_draws_afresh() {
     let field: Vec<Candidate> = (0..8)
-        .map(|i| bot(&format!("b{i}"), 2.0 + i as f64, 5.0, 10, Some(0.1 * i as f64)))
+        .map(|i| {
+            bot(
+                &format!("b{i}"),
+                2.0 + i as f64,
+                5.0,
+                10,
+                Some(0.1 * i as f64),
+            )
+        })
         .collect();
     let first = draw(&field, &ask(3, 42));
     assert_eq!(first, draw(&field, &ask(3, 42)));
@@ -118,7 +126,10 @@ fn a_cost_cap_binds() {
         bot("c2", 10.0, 10.0, 20, Some(0.3)),
         bot("c3", 9.0, 11.0, 20, Some(0.25)),
     ];
-    assert!(rate(&field, 2, "strong", 500) > 0.95, "uncapped it is seated");
+    assert!(
+        rate(&field, 2, "strong", 500) > 0.95,
+        "uncapped it is seated"
+    );
     for seed in 0..300 {
         let mut a = ask(2, seed);
         a.budget_usd = Some(1.0);
@@ -129,9 +140,18 @@ fn a_cost_cap_binds() {
         let strong = s.bots.iter().find(|b| b.bot_id == "strong").unwrap();
         assert!(!strong.seated);
         if strong.sample > s.bots[1].sample {
-            assert_eq!(strong.reason, SeatReason::OverBudget, "{:?}", s.left_out_line());
+            assert_eq!(
+                strong.reason,
+                SeatReason::OverBudget,
+                "{:?}",
+                s.left_out_line()
+            );
         }
-        assert!(s.line().starts_with("seated: 2 of 4 within $1.00 — "), "{}", s.line());
+        assert!(
+            s.line().starts_with("seated: 2 of 4 within $1.00 — "),
+            "{}",
+            s.line()
+        );
     }
     // With $2.30 the strong bot and one cheap one fit, and that beats two cheap ones.
     let mut a = ask(2, 3);
@@ -164,7 +184,11 @@ fn unknown_costs_are_the_median_and_no_cost_known_leaves_the_cap_out() {
     let s = draw(&field, &a);
     assert_eq!(s.budget_usd, None);
     assert_eq!(s.seated().count(), 3);
-    assert!(s.notes.iter().any(|n| n.contains("cannot shape")), "{:?}", s.notes);
+    assert!(
+        s.notes.iter().any(|n| n.contains("cannot shape")),
+        "{:?}",
+        s.notes
+    );
 }
 
 #[test]
@@ -178,7 +202,10 @@ fn a_bot_that_cannot_start_is_never_seated_and_listed_last() {
     let s = draw(&field, &ask(3, 9));
     assert_eq!(s.seated().count(), 2);
     let last = s.bots.last().unwrap();
-    assert_eq!((last.bot_id.as_str(), last.reason), ("a", SeatReason::Unavailable));
+    assert_eq!(
+        (last.bot_id.as_str(), last.reason),
+        ("a", SeatReason::Unavailable)
+    );
     assert_eq!(last.sample, None);
     assert_eq!(s.left_out_line().unwrap(), "not seated: a (cannot start)");
     assert!(s.notes.iter().any(|n| n.contains("every bot")));
@@ -195,10 +222,19 @@ fn the_line_names_the_seated_with_their_samples() {
     let s = draw(&field, &ask(3, 5));
     let line = s.line();
     assert!(line.starts_with("seated: 3 of 4 — "), "{line}");
-    assert!(line.ends_with("delta (exploring)") || line.contains("delta (exploring),"), "{line}");
+    assert!(
+        line.ends_with("delta (exploring)") || line.contains("delta (exploring),"),
+        "{line}"
+    );
     let alpha = s.bots.iter().find(|b| b.bot_id == "alpha").unwrap();
-    assert!(line.contains(&format!("alpha {:.2}", alpha.sample.unwrap())), "{line}");
-    assert!(s.left_out_line().unwrap().starts_with("not seated: beta 0."));
+    assert!(
+        line.contains(&format!("alpha {:.2}", alpha.sample.unwrap())),
+        "{line}"
+    );
+    assert!(s
+        .left_out_line()
+        .unwrap()
+        .starts_with("not seated: beta 0."));
     assert!((alpha.mean - 0.75).abs() < 1e-12);
 }
 
