@@ -64,6 +64,7 @@ pub fn round(proposals: Vec<ProposalReport>, ranking: &[&str]) -> RoundReport {
         coverage: None,
         order: None,
         audit: None,
+        seating: None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! gathering proposals, and evaluating them — blinding, judging, scoring, ranking — with the
 //! phase output on stderr.
 
-use super::agents::Agents;
+use super::agents::{Agent, Agents};
 use super::judge::{judge, Judged};
 use super::propose::{proposals, FailureContext, ProposeRound, Standing};
 use super::site::{random_seed, CallSite};
@@ -10,8 +10,9 @@ use crate::agent::accounts::Accounts;
 use crate::agent::fanout::BotOutcome;
 use crate::agent::prompts::Prompts;
 use crate::agent::Role;
-use crate::ledger::{Ledger, LedgerState};
+use crate::ledger::{Ledger, LedgerState, Loaded};
 use crate::market::order::OrderCheck;
+use crate::market::seating::Seating;
 use crate::market::{
     blind_label, blind_order, rank, score_proposal, tables, Entry, Proposal, ProposalScore,
     Subjective, Targets,
@@ -38,13 +39,15 @@ pub struct Shared<'a> {
     pub progress: &'a Progress,
 }
 
-/// What the bots and the judges are asked about this round: the issue, its requirements, and
-/// where the calls happen.
+/// What the bots and the judges are asked about this round: the issue, its requirements,
+/// where the calls happen, and — with `[marketplace] seats` — which bots are asked.
 #[derive(Clone, Copy)]
 pub struct Ask<'a> {
     pub issue: &'a Issue,
     pub reqs: &'a Requirements,
     pub site: &'a CallSite,
+    /// The round's seats; `None`: every bot proposes.
+    pub seating: Option<&'a Seating>,
 }
 
 /// A proposal that arrived, before blinding.
@@ -59,10 +62,19 @@ pub struct Arrived {
     pub tools_used: Vec<String>,
 }
 
+/// The ledger's events as they are now.
+pub fn read_ledger(settings: &Settings) -> Result<Loaded> {
+    Ledger::new(&settings.ralph_dir).load()
+}
+
 /// The ledger folded in memory (no cache is written).
 pub fn ledger_state(settings: &Settings) -> Result<LedgerState> {
-    let loaded = Ledger::new(&settings.ralph_dir).load()?;
-    Ok(Ledger::build_state(&settings.config.fold_params(), &loaded))
+    Ok(state_of(settings, &read_ledger(settings)?))
+}
+
+/// `loaded` folded in memory.
+pub fn state_of(settings: &Settings, loaded: &Loaded) -> LedgerState {
+    Ledger::build_state(&settings.config.fold_params(), loaded)
 }
 
 /// Every bot's weight, efficiency and budget.
@@ -83,7 +95,8 @@ pub fn standings(state: &LedgerState) -> BTreeMap<String, Standing> {
         .collect()
 }
 
-/// Asks every bot for a proposal; returns the proposals in bot order and the skipped bots.
+/// Asks every bot for a proposal — every seated bot, with seats; returns the proposals in bot
+/// order and the skipped bots.
 pub async fn gather(
     shared: &Shared<'_>,
     ask: Ask<'_>,
@@ -100,7 +113,13 @@ pub async fn gather(
         site: ask.site,
         concurrency: shared.settings.config.marketplace.concurrency as usize,
     };
-    let results = proposals(&shared.agents.bots, shared.prompts, &round, shared.progress).await?;
+    let asked: Vec<&Agent> = shared
+        .agents
+        .bots
+        .iter()
+        .filter(|b| ask.seating.is_none_or(|s| s.is_seated(&b.name)))
+        .collect();
+    let results = proposals(&asked, shared.prompts, &round, shared.progress).await?;
     let mut arrived = Vec::new();
     let mut skipped = Vec::new();
     for r in results {
@@ -163,8 +182,7 @@ pub async fn evaluate(
     no_judge: Option<&str>,
     accounts: &mut Accounts,
 ) -> Result<Evaluated> {
-    let Ask { issue, reqs, site } = ask;
-    let ask = Ask { issue, reqs, site };
+    let (site, reqs) = (ask.site, ask.reqs);
     let config = &shared.settings.config;
     let printer = shared.printer;
     printer.status(&received_line(arrived.len(), &skipped));
@@ -204,6 +222,7 @@ pub async fn evaluate(
                 failures: j.failures.clone(),
             })
             .unwrap_or_default(),
+        seating: ask.seating.cloned(),
         ..RoundReport::judged(
             site.round,
             site.phase,
@@ -247,7 +266,12 @@ fn recorded_round(
     weights: crate::market::Scores,
     report: &RoundReport,
 ) -> RecordedRound {
-    let Ask { issue, reqs, site } = ask;
+    let Ask {
+        issue,
+        reqs,
+        site,
+        seating,
+    } = ask;
     let judged = judging.judged;
     RecordedRound {
         version: recording::RECORDING_VERSION,
@@ -262,6 +286,7 @@ fn recorded_round(
         weights,
         ranking: report.ranking.clone(),
         winner: report.winner.clone(),
+        seating: seating.cloned(),
     }
 }
 

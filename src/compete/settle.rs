@@ -233,7 +233,11 @@ pub(super) async fn settle(
         attempts: &attempts,
         open: &contest.open,
         phase: book.state.phase,
-        all_bots: settings.config.bot_ids(),
+        // With seats, "every bot" of a collective failure is every seated bot.
+        all_bots: match &sel.evaluated.report.seating {
+            Some(s) => s.seated().map(|b| b.bot_id.clone()).collect(),
+            None => settings.config.bot_ids(),
+        },
         weights: &settings.config.scoring_weights,
     });
     let scored = match settled {

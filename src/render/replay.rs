@@ -34,6 +34,9 @@ pub fn round(r: &Replayed, paint: Paint) -> String {
         r.phase.as_str(),
         sanitize(&r.file.display().to_string()),
     );
+    if let Some(s) = &r.seating {
+        out.push_str(&format!("  {} (as recorded)\n", sanitize(&s.line())));
+    }
     let mut table = Table::new(&[
         ("proposal", Align::Left),
         ("bot", Align::Left),
@@ -174,7 +177,40 @@ mod tests {
             ranking_changed: true,
             winner_changed: true,
             notes: vec!["a note".into()],
+            seating: None,
         }
+    }
+
+    #[test]
+    fn a_round_with_seats_names_them_as_recorded() {
+        use crate::market::seating::{draw, Candidate, SeatAsk};
+        let candidates: Vec<Candidate> = ["smart_bot_1", "smart_bot_2", "smart_bot_3"]
+            .iter()
+            .map(|id| Candidate {
+                bot_id: id.to_string(),
+                alpha: 1.0,
+                beta: 1.0,
+                history: 0,
+                cost_usd: None,
+                unavailable: None,
+            })
+            .collect();
+        let ask = SeatAsk {
+            seats: 2,
+            budget_usd: None,
+            seed: 3,
+            round: 1,
+            labels: vec![],
+        };
+        let mut r = flipped();
+        let seating = draw(&candidates, &ask);
+        r.seating = Some(seating.clone());
+        let text = round(&r, Paint::plain());
+        assert!(
+            text.contains(&format!("  {} (as recorded)\n", seating.line())),
+            "{text}"
+        );
+        assert!(text.contains("seated: 2 of 3 — "), "{text}");
     }
 
     #[test]

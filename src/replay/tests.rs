@@ -142,6 +142,7 @@ fn recorded(readings: Vec<Reading>) -> RecordedRound {
         weights: default_weights(),
         winner: ranking.winner().map(String::from),
         ranking: ranking.order,
+        seating: None,
     }
 }
 
@@ -347,7 +348,50 @@ fn report_round() -> ReportRound {
         proposals,
         ranking: vec!["proposal_1".into(), "proposal_2".into()],
         winner: Some("proposal_1".into()),
+        seating: None,
     }
+}
+
+#[test]
+fn a_round_with_seats_is_replayed_with_the_same_seats() {
+    use crate::market::seating::{draw, Candidate, SeatAsk};
+    let candidates: Vec<Candidate> = ["a", "b", "c"]
+        .iter()
+        .map(|id| Candidate {
+            bot_id: id.to_string(),
+            alpha: 1.0,
+            beta: 1.0,
+            history: 0,
+            cost_usd: None,
+            unavailable: None,
+        })
+        .collect();
+    let ask = SeatAsk {
+        seats: 2,
+        budget_usd: None,
+        seed: 3,
+        round: 1,
+        labels: vec![],
+    };
+    let seating = draw(&candidates, &ask);
+    let mut report = report_round();
+    report.seating = Some(seating.clone());
+    let replayed = replay_round(
+        &round(Input::Report(report)),
+        &options(default_weights(), 1),
+    );
+    assert_eq!(replayed.seating.as_ref(), Some(&seating));
+    let json = serde_json::to_value(&replayed).unwrap();
+    assert_eq!(json["seating"]["seats"], 2);
+    // Without seats the replay's document has no such key.
+    let plain = replay_round(
+        &round(Input::Report(report_round())),
+        &options(default_weights(), 1),
+    );
+    assert!(serde_json::to_value(&plain)
+        .unwrap()
+        .get("seating")
+        .is_none());
 }
 
 #[test]
