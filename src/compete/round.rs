@@ -60,6 +60,8 @@ pub struct Arrived {
     pub warnings: Vec<String>,
     /// The tools the bot used while proposing.
     pub tools_used: Vec<String>,
+    /// What the proposal cost, when its backend says.
+    pub cost_usd: Option<f64>,
 }
 
 /// The ledger's events as they are now.
@@ -136,6 +138,7 @@ pub async fn gather(
                     repaired: asked.repaired,
                     warnings: asked.warnings,
                     tools_used: asked.tools_used,
+                    cost_usd: asked.usage.cost_usd,
                 });
             }
             BotOutcome::Skipped { reason, detail } => skipped.push(SkippedBot {
@@ -222,7 +225,7 @@ pub async fn evaluate(
                 failures: j.failures.clone(),
             })
             .unwrap_or_default(),
-        seating: ask.seating.cloned(),
+        seating: ask.seating.map(|s| with_spend(s, &blinded)),
         ..RoundReport::judged(
             site.round,
             site.phase,
@@ -267,10 +270,7 @@ fn recorded_round(
     report: &RoundReport,
 ) -> RecordedRound {
     let Ask {
-        issue,
-        reqs,
-        site,
-        seating,
+        issue, reqs, site, ..
     } = ask;
     let judged = judging.judged;
     RecordedRound {
@@ -286,8 +286,20 @@ fn recorded_round(
         weights,
         ranking: report.ranking.clone(),
         winner: report.winner.clone(),
-        seating: seating.cloned(),
+        seating: report.seating.clone(),
     }
+}
+
+/// The round's seating with what each seated bot's proposal cost, where its backend said.
+fn with_spend(seating: &Seating, blinded: &[(String, Arrived)]) -> Seating {
+    let mut s = seating.clone();
+    for b in s.bots.iter_mut().filter(|b| b.seated) {
+        b.spent_usd = blinded
+            .iter()
+            .find(|(_, a)| a.bot_id == b.bot_id)
+            .and_then(|(_, a)| a.cost_usd);
+    }
+    s
 }
 
 /// The console's line on the round's winner, or that none reached `threshold`.

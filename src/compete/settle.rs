@@ -500,6 +500,7 @@ mod tests {
                 repaired: false,
                 warnings: vec![],
                 tools_used: vec![],
+                cost_usd: None,
             },
             proposal_score: 0.8,
             budget: 2,

@@ -11,7 +11,9 @@
 //! the round (skipped, or outranked in a round that failed). A pull request that settled is
 //! one more observation of `merge_weight` (merged: a win; closed or reverted: a loss). Issues
 //! sharing no topic label with the one seated count `other_labels`; each newer observation of
-//! the bot leaves an older one `memory` of its weight.
+//! the bot leaves an older one `memory` of its weight. A bot's cost per proposal comes from what
+//! its proposals cost: the seating's `spent_usd` for every seated bot, else its events'
+//! `cost_usd`, each round once.
 
 use super::event::Event;
 use crate::market::seating::{Candidate, Seating};
@@ -133,23 +135,24 @@ struct Observation {
 }
 
 /// Everything gathered about the configured bots in one pass over the events.
+/// Borrowed from the events: a pass allocates nothing per event.
 #[derive(Default)]
-struct Gathered {
-    observations: HashMap<String, Vec<Observation>>,
-    costs: HashMap<String, Vec<f64>>,
-    seats: HashMap<String, u32>,
-    merged: HashMap<String, u32>,
+struct Gathered<'a> {
+    observations: HashMap<&'a str, Vec<Observation>>,
+    costs: HashMap<&'a str, Vec<f64>>,
+    seats: HashMap<&'a str, u32>,
+    merged: HashMap<&'a str, u32>,
     /// The topic labels of every issue a seating named.
-    labels: HashMap<u64, Vec<String>>,
+    labels: HashMap<u64, &'a [String]>,
     rounds: u32,
 }
 
-fn gather(params: &SeatingParams, events: &[&Event]) -> Gathered {
-    let mut rounds: HashMap<RoundKey<'_>, RoundSeen<'_>> = HashMap::new();
+fn gather<'a>(params: &SeatingParams, events: &[&'a Event]) -> Gathered<'a> {
+    let mut rounds: HashMap<RoundKey<'a>, RoundSeen<'a>> = HashMap::new();
     let mut g = Gathered::default();
     for (at, e) in events.iter().enumerate() {
         if let Some(s) = &e.seating {
-            g.labels.insert(e.issue_number, s.labels.clone());
+            g.labels.insert(e.issue_number, &s.labels);
         }
         let Some(key) = round_key(e) else { continue };
         let seen = rounds.entry(key).or_insert_with(|| RoundSeen {
@@ -164,12 +167,19 @@ fn gather(params: &SeatingParams, events: &[&Event]) -> Gathered {
             seen.placed.insert(&e.bot_id);
         }
     }
-    let starts: HashMap<usize, &RoundSeen<'_>> = rounds.values().map(|r| (r.first, r)).collect();
-    let mut once: HashSet<(RoundKey<'_>, &str)> = HashSet::new();
-    let mut costed: HashSet<(RoundKey<'_>, &str)> = HashSet::new();
+    let starts: HashMap<usize, &RoundSeen<'a>> = rounds.values().map(|r| (r.first, r)).collect();
+    let mut once: HashSet<(RoundKey<'a>, &'a str)> = HashSet::new();
+    let mut costed: HashSet<(RoundKey<'a>, &'a str)> = HashSet::new();
     for (at, e) in events.iter().enumerate() {
-        if let Some(seating) = starts.get(&at).and_then(|r| r.seating.map(|s| (s, r))) {
-            g.seated_round(seating.0, &seating.1.placed, e.issue_number);
+        if let Some((seating, seen)) = starts.get(&at).and_then(|r| r.seating.map(|s| (s, r))) {
+            g.seated_round(seating, &seen.placed, e.issue_number);
+            // The seating knows what every seated bot's proposal cost, an event or not.
+            for b in seating.seated() {
+                if let (Some(cost), Some(key)) = (b.spent_usd, round_key(e)) {
+                    costed.insert((key, &b.bot_id));
+                    g.costs.entry(&b.bot_id).or_default().push(cost);
+                }
+            }
         }
         let key = round_key(e);
         let (bot, issue) = (e.bot_id.as_str(), e.issue_number);
@@ -179,14 +189,14 @@ fn gather(params: &SeatingParams, events: &[&Event]) -> Gathered {
             }
             if let Some(cost) = e.cost_usd {
                 if key.is_none_or(|k| costed.insert((k, bot))) {
-                    g.costs.entry(bot.to_owned()).or_default().push(cost);
+                    g.costs.entry(bot).or_default().push(cost);
                 }
             }
         }
         match e.outcome {
             Outcome::Merged => {
                 g.observe(bot, true, params.merge_weight, issue);
-                *g.merged.entry(bot.to_owned()).or_default() += 1;
+                *g.merged.entry(bot).or_default() += 1;
             }
             Outcome::ClosedUnmerged | Outcome::Reverted => {
                 g.observe(bot, false, params.merge_weight, issue)
@@ -197,20 +207,20 @@ fn gather(params: &SeatingParams, events: &[&Event]) -> Gathered {
     g
 }
 
-impl Gathered {
-    fn observe(&mut self, bot: &str, win: bool, weight: f64, issue: u64) {
+impl<'a> Gathered<'a> {
+    fn observe(&mut self, bot: &'a str, win: bool, weight: f64, issue: u64) {
         self.observations
-            .entry(bot.to_owned())
+            .entry(bot)
             .or_default()
             .push(Observation { win, weight, issue });
     }
 
     /// A round with its seating: a seat won by every seated bot, and a loss for each seated
     /// bot the round's events do not place.
-    fn seated_round(&mut self, seating: &Seating, placed: &BTreeSet<&str>, issue: u64) {
+    fn seated_round(&mut self, seating: &'a Seating, placed: &BTreeSet<&str>, issue: u64) {
         self.rounds += 1;
         for b in seating.seated() {
-            *self.seats.entry(b.bot_id.clone()).or_default() += 1;
+            *self.seats.entry(&b.bot_id).or_default() += 1;
             if !placed.contains(b.bot_id.as_str()) {
                 self.observe(&b.bot_id, false, 1.0, issue);
             }

@@ -81,11 +81,16 @@ pub struct SeatDraw {
     /// The cost per proposal the draw counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
-    /// The cost is not the bot's own measure but the median of the others' (none yet).
+    /// The cost is not the bot's own measure (it has none): nothing for a newcomer, else the
+    /// lowest of the others'.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cost_assumed: bool,
     pub seated: bool,
     pub reason: SeatReason,
+    /// What its proposal cost this round, once known (after the proposals): how the ledger
+    /// measures the cost of a seated bot that earned no event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent_usd: Option<f64>,
 }
 
 /// Why a bot was seated or not.
@@ -249,6 +254,7 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
             cost_assumed: costs[i].1,
             seated: seated.contains(&i),
             reason,
+            spent_usd: None,
         }
     };
     let unseated = available.iter().copied().filter(|i| !seated.contains(i));
@@ -276,7 +282,9 @@ fn measured(candidates: &[Candidate]) -> Vec<(Option<f64>, bool)> {
     candidates.iter().map(|c| (c.cost_usd, false)).collect()
 }
 
-/// The cost each candidate counts under a cap: its own measure, else the median of the
+/// The cost each candidate counts under a cap: its own measure; for a newcomer without one,
+/// nothing, so that it is seated once and its cost learnt rather than guessed out for ever;
+/// for a bot with a history but no measure (its backend reports no cost), the lowest of the
 /// others' (`true`: assumed). `None` when there is no cap, or when no bot's cost is known yet
 /// (said in `notes`): then the cap cannot shape the seats.
 fn prices(
@@ -285,7 +293,7 @@ fn prices(
     notes: &mut Vec<String>,
 ) -> Option<Vec<(Option<f64>, bool)>> {
     budget?;
-    let mut known: Vec<f64> = candidates
+    let known: Vec<f64> = candidates
         .iter()
         .filter(|c| c.unavailable.is_none())
         .filter_map(|c| c.cost_usd)
@@ -297,19 +305,14 @@ fn prices(
         );
         return None;
     }
-    known.sort_by(f64::total_cmp);
-    let mid = known.len() / 2;
-    let median = if known.len() % 2 == 1 {
-        known[mid]
-    } else {
-        (known[mid - 1] + known[mid]) / 2.0
-    };
+    let lowest = known.iter().copied().fold(f64::INFINITY, f64::min);
     Some(
         candidates
             .iter()
             .map(|c| match c.cost_usd {
                 Some(cost) => (Some(cost), false),
-                None => (Some(median), true),
+                None if c.history == 0 => (Some(0.0), true),
+                None => (Some(lowest), true),
             })
             .collect(),
     )

@@ -101,8 +101,11 @@ fn merges_weigh_most() {
 
 #[test]
 fn a_seated_bot_without_an_event_lost_and_seats_are_counted() {
-    // a, b, c seated; a won; b outranked; c was skipped (no event).
-    let s = seating(1, &["a", "b", "c"], &[]);
+    // a, b, c seated; a won; b outranked; c was skipped (no event), its proposal's cost known.
+    let mut s = seating(1, &["a", "b", "c"], &[]);
+    for b in &mut s.bots {
+        b.spent_usd = Some(if b.bot_id == "c" { 0.7 } else { 0.1 });
+    }
     let mut won = ev(1, 1, "a", Outcome::Success, Some(1.0));
     won.seating = Some(s.clone());
     let mut lost = ev(1, 1, "b", Outcome::NotSelected, Some(0.5));
@@ -120,6 +123,12 @@ fn a_seated_bot_without_an_event_lost_and_seats_are_counted() {
         "skipped in round 1, outranked in round 2"
     );
     assert_eq!((r[0].seats_won, r[1].seats_won, r[2].seats_won), (2, 1, 2));
+    // The seating's spend is the cost, and the events' own is not counted again.
+    assert_eq!(r[2].cost_per_proposal, Some(0.7));
+    assert_eq!(
+        (r[0].cost_per_proposal, r[0].proposal_cost_usd),
+        (Some(0.1), 0.1)
+    );
 }
 
 #[test]

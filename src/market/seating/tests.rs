@@ -166,7 +166,7 @@ fn a_cost_cap_binds() {
 }
 
 #[test]
-fn unknown_costs_are_the_median_and_no_cost_known_leaves_the_cap_out() {
+fn unknown_costs_are_the_lowest_known_and_no_cost_known_leaves_the_cap_out() {
     let mut field = vec![
         bot("a", 5.0, 5.0, 5, Some(0.1)),
         bot("b", 5.0, 5.0, 5, Some(0.3)),
@@ -176,11 +176,30 @@ fn unknown_costs_are_the_median_and_no_cost_known_leaves_the_cap_out() {
     a.budget_usd = Some(10.0);
     let s = draw(&field, &a);
     let c = s.bots.iter().find(|b| b.bot_id == "c").unwrap();
-    assert_eq!((c.cost_usd, c.cost_assumed), (Some(0.2), true));
-    assert!(s.line().contains("≈$0.20"), "{}", s.line());
+    assert_eq!((c.cost_usd, c.cost_assumed), (Some(0.1), true));
+    assert!(s.line().contains("≈$0.10"), "{}", s.line());
+    // One expensive measure prices out the known bots, not a newcomer: it is seated to learn
+    // what it costs.
+    let mut a = ask(2, 1);
+    a.budget_usd = Some(1.0);
+    let priced = vec![
+        bot("dear", 1.0, 3.0, 1, Some(1.2)),
+        bot("unpriced", 1.0, 1.5, 1, None),
+        bot("new", 1.0, 1.0, 0, None),
+    ];
+    let s = draw(&priced, &a);
+    assert_eq!(seated(&s), ["new"], "{}", s.line());
+    assert!(s.line().contains("new ≈$0.00 (exploring)"), "{}", s.line());
+    let mut cheaper = priced.clone();
+    cheaper.push(bot("cheap", 1.0, 2.0, 1, Some(0.3)));
+    let s = draw(&cheaper, &a);
+    assert_eq!(s.seated().count(), 2, "{}", s.line());
+    assert!(s.is_seated("new") && !s.is_seated("dear"));
     for b in &mut field {
         b.cost_usd = None;
     }
+    let mut a = ask(3, 1);
+    a.budget_usd = Some(1.0);
     let s = draw(&field, &a);
     assert_eq!(s.budget_usd, None);
     assert_eq!(s.seated().count(), 3);
