@@ -304,10 +304,8 @@ fn check_seating(s: &Seating) -> Result<(), String> {
         }
         let unit = b.sample.is_none_or(|x| (0.0..=1.0).contains(&x));
         let cost = b.cost_usd.is_none_or(|c| c.is_finite() && c >= 0.0);
-        if !(b.alpha.is_finite() && b.alpha > 0.0 && b.beta.is_finite() && b.beta > 0.0)
-            || !unit
-            || !cost
-        {
+        let posterior = [b.alpha, b.beta].iter().all(|v| v.is_finite() && *v > 0.0);
+        if !(posterior && unit && cost) {
             return Err(format!(
                 "seating of {}: its posterior, sample or cost is out of range",
                 b.bot_id

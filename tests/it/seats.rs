@@ -167,7 +167,7 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
     }
 
     // The terminal and the pull request body say who was seated and why.
-    let line = format!("seated: 3 of 8 — ");
+    let line = "seated: 3 of 8 — ";
     assert!(out.stderr.contains(&format!("- {line}")), "{}", out.stderr);
     assert!(out.stderr.contains("theta (exploring)"), "{}", out.stderr);
     assert!(out.stderr.contains("- not seated: "), "{}", out.stderr);
@@ -177,13 +177,25 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
         .find(|p| p.to_string_lossy().contains(".pr-"))
         .unwrap();
     let body = std::fs::read_to_string(body_file).unwrap();
-    assert!(body.contains(&format!("**Seats** — {line}")), "{body}");
-    assert!(body.contains("theta (exploring)") && body.contains("Thompson sampling, seed 42"));
+    let seats_line = body
+        .lines()
+        .find(|l| l.starts_with("**Seats** — "))
+        .unwrap_or_else(|| panic!("no seats line: {body}"));
+    assert!(
+        seats_line.starts_with(&format!("**Seats** — {line}")),
+        "{seats_line}"
+    );
+    assert!(seats_line.contains("theta (exploring)"), "{seats_line}");
+    assert!(
+        seats_line.contains("Thompson sampling, seed 42"),
+        "{seats_line}"
+    );
+    let (seated_part, left_out) = seats_line.split_once(" · not seated: ").unwrap();
+    for bot in &who {
+        assert!(seated_part.contains(bot.as_str()), "{seats_line}");
+    }
     for bot in &out_of_seat {
-        assert!(
-            body.contains(&format!("not seated: ")) && body.contains(bot),
-            "{body}"
-        );
+        assert!(left_out.contains(bot), "{seats_line}");
     }
 
     // The leaderboard: seats won, cost per merged pull request, the latest draw.
