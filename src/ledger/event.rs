@@ -477,24 +477,13 @@ mod tests {
 
     #[test]
     fn a_seating_is_checked_like_the_rest() {
-        use crate::market::seating::{draw, Candidate, SeatAsk};
-        let candidate = Candidate {
-            bot_id: "smart_bot_2".into(),
-            alpha: 2.0,
-            beta: 3.0,
-            history: 4,
-            cost_usd: Some(0.2),
-            unavailable: None,
-        };
-        let ask = SeatAsk {
-            seats: 1,
-            budget_usd: None,
-            seed: 1,
-            round: 1,
-            labels: vec!["bug".into()],
-        };
         let mut e = parse_event("x-smart_bot_2-success.json", PROTOTYPE.as_bytes()).unwrap();
-        e.seating = Some(draw(&[candidate], &ask));
+        e.seating = Some(crate::fixtures::seating(
+            &["smart_bot_2", "smart_bot_3"],
+            &["smart_bot_2"],
+            &["bug"],
+            1,
+        ));
         let name = "x-smart_bot_2-success.json";
         let json = serde_json::to_vec(&e).unwrap();
         assert_eq!(parse_event(name, &json).unwrap(), e);

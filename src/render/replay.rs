@@ -183,27 +183,9 @@ mod tests {
 
     #[test]
     fn a_round_with_seats_names_them_as_recorded() {
-        use crate::market::seating::{draw, Candidate, SeatAsk};
-        let candidates: Vec<Candidate> = ["smart_bot_1", "smart_bot_2", "smart_bot_3"]
-            .iter()
-            .map(|id| Candidate {
-                bot_id: id.to_string(),
-                alpha: 1.0,
-                beta: 1.0,
-                history: 0,
-                cost_usd: None,
-                unavailable: None,
-            })
-            .collect();
-        let ask = SeatAsk {
-            seats: 2,
-            budget_usd: None,
-            seed: 3,
-            round: 1,
-            labels: vec![],
-        };
         let mut r = flipped();
-        let seating = draw(&candidates, &ask);
+        let bots = ["smart_bot_1", "smart_bot_2", "smart_bot_3"];
+        let seating = crate::fixtures::seating(&bots, &bots[1..], &[], 3);
         r.seating = Some(seating.clone());
         let text = round(&r, Paint::plain());
         assert!(

@@ -354,26 +354,7 @@ fn report_round() -> ReportRound {
 
 #[test]
 fn a_round_with_seats_is_replayed_with_the_same_seats() {
-    use crate::market::seating::{draw, Candidate, SeatAsk};
-    let candidates: Vec<Candidate> = ["a", "b", "c"]
-        .iter()
-        .map(|id| Candidate {
-            bot_id: id.to_string(),
-            alpha: 1.0,
-            beta: 1.0,
-            history: 0,
-            cost_usd: None,
-            unavailable: None,
-        })
-        .collect();
-    let ask = SeatAsk {
-        seats: 2,
-        budget_usd: None,
-        seed: 3,
-        round: 1,
-        labels: vec![],
-    };
-    let seating = draw(&candidates, &ask);
+    let seating = crate::fixtures::seating(&["a", "b", "c"], &["a", "b"], &[], 3);
     let mut report = report_round();
     report.seating = Some(seating.clone());
     let replayed = replay_round(

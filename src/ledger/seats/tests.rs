@@ -1,5 +1,4 @@
 use super::*;
-use crate::market::seating::{draw, SeatAsk};
 
 fn params() -> SeatingParams {
     SeatingParams {
@@ -31,30 +30,7 @@ fn ab(r: &SeatRecord) -> (f64, f64) {
 
 /// A seating of `seated` among a, b, c for `issue`, labelled `labels`.
 fn seating(issue: u64, seated: &[&str], labels: &[&str]) -> Seating {
-    let candidates: Vec<Candidate> = ["a", "b", "c"]
-        .iter()
-        .map(|id| Candidate {
-            bot_id: id.to_string(),
-            // The seated bots are sure winners, the others sure losers: the draw seats them.
-            alpha: if seated.contains(id) { 1e6 } else { 1.0 },
-            beta: if seated.contains(id) { 1.0 } else { 1e6 },
-            history: 1,
-            cost_usd: None,
-            unavailable: None,
-        })
-        .collect();
-    let s = draw(
-        &candidates,
-        &SeatAsk {
-            seats: seated.len() as u32,
-            budget_usd: None,
-            seed: issue,
-            round: 1,
-            labels: labels.iter().map(|l| l.to_string()).collect(),
-        },
-    );
-    assert_eq!(s.seated().count(), seated.len());
-    s
+    crate::fixtures::seating(&["a", "b", "c"], seated, labels, issue)
 }
 
 #[test]
