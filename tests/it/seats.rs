@@ -171,12 +171,7 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
     assert!(out.stderr.contains(&format!("- {line}")), "{}", out.stderr);
     assert!(out.stderr.contains("theta (exploring)"), "{}", out.stderr);
     assert!(out.stderr.contains("- not seated: "), "{}", out.stderr);
-    let body_file = std::fs::read_dir(repo.root.join(".ralph/issues"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains(".pr-"))
-        .unwrap();
-    let body = std::fs::read_to_string(body_file).unwrap();
+    let body = repo.pull_request_body().unwrap();
     let seats_line = body
         .lines()
         .find(|l| l.starts_with("**Seats** — "))
