@@ -200,65 +200,30 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
     let mut notes = Vec::new();
     let priced = prices(candidates, ask.budget_usd, &mut notes);
     let budget = ask.budget_usd.filter(|_| priced.is_some());
-    let sample = |i: usize| samples[i].unwrap_or(f64::NEG_INFINITY);
-    let by_sample = |a: &usize, b: &usize| sample(*b).total_cmp(&sample(*a)).then(a.cmp(b));
-    let mut available: Vec<usize> = (0..candidates.len())
-        .filter(|&i| samples[i].is_some())
-        .collect();
-    available.sort_by(by_sample);
     let k = ask.seats as usize;
-    if k >= available.len() && !available.is_empty() {
+    let plan = Plan::new(candidates, &samples, k);
+    if k >= plan.available.len() && !plan.available.is_empty() {
         notes.push("every bot that can start has a seat".to_owned());
     }
-    // Newcomers are explored first, but while any bot has a history one seat stays drawn.
-    let anyone_known = available.iter().any(|&i| candidates[i].history > 0);
-    let explore = if anyone_known { k.saturating_sub(1) } else { k };
-    let exploring: Vec<usize> = available
-        .iter()
-        .copied()
-        .filter(|&i| candidates[i].history == 0)
-        .take(explore)
-        .collect();
-    let rest: Vec<usize> = available
-        .iter()
-        .copied()
-        .filter(|i| !exploring.contains(i))
-        .collect();
-    let free: Vec<usize> = exploring
-        .iter()
-        .chain(rest.iter().take(k.saturating_sub(exploring.len())))
-        .copied()
-        .collect();
     let seated = match (budget, &priced) {
-        (Some(budget), Some(costs)) => within_budget(&exploring, &rest, &samples, costs, k, budget),
-        _ => free.clone(),
+        (Some(budget), Some(costs)) => {
+            within_budget(&plan.exploring, &plan.rest, &samples, costs, k, budget)
+        }
+        _ => plan.free.clone(),
     };
     let costs = priced.unwrap_or_else(|| measured(candidates));
-    let draws = |i: usize| {
-        let c = &candidates[i];
-        let reason = match (seated.contains(&i), samples[i]) {
-            (_, None) => SeatReason::Unavailable,
-            (true, _) if exploring.contains(&i) => SeatReason::Exploring,
-            (true, _) => SeatReason::Drawn,
-            (false, _) if free.contains(&i) => SeatReason::OverBudget,
-            (false, _) => SeatReason::Outdrawn,
-        };
-        SeatDraw {
-            bot_id: c.bot_id.clone(),
-            alpha: c.alpha,
-            beta: c.beta,
-            mean: c.alpha / (c.alpha + c.beta),
-            sample: samples[i],
-            history: c.history,
-            cost_usd: costs[i].0,
-            cost_assumed: costs[i].1,
-            seated: seated.contains(&i),
-            reason,
-            spent_usd: None,
-        }
-    };
-    let unseated = available.iter().copied().filter(|i| !seated.contains(i));
+    let unseated = plan
+        .available
+        .iter()
+        .copied()
+        .filter(|i| !seated.contains(i));
     let cannot = (0..candidates.len()).filter(|&i| samples[i].is_none());
+    let order: Vec<usize> = seated
+        .iter()
+        .copied()
+        .chain(unseated)
+        .chain(cannot)
+        .collect();
     Seating {
         seats: ask.seats,
         of: candidates.len() as u32,
@@ -266,14 +231,86 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
         round: ask.round,
         labels: ask.labels.clone(),
         budget_usd: budget,
-        bots: seated
-            .iter()
-            .copied()
-            .chain(unseated)
-            .chain(cannot)
-            .map(draws)
+        bots: order
+            .into_iter()
+            .map(|i| plan.describe(&candidates[i], i, samples[i], costs[i], &seated))
             .collect(),
         notes,
+    }
+}
+
+/// How a round's seats go before any money is counted: the bots that can start, best sample
+/// first; the newcomers explored; the rest; and the seats their samples alone would take.
+struct Plan {
+    available: Vec<usize>,
+    exploring: Vec<usize>,
+    rest: Vec<usize>,
+    free: Vec<usize>,
+}
+
+impl Plan {
+    fn new(candidates: &[Candidate], samples: &[Option<f64>], k: usize) -> Plan {
+        let sample = |i: usize| samples[i].unwrap_or(f64::NEG_INFINITY);
+        let mut available: Vec<usize> = (0..candidates.len())
+            .filter(|&i| samples[i].is_some())
+            .collect();
+        available.sort_by(|a, b| sample(*b).total_cmp(&sample(*a)).then(a.cmp(b)));
+        // Newcomers are explored first, but while any bot has a history one seat stays drawn.
+        let anyone_known = available.iter().any(|&i| candidates[i].history > 0);
+        let explore = if anyone_known { k.saturating_sub(1) } else { k };
+        let exploring: Vec<usize> = available
+            .iter()
+            .copied()
+            .filter(|&i| candidates[i].history == 0)
+            .take(explore)
+            .collect();
+        let rest: Vec<usize> = available
+            .iter()
+            .copied()
+            .filter(|i| !exploring.contains(i))
+            .collect();
+        let free = exploring
+            .iter()
+            .chain(rest.iter().take(k.saturating_sub(exploring.len())))
+            .copied()
+            .collect();
+        Plan {
+            available,
+            exploring,
+            rest,
+            free,
+        }
+    }
+
+    /// Candidate `c` (index `i`) in the record, with why it was seated or not.
+    fn describe(
+        &self,
+        c: &Candidate,
+        i: usize,
+        sample: Option<f64>,
+        (cost_usd, cost_assumed): (Option<f64>, bool),
+        seated: &[usize],
+    ) -> SeatDraw {
+        let reason = match (seated.contains(&i), sample) {
+            (_, None) => SeatReason::Unavailable,
+            (true, _) if self.exploring.contains(&i) => SeatReason::Exploring,
+            (true, _) => SeatReason::Drawn,
+            (false, _) if self.free.contains(&i) => SeatReason::OverBudget,
+            (false, _) => SeatReason::Outdrawn,
+        };
+        SeatDraw {
+            bot_id: c.bot_id.clone(),
+            alpha: c.alpha,
+            beta: c.beta,
+            mean: c.alpha / (c.alpha + c.beta),
+            sample,
+            history: c.history,
+            cost_usd,
+            cost_assumed,
+            seated: seated.contains(&i),
+            reason,
+            spent_usd: None,
+        }
     }
 }
 
