@@ -80,6 +80,9 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         printer,
         progress: &progress,
     };
+    if let Some(warning) = seats::unseen_cost(config, &agents) {
+        printer.warn(&warning);
+    }
     let seating = seat(&SeatInput {
         config,
         agents: &agents,

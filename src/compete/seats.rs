@@ -89,6 +89,25 @@ pub fn budget(config: &Config, accounts: &Accounts) -> Option<f64> {
     }
 }
 
+/// With seats and `[marketplace] max_cost_per_issue`: the warning that names the bots whose
+/// proposals' cost the cap cannot count (their backend reports none and they have no `price`).
+pub fn unseen_cost(config: &Config, agents: &Agents) -> Option<String> {
+    let cap = config.marketplace.max_cost_per_issue?;
+    config.marketplace.seats?;
+    let unseen: Vec<&str> = agents
+        .bots
+        .iter()
+        .filter(|a| a.backend.as_ref().is_ok_and(|b| !b.reports_cost()))
+        .map(|a| a.name.as_str())
+        .collect();
+    (!unseen.is_empty()).then(|| {
+        format!(
+            "`marketplace.max_cost_per_issue` = {cap} cannot count what the proposals of {} cost: their backend reports no cost; set `price` on them",
+            unseen.join(", ")
+        )
+    })
+}
+
 /// Prints who was seated and why, who was not, and any note.
 pub fn announce(printer: &Printer, seating: &Seating) {
     printer.status(&format!("- {}", seating.line()));
@@ -145,6 +164,24 @@ mod tests {
         assert!(budget(&run, &accounts).unwrap() < 0.1 + 1e-12);
         let spent = config("[marketplace]\nmax_cost_per_issue = 0.3\n");
         assert_eq!(budget(&spent, &accounts), Some(0.0));
+    }
+
+    #[test]
+    fn a_cap_on_proposals_names_the_bots_whose_cost_it_cannot_see() {
+        let text = "[defaults]\nbackend = \"command\"\ncommand = [\"sh\"]\n[[bots]]\nid = \"a\"\n[[bots]]\nid = \"b\"\nprice = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n[marketplace]\nseats = 1\n";
+        let root = std::env::temp_dir();
+        let plain = config(text);
+        assert_eq!(
+            unseen_cost(&plain, &Agents::build(&plain, &root, None)),
+            None
+        );
+        let capped = config(&format!("{text}max_cost_per_issue = 1.5\n"));
+        let warning = unseen_cost(&capped, &Agents::build(&capped, &root, None)).unwrap();
+        assert!(
+            warning.contains("= 1.5 cannot count what the proposals of a cost"),
+            "{warning}"
+        );
+        assert!(!warning.contains(", b"), "b has a price: {warning}");
     }
 
     #[test]
