@@ -105,7 +105,10 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
         std::fs::remove_file(repo.tools.join(format!("{bot}.prompt"))).ok();
     }
 
-    let out = run(repo.ralph().args(["compete", "3", "--json"]));
+    let rec = repo.tools.join("rec");
+    let out = run(repo
+        .ralph()
+        .args(["compete", "3", "--json", "--record", rec.to_str().unwrap()]));
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(report["outcome"], "complete");
@@ -234,6 +237,23 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
     assert_eq!(replayed["rounds"][0]["seating"], *seating);
     let shown = run(repo.ralph().args(["replay", ".ralph/runs/3/report.json"]));
     assert!(shown.stdout.contains("(as recorded)"), "{}", shown.stdout);
+    // So does the recording, recomputed from the seated bots' proposals alone.
+    let recorded = run(repo
+        .ralph()
+        .args(["replay", rec.to_str().unwrap(), "--json"]));
+    assert_eq!(recorded.code, 0, "{}", recorded.stderr);
+    let recorded: Value = serde_json::from_str(&recorded.stdout).unwrap();
+    let round = &recorded["rounds"][0];
+    assert_eq!(round["method"], "recomputed");
+    assert_eq!(round["seating"], *seating);
+    let replayed_bots: BTreeSet<String> = round["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["bot_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(replayed_bots, who);
+    assert_eq!(recorded["summary"]["winners_changed"], 0);
     repo.assert_no_token();
 }
 
