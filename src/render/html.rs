@@ -5,7 +5,7 @@
 //! auto-escaping: every value from outside — bot ids, file names, reasons — is escaped by the
 //! template, none by hand); this module computes what it shows.
 
-use super::{opt, signed};
+use super::{dollars, opt, signed};
 use crate::ledger::{LedgerState, WeightHistory};
 use crate::output::sanitize;
 use chrono::{DateTime, Utc};
@@ -92,7 +92,6 @@ struct SeatRow {
 /// The seats' table and the latest draw, with `[marketplace] seats`; `None` without.
 fn seats(state: &LedgerState) -> Option<Value> {
     let board = state.seating.as_ref()?;
-    let dollars = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |c| format!("${c:.2}"));
     let bots: Vec<SeatRow> = board
         .bots
         .iter()

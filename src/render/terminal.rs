@@ -1,6 +1,6 @@
 //! Terminal views of the ledger: the leaderboard and the event list.
 
-use super::{opt, signed, Align, Table};
+use super::{dollars, opt, signed, Align, Table};
 use crate::ledger::seats::SeatBoard;
 use crate::ledger::{LedgerState, LoadedEvent};
 use crate::output::Paint;
@@ -96,7 +96,6 @@ fn seats(board: &SeatBoard, paint: Paint) -> String {
         ("merged", Align::Right),
         ("cost/merged PR", Align::Right),
     ]);
-    let dollars = |v: Option<f64>| v.map_or_else(|| "–".to_owned(), |c| format!("${c:.2}"));
     for b in &board.bots {
         table.row(vec![
             b.bot_id.clone(),
