@@ -1,5 +1,5 @@
 //! Test data shared by the unit tests of several modules: a valid proposal, a proposal's and a
-//! round's report, a one-round run report, a passed check. Compiled for tests only; production
+//! round's report, a one-round run report, a passed check, a round's seating. Compiled for tests only; production
 //! code never sees it.
 
 use crate::checks::result::CheckResult;
@@ -65,6 +65,7 @@ pub fn round(proposals: Vec<ProposalReport>, ranking: &[&str]) -> RoundReport {
         coverage: None,
         order: None,
         audit: None,
+        seating: None,
     }
 }
 
@@ -123,4 +124,39 @@ pub fn passed_check(name: &str, kind: CheckKind, command: &str) -> CheckResult {
         advisory: None,
         uses: Default::default(),
     }
+}
+
+/// A round's seating (`seed`, round 1) of `bots` in which exactly the `seated` ones have a seat:
+/// they are sure winners, the others sure losers, and all have a history.
+pub fn seating(
+    bots: &[&str],
+    seated: &[&str],
+    labels: &[&str],
+    seed: u64,
+) -> crate::market::seating::Seating {
+    use crate::market::seating::{draw, Candidate, SeatAsk};
+    let candidates: Vec<Candidate> = bots
+        .iter()
+        .map(|id| {
+            let sure = seated.contains(id);
+            Candidate {
+                bot_id: id.to_string(),
+                alpha: if sure { 1e6 } else { 1.0 },
+                beta: if sure { 1.0 } else { 1e6 },
+                history: 1,
+                cost_usd: None,
+                unavailable: None,
+            }
+        })
+        .collect();
+    let ask = SeatAsk {
+        seats: seated.len() as u32,
+        budget_usd: None,
+        seed,
+        round: 1,
+        labels: labels.iter().map(|l| l.to_string()).collect(),
+    };
+    let s = draw(&candidates, &ask);
+    assert_eq!(s.seated().count(), seated.len(), "{}", s.line());
+    s
 }

@@ -163,6 +163,10 @@ pub struct RoundReport {
     /// under the same rules and never kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<AuditReport>,
+    /// With `[marketplace] seats`: who was seated to propose and why (docs/specification.md
+    /// §8.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seating: Option<crate::market::seating::Seating>,
 }
 
 /// The implementation's six scores (how each was reached in `details`), their weighted total,
@@ -225,6 +229,7 @@ impl RoundReport {
             coverage: None,
             order,
             audit: None,
+            seating: None,
         }
     }
 

@@ -42,8 +42,10 @@ pub struct CompeteArgs {
     /// Record every agent's answers into DIR, in the layout the replay backend reads
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
-    /// The blind-order seed (to reproduce a ranking); random by default
-    #[arg(long, value_name = "SEED", hide = true)]
+    /// The seed of the seats' draw (`[marketplace] seats`) and, with --dry-run, of the blind
+    /// order: the same seed and ledger draw the same seats (default: `[marketplace] seed`,
+    /// else a fresh one)
+    #[arg(long, value_name = "SEED")]
     pub seed: Option<u64>,
 }
 
@@ -145,6 +147,7 @@ async fn competition(
             base: args.base.clone(),
             token,
             sandbox: Some(sandbox),
+            seed: crate::compete::seats::run_seed(args.seed, &settings.config),
         },
     };
     let report = tokio::select! {

@@ -57,6 +57,7 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
             base: None,
             token: None,
             sandbox: Some(sandbox),
+            seed: crate::compete::seats::run_seed(None, &settings.config),
         },
     })
     .await?;

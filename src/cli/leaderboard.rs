@@ -88,6 +88,9 @@ struct LeaderboardJson<'a> {
     arbiter_health: ArbiterHealth,
     /// The judges' order flip rate and the audits' selection efficiency.
     decisions: &'a crate::ledger::decisions::Decisions,
+    /// With `[marketplace] seats`: seats won, posteriors, costs, the latest draw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seating: Option<&'a crate::ledger::seats::SeatBoard>,
     /// `hit` (no event file was read), `rebuilt` or `uncached`.
     cache: &'static str,
 }
@@ -101,6 +104,7 @@ fn json(state: &LedgerState, cache: CacheUse) -> LeaderboardJson<'_> {
         recent: &state.recent,
         arbiter_health: state.arbiter_health,
         decisions: &state.decisions,
+        seating: state.seating.as_ref(),
         cache: match cache {
             CacheUse::Hit => "hit",
             CacheUse::Rebuilt => "rebuilt",

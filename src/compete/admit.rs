@@ -89,6 +89,9 @@ pub(super) fn admit_agents(input: &mut RunInput<'_>) -> Result<()> {
             ));
         }
     }
+    if let Some(warning) = super::seats::unseen_cost(&input.settings.config, &input.agents) {
+        input.printer.warn(&warning);
+    }
     match input.agents.usable() {
         Err(fatal) => Err(UserError::usage(format!(
             "the competition cannot start its agents:\n  {}",

@@ -35,6 +35,8 @@ pub struct RunOptions {
     pub token: Option<Secret>,
     /// How the agents and checks are confined, for the report and the pull request.
     pub sandbox: Option<crate::process::sandbox::Status>,
+    /// The run's seed for the seats' draw (`[marketplace] seats`; see `seats::run_seed`).
+    pub seed: u64,
 }
 
 /// What a run needs.
@@ -150,6 +152,7 @@ impl Contest {
             issue: &self.issue,
             reqs: &self.reqs,
             site: &self.site,
+            seating: None,
         }
     }
 }

@@ -4,7 +4,8 @@
 
 use super::agents::Agents;
 use super::extract::{extract, Extracted};
-use super::round::{evaluate, gather, ledger_state, standings, Ask, Shared};
+use super::round::{evaluate, gather, read_ledger, standings, state_of, Ask, Shared};
+use super::seats::{self, no_seat, run_seed, seat, SeatInput};
 use super::site::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
@@ -25,7 +26,7 @@ pub struct DryRunInput<'a> {
     pub printer: &'a Printer,
     /// The live view of the running agents.
     pub progress: crate::progress::Progress,
-    /// The blind-order seed; random when `None`.
+    /// The blind-order seed, and the seats' (before `[marketplace] seed`); random when `None`.
     pub seed: Option<u64>,
 }
 
@@ -64,7 +65,8 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
     let mut report = dry_report(&issue, run_id, &extracted);
 
     // The bots' standing, folded in memory: a dry run writes no cache.
-    let standings = standings(&ledger_state(settings)?);
+    let ledger = read_ledger(settings)?;
+    let standings = standings(&state_of(settings, &ledger));
     if let Some(cap) = accounts.cap_reached(&config.limits) {
         return Ok(stop(report, accounts, warnings, cap.to_string(), printer));
     }
@@ -78,10 +80,29 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         printer,
         progress: &progress,
     };
+    if let Some(warning) = seats::unseen_cost(config, &agents) {
+        printer.warn(&warning);
+    }
+    let seating = seat(&SeatInput {
+        config,
+        agents: &agents,
+        issue: &issue,
+        round: 1,
+        seed: run_seed(seed, config),
+        accounts: &accounts,
+        ledger: &ledger,
+    });
+    if let Some(s) = &seating {
+        seats::announce(printer, s);
+        if s.seated().next().is_none() {
+            return Ok(stop(report, accounts, warnings, no_seat(s), printer));
+        }
+    }
     let ask = Ask {
         issue: &issue,
         reqs,
         site: &site,
+        seating: seating.as_ref(),
     };
     let (arrived, skipped) = gather(&shared, ask, &standings, None, &mut accounts).await?;
     let evaluated = evaluate(&shared, ask, arrived, skipped, seed, None, &mut accounts).await?;

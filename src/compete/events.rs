@@ -1,7 +1,7 @@
 //! A round's ledger events (docs/specification.md §8.2): built by one pure function from the
 //! round's facts and its awards — one event per award, the winner's carrying the implementation's
-//! score, accuracy and metrics, every bot's carrying its rank, scores and spend — and then appended
-//! to the event store.
+//! score, accuracy and metrics, every bot's carrying its rank, scores and spend, and with
+//! `[marketplace] seats` the round's seating — and then appended to the event store.
 
 use crate::agent::accounts::Accounts;
 use crate::checks::CheckKind;
@@ -85,6 +85,7 @@ pub fn round_events(
             });
             e.cost_usd = spend.cost_usd;
             e.duration_ms = Some(spend.duration.as_millis() as u64);
+            e.seating = r.report.seating.clone();
             e
         })
         .collect()

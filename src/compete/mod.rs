@@ -50,6 +50,7 @@ mod review;
 pub mod revise;
 pub mod round;
 mod run;
+pub mod seats;
 mod select;
 mod settle;
 mod site;

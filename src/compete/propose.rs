@@ -101,16 +101,17 @@ pub fn prompt(
     )
 }
 
-/// Asks every bot for a proposal; one result per bot, in the order of `bots`.
+/// Asks every bot of `bots` (the seated ones) for a proposal; one result per bot, in their
+/// order.
 pub async fn proposals(
-    bots: &[Agent],
+    bots: &[&Agent],
     prompts: &Prompts,
     round: &ProposeRound<'_>,
     progress: &Progress,
 ) -> Result<Vec<BotResult>, PromptError> {
     let mut tasks = Vec::new();
     let mut unbuilt = Vec::new();
-    for bot in bots {
+    for &bot in bots {
         match &bot.backend {
             Ok(backend) => {
                 let text = prompt(prompts, round, &bot.name)?;

@@ -219,6 +219,8 @@ fn crew_and_book<'a>(
                 base: Some(input.base),
                 token: input.token,
                 sandbox: input.sandbox,
+                // A revision round has no proposals, so no seats.
+                seed: 0,
             },
         },
         accounts: Accounts::default(),

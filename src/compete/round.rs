@@ -2,7 +2,7 @@
 //! gathering proposals, and evaluating them — blinding, judging, scoring, ranking — with the
 //! phase output on stderr.
 
-use super::agents::Agents;
+use super::agents::{Agent, Agents};
 use super::judge::{judge, Judged};
 use super::propose::{proposals, FailureContext, ProposeRound, Standing};
 use super::site::{random_seed, CallSite};
@@ -10,8 +10,9 @@ use crate::agent::accounts::Accounts;
 use crate::agent::fanout::BotOutcome;
 use crate::agent::prompts::Prompts;
 use crate::agent::Role;
-use crate::ledger::{Ledger, LedgerState};
+use crate::ledger::{Ledger, LedgerState, Loaded};
 use crate::market::order::OrderCheck;
+use crate::market::seating::Seating;
 use crate::market::{
     blind_label, blind_order, rank, score_proposal, tables, Entry, Proposal, ProposalScore,
     Subjective, Targets,
@@ -38,13 +39,15 @@ pub struct Shared<'a> {
     pub progress: &'a Progress,
 }
 
-/// What the bots and the judges are asked about this round: the issue, its requirements, and
-/// where the calls happen.
+/// What the bots and the judges are asked about this round: the issue, its requirements,
+/// where the calls happen, and — with `[marketplace] seats` — which bots are asked.
 #[derive(Clone, Copy)]
 pub struct Ask<'a> {
     pub issue: &'a Issue,
     pub reqs: &'a Requirements,
     pub site: &'a CallSite,
+    /// The round's seats; `None`: every bot proposes.
+    pub seating: Option<&'a Seating>,
 }
 
 /// A proposal that arrived, before blinding.
@@ -57,12 +60,23 @@ pub struct Arrived {
     pub warnings: Vec<String>,
     /// The tools the bot used while proposing.
     pub tools_used: Vec<String>,
+    /// What the proposal cost, when its backend says.
+    pub cost_usd: Option<f64>,
+}
+
+/// The ledger's events as they are now.
+pub fn read_ledger(settings: &Settings) -> Result<Loaded> {
+    Ledger::new(&settings.ralph_dir).load()
 }
 
 /// The ledger folded in memory (no cache is written).
 pub fn ledger_state(settings: &Settings) -> Result<LedgerState> {
-    let loaded = Ledger::new(&settings.ralph_dir).load()?;
-    Ok(Ledger::build_state(&settings.config.fold_params(), &loaded))
+    Ok(state_of(settings, &read_ledger(settings)?))
+}
+
+/// `loaded` folded in memory.
+pub fn state_of(settings: &Settings, loaded: &Loaded) -> LedgerState {
+    Ledger::build_state(&settings.config.fold_params(), loaded)
 }
 
 /// Every bot's weight, efficiency and budget.
@@ -83,7 +97,8 @@ pub fn standings(state: &LedgerState) -> BTreeMap<String, Standing> {
         .collect()
 }
 
-/// Asks every bot for a proposal; returns the proposals in bot order and the skipped bots.
+/// Asks every bot for a proposal — every seated bot, with seats; returns the proposals in bot
+/// order and the skipped bots.
 pub async fn gather(
     shared: &Shared<'_>,
     ask: Ask<'_>,
@@ -100,7 +115,13 @@ pub async fn gather(
         site: ask.site,
         concurrency: shared.settings.config.marketplace.concurrency as usize,
     };
-    let results = proposals(&shared.agents.bots, shared.prompts, &round, shared.progress).await?;
+    let asked: Vec<&Agent> = shared
+        .agents
+        .bots
+        .iter()
+        .filter(|b| ask.seating.is_none_or(|s| s.is_seated(&b.name)))
+        .collect();
+    let results = proposals(&asked, shared.prompts, &round, shared.progress).await?;
     let mut arrived = Vec::new();
     let mut skipped = Vec::new();
     for r in results {
@@ -117,6 +138,7 @@ pub async fn gather(
                     repaired: asked.repaired,
                     warnings: asked.warnings,
                     tools_used: asked.tools_used,
+                    cost_usd: asked.usage.cost_usd,
                 });
             }
             BotOutcome::Skipped { reason, detail } => skipped.push(SkippedBot {
@@ -163,8 +185,7 @@ pub async fn evaluate(
     no_judge: Option<&str>,
     accounts: &mut Accounts,
 ) -> Result<Evaluated> {
-    let Ask { issue, reqs, site } = ask;
-    let ask = Ask { issue, reqs, site };
+    let (site, reqs) = (ask.site, ask.reqs);
     let config = &shared.settings.config;
     let printer = shared.printer;
     printer.status(&received_line(arrived.len(), &skipped));
@@ -204,6 +225,7 @@ pub async fn evaluate(
                 failures: j.failures.clone(),
             })
             .unwrap_or_default(),
+        seating: ask.seating.map(|s| with_spend(s, &blinded)),
         ..RoundReport::judged(
             site.round,
             site.phase,
@@ -247,7 +269,9 @@ fn recorded_round(
     weights: crate::market::Scores,
     report: &RoundReport,
 ) -> RecordedRound {
-    let Ask { issue, reqs, site } = ask;
+    let Ask {
+        issue, reqs, site, ..
+    } = ask;
     let judged = judging.judged;
     RecordedRound {
         version: recording::RECORDING_VERSION,
@@ -262,7 +286,20 @@ fn recorded_round(
         weights,
         ranking: report.ranking.clone(),
         winner: report.winner.clone(),
+        seating: report.seating.clone(),
     }
+}
+
+/// The round's seating with what each seated bot's proposal cost, where its backend said.
+fn with_spend(seating: &Seating, blinded: &[(String, Arrived)]) -> Seating {
+    let mut s = seating.clone();
+    for b in s.bots.iter_mut().filter(|b| b.seated) {
+        b.spent_usd = blinded
+            .iter()
+            .find(|(_, a)| a.bot_id == b.bot_id)
+            .and_then(|(_, a)| a.cost_usd);
+    }
+    s
 }
 
 /// The console's line on the round's winner, or that none reached `threshold`.

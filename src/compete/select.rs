@@ -1,13 +1,17 @@
 //! Phase 2 of a run's round: every bot's proposal, read under watch (the bots that wrote into
 //! the repository lose theirs), a failed bot's same proposal refused in a replan, then the
 //! proposals blinded, judged — under watch too: a judge that wrote is left out — and ranked.
-//! The winner gets its budget of attempts, or the round ends without one.
+//! With `[marketplace] seats` only the bots drawn for the round are asked. The winner gets its
+//! budget of attempts, or the round ends without one.
 
 use super::crew::{Bench, Book, Contest, Crew, Selection};
 use super::decide::RoundEnd;
 use super::guard;
 use super::propose::Standing;
-use super::round::{evaluate, gather, ledger_state, standings, Arrived, Evaluated, Shared};
+use super::round::{
+    evaluate, gather, read_ledger, standings, state_of, Arrived, Ask, Evaluated, Shared,
+};
+use super::seats::{announce, no_seat, seat, SeatInput};
 use super::state::RunState;
 use crate::agent::accounts::Accounts;
 use crate::agent::Phase;
@@ -36,7 +40,27 @@ pub(super) async fn select(
         &crew.input.progress,
         "## Phase 2: Proposal Evaluation",
     );
-    let standing = standings(&ledger_state(settings)?);
+    let ledger = read_ledger(settings)?;
+    let standing = standings(&state_of(settings, &ledger));
+    let seating = seat(&SeatInput {
+        config: &settings.config,
+        agents: &crew.input.agents,
+        issue: &contest.issue,
+        round,
+        seed: crew.input.options.seed,
+        accounts: &crew.accounts,
+        ledger: &ledger,
+    });
+    if let Some(s) = &seating {
+        announce(printer, s);
+        if s.seated().next().is_none() {
+            return Ok(Err(RoundEnd::CapReached(no_seat(s))));
+        }
+    }
+    let ask = Ask {
+        seating: seating.as_ref(),
+        ..contest.ask()
+    };
     let failure = book.state.failure.as_ref().map(|f| &f.context);
     let shared = Shared {
         settings,
@@ -49,14 +73,8 @@ pub(super) async fn select(
     let workspace = crew.input.workspace;
     let started = Instant::now();
     let snap = guard::watch(workspace, wt).await?;
-    let (mut arrived, mut skipped) = gather(
-        &shared,
-        contest.ask(),
-        &standing,
-        failure,
-        &mut crew.accounts,
-    )
-    .await?;
+    let (mut arrived, mut skipped) =
+        gather(&shared, ask, &standing, failure, &mut crew.accounts).await?;
     if let Some(changes) = guard::changed(workspace, printer, wt, &snap, "A bot").await? {
         arrived = drop_writers(printer, arrived, &mut skipped, &changes);
     }
@@ -68,7 +86,7 @@ pub(super) async fn select(
         &shared,
         workspace,
         wt,
-        contest,
+        ask,
         arrived,
         skipped,
         &mut crew.accounts,
@@ -145,7 +163,7 @@ async fn judging(
     shared: &Shared<'_>,
     workspace: &dyn Workspace,
     wt: &Worktree,
-    contest: &Contest,
+    ask: Ask<'_>,
     arrived: Vec<Arrived>,
     skipped: Vec<SkippedBot>,
     accounts: &mut Accounts,
@@ -153,7 +171,7 @@ async fn judging(
     let snap = guard::watch(workspace, wt).await?;
     let evaluated = evaluate(
         shared,
-        contest.ask(),
+        ask,
         arrived.clone(),
         skipped.clone(),
         None,
@@ -169,7 +187,7 @@ async fn judging(
     let why = format!("the judge's answer was discarded: it changed the repository ({changes})");
     evaluate(
         shared,
-        contest.ask(),
+        ask,
         arrived,
         skipped,
         Some(evaluated.report.seed),

@@ -238,7 +238,11 @@ pub(super) async fn settle(
         attempts: &attempts,
         open: &contest.open,
         phase: book.state.phase,
-        all_bots: settings.config.bot_ids(),
+        // With seats, "every bot" of a collective failure is every seated bot.
+        all_bots: match &sel.evaluated.report.seating {
+            Some(s) => s.seated().map(|b| b.bot_id.clone()).collect(),
+            None => settings.config.bot_ids(),
+        },
         weights: &settings.config.scoring_weights,
     });
     let scored = match settled {
@@ -501,6 +505,7 @@ mod tests {
                 repaired: false,
                 warnings: vec![],
                 tools_used: vec![],
+                cost_usd: None,
             },
             proposal_score: 0.8,
             budget: 2,

@@ -201,6 +201,7 @@ impl Harness {
                 base: None,
                 token: None,
                 sandbox: None,
+                seed: 1,
             },
         })
         .await

@@ -97,6 +97,9 @@ pub(super) struct MarketplaceFile {
     pub weight_max: Option<f64>,
     pub concurrency: Option<i64>,
     pub audit_rate: Option<f64>,
+    pub seats: Option<i64>,
+    pub seed: Option<i64>,
+    pub max_cost_per_issue: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

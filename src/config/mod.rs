@@ -122,6 +122,13 @@ pub struct MarketplaceConfig {
     /// The share of rounds in which the runner-up is implemented too, to measure selection
     /// (0 to 1; 0 never audits).
     pub audit_rate: f64,
+    /// How many of the bots propose in a round, drawn from the ledger; `None`: every bot.
+    pub seats: Option<u32>,
+    /// The seed of the seats' draw (`--seed` overrides it); `None`: a fresh one per run.
+    pub seed: Option<u64>,
+    /// US dollars the proposals of one issue may cost, all its rounds together: the seats of
+    /// a round fit in what is left.
+    pub max_cost_per_issue: Option<f64>,
 }
 
 /// Caps on one `ralph compete` run: when one is reached the run stops cleanly, keeping its
@@ -359,6 +366,7 @@ impl Config {
             weight_min: self.marketplace.weight_min,
             weight_max: self.marketplace.weight_max,
             pool: self.budget_pool(),
+            seats: self.marketplace.seats,
         }
     }
 }

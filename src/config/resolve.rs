@@ -71,6 +71,9 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
             weight_max,
             concurrency,
             audit_rate: audit_rate(&src, m.audit_rate)?,
+            seats: seats(&src, &m, bots.len())?,
+            seed: seed(&src, m.seed)?,
+            max_cost_per_issue: max_cost_per_issue(&src, m.max_cost_per_issue)?,
         },
         scoring_weights,
         defaults: agents.defaults,
@@ -420,6 +423,44 @@ fn audit_rate(src: &Source<'_>, value: Option<f64>) -> Result<f64, ConfigError> 
             "marketplace.audit_rate",
             format!("= {v} is out of range: allowed 0 (never audit) to 1 (audit every round)"),
         ))
+    }
+}
+
+/// `[marketplace] seats`: 1 to the number of bots; unset seats every bot.
+fn seats(src: &Source<'_>, m: &MarketplaceFile, bots: usize) -> Result<Option<u32>, ConfigError> {
+    let Some(k) = m.seats else {
+        return Ok(None);
+    };
+    if k < 1 || k > bots as i64 {
+        return Err(src.invalid(
+            "marketplace.seats",
+            format!(
+                "= {k} is out of range: allowed 1 to the {bots} configured bot(s) (unset: every bot proposes)"
+            ),
+        ));
+    }
+    Ok(Some(k as u32))
+}
+
+/// `[marketplace] seed`: a non-negative integer.
+fn seed(src: &Source<'_>, value: Option<i64>) -> Result<Option<u64>, ConfigError> {
+    match value {
+        Some(v) if v < 0 => Err(src.invalid(
+            "marketplace.seed",
+            format!("= {v} is out of range: allowed 0 to {}", i64::MAX),
+        )),
+        v => Ok(v.map(|v| v as u64)),
+    }
+}
+
+/// `[marketplace] max_cost_per_issue`: a positive number of US dollars.
+fn max_cost_per_issue(src: &Source<'_>, value: Option<f64>) -> Result<Option<f64>, ConfigError> {
+    match value {
+        Some(v) if !(v.is_finite() && v > 0.0) => Err(src.invalid(
+            "marketplace.max_cost_per_issue",
+            format!("= {v} is out of range: allowed a positive number of US dollars"),
+        )),
+        v => Ok(v),
     }
 }
 

@@ -232,6 +232,48 @@ fn run_limits_and_judges_are_checked() {
 }
 
 #[test]
+fn seats_seed_and_the_cost_per_issue_are_checked() {
+    let c = Config::default();
+    assert_eq!(
+        (
+            c.marketplace.seats,
+            c.marketplace.seed,
+            c.marketplace.max_cost_per_issue
+        ),
+        (None, None, None)
+    );
+    assert_eq!(c.fold_params().seats, None);
+    let c = Config::from_toml(
+        Path::new("config.toml"),
+        "[marketplace]\nnum_bots = 5\nseats = 2\nseed = 7\nmax_cost_per_issue = 1.5\n",
+    )
+    .unwrap();
+    assert_eq!(c.marketplace.seats, Some(2));
+    assert_eq!(c.marketplace.seed, Some(7));
+    assert_eq!(c.marketplace.max_cost_per_issue, Some(1.5));
+    assert_eq!(c.fold_params().seats, Some(2));
+    for (text, expected) in [
+        (
+            "[marketplace]\nseats = 0",
+            "allowed 1 to the 3 configured bot(s)",
+        ),
+        (
+            "[marketplace]\nseats = 4",
+            "allowed 1 to the 3 configured bot(s)",
+        ),
+        ("[marketplace]\nseed = -1", "allowed 0 to"),
+        (
+            "[marketplace]\nmax_cost_per_issue = 0",
+            "positive number of US dollars",
+        ),
+        ("[marketplace]\nseat = 2", "seat"),
+    ] {
+        let e = err(text);
+        assert!(e.contains(expected), "{text}: {e}");
+    }
+}
+
+#[test]
 fn unknown_keys_are_rejected_by_name() {
     let e = err("max_iteration = 3\n");
     assert!(

@@ -225,6 +225,7 @@ fn proposal_of(
         repaired: false,
         warnings: Vec::new(),
         tools_used: Vec::new(),
+        cost_usd: None,
     }
 }
 

@@ -104,6 +104,7 @@ mod tests {
             weight_min: 0.05,
             weight_max: 0.6,
             pool: 10,
+            seats: None,
         }
     }
 

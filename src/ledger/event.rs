@@ -3,6 +3,7 @@
 //! The prototype's fields are all kept with their names; the fields ralph added are optional
 //! so that the prototype's files (schema version 0, no `schema_version` key) still load.
 
+use crate::market::seating::Seating;
 use crate::market::{Outcome, Phase, Scores};
 use chrono::{DateTime, SubsecRound, Utc};
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,10 @@ pub struct Event {
     /// merge how long it took and how many revision rounds it had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<PullRequestOutcome>,
+    /// With `[marketplace] seats`: the round's draw — who was seated and why, from what
+    /// posteriors, samples and costs, under which seed, labels and cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seating: Option<Seating>,
 }
 
 /// The pull request an after-the-pull-request event is about.
@@ -177,6 +182,7 @@ impl Event {
             judge_order: None,
             pull_request: None,
             audit: None,
+            seating: None,
         }
     }
 
@@ -269,6 +275,9 @@ impl Event {
         if self.round == Some(0) {
             return Err("round is 1-based; 0 is not a round".to_owned());
         }
+        if let Some(seating) = &self.seating {
+            check_seating(seating)?;
+        }
         Ok(())
     }
 
@@ -276,6 +285,34 @@ impl Event {
     pub fn round_number(&self) -> Option<u32> {
         self.round.or(self.iteration_count)
     }
+}
+
+/// The rules a recorded seating keeps: bot ids that are bot ids, labels without control
+/// characters, posteriors, samples and costs that are numbers in their range.
+fn check_seating(s: &Seating) -> Result<(), String> {
+    if let Some(label) = s.labels.iter().find(|l| l.chars().any(char::is_control)) {
+        return Err(format!(
+            "seating.labels has {label:?}, with a control character"
+        ));
+    }
+    for b in &s.bots {
+        if !valid_bot_id(&b.bot_id) {
+            return Err(format!(
+                "seating.bots names {:?}, not a valid bot id",
+                b.bot_id
+            ));
+        }
+        let unit = b.sample.is_none_or(|x| (0.0..=1.0).contains(&x));
+        let cost = b.cost_usd.is_none_or(|c| c.is_finite() && c >= 0.0);
+        let posterior = [b.alpha, b.beta].iter().all(|v| v.is_finite() && *v > 0.0);
+        if !(posterior && unit && cost) {
+            return Err(format!(
+                "seating of {}: its posterior, sample or cost is out of range",
+                b.bot_id
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A number for a message: as written for ordinary magnitudes, in exponent form for huge or
@@ -436,6 +473,29 @@ mod tests {
             assert_eq!(name.ends_with("-smart_bot_2-success.json"), ok, "{name}");
             assert_eq!(e.validate(name).is_ok(), ok, "{name}");
         }
+    }
+
+    #[test]
+    fn a_seating_is_checked_like_the_rest() {
+        let mut e = parse_event("x-smart_bot_2-success.json", PROTOTYPE.as_bytes()).unwrap();
+        e.seating = Some(crate::fixtures::seating(
+            &["smart_bot_2", "smart_bot_3"],
+            &["smart_bot_2"],
+            &["bug"],
+            1,
+        ));
+        let name = "x-smart_bot_2-success.json";
+        let json = serde_json::to_vec(&e).unwrap();
+        assert_eq!(parse_event(name, &json).unwrap(), e);
+        let bad = |edit: &dyn Fn(&mut Seating)| {
+            let mut e = e.clone();
+            edit(e.seating.as_mut().unwrap());
+            parse_event(name, &serde_json::to_vec(&e).unwrap()).unwrap_err()
+        };
+        assert!(bad(&|s| s.bots[0].bot_id = "Bad Bot".into()).contains("not a valid bot id"));
+        assert!(bad(&|s| s.labels.push("a\u{1b}[31m".into())).contains("control character"));
+        assert!(bad(&|s| s.bots[0].sample = Some(1.5)).contains("out of range"));
+        assert!(bad(&|s| s.bots[0].cost_usd = Some(-1.0)).contains("out of range"));
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub struct FoldParams {
     pub weight_max: f64,
     /// The iteration budget pool: `num_bots × base_budget_per_bot`.
     pub pool: u32,
+    /// `[marketplace] seats`, when set: the leaderboard also shows the seats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seats: Option<u32>,
 }
 
 /// One bot's standing after the fold.
@@ -408,6 +411,7 @@ mod tests {
             weight_min: 0.05,
             weight_max: 0.60,
             pool: bots.len() as u32 * 10,
+            seats: None,
         }
     }
 
@@ -637,7 +641,7 @@ mod tests {
             seq in proptest::collection::vec((0usize..8, 0usize..7, -0.5f64..0.5), 0..60),
         ) {
             let ids: Vec<String> = (0..bots).map(|i| format!("bot_{i}")).collect();
-            let params = FoldParams { bots: ids.clone(), weight_min: min, weight_max: max, pool: bots as u32 * base };
+            let params = FoldParams { bots: ids.clone(), weight_min: min, weight_max: max, pool: bots as u32 * base, seats: None };
             // Bot index 7 is never configured: a retired bot's events mix in.
             let events: Vec<Event> = seq
                 .iter()

@@ -2,7 +2,8 @@
 //! `.ralph/events/`, its fold into bot weights, efficiency and budgets, and the cache of the folded
 //! state.
 //!
-//! `event`, `weights`, `budget`, `fold` and `merges` (what `ralph follow` settled) are pure;
+//! `event`, `weights`, `budget`, `fold`, `merges` (what `ralph follow` settled) and `seats`
+//! (the evidence a round's seats are drawn from) are pure;
 //! `store` and `cache` do the file I/O.
 
 mod budget;
@@ -12,6 +13,7 @@ mod event;
 mod fold;
 mod merges;
 pub mod samples;
+pub mod seats;
 mod stats;
 mod store;
 mod weights;
@@ -69,6 +71,10 @@ pub struct LedgerState {
     /// The order flip rate and what the audited rounds say about selection.
     #[serde(default)]
     pub decisions: decisions::Decisions,
+    /// With `[marketplace] seats`: the seats each bot won, its posterior and costs, the
+    /// latest draw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seating: Option<seats::SeatBoard>,
 }
 
 /// Whether a state came from the cache.
@@ -147,6 +153,10 @@ impl Ledger {
             history: folded.history,
             arbiter_health: folded.arbiter_health,
             decisions: decisions::decisions(loaded.events.iter().map(|l| &l.event)),
+            seating: params.seats.map(|k| {
+                let events: Vec<&Event> = loaded.events.iter().map(|l| &l.event).collect();
+                seats::board(k, &crate::market::tables().seating, &params.bots, &events)
+            }),
         }
     }
 
@@ -240,6 +250,7 @@ mod tests {
             weight_min: 0.05,
             weight_max: 0.6,
             pool: 20,
+            seats: None,
         }
     }
 

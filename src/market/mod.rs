@@ -1,7 +1,7 @@
 //! The marketplace's pure logic: the proposal model, blinding, the six-dimension scoring,
-//! ranking, the implementation score, the similarity of resubmissions, and the outcome rules
-//! that turn a round into weight deltas — with the data tables from `scoring/` that give them
-//! their numbers. Nothing here performs I/O; the tables are embedded in the binary at build
+//! ranking, the implementation score, the similarity of resubmissions, the outcome rules
+//! that turn a round into weight deltas, and who proposes in a round (`seating`) — with the
+//! data tables from `scoring/` that give them their numbers. Nothing here performs I/O; the tables are embedded in the binary at build
 //! time so every ranking and weight change can be explained from the files in `scoring/`
 //! alone.
 
@@ -13,6 +13,7 @@ pub mod proposal;
 mod ranking;
 mod rules;
 pub mod scoring;
+pub mod seating;
 mod similarity;
 mod tables;
 pub mod tune;
@@ -28,7 +29,9 @@ pub use ranking::{blind_label, blind_order, rank, Entry, Ranking};
 pub use rules::{awards, Award, RoundFacts};
 pub use scoring::{score_proposal, ProposalScore, Subjective, Targets};
 pub use similarity::{jaccard, same_proposal};
-pub use tables::{tables, AccuracyBonus, DeltaTable, ScoringParams, Specialist, Tables, RUBRIC};
+pub use tables::{
+    tables, AccuracyBonus, DeltaTable, ScoringParams, SeatingParams, Specialist, Tables, RUBRIC,
+};
 
 use serde::{Deserialize, Serialize};
 

@@ -12,6 +12,7 @@ const WEIGHTS_TOML: &str = include_str!("../../scoring/weights.toml");
 const DELTAS_TOML: &str = include_str!("../../scoring/deltas.toml");
 const PROPOSAL_TOML: &str = include_str!("../../scoring/proposal.toml");
 const SPECIALISTS_TOML: &str = include_str!("../../scoring/specialists.toml");
+const SEATING_TOML: &str = include_str!("../../scoring/seating.toml");
 /// The judge's rubric (`scoring/rubric.md`), given to every judge prompt.
 pub const RUBRIC: &str = include_str!("../../scoring/rubric.md");
 
@@ -26,6 +27,22 @@ pub struct Tables {
     pub scoring: ScoringParams,
     /// Expected specialists by language and area (`scoring/specialists.toml`).
     pub specialists: Vec<Specialist>,
+    /// What the seats of a round are drawn from (`scoring/seating.toml`).
+    pub seating: SeatingParams,
+}
+
+/// `scoring/seating.toml`: how a bot's record becomes the posterior its seat is drawn from.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeatingParams {
+    /// A pull request's fate counts as this many rounds.
+    pub merge_weight: f64,
+    /// The weight of evidence from issues sharing no topic label with the one seated.
+    pub other_labels: f64,
+    /// The share of its weight an observation keeps for each newer one of the same bot.
+    pub memory: f64,
+    /// How many of a bot's latest costed proposals give its cost per proposal.
+    pub cost_window: usize,
 }
 
 /// `scoring/proposal.toml`.
@@ -168,6 +185,9 @@ fn parse() -> Result<Tables, String> {
     check_params(&scoring).map_err(|e| format!("scoring/proposal.toml: {e}"))?;
     let specialists: SpecialistsFile =
         toml::from_str(SPECIALISTS_TOML).map_err(|e| format!("scoring/specialists.toml: {e}"))?;
+    let seating: SeatingParams =
+        toml::from_str(SEATING_TOML).map_err(|e| format!("scoring/seating.toml: {e}"))?;
+    check_seating(&seating).map_err(|e| format!("scoring/seating.toml: {e}"))?;
     Ok(Tables {
         default_weights,
         deltas: DeltaTable {
@@ -176,7 +196,26 @@ fn parse() -> Result<Tables, String> {
         },
         scoring,
         specialists: specialists.specialist,
+        seating,
     })
+}
+
+/// The ranges that keep a seat's posterior a posterior.
+fn check_seating(p: &SeatingParams) -> Result<(), String> {
+    if p.merge_weight.is_nan() || p.merge_weight <= 0.0 {
+        return Err("`merge_weight` must be positive".into());
+    }
+    if !(0.0..=1.0).contains(&p.other_labels)
+        || p.memory.is_nan()
+        || p.memory <= 0.0
+        || p.memory > 1.0
+    {
+        return Err("`other_labels` must be within [0, 1] and `memory` within (0, 1]".into());
+    }
+    if p.cost_window == 0 {
+        return Err("`cost_window` must be at least 1".into());
+    }
+    Ok(())
 }
 
 /// The rules a scoring table must keep for every score to stay in [0, 1].
@@ -264,5 +303,8 @@ mod tests {
         assert_eq!(t.scoring.similarity.shingle_words, 5);
         assert!(t.specialists.iter().any(|s| s.name == "rust"));
         assert!(RUBRIC.contains("technical_quality") && RUBRIC.contains("innovation"));
+        assert_eq!(t.seating.merge_weight, 2.0);
+        assert_eq!((t.seating.other_labels, t.seating.memory), (0.5, 0.95));
+        assert_eq!(t.seating.cost_window, 20);
     }
 }

@@ -5,7 +5,7 @@
 //! auto-escaping: every value from outside — bot ids, file names, reasons — is escaped by the
 //! template, none by hand); this module computes what it shows.
 
-use super::{opt, signed};
+use super::{dollars, opt, signed};
 use crate::ledger::{LedgerState, WeightHistory};
 use crate::output::sanitize;
 use chrono::{DateTime, Utc};
@@ -77,6 +77,54 @@ fn merges(state: &LedgerState) -> Vec<Merge> {
         .collect()
 }
 
+/// A bot's seats (`[marketplace] seats`).
+#[derive(Serialize)]
+struct SeatRow {
+    bot: String,
+    won: u32,
+    mean: String,
+    record: String,
+    cost: String,
+    merged: u32,
+    per_merge: String,
+}
+
+/// The seats' table and the latest draw, with `[marketplace] seats`; `None` without.
+fn seats(state: &LedgerState) -> Option<Value> {
+    let board = state.seating.as_ref()?;
+    let bots: Vec<SeatRow> = board
+        .bots
+        .iter()
+        .map(|b| SeatRow {
+            bot: sanitize(&b.bot_id),
+            won: b.seats_won,
+            mean: format!("{:.2}", b.posterior_mean),
+            record: if b.history == 0 {
+                "new".to_owned()
+            } else {
+                b.history.to_string()
+            },
+            cost: dollars(b.cost_per_proposal),
+            merged: b.merged,
+            per_merge: dollars(b.cost_per_merged_pr),
+        })
+        .collect();
+    let latest = board.latest.as_ref().map(|l| {
+        sanitize(&format!(
+            "issue #{} round {}: {}",
+            l.issue,
+            l.seating.round,
+            l.seating.line()
+        ))
+    });
+    Some(context! {
+        per_round => board.seats,
+        rounds => board.rounds,
+        bots => Value::from(minijinja::value::Serde(&bots)),
+        latest => latest,
+    })
+}
+
 #[derive(Serialize)]
 struct Skill {
     bot: String,
@@ -144,6 +192,7 @@ pub fn render(state: &LedgerState, repository: &str, generated: DateTime<Utc>) -
                 standings => Value::from(minijinja::value::Serde(&standings)),
                 skill => Value::from(minijinja::value::Serde(&skill)),
                 merges => Value::from(minijinja::value::Serde(&merges(state))),
+                seats => seats(state),
                 arbiter_health => state.arbiter_health.describe(),
                 judge_order => sanitize(&state.decisions.describe_order()),
                 audits => sanitize(&state.decisions.describe_audits()),
@@ -387,6 +436,7 @@ mod tests {
             weight_min: 0.05,
             weight_max: 0.6,
             pool: 20,
+            seats: None,
         };
         let mut e = crate::ledger::Event::new(3, "a", Outcome::Success, 0.1);
         e.timestamp = "2026-02-01T00:00:00Z".parse().unwrap();
@@ -414,6 +464,43 @@ mod tests {
         assert!(!page.contains("src=\"http"));
         assert!(!page.contains("href=\"http"));
         assert!(page.contains("+0.100"));
+        assert!(
+            !page.contains("Seats"),
+            "no seats without [marketplace] seats"
+        );
         insta::assert_snapshot!("leaderboard_html", page);
+    }
+
+    #[test]
+    fn with_seats_the_page_shows_them_and_the_latest_draw() {
+        let params = FoldParams {
+            bots: vec!["a".into(), "b".into()],
+            weight_min: 0.05,
+            weight_max: 0.6,
+            pool: 20,
+            seats: Some(1),
+        };
+        let mut e = crate::ledger::Event::new(3, "a", Outcome::Success, 0.1);
+        e.round = Some(1);
+        e.cost_usd = Some(0.25);
+        e.seating = Some(crate::fixtures::seating(&["a", "b"], &["a"], &[], 1));
+        let loaded = Loaded {
+            events: vec![LoadedEvent {
+                file: e.file_name(),
+                event: e,
+            }],
+            skipped: vec![],
+        };
+        let state = Ledger::build_state(&params, &loaded);
+        let page = render(&state, "octo/repo", "2026-02-02T00:00:00Z".parse().unwrap());
+        assert!(
+            page.contains("<h2>Seats (1 per round; 1 drawn)</h2>"),
+            "{page}"
+        );
+        assert!(page.contains("<tr><td>a</td><td>1</td><td>0.67</td><td>1</td><td>$0.25</td>"));
+        assert!(
+            page.contains("<p>Latest: issue #3 round 1: seated: 1 of 2 — a "),
+            "{page}"
+        );
     }
 }

@@ -216,6 +216,20 @@ pub fn checks_line(checks: &[CheckReport], separator: &str) -> String {
         .join(separator)
 }
 
+/// A round's seats (`[marketplace] seats`) in a sentence: who was seated and why, who was
+/// not, and what the numbers are.
+pub fn seats_line(s: &crate::market::seating::Seating) -> String {
+    let left_out = s
+        .left_out_line()
+        .map(|l| format!(" · {}", inert(&l)))
+        .unwrap_or_default();
+    format!(
+        "**Seats** — {}{left_out}. _Each number is the chance of winning and delivering the bot drew this round from its record in the ledger (Thompson sampling, seed {}); a bot with no record is seated to explore it._\n",
+        inert(&s.line()),
+        s.seed
+    )
+}
+
 /// The bots' standings as a markdown table, for the job summary after a run.
 pub fn standings(state: &crate::ledger::LedgerState) -> String {
     let mut out = String::from(

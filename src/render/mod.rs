@@ -20,6 +20,11 @@ pub fn signed(delta: f64) -> String {
     format!("{delta:+.3}")
 }
 
+/// An optional amount of US dollars with cents, `$0.25`, or `–` when absent.
+pub fn dollars(value: Option<f64>) -> String {
+    value.map_or_else(|| "–".to_owned(), |c| format!("${c:.2}"))
+}
+
 /// An optional number with `digits` decimals, or `–` when absent.
 pub fn opt(value: Option<f64>, digits: usize) -> String {
     value.map_or_else(|| "–".to_owned(), |v| format!("{v:.digits$}"))

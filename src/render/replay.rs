@@ -34,6 +34,9 @@ pub fn round(r: &Replayed, paint: Paint) -> String {
         r.phase.as_str(),
         sanitize(&r.file.display().to_string()),
     );
+    if let Some(s) = &r.seating {
+        out.push_str(&format!("  {} (as recorded)\n", sanitize(&s.line())));
+    }
     let mut table = Table::new(&[
         ("proposal", Align::Left),
         ("bot", Align::Left),
@@ -174,7 +177,22 @@ mod tests {
             ranking_changed: true,
             winner_changed: true,
             notes: vec!["a note".into()],
+            seating: None,
         }
+    }
+
+    #[test]
+    fn a_round_with_seats_names_them_as_recorded() {
+        let mut r = flipped();
+        let bots = ["smart_bot_1", "smart_bot_2", "smart_bot_3"];
+        let seating = crate::fixtures::seating(&bots, &bots[1..], &[], 3);
+        r.seating = Some(seating.clone());
+        let text = round(&r, Paint::plain());
+        assert!(
+            text.contains(&format!("  {} (as recorded)\n", seating.line())),
+            "{text}"
+        );
+        assert!(text.contains("seated: 2 of 3 — "), "{text}");
     }
 
     #[test]

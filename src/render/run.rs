@@ -3,7 +3,9 @@
 //! the Actions job summary and the run summary kept in `.ralph/runs/N/summary.md`. The markdown
 //! forms share [`super::markdown`]'s ranking table and cell rule.
 
-use super::markdown::{cell, checks_line, failing_on_base_note, inert, ranking_table, Columns};
+use super::markdown::{
+    cell, checks_line, failing_on_base_note, inert, ranking_table, seats_line, Columns,
+};
 use super::verification::render_markdown;
 use super::{Align, Table};
 use crate::market::{Dimension, Scores};
@@ -39,6 +41,12 @@ pub fn render_round(r: &RoundReport, weights: &Scores, paint: Paint) -> String {
             r.skipped.len()
         ))
     );
+    if let Some(s) = &r.seating {
+        let _ = writeln!(out, "  {}", s.line());
+        if let Some(line) = s.left_out_line() {
+            let _ = writeln!(out, "  {}", paint.dim(&line));
+        }
+    }
     if !r.proposals.is_empty() {
         out.push_str(&ranking_lines(r, weights, paint));
     }
@@ -186,11 +194,14 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
     for round in &report.rounds {
         let _ = write!(
             out,
-            "\n## Round {} ({})\n\n{}",
+            "\n## Round {} ({})\n\n",
             round.round,
-            round.phase.as_str(),
-            ranking_table(round, Columns::Totals)
+            round.phase.as_str()
         );
+        if let Some(s) = &round.seating {
+            let _ = writeln!(out, "{}", seats_line(s));
+        }
+        out.push_str(&ranking_table(round, Columns::Totals));
         // What changed: the winning approach, and what the implementer says it did.
         if let Some((_, winner)) = round.ranked().next().filter(|_| round.winner.is_some()) {
             let _ = writeln!(
@@ -527,13 +538,11 @@ pub fn job_summary(report: &RunReport) -> String {
         let _ = writeln!(md, "Branch: `{b}` · run `{}`\n", report.run_id);
     }
     for r in &report.rounds {
-        let _ = write!(
-            md,
-            "### Round {} ({})\n\n{}",
-            r.round,
-            r.phase.as_str(),
-            ranking_table(r, Columns::Scores)
-        );
+        let _ = write!(md, "### Round {} ({})\n\n", r.round, r.phase.as_str());
+        if let Some(s) = &r.seating {
+            let _ = writeln!(md, "{}", seats_line(s));
+        }
+        md.push_str(&ranking_table(r, Columns::Scores));
         for s in &r.skipped {
             let _ = writeln!(md, "\nSkipped `{}`: {}", s.bot_id, s.reason);
         }

@@ -1,6 +1,7 @@
 //! Terminal views of the ledger: the leaderboard and the event list.
 
-use super::{opt, signed, Align, Table};
+use super::{dollars, opt, signed, Align, Table};
+use crate::ledger::seats::SeatBoard;
 use crate::ledger::{LedgerState, LoadedEvent};
 use crate::output::Paint;
 
@@ -67,7 +68,62 @@ pub fn leaderboard(state: &LedgerState, paint: Paint) -> String {
         out.push_str(&skill(state, paint));
         out.push_str(&merges(state, paint));
     }
+    if let Some(board) = &state.seating {
+        out.push_str(&seats(board, paint));
+    }
     out.push_str(&recent(state, paint));
+    out
+}
+
+/// With `[marketplace] seats`: each bot's seats won, the posterior its seats are drawn from,
+/// its cost per proposal and per merged pull request, and the latest draw.
+fn seats(board: &SeatBoard, paint: Paint) -> String {
+    let mut out = format!(
+        "\n{}\n",
+        paint.bold(&format!(
+            "Seats ({} per round; {} round{} drawn)",
+            board.seats,
+            board.rounds,
+            plural(u64::from(board.rounds))
+        ))
+    );
+    let mut table = Table::new(&[
+        ("bot", Align::Left),
+        ("seats won", Align::Right),
+        ("wins and delivers", Align::Right),
+        ("record", Align::Right),
+        ("cost/proposal", Align::Right),
+        ("merged", Align::Right),
+        ("cost/merged PR", Align::Right),
+    ]);
+    for b in &board.bots {
+        table.row(vec![
+            b.bot_id.clone(),
+            b.seats_won.to_string(),
+            format!("{:.2}", b.posterior_mean),
+            if b.history == 0 {
+                "new".to_owned()
+            } else {
+                b.history.to_string()
+            },
+            dollars(b.cost_per_proposal),
+            b.merged.to_string(),
+            dollars(b.cost_per_merged_pr),
+        ]);
+    }
+    out.push_str(&table.render("  ", paint, |_, _, s| s.to_owned()));
+    if let Some(latest) = &board.latest {
+        let s = &latest.seating;
+        out.push_str(&format!(
+            "  Latest: issue #{} round {}: {}\n",
+            latest.issue,
+            s.round,
+            s.line()
+        ));
+        if let Some(line) = s.left_out_line() {
+            out.push_str(&format!("    {}\n", paint.dim(&line)));
+        }
+    }
     out
 }
 

@@ -18,12 +18,17 @@
 //! - a **run report** round (`.ralph/runs/<issue>/report.json`) keeps only each proposal's six
 //!   scores: those are re-weighted and re-ranked; the objective dimensions, the scoring tables
 //!   and `order_swaps` cannot be applied without the proposals and the readings.
+//!
+//! A round recorded with seats (`[marketplace] seats`) is replayed with the same seats: the
+//! seated bots' proposals are the ones ranked, and the seating comes out with the round, so
+//! the replay shows who was seated and why; no seat is drawn again.
 
 pub mod load;
 pub mod recording;
 
 use crate::config::Config;
 use crate::market::order::combine;
+use crate::market::seating::Seating;
 use crate::market::{
     rank, score_proposal, tables, Entry, Phase, Scores, ScoringParams, Specialist, Subjective,
     Targets,
@@ -72,6 +77,14 @@ impl Input {
         }
     }
 
+    /// The seats the round was recorded with, if it had seats.
+    pub fn seating(&self) -> Option<&Seating> {
+        match self {
+            Input::Recorded(r) => r.seating.as_ref(),
+            Input::Report(r) => r.seating.as_ref(),
+        }
+    }
+
     /// Each proposal id with its bot, in blind order.
     fn bots(&self) -> Vec<(&str, &str)> {
         match self {
@@ -100,6 +113,9 @@ pub struct ReportRound {
     pub proposals: Vec<ReportProposal>,
     pub ranking: Vec<String>,
     pub winner: Option<String>,
+    /// The round's seats, with `[marketplace] seats`.
+    #[serde(default)]
+    pub seating: Option<Seating>,
 }
 
 /// A scored proposal of a run report.
@@ -180,6 +196,10 @@ pub struct Replayed {
     pub winner_changed: bool,
     /// What the replay could not do, or did differently, for this round.
     pub notes: Vec<String>,
+    /// The seats the round was recorded with (`[marketplace] seats`): the replay ranks the
+    /// proposals of the same seated bots, and draws none again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seating: Option<Seating>,
 }
 
 /// A proposal picked as a round's winner.
@@ -287,6 +307,7 @@ pub fn replay_round(round: &Round, options: &Options<'_>) -> Replayed {
         old_winner,
         new_winner,
         notes,
+        seating: round.input.seating().cloned(),
     }
 }
 

@@ -5,6 +5,7 @@
 
 use crate::fsutil::write_atomic;
 use crate::market::order::Reading;
+use crate::market::seating::Seating;
 use crate::market::{Phase, Proposal, Scores};
 use crate::spec::Requirements;
 use chrono::{DateTime, Utc};
@@ -37,6 +38,9 @@ pub struct RecordedRound {
     /// The order (best first) and the winner the round produced.
     pub ranking: Vec<String>,
     pub winner: Option<String>,
+    /// With `[marketplace] seats`: the round's seats, which a replay keeps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seating: Option<Seating>,
 }
 
 /// A blinded proposal and who wrote it.

@@ -142,6 +142,7 @@ fn recorded(readings: Vec<Reading>) -> RecordedRound {
         weights: default_weights(),
         winner: ranking.winner().map(String::from),
         ranking: ranking.order,
+        seating: None,
     }
 }
 
@@ -347,7 +348,31 @@ fn report_round() -> ReportRound {
         proposals,
         ranking: vec!["proposal_1".into(), "proposal_2".into()],
         winner: Some("proposal_1".into()),
+        seating: None,
     }
+}
+
+#[test]
+fn a_round_with_seats_is_replayed_with_the_same_seats() {
+    let seating = crate::fixtures::seating(&["a", "b", "c"], &["a", "b"], &[], 3);
+    let mut report = report_round();
+    report.seating = Some(seating.clone());
+    let replayed = replay_round(
+        &round(Input::Report(report)),
+        &options(default_weights(), 1),
+    );
+    assert_eq!(replayed.seating.as_ref(), Some(&seating));
+    let json = serde_json::to_value(&replayed).unwrap();
+    assert_eq!(json["seating"]["seats"], 2);
+    // Without seats the replay's document has no such key.
+    let plain = replay_round(
+        &round(Input::Report(report_round())),
+        &options(default_weights(), 1),
+    );
+    assert!(serde_json::to_value(&plain)
+        .unwrap()
+        .get("seating")
+        .is_none());
 }
 
 #[test]

@@ -51,6 +51,30 @@ pub fn labels(ready_label: &str) -> Vec<LabelSpec> {
     ]
 }
 
+/// An issue's topic labels (`bug`, `area/docs`): every label but the workflow's, lower-cased,
+/// sorted, each once. The seats of a round are drawn from what the bots did on issues that
+/// share one (docs/specification.md §8.6).
+pub fn topic_labels(issue: &Issue, ready_label: &str) -> Vec<String> {
+    let workflow = [
+        LABEL_RALPH,
+        LABEL_IN_REFINEMENT,
+        ready_label,
+        LABEL_IN_PROGRESS,
+        LABEL_ATTENTION,
+        LABEL_BACKLOG_REVIEW,
+    ];
+    let mut topics: Vec<String> = issue
+        .labels
+        .iter()
+        .filter(|l| !workflow.iter().any(|w| w.eq_ignore_ascii_case(l)))
+        .map(|l| l.trim().to_lowercase())
+        .filter(|l| !l.is_empty() && !l.chars().any(char::is_control))
+        .collect();
+    topics.sort();
+    topics.dedup();
+    topics
+}
+
 /// Whether ralph may pick up an issue from the queue: open, labelled ready, not a pull
 /// request, not `in-progress` or `attention-needed`, and assigned to nobody or only to `me`.
 pub fn is_queueable(issue: &Issue, ready_label: &str, me: Option<&str>) -> bool {
@@ -102,6 +126,26 @@ mod tests {
             is_pull_request: false,
             url: None,
         }
+    }
+
+    #[test]
+    fn topic_labels_leave_the_workflow_out() {
+        let i = issue(
+            1,
+            &[
+                "ready",
+                "Bug",
+                "in-progress",
+                "ralph",
+                "area/docs",
+                "bug",
+                " ",
+            ],
+            None,
+        );
+        assert_eq!(topic_labels(&i, "ready"), ["area/docs", "bug"]);
+        let custom = issue(2, &["go", "ready"], None);
+        assert_eq!(topic_labels(&custom, "go"), ["ready"]);
     }
 
     #[test]

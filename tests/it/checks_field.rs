@@ -23,12 +23,7 @@ fn commit_files(repo: &Repo, files: &[(&str, &str)]) {
 }
 
 fn pull_request_body(repo: &Repo) -> String {
-    let file = std::fs::read_dir(repo.root.join(".ralph/issues"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains(".pr-"))
-        .expect("a pull request");
-    std::fs::read_to_string(file).unwrap()
+    repo.pull_request_body().expect("a pull request")
 }
 
 fn report(repo: &Repo) -> Value {

@@ -192,6 +192,15 @@ impl Repo {
         std::fs::read_to_string(self.root.join(".ralph/issues/3.md")).unwrap()
     }
 
+    /// The body of the pull request the local tracker recorded, if one was opened.
+    pub(crate) fn pull_request_body(&self) -> Option<String> {
+        let file = std::fs::read_dir(self.root.join(".ralph/issues"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().contains(".pr-"))?;
+        Some(std::fs::read_to_string(file).unwrap())
+    }
+
     pub(crate) fn events(&self) -> Vec<Value> {
         let dir = self.root.join(".ralph/events");
         let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -277,12 +286,7 @@ fn success_in_one_round_opens_the_pull_request() {
     // The pull request, recorded by the local tracker, says what it fixes.
     let prs = std::fs::read_to_string(repo.root.join(".ralph/issues/3.prs.json")).unwrap();
     assert!(prs.contains("ralph/3-add-a-greet-function"), "{prs}");
-    let body_file = std::fs::read_dir(repo.root.join(".ralph/issues"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains(".pr-"))
-        .unwrap();
-    let body = std::fs::read_to_string(body_file).unwrap();
+    let body = repo.pull_request_body().unwrap();
     assert!(body.contains("Fixes #3") && body.contains("| rank | proposal | bot | total |"));
     // What changed: the winning approach and the implementer's own summary.
     assert!(body.contains("**Approach** ("), "{body}");

@@ -15,12 +15,7 @@ case "$RALPH_ROLE" in
 esac"#;
 
 fn pr_body(repo: &Repo) -> String {
-    let file = std::fs::read_dir(repo.root.join(".ralph/issues"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains(".pr-"))
-        .unwrap();
-    std::fs::read_to_string(file).unwrap()
+    repo.pull_request_body().unwrap()
 }
 
 fn winner_event(repo: &Repo) -> Value {

@@ -38,6 +38,7 @@ mod refine;
 mod refine_github;
 mod replay;
 mod sandbox_view;
+mod seats;
 mod security;
 mod snapshots;
 mod untrusted;

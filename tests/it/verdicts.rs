@@ -94,11 +94,7 @@ fn repo(implementer: &str) -> Repo {
 }
 
 fn pull_request_body(repo: &Repo) -> Option<String> {
-    let file = std::fs::read_dir(repo.root.join(".ralph/issues"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains(".pr-"))?;
-    Some(std::fs::read_to_string(file).unwrap())
+    repo.pull_request_body()
 }
 
 fn python3() -> bool {

@@ -1,0 +1,562 @@
+//! The decision benchmark's seating experiment (`cargo bench --bench decisions_seating`): who
+//! should propose? A simulated market of eight bots with hidden skill per label and price,
+//! 1000 issues, merges as the outcome; every policy meets the same issues.
+//!
+//! # The market (deterministic, seeded SplitMix64)
+//!
+//! Issues carry one of three labels (`bug`, `feature`, `docs`). A bot's hidden skill `p` on a
+//! label is the chance that its proposal, implemented, is merged:
+//!
+//! | bot | vendor | price per proposal | skill |
+//! |---|---|---|---|
+//! | `cheap_a` | A | $0.02 | 0.20 |
+//! | `mid_a` | A | $0.15 | 0.40 |
+//! | `strong_a` | A | $1.00 | 0.60 |
+//! | `fast_b` | B | $0.05 | 0.30 |
+//! | `big_b` | B | $0.60 | 0.50 |
+//! | `docs_c` | C | $0.10 | 0.20, 0.60 on `docs` |
+//! | `local_d` | D | $0.005 | 0.12 |
+//! | `drift_e` | E | $0.30 | 0.15, then 0.70 from issue 300 (a vendor's new model under the same id) |
+//!
+//! plus, per world, a label offset `N(0, 0.07)` for every bot and label. In a round every
+//! seated bot's proposal has a quality `q = p + N(0, 0.10)` (the same draw whichever policy
+//! seats it: common random numbers); the judges see `q + N(0, 0.15)` and the best-looking one
+//! wins; it passes the checks with probability `min(0.95, q + 0.2)` and, having passed, is
+//! merged with probability `q / pass`, so a winner is merged with probability `q`. A failed
+//! round gets one replan round, seated afresh; a failed replan merges nothing. A proposal
+//! costs the bot's price × `U(0.8, 1.2)`.
+//!
+//! # The policies
+//!
+//! - every bot in every round (what ralph does without `seats`);
+//! - the 3 bots of highest ledger weight (ralph's own fold of the events this market writes);
+//! - `seats = 3`: ralph's Thompson draw from the evidence of `ledger::seats`, its label
+//!   weighting and its memory (`scoring/seating.toml`);
+//! - the same with `max_cost_per_issue = $2.00`, and with `$1.00` (the replan gets what the
+//!   first round left);
+//! - the same without memory (`memory = 1`), to show what forgetting is for;
+//! - 3 bots at random, for reference;
+//! - the oracle: the 3 bots of highest true skill for the issue's label (it knows the drift).
+//!
+//! Every policy's rounds write the events ralph writes (`market::awards`, the deltas of
+//! `scoring/deltas.toml`, each proposal's cost, the seating; `merged`/`closed_unmerged` after
+//! a passing round), and the ledger policies read them back. Figures are means over
+//! `RALPH_BENCH_WORLDS` worlds (default 12): merged pull requests, proposal cost, cost per merged
+//! pull request, regret (the oracle's merges minus the policy's) after 100, 300 and 1000
+//! issues, the share of issues that seated `drift_e` before and after its drift, and how many
+//! issues after the drift the policy took to seat it in at least half of 20 consecutive issues. `RALPH_BENCH_MEMORY` tries another `memory` for the ledger
+//! policies.
+
+use ralph::ledger::seats::seat_records;
+use ralph::ledger::{fold, Event, FoldParams};
+use ralph::market::seating::{draw, SeatAsk, Seating};
+use ralph::market::{awards, tables, Outcome, Phase, RoundFacts, SeatingParams};
+use ralph::mix::SplitMix64;
+use std::time::Instant;
+
+const ISSUES: usize = 1000;
+const LABELS: [&str; 3] = ["bug", "feature", "docs"];
+const SEATS: u32 = 3;
+const DRIFT_AT: usize = 300;
+const CHECKPOINTS: [usize; 3] = [100, 300, 1000];
+const NOTICE_WINDOW: usize = 20;
+
+/// A bot of the market: id, price per proposal, skill on each label (before the world's
+/// offsets).
+struct Bot {
+    id: &'static str,
+    price: f64,
+    skill: [f64; 3],
+}
+
+const fn bot(id: &'static str, price: f64, skill: [f64; 3]) -> Bot {
+    Bot { id, price, skill }
+}
+
+const MARKET: [Bot; 8] = [
+    bot("cheap_a", 0.02, [0.20; 3]),
+    bot("mid_a", 0.15, [0.40; 3]),
+    bot("strong_a", 1.00, [0.60; 3]),
+    bot("fast_b", 0.05, [0.30; 3]),
+    bot("big_b", 0.60, [0.50; 3]),
+    bot("docs_c", 0.10, [0.20, 0.20, 0.60]),
+    bot("local_d", 0.005, [0.12; 3]),
+    bot("drift_e", 0.30, [0.15; 3]),
+];
+const DRIFTER: usize = 7;
+const DRIFTED: f64 = 0.70;
+
+fn unit(rng: &mut SplitMix64) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn normal(rng: &mut SplitMix64) -> f64 {
+    let u = 1.0 - unit(rng);
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * unit(rng)).cos()
+}
+
+/// What a round holds for every bot, drawn once: the same whoever is seated.
+#[derive(Clone)]
+struct Draws {
+    quality: Vec<f64>,
+    judged: Vec<f64>,
+    pass: Vec<f64>,
+    merge: Vec<f64>,
+    cost: Vec<f64>,
+}
+
+/// One issue of a world: its label and the draws of its two possible rounds.
+struct Issue {
+    label: usize,
+    rounds: [Draws; 2],
+}
+
+/// A world: the bots' skills (with this world's label offsets) and its issues.
+struct World {
+    skill: Vec<[f64; 3]>,
+    issues: Vec<Issue>,
+    seed: u64,
+}
+
+impl World {
+    fn new(seed: u64) -> World {
+        let mut rng = SplitMix64::new(seed);
+        let skill = MARKET
+            .iter()
+            .map(|b| std::array::from_fn(|l| b.skill[l] + 0.07 * normal(&mut rng)))
+            .collect();
+        let issues = (0..ISSUES)
+            .map(|_| Issue {
+                label: rng.below(3) as usize,
+                rounds: [round_draws(&mut rng), round_draws(&mut rng)],
+            })
+            .collect();
+        World {
+            skill,
+            issues,
+            seed,
+        }
+    }
+
+    /// Bot `b`'s true skill on `label` at issue `at`.
+    fn skill(&self, b: usize, label: usize, at: usize) -> f64 {
+        let shift = if b == DRIFTER && at >= DRIFT_AT {
+            DRIFTED - MARKET[b].skill[label]
+        } else {
+            0.0
+        };
+        (self.skill[b][label] + shift).clamp(0.02, 0.95)
+    }
+}
+
+fn round_draws(rng: &mut SplitMix64) -> Draws {
+    let n = MARKET.len();
+    let mut each = |f: &mut dyn FnMut(&mut SplitMix64) -> f64| (0..n).map(|_| f(rng)).collect();
+    Draws {
+        quality: each(&mut |r| 0.10 * normal(r)),
+        judged: each(&mut |r| 0.15 * normal(r)),
+        pass: each(&mut unit),
+        merge: each(&mut unit),
+        cost: each(&mut |r| 0.8 + 0.4 * unit(r)),
+    }
+}
+
+/// Who decides the seats.
+#[derive(Clone, Copy, PartialEq)]
+enum Policy {
+    All,
+    TopWeight,
+    Thompson { cap: Option<f64>, memory: bool },
+    Random,
+    Oracle,
+}
+
+impl Policy {
+    fn name(self) -> String {
+        match self {
+            Policy::All => "every bot, every round (no seats)".into(),
+            Policy::TopWeight => "top 3 by ledger weight".into(),
+            Policy::Thompson { cap, memory } => format!(
+                "seats = 3 (Thompson){}{}",
+                cap.map(|c| format!(", max_cost_per_issue ${c:.2}"))
+                    .unwrap_or_default(),
+                if memory { "" } else { ", no memory" }
+            ),
+            Policy::Random => "3 seats at random (reference)".into(),
+            Policy::Oracle => "oracle: 3 best by hidden skill".into(),
+        }
+    }
+}
+
+/// What a policy did over one world's issues.
+#[derive(Default, Clone)]
+struct Run {
+    /// Merged pull requests after each issue.
+    merged_by: Vec<u32>,
+    cost: f64,
+    /// Whether the drifting bot had a seat, per issue (any round).
+    drifter_seated: Vec<bool>,
+    seats: Vec<u32>,
+}
+
+impl Run {
+    fn merged(&self) -> u32 {
+        self.merged_by.last().copied().unwrap_or(0)
+    }
+
+    /// Issues after the drift until the drifting bot had a seat in at least half of
+    /// `NOTICE_WINDOW` consecutive issues; `None`: never.
+    fn noticed(&self) -> Option<usize> {
+        let seated = &self.drifter_seated;
+        (DRIFT_AT..=ISSUES - NOTICE_WINDOW).find_map(|t| {
+            let n = seated[t..t + NOTICE_WINDOW].iter().filter(|s| **s).count();
+            (2 * n >= NOTICE_WINDOW).then_some(t - DRIFT_AT)
+        })
+    }
+}
+
+/// A market run of one policy: the ledger it writes and reads, and what it spent.
+struct Market<'w> {
+    world: &'w World,
+    policy: Policy,
+    params: SeatingParams,
+    events: Vec<Event>,
+    ids: Vec<String>,
+    run: Run,
+    stamp: i64,
+}
+
+impl<'w> Market<'w> {
+    fn new(world: &'w World, policy: Policy) -> Market<'w> {
+        let mut params = tables().seating;
+        if let Some(m) = env("RALPH_BENCH_MEMORY") {
+            params.memory = m;
+        }
+        if let Policy::Thompson { memory: false, .. } = policy {
+            params.memory = 1.0;
+        }
+        Market {
+            world,
+            policy,
+            params,
+            events: Vec::new(),
+            ids: MARKET.iter().map(|b| b.id.to_owned()).collect(),
+            run: Run {
+                seats: vec![0; MARKET.len()],
+                ..Run::default()
+            },
+            stamp: 0,
+        }
+    }
+
+    /// The seats of round `round` of issue `at`, and the seating record when ralph drew them.
+    fn seat(&self, at: usize, round: u32, spent: f64) -> (Vec<usize>, Option<Seating>) {
+        let label = self.world.issues[at].label;
+        match self.policy {
+            Policy::All => ((0..MARKET.len()).collect(), None),
+            Policy::Oracle => {
+                let mut order: Vec<usize> = (0..MARKET.len()).collect();
+                let skill = |b: usize| self.world.skill(b, label, at);
+                order.sort_by(|a, b| skill(*b).total_cmp(&skill(*a)));
+                (order[..SEATS as usize].to_vec(), None)
+            }
+            Policy::TopWeight => (self.top_weight(), None),
+            Policy::Random => {
+                let mut rng =
+                    SplitMix64::new(self.world.seed ^ ((at as u64) << 8 | u64::from(round)));
+                let mut order: Vec<usize> = (0..MARKET.len()).collect();
+                for i in (1..order.len()).rev() {
+                    order.swap(i, rng.below(i as u64 + 1) as usize);
+                }
+                (order[..SEATS as usize].to_vec(), None)
+            }
+            Policy::Thompson { cap, .. } => {
+                let labels = vec![LABELS[label].to_owned()];
+                let refs: Vec<&Event> = self.events.iter().collect();
+                let records = seat_records(&self.params, &self.ids, &refs, &labels);
+                let candidates: Vec<_> = records.iter().map(|r| r.candidate(None)).collect();
+                let ask = SeatAsk {
+                    seats: SEATS,
+                    budget_usd: cap.map(|c| (c - spent).max(0.0)),
+                    seed: ralph::mix::finalize(self.world.seed ^ (at as u64 + 1)),
+                    round,
+                    labels,
+                };
+                let s = draw(&candidates, &ask);
+                let seated = s
+                    .seated()
+                    .map(|d| self.ids.iter().position(|id| *id == d.bot_id).unwrap())
+                    .collect();
+                (seated, Some(s))
+            }
+        }
+    }
+
+    /// The three heaviest bots of ralph's fold of the events so far.
+    fn top_weight(&self) -> Vec<usize> {
+        let params = FoldParams {
+            bots: self.ids.clone(),
+            weight_min: 0.05,
+            weight_max: 0.60,
+            pool: 80,
+            seats: None,
+        };
+        let folded = fold(&params, self.events.iter());
+        folded.bots[..SEATS as usize]
+            .iter()
+            .map(|s| self.ids.iter().position(|id| *id == s.bot_id).unwrap())
+            .collect()
+    }
+
+    /// Plays issue `at`: a round, and a replan when it failed. Returns whether it merged.
+    fn issue(&mut self, at: usize) -> bool {
+        let mut spent = 0.0;
+        for (round, phase) in [(1u32, Phase::Initial), (2, Phase::Replan)] {
+            let (seated, seating) = self.seat(at, round, spent);
+            if seated.is_empty() {
+                return false;
+            }
+            let draws = &self.world.issues[at].rounds[round as usize - 1];
+            spent += seated
+                .iter()
+                .map(|&b| MARKET[b].price * draws.cost[b])
+                .sum::<f64>();
+            for &b in &seated {
+                self.run.seats[b] += 1;
+            }
+            if seated.contains(&DRIFTER) {
+                self.run.drifter_seated[at] = true;
+            }
+            let (passed, merged) = self.play(at, phase, &seated, seating);
+            if passed {
+                return merged;
+            }
+        }
+        false
+    }
+
+    /// One round of `seated` bots: the judged winner implemented, the events written. Returns
+    /// whether it passed, and whether it was merged.
+    fn play(
+        &mut self,
+        at: usize,
+        phase: Phase,
+        seated: &[usize],
+        seating: Option<Seating>,
+    ) -> (bool, bool) {
+        let world = self.world;
+        let issue = &world.issues[at];
+        let draws = &issue.rounds[usize::from(phase == Phase::Replan)];
+        let quality =
+            |b: usize| (world.skill(b, issue.label, at) + draws.quality[b]).clamp(0.0, 1.0);
+        let winner = *seated
+            .iter()
+            .max_by(|a, b| {
+                (quality(**a) + draws.judged[**a]).total_cmp(&(quality(**b) + draws.judged[**b]))
+            })
+            .unwrap();
+        let q = quality(winner);
+        let pass = (q + 0.2).min(0.95);
+        let passed = draws.pass[winner] < pass;
+        let merged = passed && draws.merge[winner] < q / pass;
+        let facts = RoundFacts {
+            phase,
+            winner: self.ids[winner].clone(),
+            passed,
+            accuracy: 0.5,
+            proposers: seated.iter().map(|&b| self.ids[b].clone()).collect(),
+            all_bots: seated.iter().map(|&b| self.ids[b].clone()).collect(),
+            resubmitted_same: Vec::new(),
+        };
+        let round = if phase == Phase::Initial { 1 } else { 2 };
+        // What each seated bot's proposal cost, as the competition adds it to the seating.
+        let seating = seating.map(|mut s| {
+            for d in s.bots.iter_mut().filter(|d| d.seated) {
+                let b = self.ids.iter().position(|id| *id == d.bot_id).unwrap();
+                d.spent_usd = Some(MARKET[b].price * draws.cost[b]);
+            }
+            s
+        });
+        for award in awards(&facts, &tables().deltas) {
+            let b = self.ids.iter().position(|id| *id == award.bot_id).unwrap();
+            let mut e = self.event(at, &award.bot_id, award.outcome, award.weight_delta);
+            e.round = Some(round);
+            e.cost_usd = Some(MARKET[b].price * draws.cost[b]);
+            e.seating = seating.clone();
+            self.events.push(e);
+        }
+        if passed {
+            let outcome = if merged {
+                Outcome::Merged
+            } else {
+                Outcome::ClosedUnmerged
+            };
+            let delta = tables().deltas.base(outcome);
+            let e = self.event(at, &self.ids[winner].clone(), outcome, delta);
+            self.events.push(e);
+        }
+        let cost: f64 = seated
+            .iter()
+            .map(|&b| MARKET[b].price * draws.cost[b])
+            .sum();
+        self.run.cost += cost;
+        (passed, merged)
+    }
+
+    fn event(&mut self, at: usize, bot: &str, outcome: Outcome, delta: f64) -> Event {
+        self.stamp += 1;
+        let mut e = Event::new(at as u64 + 1, bot, outcome, delta);
+        e.timestamp = chrono::DateTime::from_timestamp(1_800_000_000 + self.stamp, 0).unwrap();
+        e.run_id = Some(format!("run-{at}"));
+        e
+    }
+
+    fn play_all(mut self) -> Run {
+        self.run.drifter_seated = vec![false; ISSUES];
+        let mut merged = 0;
+        for at in 0..ISSUES {
+            merged += u32::from(self.issue(at));
+            self.run.merged_by.push(merged);
+        }
+        self.run
+    }
+}
+
+/// A number from the environment, when set and valid.
+fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// The mean of `values`.
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = values.collect();
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+fn row(policy: Policy, runs: &[Run], oracle: &[Run]) {
+    let merged = mean(runs.iter().map(|r| f64::from(r.merged())));
+    let cost = mean(runs.iter().map(|r| r.cost));
+    let regret_at = |n: usize| -> Vec<f64> {
+        runs.iter()
+            .zip(oracle)
+            .map(|(r, o)| f64::from(o.merged_by[n - 1]) - f64::from(r.merged_by[n - 1]))
+            .collect()
+    };
+    let mut regret: Vec<String> = CHECKPOINTS
+        .iter()
+        .map(|&n| format!("{:>+7.1}", mean(regret_at(n).into_iter())))
+        .collect();
+    // The standard error of the last, over the worlds.
+    let last = regret_at(ISSUES);
+    let m = mean(last.iter().copied());
+    let var =
+        last.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (last.len() as f64 - 1.0).max(1.0);
+    regret.push(format!("±{:<5.1}", (var / last.len() as f64).sqrt()));
+    let noticed: Vec<usize> = runs.iter().filter_map(Run::noticed).collect();
+    // The share of issues that seated the drifting bot before the drift, and after it.
+    let share = |from: usize, to: usize| {
+        100.0
+            * mean(runs.iter().map(|r| {
+                r.drifter_seated[from..to].iter().filter(|s| **s).count() as f64
+                    / (to - from) as f64
+            }))
+    };
+    let split = format!(
+        "{:>3.0}% → {:>3.0}%",
+        share(0, DRIFT_AT),
+        share(DRIFT_AT, ISSUES)
+    );
+    let drift = if policy == Policy::All {
+        "always seated".to_owned()
+    } else if noticed.is_empty() {
+        format!("never (0 of {})", runs.len())
+    } else {
+        format!(
+            "{:.0} issues ({} of {})",
+            mean(noticed.iter().map(|&n| n as f64)),
+            noticed.len(),
+            runs.len()
+        )
+    };
+    println!(
+        "{:<48} {merged:>7.1} {cost:>9.2} {:>9.3} {} {split}  {drift}",
+        policy.name(),
+        cost / merged,
+        regret.join(" ")
+    );
+}
+
+fn shares(name: &str, runs: &[Run]) {
+    let total: f64 = mean(runs.iter().map(|r| r.seats.iter().sum::<u32>() as f64));
+    let each: Vec<String> = MARKET
+        .iter()
+        .enumerate()
+        .map(|(b, bot)| {
+            let s = mean(runs.iter().map(|r| f64::from(r.seats[b])));
+            format!("{} {:.0}%", bot.id, 100.0 * s / total)
+        })
+        .collect();
+    println!("  {name}: {}", each.join(" · "));
+}
+
+fn main() {
+    let started = Instant::now();
+    let worlds = env("RALPH_BENCH_WORLDS").unwrap_or(12u64).max(1);
+    let worlds: Vec<World> = (0..worlds).map(|w| World::new(0x5EA7_0000 + w)).collect();
+    println!(
+        "seating benchmark: {} worlds of {ISSUES} issues, 8 bots, {SEATS} seats; drift_e 0.15 → {DRIFTED} at issue {DRIFT_AT}\n",
+        worlds.len()
+    );
+    let policies = [
+        Policy::All,
+        Policy::TopWeight,
+        Policy::Thompson {
+            cap: None,
+            memory: true,
+        },
+        Policy::Thompson {
+            cap: Some(2.0),
+            memory: true,
+        },
+        Policy::Thompson {
+            cap: Some(1.0),
+            memory: true,
+        },
+        Policy::Thompson {
+            cap: None,
+            memory: false,
+        },
+        Policy::Random,
+        Policy::Oracle,
+    ];
+    let runs: Vec<Vec<Run>> = policies
+        .iter()
+        .map(|&p| {
+            worlds
+                .iter()
+                .map(|w| Market::new(w, p).play_all())
+                .collect()
+        })
+        .collect();
+    let oracle = runs.last().unwrap();
+    println!(
+        "{:<48} {:>7} {:>9} {:>9} {:>7} {:>7} {:>7} {:<6} {:<12}  drift_e noticed after",
+        "policy",
+        "merged",
+        "cost $",
+        "$/merged",
+        "reg@100",
+        "reg@300",
+        "reg@1k",
+        "±se",
+        "drift_e seat"
+    );
+    for (p, r) in policies.iter().zip(&runs) {
+        row(*p, r, oracle);
+    }
+    println!("\nshare of seats (all rounds):");
+    for (p, r) in policies.iter().zip(&runs).skip(1) {
+        shares(&p.name(), r);
+    }
+    println!("\ntook {:.1} s", started.elapsed().as_secs_f64());
+}

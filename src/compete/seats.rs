@@ -1,0 +1,193 @@
+//! A round's seats (docs/specification.md §8.6), with `[marketplace] seats`: each bot's record
+//! from the ledger for the issue's topic labels (`ledger::seats`), what is left of the cost
+//! caps, the draw (`market::seating`), and the lines that say who was seated and why. Without
+//! `seats` nothing here runs and every bot proposes.
+
+use super::agents::Agents;
+use crate::agent::accounts::Accounts;
+use crate::agent::Role;
+use crate::config::Config;
+use crate::ledger::seats::seat_records;
+use crate::ledger::{Event, Loaded};
+use crate::market::seating::{draw, SeatAsk, Seating};
+use crate::market::tables;
+use crate::output::Printer;
+use crate::tracker::workflow::topic_labels;
+use crate::tracker::Issue;
+
+/// What a round's draw needs besides the configuration.
+pub struct SeatInput<'a> {
+    pub config: &'a Config,
+    pub agents: &'a Agents,
+    pub issue: &'a Issue,
+    pub round: u32,
+    /// The run's seed.
+    pub seed: u64,
+    /// What the run has spent so far.
+    pub accounts: &'a Accounts,
+    /// The ledger as it is now.
+    pub ledger: &'a Loaded,
+}
+
+/// The run's seed for the seats: `--seed`, else `[marketplace] seed`, else a fresh one.
+pub fn run_seed(flag: Option<u64>, config: &Config) -> u64 {
+    flag.or(config.marketplace.seed)
+        .unwrap_or_else(super::site::random_seed)
+}
+
+/// The round's seating; `None` without `[marketplace] seats` (every bot proposes).
+pub fn seat(input: &SeatInput<'_>) -> Option<Seating> {
+    let config = input.config;
+    let seats = config.marketplace.seats?;
+    let labels = topic_labels(input.issue, &config.github.ready_label);
+    let events: Vec<&Event> = input.ledger.events.iter().map(|l| &l.event).collect();
+    let bots = config.bot_ids();
+    let records = seat_records(&tables().seating, &bots, &events, &labels);
+    let candidates: Vec<_> = records
+        .iter()
+        .map(|r| {
+            let unavailable = input
+                .agents
+                .bots
+                .iter()
+                .find(|a| a.name == r.bot_id)
+                .and_then(|a| a.backend.as_ref().err().cloned());
+            r.candidate(unavailable)
+        })
+        .collect();
+    Some(draw(
+        &candidates,
+        &SeatAsk {
+            seats,
+            budget_usd: budget(config, input.accounts),
+            seed: input.seed,
+            round: input.round,
+            labels,
+        },
+    ))
+}
+
+/// What the round's proposals may cost: what is left of `[marketplace] max_cost_per_issue`
+/// after the run's proposals so far, and of `[limits] max_cost_usd` after everything the run
+/// spent, whichever is less; `None` when neither is set.
+pub fn budget(config: &Config, accounts: &Accounts) -> Option<f64> {
+    let proposals: f64 = accounts
+        .rows()
+        .iter()
+        .filter(|r| r.role == Role::Propose)
+        .filter_map(|r| r.spend.cost_usd)
+        .sum();
+    let run = accounts.total().cost_usd.unwrap_or(0.0);
+    let per_issue = config
+        .marketplace
+        .max_cost_per_issue
+        .map(|cap| (cap - proposals).max(0.0));
+    let per_run = config.limits.max_cost_usd.map(|cap| (cap - run).max(0.0));
+    match (per_issue, per_run) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// With seats and `[marketplace] max_cost_per_issue`: the warning that names the bots whose
+/// proposals' cost the cap cannot count (their backend reports none and they have no `price`).
+pub fn unseen_cost(config: &Config, agents: &Agents) -> Option<String> {
+    let cap = config.marketplace.max_cost_per_issue?;
+    config.marketplace.seats?;
+    let unseen: Vec<&str> = agents
+        .bots
+        .iter()
+        .filter(|a| a.backend.as_ref().is_ok_and(|b| !b.reports_cost()))
+        .map(|a| a.name.as_str())
+        .collect();
+    (!unseen.is_empty()).then(|| {
+        format!(
+            "`marketplace.max_cost_per_issue` = {cap} cannot count what the proposals of {} cost: their backend reports no cost; set `price` on them",
+            unseen.join(", ")
+        )
+    })
+}
+
+/// Prints who was seated and why, who was not, and any note.
+pub fn announce(printer: &Printer, seating: &Seating) {
+    printer.status(&format!("- {}", seating.line()));
+    if let Some(line) = seating.left_out_line() {
+        printer.status(&format!("- {line}"));
+    }
+    for note in &seating.notes {
+        printer.status(&format!("- seats: {note}"));
+    }
+}
+
+/// Why a round with no seat ends: the money left pays for no bot's proposal.
+pub fn no_seat(seating: &Seating) -> String {
+    let left = seating
+        .budget_usd
+        .map_or_else(|| "nothing".to_owned(), |b| format!("${b:.2}"));
+    format!(
+        "no bot could be seated: what is left of the cost caps ({left}) pays for no bot's proposal (`marketplace.max_cost_per_issue`, `limits.max_cost_usd`)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::Usage;
+    use std::time::Duration;
+
+    fn config(text: &str) -> Config {
+        Config::from_toml(std::path::Path::new("config.toml"), text).unwrap()
+    }
+
+    fn spend(accounts: &mut Accounts, who: &str, role: Role, cost: f64) {
+        let usage = Usage {
+            input_tokens: 1,
+            cached_input_tokens: 0,
+            output_tokens: 1,
+            cost_usd: Some(cost),
+        };
+        accounts.record(who, role, usage, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn the_budget_is_what_is_left_of_the_tighter_cap() {
+        let mut accounts = Accounts::default();
+        spend(&mut accounts, "a", Role::Propose, 0.4);
+        spend(&mut accounts, "implementer", Role::Implement, 2.0);
+        assert_eq!(budget(&Config::default(), &accounts), None);
+        let per_issue = config("[marketplace]\nmax_cost_per_issue = 1.0\n");
+        assert!((budget(&per_issue, &accounts).unwrap() - 0.6).abs() < 1e-12);
+        let both =
+            config("[marketplace]\nmax_cost_per_issue = 1.0\n[limits]\nmax_cost_usd = 3.0\n");
+        assert!((budget(&both, &accounts).unwrap() - 0.6).abs() < 1e-12);
+        let run = config("[limits]\nmax_cost_usd = 2.5\n");
+        assert!(budget(&run, &accounts).unwrap() < 0.1 + 1e-12);
+        let spent = config("[marketplace]\nmax_cost_per_issue = 0.3\n");
+        assert_eq!(budget(&spent, &accounts), Some(0.0));
+    }
+
+    #[test]
+    fn a_cap_on_proposals_names_the_bots_whose_cost_it_cannot_see() {
+        let text = "[defaults]\nbackend = \"command\"\ncommand = [\"sh\"]\n[[bots]]\nid = \"a\"\n[[bots]]\nid = \"b\"\nprice = { input_per_mtok = 1.0, output_per_mtok = 2.0 }\n[marketplace]\nseats = 1\n";
+        let root = std::env::temp_dir();
+        let plain = config(text);
+        assert_eq!(
+            unseen_cost(&plain, &Agents::build(&plain, &root, None)),
+            None
+        );
+        let capped = config(&format!("{text}max_cost_per_issue = 1.5\n"));
+        let warning = unseen_cost(&capped, &Agents::build(&capped, &root, None)).unwrap();
+        assert!(
+            warning.contains("= 1.5 cannot count what the proposals of a cost"),
+            "{warning}"
+        );
+        assert!(!warning.contains(", b"), "b has a price: {warning}");
+    }
+
+    #[test]
+    fn the_flag_then_the_configuration_seed_the_run() {
+        let seeded = config("[marketplace]\nseed = 5\n");
+        assert_eq!(run_seed(Some(9), &seeded), 9);
+        assert_eq!(run_seed(None, &seeded), 5);
+    }
+}

@@ -1,0 +1,198 @@
+use super::*;
+
+fn params() -> SeatingParams {
+    SeatingParams {
+        merge_weight: 2.0,
+        other_labels: 0.5,
+        memory: 1.0,
+        cost_window: 20,
+    }
+}
+
+fn ev(issue: u64, round: u32, bot: &str, outcome: Outcome, cost: Option<f64>) -> Event {
+    let mut e = Event::new(issue, bot, outcome, 0.0);
+    e.run_id = Some(format!("run-{issue}"));
+    e.round = Some(round);
+    e.cost_usd = cost;
+    e
+}
+
+fn records(events: &[Event], labels: &[&str]) -> Vec<SeatRecord> {
+    let refs: Vec<&Event> = events.iter().collect();
+    let labels: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+    let bots = ["a", "b", "c"].map(String::from);
+    seat_records(&params(), &bots, &refs, &labels)
+}
+
+fn ab(r: &SeatRecord) -> (f64, f64) {
+    (r.alpha, r.beta)
+}
+
+/// A seating of `seated` among a, b, c for `issue`, labelled `labels`.
+fn seating(issue: u64, seated: &[&str], labels: &[&str]) -> Seating {
+    crate::fixtures::seating(&["a", "b", "c"], seated, labels, issue)
+}
+
+#[test]
+fn a_round_is_one_observation_per_bot() {
+    let events = vec![
+        ev(1, 1, "a", Outcome::Success, Some(0.5)),
+        ev(1, 1, "b", Outcome::NotSelected, Some(0.2)),
+        ev(2, 1, "a", Outcome::Failure, None),
+        ev(2, 2, "b", Outcome::ReplanFailure, None),
+        ev(2, 2, "b", Outcome::CollectiveFailure, None),
+        ev(2, 2, "c", Outcome::CollectiveFailure, None),
+    ];
+    let r = records(&events, &[]);
+    assert_eq!(ab(&r[0]), (2.0, 2.0));
+    assert_eq!(
+        ab(&r[1]),
+        (1.0, 3.0),
+        "replan_failure and collective_failure: one loss"
+    );
+    assert_eq!(ab(&r[2]), (1.0, 2.0));
+    assert_eq!((r[0].history, r[1].history, r[2].history), (2, 2, 1));
+    assert_eq!(r[0].cost_per_proposal, Some(0.5));
+    assert_eq!(r[2].cost_per_proposal, None);
+    assert_eq!(r[0].seats_won, 0, "no seating recorded: no seat counted");
+}
+
+#[test]
+fn merges_weigh_most() {
+    let mut merged = ev(1, 1, "a", Outcome::Merged, None);
+    merged.round = None;
+    let mut closed = ev(2, 1, "b", Outcome::ClosedUnmerged, None);
+    closed.round = None;
+    let events = vec![
+        ev(1, 1, "a", Outcome::Success, None),
+        ev(2, 1, "b", Outcome::Success, None),
+        merged,
+        closed,
+    ];
+    let r = records(&events, &[]);
+    assert_eq!(ab(&r[0]), (4.0, 1.0));
+    assert_eq!(ab(&r[1]), (2.0, 3.0));
+    assert_eq!((r[0].merged, r[1].merged), (1, 0));
+}
+
+#[test]
+fn a_seated_bot_without_an_event_lost_and_seats_are_counted() {
+    // a, b, c seated; a won; b outranked; c was skipped (no event), its proposal's cost known.
+    let mut s = seating(1, &["a", "b", "c"], &[]);
+    for b in &mut s.bots {
+        b.spent_usd = Some(if b.bot_id == "c" { 0.7 } else { 0.1 });
+    }
+    let mut won = ev(1, 1, "a", Outcome::Success, Some(1.0));
+    won.seating = Some(s.clone());
+    let mut lost = ev(1, 1, "b", Outcome::NotSelected, Some(0.5));
+    lost.seating = Some(s);
+    // A failed round seating a and c: only the winner has an event.
+    let s2 = seating(2, &["a", "c"], &[]);
+    let mut failed = ev(2, 1, "a", Outcome::Failure, None);
+    failed.seating = Some(s2);
+    let r = records(&[won, lost, failed], &[]);
+    assert_eq!(ab(&r[0]), (2.0, 2.0));
+    assert_eq!(ab(&r[1]), (1.0, 2.0));
+    assert_eq!(
+        ab(&r[2]),
+        (1.0, 3.0),
+        "skipped in round 1, outranked in round 2"
+    );
+    assert_eq!((r[0].seats_won, r[1].seats_won, r[2].seats_won), (2, 1, 2));
+    // The seating's spend is the cost, and the events' own is not counted again.
+    assert_eq!(r[2].cost_per_proposal, Some(0.7));
+    assert_eq!(
+        (r[0].cost_per_proposal, r[0].proposal_cost_usd),
+        (Some(0.1), 0.1)
+    );
+}
+
+#[test]
+fn issues_sharing_a_label_count_fully_the_rest_half() {
+    let mut bug = ev(1, 1, "a", Outcome::Success, None);
+    bug.seating = Some(seating(1, &["a"], &["bug"]));
+    let mut docs = ev(2, 1, "a", Outcome::Failure, None);
+    docs.seating = Some(seating(2, &["a"], &["docs"]));
+    // An issue whose labels no event recorded.
+    let unknown = ev(3, 1, "a", Outcome::Failure, None);
+    let events = [bug, docs, unknown];
+    assert_eq!(ab(&records(&events, &["bug"])[0]), (2.0, 2.0));
+    assert_eq!(ab(&records(&events, &["docs", "ui"])[0]), (1.5, 2.5));
+    assert_eq!(
+        ab(&records(&events, &[])[0]),
+        (2.0, 3.0),
+        "unlabelled: all alike"
+    );
+}
+
+#[test]
+fn memory_bounds_the_evidence_so_a_loser_keeps_a_chance_and_a_change_shows() {
+    let p = SeatingParams {
+        memory: 0.9,
+        ..params()
+    };
+    let losses: Vec<Event> = (0..200)
+        .map(|i| ev(i, 1, "a", Outcome::NotSelected, None))
+        .collect();
+    let refs: Vec<&Event> = losses.iter().collect();
+    let r = &seat_records(&p, &["a".into()], &refs, &[])[0];
+    assert_eq!(r.history, 200);
+    assert!(r.beta < 1.0 + 1.0 / (1.0 - 0.9) + 1e-9, "{}", r.beta);
+    assert!(r.beta > 10.9, "{}", r.beta);
+    // Ten wins after the two hundred losses move the mean more than a forgetful-free tally would.
+    let mut changed = losses.clone();
+    changed.extend((200..210).map(|i| ev(i, 1, "a", Outcome::Success, None)));
+    let refs: Vec<&Event> = changed.iter().collect();
+    let fresh = &seat_records(&p, &["a".into()], &refs, &[])[0];
+    let stale = &seat_records(&params(), &["a".into()], &refs, &[])[0];
+    let mean = |r: &SeatRecord| r.alpha / (r.alpha + r.beta);
+    assert!(
+        mean(fresh) > 0.45 && mean(stale) < 0.06,
+        "{} {}",
+        mean(fresh),
+        mean(stale)
+    );
+}
+
+#[test]
+fn the_cost_per_proposal_is_the_mean_of_the_latest_window() {
+    let p = SeatingParams {
+        cost_window: 2,
+        ..params()
+    };
+    let events = [
+        ev(1, 1, "a", Outcome::NotSelected, Some(1.0)),
+        ev(2, 1, "a", Outcome::NotSelected, Some(0.2)),
+        ev(3, 1, "a", Outcome::ReplanFailure, Some(0.4)),
+        // The same round's second event of the bot repeats the round's spend: not counted.
+        ev(3, 1, "a", Outcome::CollectiveFailure, Some(0.4)),
+    ];
+    let refs: Vec<&Event> = events.iter().collect();
+    let r = &seat_records(&p, &["a".into()], &refs, &[])[0];
+    assert!((r.cost_per_proposal.unwrap() - 0.3).abs() < 1e-12);
+    assert!((r.proposal_cost_usd - 1.6).abs() < 1e-12);
+}
+
+#[test]
+fn the_board_ranks_by_posterior_and_prices_a_merged_pull_request() {
+    let s = seating(1, &["a", "b"], &["bug"]);
+    let mut won = ev(1, 1, "a", Outcome::Success, Some(0.3));
+    won.seating = Some(s.clone());
+    let mut lost = ev(1, 1, "b", Outcome::NotSelected, Some(0.1));
+    lost.seating = Some(s.clone());
+    let mut merged = ev(1, 1, "a", Outcome::Merged, None);
+    merged.round = None;
+    let events = [won, lost, merged];
+    let refs: Vec<&Event> = events.iter().collect();
+    let bots = ["a", "b", "c"].map(String::from);
+    let b = board(2, &params(), &bots, &refs);
+    assert_eq!((b.seats, b.rounds), (2, 1));
+    let ids: Vec<&str> = b.bots.iter().map(|s| s.bot_id.as_str()).collect();
+    assert_eq!(ids, ["a", "c", "b"]);
+    assert_eq!(b.bots[0].cost_per_merged_pr, Some(0.3));
+    assert_eq!(b.bots[0].seats_won, 1);
+    assert_eq!(b.bots[2].cost_per_merged_pr, None);
+    let latest = b.latest.unwrap();
+    assert_eq!((latest.issue, latest.seating), (1, s));
+    assert_eq!(latest.run_id.as_deref(), Some("run-1"));
+}
