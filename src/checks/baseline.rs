@@ -278,6 +278,20 @@ impl Baseline {
     /// Judges a result after the change against this commit: a check that failed here and
     /// fails no worse becomes *failing on base*; one that fails worse says why in its hint.
     pub fn judge(&self, result: &mut CheckResult) {
+        // It ran and passed on the base, and cannot run after the change: the change took its
+        // program away (a dependency, a script's tool) — not a check it may slip out of.
+        let ran_on_base = self
+            .check(&result.name)
+            .is_some_and(|b| b.status == CheckStatus::Passed && b.command == result.command);
+        if result.status == CheckStatus::Unavailable && ran_on_base {
+            result.status = CheckStatus::Failed;
+            result.hint = Some(format!(
+                "it passes on the base ({}), and cannot run after the change: {}",
+                short(&self.commit),
+                result.hint.as_deref().unwrap_or("its program is missing")
+            ));
+            return;
+        }
         if !matches!(result.status, CheckStatus::Failed | CheckStatus::TimedOut) {
             return;
         }
@@ -469,6 +483,29 @@ mod tests {
         let mut ok = result("lint", CheckKind::Quality, CheckStatus::Passed, lint(0));
         b.judge(&mut ok);
         assert_eq!(ok.status, CheckStatus::Passed);
+        // Passing on the base, its program gone after the change: the change's doing.
+        let mut gone = result(
+            "format",
+            CheckKind::Quality,
+            CheckStatus::Unavailable,
+            lint(0),
+        );
+        gone.hint = Some("`fmt` is not installed here".into());
+        b.judge(&mut gone);
+        assert_eq!(gone.status, CheckStatus::Failed);
+        assert!(gone
+            .hint
+            .unwrap()
+            .contains("cannot run after the change: `fmt` is not installed"));
+        // Failing on the base and unavailable now: nothing to hold against it.
+        let mut lost = result(
+            "lint",
+            CheckKind::Quality,
+            CheckStatus::Unavailable,
+            lint(0),
+        );
+        b.judge(&mut lost);
+        assert_eq!(lost.status, CheckStatus::Unavailable);
     }
 
     #[test]

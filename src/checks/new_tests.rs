@@ -63,8 +63,10 @@ pub fn lang(path: &str) -> Option<Lang> {
         .split('/')
         .any(|p| p == "tests" || p == "test" || p == "__tests__");
     if file.ends_with(".py") {
+        // `tests.py`: a Django app's tests.
         (file.starts_with("test_")
             || file.ends_with("_test.py")
+            || file == "tests.py"
             || (in_tests && file != "__init__.py"))
             .then_some(Lang::Python)
     } else if file.ends_with(".rs") {

@@ -41,6 +41,7 @@ mod sandbox_view;
 mod seats;
 mod security;
 mod snapshots;
+mod tool_verdicts;
 mod untrusted;
 mod verdicts;
 mod workspace;

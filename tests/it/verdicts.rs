@@ -13,7 +13,7 @@ use crate::compete::{run, Repo, Setup};
 /// Runs `tests/test_*.py`'s `test_*` functions; writes the JUnit report named in
 /// `PYTEST_ADDOPTS`, keeps to `-k 'a and b'`, and leaves out the tests `pytest.ini` names as
 /// `skip = name`.
-const RUNNER: &str = r#"import glob, importlib.util, os, shlex, sys
+pub(crate) const RUNNER: &str = r#"import glob, importlib.util, os, shlex, sys
 from xml.sax.saxutils import quoteattr
 args = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
 report = next((a.split("=", 1)[1] for a in args if a.startswith("--junitxml=")), None)

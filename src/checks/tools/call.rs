@@ -259,7 +259,10 @@ pub fn shell_missing(line: &str) -> Option<String> {
     let shell = ["sh:", "bash:", "zsh:", "/bin/sh:", "dash:"]
         .iter()
         .any(|s| line.starts_with(s));
-    shell
+    // A script the shell runs: `typecheck.sh: 3: mypy: not found`.
+    let parts: Vec<&str> = rest.split(": ").collect();
+    let script = parts.len() == 3 && parts[1].chars().all(|c| c.is_ascii_digit());
+    (shell || script)
         .then(|| rest.rsplit(": ").next().map(unquote))
         .flatten()
 }
@@ -341,6 +344,10 @@ mod tests {
         assert_eq!(
             shell_missing("bash: line 1: eslint: command not found").as_deref(),
             Some("eslint")
+        );
+        assert_eq!(
+            shell_missing("typecheck.sh: 1: no-such-tool: not found").as_deref(),
+            Some("no-such-tool")
         );
         assert_eq!(shell_missing("error: value not found"), None);
     }
