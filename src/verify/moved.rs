@@ -173,13 +173,21 @@ mod tests {
         // One `test_y` of two no longer runs: the other file's does not stand for it.
         let after = [check(&["tests.test_b::test_x", "tests.test_c::test_y"])];
         assert!(!still_pass(Lang::Python, &gone, &base, &after));
-        // A test the base's runner never named passing cannot be told.
-        assert!(!still_pass(
+        // A test that did not pass on the base is not missed.
+        let moved = [check(&[
+            "tests.test_b::test_x",
+            "tests.test_b::test_y",
+            "tests.test_c::test_y",
+        ])];
+        assert!(still_pass(
             Lang::Python,
             &["test_z".to_owned()],
             &base,
-            &after
+            &moved
         ));
+        // Where no check named tests on the base, nothing can be told.
+        let unnamed = Baseline::from_results("b", &[], None, None);
+        assert!(!still_pass(Lang::Python, &gone, &unnamed, &moved));
     }
 
     #[test]

@@ -301,9 +301,11 @@ fn a_django_apps_runtests_names_each_test() {
         .or_else(|| venv.join("django-admin").is_file().then_some(venv))
     {
         Some(d) => vec![d],
-        None => return eprintln!(
+        None => {
+            return eprintln!(
             "skipped: django is not installed (`.ci/run` installs it into target/ci-tools/django)"
-        ),
+        )
+        }
     };
     let files = [
         ("runtests.py", RUNTESTS),
