@@ -16,6 +16,7 @@ pub mod environment;
 pub mod live;
 pub mod new_tests;
 pub mod outcomes;
+pub mod plan;
 pub mod project;
 pub mod python;
 pub mod rerun;
@@ -28,7 +29,8 @@ pub mod tools;
 pub mod workflows;
 
 pub use crate::process::on_path;
-pub use detect::{detect, example, CheckPlan};
+pub use detect::{detect, example};
+pub use plan::CheckPlan;
 pub use result::{CheckResult, CheckStatus};
 pub use suite::run_checks;
 

@@ -353,3 +353,41 @@ fn the_file_system_reader_skips_comments_and_test_code() {
         [(1, "let a = std::fs::read(p);".to_owned())]
     );
 }
+
+/// The lines of production code in `text` that start a program without the one wrapper.
+fn raw_commands(text: &str) -> Vec<(usize, String)> {
+    let code = text.split("\n#[cfg(test)]").next().unwrap_or(text);
+    code.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .filter(|(_, l)| l.contains("process::Command") || l.contains("std::process::Stdio"))
+        .map(|(i, l)| (i + 1, l.trim().to_owned()))
+        .collect()
+}
+
+#[test]
+fn every_program_ralph_starts_goes_through_the_one_process_wrapper() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    crate::common::rust_files(&src, &mut files);
+    files.sort();
+    let mut wrong = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).unwrap().display().to_string();
+        if rel.starts_with("process/") || rel.ends_with("tests.rs") {
+            continue;
+        }
+        for (n, line) in raw_commands(&std::fs::read_to_string(&file).unwrap()) {
+            wrong.push(format!("{rel}:{n}: {line}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "programs started outside src/process/ (use process::Cmd: timeouts, bounded output, the environment allowlist, the sandbox):\n{}",
+        wrong.join("\n")
+    );
+    assert_eq!(
+        raw_commands("let c = std::process::Command::new(\"x\");\n// std::process::Command in a comment\n#[cfg(test)]\nmod tests { std::process::Command::new(\"y\"); }\n").len(),
+        1
+    );
+}

@@ -15,14 +15,30 @@ pub fn local_python() -> Option<(u32, u32)> {
             .and_then(|n| n.to_str())
             .and_then(|n| n.strip_prefix("python"))
             .and_then(parse);
-        named.or_else(|| {
-            let out = std::process::Command::new(&path)
-                .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
-                .stdin(std::process::Stdio::null())
-                .output()
+        named.or_else(|| parse(ask_version(&path)?.trim()))
+    })
+}
+
+/// What `python -c …` prints of its version, through the one process wrapper. Detection is
+/// synchronous and may run inside the runtime: the wrapper runs on a thread and a runtime of its
+/// own.
+fn ask_version(python: &std::path::Path) -> Option<String> {
+    let cmd = crate::process::Cmd::new(python)
+        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+        .label("python3's version")
+        .timeout(std::time::Duration::from_secs(30));
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
                 .ok()?;
-            parse(String::from_utf8_lossy(&out.stdout).trim())
+            let out = runtime.block_on(crate::process::run(&cmd)).ok()?;
+            out.success().then_some(out.stdout)
         })
+        .join()
+        .ok()
+        .flatten()
     })
 }
 
