@@ -98,7 +98,7 @@ fn failure(spec: &CoverageSpec, out: &process::Output) -> String {
 }
 
 /// Report files looked for in the worktree when the command's output holds no total.
-pub const REPORT_FILES: [&str; 8] = [
+const REPORT_FILES: [&str; 8] = [
     "coverage.json",
     "coverage/coverage-summary.json",
     "lcov.info",
@@ -110,7 +110,7 @@ pub const REPORT_FILES: [&str; 8] = [
 ];
 
 /// The total line coverage, in percent, found in `text`.
-pub fn parse_total(text: &str) -> Option<f64> {
+fn parse_total(text: &str) -> Option<f64> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return None;
@@ -123,7 +123,7 @@ pub fn parse_total(text: &str) -> Option<f64> {
 }
 
 /// The total from the first report file found under `dir`.
-pub fn from_report_files(dir: &Path) -> Option<(f64, &'static str)> {
+fn from_report_files(dir: &Path) -> Option<(f64, &'static str)> {
     REPORT_FILES.iter().find_map(|name| {
         let text = crate::untrusted_dir::text_in(dir, name, crate::untrusted_dir::MAX_REPORT)?;
         parse_total(&text).map(|p| (p, *name))

@@ -24,7 +24,7 @@ pub fn detect(root: &Path, config: &ChecksConfig) -> CheckPlan {
 }
 
 /// [`detect`] on a project read once: every rule a function of `p` and `config` alone.
-pub fn detect_in(p: &Project, config: &ChecksConfig) -> CheckPlan {
+fn detect_in(p: &Project, config: &ChecksConfig) -> CheckPlan {
     let mut plan = CheckPlan {
         setup: super::environment::setup(p, config),
         native: super::environment::native(p),
@@ -377,7 +377,7 @@ pub fn example(root: &Path) -> String {
 }
 
 /// [`example`] for the project `p`.
-pub fn example_in(p: &Project) -> String {
+fn example_in(p: &Project) -> String {
     let has = |f: &str| p.exists(f);
     let lines: &[&str] = if has("Cargo.toml") {
         &[
@@ -402,7 +402,7 @@ pub fn example_in(p: &Project) -> String {
 /// The `development <language> <check>` commands of a maskfile, as `mask development …`
 /// checks named `<language>-<check>`. Mask commands are headings from level 2 down (level 1 is
 /// the title); nesting is by level.
-pub fn mask_checks(text: &str) -> Vec<CheckSpec> {
+fn mask_checks(text: &str) -> Vec<CheckSpec> {
     let mut stack: Vec<(usize, String)> = Vec::new();
     let mut found: Vec<(String, String)> = Vec::new();
     let mut in_code = false;

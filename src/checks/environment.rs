@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The files whose change makes the setup run again.
-pub const MANIFESTS: [&str; 15] = [
+const MANIFESTS: [&str; 15] = [
     "pyproject.toml",
     "uv.lock",
     "setup.py",
@@ -101,7 +101,7 @@ pub struct NativeSpec {
 }
 
 /// The variable naming the folder a rebuild after the change unpacks its wheel into.
-pub const NATIVE_SITE_VAR: &str = "RALPH_NATIVE_SITE";
+const NATIVE_SITE_VAR: &str = "RALPH_NATIVE_SITE";
 
 /// The private folder of the worktree at `wt` where what ralph runs again after an agent's
 /// change may write (under ralph's cache folder `cache_dir`).

@@ -151,7 +151,7 @@ impl Measure {
 }
 
 /// The number after which `word` follows in `line`: `12` in "12 failed".
-pub fn count_before(line: &str, word: &str) -> Option<u64> {
+fn count_before(line: &str, word: &str) -> Option<u64> {
     let at = line.find(word)?;
     line[..at]
         .trim_end()

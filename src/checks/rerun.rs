@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The most tests of one check run again alone.
-pub const MAX_RERUNS: usize = 3;
+const MAX_RERUNS: usize = 3;
 
 /// Runs again alone each test `result` failed that passed on `base` — when there are at most
 /// [`MAX_RERUNS`] of them and ralph knows how — and marks those that pass then as flaky in

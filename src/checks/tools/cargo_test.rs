@@ -152,7 +152,7 @@ pub fn quiet(command: &str) -> String {
 
 /// `command` with `--no-fail-fast` after each `cargo test` in it. Whether the command fails
 /// is unchanged.
-pub fn no_fail_fast(command: &str) -> String {
+fn no_fail_fast(command: &str) -> String {
     if command.contains("--no-fail-fast") {
         return command.to_owned();
     }
