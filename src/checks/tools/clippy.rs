@@ -22,14 +22,14 @@ impl Tool for Clippy {
         Some(Lang::Rust)
     }
 
-    /// `cargo clippy`, `cargo-clippy`, and every cargo subcommand that compiles without running
-    /// tests (`check`, `build`, `doc`, …): rustc speaks for them all.
+    /// `cargo clippy`, `cargo-clippy`, and cargo's subcommands that compile without running
+    /// tests (`check`, `build`, `doc`, `rustc`): rustc speaks for them all.
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         match call.name() {
             "cargo-clippy" | "clippy-driver" => true,
-            "cargo" => !matches!(
+            "cargo" => matches!(
                 super::cargo_test::subcommand(call),
-                "test" | "nextest" | "fmt" | "run" | "install" | "fetch" | "binstall"
+                "clippy" | "check" | "c" | "build" | "b" | "doc" | "d" | "rustc" | "rustdoc"
             ),
             _ => false,
         }

@@ -1,36 +1,26 @@
 //! What a CI step's script does, by its structure: each command's program and subcommand —
 //! `pytest`, `tox -e …`, `npm test`, `cargo test`, `go test`, `ctest`, `make check` — never a
 //! word among its arguments. `pip install coverage tox` installs two packages: it is setup,
-//! though it names a test runner. Runners that start another program (`python -m X`,
-//! `uv run X`, `poetry run X`, `npx X`, …) are looked through.
+//! though it names a test runner. The test runners and linters ralph knows are its tools'
+//! (`checks/tools/`, which also look through `python -m X`, `uv run X`, `npx X`, …); the
+//! programs here are those it knows only by what they do.
 
 use super::StepKind;
+use crate::checks::tools::{self, Role};
 use crate::checks::CheckKind;
 
-/// Programs that run tests.
-const TESTERS: [&str; 17] = [
-    "pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ava", "ctest", "unittest",
-    "nextest", "rspec", "phpunit", "behave", "trial", "ward", "karma",
+/// Programs that run tests, known only by that: tox and nox (whose sessions ralph does not read
+/// from a step) and other languages' runners.
+const TESTERS: [&str; 9] = [
+    "tox", "nox", "ava", "rspec", "phpunit", "behave", "trial", "ward", "karma",
 ];
 
-/// Programs that check quality (format, lint, types).
-const CHECKERS: [&str; 19] = [
-    "ruff",
-    "flake8",
-    "pylint",
-    "black",
-    "isort",
-    "mypy",
-    "pyright",
-    "tsc",
-    "eslint",
-    "prettier",
+/// Programs that check quality (format, lint, types), known only by that.
+const CHECKERS: [&str; 7] = [
     "biome",
-    "golangci-lint",
     "shellcheck",
     "clang-format",
     "clang-tidy",
-    "rustfmt",
     "stylelint",
     "pre-commit",
     "codespell",
@@ -209,6 +199,23 @@ pub fn canonical(script: &str) -> String {
 
 /// What one command does.
 fn command(words: &[String]) -> StepKind {
+    // The tools ralph knows say what they are.
+    let uses = tools::recognise(&shell_words::join(words), None);
+    let roles: Vec<Role> = uses
+        .tools
+        .iter()
+        .filter_map(|n| tools::named(n))
+        .map(|t| t.role())
+        .collect();
+    if roles
+        .iter()
+        .any(|r| matches!(r, Role::Tests(_) | Role::Suite))
+    {
+        return StepKind::Check(CheckKind::Test);
+    }
+    if roles.contains(&Role::Quality) {
+        return StepKind::Check(CheckKind::Quality);
+    }
     let Some((name, args)) = program(words) else {
         return StepKind::Other;
     };
