@@ -125,7 +125,7 @@ async fn competition(
         trust_gate(tracker, args.issue, &settings.config.github.ready_label).await?;
     }
     let agents = Agents::build(&settings.config, &settings.root, args.record.as_deref());
-    let token = crate::tracker::discover::token_from_env(crate::env::get).map(|t| t.secret);
+    let token = crate::tracker::push_token(settings);
     let workspace =
         GitWorkspace::new(&settings.root, &settings.config.git.remote).with_token(token.clone());
     let input = RunInput {

@@ -84,9 +84,8 @@ pub(super) async fn revision_round(
     })
     .await?;
     let report = revision_report(&result, round, max, &map, &r.asked.sorted.requests, &broken);
-    input
-        .tracker
-        .comment(
+    pulls
+        .comment_on_pull(
             r.pr.number,
             &crate::secret::redact(&revision_reply(&report)),
         )
@@ -109,7 +108,15 @@ pub(super) async fn revision_round(
     let failures = r.hist.revision_failures + u32::from(!result.passed);
     let action = match decide::exhausted(round, failures, max).filter(|_| !result.passed) {
         Some(reason) => {
-            escalate(input, r.pr.number, Some(r.issue), &reason, Some(&report)).await?;
+            escalate(
+                input,
+                pulls,
+                r.pr.number,
+                Some(r.issue),
+                &reason,
+                Some(&report),
+            )
+            .await?;
             FollowAction::Escalated { reason }
         }
         None => FollowAction::Revised,

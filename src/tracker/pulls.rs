@@ -2,8 +2,9 @@
 //! (open, closed, merged, and the merge commit), the feedback on it (reviews, inline review
 //! comments, conversation comments — each with its author and time), and the project's CI on a
 //! commit (check runs and commit statuses as one list, with the job whose log tells why a check
-//! failed). A narrow trait both trackers implement: GitHub over its REST API, the local tracker
-//! over its pull-request files.
+//! failed), and what ralph writes on it (its replies, the `attention-needed` label). A narrow
+//! trait every tracker implements: GitHub, GitLab (merge requests) and Forgejo over their REST
+//! APIs, the local tracker over its pull-request files.
 
 use super::Result;
 use async_trait::async_trait;
@@ -127,6 +128,12 @@ pub trait PullRequestTracker: Send + Sync {
 
     /// The log of a CI job (as the tracker serves it; the caller bounds it).
     async fn job_log(&self, job: u64) -> Result<String>;
+
+    /// Comments on pull request `number` (ralph's replies and escalations).
+    async fn comment_on_pull(&self, number: u64, body: &str) -> Result<()>;
+
+    /// Adds labels to pull request `number` (already present ones are fine).
+    async fn label_pull(&self, number: u64, labels: &[String]) -> Result<()>;
 }
 
 /// The CI check state a GitHub check run's `status` and `conclusion` make.

@@ -6,7 +6,7 @@
 //! `ls-remote` are tried against it.
 
 use crate::common::{commit_all, git};
-use ralph::secret::Secret;
+use ralph::secret::{GitToken, Secret};
 use ralph::workspace::{
     push, push_events, GitWorkspace, LedgerTarget, PreflightOptions, Workspace, Worktree,
 };
@@ -155,7 +155,7 @@ async fn a_push_sends_one_authorization_header_ralphs() {
         branch: "main".into(),
         base_commit: String::new(),
     };
-    let token = Secret::new(TOKEN.to_owned());
+    let token = GitToken::new("x-access-token", Secret::new(TOKEN.to_owned()));
     let err = push(repo.path(), &wt, "origin", Some(&token))
         .await
         .unwrap_err();
@@ -175,7 +175,7 @@ async fn a_push_sends_one_authorization_header_ralphs() {
 async fn the_ledger_push_and_the_preflight_send_one_header_too() {
     let server = HeaderServer::start();
     let repo = repository(&server);
-    let token = Secret::new(TOKEN.to_owned());
+    let token = GitToken::new("x-access-token", Secret::new(TOKEN.to_owned()));
     std::fs::create_dir_all(repo.path().join(".ralph/events")).unwrap();
     std::fs::write(repo.path().join(".ralph/events/e.json"), "{}").unwrap();
     let _ = push_events(

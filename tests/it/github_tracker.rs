@@ -172,7 +172,7 @@ async fn not_found_names_the_issue_and_repository() {
         .mount(&server)
         .await;
     let err = t.issue(99).await.unwrap_err();
-    assert!(matches!(err, TrackerError::NotFound { local: false, .. }));
+    assert!(matches!(err, TrackerError::NotFound { forge: Some(_), .. }));
     assert_eq!(err.to_string(), "issue #99 in octo-org/octo-repo not found");
     assert_eq!(err.exit().code(), 2);
     assert!(err.hint().unwrap().contains("--repo"));

@@ -6,10 +6,10 @@ use super::super::pulls::{
     check_run_state, review_verdict, status_state, CiCheck, Feedback, FeedbackKind, PullFacts,
     PullRequestTracker, PullState,
 };
-use super::super::Result;
-use super::http::Request;
+use super::super::rest::{segment, Request};
+use super::super::{IssueTracker, Result};
 use super::wire::{LabelRef, User};
-use super::{segment, GithubTracker};
+use super::GithubTracker;
 use ::http::Method;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -330,6 +330,15 @@ impl PullRequestTracker for GithubTracker {
             )
             .await?;
         Ok(String::from_utf8_lossy(&reply.body).into_owned())
+    }
+
+    /// A pull request is an issue on GitHub: the issue's comments and labels are its own.
+    async fn comment_on_pull(&self, number: u64, body: &str) -> Result<()> {
+        IssueTracker::comment(self, number, body).await
+    }
+
+    async fn label_pull(&self, number: u64, labels: &[String]) -> Result<()> {
+        IssueTracker::add_labels(self, number, labels).await
     }
 }
 

@@ -3,7 +3,6 @@
 
 use super::super::{Issue, IssueState, PullRequest};
 use chrono::{DateTime, Utc};
-use http::StatusCode;
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -198,55 +197,6 @@ pub struct WirePermission {
     pub role_name: Option<String>,
 }
 
-/// GitHub's error body: `{"message": …, "errors": [{"resource","field","code","message"}]}`.
-#[derive(Debug, Default, Deserialize)]
-pub struct ErrorBody {
-    #[serde(default)]
-    pub message: Option<String>,
-    #[serde(default)]
-    pub errors: Vec<ErrorDetail>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct ErrorDetail {
-    pub resource: Option<String>,
-    pub field: Option<String>,
-    pub code: Option<String>,
-    pub message: Option<String>,
-}
-
-impl ErrorBody {
-    /// One line: the message and the details of each error.
-    pub fn summary(&self, status: StatusCode) -> String {
-        let mut text = self
-            .message
-            .clone()
-            .filter(|m| !m.trim().is_empty())
-            .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_owned());
-        let details: Vec<String> = self
-            .errors
-            .iter()
-            .map(|d| {
-                d.message.clone().unwrap_or_else(|| {
-                    [&d.resource, &d.field, &d.code]
-                        .iter()
-                        .filter_map(|p| p.as_deref())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-            })
-            .filter(|d| !d.is_empty())
-            .collect();
-        if !details.is_empty() {
-            text.push_str(" (");
-            text.push_str(&details.join("; "));
-            text.push(')');
-        }
-        text
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,21 +223,5 @@ mod tests {
         assert_eq!(issue.body, "");
         assert_eq!(issue.labels, ["x"]);
         assert_eq!(issue.assignees, ["a"]);
-    }
-
-    #[test]
-    fn error_bodies_summarise_their_details() {
-        let e: ErrorBody = serde_json::from_str(
-            r#"{"message":"Validation Failed","errors":[{"resource":"Label","code":"already_exists","field":"name"},{"message":"head is invalid"}],"documentation_url":"x"}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            e.summary(StatusCode::UNPROCESSABLE_ENTITY),
-            "Validation Failed (Label name already_exists; head is invalid)"
-        );
-        assert_eq!(
-            ErrorBody::default().summary(StatusCode::BAD_GATEWAY),
-            "Bad Gateway"
-        );
     }
 }
