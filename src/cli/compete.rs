@@ -4,7 +4,7 @@
 //! issue through the same path as any failure, and exits 130, 143 or 129; `--resume` continues.
 
 use super::Context;
-use crate::action::{annotations, trust_gate, ActionEnv};
+use crate::action::{trust_gate, ActionEnv};
 use crate::compete::agents::Agents;
 use crate::compete::{compete, dry_run, escalate_interrupted, DryRunInput, RunInput, RunOptions};
 use crate::error::{Exit, UserError};
@@ -197,7 +197,7 @@ fn publish(
         }
     }
     if !ctx.printer.json_mode() {
-        for a in annotations(report) {
+        for a in env.annotations(report) {
             ctx.printer.data(&format!("{a}\n"))?;
         }
     }

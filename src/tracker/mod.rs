@@ -1,6 +1,8 @@
 //! Where issues live. [`IssueTracker`] is the narrow interface the competition needs (read an
 //! issue, move labels, edit the body, comment, open a pull request, check who may trigger a
-//! run); [`github::GithubTracker`] implements it over the GitHub REST API (reqwest) and
+//! run); [`github::GithubTracker`] implements it over the GitHub REST API,
+//! [`gitlab::GitlabTracker`] over GitLab's REST API v4, [`forgejo::ForgejoTracker`] over
+//! Forgejo's (and Gitea's) API v1 — the three share one HTTP layer, [`rest`] — and
 //! [`local::LocalTracker`] over markdown files in `.ralph/issues/`. [`open`] picks one from
 //! the settings. The workflow rules on top (labels, the queue) are in [`workflow`]; what
 //! happens to a pull request after it was opened (state, feedback, CI) is [`pulls`], which
@@ -9,6 +11,7 @@
 pub mod discover;
 mod error;
 pub mod github;
+pub mod gitlab;
 pub mod local;
 pub mod pulls;
 pub mod rest;
@@ -159,6 +162,19 @@ impl Permission {
     }
 }
 
+/// What a forge says of the token ralph uses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TokenFacts {
+    /// The name its owner gave it.
+    pub name: String,
+    pub scopes: Vec<String>,
+    /// The scopes a competition needs that it lacks.
+    pub missing: Vec<String>,
+    /// When it expires (`YYYY-MM-DD`), if ever.
+    pub expires: Option<String>,
+    pub active: bool,
+}
+
 /// What a tracker can tell about the repository before a competition starts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RepoFacts {
@@ -228,6 +244,12 @@ pub trait IssueTracker: Send + Sync {
         Ok(RepoFacts::default())
     }
 
+    /// What the tracker can tell of its token beyond the permission (`ralph doctor`): its
+    /// scopes, where the forge lists them (GitLab); `None` elsewhere.
+    async fn token_facts(&self) -> Result<Option<TokenFacts>> {
+        Ok(None)
+    }
+
     /// The repository's label names (`None` where the tracker has no label list: any label
     /// can be used).
     async fn labels(&self) -> Result<Option<Vec<String>>> {
@@ -261,6 +283,7 @@ pub fn push_token(settings: &Settings) -> Option<GitToken> {
     let get = crate::env::get;
     let (forge, token) = match settings.tracker {
         TrackerKind::Github | TrackerKind::Local => (Forge::Github, discover::token_from_env(get)),
+        TrackerKind::Gitlab => (Forge::Gitlab, gitlab::discover::token(&get).ok()),
     };
     token.map(|t| GitToken::new(forge.git_user(), t.secret))
 }
@@ -279,6 +302,14 @@ pub async fn open(settings: &Settings) -> Result<Box<dyn IssueTracker>> {
                 repo,
                 token,
                 github::RetryPolicy::default(),
+            )?))
+        }
+        TrackerKind::Gitlab => {
+            let (place, token) = gitlab::discover::find(settings).await?;
+            Ok(Box::new(gitlab::GitlabTracker::new(
+                &place,
+                token,
+                rest::RetryPolicy::default(),
             )?))
         }
     }
