@@ -207,3 +207,33 @@ async fn the_ledger_push_and_the_preflight_send_one_header_too() {
         assert_eq!(request, &[ours()]);
     }
 }
+
+#[tokio::test]
+async fn a_gitlab_push_authenticates_as_oauth2_with_the_token_and_never_in_the_url() {
+    let server = HeaderServer::start();
+    let repo = repository(&server);
+    let wt = Worktree {
+        path: repo.path().to_owned(),
+        branch: "main".into(),
+        base_commit: String::new(),
+    };
+    let token = GitToken::new(
+        ralph::tracker::Forge::Gitlab.git_user(),
+        Secret::new("glpat-gitAuthTestToken0123456789"),
+    );
+    let err = push(repo.path(), &wt, "origin", Some(&token))
+        .await
+        .unwrap_err();
+    assert!(!err.to_string().contains("glpat-"), "{err}");
+    let want = format!(
+        "basic {}",
+        base64(b"oauth2:glpat-gitAuthTestToken0123456789")
+    );
+    let sent = server.authorizations();
+    assert!(!sent.is_empty());
+    for request in &sent {
+        assert_eq!(request, &[want.clone()]);
+    }
+    let config = std::fs::read_to_string(repo.path().join(".git/config")).unwrap();
+    assert!(!config.contains("glpat-"), "the token was never written down");
+}

@@ -102,7 +102,14 @@ async fn an_issue_becomes_a_merge_request_in_gitlab_ci_and_agent_text_stays_iner
     let repo = gitlab_repo(&format!("{HOSTILE} by $RALPH_BOT_ID"));
     let out_dir = tempfile::tempdir().unwrap();
     let mut cmd = ralph(&fake, &repo);
+    // What a GitLab runner hands every job, besides ralph's own token.
+    let job_token = "glcbt-64_fakeJobToken0123456789";
     cmd.env("GITLAB_CI", "true")
+        .env("CI_JOB_TOKEN", job_token)
+        .env(
+            "CI_REPOSITORY_URL",
+            format!("https://gitlab-ci-token:{job_token}@gitlab.example.com/{PROJECT_PATH}.git"),
+        )
         .env("RALPH_STEP_SUMMARY", out_dir.path().join("summary.md"))
         .env("RALPH_OUTPUT", out_dir.path().join("ralph.env"))
         .args(["compete", "12", "--json"]);
@@ -148,7 +155,52 @@ async fn an_issue_becomes_a_merge_request_in_gitlab_ci_and_agent_text_stays_iner
     let env = std::fs::read_to_string(out_dir.path().join("ralph.env")).unwrap();
     assert!(env.contains("RALPH_OUTCOME=complete\n"), "{env}");
     assert!(git(&repo.remote, &["branch", "--list"]).contains("ralph/12-add-option-to-remove"));
+    // No forge credential reached an agent.
+    let seen = std::fs::read_to_string(repo.tools.join("alpha.env")).unwrap();
+    for secret in [TOKEN, job_token, "GITLAB_TOKEN", "CI_JOB_TOKEN", "CI_REPOSITORY_URL"] {
+        assert!(!seen.contains(secret), "{secret} reached an agent");
+    }
     repo.assert_no_token();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_reads_the_tokens_scopes_and_the_gate_of_an_issue() {
+    let fake = FakeGitlab::start().await;
+    let repo = gitlab_repo("Add greet");
+    let mut cmd = ralph(&fake, &repo);
+    cmd.args(["doctor", "12", "--json"]);
+    let out = run(cmd).await;
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let finding = |check: &str| -> Value {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["check"] == check)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {check}: {report:#}"))
+    };
+    assert_eq!(finding("access")["status"], "ok");
+    assert_eq!(finding("access")["detail"], "GitLab acme/platform/widgets: write access");
+    assert_eq!(finding("token")["status"], "ok");
+    assert!(finding("token")["detail"].as_str().unwrap().contains("scopes api"));
+    assert_eq!(finding("gate")["status"], "ok");
+    assert!(finding("gate")["detail"].as_str().unwrap().contains("maintainer (maintain access)"));
+    // A Reporter's label: in GitLab CI the gate would refuse the run.
+    fake.lab().label_by(12, "ready", 40);
+    let mut cmd = ralph(&fake, &repo);
+    cmd.env("GITLAB_CI", "true").args(["doctor", "12", "--json"]);
+    let out = run(cmd).await;
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let gate = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "gate")
+        .unwrap();
+    assert_eq!(gate["status"], "fail");
+    assert!(gate["detail"].as_str().unwrap().contains("reporter, who has triage access"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
