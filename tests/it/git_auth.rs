@@ -232,8 +232,11 @@ async fn a_gitlab_push_authenticates_as_oauth2_with_the_token_and_never_in_the_u
     let sent = server.authorizations();
     assert!(!sent.is_empty());
     for request in &sent {
-        assert_eq!(request, &[want.clone()]);
+        assert_eq!(request, std::slice::from_ref(&want));
     }
     let config = std::fs::read_to_string(repo.path().join(".git/config")).unwrap();
-    assert!(!config.contains("glpat-"), "the token was never written down");
+    assert!(
+        !config.contains("glpat-"),
+        "the token was never written down"
+    );
 }

@@ -157,7 +157,13 @@ async fn an_issue_becomes_a_merge_request_in_gitlab_ci_and_agent_text_stays_iner
     assert!(git(&repo.remote, &["branch", "--list"]).contains("ralph/12-add-option-to-remove"));
     // No forge credential reached an agent.
     let seen = std::fs::read_to_string(repo.tools.join("alpha.env")).unwrap();
-    for secret in [TOKEN, job_token, "GITLAB_TOKEN", "CI_JOB_TOKEN", "CI_REPOSITORY_URL"] {
+    for secret in [
+        TOKEN,
+        job_token,
+        "GITLAB_TOKEN",
+        "CI_JOB_TOKEN",
+        "CI_REPOSITORY_URL",
+    ] {
         assert!(!seen.contains(secret), "{secret} reached an agent");
     }
     repo.assert_no_token();
@@ -181,15 +187,25 @@ async fn doctor_reads_the_tokens_scopes_and_the_gate_of_an_issue() {
             .unwrap_or_else(|| panic!("no {check}: {report:#}"))
     };
     assert_eq!(finding("access")["status"], "ok");
-    assert_eq!(finding("access")["detail"], "GitLab acme/platform/widgets: write access");
+    assert_eq!(
+        finding("access")["detail"],
+        "GitLab acme/platform/widgets: write access"
+    );
     assert_eq!(finding("token")["status"], "ok");
-    assert!(finding("token")["detail"].as_str().unwrap().contains("scopes api"));
+    assert!(finding("token")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("scopes api"));
     assert_eq!(finding("gate")["status"], "ok");
-    assert!(finding("gate")["detail"].as_str().unwrap().contains("maintainer (maintain access)"));
+    assert!(finding("gate")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("maintainer (maintain access)"));
     // A Reporter's label: in GitLab CI the gate would refuse the run.
     fake.lab().label_by(12, "ready", 40);
     let mut cmd = ralph(&fake, &repo);
-    cmd.env("GITLAB_CI", "true").args(["doctor", "12", "--json"]);
+    cmd.env("GITLAB_CI", "true")
+        .args(["doctor", "12", "--json"]);
     let out = run(cmd).await;
     assert_eq!(out.code, 1, "{}", out.stderr);
     let report: Value = serde_json::from_str(&out.stdout).unwrap();
@@ -200,7 +216,10 @@ async fn doctor_reads_the_tokens_scopes_and_the_gate_of_an_issue() {
         .find(|f| f["check"] == "gate")
         .unwrap();
     assert_eq!(gate["status"], "fail");
-    assert!(gate["detail"].as_str().unwrap().contains("reporter, who has triage access"));
+    assert!(gate["detail"]
+        .as_str()
+        .unwrap()
+        .contains("reporter, who has triage access"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
