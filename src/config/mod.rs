@@ -33,6 +33,8 @@ pub enum TrackerKind {
     Github,
     /// GitLab issues and merge requests through the REST API v4 (gitlab.com or self-hosted)
     Gitlab,
+    /// Forgejo, Gitea or Codeberg issues and pull requests through the API v1
+    Forgejo,
     /// Markdown files in `.ralph/issues/`
     Local,
 }

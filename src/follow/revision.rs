@@ -132,10 +132,10 @@ pub(super) async fn revision_round(
 async fn broken_checks(pulls: &dyn PullRequestTracker, asked: &Asked) -> Vec<Broken> {
     let mut broken = Vec::new();
     for c in &asked.ci.broken {
-        let log = match (&c.log, c.job) {
-            (Some(log), _) => Some(log.clone()),
-            (None, Some(job)) => pulls.job_log(job).await.ok(),
-            (None, None) => None,
+        let log = match &c.log {
+            Some(log) => Some(log.clone()),
+            None if c.job.is_some() || c.url.is_some() => pulls.job_log(c).await.ok(),
+            None => None,
         };
         broken.push(Broken {
             name: c.name.clone(),

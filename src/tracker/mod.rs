@@ -10,6 +10,7 @@
 
 pub mod discover;
 mod error;
+pub mod forgejo;
 pub mod github;
 pub mod gitlab;
 pub mod local;
@@ -144,10 +145,11 @@ pub enum Permission {
 }
 
 impl Permission {
-    /// From GitHub's `permission`/`role_name` strings; unknown roles count as read.
+    /// From GitHub's (and Forgejo's) `permission`/`role_name` strings; unknown roles count as
+    /// read.
     pub fn from_github(s: &str) -> Permission {
         match s {
-            "admin" => Permission::Admin,
+            "admin" | "owner" => Permission::Admin,
             "maintain" => Permission::Maintain,
             "write" | "push" => Permission::Write,
             "triage" => Permission::Triage,
@@ -284,6 +286,7 @@ pub fn push_token(settings: &Settings) -> Option<GitToken> {
     let (forge, token) = match settings.tracker {
         TrackerKind::Github | TrackerKind::Local => (Forge::Github, discover::token_from_env(get)),
         TrackerKind::Gitlab => (Forge::Gitlab, gitlab::discover::token(&get).ok()),
+        TrackerKind::Forgejo => (Forge::Forgejo, forgejo::discover::token(&get).ok()),
     };
     token.map(|t| GitToken::new(forge.git_user(), t.secret))
 }
@@ -302,6 +305,14 @@ pub async fn open(settings: &Settings) -> Result<Box<dyn IssueTracker>> {
                 repo,
                 token,
                 github::RetryPolicy::default(),
+            )?))
+        }
+        TrackerKind::Forgejo => {
+            let (place, token) = forgejo::discover::find(settings).await?;
+            Ok(Box::new(forgejo::ForgejoTracker::new(
+                &place,
+                token,
+                rest::RetryPolicy::default(),
             )?))
         }
         TrackerKind::Gitlab => {

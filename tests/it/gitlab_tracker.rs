@@ -506,7 +506,11 @@ async fn feedback_ci_job_logs_and_replies_on_a_merge_request() {
             ("external/ci", CiState::Pending, None)
         ]
     );
-    assert_eq!(pulls.job_log(9001).await.unwrap(), "FAILED test_off\n");
+    assert_eq!(pulls.job_log(&ci[0]).await.unwrap(), "FAILED test_off\n");
+    assert!(
+        pulls.job_log(&ci[2]).await.is_err(),
+        "an external status has no job"
+    );
     pulls.comment_on_pull(7, "reply").await.unwrap();
     pulls
         .label_pull(7, &["attention-needed".into()])

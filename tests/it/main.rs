@@ -27,6 +27,7 @@ mod egress;
 mod fake_gitlab;
 mod follow;
 mod follow_github;
+mod forgejo_tracker;
 mod git_auth;
 mod github_tracker;
 mod gitlab_loop;

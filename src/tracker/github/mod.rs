@@ -6,7 +6,7 @@
 //! it brought 38 crates of its own.)
 
 mod pulls;
-mod wire;
+pub(super) mod wire;
 
 pub use super::rest::RetryPolicy;
 

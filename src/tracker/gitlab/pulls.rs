@@ -143,7 +143,16 @@ impl PullRequestTracker for GitlabTracker {
             .collect())
     }
 
-    async fn job_log(&self, job: u64) -> Result<String> {
+    async fn job_log(&self, check: &CiCheck) -> Result<String> {
+        let Some(job) = check.job else {
+            return Err(super::super::TrackerError::NotFound {
+                what: format!(
+                    "a job log of `{}` (an external status, not a job)",
+                    check.name
+                ),
+                forge: Some(super::super::Forge::Gitlab),
+            });
+        };
         let reply = self
             .api
             .send(

@@ -269,9 +269,12 @@ impl PullRequestTracker for LocalTracker {
             .collect())
     }
 
-    async fn job_log(&self, job: u64) -> Result<String> {
+    async fn job_log(&self, check: &CiCheck) -> Result<String> {
         Err(TrackerError::NotFound {
-            what: format!("job {job}: the local tracker keeps logs with its checks"),
+            what: format!(
+                "a job of `{}`: the local tracker keeps logs with its checks",
+                check.name
+            ),
             forge: None,
         })
     }
