@@ -118,8 +118,10 @@ pub fn revision_reply(r: &RevisionReport) -> String {
 
 /// The comment that hands a pull request (and its issue) to a human.
 pub fn escalation(pr: u64, reason: &str, revision: Option<&RevisionReport>) -> String {
-    let mut out =
-        format!("{REPLY_MARKER}\n**ralph** needs a human for pull request #{pr}: {reason}.\n\n");
+    let mut out = format!(
+        "{REPLY_MARKER}\n**ralph** needs a human for pull request #{pr}: {}.\n\n",
+        inert(reason)
+    );
     if let Some(r) = revision {
         let open: Vec<String> = r
             .items
