@@ -128,6 +128,23 @@ pub fn outputs(report: &RunReport) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The fixed part of the child pipeline of the GitLab CI/CD template.
+const GITLAB_CHILD: &str = include_str!("../templates/ralph/child.yml");
+
+/// The child pipeline `ralph queue --gitlab-pipeline` prints for the GitLab CI/CD template
+/// (templates/ralph.yml): its fixed part (the job templates and `ralph follow`), then a
+/// competition job and a ledger job per issue in `issues`, in the queue's order.
+pub fn gitlab_pipeline(issues: &[u64]) -> String {
+    let mut out = GITLAB_CHILD.to_owned();
+    for n in issues {
+        let _ = write!(
+            out,
+            "\nralph-compete-{n}:\n  extends: .ralph-compete\n  variables:\n    RALPH_ISSUE: \"{n}\"\n\nralph-ledger-{n}:\n  extends: .ralph-ledger\n  needs:\n    - job: ralph-compete-{n}\n      artifacts: true\n"
+        );
+    }
+    out
+}
+
 /// Escapes a workflow-command message (`%`, CR, LF).
 fn escape(text: &str) -> String {
     text.replace('%', "%25")
@@ -215,6 +232,19 @@ mod tests {
             Some(Path::new("/b/summary.md"))
         );
         assert_eq!(gitlab.output, None);
+    }
+
+    #[test]
+    fn the_gitlab_pipeline_has_two_jobs_per_issue_after_its_fixed_part() {
+        let yaml = gitlab_pipeline(&[12, 3]);
+        assert!(yaml.starts_with(GITLAB_CHILD));
+        let tail = &yaml[GITLAB_CHILD.len()..];
+        assert_eq!(
+            tail,
+            "\nralph-compete-12:\n  extends: .ralph-compete\n  variables:\n    RALPH_ISSUE: \"12\"\n\nralph-ledger-12:\n  extends: .ralph-ledger\n  needs:\n    - job: ralph-compete-12\n      artifacts: true\n\nralph-compete-3:\n  extends: .ralph-compete\n  variables:\n    RALPH_ISSUE: \"3\"\n\nralph-ledger-3:\n  extends: .ralph-ledger\n  needs:\n    - job: ralph-compete-3\n      artifacts: true\n"
+        );
+        // With nothing ready, `ralph follow` still runs: the pipeline is never empty.
+        assert!(gitlab_pipeline(&[]).contains("\nralph-follow:\n"));
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub(crate) fn acting_parts(text: &str) -> Vec<String> {
     found
 }
 
-fn gitlab_repo(summary: &str) -> Repo {
+pub(crate) fn gitlab_repo(summary: &str) -> Repo {
     let repo = github_repo();
     script(
         &repo.tools,

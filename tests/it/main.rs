@@ -32,6 +32,7 @@ mod forgejo_loop;
 mod forgejo_tracker;
 mod git_auth;
 mod github_tracker;
+mod gitlab_ci_local;
 mod gitlab_loop;
 mod gitlab_tracker;
 mod layers;
