@@ -28,7 +28,8 @@ pub(super) async fn escalate(
     reason: &str,
     revision: Option<&RevisionReport>,
 ) -> Result<()> {
-    let body = crate::secret::redact(&escalation(pr, reason, revision)).into_owned();
+    let body =
+        crate::secret::redact(&escalation(&pulls.pull_ref(pr), reason, revision)).into_owned();
     let attention = [LABEL_ATTENTION.to_owned()];
     pulls.label_pull(pr, &attention).await?;
     pulls.comment_on_pull(pr, &body).await?;

@@ -136,6 +136,12 @@ pub trait PullRequestTracker: Send + Sync {
 
     /// Adds labels to pull request `number` (already present ones are fine).
     async fn label_pull(&self, number: u64, labels: &[String]) -> Result<()>;
+
+    /// How the forge's markdown refers to pull request `number` (`#7`; GitLab's merge
+    /// requests `!7`, where `#7` is an issue).
+    fn pull_ref(&self, number: u64) -> String {
+        format!("#{number}")
+    }
 }
 
 /// The CI check state a GitHub check run's `status` and `conclusion` make.

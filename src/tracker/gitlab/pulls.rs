@@ -180,6 +180,10 @@ impl PullRequestTracker for GitlabTracker {
         Ok(())
     }
 
+    fn pull_ref(&self, number: u64) -> String {
+        format!("!{number}")
+    }
+
     async fn label_pull(&self, number: u64, labels: &[String]) -> Result<()> {
         self.api
             .send_json(
