@@ -88,6 +88,17 @@ pub struct LabelSpec {
     pub description: String,
 }
 
+impl LabelSpec {
+    /// Whether a label of `color` (with or without `#`, any case) and `description` looks as
+    /// specified.
+    pub fn looks_like(&self, color: &str, description: Option<&str>) -> bool {
+        color
+            .trim_start_matches('#')
+            .eq_ignore_ascii_case(&self.color)
+            && description.unwrap_or("") == self.description
+    }
+}
+
 /// What [`IssueTracker::ensure_labels`] did with one label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -108,6 +108,19 @@ impl<'a> Request<'a> {
     }
 }
 
+/// Where a tracker's API is and how it authenticates, for [`Api::connect`].
+pub struct Endpoint<'a> {
+    pub forge: Forge,
+    /// The variable (or setting) the URL came from, for errors.
+    pub var: &'a str,
+    /// The API's base URL.
+    pub url: &'a str,
+    /// The header that carries the token, and its whole value (`Bearer …`, `token …`).
+    pub auth: (http::HeaderName, String),
+    /// The forge's other headers (what it answers in, its API version).
+    pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
+}
+
 /// The API client: the transport plus ralph's retry and error rules.
 pub struct Api {
     forge: Forge,
@@ -137,6 +150,38 @@ impl Api {
             policy,
             token_source,
         }
+    }
+
+    /// The client of `endpoint`: its URL checked (http or https, a host), the token's header
+    /// marked sensitive, ralph's user agent and timeouts; `token_source` names the token in
+    /// errors.
+    pub fn connect(
+        endpoint: Endpoint<'_>,
+        policy: RetryPolicy,
+        token_source: String,
+    ) -> Result<Api> {
+        let bad = |reason: String| TrackerError::BadApiUrl {
+            forge: endpoint.forge,
+            var: endpoint.var.to_owned(),
+            url: endpoint.url.to_owned(),
+            reason,
+        };
+        let base = reqwest::Url::parse(endpoint.url).map_err(|e| bad(e.to_string()))?;
+        if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
+            return Err(bad("not an http(s) URL with a host".into()));
+        }
+        let (name, value) = endpoint.auth;
+        let auth = secret_header(&value)
+            .ok_or_else(|| bad("the token is not a valid header value".into()))?;
+        let headers = HeaderMap::from_iter(std::iter::once((name, auth)).chain(endpoint.headers));
+        let client = client(headers).map_err(bad)?;
+        Ok(Api::new(
+            endpoint.forge,
+            client,
+            &base,
+            policy,
+            token_source,
+        ))
     }
 
     /// The URL of `path`: below the base, or — a page link, already a path from the host's

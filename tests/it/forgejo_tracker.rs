@@ -5,16 +5,13 @@
 //! pages by `Link` with `limit`, and the error bodies (`{"message", "url"}`). Fixtures in
 //! tests/fixtures/forgejo/ are in the shape of real Forgejo objects.
 
-use ralph::retry::Pause;
 use ralph::tracker::discover::{Token, TokenSource};
 use ralph::tracker::forgejo::{ForgejoTracker, Place};
 use ralph::tracker::pulls::{CiState, FeedbackKind, PullState, ReviewVerdict};
-use ralph::tracker::rest::RetryPolicy;
 use ralph::tracker::{
     IssueQuery, IssueState, IssueTracker, NewPullRequest, Permission, TrackerError,
 };
 use serde_json::{json, Value};
-use std::time::Duration;
 use wiremock::matchers::{body_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -47,18 +44,10 @@ async fn server() -> (MockServer, ForgejoTracker) {
         web: server.uri(),
         repo: "acme/widgets".parse().unwrap(),
     };
-    let policy = RetryPolicy {
-        max_attempts: 3,
-        base_delay: Duration::from_millis(5),
-        max_delay: Duration::from_millis(20),
-        max_rate_limit_wait: Duration::from_secs(5),
-        secondary_wait: Duration::from_millis(10),
-        pause: Pause::recording(),
-    };
     let t = ForgejoTracker::new(
         &place,
         Token::new(TOKEN, TokenSource::Var("FORGEJO_TOKEN")),
-        policy,
+        crate::common::fast_policy(),
     )
     .unwrap();
     (server, t)

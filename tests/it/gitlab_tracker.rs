@@ -5,7 +5,7 @@
 //! `RateLimit-Reset`, retries. Fixtures in tests/fixtures/gitlab/ are in the shape of real
 //! GitLab objects.
 
-use ralph::retry::Pause;
+use crate::common::fast_policy;
 use ralph::tracker::discover::{Token, TokenSource};
 use ralph::tracker::gitlab::{GitlabTracker, Place};
 use ralph::tracker::pulls::{CiState, FeedbackKind, PullState};
@@ -34,17 +34,6 @@ pub(crate) fn fixture(name: &str) -> Value {
 
 pub(crate) fn ok(body: Value) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(body)
-}
-
-fn fast_policy() -> RetryPolicy {
-    RetryPolicy {
-        max_attempts: 4,
-        base_delay: Duration::from_millis(5),
-        max_delay: Duration::from_millis(20),
-        max_rate_limit_wait: Duration::from_secs(5),
-        secondary_wait: Duration::from_millis(10),
-        pause: Pause::recording(),
-    }
 }
 
 fn tracker_with(uri: &str, policy: RetryPolicy) -> GitlabTracker {

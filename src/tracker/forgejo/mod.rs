@@ -71,34 +71,21 @@ pub struct ForgejoTracker {
 impl ForgejoTracker {
     /// A tracker for the repository at `place`, authenticated with `token`.
     pub fn new(place: &Place, token: Token, policy: RetryPolicy) -> Result<ForgejoTracker> {
-        let bad = |reason: String| TrackerError::BadApiUrl {
+        let endpoint = rest::Endpoint {
             forge: Forge::Forgejo,
-            var: crate::env::FORGEJO_URL.into(),
-            url: place.api.clone(),
-            reason,
-        };
-        let base = reqwest::Url::parse(&place.api).map_err(|e| bad(e.to_string()))?;
-        if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
-            return Err(bad("not an http(s) URL with a host".into()));
-        }
-        let auth = rest::secret_header(&format!("token {}", token.secret.expose()))
-            .ok_or_else(|| bad("the token is not a valid header value".into()))?;
-        let headers = ::http::HeaderMap::from_iter([
-            (::http::header::AUTHORIZATION, auth),
-            (
+            var: crate::env::FORGEJO_URL,
+            url: &place.api,
+            auth: (
+                ::http::header::AUTHORIZATION,
+                format!("token {}", token.secret.expose()),
+            ),
+            headers: vec![(
                 ::http::header::ACCEPT,
                 ::http::HeaderValue::from_static("application/json"),
-            ),
-        ]);
-        let client = rest::client(headers).map_err(bad)?;
+            )],
+        };
         Ok(ForgejoTracker {
-            api: Api::new(
-                Forge::Forgejo,
-                client,
-                &base,
-                policy,
-                token.source.to_string(),
-            ),
+            api: Api::connect(endpoint, policy, token.source.to_string())?,
             repo: place.repo.clone(),
             web: place.web.clone(),
             labels: tokio::sync::OnceCell::new(),
@@ -268,12 +255,7 @@ impl IssueTracker for ForgejoTracker {
                 .iter()
                 .find(|l| l.name.eq_ignore_ascii_case(&spec.name));
             let action = match found {
-                Some(l)
-                    if l.color
-                        .trim_start_matches('#')
-                        .eq_ignore_ascii_case(&spec.color)
-                        && l.description.as_deref().unwrap_or("") == spec.description =>
-                {
+                Some(l) if spec.looks_like(&l.color, l.description.as_deref()) => {
                     LabelAction::Exists
                 }
                 Some(_) => LabelAction::ExistsDifferent,
@@ -378,10 +360,7 @@ impl IssueTracker for ForgejoTracker {
             Ok(reply) => Ok(reply.json::<WirePull>("open a pull request")?.into()),
             // 409 "pull request already exists for these targets" (422 on older Giteas).
             Err(e @ TrackerError::Unprocessable { .. }) => {
-                match self.find_pull_request(&pr.head).await? {
-                    Some(existing) => Ok(existing),
-                    None => Err(e),
-                }
+                self.find_pull_request(&pr.head).await?.ok_or(e)
             }
             Err(e) => Err(e),
         }

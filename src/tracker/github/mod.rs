@@ -54,38 +54,27 @@ impl GithubTracker {
         token: Token,
         policy: RetryPolicy,
     ) -> Result<GithubTracker> {
-        let bad = |reason: String| TrackerError::BadApiUrl {
+        let endpoint = rest::Endpoint {
             forge: Forge::Github,
-            var: crate::env::GITHUB_API_URL.into(),
-            url: api_url.to_owned(),
-            reason,
+            var: crate::env::GITHUB_API_URL,
+            url: api_url,
+            auth: (
+                ::http::header::AUTHORIZATION,
+                format!("Bearer {}", token.secret.expose()),
+            ),
+            headers: vec![
+                (
+                    ::http::header::ACCEPT,
+                    ::http::HeaderValue::from_static("application/vnd.github+json"),
+                ),
+                (
+                    ::http::header::HeaderName::from_static("x-github-api-version"),
+                    ::http::HeaderValue::from_static("2022-11-28"),
+                ),
+            ],
         };
-        let base = reqwest::Url::parse(api_url).map_err(|e| bad(e.to_string()))?;
-        if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
-            return Err(bad("not an http(s) URL with a host".into()));
-        }
-        let auth = rest::secret_header(&format!("Bearer {}", token.secret.expose()))
-            .ok_or_else(|| bad("the token is not a valid header value".into()))?;
-        let headers = ::http::HeaderMap::from_iter([
-            (::http::header::AUTHORIZATION, auth),
-            (
-                ::http::header::ACCEPT,
-                ::http::HeaderValue::from_static("application/vnd.github+json"),
-            ),
-            (
-                ::http::header::HeaderName::from_static("x-github-api-version"),
-                ::http::HeaderValue::from_static("2022-11-28"),
-            ),
-        ]);
-        let client = rest::client(headers).map_err(bad)?;
         Ok(GithubTracker {
-            api: Api::new(
-                Forge::Github,
-                client,
-                &base,
-                policy,
-                token.source.to_string(),
-            ),
+            api: Api::connect(endpoint, policy, token.source.to_string())?,
             repo,
             web: web_url(api_url),
         })
@@ -209,10 +198,7 @@ impl IssueTracker for GithubTracker {
                 .iter()
                 .find(|l| l.name.eq_ignore_ascii_case(&spec.name));
             let action = match found {
-                Some(l)
-                    if l.color.eq_ignore_ascii_case(&spec.color)
-                        && l.description.as_deref().unwrap_or("") == spec.description =>
-                {
+                Some(l) if spec.looks_like(&l.color, l.description.as_deref()) => {
                     LabelAction::Exists
                 }
                 Some(_) => LabelAction::ExistsDifferent,
@@ -335,10 +321,7 @@ impl IssueTracker for GithubTracker {
             Ok(reply) => Ok(reply.json::<WirePull>("open a pull request")?.into()),
             // "A pull request already exists for owner:branch": return that one.
             Err(e @ TrackerError::Unprocessable { .. }) => {
-                match self.find_pull_request(&pr.head).await? {
-                    Some(existing) => Ok(existing),
-                    None => Err(e),
-                }
+                self.find_pull_request(&pr.head).await?.ok_or(e)
             }
             // A repository (or organisation) that forbids Actions to open pull requests.
             Err(TrackerError::Forbidden { message, .. })

@@ -44,37 +44,21 @@ pub struct GitlabTracker {
 impl GitlabTracker {
     /// A tracker for the project at `place`, authenticated with `token`.
     pub fn new(place: &Place, token: Token, policy: RetryPolicy) -> Result<GitlabTracker> {
-        let bad = |reason: String| TrackerError::BadApiUrl {
+        let endpoint = rest::Endpoint {
             forge: Forge::Gitlab,
-            var: crate::env::GITLAB_URL.into(),
-            url: place.api.clone(),
-            reason,
-        };
-        let base = reqwest::Url::parse(&place.api).map_err(|e| bad(e.to_string()))?;
-        if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
-            return Err(bad("not an http(s) URL with a host".into()));
-        }
-        let auth = rest::secret_header(token.secret.expose())
-            .ok_or_else(|| bad("the token is not a valid header value".into()))?;
-        let headers = ::http::HeaderMap::from_iter([
-            (
+            var: crate::env::GITLAB_URL,
+            url: &place.api,
+            auth: (
                 ::http::header::HeaderName::from_static("private-token"),
-                auth,
+                token.secret.expose().to_owned(),
             ),
-            (
+            headers: vec![(
                 ::http::header::ACCEPT,
                 ::http::HeaderValue::from_static("application/json"),
-            ),
-        ]);
-        let client = rest::client(headers).map_err(bad)?;
+            )],
+        };
         Ok(GitlabTracker {
-            api: Api::new(
-                Forge::Gitlab,
-                client,
-                &base,
-                policy,
-                token.source.to_string(),
-            ),
+            api: Api::connect(endpoint, policy, token.source.to_string())?,
             root: format!("/projects/{}", segment(&place.project.to_string())),
             project: place.project.clone(),
             users: Mutex::new(BTreeMap::new()),
@@ -287,12 +271,7 @@ impl IssueTracker for GitlabTracker {
                 .iter()
                 .find(|l| l.name.eq_ignore_ascii_case(&spec.name));
             let action = match found {
-                Some(l)
-                    if l.color
-                        .trim_start_matches('#')
-                        .eq_ignore_ascii_case(&spec.color)
-                        && l.description.as_deref().unwrap_or("") == spec.description =>
-                {
+                Some(l) if spec.looks_like(&l.color, l.description.as_deref()) => {
                     LabelAction::Exists
                 }
                 Some(_) => LabelAction::ExistsDifferent,
@@ -393,10 +372,7 @@ impl IssueTracker for GitlabTracker {
                 .into()),
             // 409 "Another open merge request already exists for this source branch".
             Err(e @ TrackerError::Unprocessable { .. }) => {
-                match self.find_pull_request(&pr.head).await? {
-                    Some(existing) => Ok(existing),
-                    None => Err(e),
-                }
+                self.find_pull_request(&pr.head).await?.ok_or(e)
             }
             Err(e) => Err(e),
         }
