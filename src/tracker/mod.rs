@@ -99,6 +99,31 @@ impl LabelSpec {
     }
 }
 
+/// What becomes of each of `labels` given the repository's `existing` labels (name, colour,
+/// description): `Exists` or `ExistsDifferent` (left as the user set it), or `None` — to be
+/// created. Names match in any case.
+pub fn label_plan<'a>(
+    labels: &'a [LabelSpec],
+    existing: &[(&str, &str, Option<&str>)],
+) -> Vec<(&'a LabelSpec, Option<LabelAction>)> {
+    labels
+        .iter()
+        .map(|spec| {
+            let found = existing
+                .iter()
+                .find(|(name, ..)| name.eq_ignore_ascii_case(&spec.name));
+            let action = found.map(|(_, color, description)| {
+                if spec.looks_like(color, *description) {
+                    LabelAction::Exists
+                } else {
+                    LabelAction::ExistsDifferent
+                }
+            });
+            (spec, action)
+        })
+        .collect()
+}
+
 /// What [`IssueTracker::ensure_labels`] did with one label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -340,6 +365,33 @@ pub async fn open(settings: &Settings) -> Result<Box<dyn IssueTracker>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn label_plans_keep_what_exists_and_create_the_rest() {
+        let specs = workflow::labels("ready");
+        let existing = [
+            (
+                "READY",
+                "#0E8A16",
+                Some("Spec is ready: ralph may compete on this issue"),
+            ),
+            ("ralph", "5319e7", Some("mine")),
+        ];
+        let plan = label_plan(&specs, &existing);
+        let got: Vec<(&str, Option<LabelAction>)> =
+            plan.iter().map(|(s, a)| (s.name.as_str(), *a)).collect();
+        assert_eq!(
+            got,
+            [
+                ("ralph", Some(LabelAction::ExistsDifferent)),
+                ("in-refinement", None),
+                ("ready", Some(LabelAction::Exists)),
+                ("in-progress", None),
+                ("attention-needed", None),
+                ("backlog-review", None),
+            ]
+        );
+    }
 
     #[test]
     fn permissions_order_and_parse() {

@@ -47,6 +47,34 @@ fn web_url(api_url: &str) -> String {
 }
 
 impl GithubTracker {
+    /// Creates `spec` unless someone did meanwhile.
+    async fn create_label(&self, spec: &LabelSpec) -> Result<LabelAction> {
+        let created = self
+            .api
+            .send_json(
+                Method::POST,
+                self.path("/labels"),
+                &json!({
+                    "name": spec.name,
+                    "color": spec.color,
+                    "description": spec.description,
+                }),
+                format!("create label {}", spec.name),
+                format!("repository {}", self.repo),
+            )
+            .await;
+        match created {
+            Ok(_) => Ok(LabelAction::Created),
+            // Created meanwhile by someone else: fine.
+            Err(TrackerError::Unprocessable { message, .. })
+                if message.contains("already_exists") =>
+            {
+                Ok(LabelAction::Exists)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// A tracker for `repo` on the API at `api_url`, authenticated with `token`.
     pub fn new(
         api_url: &str,
@@ -192,42 +220,15 @@ impl IssueTracker for GithubTracker {
                 &format!("repository {}", self.repo),
             )
             .await?;
+        let seen: Vec<(&str, &str, Option<&str>)> = existing
+            .iter()
+            .map(|l| (l.name.as_str(), l.color.as_str(), l.description.as_deref()))
+            .collect();
         let mut done = Vec::new();
-        for spec in labels {
-            let found = existing
-                .iter()
-                .find(|l| l.name.eq_ignore_ascii_case(&spec.name));
-            let action = match found {
-                Some(l) if spec.looks_like(&l.color, l.description.as_deref()) => {
-                    LabelAction::Exists
-                }
-                Some(_) => LabelAction::ExistsDifferent,
-                None => {
-                    let created = self
-                        .api
-                        .send_json(
-                            Method::POST,
-                            self.path("/labels"),
-                            &json!({
-                                "name": spec.name,
-                                "color": spec.color,
-                                "description": spec.description,
-                            }),
-                            format!("create label {}", spec.name),
-                            format!("repository {}", self.repo),
-                        )
-                        .await;
-                    match created {
-                        Ok(_) => LabelAction::Created,
-                        // Created meanwhile by someone else: fine.
-                        Err(TrackerError::Unprocessable { message, .. })
-                            if message.contains("already_exists") =>
-                        {
-                            LabelAction::Exists
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
+        for (spec, known) in super::label_plan(labels, &seen) {
+            let action = match known {
+                Some(action) => action,
+                None => self.create_label(spec).await?,
             };
             done.push((spec.name.clone(), action));
         }

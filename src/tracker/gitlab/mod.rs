@@ -265,16 +265,14 @@ impl IssueTracker for GitlabTracker {
 
     async fn ensure_labels(&self, labels: &[LabelSpec]) -> Result<Vec<(String, LabelAction)>> {
         let existing = self.all_labels().await?;
+        let seen: Vec<(&str, &str, Option<&str>)> = existing
+            .iter()
+            .map(|l| (l.name.as_str(), l.color.as_str(), l.description.as_deref()))
+            .collect();
         let mut done = Vec::new();
-        for spec in labels {
-            let found = existing
-                .iter()
-                .find(|l| l.name.eq_ignore_ascii_case(&spec.name));
-            let action = match found {
-                Some(l) if spec.looks_like(&l.color, l.description.as_deref()) => {
-                    LabelAction::Exists
-                }
-                Some(_) => LabelAction::ExistsDifferent,
+        for (spec, known) in super::label_plan(labels, &seen) {
+            let action = match known {
+                Some(action) => action,
                 None => self.create_label(spec).await?,
             };
             done.push((spec.name.clone(), action));
