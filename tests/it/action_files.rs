@@ -258,6 +258,16 @@ fn the_gitlab_template_has_its_inputs_jobs_and_resource_group() {
         Some(".ralph/ci/ralph.env")
     );
     for t in [&text, &child_text] {
+        // Every ralph the jobs run talks to GitLab and pushes with GitLab's token, whatever
+        // the repository's configuration says.
+        for line in t.lines().filter(|l| l.trim_start().starts_with("- ")) {
+            for (at, _) in line.match_indices("ralph ") {
+                let before = line[..at].trim_end();
+                if before.ends_with('-') || before.ends_with("then") || before.ends_with("else") {
+                    assert!(line[at..].starts_with("ralph --tracker gitlab "), "{line}");
+                }
+            }
+        }
         for secret in [
             "$GITLAB_TOKEN",
             "${GITLAB_TOKEN}",
