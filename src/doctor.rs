@@ -1,10 +1,11 @@
 //! `ralph doctor [N]`: every check a competition makes before it changes anything, made
 //! without changing anything, each reported with what it found and, when it is a problem, what
-//! to do. Tracker access (the token, the permission a competition needs, the workflow labels);
-//! the git repository, its working tree and the base branch; every configured agent able to
-//! start; the checks that will run and whether their programs exist; and, given an issue
-//! number, the issue itself and its branch. A `Fail` would stop a competition; a `Warn` would
-//! not, but deserves a look.
+//! to do. Tracker access (the token, the permission a competition needs, the token's scopes
+//! where the forge lists them, the workflow labels); the git repository, its working tree and
+//! the base branch; every configured agent able to start; the checks that will run and whether
+//! their programs exist; and, given an issue number, the issue itself, the trust gate a CI run
+//! applies to it, and its branch. A `Fail` would stop a competition; a `Warn` would not, but
+//! deserves a look.
 
 use crate::checks::python::importable;
 use crate::checks::{detect, example, on_path};
@@ -16,6 +17,7 @@ use crate::tracker::{Issue, IssueState, IssueTracker, Permission, RepoFacts, Tra
 use crate::workspace::{self, PreflightOptions};
 use serde::Serialize;
 
+mod forge;
 mod sandbox;
 use sandbox::sandbox_checks;
 
@@ -118,6 +120,7 @@ async fn tracker_checks(
         }
     };
     access_finding(f, t.describe(), facts.permission);
+    forge::token_findings(f, t).await;
     label_findings(f, settings, t.labels().await);
     facts
 }
@@ -577,6 +580,7 @@ async fn issue_checks(
             format!("{open} open of {}", reqs.explicit_requirements.len()),
         );
     }
+    forge::gate_finding(f, settings, t, n).await;
     branch_finding(f, settings, &issue, n, facts).await;
 }
 

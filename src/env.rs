@@ -22,6 +22,34 @@ pub const GITHUB_ACTIONS: &str = "GITHUB_ACTIONS";
 pub const GITHUB_STEP_SUMMARY: &str = "GITHUB_STEP_SUMMARY";
 /// The file a step appends its `key=value` outputs to.
 pub const GITHUB_OUTPUT: &str = "GITHUB_OUTPUT";
+/// The GitLab token: a project, group or personal access token with the `api` scope.
+pub const GITLAB_TOKEN: &str = "GITLAB_TOKEN";
+/// The GitLab server's address (self-hosted; tests).
+pub const GITLAB_URL: &str = "GITLAB_URL";
+/// `true` inside GitLab CI.
+pub const GITLAB_CI: &str = "GITLAB_CI";
+/// GitLab CI's job token: it cannot use the issue or merge request APIs, so ralph says so.
+pub const CI_JOB_TOKEN: &str = "CI_JOB_TOKEN";
+/// The GitLab server's address, set by GitLab CI.
+pub const CI_SERVER_URL: &str = "CI_SERVER_URL";
+/// The GitLab REST API's address, set by GitLab CI.
+pub const CI_API_V4_URL: &str = "CI_API_V4_URL";
+/// `GROUP/…/PROJECT` of the project, set by GitLab CI.
+pub const CI_PROJECT_PATH: &str = "CI_PROJECT_PATH";
+/// The Forgejo (or Gitea) token.
+pub const FORGEJO_TOKEN: &str = "FORGEJO_TOKEN";
+/// The Gitea token (second choice on the forgejo tracker).
+pub const GITEA_TOKEN: &str = "GITEA_TOKEN";
+/// The Forgejo or Gitea server's address.
+pub const FORGEJO_URL: &str = "FORGEJO_URL";
+/// `true` inside Forgejo Actions (Gitea Actions sets `GITEA_ACTIONS`; Forgejo sets both).
+pub const FORGEJO_ACTIONS: &str = "FORGEJO_ACTIONS";
+pub const GITEA_ACTIONS: &str = "GITEA_ACTIONS";
+/// Where `ralph compete` and `ralph queue` append their markdown summary outside GitHub Actions
+/// (the GitLab CI template sets it; its file is the job's report artifact).
+pub const RALPH_STEP_SUMMARY: &str = "RALPH_STEP_SUMMARY";
+/// Where a run's outputs go outside GitHub Actions, as dotenv lines (`RALPH_OUTCOME=…`).
+pub const RALPH_OUTPUT: &str = "RALPH_OUTPUT";
 /// The default API key variable of the `anthropic` backend (`api_key_env` overrides).
 pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
 /// The default API key variable of the `openai` backend (`api_key_env` overrides).
@@ -43,15 +71,30 @@ pub const TERM: &str = "TERM";
 /// Where programs (checks, agents, hooks) are looked up.
 pub const PATH: &str = "PATH";
 
-/// Credentials never passed to an agent, a check or a hook: GitHub tokens and the Actions
-/// runtime tokens.
-pub const SCRUBBED: [&str; 6] = [
+/// Credentials never passed to an agent, a check or a hook, whoever names them: the forges'
+/// tokens (GitHub, GitLab, Forgejo, Gitea), the Actions runtime tokens, and what GitLab CI
+/// hands every job — its job token, the ID tokens, the registry and deploy passwords, and the
+/// clone URL that carries the job token.
+pub const SCRUBBED: [&str; 19] = [
     GITHUB_TOKEN,
     GH_TOKEN,
     "GH_ENTERPRISE_TOKEN",
     "GITHUB_ENTERPRISE_TOKEN",
     "ACTIONS_RUNTIME_TOKEN",
     "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    GITLAB_TOKEN,
+    CI_JOB_TOKEN,
+    "CI_JOB_JWT",
+    "CI_JOB_JWT_V1",
+    "CI_JOB_JWT_V2",
+    "CI_REGISTRY_PASSWORD",
+    "CI_DEPLOY_PASSWORD",
+    "CI_DEPENDENCY_PROXY_PASSWORD",
+    "CI_REPOSITORY_URL",
+    "GITLAB_ACCESS_TOKEN",
+    FORGEJO_TOKEN,
+    GITEA_TOKEN,
+    "FORGEJO_RUNTIME_TOKEN",
 ];
 
 /// The value of `name` when it is set and valid UTF-8.
@@ -81,8 +124,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scrubbed_names_include_both_github_token_variables() {
-        assert!(SCRUBBED.contains(&GITHUB_TOKEN) && SCRUBBED.contains(&GH_TOKEN));
+    fn scrubbed_names_include_every_forges_tokens() {
+        for name in [
+            GITHUB_TOKEN,
+            GH_TOKEN,
+            GITLAB_TOKEN,
+            CI_JOB_TOKEN,
+            FORGEJO_TOKEN,
+            GITEA_TOKEN,
+            "CI_REPOSITORY_URL",
+        ] {
+            assert!(SCRUBBED.contains(&name), "{name}");
+        }
     }
 
     #[test]

@@ -55,6 +55,21 @@ impl fmt::Display for Secret {
     }
 }
 
+/// A token git sends to a remote over HTTPS, with the user name the forge wants beside it in
+/// basic authentication (GitHub `x-access-token`, GitLab `oauth2`). `Debug` shows the user,
+/// never the token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitToken {
+    pub user: &'static str,
+    pub secret: Secret,
+}
+
+impl GitToken {
+    pub fn new(user: &'static str, secret: Secret) -> GitToken {
+        GitToken { user, secret }
+    }
+}
+
 /// `text` with every registered secret replaced by [`MASK`].
 pub fn redact(text: &str) -> Cow<'_, str> {
     let secrets = registry().lock().unwrap_or_else(|e| e.into_inner());

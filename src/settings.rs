@@ -7,7 +7,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-/// A GitHub repository, `OWNER/NAME`.
+/// A repository, `OWNER/NAME`; on GitLab the owner may be a group with subgroups
+/// (`GROUP/SUB/NAME`: `owner` is then `GROUP/SUB`). GitHub and Forgejo refuse nested owners.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RepoSlug {
     pub owner: String,
@@ -26,13 +27,15 @@ impl FromStr for RepoSlug {
                 && p != "."
                 && p != ".."
         };
-        match s.split_once('/') {
-            Some((owner, name)) if valid_part(owner) && valid_part(name) => Ok(RepoSlug {
-                owner: owner.to_owned(),
-                name: name.trim_end_matches(".git").to_owned(),
-            }),
+        match s.rsplit_once('/') {
+            Some((owner, name)) if owner.split('/').all(valid_part) && valid_part(name) => {
+                Ok(RepoSlug {
+                    owner: owner.to_owned(),
+                    name: name.trim_end_matches(".git").to_owned(),
+                })
+            }
             _ => Err(format!(
-                "`{s}` is not a GitHub repository: expected OWNER/NAME, e.g. octo-org/octo-repo"
+                "`{s}` is not a repository: expected OWNER/NAME, e.g. octo-org/octo-repo (GROUP/SUB/NAME on GitLab)"
             )),
         }
     }
@@ -127,7 +130,12 @@ mod tests {
         );
         assert_eq!(r.to_string(), "octo-org/octo.repo");
         assert_eq!("a/b.git".parse::<RepoSlug>().unwrap().name, "b");
-        for bad in ["", "noslash", "a/", "/b", "a/b/c", "a b/c", "../x"] {
+        let nested: RepoSlug = "group/sub/project".parse().unwrap();
+        assert_eq!(
+            (nested.owner.as_str(), nested.name.as_str()),
+            ("group/sub", "project")
+        );
+        for bad in ["", "noslash", "a/", "/b", "a//c", "a b/c", "../x", "a/../c"] {
             assert!(bad.parse::<RepoSlug>().is_err(), "{bad}");
         }
     }

@@ -4,7 +4,7 @@
 //! issue through the same path as any failure, and exits 130, 143 or 129; `--resume` continues.
 
 use super::Context;
-use crate::action::{annotations, trust_gate, ActionEnv};
+use crate::action::{trust_gate, ActionEnv};
 use crate::compete::agents::Agents;
 use crate::compete::{compete, dry_run, escalate_interrupted, DryRunInput, RunInput, RunOptions};
 use crate::error::{Exit, UserError};
@@ -127,7 +127,7 @@ async fn competition(
         trust_gate(tracker, args.issue, &settings.config.github.ready_label).await?;
     }
     let agents = Agents::build(&settings.config, &settings.root, args.record.as_deref());
-    let token = crate::tracker::discover::token_from_env(crate::env::get).map(|t| t.secret);
+    let token = crate::tracker::push_token(settings);
     let workspace =
         GitWorkspace::new(&settings.root, &settings.config.git.remote).with_token(token.clone());
     let input = RunInput {
@@ -200,7 +200,7 @@ fn publish(
         }
     }
     if !ctx.printer.json_mode() {
-        for a in annotations(report) {
+        for a in env.annotations(report) {
             ctx.printer.data(&format!("{a}\n"))?;
         }
     }

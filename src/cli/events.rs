@@ -186,7 +186,7 @@ async fn push_events(ctx: &Context, args: &PushArgs) -> Result<Exit> {
             crate::error::UserError::usage("cannot tell which branch the events belong on")
                 .with_hint("pass --branch BRANCH, or set `[git] base` in .ralph/config.toml")
         })?;
-    let token = crate::tracker::discover::token_from_env(crate::env::get).map(|t| t.secret);
+    let token = crate::tracker::push_token(&settings);
     let pushed = crate::workspace::push_events(
         &root,
         &crate::workspace::LedgerTarget {

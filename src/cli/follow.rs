@@ -26,7 +26,7 @@ pub async fn run(ctx: &Context, args: FollowArgs) -> Result<Exit> {
     let settings = ctx.settings()?;
     let sandbox = ctx.sandbox(&settings).await?;
     let tracker = tracker::open(&settings).await?;
-    let token = crate::tracker::discover::token_from_env(crate::env::get).map(|t| t.secret);
+    let token = crate::tracker::push_token(&settings);
     let remote = &settings.config.git.remote;
     let workspace = GitWorkspace::new(&settings.root, remote).with_token(token.clone());
     let has_remote =

@@ -135,7 +135,8 @@ pub struct Context {
 }
 
 /// Without a sandbox, an agent or a check reads the repository's git configuration as it is:
-/// a credential there (the job token `actions/checkout` persists) is refused, with the fix.
+/// a credential there (the job token `actions/checkout` persists, or the one a GitLab runner
+/// puts in the clone URL) is refused, with the fix.
 fn refuse_config_credentials(root: &std::path::Path) -> Result<()> {
     let git = root.join(".git");
     if !git.is_dir() {
@@ -149,7 +150,7 @@ fn refuse_config_credentials(root: &std::path::Path) -> Result<()> {
             what.join(", ")
         ))
         .with_hint(
-            "check out with `persist-credentials: false` (actions/checkout), or remove it (`git config --unset-all http.<url>.extraheader`); ralph pushes with its own token. With bubblewrap installed, agents and checks see a scrubbed copy instead",
+            "check out with `persist-credentials: false` (actions/checkout), or remove it (`git config --unset-all http.<url>.extraheader`; in GitLab CI `git remote set-url origin \"$CI_SERVER_URL/$CI_PROJECT_PATH.git\"`, as ralph's template does); ralph pushes with its own token. With bubblewrap installed, agents and checks see a scrubbed copy instead",
         )
         .into());
     }

@@ -3,8 +3,10 @@
 //! oldest first; and the stale ones: `in-progress` for longer than `[github]
 //! stale_after_hours` (by the label's event time) with no run of this machine holding them — a
 //! cancelled or lost job's. `--json` prints `{"include":[{"issue":12},…],"stale":[…]}` (the
-//! Action makes its matrix of `include`); in Actions the job summary lists both. `--refine`
-//! lists instead the issues waiting for a draft: `in-refinement`, no ralph draft yet.
+//! Action makes its matrix of `include`); in Actions the job summary lists both.
+//! `--gitlab-pipeline` prints the GitLab CI child pipeline of the queue instead (the template's
+//! jobs per issue). `--refine` lists instead the issues waiting for a draft: `in-refinement`,
+//! no ralph draft yet.
 
 use super::Context;
 use crate::action::ActionEnv;
@@ -22,8 +24,12 @@ pub struct QueueArgs {
     #[arg(long, value_name = "K")]
     pub limit: Option<usize>,
     /// The issues waiting for a draft instead: labelled in-refinement, with no ralph draft yet
-    #[arg(long)]
+    #[arg(long, conflicts_with = "gitlab_pipeline")]
     pub refine: bool,
+    /// Print the GitLab CI child pipeline instead: a competition and a ledger job per ready
+    /// issue, then `ralph follow` (the GitLab CI/CD template runs it)
+    #[arg(long)]
+    pub gitlab_pipeline: bool,
 }
 
 /// Open issues labelled `in-refinement` that have no ralph draft (in the body or a comment),
@@ -185,6 +191,12 @@ pub async fn run(ctx: &Context, args: QueueArgs) -> Result<Exit> {
     let stale = stale(tracker.as_ref(), &settings.ralph_dir, limit).await?;
     if let Some(env) = ActionEnv::detect(crate::env::get) {
         env.append_summary(&summary(&queue, &stale, limit))?;
+    }
+    if args.gitlab_pipeline {
+        let numbers: Vec<u64> = queue.iter().map(|i| i.number).collect();
+        ctx.printer
+            .data(&crate::action::gitlab_pipeline(&numbers))?;
+        return Ok(Exit::Success);
     }
     if ctx.printer.json_mode() {
         ctx.printer.json(&Matrix {

@@ -15,7 +15,7 @@ use crate::checks::baseline::Baseline;
 use crate::checks::CheckPlan;
 use crate::output::Printer;
 use crate::run_report::{RunOutcome, RunReport};
-use crate::secret::Secret;
+use crate::secret::GitToken;
 use crate::settings::Settings;
 use crate::spec::{Guidance, Requirements};
 use crate::timeline::Timeline;
@@ -32,7 +32,7 @@ pub struct RunOptions {
     pub no_push: bool,
     pub base: Option<String>,
     /// The GitHub token for the push, when there is one.
-    pub token: Option<Secret>,
+    pub token: Option<GitToken>,
     /// How the agents and checks are confined, for the report and the pull request.
     pub sandbox: Option<crate::process::sandbox::Status>,
     /// The run's seed for the seats' draw (`[marketplace] seats`; see `seats::run_seed`).

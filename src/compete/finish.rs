@@ -67,9 +67,11 @@ pub(super) async fn complete(crew: &mut Crew<'_>, book: &mut Book, wt: &Worktree
             }
             Err(e) => return Err(e.into()),
         };
+        let reference = tracker
+            .pulls()
+            .map_or_else(|| format!("#{}", pr.number), |p| p.pull_ref(pr.number));
         printer.status(&format!(
-            "- Pull request #{}{}",
-            pr.number,
+            "- Pull request {reference}{}",
             pr.url
                 .as_deref()
                 .map(|u| format!(": {u}"))

@@ -25,7 +25,7 @@ use crate::checks::environment::variables;
 use crate::market::{Phase, Review};
 use crate::output::Printer;
 use crate::run_report::CheckReport;
-use crate::secret::Secret;
+use crate::secret::GitToken;
 use crate::settings::Settings;
 use crate::spec::{read_guidance, Requirements};
 use crate::timeline::Timeline;
@@ -43,7 +43,7 @@ pub struct RevisionInput<'a> {
     pub agents: Agents,
     pub printer: &'a Printer,
     pub progress: crate::progress::Progress,
-    pub token: Option<Secret>,
+    pub token: Option<GitToken>,
     pub sandbox: Option<crate::process::sandbox::Status>,
     /// The issue the pull request resolves.
     pub issue: Issue,

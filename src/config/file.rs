@@ -21,6 +21,8 @@ pub(super) struct ConfigFile {
     pub implementer: Option<AgentFile>,
     pub checks: Option<ChecksFile>,
     pub github: Option<GithubFile>,
+    pub gitlab: Option<ServerFile>,
+    pub forgejo: Option<ServerFile>,
     pub limits: Option<LimitsFile>,
     pub git: Option<GitFile>,
     pub output: Option<OutputFile>,
@@ -167,6 +169,13 @@ pub(super) struct CoverageFile {
 pub(super) struct GithubFile {
     pub ready_label: Option<String>,
     pub stale_after_hours: Option<i64>,
+}
+
+/// `[gitlab]` and `[forgejo]`: where the server is.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ServerFile {
+    pub url: Option<String>,
 }
 
 /// Parses `config.toml` text.

@@ -31,6 +31,10 @@ pub const DEFAULT_TOML: &str = include_str!("default.toml");
 pub enum TrackerKind {
     /// GitHub issues through the REST API
     Github,
+    /// GitLab issues and merge requests through the REST API v4 (gitlab.com or self-hosted)
+    Gitlab,
+    /// Forgejo, Gitea or Codeberg issues and pull requests through the API v1
+    Forgejo,
     /// Markdown files in `.ralph/issues/`
     Local,
 }
@@ -209,6 +213,14 @@ pub struct GithubConfig {
     pub stale_after_hours: u64,
 }
 
+/// Where the self-hosted forges are (`[gitlab] url`, `[forgejo] url`): the server's address,
+/// which the environment overrides (docs/configuration.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ForgeUrls {
+    pub gitlab: Option<String>,
+    pub forgejo: Option<String>,
+}
+
 /// How ralph uses git.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GitConfig {
@@ -242,6 +254,8 @@ pub struct Config {
     pub order_swaps: u32,
     pub checks: ChecksConfig,
     pub github: GithubConfig,
+    /// `[gitlab] url` and `[forgejo] url`.
+    pub forges: ForgeUrls,
     pub limits: LimitsConfig,
     pub git: GitConfig,
     /// `[output] heartbeat_secs`: off a terminal, a progress line per running agent or check

@@ -4,10 +4,10 @@
 use super::agent::agent;
 use super::file::{
     AgentFile, ChecksFile, ConfigFile, GitFile, GithubFile, LimitsFile, MarketplaceFile,
-    SandboxFile, ScoringFile,
+    SandboxFile, ScoringFile, ServerFile,
 };
 use super::{
-    BotConfig, ChecksConfig, Config, ConfigError, FollowConfig, GitConfig, GithubConfig,
+    BotConfig, ChecksConfig, Config, ConfigError, FollowConfig, ForgeUrls, GitConfig, GithubConfig,
     LimitsConfig, MarketplaceConfig, SandboxConfig, TrackerKind,
 };
 use crate::ledger::valid_bot_id;
@@ -58,6 +58,10 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
     let (bots, num_bots) = bots(&src, file.bots, &m, &agents.defaults_file, &agents.defaults)?;
     let checks = checks(&src, file.checks)?;
     let github = github(&src, file.github)?;
+    let forges = ForgeUrls {
+        gitlab: server_url(&src, "gitlab.url", file.gitlab)?,
+        forgejo: server_url(&src, "forgejo.url", file.forgejo)?,
+    };
     let concurrency = src.int_in("marketplace.concurrency", m.concurrency, 8, 1, 64)?;
     let limits = limits(&src, file.limits.unwrap_or_default())?;
     let git = git(&src, file.git.unwrap_or_default())?;
@@ -85,6 +89,7 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
         order_swaps: agents.order_swaps,
         checks,
         github,
+        forges,
         limits,
         git,
         heartbeat_secs: src.int_in(
@@ -629,6 +634,28 @@ fn github(src: &Source<'_>, file: Option<GithubFile>) -> Result<GithubConfig, Co
         ready_label,
         stale_after_hours: stale_after_hours as u64,
     })
+}
+
+/// `[gitlab] url` / `[forgejo] url`: an http(s) address with a host, no trailing `/`.
+fn server_url(
+    src: &Source<'_>,
+    key: &str,
+    file: Option<ServerFile>,
+) -> Result<Option<String>, ConfigError> {
+    let Some(url) = file.and_then(|f| f.url) else {
+        return Ok(None);
+    };
+    let url = url.trim().trim_end_matches('/').to_owned();
+    let ok = url.split_once("://").is_some_and(|(scheme, rest)| {
+        matches!(scheme, "http" | "https") && !rest.is_empty() && !rest.contains(['?', '#', ' '])
+    });
+    if !ok {
+        return Err(src.invalid(
+            key,
+            format!("= \"{url}\" must be the server's address, e.g. \"https://git.example.com\""),
+        ));
+    }
+    Ok(Some(url))
 }
 
 /// `[limits]`: the run's cost and token caps.

@@ -108,7 +108,15 @@ async fn the_environment_of_the_checks_is_shown_with_its_reasons() {
 async fn a_tracker_that_cannot_be_opened_is_a_failure_with_its_hint() {
     let dir = tempfile::tempdir().unwrap();
     let s = settings(dir.path(), "[checks]\ntest = \"sh -c true\"\n");
-    let r = examine(&s, Err(&TrackerError::NoToken), Some(3)).await;
+    let r = examine(
+        &s,
+        Err(&TrackerError::NoToken {
+            forge: crate::tracker::Forge::Github,
+            looked: "GITHUB_TOKEN is unset".into(),
+        }),
+        Some(3),
+    )
+    .await;
     let access = find(&r, "access");
     assert_eq!(access.status, Status::Fail);
     assert!(access.hint.as_deref().unwrap().contains("GITHUB_TOKEN"));

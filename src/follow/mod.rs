@@ -31,7 +31,7 @@ use crate::error::UserError;
 use crate::follow_report::FollowReport;
 use crate::ledger::{Event, Ledger};
 use crate::output::Printer;
-use crate::secret::Secret;
+use crate::secret::GitToken;
 use crate::settings::Settings;
 use crate::tracker::IssueTracker;
 use crate::workspace::Workspace;
@@ -48,7 +48,7 @@ pub struct FollowInput<'a> {
     pub printer: &'a Printer,
     pub progress: crate::progress::Progress,
     /// The token for pushing a revision, when there is one.
-    pub token: Option<Secret>,
+    pub token: Option<GitToken>,
     pub sandbox: Option<crate::process::sandbox::Status>,
     /// Only the pull requests of these issues; all of ralph's when empty.
     pub issues: Vec<u64>,

@@ -92,7 +92,7 @@ pub(super) async fn follow_one(
             reason: "checks still running".into(),
         },
         Action::Escalate(reason) => {
-            escalate(input, pr.number, Some(issue), &reason, None).await?;
+            escalate(input, pulls, pr.number, Some(issue), &reason, None).await?;
             FollowAction::Escalated { reason }
         }
         Action::Revise => {

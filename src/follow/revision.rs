@@ -84,9 +84,8 @@ pub(super) async fn revision_round(
     })
     .await?;
     let report = revision_report(&result, round, max, &map, &r.asked.sorted.requests, &broken);
-    input
-        .tracker
-        .comment(
+    pulls
+        .comment_on_pull(
             r.pr.number,
             &crate::secret::redact(&revision_reply(&report)),
         )
@@ -109,7 +108,15 @@ pub(super) async fn revision_round(
     let failures = r.hist.revision_failures + u32::from(!result.passed);
     let action = match decide::exhausted(round, failures, max).filter(|_| !result.passed) {
         Some(reason) => {
-            escalate(input, r.pr.number, Some(r.issue), &reason, Some(&report)).await?;
+            escalate(
+                input,
+                pulls,
+                r.pr.number,
+                Some(r.issue),
+                &reason,
+                Some(&report),
+            )
+            .await?;
             FollowAction::Escalated { reason }
         }
         None => FollowAction::Revised,
@@ -125,10 +132,10 @@ pub(super) async fn revision_round(
 async fn broken_checks(pulls: &dyn PullRequestTracker, asked: &Asked) -> Vec<Broken> {
     let mut broken = Vec::new();
     for c in &asked.ci.broken {
-        let log = match (&c.log, c.job) {
-            (Some(log), _) => Some(log.clone()),
-            (None, Some(job)) => pulls.job_log(job).await.ok(),
-            (None, None) => None,
+        let log = match &c.log {
+            Some(log) => Some(log.clone()),
+            None if c.job.is_some() || c.url.is_some() => pulls.job_log(c).await.ok(),
+            None => None,
         };
         broken.push(Broken {
             name: c.name.clone(),

@@ -14,8 +14,8 @@
 //!
 //! Whatever else is in ralph's environment is dropped. A name that looks like a secret
 //! (`*TOKEN*`, `*SECRET*`, `*PASSWORD*`, `*KEY*`, `*CREDENTIAL*`) never passes through a glob or
-//! the base list: only when the user or the backend names it exactly. GitHub's and Actions'
-//! tokens never pass at all.
+//! the base list: only when the user or the backend names it exactly. The forges' tokens
+//! (GitHub, GitLab, Forgejo), Actions' and GitLab CI's job credentials never pass at all.
 
 use super::sandbox::Kind;
 use std::ffi::OsString;
@@ -143,7 +143,7 @@ pub const SETUP: [&str; 9] = [
 const SECRET_WORDS: [&str; 6] = ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL"];
 
 /// Names that never pass, whoever names them: the tokens that can push to the repository.
-const NEVER: [&str; 6] = crate::env::SCRUBBED;
+const NEVER: [&str; 19] = crate::env::SCRUBBED;
 
 /// Whether `name` matches `pattern`: a name, a prefix ending in `*`, or a suffix after a
 /// leading `*`.

@@ -116,10 +116,13 @@ pub fn revision_reply(r: &RevisionReport) -> String {
     out
 }
 
-/// The comment that hands a pull request (and its issue) to a human.
-pub fn escalation(pr: u64, reason: &str, revision: Option<&RevisionReport>) -> String {
-    let mut out =
-        format!("{REPLY_MARKER}\n**ralph** needs a human for pull request #{pr}: {reason}.\n\n");
+/// The comment that hands a pull request (and its issue) to a human; `pr` is how the forge
+/// refers to it (`#7`, GitLab's `!7`).
+pub fn escalation(pr: &str, reason: &str, revision: Option<&RevisionReport>) -> String {
+    let mut out = format!(
+        "{REPLY_MARKER}\n**ralph** needs a human for pull request {pr}: {}.\n\n",
+        inert(reason)
+    );
     if let Some(r) = revision {
         let open: Vec<String> = r
             .items

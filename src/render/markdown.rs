@@ -14,13 +14,18 @@ pub fn cell(text: &str) -> String {
         .replace(['\r', '\n'], " ")
 }
 
-/// Text an agent (or an issue, or a reviewer) wrote, made data for a GitHub markdown page: it
-/// can neither act nor load anything. Mentions (`@user`, `@org/team`), issue references (`#7`,
-/// `owner/repo#7`, `GH-7`) and web addresses go into code spans, where GitHub neither notifies,
-/// links nor closes (so `Closes #7` closes nothing: only ralph's own `Fixes #N` line does);
-/// `[`, `]`, `<`, `>` and unpaired backticks are escaped, so no image loads, no link or HTML (a
-/// hidden comment, a forged marker of ralph's) is made; code spans, inert already, are kept;
-/// ANSI escapes and other control characters are dropped.
+/// Text an agent (or an issue, or a reviewer) wrote, made data for a markdown page on any forge
+/// ralph posts to: it can neither act nor load anything. Into code spans, where no forge
+/// notifies, links, closes or runs anything, go mentions (`@user`, `@org/team`); references —
+/// GitHub's and Forgejo's issues (`#7`, `owner/repo#7`, `GH-7`), GitLab's merge requests
+/// (`!7`), labels (`~bug`, `~"two words"`), milestones (`%v1.0`), epics (`&7`), snippets
+/// (`$7`), iterations (`*iteration:…`), and any of them after a project path
+/// (`group/project!7`); web addresses; and GitLab's quick actions, a `/command` opening a line
+/// (`/merge`, `/approve`, `/close`, `/label`, `/assign`…), which GitLab would run with the
+/// token's rights. So `Closes #7` closes nothing on any forge: only ralph's own `Fixes #N` line
+/// does. `[`, `]`, `<`, `>` and unpaired backticks are escaped, so no image loads, no link or
+/// HTML (a hidden comment, a forged marker of ralph's) is made; code spans, inert already, are
+/// kept; ANSI escapes and other control characters are dropped.
 pub fn inert(text: &str) -> String {
     let text = strip_ansi(text);
     let chars: Vec<char> = text.chars().collect();
@@ -97,8 +102,37 @@ fn word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '-'
 }
 
-/// Where the acting token starting at `i` ends (a mention, an issue reference, a web address),
-/// if one starts there.
+/// Whether `i` opens a line, spaces and tabs before it aside.
+fn opens_line(chars: &[char], i: usize) -> bool {
+    chars[..i]
+        .iter()
+        .rev()
+        .take_while(|c| **c != '\n')
+        .all(|c| *c == ' ' || *c == '\t')
+}
+
+/// Where a GitLab reference's name starting at `from` ends: a `"quoted name"` on one line, else
+/// word characters, `.`, `:` and `-` (`v1.0`, `scope::value`), not ending in `.` or `:`.
+fn reference_name(chars: &[char], from: usize) -> Option<usize> {
+    if chars.get(from) == Some(&'"') {
+        let close = chars[from + 1..]
+            .iter()
+            .take_while(|c| **c != '\n')
+            .position(|c| *c == '"')?;
+        return Some(from + close + 2);
+    }
+    let mut j = from;
+    while j < chars.len() && (word_char(chars[j]) || matches!(chars[j], '.' | ':')) {
+        j += 1;
+    }
+    while j > from && matches!(chars[j - 1], '.' | ':') {
+        j -= 1;
+    }
+    (j > from).then_some(j)
+}
+
+/// Where the acting token starting at `i` ends (a mention, a reference, a web address, a
+/// quick action), if one starts there.
 fn acting_token(chars: &[char], i: usize) -> Option<usize> {
     let at_word_start = i == 0 || !word_char(chars[i - 1]) && chars[i - 1] != '/';
     let run = |from: usize, ok: &dyn Fn(char) -> bool| {
@@ -108,7 +142,24 @@ fn acting_token(chars: &[char], i: usize) -> Option<usize> {
         }
         j
     };
+    let digit_at = |k: usize| chars.get(k).is_some_and(char::is_ascii_digit);
     match chars[i] {
+        // GitLab's quick actions: /merge, /label ~x… opening a line.
+        '/' if opens_line(chars, i) && chars.get(i + 1).is_some_and(char::is_ascii_alphabetic) => {
+            Some(run(i + 1, &|c| c.is_ascii_alphanumeric() || c == '_'))
+        }
+        // GitLab: !7 merge request, &7 epic, $7 snippet.
+        '!' | '&' | '$' if at_word_start && digit_at(i + 1) => {
+            Some(run(i + 1, &|c| c.is_ascii_digit()))
+        }
+        // GitLab: ~label, ~"two words", ~7; %milestone, %"v 1", %7.
+        '~' | '%' if at_word_start => reference_name(chars, i + 1),
+        // GitLab: *iteration:"name", *iteration:7.
+        '*' if at_word_start
+            && chars[i + 1..].iter().take(10).collect::<String>() == "iteration:" =>
+        {
+            reference_name(chars, i + 11)
+        }
         // @user, @org/team
         '@' if at_word_start && chars.get(i + 1).is_some_and(|c| c.is_alphanumeric()) => {
             Some(run(i + 1, &|c| word_char(c) || c == '/'))
@@ -128,15 +179,18 @@ fn acting_token(chars: &[char], i: usize) -> Option<usize> {
         {
             Some(run(i + 3, &|c| c.is_ascii_digit()))
         }
-        // owner/repo#7
+        // owner/repo#7, group/project!7, group/project~label, group/project%v1…
         c if at_word_start && word_char(c) => {
             let end = run(i, &|c| word_char(c) || c == '.' || c == '/');
             let slash = chars[i..end].contains(&'/');
-            (slash
-                && chars.get(end) == Some(&'#')
-                && chars.get(end + 1).is_some_and(char::is_ascii_digit))
-            .then(|| run(end + 1, &|c| c.is_ascii_digit()))
-            .or_else(|| web_address(chars, i))
+            let after_path = match chars.get(end) {
+                Some('#' | '!' | '&' | '$') if slash && digit_at(end + 1) => {
+                    Some(run(end + 1, &|c| c.is_ascii_digit()))
+                }
+                Some('~' | '%') if slash => reference_name(chars, end + 1),
+                _ => None,
+            };
+            after_path.or_else(|| web_address(chars, i))
         }
         _ => None,
     }
@@ -287,6 +341,31 @@ mod tests {
         assert_eq!(inert("one ` alone"), "one \\` alone");
         assert_eq!(inert("\u{1b}[31mred\u{1b}[0m\r\n"), "red\n");
         assert_eq!(inert("plain text (ok) - fine."), "plain text (ok) - fine.");
+    }
+
+    #[test]
+    fn gitlab_quick_actions_and_references_are_inert() {
+        assert_eq!(
+            inert("Done.\n/merge\n  /label ~security\n/approve"),
+            "Done.\n`/merge`\n  `/label` `~security`\n`/approve`"
+        );
+        assert_eq!(inert("/close"), "`/close`");
+        assert_eq!(
+            inert("see !3, &4, $5, %v1.0, %\"Sprint 2\", ~\"needs review\", ~bug::high."),
+            "see `!3`, `&4`, `$5`, `%v1.0`, `%\"Sprint 2\"`, `~\"needs review\"`, `~bug::high`."
+        );
+        assert_eq!(
+            inert("group/project!7 and group/sub/project~bug *iteration:12"),
+            "`group/project!7` and `group/sub/project~bug` `*iteration:12`"
+        );
+        // Ordinary text stays as it was.
+        for plain in [
+            "50% done, R&D, Wow! x/y, ~/path, a/b, 100 $ and 5$",
+            "path /usr/bin in the middle",
+            "1 * 2",
+        ] {
+            assert_eq!(inert(plain), plain, "{plain}");
+        }
     }
 
     #[test]

@@ -414,7 +414,7 @@ const MAX_COMMENT_DIFF: usize = 20_000;
 /// The comment that hands an issue to a human: why, the failed rounds, the last ranking, the
 /// verification, where the work is, and how to continue.
 pub fn escalation_comment(e: &EscalationNote<'_>) -> String {
-    let mut body = format!("ralph needs a human: {}.\n", e.reason);
+    let mut body = format!("ralph needs a human: {}.\n", inert(e.reason));
     for (title, failure) in [("Initial round", &e.initial), ("Replan round", &e.replan)] {
         if let Some(f) = failure {
             let _ = writeln!(

@@ -1,25 +1,32 @@
 //! Where issues live. [`IssueTracker`] is the narrow interface the competition needs (read an
 //! issue, move labels, edit the body, comment, open a pull request, check who may trigger a
-//! run); [`github::GithubTracker`] implements it over the GitHub REST API (reqwest) and
+//! run); [`github::GithubTracker`] implements it over the GitHub REST API,
+//! [`gitlab::GitlabTracker`] over GitLab's REST API v4, [`forgejo::ForgejoTracker`] over
+//! Forgejo's (and Gitea's) API v1 — the three share one HTTP layer, [`rest`] — and
 //! [`local::LocalTracker`] over markdown files in `.ralph/issues/`. [`open`] picks one from
 //! the settings. The workflow rules on top (labels, the queue) are in [`workflow`]; what
 //! happens to a pull request after it was opened (state, feedback, CI) is [`pulls`], which
 //! both trackers also implement.
 
 pub mod discover;
+mod error;
+pub mod forgejo;
 pub mod github;
+pub mod gitlab;
 pub mod local;
 pub mod pulls;
+pub mod rest;
 pub mod workflow;
 
 use crate::config::TrackerKind;
-use crate::error::Exit;
+use crate::secret::GitToken;
 use crate::settings::Settings;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::PathBuf;
+
+pub use self::error::{Forge, TrackerError};
 
 /// Whether an issue is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +88,42 @@ pub struct LabelSpec {
     pub description: String,
 }
 
+impl LabelSpec {
+    /// Whether a label of `color` (with or without `#`, any case) and `description` looks as
+    /// specified.
+    pub fn looks_like(&self, color: &str, description: Option<&str>) -> bool {
+        color
+            .trim_start_matches('#')
+            .eq_ignore_ascii_case(&self.color)
+            && description.unwrap_or("") == self.description
+    }
+}
+
+/// What becomes of each of `labels` given the repository's `existing` labels (name, colour,
+/// description): `Exists` or `ExistsDifferent` (left as the user set it), or `None` — to be
+/// created. Names match in any case.
+pub fn label_plan<'a>(
+    labels: &'a [LabelSpec],
+    existing: &[(&str, &str, Option<&str>)],
+) -> Vec<(&'a LabelSpec, Option<LabelAction>)> {
+    labels
+        .iter()
+        .map(|spec| {
+            let found = existing
+                .iter()
+                .find(|(name, ..)| name.eq_ignore_ascii_case(&spec.name));
+            let action = found.map(|(_, color, description)| {
+                if spec.looks_like(color, *description) {
+                    LabelAction::Exists
+                } else {
+                    LabelAction::ExistsDifferent
+                }
+            });
+            (spec, action)
+        })
+        .collect()
+}
+
 /// What [`IssueTracker::ensure_labels`] did with one label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -138,10 +181,11 @@ pub enum Permission {
 }
 
 impl Permission {
-    /// From GitHub's `permission`/`role_name` strings; unknown roles count as read.
+    /// From GitHub's (and Forgejo's) `permission`/`role_name` strings; unknown roles count as
+    /// read.
     pub fn from_github(s: &str) -> Permission {
         match s {
-            "admin" => Permission::Admin,
+            "admin" | "owner" => Permission::Admin,
             "maintain" => Permission::Maintain,
             "write" | "push" => Permission::Write,
             "triage" => Permission::Triage,
@@ -156,6 +200,19 @@ impl Permission {
     }
 }
 
+/// What a forge says of the token ralph uses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TokenFacts {
+    /// The name its owner gave it.
+    pub name: String,
+    pub scopes: Vec<String>,
+    /// The scopes a competition needs that it lacks.
+    pub missing: Vec<String>,
+    /// When it expires (`YYYY-MM-DD`), if ever.
+    pub expires: Option<String>,
+    pub active: bool,
+}
+
 /// What a tracker can tell about the repository before a competition starts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct RepoFacts {
@@ -163,97 +220,6 @@ pub struct RepoFacts {
     pub default_branch: Option<String>,
     /// What the credentials may do there.
     pub permission: Option<Permission>,
-}
-
-/// Everything that can go wrong talking to a tracker. Each variant says what happened and,
-/// through [`TrackerError::hint`], what to do.
-#[derive(Debug, thiserror::Error)]
-pub enum TrackerError {
-    #[error("no GitHub token: GITHUB_TOKEN and GH_TOKEN are unset and `gh auth token` gave none")]
-    NoToken,
-    #[error("cannot tell which GitHub repository to use: {reason}")]
-    NoRepository { reason: String },
-    #[error("GITHUB_API_URL `{url}` is not a usable URL: {reason}")]
-    BadApiUrl { url: String, reason: String },
-    #[error("GitHub rejected the token from {source_name} (401 Bad credentials)")]
-    BadCredentials { source_name: String },
-    #[error("GitHub refused to {action} (403 Forbidden): {message}")]
-    Forbidden { action: String, message: String },
-    #[error("GitHub Actions may not open pull requests in this repository (403): open it from {compare}")]
-    PullRequestsNotAllowed { compare: String },
-    #[error("{what} not found")]
-    NotFound { what: String, local: bool },
-    #[error("GitHub could not {action} (422 Unprocessable): {message}")]
-    Unprocessable { action: String, message: String },
-    #[error("GitHub's rate limit is used up until {reset} (while trying to {action})")]
-    RateLimited {
-        action: String,
-        reset: DateTime<Utc>,
-    },
-    #[error("GitHub answered {status} to `{action}` after {attempts} attempt(s): {message}")]
-    Http {
-        action: String,
-        status: u16,
-        attempts: u32,
-        message: String,
-    },
-    #[error("could not reach GitHub to {action} after {attempts} attempt(s): {message}")]
-    Connection {
-        action: String,
-        attempts: u32,
-        message: String,
-    },
-    #[error("unexpected answer from GitHub to `{action}`: {message}")]
-    Decode { action: String, message: String },
-    #[error("{path}: {message}")]
-    LocalFormat { path: PathBuf, message: String },
-    #[error("{path}: {source}")]
-    LocalIo {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl TrackerError {
-    /// The exit code: set-up and preflight problems are 2, failures during work are 1.
-    pub fn exit(&self) -> Exit {
-        match self {
-            TrackerError::NoToken
-            | TrackerError::NoRepository { .. }
-            | TrackerError::BadApiUrl { .. }
-            | TrackerError::BadCredentials { .. }
-            | TrackerError::Forbidden { .. }
-            | TrackerError::NotFound { .. }
-            | TrackerError::LocalFormat { .. } => Exit::Usage,
-            TrackerError::Unprocessable { .. }
-            | TrackerError::PullRequestsNotAllowed { .. }
-            | TrackerError::RateLimited { .. }
-            | TrackerError::Http { .. }
-            | TrackerError::Connection { .. }
-            | TrackerError::Decode { .. }
-            | TrackerError::LocalIo { .. } => Exit::Failure,
-        }
-    }
-
-    /// What the user can do about it.
-    pub fn hint(&self) -> Option<String> {
-        Some(match self {
-            TrackerError::NoToken => "set GITHUB_TOKEN (or GH_TOKEN) to a token that can write issues and pull requests, or run `gh auth login`; use --tracker local to work offline".into(),
-            TrackerError::NoRepository { .. } => "pass --repo OWNER/NAME, set GITHUB_REPOSITORY, or add a GitHub `origin` remote".into(),
-            TrackerError::BadApiUrl { .. } => "set GITHUB_API_URL to the API root, e.g. https://api.github.com or https://HOST/api/v3, or unset it".into(),
-            TrackerError::BadCredentials { source_name } => format!("the token from {source_name} is invalid, expired or revoked: create a new one (it needs issues and pull requests write access) and export it as GITHUB_TOKEN"),
-            TrackerError::PullRequestsNotAllowed { .. } => "a maintainer can open the pull request from that link; to let ralph open them, allow it under Settings → Actions → General → Workflow permissions → \"Allow GitHub Actions to create and approve pull requests\" (in an organisation, its Actions settings must allow it too)".into(),
-            TrackerError::Forbidden { .. } => "the token needs the `repo` scope (classic token) or Issues and Pull requests: Read and write (fine-grained token) on this repository".into(),
-            TrackerError::NotFound { local: true, .. } => "local issues are markdown files .ralph/issues/N.md (front matter with title, labels, state); see docs/configuration.md#local-issues".into(),
-            TrackerError::NotFound { local: false, .. } => "check the issue number and the repository (--repo OWNER/NAME); GitHub also answers 404 when the token cannot see a private repository".into(),
-            TrackerError::RateLimited { .. } => "wait until the reset time, or use a token with a higher rate limit".into(),
-            TrackerError::Http { status, .. } if *status >= 500 => "GitHub seems to be having trouble: try again later".into(),
-            TrackerError::Connection { .. } => "check the network connection and GITHUB_API_URL".into(),
-            TrackerError::LocalFormat { .. } => "a local issue file starts with a front-matter block: ---, title: …, labels: [a, b], state: open, ---, then the body".into(),
-            _ => return None,
-        })
-    }
 }
 
 pub type Result<T, E = TrackerError> = std::result::Result<T, E>;
@@ -316,6 +282,12 @@ pub trait IssueTracker: Send + Sync {
         Ok(RepoFacts::default())
     }
 
+    /// What the tracker can tell of its token beyond the permission (`ralph doctor`): its
+    /// scopes, where the forge lists them (GitLab); `None` elsewhere.
+    async fn token_facts(&self) -> Result<Option<TokenFacts>> {
+        Ok(None)
+    }
+
     /// The repository's label names (`None` where the tracker has no label list: any label
     /// can be used).
     async fn labels(&self) -> Result<Option<Vec<String>>> {
@@ -342,6 +314,19 @@ pub fn posted(text: &str) -> String {
     crate::output::strip_ansi(text)
 }
 
+/// The token git pushes with (the branch, the ledger) for the configured tracker, with the
+/// forge's user name; `None` leaves the push to the user's git credential setup. The local
+/// tracker pushes with GitHub's token, as its remote usually is there.
+pub fn push_token(settings: &Settings) -> Option<GitToken> {
+    let get = crate::env::get;
+    let (forge, token) = match settings.tracker {
+        TrackerKind::Github | TrackerKind::Local => (Forge::Github, discover::token_from_env(get)),
+        TrackerKind::Gitlab => (Forge::Gitlab, gitlab::discover::token(&get).ok()),
+        TrackerKind::Forgejo => (Forge::Forgejo, forgejo::discover::token(&get).ok()),
+    };
+    token.map(|t| GitToken::new(forge.git_user(), t.secret))
+}
+
 pub async fn open(settings: &Settings) -> Result<Box<dyn IssueTracker>> {
     match settings.tracker {
         TrackerKind::Local => Ok(Box::new(local::LocalTracker::new(
@@ -358,12 +343,55 @@ pub async fn open(settings: &Settings) -> Result<Box<dyn IssueTracker>> {
                 github::RetryPolicy::default(),
             )?))
         }
+        TrackerKind::Forgejo => {
+            let (place, token) = forgejo::discover::find(settings).await?;
+            Ok(Box::new(forgejo::ForgejoTracker::new(
+                &place,
+                token,
+                rest::RetryPolicy::default(),
+            )?))
+        }
+        TrackerKind::Gitlab => {
+            let (place, token) = gitlab::discover::find(settings).await?;
+            Ok(Box::new(gitlab::GitlabTracker::new(
+                &place,
+                token,
+                rest::RetryPolicy::default(),
+            )?))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn label_plans_keep_what_exists_and_create_the_rest() {
+        let specs = workflow::labels("ready");
+        let existing = [
+            (
+                "READY",
+                "#0E8A16",
+                Some("Spec is ready: ralph may compete on this issue"),
+            ),
+            ("ralph", "5319e7", Some("mine")),
+        ];
+        let plan = label_plan(&specs, &existing);
+        let got: Vec<(&str, Option<LabelAction>)> =
+            plan.iter().map(|(s, a)| (s.name.as_str(), *a)).collect();
+        assert_eq!(
+            got,
+            [
+                ("ralph", Some(LabelAction::ExistsDifferent)),
+                ("in-refinement", None),
+                ("ready", Some(LabelAction::Exists)),
+                ("in-progress", None),
+                ("attention-needed", None),
+                ("backlog-review", None),
+            ]
+        );
+    }
 
     #[test]
     fn permissions_order_and_parse() {
@@ -374,31 +402,5 @@ mod tests {
         assert!(!Permission::from_github("read").can_write());
         assert!(!Permission::from_github("none").can_write());
         assert_eq!(Permission::from_github("custom-role"), Permission::Read);
-    }
-
-    #[test]
-    fn every_error_has_an_exit_code_and_set_up_errors_have_hints() {
-        let e = TrackerError::BadCredentials {
-            source_name: "GITHUB_TOKEN".into(),
-        };
-        assert_eq!(e.exit(), Exit::Usage);
-        assert!(e.hint().unwrap().contains("GITHUB_TOKEN"));
-        let e = TrackerError::RateLimited {
-            action: "get issue #1".into(),
-            reset: DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
-        };
-        assert_eq!(e.exit(), Exit::Failure);
-        assert!(e.to_string().contains("2027-01-15"));
-        for e in [
-            TrackerError::NoToken,
-            TrackerError::NoRepository { reason: "x".into() },
-            TrackerError::NotFound {
-                what: "issue #3".into(),
-                local: false,
-            },
-        ] {
-            assert_eq!(e.exit(), Exit::Usage);
-            assert!(e.hint().is_some());
-        }
     }
 }

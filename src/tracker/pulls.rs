@@ -2,8 +2,9 @@
 //! (open, closed, merged, and the merge commit), the feedback on it (reviews, inline review
 //! comments, conversation comments — each with its author and time), and the project's CI on a
 //! commit (check runs and commit statuses as one list, with the job whose log tells why a check
-//! failed). A narrow trait both trackers implement: GitHub over its REST API, the local tracker
-//! over its pull-request files.
+//! failed), and what ralph writes on it (its replies, the `attention-needed` label). A narrow
+//! trait every tracker implements: GitHub, GitLab (merge requests) and Forgejo over their REST
+//! APIs, the local tracker over its pull-request files.
 
 use super::Result;
 use async_trait::async_trait;
@@ -96,7 +97,8 @@ pub enum CiState {
 pub struct CiCheck {
     pub name: String,
     pub state: CiState,
-    /// The job whose log says why (GitHub Actions check runs), for [`PullRequestTracker::job_log`].
+    /// The job whose log says why (GitHub Actions check runs, GitLab jobs), for
+    /// [`PullRequestTracker::job_log`].
     pub job: Option<u64>,
     pub url: Option<String>,
     /// The log, where the tracker keeps it with the check (the local tracker).
@@ -125,8 +127,21 @@ pub trait PullRequestTracker: Send + Sync {
     /// The check runs and commit statuses on `sha`.
     async fn ci(&self, sha: &str) -> Result<Vec<CiCheck>>;
 
-    /// The log of a CI job (as the tracker serves it; the caller bounds it).
-    async fn job_log(&self, job: u64) -> Result<String>;
+    /// The log of a failing check's job (as the tracker serves it; the caller bounds it): by
+    /// its `job` id on GitHub and GitLab, by its page on Forgejo; an error where there is none.
+    async fn job_log(&self, check: &CiCheck) -> Result<String>;
+
+    /// Comments on pull request `number` (ralph's replies and escalations).
+    async fn comment_on_pull(&self, number: u64, body: &str) -> Result<()>;
+
+    /// Adds labels to pull request `number` (already present ones are fine).
+    async fn label_pull(&self, number: u64, labels: &[String]) -> Result<()>;
+
+    /// How the forge's markdown refers to pull request `number` (`#7`; GitLab's merge
+    /// requests `!7`, where `#7` is an issue).
+    fn pull_ref(&self, number: u64) -> String {
+        format!("#{number}")
+    }
 }
 
 /// The CI check state a GitHub check run's `status` and `conclusion` make.
@@ -154,11 +169,12 @@ pub fn status_state(state: &str) -> CiState {
     }
 }
 
-/// The review verdict of a GitHub review's `state`.
+/// The review verdict of a GitHub review's `state` (Forgejo's `REQUEST_CHANGES` and
+/// `COMMENT` too).
 pub fn review_verdict(state: &str) -> ReviewVerdict {
     match state.to_ascii_uppercase().as_str() {
-        "CHANGES_REQUESTED" => ReviewVerdict::ChangesRequested,
-        "COMMENTED" => ReviewVerdict::Commented,
+        "CHANGES_REQUESTED" | "REQUEST_CHANGES" => ReviewVerdict::ChangesRequested,
+        "COMMENTED" | "COMMENT" => ReviewVerdict::Commented,
         "APPROVED" => ReviewVerdict::Approved,
         _ => ReviewVerdict::Other,
     }
@@ -199,5 +215,12 @@ mod tests {
             ReviewVerdict::ChangesRequested
         );
         assert_eq!(review_verdict("DISMISSED"), ReviewVerdict::Other);
+        assert_eq!(
+            review_verdict("REQUEST_CHANGES"),
+            ReviewVerdict::ChangesRequested
+        );
+        assert_eq!(review_verdict("COMMENT"), ReviewVerdict::Commented);
+        assert_eq!(review_verdict("PENDING"), ReviewVerdict::Other);
+        assert_eq!(status_state("warning"), CiState::Neutral);
     }
 }

@@ -290,6 +290,25 @@ fn count(lines: &[String], markers: &[&str]) -> usize {
         .count()
 }
 
+/// Where the forges keep a repository's CI: GitHub's workflows, GitLab's pipeline (the file and
+/// its folder), Forgejo's and Gitea's Actions workflows. A folder ends in `/`.
+const CI_PATHS: [&str; 5] = [
+    ".github/",
+    ".gitlab-ci.yml",
+    ".gitlab/",
+    ".forgejo/",
+    ".gitea/",
+];
+
+/// Whether `path` is the CI file `ci` or under the CI folder `ci`.
+fn ci_path(path: &str, ci: &str) -> bool {
+    if ci.ends_with('/') {
+        path.starts_with(ci)
+    } else {
+        path == ci
+    }
+}
+
 /// Everything in the diff that the protected-path rule forbids.
 pub fn protected_findings(stats: &DiffStats) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -308,10 +327,10 @@ pub fn protected_findings(stats: &DiffStats) -> Vec<Finding> {
             find(p, "changes ralph's own state (.ralph/)".into());
             continue;
         }
-        if p.starts_with(".github/") {
+        if let Some(ci) = CI_PATHS.iter().find(|c| ci_path(p, c)) {
             find(
                 p,
-                "changes the repository's CI and workflow files (.github/)".into(),
+                format!("changes the repository's CI and workflow files ({ci})"),
             );
             continue;
         }
@@ -417,6 +436,26 @@ mod tests {
                 "src/lib.rs: removes 1 test(s)",
                 "tests/api.py: skips 1 test(s)",
                 "src/parse.rs: skips 1 test(s)",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_forges_ci_files_are_protected() {
+        let got = reasons(vec![
+            change(".gitlab-ci.yml", "modified", &["x"], &["y"]),
+            change(".gitlab/ci/test.yml", "added", &["x"], &[]),
+            change(".forgejo/workflows/ci.yml", "modified", &["x"], &["y"]),
+            change(".gitea/workflows/ci.yaml", "added", &["x"], &[]),
+            change("docs/.gitlab-ci.yml.md", "added", &["x"], &[]),
+        ]);
+        assert_eq!(
+            got,
+            [
+                ".gitlab-ci.yml: changes the repository's CI and workflow files (.gitlab-ci.yml)",
+                ".gitlab/ci/test.yml: changes the repository's CI and workflow files (.gitlab/)",
+                ".forgejo/workflows/ci.yml: changes the repository's CI and workflow files (.forgejo/)",
+                ".gitea/workflows/ci.yaml: changes the repository's CI and workflow files (.gitea/)",
             ]
         );
     }

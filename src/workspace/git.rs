@@ -6,7 +6,7 @@ use super::repo::{base_commit, blocking, git_cmd, open, remote_cmd, run_git, tok
 use super::seal::{self, Entry, GitSeal};
 use super::WorkspaceError;
 use crate::process::{Cmd, Confinement, Kind};
-use crate::secret::Secret;
+use crate::secret::GitToken;
 use git2::{BranchType, IndexAddOption, Repository, ResetType, WorktreeAddOptions};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -28,7 +28,7 @@ pub struct Worktree {
 pub async fn create_worktree(
     pre: &Preflight,
     remote: &str,
-    token: Option<&Secret>,
+    token: Option<&GitToken>,
 ) -> Result<Worktree, WorkspaceError> {
     if pre.has_remote {
         let fetch =
@@ -472,7 +472,7 @@ pub async fn push(
     root: &Path,
     wt: &Worktree,
     remote: &str,
-    token: Option<&Secret>,
+    token: Option<&GitToken>,
 ) -> Result<(), WorkspaceError> {
     let (path, name) = (root.to_owned(), remote.to_owned());
     let url = blocking("reading the remote", move || {

@@ -10,7 +10,7 @@
 use super::repo::token_env;
 use super::repo::{git_cmd, run_git};
 use super::WorkspaceError;
-use crate::secret::Secret;
+use crate::secret::GitToken;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -73,7 +73,7 @@ pub struct LedgerTarget<'a> {
     pub author_name: &'a str,
     pub author_email: &'a str,
     pub message: &'a str,
-    pub token: Option<&'a Secret>,
+    pub token: Option<&'a GitToken>,
     /// How long to keep trying (`[ledger] push_deadline_secs`).
     pub deadline: Duration,
 }
@@ -87,7 +87,7 @@ fn fail(message: impl Into<String>) -> WorkspaceError {
 async fn git(
     dir: &Path,
     args: &[&str],
-    token: Option<&Secret>,
+    token: Option<&GitToken>,
     url: &str,
 ) -> Result<crate::process::Output, WorkspaceError> {
     run_git(token_env(git_cmd(dir).args(args), url, token)).await

@@ -7,7 +7,7 @@ use super::{
     branch_name, CommitInfo, DiffStats, FileChange, Preflight, PreflightOptions, Snapshot,
     Workspace, WorkspaceError, Worktree,
 };
-use crate::secret::Secret;
+use crate::secret::GitToken;
 use async_trait::async_trait;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -385,7 +385,7 @@ impl Workspace for MemoryWorkspace {
         Ok(changes)
     }
 
-    async fn push(&self, wt: &Worktree, _token: Option<&Secret>) -> Result<(), WorkspaceError> {
+    async fn push(&self, wt: &Worktree, _token: Option<&GitToken>) -> Result<(), WorkspaceError> {
         self.inner
             .lock()
             .unwrap()

@@ -33,7 +33,7 @@ pub use guard::Snapshot;
 pub use ledger_push::{classify, push_events, LedgerPush, LedgerTarget, Rejection};
 pub use preflight::{default_branch, inspect, preflight, Inspection, Preflight, PreflightOptions};
 
-use crate::secret::Secret;
+use crate::secret::GitToken;
 use async_trait::async_trait;
 use seal::GitSeal;
 use std::collections::BTreeMap;
@@ -74,7 +74,7 @@ pub trait Workspace: Send + Sync {
     /// Commits everything after the pre-commit hook; returns the commit id.
     async fn commit(&self, wt: &Worktree, info: &CommitInfo<'_>) -> Result<String, WorkspaceError>;
     /// Pushes the branch.
-    async fn push(&self, wt: &Worktree, token: Option<&Secret>) -> Result<(), WorkspaceError>;
+    async fn push(&self, wt: &Worktree, token: Option<&GitToken>) -> Result<(), WorkspaceError>;
     /// What a read-only phase must leave as it found it: the worktree, the references, the
     /// list of worktrees.
     async fn snapshot(&self, wt: &Worktree) -> Result<Snapshot, WorkspaceError>;
@@ -142,7 +142,7 @@ pub struct GitWorkspace {
     root: PathBuf,
     remote: String,
     /// For asking the remote and fetching from it (an HTTPS remote, no persisted credentials).
-    token: Option<Secret>,
+    token: Option<GitToken>,
     /// The git directory as it was when each worktree was made, by the worktree's path.
     seals: Arc<Mutex<BTreeMap<PathBuf, Arc<GitSeal>>>>,
 }
@@ -186,7 +186,7 @@ impl GitWorkspace {
 
     /// The same workspace, handing `token` to git for the remote's HTTPS URL when it asks the
     /// remote or fetches from it (pushes take the token they are given).
-    pub fn with_token(mut self, token: Option<Secret>) -> GitWorkspace {
+    pub fn with_token(mut self, token: Option<GitToken>) -> GitWorkspace {
         self.token = token;
         self
     }
@@ -300,7 +300,7 @@ impl Workspace for GitWorkspace {
         commit(wt, info, &seal).await
     }
 
-    async fn push(&self, wt: &Worktree, token: Option<&Secret>) -> Result<(), WorkspaceError> {
+    async fn push(&self, wt: &Worktree, token: Option<&GitToken>) -> Result<(), WorkspaceError> {
         push(&self.root, wt, &self.remote, token).await
     }
 

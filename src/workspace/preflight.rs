@@ -6,7 +6,7 @@
 
 use super::repo::{base_commit, blocking, open, refuse, remote_cmd, run_git};
 use super::{branch_name, WorkspaceError};
-use crate::secret::Secret;
+use crate::secret::GitToken;
 use git2::{BranchType, Repository};
 use std::path::{Path, PathBuf};
 
@@ -77,7 +77,7 @@ pub fn default_branch(root: &Path, remote: &str) -> Option<String> {
 async fn exists_on_remote(
     root: &Path,
     remote: &str,
-    token: Option<&Secret>,
+    token: Option<&GitToken>,
     branch: &str,
 ) -> Option<bool> {
     let out = run_git(remote_cmd(root, remote, token).args([
@@ -102,7 +102,7 @@ async fn exists_on_remote(
 pub async fn preflight(
     root: &Path,
     remote: &str,
-    token: Option<&Secret>,
+    token: Option<&GitToken>,
     opts: &PreflightOptions<'_>,
 ) -> Result<Preflight, WorkspaceError> {
     let facts = {
@@ -170,7 +170,7 @@ struct LocalFacts {
 async fn resolve_base(
     root: &Path,
     remote: &str,
-    token: Option<&Secret>,
+    token: Option<&GitToken>,
     facts: &LocalFacts,
     tracker_default: Option<&str>,
 ) -> Result<(String, String), WorkspaceError> {
@@ -215,7 +215,7 @@ async fn resolve_base(
 }
 
 /// The branch the remote's HEAD names, from `git ls-remote --symref <remote> HEAD`.
-async fn remote_default(root: &Path, remote: &str, token: Option<&Secret>) -> Option<String> {
+async fn remote_default(root: &Path, remote: &str, token: Option<&GitToken>) -> Option<String> {
     let out =
         run_git(remote_cmd(root, remote, token).args(["ls-remote", "--symref", remote, "HEAD"]))
             .await

@@ -4,7 +4,7 @@
 
 use super::WorkspaceError;
 use crate::process::{self, Cmd};
-use crate::secret::Secret;
+use crate::secret::{GitToken, Secret};
 use git2::Repository;
 use std::path::Path;
 use std::time::Duration;
@@ -129,11 +129,12 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// Hands `token` to git for an HTTPS `url` as an `http.https://<host>/.extraheader`, through
-/// `GIT_CONFIG_*` environment variables (never in the arguments, so other users' `ps` cannot
-/// see it); the header is registered with the redactor. Other URLs are left to the user's git
-/// credential setup.
-pub(super) fn token_env(cmd: Cmd, url: &str, token: Option<&Secret>) -> Cmd {
+/// Hands `token` to git for an HTTPS `url` as an `http.https://<host>/.extraheader` (basic
+/// authentication with the forge's user name: `x-access-token` on GitHub, `oauth2` on GitLab),
+/// through `GIT_CONFIG_*` environment variables (never in the arguments, so other users' `ps`
+/// cannot see it, and never in a URL, which git prints); the header is registered with the
+/// redactor. Other URLs are left to the user's git credential setup.
+pub(super) fn token_env(cmd: Cmd, url: &str, token: Option<&GitToken>) -> Cmd {
     let (Some(token), Some(rest)) = (token, url.strip_prefix("https://")) else {
         return cmd;
     };
@@ -141,7 +142,7 @@ pub(super) fn token_env(cmd: Cmd, url: &str, token: Option<&Secret>) -> Cmd {
     let host = host.rsplit('@').next().unwrap_or(host);
     let header = Secret::new(format!(
         "AUTHORIZATION: basic {}",
-        base64(format!("x-access-token:{}", token.expose()).as_bytes())
+        base64(format!("{}:{}", token.user, token.secret.expose()).as_bytes())
     ));
     // An empty value first resets the list, so that a header a workflow persisted in
     // .git/config (actions/checkout's) is not sent as well: git sends every configured value,
@@ -156,7 +157,7 @@ pub(super) fn token_env(cmd: Cmd, url: &str, token: Option<&Secret>) -> Cmd {
 }
 
 /// A `git` command in `dir` that talks to `remote`, with `token` for it when its URL is HTTPS.
-pub(super) fn remote_cmd(dir: &Path, remote: &str, token: Option<&Secret>) -> Cmd {
+pub(super) fn remote_cmd(dir: &Path, remote: &str, token: Option<&GitToken>) -> Cmd {
     let url = Repository::open(dir)
         .ok()
         .and_then(|r| r.find_remote(remote).ok()?.url().map(str::to_owned));

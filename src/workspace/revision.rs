@@ -6,7 +6,7 @@
 use super::git::Worktree;
 use super::repo::{base_commit, blocking, open, remote_cmd, run_git};
 use super::WorkspaceError;
-use crate::secret::Secret;
+use crate::secret::GitToken;
 use chrono::{DateTime, TimeZone, Utc};
 use git2::{BranchType, Oid, Repository, WorktreeAddOptions};
 use std::path::Path;
@@ -26,7 +26,7 @@ fn git_error(message: String) -> WorkspaceError {
 
 /// Fetches `branch` from `remote` (when the repository has it) into its remote-tracking branch.
 /// Failing to fetch is not fatal: the local copy is read.
-pub async fn fetch_branch(root: &Path, remote: &str, token: Option<&Secret>, branch: &str) {
+pub async fn fetch_branch(root: &Path, remote: &str, token: Option<&GitToken>, branch: &str) {
     let has_remote = Repository::open(root).is_ok_and(|r| r.find_remote(remote).is_ok());
     if !has_remote {
         return;

@@ -216,3 +216,65 @@ fn the_example_workflow_is_scheduled_least_privileged_and_serialised_per_issue()
         .is_some_and(|u| u.starts_with("actions/upload-artifact"))
         && s["with"]["path"].as_str() == Some("leaderboard.html")));
 }
+
+/// The GitLab CI/CD template: a `spec` document with the documented inputs, then the jobs;
+/// the child pipeline's fixed part, with the resource group that serialises ledger pushes; and
+/// no job of either puts a CI/CD variable into a URL or echoes a token.
+#[test]
+fn the_gitlab_template_has_its_inputs_jobs_and_resource_group() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/templates/ralph.yml"))
+        .unwrap();
+    let docs = YamlLoader::load_from_str(&text).unwrap();
+    assert_eq!(docs.len(), 2, "spec, then the jobs");
+    let inputs = keys(&docs[0]["spec"]["inputs"]);
+    for input in ["stage", "image", "install", "ledger-branch", "sandbox"] {
+        assert!(inputs.contains(&input.to_owned()), "{input}: {inputs:?}");
+    }
+    let jobs = &docs[1];
+    assert_eq!(
+        jobs["ralph-competitions"]["trigger"]["include"][0]["artifact"].as_str(),
+        Some(".ralph/ci/pipeline.yml")
+    );
+    assert_eq!(
+        jobs["ralph-competitions"]["trigger"]["strategy"].as_str(),
+        Some("depend")
+    );
+    let child_text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/templates/ralph/child.yml"
+    ))
+    .unwrap();
+    let child = &YamlLoader::load_from_str(&child_text).unwrap()[0];
+    assert_eq!(
+        child[".ralph-ledger"]["resource_group"].as_str(),
+        Some("ralph-ledger")
+    );
+    assert_eq!(
+        child["ralph-follow"]["resource_group"].as_str(),
+        Some("ralph-follow")
+    );
+    assert_eq!(
+        child[".ralph-compete"]["artifacts"]["reports"]["dotenv"].as_str(),
+        Some(".ralph/ci/ralph.env")
+    );
+    for t in [&text, &child_text] {
+        // Every ralph the jobs run talks to GitLab and pushes with GitLab's token, whatever
+        // the repository's configuration says.
+        for line in t.lines().filter(|l| l.trim_start().starts_with("- ")) {
+            for (at, _) in line.match_indices("ralph ") {
+                let before = line[..at].trim_end();
+                if before.ends_with('-') || before.ends_with("then") || before.ends_with("else") {
+                    assert!(line[at..].starts_with("ralph --tracker gitlab "), "{line}");
+                }
+            }
+        }
+        for secret in [
+            "$GITLAB_TOKEN",
+            "${GITLAB_TOKEN}",
+            "$CI_JOB_TOKEN",
+            "${CI_JOB_TOKEN}",
+        ] {
+            assert!(!t.contains(secret), "a template names {secret}");
+        }
+    }
+}

@@ -21,6 +21,19 @@ pub fn json_reply(status: u16, name: &str) -> ResponseTemplate {
     ResponseTemplate::new(status).set_body_raw(fixture(name), "application/json")
 }
 
+/// A retry policy for the tracker tests: four attempts, short backoffs, rate-limit waits up to
+/// 5 s — recorded, not slept through.
+pub fn fast_policy() -> ralph::tracker::rest::RetryPolicy {
+    ralph::tracker::rest::RetryPolicy {
+        max_attempts: 4,
+        base_delay: std::time::Duration::from_millis(5),
+        max_delay: std::time::Duration::from_millis(20),
+        max_rate_limit_wait: std::time::Duration::from_secs(5),
+        secondary_wait: std::time::Duration::from_millis(10),
+        pause: ralph::retry::Pause::recording(),
+    }
+}
+
 /// Writes an executable shell script `dir/name` with `body` and returns its path.
 pub fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
     let path = dir.join(name);

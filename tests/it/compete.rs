@@ -846,6 +846,11 @@ async fn a_github_issue_is_completed_through_the_api() {
         .iter()
         .map(|r| format!("{} {}", r.method, r.url.path()))
         .collect();
+    // The measure docs/forges.md quotes (`--nocapture` shows it).
+    eprintln!(
+        "GitHub requests per competition: {} {calls:#?}",
+        calls.len()
+    );
     let has = |c: &str| calls.iter().any(|x| x == c);
     assert!(
         has(&format!("POST {REPO_PATH}/issues/12/labels")),

@@ -11,7 +11,7 @@ use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// The competition's branch (`ralph/12-…`), as the remote has it.
-fn branch(repo: &Repo) -> String {
+pub(crate) fn branch(repo: &Repo) -> String {
     git(
         &repo.remote,
         &[
@@ -26,7 +26,7 @@ fn branch(repo: &Repo) -> String {
 }
 
 /// The competition's implementer, which in a revision also writes down its prompt.
-const IMPLEMENTER: &str = r#"prompt=$(cat)
+pub(crate) const IMPLEMENTER: &str = r#"prompt=$(cat)
 case "$prompt" in
   *"This is a revision"*)
     printf '%s' "$prompt" > "$HOME/revision.prompt"
@@ -38,7 +38,7 @@ case "$prompt" in
 esac"#;
 
 /// The verify role finds every open box it is shown satisfied.
-const ARBITER: &str = r#"prompt=$(cat)
+pub(crate) const ARBITER: &str = r#"prompt=$(cat)
 case "$RALPH_ROLE" in
   verify)
     case "$prompt" in
@@ -207,7 +207,7 @@ async fn comments(server: &MockServer) -> Vec<String> {
         .collect()
 }
 
-fn ralph_commits(repo: &Repo) -> usize {
+pub(crate) fn ralph_commits(repo: &Repo) -> usize {
     git(&repo.remote, &["log", "--format=%b", &branch(repo)])
         .matches("Ralph-Run:")
         .count()

@@ -6,7 +6,7 @@
 //! `ls-remote` are tried against it.
 
 use crate::common::{commit_all, git};
-use ralph::secret::Secret;
+use ralph::secret::{GitToken, Secret};
 use ralph::workspace::{
     push, push_events, GitWorkspace, LedgerTarget, PreflightOptions, Workspace, Worktree,
 };
@@ -155,7 +155,7 @@ async fn a_push_sends_one_authorization_header_ralphs() {
         branch: "main".into(),
         base_commit: String::new(),
     };
-    let token = Secret::new(TOKEN.to_owned());
+    let token = GitToken::new("x-access-token", Secret::new(TOKEN.to_owned()));
     let err = push(repo.path(), &wt, "origin", Some(&token))
         .await
         .unwrap_err();
@@ -175,7 +175,7 @@ async fn a_push_sends_one_authorization_header_ralphs() {
 async fn the_ledger_push_and_the_preflight_send_one_header_too() {
     let server = HeaderServer::start();
     let repo = repository(&server);
-    let token = Secret::new(TOKEN.to_owned());
+    let token = GitToken::new("x-access-token", Secret::new(TOKEN.to_owned()));
     std::fs::create_dir_all(repo.path().join(".ralph/events")).unwrap();
     std::fs::write(repo.path().join(".ralph/events/e.json"), "{}").unwrap();
     let _ = push_events(
@@ -206,4 +206,37 @@ async fn the_ledger_push_and_the_preflight_send_one_header_too() {
     for request in &sent {
         assert_eq!(request, &[ours()]);
     }
+}
+
+#[tokio::test]
+async fn a_gitlab_push_authenticates_as_oauth2_with_the_token_and_never_in_the_url() {
+    let server = HeaderServer::start();
+    let repo = repository(&server);
+    let wt = Worktree {
+        path: repo.path().to_owned(),
+        branch: "main".into(),
+        base_commit: String::new(),
+    };
+    let token = GitToken::new(
+        ralph::tracker::Forge::Gitlab.git_user(),
+        Secret::new("glpat-gitAuthTestToken0123456789"),
+    );
+    let err = push(repo.path(), &wt, "origin", Some(&token))
+        .await
+        .unwrap_err();
+    assert!(!err.to_string().contains("glpat-"), "{err}");
+    let want = format!(
+        "basic {}",
+        base64(b"oauth2:glpat-gitAuthTestToken0123456789")
+    );
+    let sent = server.authorizations();
+    assert!(!sent.is_empty());
+    for request in &sent {
+        assert_eq!(request, std::slice::from_ref(&want));
+    }
+    let config = std::fs::read_to_string(repo.path().join(".git/config")).unwrap();
+    assert!(
+        !config.contains("glpat-"),
+        "the token was never written down"
+    );
 }

@@ -2,8 +2,7 @@
 //! retries (502s, 429 with retry-after, primary rate limits) and connection failures. Fixtures
 //! in tests/fixtures/github/ are in the shape of real GitHub objects.
 
-use crate::common::{fixture, json_reply, REPO};
-use ralph::retry::Pause;
+use crate::common::{fast_policy, fixture, json_reply, REPO};
 use ralph::tracker::discover::{Token, TokenSource};
 use ralph::tracker::github::{GithubTracker, RetryPolicy};
 use ralph::tracker::{
@@ -22,18 +21,6 @@ fn error_reply(status: u16, message: &str) -> ResponseTemplate {
         "message": message,
         "documentation_url": "https://docs.github.com/rest"
     }))
-}
-
-fn fast_policy() -> RetryPolicy {
-    RetryPolicy {
-        max_attempts: 4,
-        base_delay: Duration::from_millis(5),
-        max_delay: Duration::from_millis(20),
-        max_rate_limit_wait: Duration::from_secs(5),
-        secondary_wait: Duration::from_millis(10),
-        // The waits are recorded, not slept through.
-        pause: Pause::recording(),
-    }
 }
 
 fn tracker_at(uri: &str) -> GithubTracker {
@@ -172,7 +159,7 @@ async fn not_found_names_the_issue_and_repository() {
         .mount(&server)
         .await;
     let err = t.issue(99).await.unwrap_err();
-    assert!(matches!(err, TrackerError::NotFound { local: false, .. }));
+    assert!(matches!(err, TrackerError::NotFound { forge: Some(_), .. }));
     assert_eq!(err.to_string(), "issue #99 in octo-org/octo-repo not found");
     assert_eq!(err.exit().code(), 2);
     assert!(err.hint().unwrap().contains("--repo"));

@@ -10,10 +10,14 @@ use crate::compete::{run, Repo, Setup, TOKEN};
 use std::path::Path;
 
 /// What the attacker is after, in the test's HOME.
-const CREDENTIALS: [(&str, &str); 6] = [
+const CREDENTIALS: [(&str, &str); 7] = [
     (
         ".config/gh/hosts.yml",
         "oauth_token: gho_stolenFromGhHosts0123",
+    ),
+    (
+        ".config/glab-cli/config.yml",
+        "token: glpat-stolenFromGlabConfig0123",
     ),
     (
         ".git-credentials",
@@ -46,7 +50,7 @@ for f in /proc/[0-9]*/environ; do
   v=$(tr '\0' '\n' < "$f" 2>/dev/null | grep '^GITHUB_TOKEN=')
   [ -n "$v" ] && loot "proc $f $v"
 done
-for c in .config/gh/hosts.yml .git-credentials .netrc .ssh/id_ed25519 .aws/credentials .npmrc; do
+for c in .config/gh/hosts.yml .config/glab-cli/config.yml .git-credentials .netrc .ssh/id_ed25519 .aws/credentials .npmrc; do
   v=$(cat "$HOME/$c" 2>/dev/null) && [ -n "$v" ] && loot "cred $c $v"
 done
 echo pwned > "$main/PWNED-$PHASE" 2>/dev/null && loot "wrote the main checkout"

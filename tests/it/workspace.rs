@@ -482,7 +482,10 @@ async fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
     assert!(git(&wt.path, &["status", "--porcelain"]).is_empty());
 
     // A token is not used for a local remote; the push lands in the bare repository.
-    let token = ralph::secret::Secret::new("ghp_workspaceTestToken0123456789");
+    let token = ralph::secret::GitToken::new(
+        "x-access-token",
+        ralph::secret::Secret::new("ghp_workspaceTestToken0123456789"),
+    );
     push(&f.root, &wt, "origin", Some(&token)).await.unwrap();
     let bare = Repository::open_bare(&f.remote).unwrap();
     let pushed = bare

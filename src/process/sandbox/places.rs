@@ -5,9 +5,14 @@
 
 use std::path::{Path, PathBuf};
 
-/// The user's credential files, relative to `HOME`: hidden from every confined process.
-pub const CREDENTIALS: [&str; 20] = [
+/// The user's credential files, relative to `HOME`: hidden from every confined process. The
+/// forges' CLIs keep their tokens there too: `gh` and `hub` (GitHub), `glab` and
+/// python-gitlab (GitLab), `tea` (Forgejo, Gitea).
+pub const CREDENTIALS: [&str; 23] = [
     ".config/gh",
+    ".config/glab-cli",
+    ".config/tea",
+    ".python-gitlab.cfg",
     ".git-credentials",
     ".config/git/credentials",
     ".netrc",

@@ -1,34 +1,28 @@
-//! [`IssueTracker`] over the GitHub REST API. A reqwest client is the transport (base URL from
-//! `GITHUB_API_URL`, the token in the `Authorization` header, rustls, timeouts); `http` adds
-//! the retry and error rules; `wire` holds the JSON shapes read — only the fields ralph uses,
-//! so a field GitHub adds or drops elsewhere cannot break a run. (octocrab was the transport
+//! [`IssueTracker`] over the GitHub REST API. The shared REST layer (`super::rest`) is the
+//! transport and the retry and error rules (base URL from `GITHUB_API_URL`, the token in the
+//! `Authorization` header); `wire` holds the JSON shapes read — only the fields ralph uses, so
+//! a field GitHub adds or drops elsewhere cannot break a run. (octocrab was the transport
 //! until ralph used nothing of it but its raw `_get`/`_post`; its models were never used, and
 //! it brought 38 crates of its own.)
 
-mod http;
 mod pulls;
-mod wire;
+pub(super) mod wire;
 
-pub use self::http::RetryPolicy;
+pub use super::rest::RetryPolicy;
 
-use self::http::Api;
 use self::wire::{
     WireComment, WireEvent, WireIssue, WireLabel, WirePermission, WirePull, WireRepo,
 };
 use super::discover::Token;
+use super::rest::{self, segment, Api};
 use super::{
-    Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, Labeled, NewPullRequest,
-    Permission, PullRequest, RepoFacts, Result, TrackerError,
+    Forge, Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, Labeled,
+    NewPullRequest, Permission, PullRequest, RepoFacts, Result, TrackerError,
 };
 use crate::settings::RepoSlug;
 use ::http::Method;
 use async_trait::async_trait;
 use serde_json::json;
-use std::time::Duration;
-
-/// Connect and read timeouts for each request.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
-const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The GitHub tracker for one repository.
 pub struct GithubTracker {
@@ -52,20 +46,35 @@ fn web_url(api_url: &str) -> String {
     api.trim_end_matches("/api/v3").to_owned()
 }
 
-/// Percent-encodes one path segment (label names may hold spaces, `/`, `:` or emoji).
-fn segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
+impl GithubTracker {
+    /// Creates `spec` unless someone did meanwhile.
+    async fn create_label(&self, spec: &LabelSpec) -> Result<LabelAction> {
+        let created = self
+            .api
+            .send_json(
+                Method::POST,
+                self.path("/labels"),
+                &json!({
+                    "name": spec.name,
+                    "color": spec.color,
+                    "description": spec.description,
+                }),
+                format!("create label {}", spec.name),
+                format!("repository {}", self.repo),
+            )
+            .await;
+        match created {
+            Ok(_) => Ok(LabelAction::Created),
+            // Created meanwhile by someone else: fine.
+            Err(TrackerError::Unprocessable { message, .. })
+                if message.contains("already_exists") =>
+            {
+                Ok(LabelAction::Exists)
+            }
+            Err(e) => Err(e),
         }
     }
-    out
-}
 
-impl GithubTracker {
     /// A tracker for `repo` on the API at `api_url`, authenticated with `token`.
     pub fn new(
         api_url: &str,
@@ -73,39 +82,27 @@ impl GithubTracker {
         token: Token,
         policy: RetryPolicy,
     ) -> Result<GithubTracker> {
-        let bad = |reason: String| TrackerError::BadApiUrl {
-            url: api_url.to_owned(),
-            reason,
+        let endpoint = rest::Endpoint {
+            forge: Forge::Github,
+            var: crate::env::GITHUB_API_URL,
+            url: api_url,
+            auth: (
+                ::http::header::AUTHORIZATION,
+                format!("Bearer {}", token.secret.expose()),
+            ),
+            headers: vec![
+                (
+                    ::http::header::ACCEPT,
+                    ::http::HeaderValue::from_static("application/vnd.github+json"),
+                ),
+                (
+                    ::http::header::HeaderName::from_static("x-github-api-version"),
+                    ::http::HeaderValue::from_static("2022-11-28"),
+                ),
+            ],
         };
-        let base = reqwest::Url::parse(api_url).map_err(|e| bad(e.to_string()))?;
-        if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
-            return Err(bad("not an http(s) URL with a host".into()));
-        }
-        let mut auth = ::http::HeaderValue::try_from(format!("Bearer {}", token.secret.expose()))
-            .map_err(|_| bad("the token is not a valid header value".into()))?;
-        auth.set_sensitive(true);
-        let headers = ::http::HeaderMap::from_iter([
-            (::http::header::AUTHORIZATION, auth),
-            (
-                ::http::header::ACCEPT,
-                ::http::HeaderValue::from_static("application/vnd.github+json"),
-            ),
-            (
-                ::http::header::HeaderName::from_static("x-github-api-version"),
-                ::http::HeaderValue::from_static("2022-11-28"),
-            ),
-        ]);
-        // reqwest is built without a crypto provider of its own: ring, as for the model APIs.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("ralph/", env!("CARGO_PKG_VERSION")))
-            .default_headers(headers)
-            .connect_timeout(CONNECT_TIMEOUT)
-            .read_timeout(READ_TIMEOUT)
-            .build()
-            .map_err(|e| bad(crate::error::chain_text(&e)))?;
         Ok(GithubTracker {
-            api: Api::new(client, &base, policy, token.source.to_string()),
+            api: Api::connect(endpoint, policy, token.source.to_string())?,
             repo,
             web: web_url(api_url),
         })
@@ -184,7 +181,7 @@ impl IssueTracker for GithubTracker {
     }
 
     async fn remove_label(&self, number: u64, label: &str) -> Result<bool> {
-        let req = self::http::Request::new(
+        let req = rest::Request::new(
             Method::DELETE,
             self.path(&format!("/issues/{number}/labels/{}", segment(label))),
             format!("remove label {label} from issue #{number}"),
@@ -223,45 +220,15 @@ impl IssueTracker for GithubTracker {
                 &format!("repository {}", self.repo),
             )
             .await?;
+        let seen: Vec<(&str, &str, Option<&str>)> = existing
+            .iter()
+            .map(|l| (l.name.as_str(), l.color.as_str(), l.description.as_deref()))
+            .collect();
         let mut done = Vec::new();
-        for spec in labels {
-            let found = existing
-                .iter()
-                .find(|l| l.name.eq_ignore_ascii_case(&spec.name));
-            let action = match found {
-                Some(l)
-                    if l.color.eq_ignore_ascii_case(&spec.color)
-                        && l.description.as_deref().unwrap_or("") == spec.description =>
-                {
-                    LabelAction::Exists
-                }
-                Some(_) => LabelAction::ExistsDifferent,
-                None => {
-                    let created = self
-                        .api
-                        .send_json(
-                            Method::POST,
-                            self.path("/labels"),
-                            &json!({
-                                "name": spec.name,
-                                "color": spec.color,
-                                "description": spec.description,
-                            }),
-                            format!("create label {}", spec.name),
-                            format!("repository {}", self.repo),
-                        )
-                        .await;
-                    match created {
-                        Ok(_) => LabelAction::Created,
-                        // Created meanwhile by someone else: fine.
-                        Err(TrackerError::Unprocessable { message, .. })
-                            if message.contains("already_exists") =>
-                        {
-                            LabelAction::Exists
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
+        for (spec, known) in super::label_plan(labels, &seen) {
+            let action = match known {
+                Some(action) => action,
+                None => self.create_label(spec).await?,
             };
             done.push((spec.name.clone(), action));
         }
@@ -354,11 +321,8 @@ impl IssueTracker for GithubTracker {
         match created {
             Ok(reply) => Ok(reply.json::<WirePull>("open a pull request")?.into()),
             // "A pull request already exists for owner:branch": return that one.
-            Err(TrackerError::Unprocessable { message, action }) => {
-                match self.find_pull_request(&pr.head).await? {
-                    Some(existing) => Ok(existing),
-                    None => Err(TrackerError::Unprocessable { message, action }),
-                }
+            Err(e @ TrackerError::Unprocessable { .. }) => {
+                self.find_pull_request(&pr.head).await?.ok_or(e)
             }
             // A repository (or organisation) that forbids Actions to open pull requests.
             Err(TrackerError::Forbidden { message, .. })
@@ -456,18 +420,5 @@ impl IssueTracker for GithubTracker {
             Err(TrackerError::NotFound { .. }) => Ok(Permission::None),
             Err(e) => Err(e),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn path_segments_are_encoded() {
-        assert_eq!(segment("ready"), "ready");
-        assert_eq!(segment("good first issue"), "good%20first%20issue");
-        assert_eq!(segment("a/b:c"), "a%2Fb%3Ac");
-        assert_eq!(segment("🚀"), "%F0%9F%9A%80");
     }
 }

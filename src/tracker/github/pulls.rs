@@ -1,114 +1,20 @@
 //! [`PullRequestTracker`] over the GitHub REST API: pull requests (`/pulls`), their reviews,
 //! inline review comments and conversation comments, the check runs and commit statuses of a
-//! commit, and an Actions job's log. The JSON shapes read are here, lenient like `wire`'s.
+//! commit, and an Actions job's log. The pull request, review and comment shapes (Forgejo's too)
+//! are in `wire`; the check runs' are here, lenient alike.
 
 use super::super::pulls::{
     check_run_state, review_verdict, status_state, CiCheck, Feedback, FeedbackKind, PullFacts,
-    PullRequestTracker, PullState,
+    PullRequestTracker,
 };
-use super::super::Result;
-use super::http::Request;
-use super::wire::{LabelRef, User};
-use super::{segment, GithubTracker};
+use super::super::rest::{segment, Request};
+use super::super::{IssueTracker, Result};
+use super::wire::{ours, Comment, Pull, Review, User};
+use super::GithubTracker;
 use ::http::Method;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-
-#[derive(Debug, Deserialize)]
-struct Ref {
-    #[serde(rename = "ref")]
-    name: String,
-    #[serde(default)]
-    sha: Option<String>,
-    /// The repository the branch is in (a fork's for a pull request from a fork; `null` when
-    /// the fork was deleted).
-    #[serde(default)]
-    repo: Option<RepoName>,
-}
-
-#[derive(Debug, Deserialize)]
-struct RepoName {
-    full_name: String,
-}
-
-/// The pull requests from branches of `repo` itself whose branch starts with `prefix`: a fork
-/// can name a branch `ralph/12-…` too, but only people who may write to the repository can
-/// push one there.
-fn ours(pulls: Vec<Pull>, prefix: &str, repo: &str) -> Vec<Pull> {
-    pulls
-        .into_iter()
-        .filter(|p| p.head.name.starts_with(prefix))
-        .filter(|p| {
-            p.head
-                .repo
-                .as_ref()
-                .is_some_and(|r| r.full_name.eq_ignore_ascii_case(repo))
-        })
-        .collect()
-}
-
-#[derive(Debug, Deserialize)]
-struct Pull {
-    number: u64,
-    #[serde(default)]
-    title: String,
-    #[serde(default)]
-    html_url: Option<String>,
-    head: Ref,
-    base: Ref,
-    #[serde(default)]
-    state: String,
-    /// Only on a single pull request; a list has `merged_at`.
-    #[serde(default)]
-    merged: Option<bool>,
-    #[serde(default)]
-    merged_at: Option<DateTime<Utc>>,
-    #[serde(default)]
-    merge_commit_sha: Option<String>,
-    #[serde(default)]
-    created_at: Option<DateTime<Utc>>,
-    #[serde(default)]
-    labels: Vec<LabelRef>,
-}
-
-impl From<Pull> for PullFacts {
-    fn from(p: Pull) -> PullFacts {
-        let merged = p.merged.unwrap_or(false) || p.merged_at.is_some();
-        PullFacts {
-            number: p.number,
-            title: p.title,
-            url: p.html_url,
-            head: p.head.name,
-            head_sha: p.head.sha,
-            base: p.base.name,
-            base_sha: p.base.sha,
-            state: match (merged, p.state.as_str()) {
-                (true, _) => PullState::Merged,
-                (false, "closed") => PullState::Closed,
-                _ => PullState::Open,
-            },
-            created_at: p.created_at,
-            merged_at: p.merged_at,
-            // GitHub fills it with a test merge while the pull request is open.
-            merge_commit: if merged { p.merge_commit_sha } else { None },
-            labels: p.labels.into_iter().map(LabelRef::name).collect(),
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-struct Review {
-    id: u64,
-    #[serde(default)]
-    user: Option<User>,
-    #[serde(default)]
-    body: Option<String>,
-    #[serde(default)]
-    state: String,
-    #[serde(default)]
-    submitted_at: Option<DateTime<Utc>>,
-}
 
 #[derive(Debug, Deserialize)]
 struct InlineComment {
@@ -123,16 +29,6 @@ struct InlineComment {
     line: Option<u64>,
     #[serde(default)]
     original_line: Option<u64>,
-    created_at: DateTime<Utc>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Comment {
-    id: u64,
-    #[serde(default)]
-    user: Option<User>,
-    #[serde(default)]
-    body: Option<String>,
     created_at: DateTime<Utc>,
 }
 
@@ -317,7 +213,13 @@ impl PullRequestTracker for GithubTracker {
         Ok(out)
     }
 
-    async fn job_log(&self, job: u64) -> Result<String> {
+    async fn job_log(&self, check: &CiCheck) -> Result<String> {
+        let Some(job) = check.job else {
+            return Err(super::super::TrackerError::NotFound {
+                what: format!("a job log of `{}` (not a GitHub Actions job)", check.name),
+                forge: Some(super::super::Forge::Github),
+            });
+        };
         let reply = self
             .api
             .send(
@@ -331,72 +233,13 @@ impl PullRequestTracker for GithubTracker {
             .await?;
         Ok(String::from_utf8_lossy(&reply.body).into_owned())
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_repositorys_own_ralph_branches_are_followed() {
-        let pull = |n: u64, head: &str, repo: serde_json::Value| -> Pull {
-            serde_json::from_value(serde_json::json!({
-                "number": n, "state": "open",
-                "head": {"ref": head, "repo": repo}, "base": {"ref": "main"}
-            }))
-            .unwrap()
-        };
-        let list = vec![
-            pull(
-                1,
-                "ralph/3-x",
-                serde_json::json!({"full_name": "Octo-Org/octo-repo"}),
-            ),
-            pull(
-                2,
-                "ralph/3-x",
-                serde_json::json!({"full_name": "mallory/octo-repo"}),
-            ),
-            pull(3, "ralph/4-y", serde_json::Value::Null),
-            pull(
-                4,
-                "feature/z",
-                serde_json::json!({"full_name": "octo-org/octo-repo"}),
-            ),
-        ];
-        let kept: Vec<u64> = ours(list, "ralph/", "octo-org/octo-repo")
-            .iter()
-            .map(|p| p.number)
-            .collect();
-        assert_eq!(kept, [1]);
+    /// A pull request is an issue on GitHub: the issue's comments and labels are its own.
+    async fn comment_on_pull(&self, number: u64, body: &str) -> Result<()> {
+        IssueTracker::comment(self, number, body).await
     }
 
-    #[test]
-    fn a_merged_pull_request_keeps_its_merge_commit_and_an_open_one_does_not() {
-        let merged: Pull = serde_json::from_value(serde_json::json!({
-            "number": 7, "title": "t", "state": "closed", "merged": true,
-            "merged_at": "2026-11-20T10:00:00Z", "merge_commit_sha": "abc",
-            "head": {"ref": "ralph/3-x", "sha": "h"}, "base": {"ref": "main", "sha": "b"},
-            "labels": [{"name": "ralph"}]
-        }))
-        .unwrap();
-        let facts = PullFacts::from(merged);
-        assert_eq!(facts.state, PullState::Merged);
-        assert_eq!(facts.merge_commit.as_deref(), Some("abc"));
-        assert_eq!(facts.labels, ["ralph"]);
-        let open: Pull = serde_json::from_value(serde_json::json!({
-            "number": 8, "state": "open", "merge_commit_sha": "test-merge",
-            "head": {"ref": "ralph/4-y"}, "base": {"ref": "main"}
-        }))
-        .unwrap();
-        let facts = PullFacts::from(open);
-        assert_eq!(facts.state, PullState::Open);
-        assert_eq!(facts.merge_commit, None);
-        let closed: Pull = serde_json::from_value(serde_json::json!({
-            "number": 9, "state": "closed", "merged_at": null,
-            "head": {"ref": "ralph/5-z"}, "base": {"ref": "main"}
-        }))
-        .unwrap();
-        assert_eq!(PullFacts::from(closed).state, PullState::Closed);
+    async fn label_pull(&self, number: u64, labels: &[String]) -> Result<()> {
+        IssueTracker::add_labels(self, number, labels).await
     }
 }

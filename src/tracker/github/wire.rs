@@ -1,9 +1,11 @@
 //! The GitHub REST objects ralph reads, as lenient serde structs: only the fields used, every
-//! optional field defaulted, so an API that adds or omits fields does not break ralph.
+//! optional field defaulted, so an API that adds or omits fields does not break ralph. Forgejo's
+//! API v1 answers in the same shapes (issues, labels, comments, pull requests and their
+//! reviews), so its tracker reads them with these too.
 
+use super::super::pulls::{PullFacts, PullState};
 use super::super::{Issue, IssueState, PullRequest};
 use chrono::{DateTime, Utc};
-use http::StatusCode;
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -198,53 +200,110 @@ pub struct WirePermission {
     pub role_name: Option<String>,
 }
 
-/// GitHub's error body: `{"message": …, "errors": [{"resource","field","code","message"}]}`.
-#[derive(Debug, Default, Deserialize)]
-pub struct ErrorBody {
+/// A pull request's branch (`head`, `base`).
+#[derive(Debug, Deserialize)]
+pub struct Ref {
+    #[serde(rename = "ref")]
+    pub name: String,
     #[serde(default)]
-    pub message: Option<String>,
+    pub sha: Option<String>,
+    /// The repository the branch is in (a fork's for a pull request from a fork; `null` when
+    /// the fork was deleted).
     #[serde(default)]
-    pub errors: Vec<ErrorDetail>,
+    pub repo: Option<RepoName>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct ErrorDetail {
-    pub resource: Option<String>,
-    pub field: Option<String>,
-    pub code: Option<String>,
-    pub message: Option<String>,
+#[derive(Debug, Deserialize)]
+pub struct RepoName {
+    pub full_name: String,
 }
 
-impl ErrorBody {
-    /// One line: the message and the details of each error.
-    pub fn summary(&self, status: StatusCode) -> String {
-        let mut text = self
-            .message
-            .clone()
-            .filter(|m| !m.trim().is_empty())
-            .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_owned());
-        let details: Vec<String> = self
-            .errors
-            .iter()
-            .map(|d| {
-                d.message.clone().unwrap_or_else(|| {
-                    [&d.resource, &d.field, &d.code]
-                        .iter()
-                        .filter_map(|p| p.as_deref())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-            })
-            .filter(|d| !d.is_empty())
-            .collect();
-        if !details.is_empty() {
-            text.push_str(" (");
-            text.push_str(&details.join("; "));
-            text.push(')');
+/// The pull requests from branches of `repo` itself whose branch starts with `prefix`: a fork
+/// can name a branch `ralph/12-…` too, but only people who may write to the repository can
+/// push one there.
+pub fn ours(pulls: Vec<Pull>, prefix: &str, repo: &str) -> Vec<Pull> {
+    pulls
+        .into_iter()
+        .filter(|p| p.head.name.starts_with(prefix))
+        .filter(|p| {
+            p.head
+                .repo
+                .as_ref()
+                .is_some_and(|r| r.full_name.eq_ignore_ascii_case(repo))
+        })
+        .collect()
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Pull {
+    pub number: u64,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub html_url: Option<String>,
+    pub head: Ref,
+    pub base: Ref,
+    #[serde(default)]
+    pub state: String,
+    /// Only on a single pull request; a list has `merged_at`.
+    #[serde(default)]
+    pub merged: Option<bool>,
+    #[serde(default)]
+    pub merged_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub merge_commit_sha: Option<String>,
+    #[serde(default)]
+    pub created_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub labels: Vec<LabelRef>,
+}
+
+impl From<Pull> for PullFacts {
+    fn from(p: Pull) -> PullFacts {
+        let merged = p.merged.unwrap_or(false) || p.merged_at.is_some();
+        PullFacts {
+            number: p.number,
+            title: p.title,
+            url: p.html_url,
+            head: p.head.name,
+            head_sha: p.head.sha,
+            base: p.base.name,
+            base_sha: p.base.sha,
+            state: match (merged, p.state.as_str()) {
+                (true, _) => PullState::Merged,
+                (false, "closed") => PullState::Closed,
+                _ => PullState::Open,
+            },
+            created_at: p.created_at,
+            merged_at: p.merged_at,
+            // GitHub fills it with a test merge while the pull request is open.
+            merge_commit: if merged { p.merge_commit_sha } else { None },
+            labels: p.labels.into_iter().map(LabelRef::name).collect(),
         }
-        text
     }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Review {
+    pub id: u64,
+    #[serde(default)]
+    pub user: Option<User>,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub submitted_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Comment {
+    pub id: u64,
+    #[serde(default)]
+    pub user: Option<User>,
+    #[serde(default)]
+    pub body: Option<String>,
+    pub created_at: DateTime<Utc>,
 }
 
 #[cfg(test)]
@@ -276,18 +335,65 @@ mod tests {
     }
 
     #[test]
-    fn error_bodies_summarise_their_details() {
-        let e: ErrorBody = serde_json::from_str(
-            r#"{"message":"Validation Failed","errors":[{"resource":"Label","code":"already_exists","field":"name"},{"message":"head is invalid"}],"documentation_url":"x"}"#,
-        )
+    fn only_the_repositorys_own_ralph_branches_are_followed() {
+        let pull = |n: u64, head: &str, repo: serde_json::Value| -> Pull {
+            serde_json::from_value(serde_json::json!({
+                "number": n, "state": "open",
+                "head": {"ref": head, "repo": repo}, "base": {"ref": "main"}
+            }))
+            .unwrap()
+        };
+        let list = vec![
+            pull(
+                1,
+                "ralph/3-x",
+                serde_json::json!({"full_name": "Octo-Org/octo-repo"}),
+            ),
+            pull(
+                2,
+                "ralph/3-x",
+                serde_json::json!({"full_name": "mallory/octo-repo"}),
+            ),
+            pull(3, "ralph/4-y", serde_json::Value::Null),
+            pull(
+                4,
+                "feature/z",
+                serde_json::json!({"full_name": "octo-org/octo-repo"}),
+            ),
+        ];
+        let kept: Vec<u64> = ours(list, "ralph/", "octo-org/octo-repo")
+            .iter()
+            .map(|p| p.number)
+            .collect();
+        assert_eq!(kept, [1]);
+    }
+
+    #[test]
+    fn a_merged_pull_request_keeps_its_merge_commit_and_an_open_one_does_not() {
+        let merged: Pull = serde_json::from_value(serde_json::json!({
+            "number": 7, "title": "t", "state": "closed", "merged": true,
+            "merged_at": "2026-11-20T10:00:00Z", "merge_commit_sha": "abc",
+            "head": {"ref": "ralph/3-x", "sha": "h"}, "base": {"ref": "main", "sha": "b"},
+            "labels": [{"name": "ralph"}]
+        }))
         .unwrap();
-        assert_eq!(
-            e.summary(StatusCode::UNPROCESSABLE_ENTITY),
-            "Validation Failed (Label name already_exists; head is invalid)"
-        );
-        assert_eq!(
-            ErrorBody::default().summary(StatusCode::BAD_GATEWAY),
-            "Bad Gateway"
-        );
+        let facts = PullFacts::from(merged);
+        assert_eq!(facts.state, PullState::Merged);
+        assert_eq!(facts.merge_commit.as_deref(), Some("abc"));
+        assert_eq!(facts.labels, ["ralph"]);
+        let open: Pull = serde_json::from_value(serde_json::json!({
+            "number": 8, "state": "open", "merge_commit_sha": "test-merge",
+            "head": {"ref": "ralph/4-y"}, "base": {"ref": "main"}
+        }))
+        .unwrap();
+        let facts = PullFacts::from(open);
+        assert_eq!(facts.state, PullState::Open);
+        assert_eq!(facts.merge_commit, None);
+        let closed: Pull = serde_json::from_value(serde_json::json!({
+            "number": 9, "state": "closed", "merged_at": null,
+            "head": {"ref": "ralph/5-z"}, "base": {"ref": "main"}
+        }))
+        .unwrap();
+        assert_eq!(PullFacts::from(closed).state, PullState::Closed);
     }
 }

@@ -65,7 +65,7 @@ impl LocalTracker {
             Err(Unreadable::Missing) => {
                 return Err(TrackerError::NotFound {
                     what: format!("issue #{number} ({})", path.display()),
-                    local: true,
+                    forge: None,
                 })
             }
             Err(Unreadable::Io(e)) => return Err(io_error(&path)(e)),
@@ -403,7 +403,7 @@ mod tests {
     async fn missing_and_malformed_issues_are_clear_errors() {
         let (_d, t) = tracker();
         let err = t.issue(3).await.unwrap_err();
-        assert!(matches!(err, TrackerError::NotFound { local: true, .. }));
+        assert!(matches!(err, TrackerError::NotFound { forge: None, .. }));
         assert!(err.to_string().contains("3.md"));
         write(&t, 4, "no front matter\n");
         let err = t.issue(4).await.unwrap_err();

@@ -25,7 +25,7 @@ use super::super::pulls::{
     CiCheck, CiState, Feedback, FeedbackKind, PullFacts, PullRequestTracker, PullState,
     ReviewVerdict,
 };
-use super::super::{PullRequest, Result, TrackerError};
+use super::super::{IssueTracker, PullRequest, Result, TrackerError};
 use super::LocalTracker;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -224,7 +224,7 @@ impl LocalTracker {
                     "pull request #{number} (no record in {})",
                     self.dir.display()
                 ),
-                local: true,
+                forge: None,
             })
     }
 }
@@ -269,11 +269,22 @@ impl PullRequestTracker for LocalTracker {
             .collect())
     }
 
-    async fn job_log(&self, job: u64) -> Result<String> {
+    async fn job_log(&self, check: &CiCheck) -> Result<String> {
         Err(TrackerError::NotFound {
-            what: format!("job {job}: the local tracker keeps logs with its checks"),
-            local: true,
+            what: format!(
+                "a job of `{}`: the local tracker keeps logs with its checks",
+                check.name
+            ),
+            forge: None,
         })
+    }
+
+    async fn comment_on_pull(&self, number: u64, body: &str) -> Result<()> {
+        IssueTracker::comment(self, number, body).await
+    }
+
+    async fn label_pull(&self, number: u64, labels: &[String]) -> Result<()> {
+        IssueTracker::add_labels(self, number, labels).await
     }
 }
 

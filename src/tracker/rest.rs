@@ -1,11 +1,12 @@
-//! The HTTP layer of the GitHub tracker: one `send` that every call goes through, over a
-//! reqwest client (the base URL, the auth header, rustls, timeouts). It retries what is worth
-//! retrying — 5xx, connection errors, secondary rate limits (`retry-after`) and a primary rate
-//! limit whose reset is near — with exponential backoff and jitter, maps the rest to distinct
-//! [`TrackerError`]s, and follows `Link: rel="next"` for lists.
+//! The HTTP layer every REST tracker shares (GitHub, GitLab, Forgejo): one `send` that every
+//! call goes through, over a reqwest client (the base URL, the forge's auth header, rustls,
+//! timeouts). It retries what is worth retrying — 5xx, connection errors, a 429 or secondary
+//! rate limit (`retry-after`) and a primary rate limit whose reset is near (GitHub's
+//! `x-ratelimit-*`, GitLab's `ratelimit-*`) — with exponential backoff and jitter, maps the rest
+//! to distinct [`TrackerError`]s naming the forge, and follows `Link: rel="next"` (or GitLab's
+//! `x-next-page`) for lists. The forges' error bodies are read leniently ([`ErrorBody`]).
 
-use super::super::{Result, TrackerError};
-use super::wire::ErrorBody;
+use super::{Forge, Result, TrackerError};
 use crate::error::chain_text;
 use crate::retry::{retrying, Attempt, Pause};
 use chrono::{DateTime, Utc};
@@ -59,11 +60,13 @@ impl RetryPolicy {
 pub struct Reply {
     pub headers: HeaderMap,
     pub body: Vec<u8>,
+    forge: Forge,
 }
 
 impl Reply {
     pub fn json<T: DeserializeOwned>(&self, action: &str) -> Result<T> {
         serde_json::from_slice(&self.body).map_err(|e| TrackerError::Decode {
+            forge: self.forge,
             action: action.to_owned(),
             message: e.to_string(),
         })
@@ -105,8 +108,22 @@ impl<'a> Request<'a> {
     }
 }
 
+/// Where a tracker's API is and how it authenticates, for [`Api::connect`].
+pub struct Endpoint<'a> {
+    pub forge: Forge,
+    /// The variable (or setting) the URL came from, for errors.
+    pub var: &'a str,
+    /// The API's base URL.
+    pub url: &'a str,
+    /// The header that carries the token, and its whole value (`Bearer …`, `token …`).
+    pub auth: (http::HeaderName, String),
+    /// The forge's other headers (what it answers in, its API version).
+    pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
+}
+
 /// The API client: the transport plus ralph's retry and error rules.
 pub struct Api {
+    forge: Forge,
     client: reqwest::Client,
     /// The API's base URL, without a trailing `/` (`https://api.github.com`,
     /// `https://ghe.example/api/v3`).
@@ -119,18 +136,52 @@ pub struct Api {
 
 impl Api {
     pub fn new(
+        forge: Forge,
         client: reqwest::Client,
         base: &reqwest::Url,
         policy: RetryPolicy,
         token_source: String,
     ) -> Api {
         Api {
+            forge,
             client,
             base: base.as_str().trim_end_matches('/').to_owned(),
             origin: base.origin().ascii_serialization(),
             policy,
             token_source,
         }
+    }
+
+    /// The client of `endpoint`: its URL checked (http or https, a host), the token's header
+    /// marked sensitive, ralph's user agent and timeouts; `token_source` names the token in
+    /// errors.
+    pub fn connect(
+        endpoint: Endpoint<'_>,
+        policy: RetryPolicy,
+        token_source: String,
+    ) -> Result<Api> {
+        let bad = |reason: String| TrackerError::BadApiUrl {
+            forge: endpoint.forge,
+            var: endpoint.var.to_owned(),
+            url: endpoint.url.to_owned(),
+            reason,
+        };
+        let base = reqwest::Url::parse(endpoint.url).map_err(|e| bad(e.to_string()))?;
+        if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
+            return Err(bad("not an http(s) URL with a host".into()));
+        }
+        let (name, value) = endpoint.auth;
+        let auth = secret_header(&value)
+            .ok_or_else(|| bad("the token is not a valid header value".into()))?;
+        let headers = HeaderMap::from_iter(std::iter::once((name, auth)).chain(endpoint.headers));
+        let client = client(headers).map_err(bad)?;
+        Ok(Api::new(
+            endpoint.forge,
+            client,
+            &base,
+            policy,
+            token_source,
+        ))
     }
 
     /// The URL of `path`: below the base, or — a page link, already a path from the host's
@@ -163,24 +214,25 @@ impl Api {
             self.policy.max_attempts,
             &self.policy.pause,
             |attempt| async move {
-                tracing::debug!(method = %req.method, path = %req.path, attempt, "GitHub request");
+                tracing::debug!(method = %req.method, path = %req.path, attempt, "{} request", self.forge);
                 match self.attempt(req).await {
                     Ok((status, headers, body)) if status.is_success() => {
-                        tracing::trace!(
-                            status = status.as_u16(),
-                            bytes = body.len(),
-                            "GitHub reply"
-                        );
-                        Attempt::Done(Reply { headers, body })
+                        tracing::trace!(status = status.as_u16(), bytes = body.len(), "reply");
+                        Attempt::Done(Reply {
+                            headers,
+                            body,
+                            forge: self.forge,
+                        })
                     }
                     Ok((status, headers, body)) => {
-                        tracing::debug!(status = status.as_u16(), "GitHub error reply");
+                        tracing::debug!(status = status.as_u16(), "error reply");
                         self.failure(req, status, &headers, &body, attempt)
                     }
                     Err(message) => Attempt::Again {
                         wait: self.policy.backoff(attempt),
                         note: self.retrying_note(req),
                         error: TrackerError::Connection {
+                            forge: self.forge,
                             action: req.action.clone(),
                             attempts: attempt,
                             message,
@@ -194,7 +246,7 @@ impl Api {
 
     /// What the log says before a request is tried again.
     fn retrying_note(&self, req: &Request<'_>) -> String {
-        format!("GitHub: retrying `{}`", req.action)
+        format!("{}: retrying `{}`", self.forge, req.action)
     }
 
     /// Decides what a non-2xx answer means.
@@ -206,8 +258,7 @@ impl Api {
         body: &[u8],
         attempt: u32,
     ) -> Attempt<Reply, TrackerError> {
-        let error: ErrorBody = serde_json::from_slice(body).unwrap_or_default();
-        let message = error.summary(status);
+        let message = ErrorBody::read(body).summary(status);
         if status == StatusCode::FORBIDDEN || status == StatusCode::TOO_MANY_REQUESTS {
             return self.refused(req, status, headers, message, attempt);
         }
@@ -216,6 +267,7 @@ impl Api {
                 req,
                 self.policy.backoff(attempt),
                 TrackerError::Http {
+                    forge: self.forge,
                     action: req.action.clone(),
                     status: status.as_u16(),
                     attempts: attempt,
@@ -225,17 +277,23 @@ impl Api {
         }
         Attempt::Fail(match status {
             StatusCode::UNAUTHORIZED => TrackerError::BadCredentials {
+                forge: self.forge,
                 source_name: self.token_source.clone(),
             },
             StatusCode::NOT_FOUND | StatusCode::GONE => TrackerError::NotFound {
                 what: req.subject.clone(),
-                local: false,
+                forge: Some(self.forge),
             },
-            StatusCode::UNPROCESSABLE_ENTITY => TrackerError::Unprocessable {
-                action: req.action.clone(),
-                message,
-            },
+            StatusCode::UNPROCESSABLE_ENTITY | StatusCode::CONFLICT => {
+                TrackerError::Unprocessable {
+                    forge: self.forge,
+                    action: req.action.clone(),
+                    status: status.as_u16(),
+                    message,
+                }
+            }
             _ => TrackerError::Http {
+                forge: self.forge,
                 action: req.action.clone(),
                 status: status.as_u16(),
                 attempts: attempt,
@@ -260,7 +318,8 @@ impl Api {
 
     /// What a 403 or a 429 means: a primary rate limit used up (waited for when its reset is
     /// near), a secondary one (waited for as `retry-after` says, else a while), or — a 403
-    /// that is no rate limit — a refusal.
+    /// that is no rate limit — a refusal. GitHub names its headers `x-ratelimit-*`, GitLab
+    /// `ratelimit-*`; both count the reset in Unix seconds.
     fn refused(
         &self,
         req: &Request<'_>,
@@ -269,22 +328,28 @@ impl Api {
         message: String,
         attempt: u32,
     ) -> Attempt<Reply, TrackerError> {
-        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let header = |name: &str| {
+            [format!("x-{name}"), name.to_owned()]
+                .iter()
+                .find_map(|n| headers.get(n.as_str()).and_then(|v| v.to_str().ok()))
+        };
         let now = Utc::now();
         // Primary rate limit: nothing left until the reset.
-        if header("x-ratelimit-remaining") == Some("0") {
-            let reset = header("x-ratelimit-reset")
+        if header("ratelimit-remaining").map(str::trim) == Some("0") {
+            let reset = header("ratelimit-reset")
                 .and_then(|v| v.parse::<i64>().ok())
                 .and_then(|s| DateTime::from_timestamp(s, 0))
                 .unwrap_or(now + chrono::Duration::seconds(60));
             let wait = (reset - now).to_std().unwrap_or(Duration::ZERO) + Duration::from_secs(1);
             let limited = TrackerError::RateLimited {
+                forge: self.forge,
                 action: req.action.clone(),
                 reset,
             };
             return if wait <= self.policy.max_rate_limit_wait {
                 tracing::warn!(
-                    "GitHub rate limit used up: waiting until it resets at {reset} ({}s)",
+                    "{} rate limit used up: waiting until it resets at {reset} ({}s)",
+                    self.forge,
                     wait.as_secs()
                 );
                 self.again(req, wait, limited)
@@ -296,6 +361,7 @@ impl Api {
         if let Some(secs) = header("retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
             let wait = Duration::from_secs(secs);
             let limited = TrackerError::RateLimited {
+                forge: self.forge,
                 action: req.action.clone(),
                 reset: now + chrono::Duration::seconds(secs as i64),
             };
@@ -311,6 +377,7 @@ impl Api {
                 req,
                 self.policy.secondary_wait.max(self.policy.backoff(attempt)),
                 TrackerError::RateLimited {
+                    forge: self.forge,
                     action: req.action.clone(),
                     reset: now
                         + chrono::Duration::from_std(self.policy.secondary_wait)
@@ -319,6 +386,7 @@ impl Api {
             );
         }
         Attempt::Fail(TrackerError::Forbidden {
+            forge: self.forge,
             action: req.action.clone(),
             message,
         })
@@ -346,6 +414,7 @@ impl Api {
         subject: impl Into<String>,
     ) -> Result<Reply> {
         let value = serde_json::to_value(body).map_err(|e| TrackerError::Decode {
+            forge: self.forge,
             action: "encode a request".into(),
             message: e.to_string(),
         })?;
@@ -357,7 +426,7 @@ impl Api {
         .await
     }
 
-    /// Every page of a list, following `Link: rel="next"`.
+    /// Every page of a list, following `Link: rel="next"`, else GitLab's `x-next-page`.
     pub async fn get_all<T: DeserializeOwned>(
         &self,
         first: String,
@@ -370,26 +439,167 @@ impl Api {
         while let Some(path) = next.take() {
             if !seen.insert(path.clone()) || seen.len() > MAX_PAGES {
                 return Err(TrackerError::Decode {
+                    forge: self.forge,
                     action: action.to_owned(),
                     message: format!("pagination did not end (page link {path} repeats or more than {MAX_PAGES} pages)"),
                 });
             }
             let reply = self
-                .send(Request::new(Method::GET, path, action).subject(subject))
+                .send(Request::new(Method::GET, path.clone(), action).subject(subject))
                 .await?;
             let page: Vec<T> = reply.json(action)?;
             items.extend(page);
-            next = reply
-                .headers
-                .get_all(http::header::LINK)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .find_map(next_link)
-                .and_then(|url| path_and_query(&url))
-                .map(|rooted| format!("{}{rooted}", self.origin));
+            next = next_page(&path, &reply.headers, &self.origin);
         }
         Ok(items)
     }
+}
+
+/// The next page after `path`: the `Link: rel="next"` URL's path and query on `origin` (the
+/// token goes to no other host), else `path` with GitLab's `x-next-page` as its `page` (as the
+/// caller gave it: below the base, or on the origin); `None` on the last page.
+fn next_page(path: &str, headers: &HeaderMap, origin: &str) -> Option<String> {
+    let linked = headers
+        .get_all(http::header::LINK)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(next_link)
+        .and_then(|url| path_and_query(&url));
+    if let Some(rooted) = linked {
+        return Some(format!("{origin}{rooted}"));
+    }
+    let page = headers
+        .get("x-next-page")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))?;
+    Some(with_page(path, page))
+}
+
+/// `path` with its `page` query parameter set to `page`.
+fn with_page(path: &str, page: &str) -> String {
+    let (base, query) = path.split_once('?').unwrap_or((path, ""));
+    let mut params: Vec<&str> = query
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.starts_with("page="))
+        .collect();
+    let page = format!("page={page}");
+    params.push(&page);
+    format!("{base}?{}", params.join("&"))
+}
+
+/// Builds the reqwest client of a tracker: ralph's user agent, the forge's `headers` (the
+/// token among them, marked sensitive), rustls, the timeouts.
+pub fn client(headers: HeaderMap) -> std::result::Result<reqwest::Client, String> {
+    // reqwest is built without a crypto provider of its own: ring, as for the model APIs.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .user_agent(concat!("ralph/", env!("CARGO_PKG_VERSION")))
+        .default_headers(headers)
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(READ_TIMEOUT)
+        .build()
+        .map_err(|e| chain_text(&e))
+}
+
+/// A header value holding a secret: marked sensitive, so it is never logged.
+pub fn secret_header(value: &str) -> Option<http::HeaderValue> {
+    let mut v = http::HeaderValue::try_from(value).ok()?;
+    v.set_sensitive(true);
+    Some(v)
+}
+
+/// Connect and read timeouts for each request.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Percent-encodes one path segment (label names may hold spaces, `/`, `:` or emoji; GitLab's
+/// project paths their `/`).
+pub fn segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A forge's error body, read leniently: GitHub's `{"message", "errors": [{…}]}`, GitLab's
+/// `{"message": "…"}`, `{"message": {"field": ["…"]}}`, `{"message": ["…"]}` or
+/// `{"error", "error_description"}`, Forgejo's `{"message", "errors": ["…"]}`; anything else is
+/// no body.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct ErrorBody {
+    message: serde_json::Value,
+    errors: Vec<serde_json::Value>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+impl ErrorBody {
+    /// The body of an error answer (anything that is not JSON counts as empty).
+    pub fn read(body: &[u8]) -> ErrorBody {
+        serde_json::from_slice(body).unwrap_or_default()
+    }
+
+    /// One line: the message and the details of each error.
+    pub fn summary(&self, status: StatusCode) -> String {
+        let mut text = flatten(&self.message);
+        if text.trim().is_empty() {
+            text = [&self.error_description, &self.error]
+                .into_iter()
+                .find_map(|t| t.clone().filter(|t| !t.trim().is_empty()))
+                .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_owned());
+        }
+        let details: Vec<String> = self
+            .errors
+            .iter()
+            .map(detail)
+            .filter(|d| !d.is_empty())
+            .collect();
+        if !details.is_empty() {
+            text.push_str(" (");
+            text.push_str(&details.join("; "));
+            text.push(')');
+        }
+        text
+    }
+}
+
+/// A message of any shape as text: a string as it is, a list joined, an object's fields each
+/// followed by what is wrong with it (`name has already been taken`).
+fn flatten(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(flatten).collect::<Vec<_>>().join("; "),
+        Value::Object(fields) => fields
+            .iter()
+            .map(|(k, v)| format!("{k} {}", flatten(v)))
+            .collect::<Vec<_>>()
+            .join("; "),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// One error detail: GitHub's object (its message, else resource, field and code), or a string.
+fn detail(v: &serde_json::Value) -> String {
+    if let Some(s) = v.as_str() {
+        return s.to_owned();
+    }
+    if let Some(m) = v.get("message").and_then(|m| m.as_str()) {
+        return m.to_owned();
+    }
+    ["resource", "field", "code"]
+        .iter()
+        .filter_map(|k| v.get(k).and_then(|x| x.as_str()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The `rel="next"` URL of a `Link` header value.
@@ -429,6 +639,7 @@ mod tests {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let base = reqwest::Url::parse("https://ghe.example/api/v3/").unwrap();
         let api = Api::new(
+            Forge::Github,
             reqwest::Client::new(),
             &base,
             RetryPolicy::default(),
@@ -465,6 +676,84 @@ mod tests {
             path_and_query("http://127.0.0.1:9/api/v3/repos/o/r/issues?page=2").as_deref(),
             Some("/api/v3/repos/o/r/issues?page=2")
         );
+    }
+
+    #[test]
+    fn gitlab_next_pages_come_from_x_next_page_when_there_is_no_link() {
+        let mut h = HeaderMap::new();
+        h.insert("x-next-page", "3".parse().unwrap());
+        let o = "http://h";
+        assert_eq!(
+            next_page("/projects/1/issues?state=opened&page=2&per_page=100", &h, o).as_deref(),
+            Some("/projects/1/issues?state=opened&per_page=100&page=3")
+        );
+        assert_eq!(
+            next_page("/projects/1/issues", &h, o).as_deref(),
+            Some("/projects/1/issues?page=3")
+        );
+        h.insert("x-next-page", "".parse().unwrap());
+        assert_eq!(
+            next_page("/projects/1/issues", &h, o),
+            None,
+            "the last page"
+        );
+        h.insert(
+            http::header::LINK,
+            "<https://elsewhere/api/v4/projects/1/issues?page=4>; rel=\"next\""
+                .parse()
+                .unwrap(),
+        );
+        assert_eq!(
+            next_page("/x", &h, o).as_deref(),
+            Some("http://h/api/v4/projects/1/issues?page=4"),
+            "the Link header wins, on the API's own host"
+        );
+    }
+
+    #[test]
+    fn every_forges_error_bodies_summarise() {
+        let read = |json: &str| ErrorBody::read(json.as_bytes()).summary(StatusCode::BAD_REQUEST);
+        assert_eq!(
+            read(
+                r#"{"message":"Validation Failed","errors":[{"resource":"Label","code":"already_exists","field":"name"},{"message":"head is invalid"}],"documentation_url":"x"}"#
+            ),
+            "Validation Failed (Label name already_exists; head is invalid)"
+        );
+        assert_eq!(
+            read(r#"{"message":{"title":["can't be blank"],"name":["has already been taken"]}}"#),
+            "name has already been taken; title can't be blank"
+        );
+        assert_eq!(
+            read(
+                r#"{"message":["Another open merge request already exists for this source branch: !4"]}"#
+            ),
+            "Another open merge request already exists for this source branch: !4"
+        );
+        assert_eq!(
+            read(
+                r#"{"error":"insufficient_scope","error_description":"The request requires higher privileges than provided by the access token.","scope":"api"}"#
+            ),
+            "The request requires higher privileges than provided by the access token."
+        );
+        assert_eq!(
+            read(
+                r#"{"message":"pull request already exists for these targets","url":"https://codeberg.org/api/swagger","errors":["[PullRequest] id: 3"]}"#
+            ),
+            "pull request already exists for these targets ([PullRequest] id: 3)"
+        );
+        assert_eq!(read("Retry later\n"), "Bad Request");
+        assert_eq!(
+            ErrorBody::default().summary(StatusCode::BAD_GATEWAY),
+            "Bad Gateway"
+        );
+    }
+
+    #[test]
+    fn path_segments_are_encoded() {
+        assert_eq!(segment("ready"), "ready");
+        assert_eq!(segment("good first issue"), "good%20first%20issue");
+        assert_eq!(segment("a/b:c"), "a%2Fb%3Ac");
+        assert_eq!(segment("🚀"), "%F0%9F%9A%80");
     }
 
     #[test]
