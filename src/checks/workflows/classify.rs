@@ -199,7 +199,12 @@ pub fn canonical(script: &str) -> String {
 
 /// What one command does.
 fn command(words: &[String]) -> StepKind {
-    // The tools ralph knows say what they are.
+    tool_kind(words).unwrap_or_else(|| by_program(words))
+}
+
+/// What a command is by the tools ralph knows in it: a test run where one runs tests, a quality
+/// check where one checks; `None` where none says.
+fn tool_kind(words: &[String]) -> Option<StepKind> {
     let uses = tools::recognise(&shell_words::join(words), None);
     let roles: Vec<Role> = uses
         .tools
@@ -211,11 +216,17 @@ fn command(words: &[String]) -> StepKind {
         .iter()
         .any(|r| matches!(r, Role::Tests(_) | Role::Suite))
     {
-        return StepKind::Check(CheckKind::Test);
+        Some(StepKind::Check(CheckKind::Test))
+    } else if roles.contains(&Role::Quality) {
+        Some(StepKind::Check(CheckKind::Quality))
+    } else {
+        None
     }
-    if roles.contains(&Role::Quality) {
-        return StepKind::Check(CheckKind::Quality);
-    }
+}
+
+/// What a command is by its program and subcommand: installs, the runners ralph knows only by
+/// what they do, package scripts and task targets by their names.
+fn by_program(words: &[String]) -> StepKind {
     let Some((name, args)) = program(words) else {
         return StepKind::Other;
     };
@@ -235,35 +246,23 @@ fn command(words: &[String]) -> StepKind {
                 "install" | "download" | "sync" | "update" | "upgrade" | "create" | "env" => {
                     StepKind::Setup
                 }
-                "exec" if name == "bundle" => StepKind::Other,
                 _ => StepKind::Other,
             }
         }
-        "uv" => match sub {
-            "sync" | "pip" | "add" | "tool" | "python" | "venv" | "lock" => StepKind::Setup,
-            _ => StepKind::Other,
-        },
-        "poetry" | "pdm" => match sub {
-            "install" | "sync" | "add" | "lock" | "update" => StepKind::Setup,
-            _ => StepKind::Other,
-        },
-        "hatch" => match sub {
-            "env" => StepKind::Setup,
-            "test" => test,
-            "fmt" => quality,
+        "uv" | "poetry" | "pdm" | "hatch" => match sub {
+            "sync" | "pip" | "add" | "tool" | "python" | "venv" | "lock" | "install" | "update"
+            | "env" => StepKind::Setup,
             _ => StepKind::Other,
         },
         "npm" | "pnpm" | "yarn" | "bun" => node(&name, sub, &args),
         "cargo" => match sub {
             "install" | "fetch" | "binstall" => StepKind::Setup,
-            "test" | "nextest" | "llvm-cov" | "tarpaulin" => test,
-            "clippy" | "fmt" | "check" | "build" | "doc" | "deny" | "audit" => quality,
+            "llvm-cov" | "tarpaulin" => test,
+            "deny" | "audit" => quality,
             _ => StepKind::Other,
         },
         "go" => match sub {
             "install" | "get" | "mod" | "download" => StepKind::Setup,
-            "test" => test,
-            "vet" | "build" | "fmt" => quality,
             _ => StepKind::Other,
         },
         "make" | "just" | "task" | "meson" | "ninja" => {
