@@ -357,6 +357,71 @@ fn model_checks(f: &mut Findings, settings: &Settings) {
     }
 }
 
+/// The line of one check: what it runs and why, and what it needs that is not here — its
+/// program, else (`python -m X`) its module — as a failure for a check `[checks]` names, a
+/// warning for a detected one.
+async fn check_line(
+    f: &mut Findings,
+    settings: &Settings,
+    plan: &crate::checks::CheckPlan,
+    c: &crate::checks::CheckSpec,
+) {
+    let reason = if c.reason.is_empty() {
+        format!("from {}", plan.source)
+    } else {
+        c.reason.clone()
+    };
+    let why = match &c.advisory {
+        Some(advisory) => format!("{reason}; advisory, never a reason to reject: {advisory}"),
+        None => reason,
+    };
+    let module = match crate::checks::python::module_run(&c.command) {
+        Some((python, m)) if !importable(&python, &m, &settings.root, &plan.env).await => Some(m),
+        _ => None,
+    };
+    let missing = match (&c.program, module) {
+        (Some(p), _) if !on_path(p) && !settings.root.join(p).exists() => Some((
+            format!("`{p}` is not installed"),
+            if c.configured {
+                format!("install `{p}`, or change `{}` under [checks]", c.name)
+            } else {
+                format!(
+                    "install `{p}`, or name the project's own command under [checks] (an unavailable check verifies nothing)"
+                )
+            },
+        )),
+        (_, Some(m)) => Some((
+            format!("the module `{m}` is not installed for it"),
+            format!(
+                "install `{m}` into the interpreter the check runs (or the project's environment), or name the project's own command under [checks]"
+            ),
+        )),
+        _ => None,
+    };
+    match missing {
+        Some((what, hint)) => {
+            let status = if c.configured {
+                Status::Fail
+            } else {
+                Status::Warn
+            };
+            f.add(
+                "checks",
+                &c.name,
+                status,
+                format!("`{}` ({why}): {what}", c.command),
+            );
+            f.hint(hint);
+        }
+        None => f.add(
+            "checks",
+            &c.name,
+            Status::Ok,
+            format!("`{}` ({why})", c.command),
+        ),
+    }
+}
+
 async fn check_checks(f: &mut Findings, settings: &Settings) {
     let plan = detect(&settings.root, &settings.config.checks);
     if plan.checks.is_empty() {
@@ -372,67 +437,8 @@ async fn check_checks(f: &mut Findings, settings: &Settings) {
         ));
         return;
     }
-    let why = |c: &crate::checks::CheckSpec| {
-        let reason = if c.reason.is_empty() {
-            format!("from {}", plan.source)
-        } else {
-            c.reason.clone()
-        };
-        match &c.advisory {
-            Some(advisory) => format!("{reason}; advisory, never a reason to reject: {advisory}"),
-            None => reason,
-        }
-    };
     for c in &plan.checks {
-        // `python -m pytest` needs the module as well as the interpreter.
-        let module = match crate::checks::python::module_run(&c.command) {
-            Some((python, m)) if !importable(&python, &m, &settings.root, &plan.env).await => {
-                Some(m)
-            }
-            _ => None,
-        };
-        // What the check needs and is not here: its program, else its module.
-        let missing = match (&c.program, module) {
-            (Some(p), _) if !on_path(p) && !settings.root.join(p).exists() => Some((
-                format!("`{p}` is not installed"),
-                if c.configured {
-                    format!("install `{p}`, or change `{}` under [checks]", c.name)
-                } else {
-                    format!(
-                        "install `{p}`, or name the project's own command under [checks] (an unavailable check verifies nothing)"
-                    )
-                },
-            )),
-            (_, Some(m)) => Some((
-                format!("the module `{m}` is not installed for it"),
-                format!(
-                    "install `{m}` into the interpreter the check runs (or the project's environment), or name the project's own command under [checks]"
-                ),
-            )),
-            _ => None,
-        };
-        match missing {
-            Some((what, hint)) => {
-                let status = if c.configured {
-                    Status::Fail
-                } else {
-                    Status::Warn
-                };
-                f.add(
-                    "checks",
-                    &c.name,
-                    status,
-                    format!("`{}` ({}): {what}", c.command, why(c)),
-                );
-                f.hint(hint);
-            }
-            None => f.add(
-                "checks",
-                &c.name,
-                Status::Ok,
-                format!("`{}` ({})", c.command, why(c)),
-            ),
-        }
+        check_line(f, settings, &plan, c).await;
     }
     if plan.require_test
         && !plan
