@@ -8,7 +8,6 @@ use super::{AgentCall, AgentError, AgentReply, Backend, Usage};
 use crate::secret::Secret;
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use std::time::Instant;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 const API_VERSION: &str = "2023-06-01";
@@ -35,17 +34,12 @@ impl AnthropicBackend {
             message: "backend = \"anthropic\" needs `model` (e.g. \"claude-sonnet-4-5\")".into(),
         })?;
         let var = key_env.unwrap_or_else(|| crate::env::ANTHROPIC_API_KEY.into());
-        let key = crate::env::get(&var)
-            .filter(|k| !k.trim().is_empty())
-            .ok_or_else(|| AgentError::Config {
-                message: format!("backend = \"anthropic\" needs an API key in {var}"),
-            })?;
+        let key = http::api_key(&var).ok_or_else(|| AgentError::Config {
+            message: format!("backend = \"anthropic\" needs an API key in {var}"),
+        })?;
         Ok(AnthropicBackend {
-            base_url: base_url
-                .unwrap_or_else(|| DEFAULT_BASE_URL.into())
-                .trim_end_matches('/')
-                .to_owned(),
-            key: Secret::new(key.trim()),
+            base_url: http::base_url(base_url, DEFAULT_BASE_URL),
+            key,
             model,
             max_tokens: max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             temperature,
@@ -66,21 +60,29 @@ impl AnthropicBackend {
     }
 }
 
+/// Every input token a `usage` object counts: new, written to the cache and read from it.
+fn input_tokens(usage: Option<&Value>) -> u64 {
+    let n = |k: &str| {
+        usage
+            .and_then(|u| u.get(k))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    n("input_tokens") + n("cache_creation_input_tokens") + n("cache_read_input_tokens")
+}
+
 /// Folds one streamed event into the answer so far.
 pub fn apply_event(event: &SseEvent, c: &mut Collected) -> Result<(), String> {
     let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
         return Ok(());
     };
-    let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
     match data.get("type").and_then(Value::as_str) {
         Some("message_start") => {
             c.id = data
                 .pointer("/message/id")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
-            c.usage.input_tokens += n(data.pointer("/message/usage/input_tokens"))
-                + n(data.pointer("/message/usage/cache_creation_input_tokens"))
-                + n(data.pointer("/message/usage/cache_read_input_tokens"));
+            c.usage.input_tokens += input_tokens(data.pointer("/message/usage"));
         }
         Some("content_block_delta") => {
             if let Some(t) = data.pointer("/delta/text").and_then(Value::as_str) {
@@ -120,9 +122,7 @@ pub fn parse_message(body: &Value) -> Collected {
         .unwrap_or_default();
     let n = |p: &str| body.pointer(p).and_then(Value::as_u64).unwrap_or(0);
     let usage = Usage {
-        input_tokens: n("/usage/input_tokens")
-            + n("/usage/cache_creation_input_tokens")
-            + n("/usage/cache_read_input_tokens"),
+        input_tokens: input_tokens(body.get("usage")),
         cached_input_tokens: 0,
         output_tokens: n("/usage/output_tokens"),
         cost_usd: None,
@@ -138,36 +138,15 @@ impl Backend for AnthropicBackend {
     }
 
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
-        let started = Instant::now();
-        let name = self.describe();
-        if let Some(sink) = &call.activity {
-            sink.report(&format!("waiting for {name}"));
-        }
         let url = format!("{}/v1/messages", self.base_url);
         let body = self.body(&call.prompt);
-        let resp = http::send(&name, call.timeout, || {
+        let request = || {
             http::client()
                 .post(&url)
                 .header("x-api-key", self.key.expose())
                 .header("anthropic-version", API_VERSION)
                 .json(&body)
-        })
-        .await?;
-        let c = http::collect(
-            &name,
-            resp,
-            call.timeout,
-            apply_event,
-            parse_message,
-            call.activity.as_ref(),
-        )
-        .await?;
-        Ok(AgentReply {
-            text: c.text,
-            usage: c.usage,
-            duration: started.elapsed(),
-            session_id: c.id,
-            ..AgentReply::default()
-        })
+        };
+        http::ask(&self.describe(), call, request, apply_event, parse_message).await
     }
 }

@@ -10,53 +10,37 @@
 //! them, which writes a worktree into the user's repository): read-only roles get Read, Glob and
 //! Grep; the implementer adds Edit, Write and Bash, with edits accepted.
 
-use super::subprocess::{call_cli, CliError, Parsed};
-use super::{AgentCall, AgentError, AgentReply, Backend, Role, Usage};
-use async_trait::async_trait;
+use super::cli::{endpoint_of, jsonl_events, AgentCli, CliBackend, CliError, Transcript};
+use super::{Role, Usage};
 use serde::Deserialize;
 use serde_json::Value;
+use std::path::Path;
 
 /// Tools for roles that only read the repository.
 pub const READ_ONLY_TOOLS: &str = "Read,Glob,Grep";
 /// Tools for the implementer.
 pub const EDIT_TOOLS: &str = "Read,Glob,Grep,Edit,Write,Bash";
 
-pub struct ClaudeBackend {
-    program: String,
-    /// Leading arguments of `command` (`["npx", "-y", "@anthropic-ai/claude-code"]` → the
-    /// last two).
-    leading: Vec<String>,
-    /// `args`, appended to ralph's.
-    extra: Vec<String>,
-    model: Option<String>,
-}
+/// Claude Code, as an [`AgentCli`].
+pub struct Claude;
 
-impl ClaudeBackend {
-    /// `command` is the program and its leading arguments (empty: `program`).
-    pub fn new(
-        program: String,
-        command: &[String],
-        extra: &[String],
-        model: Option<String>,
-    ) -> ClaudeBackend {
-        let (program, leading) = match command.split_first() {
-            Some((p, rest)) => (p.clone(), rest.to_vec()),
-            None => (program, Vec::new()),
-        };
-        ClaudeBackend {
-            program,
-            leading,
-            extra: extra.to_vec(),
-            model,
-        }
-    }
+/// The `claude` backend.
+pub type ClaudeBackend = CliBackend<Claude>;
 
-    /// The arguments for a role.
-    pub fn args(&self, role: Role) -> Vec<String> {
-        let mut args = self.leading.clone();
-        args.extend(["-p", "--output-format", "stream-json", "--verbose"].map(String::from));
-        if let Some(m) = &self.model {
-            args.extend(["--model".into(), m.clone()]);
+impl AgentCli for Claude {
+    const NAME: &'static str = "claude";
+    const REPORTS_COST: bool = true;
+    /// In the sandbox its telemetry, bootstrap and event calls would be refused on every call:
+    /// off, unless the user says otherwise.
+    const SANDBOX_ENV: &'static [(&'static str, &'static str)] =
+        &[("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")];
+
+    fn args(role: Role, model: Option<&str>, extra: &[String]) -> Vec<String> {
+        let mut args = ["-p", "--output-format", "stream-json", "--verbose"]
+            .map(String::from)
+            .to_vec();
+        if let Some(m) = model {
+            args.extend(["--model".into(), m.to_owned()]);
         }
         let tools = if role.edits() {
             EDIT_TOOLS
@@ -73,24 +57,48 @@ impl ClaudeBackend {
         if role.edits() {
             args.extend(["--permission-mode".into(), "acceptEdits".into()]);
         }
-        args.extend(self.extra.iter().cloned());
+        args.extend(extra.iter().cloned());
         args
     }
-}
 
-/// What a stream-json transcript says.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Transcript {
-    /// The final answer: the `result` text, else the assistant's text.
-    pub text: String,
-    /// Names of the tools used, in order.
-    pub tools_used: Vec<String>,
-    pub usage: Usage,
-    pub session_id: Option<String>,
-    /// Lines that were not JSON (warnings printed by the CLI, a cut in the middle).
-    pub skipped_lines: usize,
-    /// The CLI's own retries of the model API (`api_retry` events), as warnings.
-    pub warnings: Vec<String>,
+    fn parse(stdout: &str) -> Result<Transcript, CliError> {
+        parse_stream(stdout)
+    }
+
+    fn activity(line: &str, workdir: &str) -> Option<String> {
+        crate::progress::activity::claude(line, workdir)
+    }
+
+    fn own_env(_home: Option<&Path>) -> Vec<String> {
+        [
+            "ANTHROPIC_*",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_*",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+            "DISABLE_*",
+            "MAX_THINKING_TOKENS",
+            "API_TIMEOUT_MS",
+            "BASH_DEFAULT_TIMEOUT_MS",
+            "BASH_MAX_TIMEOUT_MS",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    /// `ANTHROPIC_BASE_URL`, else Anthropic's API and the hosts its login is refreshed at.
+    fn endpoints(_home: Option<&Path>) -> Vec<String> {
+        match endpoint_of(crate::env::non_empty("ANTHROPIC_BASE_URL")) {
+            Some(own) => vec![own],
+            None => [
+                "api.anthropic.com",
+                "platform.claude.com",
+                "console.anthropic.com",
+            ]
+            .map(String::from)
+            .to_vec(),
+        }
+    }
 }
 
 /// One line of Claude Code's `stream-json` output: the events ralph reads, typed; every other
@@ -185,22 +193,14 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
     let mut assistant_text: Vec<String> = Vec::new();
     let mut tools_used = Vec::new();
     let mut session_id = None;
-    let mut skipped_lines = 0;
     let mut warnings = Vec::new();
     let mut result: Option<Box<ResultEvent>> = None;
-    for line in stdout.lines() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Ok(Line {
-            session_id: id,
-            event,
-        }) = serde_json::from_str::<Line>(line)
-        else {
-            skipped_lines += 1;
-            continue;
-        };
+    let (lines, skipped_lines) = jsonl_events::<Line>(stdout);
+    for Line {
+        session_id: id,
+        event,
+    } in lines
+    {
         if id.is_some() {
             session_id = id;
         }
@@ -309,46 +309,10 @@ fn usage_of(result: &ResultEvent) -> Usage {
     }
 }
 
-#[async_trait]
-impl Backend for ClaudeBackend {
-    fn describe(&self) -> String {
-        match &self.model {
-            Some(m) => format!("claude ({m})"),
-            None => "claude".into(),
-        }
-    }
-
-    fn reports_cost(&self) -> bool {
-        true
-    }
-
-    async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
-        let args = self.args(call.role);
-        call_cli(
-            &self.describe(),
-            "claude",
-            &self.program,
-            &args,
-            call,
-            crate::progress::activity::claude,
-            |stdout| {
-            let t = parse_stream(stdout)?;
-            tracing::debug!(tools = ?t.tools_used, skipped = t.skipped_lines, "claude transcript");
-            Ok(Parsed {
-                text: t.text,
-                usage: t.usage,
-                session_id: t.session_id,
-                tools_used: t.tools_used,
-                warnings: t.warnings,
-            })
-        })
-        .await
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::cli::real_transcript;
 
     #[test]
     fn a_recorded_transcript_yields_text_tools_usage_and_cost() {
@@ -424,66 +388,38 @@ not json
         assert!(!imp.contains("MultiEdit"), "gone from Claude Code 2");
     }
 
-    #[test]
-    fn command_and_args_frame_ralphs_arguments() {
-        let command = [
-            "npx".to_owned(),
-            "-y".into(),
-            "@anthropic-ai/claude-code".into(),
-        ];
-        let b = ClaudeBackend::new(
-            "claude".into(),
-            &command,
-            &["--max-turns".into(), "30".into()],
-            None,
-        );
-        assert_eq!(b.program, "npx");
-        let args = b.args(Role::Verify);
-        assert_eq!(&args[..3], ["-y", "@anthropic-ai/claude-code", "-p"]);
-        assert_eq!(&args[args.len() - 2..], ["--max-turns", "30"]);
-    }
-
-    /// Real transcripts of Claude Code 2.1.330 against a local model server
-    /// (tests/fixtures/agents/real/README.md says how each was made).
-    fn real(name: &str) -> String {
-        std::fs::read_to_string(format!(
-            "{}/tests/fixtures/agents/real/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap()
-    }
-
+    /// Real transcripts of Claude Code 2.1.330 against a local model server.
     #[test]
     fn real_transcripts_parse() {
-        let t = parse_stream(&real("claude_propose.jsonl")).unwrap();
+        let t = parse_stream(&real_transcript("claude_propose.jsonl")).unwrap();
         assert!(t.text.contains("```json"));
         assert_eq!((t.usage.input_tokens, t.usage.output_tokens), (120, 42));
         assert_eq!(t.usage.cost_usd, Some(0.00066));
-        let t = parse_stream(&real("claude_implement.jsonl")).unwrap();
+        let t = parse_stream(&real_transcript("claude_implement.jsonl")).unwrap();
         assert_eq!(t.tools_used, ["Write"]);
         assert_eq!(t.text, "Done. I wrote hello.txt.");
-        let t = parse_stream(&real("claude_readonly_denied.jsonl")).unwrap();
+        let t = parse_stream(&real_transcript("claude_readonly_denied.jsonl")).unwrap();
         assert_eq!(
             t.tools_used,
             ["EnterWorktree", "Write", "Bash"],
             "asked for, refused"
         );
-        let t = parse_stream(&real("claude_500_then_ok.jsonl")).unwrap();
+        let t = parse_stream(&real_transcript("claude_500_then_ok.jsonl")).unwrap();
         assert_eq!(
             t.warnings,
             ["the model API failed (server_error, status 500): retry 1 of 10"]
         );
-        let e = parse_stream(&real("claude_401_no_retry.jsonl")).unwrap_err();
+        let e = parse_stream(&real_transcript("claude_401_no_retry.jsonl")).unwrap_err();
         assert_eq!(
             e,
             CliError::reported("Invalid API key · Fix external API key", Some(401))
         );
-        let e = parse_stream(&real("claude_400.jsonl")).unwrap_err();
+        let e = parse_stream(&real_transcript("claude_400.jsonl")).unwrap_err();
         assert_eq!(
             e,
             CliError::reported("API Error: 400 messages: field required", Some(400))
         );
-        let e = parse_stream(&real("claude_529_exhausted.jsonl")).unwrap_err();
+        let e = parse_stream(&real_transcript("claude_529_exhausted.jsonl")).unwrap_err();
         assert_eq!(e.status, Some(529));
     }
 

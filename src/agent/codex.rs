@@ -6,46 +6,27 @@
 //! kept as a warning; the call fails on `turn.failed`, or when no agent message arrived. Bots and
 //! the arbiter run in a read-only sandbox, the implementer in a workspace-write one.
 
-use super::subprocess::{call_cli, CliError, Parsed};
-use super::{AgentCall, AgentError, AgentReply, Backend, Role, Usage};
-use async_trait::async_trait;
+use super::cli::{endpoint_of, jsonl_events, AgentCli, CliBackend, CliError, Transcript};
+use super::{Role, Usage};
 use serde::Deserialize;
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 
-pub struct CodexBackend {
-    program: String,
-    /// Leading arguments of `command`.
-    leading: Vec<String>,
-    /// `args`, appended to ralph's (before the `-` that reads the prompt).
-    extra: Vec<String>,
-    model: Option<String>,
-}
+/// Codex, as an [`AgentCli`].
+pub struct Codex;
 
-impl CodexBackend {
-    /// `command` is the program and its leading arguments (empty: `program`).
-    pub fn new(
-        program: String,
-        command: &[String],
-        extra: &[String],
-        model: Option<String>,
-    ) -> CodexBackend {
-        let (program, leading) = match command.split_first() {
-            Some((p, rest)) => (p.clone(), rest.to_vec()),
-            None => (program, Vec::new()),
-        };
-        CodexBackend {
-            program,
-            leading,
-            extra: extra.to_vec(),
-            model,
-        }
-    }
+/// The `codex` backend.
+pub type CodexBackend = CliBackend<Codex>;
 
-    pub fn args(&self, role: Role) -> Vec<String> {
-        let mut args = self.leading.clone();
-        args.extend(["exec".into(), "--json".into()]);
-        if let Some(m) = &self.model {
-            args.extend(["-m".into(), m.clone()]);
+impl AgentCli for Codex {
+    const NAME: &'static str = "codex";
+    const REPORTS_COST: bool = false;
+
+    /// `args` go before the `-` that reads the prompt.
+    fn args(role: Role, model: Option<&str>, extra: &[String]) -> Vec<String> {
+        let mut args: Vec<String> = vec!["exec".into(), "--json".into()];
+        if let Some(m) = model {
+            args.extend(["-m".into(), m.to_owned()]);
         }
         let sandbox = if role.edits() {
             "workspace-write"
@@ -63,24 +44,84 @@ impl CodexBackend {
             "-c".into(),
             "analytics.enabled=false".into(),
         ]);
-        args.extend(self.extra.iter().cloned());
+        args.extend(extra.iter().cloned());
         // The prompt comes from stdin.
         args.push("-".into());
         args
     }
+
+    fn parse(stdout: &str) -> Result<Transcript, CliError> {
+        parse_stream(stdout)
+    }
+
+    fn activity(line: &str, workdir: &str) -> Option<String> {
+        crate::progress::activity::codex(line, workdir)
+    }
+
+    /// Its own variables, and the `env_key` (and `env_http_headers` variables) of every model
+    /// provider its `config.toml` names.
+    fn own_env(home: Option<&Path>) -> Vec<String> {
+        let mut out: Vec<String> = ["OPENAI_*", "OPENAI_API_KEY", "CODEX_*", "RUST_LOG"]
+            .map(String::from)
+            .to_vec();
+        out.extend(provider_keys(home));
+        out
+    }
+
+    /// The provider its `config.toml` names (or `OPENAI_BASE_URL`), else OpenAI's API and, for
+    /// a ChatGPT login, ChatGPT and its auth host.
+    fn endpoints(home: Option<&Path>) -> Vec<String> {
+        let configured = config(home).and_then(|c| {
+            let name = c.get("model_provider")?.as_str()?.to_owned();
+            let url = c
+                .get("model_providers")?
+                .get(&name)?
+                .get("base_url")?
+                .as_str()?;
+            Some(url.to_owned())
+        });
+        match endpoint_of(configured)
+            .or_else(|| endpoint_of(crate::env::non_empty("OPENAI_BASE_URL")))
+        {
+            Some(own) => vec![own],
+            None => ["api.openai.com", "chatgpt.com", "auth.openai.com"]
+                .map(String::from)
+                .to_vec(),
+        }
+    }
 }
 
-/// What a Codex JSONL transcript says.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Transcript {
-    /// The agent messages, joined by blank lines (the last carries the answer).
-    pub text: String,
-    /// The kinds of work items seen (`command_execution`, `file_change`, …), in order.
-    pub items: Vec<String>,
-    pub usage: Usage,
-    pub thread_id: Option<String>,
-    /// The `error` events that did not end the turn (stream retries).
-    pub warnings: Vec<String>,
+/// Codex's `config.toml`, parsed, when there is one.
+fn config(home: Option<&Path>) -> Option<toml::Table> {
+    let dir = crate::env::non_empty("CODEX_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.map(|h| h.join(".codex")))?;
+    crate::fsutil::read_regular_text(&dir.join("config.toml"), 1 << 20)
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// The variables Codex's `config.toml` names for its model providers' keys and headers.
+fn provider_keys(home: Option<&Path>) -> Vec<String> {
+    let Some(config) = config(home) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let providers = config.get("model_providers").and_then(|p| p.as_table());
+    for provider in providers.into_iter().flat_map(|t| t.values()) {
+        if let Some(key) = provider.get("env_key").and_then(|k| k.as_str()) {
+            out.push(key.to_owned());
+        }
+        let headers = provider.get("env_http_headers").and_then(|h| h.as_table());
+        out.extend(
+            headers
+                .into_iter()
+                .flat_map(|h| h.values())
+                .filter_map(|v| v.as_str().map(str::to_owned)),
+        );
+    }
+    out
 }
 
 /// A Codex error message made readable: the raw JSON body of an API error becomes its
@@ -162,10 +203,8 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
     let mut usage = Usage::default();
     let mut thread_id = None;
     let mut completed = false;
-    for line in stdout.lines() {
-        let Ok(event) = serde_json::from_str::<Event>(line.trim()) else {
-            continue;
-        };
+    let (events, skipped_lines) = jsonl_events::<Event>(stdout);
+    for event in events {
         match event {
             Event::ThreadStarted { thread_id: id } => thread_id = id,
             Event::ItemCompleted { item } => match item.kind.or(item.item_type).as_deref() {
@@ -206,59 +245,27 @@ pub fn parse_stream(stdout: &str) -> Result<Transcript, CliError> {
     }
     Ok(Transcript {
         text: messages.join("\n\n"),
-        items,
         usage,
-        thread_id,
+        session_id: thread_id,
+        tools_used: items,
+        skipped_lines,
         warnings,
     })
-}
-
-#[async_trait]
-impl Backend for CodexBackend {
-    fn describe(&self) -> String {
-        match &self.model {
-            Some(m) => format!("codex ({m})"),
-            None => "codex".into(),
-        }
-    }
-
-    async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
-        let args = self.args(call.role);
-        call_cli(
-            &self.describe(),
-            "codex",
-            &self.program,
-            &args,
-            call,
-            crate::progress::activity::codex,
-            |stdout| {
-                let t = parse_stream(stdout)?;
-                tracing::debug!(items = ?t.items, "codex transcript");
-                Ok(Parsed {
-                    text: t.text,
-                    usage: t.usage,
-                    session_id: t.thread_id,
-                    tools_used: t.items,
-                    warnings: t.warnings,
-                })
-            },
-        )
-        .await
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::cli::real_transcript;
 
     #[test]
     fn a_recorded_transcript_yields_the_message_and_usage() {
         let t = parse_stream(include_str!("../../tests/fixtures/agents/codex_exec.jsonl")).unwrap();
         assert_eq!(
-            t.thread_id.as_deref(),
+            t.session_id.as_deref(),
             Some("0199a213-81c0-7800-8aa1-bbab2a035a53")
         );
-        assert_eq!(t.items, ["reasoning", "command_execution"]);
+        assert_eq!(t.tools_used, ["reasoning", "command_execution"]);
         assert!(t.text.ends_with("```"), "{}", t.text);
         assert!(t.text.contains("\"approach_summary\""));
         assert_eq!(t.usage.input_tokens, 24_763);
@@ -286,33 +293,24 @@ mod tests {
         assert_eq!(parse_stream(s).unwrap().text, "old format");
     }
 
-    /// Real transcripts of Codex 0.169.0 against a local model server
-    /// (tests/fixtures/agents/real/README.md says how each was made).
-    fn real(name: &str) -> String {
-        std::fs::read_to_string(format!(
-            "{}/tests/fixtures/agents/real/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap()
-    }
-
+    /// Real transcripts of Codex 0.169.0 against a local model server.
     #[test]
     fn real_transcripts_parse() {
-        let t = parse_stream(&real("codex_propose.jsonl")).unwrap();
+        let t = parse_stream(&real_transcript("codex_propose.jsonl")).unwrap();
         assert!(t.text.contains("```json"));
-        let t = parse_stream(&real("codex_implement.jsonl")).unwrap();
-        assert_eq!(t.items, ["command_execution"]);
+        let t = parse_stream(&real_transcript("codex_implement.jsonl")).unwrap();
+        assert_eq!(t.tools_used, ["command_execution"]);
         assert_eq!(
             (t.usage.input_tokens, t.usage.cached_input_tokens),
             (2000, 400)
         );
-        let t = parse_stream(&real("codex_5xx_then_ok.jsonl")).unwrap();
+        let t = parse_stream(&real_transcript("codex_5xx_then_ok.jsonl")).unwrap();
         assert_eq!(t.warnings.len(), 1, "a reconnect is not fatal");
         assert!(t.warnings[0].starts_with("Reconnecting... 1/5"));
-        let e = parse_stream(&real("codex_401.jsonl")).unwrap_err();
+        let e = parse_stream(&real_transcript("codex_401.jsonl")).unwrap_err();
         assert_eq!(e.status, Some(401));
         assert!(e.message.contains("Incorrect API key provided"), "{e:?}");
-        let e = parse_stream(&real("codex_400.jsonl")).unwrap_err();
+        let e = parse_stream(&real_transcript("codex_400.jsonl")).unwrap_err();
         assert_eq!(
             e.message,
             "invalid_request_error: Invalid value for 'model'"

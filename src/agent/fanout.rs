@@ -67,51 +67,7 @@ pub async fn gather(
             // The semaphore is never closed, so acquiring only waits.
             let _permit = permits.acquire_owned().await.ok();
             view.activity("asked");
-            let started = Instant::now();
-            let ctx = AnswerContext {
-                requirement_ids: ids,
-                ..AnswerContext::default()
-            };
-            let result = ask::<Proposal>(task.backend.as_ref(), &task.call, &ctx).await;
-            let duration = started.elapsed();
-            drop(view);
-            let outcome = match result {
-                Ok(asked) => {
-                    progress.note(&format!(
-                        "  ✓ {}: proposal in {}{}",
-                        task.bot_id,
-                        crate::progress::elapsed(duration),
-                        if asked.repaired {
-                            " (after a repair)"
-                        } else {
-                            ""
-                        }
-                    ));
-                    BotOutcome::Proposal {
-                        asked: Box::new(asked),
-                        submitted_at: Utc::now(),
-                    }
-                }
-                Err(e) => {
-                    progress.note(&format!(
-                        "  ✗ {}: skipped ({}) after {}",
-                        task.bot_id,
-                        e.kind(),
-                        crate::progress::elapsed(duration)
-                    ));
-                    BotOutcome::Skipped {
-                        reason: e.kind(),
-                        detail: e.to_string(),
-                    }
-                }
-            };
-            let result = BotResult {
-                bot_id: task.bot_id,
-                backend: task.backend.describe(),
-                outcome,
-                duration,
-            };
-            (index, result)
+            (index, propose(task, ids, view, &progress).await)
         });
     }
     let mut slots: Vec<Option<BotResult>> = (0..count).map(|_| None).collect();
@@ -123,4 +79,58 @@ pub async fn gather(
         }
     }
     slots.into_iter().flatten().collect()
+}
+
+/// One bot's proposal, asked now; `view` is its live line, gone when the answer (or the
+/// failure) is in, which then gets a line of its own.
+async fn propose(
+    task: BotTask,
+    requirement_ids: BTreeSet<String>,
+    view: crate::progress::Task,
+    progress: &Progress,
+) -> BotResult {
+    let started = Instant::now();
+    let ctx = AnswerContext {
+        requirement_ids,
+        ..AnswerContext::default()
+    };
+    let result = ask::<Proposal>(task.backend.as_ref(), &task.call, &ctx).await;
+    let duration = started.elapsed();
+    drop(view);
+    let outcome = match result {
+        Ok(asked) => {
+            progress.note(&format!(
+                "  ✓ {}: proposal in {}{}",
+                task.bot_id,
+                crate::progress::elapsed(duration),
+                if asked.repaired {
+                    " (after a repair)"
+                } else {
+                    ""
+                }
+            ));
+            BotOutcome::Proposal {
+                asked: Box::new(asked),
+                submitted_at: Utc::now(),
+            }
+        }
+        Err(e) => {
+            progress.note(&format!(
+                "  ✗ {}: skipped ({}) after {}",
+                task.bot_id,
+                e.kind(),
+                crate::progress::elapsed(duration)
+            ));
+            BotOutcome::Skipped {
+                reason: e.kind(),
+                detail: e.to_string(),
+            }
+        }
+    };
+    BotResult {
+        bot_id: task.bot_id,
+        backend: task.backend.describe(),
+        outcome,
+        duration,
+    }
 }

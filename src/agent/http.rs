@@ -1,12 +1,13 @@
-//! What the HTTP backends share: one reqwest client (rustls with ring), retries with backoff
-//! on 429 (honouring `retry-after`), 5xx/529 and connection errors, errors sorted into
-//! [`AgentError`]s, and a server-sent-events reader for streamed answers.
+//! What the HTTP backends share: their settings read alike (the base URL, the key from the
+//! environment), one reqwest client (rustls with ring), retries with backoff on 429 (honouring
+//! `retry-after`), 5xx/529 and connection errors, errors sorted into [`AgentError`]s, a
+//! server-sent-events reader for streamed answers, and one call from request to reply.
 
-use super::{AgentError, Usage};
+use super::{AgentCall, AgentError, AgentReply, Usage};
 use crate::retry::Attempt;
-use crate::secret::redact;
+use crate::secret::{redact, Secret};
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Attempts per call, the first included.
 const MAX_ATTEMPTS: u32 = 4;
@@ -14,6 +15,53 @@ const BASE_DELAY: Duration = Duration::from_secs(1);
 const MAX_DELAY: Duration = Duration::from_secs(30);
 /// The longest `retry-after` ralph waits for.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+
+/// The configured `base_url`, else `default`, without a trailing `/`.
+pub fn base_url(configured: Option<String>, default: &str) -> String {
+    configured
+        .unwrap_or_else(|| default.into())
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+/// The API key in the variable `var`, when it holds one (surrounding white space dropped).
+pub fn api_key(var: &str) -> Option<Secret> {
+    crate::env::get(var)
+        .filter(|k| !k.trim().is_empty())
+        .map(|k| Secret::new(k.trim()))
+}
+
+/// One call to an HTTP API `name`: the request `build` makes (once per attempt) sent with
+/// retries, its answer read as [`collect`] reads it, and the live view told whom it waits for.
+pub async fn ask(
+    name: &str,
+    call: &AgentCall,
+    build: impl Fn() -> reqwest::RequestBuilder,
+    apply: impl FnMut(&SseEvent, &mut Collected) -> Result<(), String>,
+    plain: impl FnOnce(&serde_json::Value) -> Collected,
+) -> Result<AgentReply, AgentError> {
+    let started = Instant::now();
+    if let Some(sink) = &call.activity {
+        sink.report(&format!("waiting for {name}"));
+    }
+    let resp = send(name, call.timeout, build).await?;
+    let c = collect(
+        name,
+        resp,
+        call.timeout,
+        apply,
+        plain,
+        call.activity.as_ref(),
+    )
+    .await?;
+    Ok(AgentReply {
+        text: c.text,
+        usage: c.usage,
+        duration: started.elapsed(),
+        session_id: c.id,
+        ..AgentReply::default()
+    })
+}
 
 /// The shared client. Requests carry their own timeout (the call's).
 pub fn client() -> &'static reqwest::Client {
@@ -41,7 +89,7 @@ fn backoff(attempt: u32, retry_after: Option<Duration>) -> Duration {
 /// Sends a request built by `build` (once per attempt), retrying transient failures, and
 /// returns a 2xx response. `backend` names the API in errors; `timeout` bounds each attempt,
 /// body included.
-pub async fn send(
+async fn send(
     backend: &str,
     timeout: Duration,
     build: impl Fn() -> reqwest::RequestBuilder,
@@ -107,7 +155,7 @@ pub async fn send(
 
 /// The message of an API error body (`{"error": {"message": …}}` in both APIs), else the
 /// body's start.
-pub fn error_message(body: &str) -> String {
+fn error_message(body: &str) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
     let message = parsed.as_ref().and_then(|v| {
         v.pointer("/error/message")
@@ -170,7 +218,7 @@ impl SseReader {
 }
 
 /// Reads a whole response body as SSE events, chunk by chunk.
-pub async fn read_events(
+async fn read_events(
     backend: &str,
     mut resp: reqwest::Response,
     mut on_event: impl FnMut(SseEvent) -> Result<(), AgentError>,
@@ -213,7 +261,7 @@ pub struct Collected {
 
 /// Reads a 2xx response: as server-sent events folded by `apply` when it is a stream, else as
 /// one JSON document read by `plain`. The whole read is bounded by `timeout`.
-pub async fn collect(
+async fn collect(
     backend: &str,
     resp: reqwest::Response,
     timeout: Duration,
@@ -260,7 +308,7 @@ pub async fn collect(
 }
 
 /// Whether a response is a stream of events.
-pub fn is_event_stream(resp: &reqwest::Response) -> bool {
+fn is_event_stream(resp: &reqwest::Response) -> bool {
     resp.headers()
         .get(reqwest::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

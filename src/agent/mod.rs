@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod anthropic;
 pub mod claude;
+mod cli;
 pub mod codex;
 pub mod command;
 pub mod fanout;
@@ -17,8 +18,6 @@ pub mod protocol;
 pub mod replay;
 pub mod state;
 mod subprocess;
-pub use subprocess::endpoints as cli_endpoints;
-pub use subprocess::own_env as cli_env;
 
 use crate::config::{AgentConfig, BackendKind};
 use async_trait::async_trait;
@@ -217,6 +216,28 @@ pub fn cli_program(kind: BackendKind) -> String {
         _ => (crate::env::RALPH_CLAUDE_BIN, "claude"),
     };
     crate::env::get(var).unwrap_or_else(|| name.into())
+}
+
+/// The variables of ralph's environment the agent CLI `cli` (`claude`, `codex`) needs (names
+/// and globs): its own settings and API key, which no other agent, check or setup gets.
+pub fn cli_env(cli: &str, home: Option<&Path>) -> Vec<String> {
+    use cli::AgentCli;
+    match cli {
+        claude::Claude::NAME => claude::Claude::own_env(home),
+        codex::Codex::NAME => codex::Codex::own_env(home),
+        _ => Vec::new(),
+    }
+}
+
+/// Where the agent CLI `cli` calls its model: the sandbox lets it reach only that, and
+/// `[sandbox.network] agents_allow`.
+pub fn cli_endpoints(cli: &str, home: Option<&Path>) -> Vec<String> {
+    use cli::AgentCli;
+    match cli {
+        claude::Claude::NAME => claude::Claude::endpoints(home),
+        codex::Codex::NAME => codex::Codex::endpoints(home),
+        _ => Vec::new(),
+    }
 }
 
 /// An agent CLI a configuration runs: which backend, the program ralph starts, the npm package

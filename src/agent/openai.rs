@@ -9,7 +9,6 @@ use super::{AgentCall, AgentError, AgentReply, Backend, Usage};
 use crate::secret::Secret;
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use std::time::Instant;
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -35,9 +34,7 @@ impl OpenAiBackend {
         let var = key_env
             .clone()
             .unwrap_or_else(|| crate::env::OPENAI_API_KEY.into());
-        let key = crate::env::get(&var)
-            .filter(|k| !k.trim().is_empty())
-            .map(|k| Secret::new(k.trim()));
+        let key = http::api_key(&var);
         // The public API needs a key; a local server usually does not.
         if key.is_none() && (base_url.is_none() || key_env.is_some()) {
             return Err(AgentError::Config {
@@ -45,10 +42,7 @@ impl OpenAiBackend {
             });
         }
         Ok(OpenAiBackend {
-            base_url: base_url
-                .unwrap_or_else(|| DEFAULT_BASE_URL.into())
-                .trim_end_matches('/')
-                .to_owned(),
+            base_url: http::base_url(base_url, DEFAULT_BASE_URL),
             key,
             model,
             max_tokens,
@@ -130,36 +124,22 @@ impl Backend for OpenAiBackend {
     }
 
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
-        let started = Instant::now();
-        let name = self.describe();
-        if let Some(sink) = &call.activity {
-            sink.report(&format!("waiting for {name}"));
-        }
         let url = format!("{}/chat/completions", self.base_url);
         let body = self.body(&call.prompt);
-        let resp = http::send(&name, call.timeout, || {
+        let request = || {
             let req = http::client().post(&url).json(&body);
             match &self.key {
                 Some(k) => req.bearer_auth(k.expose()),
                 None => req,
             }
-        })
-        .await?;
-        let c = http::collect(
-            &name,
-            resp,
-            call.timeout,
+        };
+        http::ask(
+            &self.describe(),
+            call,
+            request,
             apply_chunk,
             parse_completion,
-            call.activity.as_ref(),
         )
-        .await?;
-        Ok(AgentReply {
-            text: c.text,
-            usage: c.usage,
-            duration: started.elapsed(),
-            session_id: c.id,
-            ..AgentReply::default()
-        })
+        .await
     }
 }

@@ -26,6 +26,14 @@ impl Facts {
     }
 }
 
+/// The roots the sandbox mounts its own, empty, in place of the host's (`--tmpfs`).
+const REPLACED: [&str; 2] = ["/tmp", "/var/tmp"];
+
+/// Whether `path` lies under a root the sandbox replaces: hidden inside unless bound again.
+pub fn under_replaced(path: &Path) -> bool {
+    REPLACED.iter().any(|r| path.starts_with(r))
+}
+
 /// Where the git metadata of a worktree lives, read from its `.git` file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GitLink {
@@ -117,7 +125,7 @@ pub fn args(plan: &Plan, facts: &Facts, program: &OsString, rest: &[OsString]) -
         // The gate's socket, and the forwarder where the sandbox's own /tmp would hide it.
         let inside = Path::new(super::egress::forward::SOCKET_INSIDE);
         mount(&mut out, "--bind", &e.socket, inside);
-        if super::sandbox::under_replaced(&e.forwarder) {
+        if under_replaced(&e.forwarder) {
             mount(&mut out, "--ro-bind", &e.forwarder, &e.forwarder);
         }
     }
@@ -249,7 +257,7 @@ fn places<'a>(out: &mut Vec<OsString>, plan: &'a Plan, facts: &Facts) -> Vec<&'a
     }
     for (copy, at) in &plan.private {
         // Under the sandbox's own /tmp, bwrap makes the place itself.
-        if facts.kind(at).is_some() || super::sandbox::under_replaced(at) {
+        if facts.kind(at).is_some() || under_replaced(at) {
             mount(out, "--bind", copy, at);
             writable.push(at);
         }

@@ -336,34 +336,75 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
     };
     let mut command = child_command(cmd, exe, args, confined.is_some());
     if let (Some(_), Some(port)) = (&gate, confined_proxy_port(&confined)) {
-        // Every way a program looks for a proxy leads to the forwarder; nothing is exempt.
-        let proxy = format!("http://127.0.0.1:{port}");
-        for var in [
-            "HTTP_PROXY",
-            "HTTPS_PROXY",
-            "ALL_PROXY",
-            "http_proxy",
-            "https_proxy",
-            "all_proxy",
-        ] {
-            command.env(var, &proxy);
-        }
-        for var in ["NO_PROXY", "no_proxy"] {
-            command.env_remove(var);
-        }
+        through_forwarder(&mut command, port);
     }
     let started = Instant::now();
     let mut child = spawn(&mut command, &program).await?;
     let mut guard = GroupGuard::new(child.id());
     tracing::debug!(command = %cmd.display(), pid = ?guard.pid, sandboxed = confined.is_some(), "started");
 
-    if let (Some(bytes), Some(mut stdin)) = (cmd.stdin.clone(), child.stdin.take()) {
+    feed_stdin(&mut child, cmd.stdin.clone());
+    let streams = capture_streams(&mut child, cmd);
+    let (status, timed_out) = wait_or_kill(&mut child, &guard, cmd.timeout)
+        .await
+        .map_err(|source| ProcessError::Wait {
+            program: program.clone(),
+            source,
+        })?;
+    // Whatever the child left behind in its group goes with it.
+    guard.release();
+    drop(gate);
+
+    let output = output_of(streams, status, timed_out, started).await;
+    tracing::debug!(
+        command = %cmd.display(),
+        code = ?output.code,
+        timed_out,
+        ms = output.duration.as_millis() as u64,
+        "finished"
+    );
+    Ok(output)
+}
+
+/// Points every way a program looks for a proxy at the forwarder on the loopback `port`;
+/// nothing is exempt.
+fn through_forwarder(command: &mut tokio::process::Command, port: u16) {
+    let proxy = format!("http://127.0.0.1:{port}");
+    for var in [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ] {
+        command.env(var, &proxy);
+    }
+    for var in ["NO_PROXY", "no_proxy"] {
+        command.env_remove(var);
+    }
+}
+
+/// Writes `input` to the child's stdin, then closes it, from a task of its own.
+fn feed_stdin(child: &mut tokio::process::Child, input: Option<Vec<u8>>) {
+    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
         tokio::spawn(async move {
             // A child that exits without reading its input closes the pipe: not our error.
             let _ = stdin.write_all(&bytes).await;
             let _ = stdin.shutdown().await;
         });
     }
+}
+
+/// The tasks reading a child's stdout and stderr.
+type Streams = (
+    tokio::task::JoinHandle<capture::Capture>,
+    tokio::task::JoinHandle<capture::Capture>,
+);
+
+/// Reads the child's stdout and stderr, each from a task of its own, up to `cmd`'s bound
+/// (stdout also line by line to `cmd`'s hook, when it has one).
+fn capture_streams(child: &mut tokio::process::Child, cmd: &Cmd) -> Streams {
     let out = tokio::spawn(capture(
         child.stdout.take().expect("stdout is piped"),
         cmd.max_output,
@@ -374,50 +415,52 @@ pub async fn run(cmd: &Cmd) -> Result<Output, ProcessError> {
         cmd.max_output,
         None,
     ));
+    (out, err)
+}
 
-    let mut timed_out = false;
-    let status = match tokio::time::timeout(cmd.timeout, child.wait()).await {
+/// Waits for the child for `timeout`; then SIGTERM to its group, [`KILL_GRACE`] more, and a
+/// kill. Returns its exit status and whether it timed out.
+async fn wait_or_kill(
+    child: &mut tokio::process::Child,
+    guard: &GroupGuard,
+    timeout: Duration,
+) -> std::io::Result<(std::process::ExitStatus, bool)> {
+    if let Ok(status) = tokio::time::timeout(timeout, child.wait()).await {
+        return Ok((status?, false));
+    }
+    #[cfg(unix)]
+    guard.signal(libc::SIGTERM);
+    #[cfg(not(unix))]
+    let _ = guard;
+    let status = match tokio::time::timeout(KILL_GRACE, child.wait()).await {
         Ok(status) => status,
         Err(_) => {
-            timed_out = true;
-            #[cfg(unix)]
-            guard.signal(libc::SIGTERM);
-            match tokio::time::timeout(KILL_GRACE, child.wait()).await {
-                Ok(status) => status,
-                Err(_) => {
-                    let _ = child.start_kill();
-                    child.wait().await
-                }
-            }
+            let _ = child.start_kill();
+            child.wait().await
         }
-    }
-    .map_err(|source| ProcessError::Wait {
-        program: program.clone(),
-        source,
-    })?;
-    // Whatever the child left behind in its group goes with it.
-    guard.release();
-    drop(gate);
+    };
+    Ok((status?, true))
+}
 
+/// The output of a child that exited with `status`: both streams read to their end (for at most
+/// [`DRAIN_GRACE`] more: a grandchild may hold them open).
+async fn output_of(
+    (out, err): Streams,
+    status: std::process::ExitStatus,
+    timed_out: bool,
+    started: Instant,
+) -> Output {
     let (o, e) = drain(out, err).await;
     let (stdout, t1) = o.finish();
     let (stderr, t2) = e.finish();
-    let output = Output {
+    Output {
         code: status.code(),
         stdout,
         stderr,
         truncated: t1 || t2,
         timed_out,
         duration: started.elapsed(),
-    };
-    tracing::debug!(
-        command = %cmd.display(),
-        code = ?output.code,
-        timed_out,
-        ms = output.duration.as_millis() as u64,
-        "finished"
-    );
-    Ok(output)
+    }
 }
 
 /// The program and arguments that run `cmd` (whose program is `program`) confined by the

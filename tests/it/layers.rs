@@ -210,7 +210,7 @@ const OWN_PATHS: [(&str, usize, &str); 24] = [
     ("agent/state.rs", 5, "the user's agent CLI state (bounded regular-file reads) and ralph's private copies of it; the agent's copy is read through untrusted_dir"),
     ("process/gitconfig.rs", 1, "the repository's and the user's git configuration (a bounded regular-file read)"),
     (
-        "agent/subprocess.rs",
+        "agent/codex.rs",
         1,
         "Codex's own config.toml in its state folder (a bounded regular-file read)",
     ),

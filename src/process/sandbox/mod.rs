@@ -17,12 +17,12 @@ mod places;
 use host::probe;
 pub use host::{protect_self, self_protected};
 pub use places::{
-    agent_state, named_caches, prepare_agent_state, tool_root, under_replaced, AGENT_STATE, CACHES,
-    CREDENTIALS, UNSET,
+    agent_state, named_caches, prepare_agent_state, tool_root, AGENT_STATE, CACHES, CREDENTIALS,
+    UNSET,
 };
 use places::{shortest, shown_tools, HOST_HIDDEN};
 
-use super::bwrap::{self, Plan};
+use super::bwrap::{self, under_replaced, Plan};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

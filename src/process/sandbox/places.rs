@@ -3,6 +3,7 @@
 //! them), the tools and toolchain homes under `/tmp` or `/var/tmp` it must still show, the
 //! variables it never passes, and each agent CLI's state.
 
+use crate::process::bwrap::under_replaced;
 use std::path::{Path, PathBuf};
 
 /// The user's credential files, relative to `HOME`: hidden from every confined process. The
@@ -115,14 +116,6 @@ const TOOL_HOMES: [&str; 14] = [
     "BUN_INSTALL",
     "DENO_DIR",
 ];
-
-/// The roots the sandbox mounts its own, empty, in place of the host's.
-const REPLACED: [&str; 2] = ["/tmp", "/var/tmp"];
-
-/// Whether `path` lies under a root the sandbox replaces.
-pub fn under_replaced(path: &Path) -> bool {
-    REPLACED.iter().any(|r| path.starts_with(r))
-}
 
 /// What must be shown for `dir` to work: a `bin` or `.bin` folder's parent (a virtualenv's
 /// root with its `lib/`, the `node_modules` a `.bin` link points into, a prefix), else `dir`.
