@@ -58,7 +58,7 @@ pub async fn run_check(
     }
     // The run's own folder: its tools' reports and state, the one place outside the worktree
     // (and the plan's caches) the check may write.
-    let scratch = tempfile::Builder::new().prefix("ralph-check-").tempdir();
+    let scratch = tempfile::Builder::new().prefix("ralph-check").tempdir();
     let scratch = match scratch {
         Ok(s) => s,
         Err(e) => {

@@ -46,7 +46,7 @@ sys.exit(1 if failed else 0)
 
 /// The base's tests: one needs a service this machine lacks and fails; one fails in a full
 /// run (not alone) once a `SHAKY` file is there.
-const BASE_TESTS: &str = r#"import os
+const BASE_TESTS: &str = r#"import os, shlex
 from calc import add
 
 def test_add():
@@ -56,7 +56,7 @@ def test_needs_service():
     raise AssertionError("no database on this machine")
 
 def test_timing():
-    alone = "-k" in os.environ.get("PYTEST_ADDOPTS", "")
+    alone = "-k" in shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
     assert alone or not os.path.exists("SHAKY"), "timed out under load"
 "#;
 

@@ -452,7 +452,7 @@ async fn a_cargo_project_is_checked_offline_from_what_the_setup_downloaded() {
 /// A pytest stand-in: writes a JUnit report where `test_ok` passes and `test_shaky` passes only
 /// when run alone (`-k`) — unless `BROKEN` is set, when it always fails.
 const SHAKY: &str = r#"report=${PYTEST_ADDOPTS#*--junitxml=}; report=${report%% *}
-case "$PYTEST_ADDOPTS" in *"-k"*) alone=1;; *) alone=;; esac
+case " $PYTEST_ADDOPTS " in *" -k "*) alone=1;; *) alone=;; esac
 echo run >> runs.log
 if [ -n "$alone" ] && [ ! -e BROKEN ]; then shaky='<testcase classname="tests.test_a" name="test_shaky"/>'
 elif [ -e FIRST ] && [ ! -e BROKEN ]; then shaky='<testcase classname="tests.test_a" name="test_shaky"/>'
