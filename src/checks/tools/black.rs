@@ -34,3 +34,25 @@ impl Tool for Black {
         .because(&format!("[tool.black] in {why}"))]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::checks::tools::{count_problems, recognise};
+
+    #[test]
+    fn the_files_it_would_reformat_are_counted() {
+        // `black --check .`, as recorded (its verdict on stderr).
+        let err = "would reformat /p/second.py\nwould reformat /p/bad.py\n\nOh no! 💥 💔 💥\n2 files would be reformatted, 1 file would be left unchanged.\n";
+        let uses = recognise("black --check --extend-exclude '/\\.ralph/' .", None);
+        assert_eq!(uses.tools, ["black"]);
+        assert_eq!(count_problems(&uses, "", err), Some(2));
+        assert_eq!(
+            count_problems(
+                &uses,
+                "",
+                "All done! ✨ 🍰 ✨\n1 file would be left unchanged.\n"
+            ),
+            None
+        );
+    }
+}

@@ -62,4 +62,18 @@ mod tests {
         );
         assert_eq!(stylish_rule("✖ 2 problems (1 error, 1 warning)"), None);
     }
+
+    #[test]
+    fn a_stylish_report_is_counted_and_read_by_rule() {
+        // `eslint .` (9, flat config), as recorded.
+        let out = "\n/p/index.js\n  1:7   error  'unused' is assigned a value but never used  no-unused-vars\n  3:15  error  Empty block statement                        no-empty\n  5:14  error  'undefinedThing' is not defined              no-undef\n\n/p/other.js\n  2:1  error  'x' is assigned a value but never used  no-unused-vars\n\n✖ 4 problems (4 errors, 0 warnings)\n";
+        let uses = crate::checks::tools::recognise("npx eslint .", None);
+        assert_eq!(
+            crate::checks::tools::count_problems(&uses, out, ""),
+            Some(4)
+        );
+        let rules = crate::checks::tools::read_rules(&uses, out, "").unwrap();
+        assert_eq!(rules.get("no-unused-vars"), Some(&2));
+        assert_eq!(rules.len(), 3);
+    }
 }

@@ -121,6 +121,27 @@ mod tests {
     }
 
     #[test]
+    fn a_run_through_goflags_names_each_test_after_a_package_that_did_not_build() {
+        // `GOFLAGS=-v go test ./...` with go 1.19, as recorded (output between cut).
+        let out = "FAIL\texample.com/mod/broken [build failed]\n=== RUN   TestAdd\n--- PASS: TestAdd (0.00s)\n=== RUN   TestTable\n=== RUN   TestTable/one_plus_one\n    calc_test.go:22: checking one plus one\n=== RUN   TestTable/two/plus_two\n    calc_test.go:24: Add(2,2) = 4, want 5\n--- FAIL: TestTable (0.00s)\n    --- PASS: TestTable/one_plus_one (0.00s)\n    --- FAIL: TestTable/two/plus_two (0.00s)\n=== RUN   TestMiddleFails\nstdout print from failing test\n--- FAIL: TestMiddleFails (0.00s)\n=== RUN   TestSkipped\n--- SKIP: TestSkipped (0.00s)\n=== RUN   TestPanics\n--- FAIL: TestPanics (0.00s)\npanic: assignment to entry in nil map [recovered]\nFAIL\texample.com/mod/calc\t0.011s\n=== RUN   TestUp\n--- PASS: TestUp (0.00s)\nok  \texample.com/mod/strutil\t0.002s\nFAIL\n";
+        let t = read(out, "").unwrap();
+        assert_eq!(
+            t.passed.iter().collect::<Vec<_>>(),
+            [
+                "example.com/mod/calc/TestAdd",
+                "example.com/mod/calc/TestTable/one_plus_one",
+                "example.com/mod/strutil/TestUp"
+            ]
+        );
+        assert_eq!(t.failed.len(), 4, "{t:?}");
+        assert!(t
+            .failed
+            .contains("example.com/mod/calc/TestTable/two/plus_two"));
+        let e = GoTest.excerpt(out).unwrap();
+        assert!(e.starts_with("--- FAIL: TestTable"), "{e}");
+    }
+
+    #[test]
     fn verbose_is_asked_for_through_goflags() {
         let dir = tempfile::tempdir().unwrap();
         let mut run = Prepared {

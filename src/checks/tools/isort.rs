@@ -36,4 +36,29 @@ impl Tool for Isort {
                 .because(&format!("isort is configured in {why}")),
         ]
     }
+
+    /// `ERROR: <file> Imports are incorrectly sorted and/or formatted.`: one file each.
+    fn count(&self, text: &str) -> Option<u64> {
+        let n = text
+            .lines()
+            .filter(|l| l.starts_with("ERROR: ") && l.contains("Imports are incorrectly sorted"))
+            .count() as u64;
+        (n > 0).then_some(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::tools::{count_problems, recognise};
+
+    #[test]
+    fn the_files_it_would_change_are_counted() {
+        // `isort --check-only .`, as recorded: its verdict on stderr, a skip on stdout.
+        let uses = recognise("isort --check-only --skip .ralph .", None);
+        let err = "ERROR: /p/third.py Imports are incorrectly sorted and/or formatted.\n";
+        assert_eq!(count_problems(&uses, "Skipped 1 files\n", err), Some(1));
+        assert_eq!(count_problems(&uses, "Skipped 1 files\n", ""), None);
+        assert!(Isort.is(&Call::of(&["isort", "--check-only", "."]), None));
+    }
 }

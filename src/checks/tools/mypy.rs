@@ -53,3 +53,21 @@ impl Tool for Mypy {
         .because(&format!("mypy is configured in {why}"))]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::checks::tools::{count_problems, read_rules, recognise};
+
+    #[test]
+    fn its_errors_are_counted_not_judged_by_rule() {
+        // `mypy .`, as recorded.
+        let out = "bad.py:7: error: Name \"undefined_name\" is not defined  [name-defined]\nbad.py:16: error: Incompatible return value type (got \"int\", expected \"str\")  [return-value]\nFound 2 errors in 1 file (checked 3 source files)\n";
+        let uses = recognise("mypy --exclude '^\\.ralph/' src/pkg", None);
+        assert_eq!(count_problems(&uses, out, ""), Some(2));
+        assert_eq!(read_rules(&uses, out, ""), None);
+        assert_eq!(
+            count_problems(&uses, "Success: no issues found in 1 source file\n", ""),
+            None
+        );
+    }
+}

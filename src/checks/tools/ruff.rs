@@ -78,4 +78,18 @@ mod tests {
         );
         assert_eq!(Ruff.rule("Found 1 error.", ""), None);
     }
+
+    #[test]
+    fn a_full_report_is_counted_and_read_by_rule() {
+        // `ruff check .` with ruff 0.17's full format, as recorded (snippets shortened).
+        let out = "F401 [*] `os` imported but unused\n --> bad.py:1:8\n  |\n1 | import os\n  |        ^^\nhelp: Remove unused import: `os`\n\nUP035 `typing.List` is deprecated, use `list` instead\n --> bad.py:3:1\n  |\n\nF401 [*] `sys` imported but unused\n --> bad.py:2:8\n\nFound 3 errors.\n[*] 2 fixable with `--fix`.\n";
+        let uses = crate::checks::tools::recognise("ruff check --extend-exclude .ralph", None);
+        assert_eq!(
+            crate::checks::tools::count_problems(&uses, out, ""),
+            Some(3)
+        );
+        let rules = crate::checks::tools::read_rules(&uses, out, "").unwrap();
+        assert_eq!(rules.get("F401"), Some(&2));
+        assert_eq!(rules.get("UP035"), Some(&1));
+    }
 }
