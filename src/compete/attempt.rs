@@ -33,6 +33,10 @@ struct Checked {
     note: Option<String>,
 }
 
+/// A native build's outcome: how long it took, or why it failed; `None` when nothing had to be
+/// built.
+type NativeBuild = Option<Result<std::time::Duration, String>>;
+
 /// Up to the round's budget of attempts on the winner; stops at the first that passes
 /// everything and is committed, or at a run cap.
 pub(super) async fn implement(
@@ -283,18 +287,51 @@ async fn check_change(
     attempt: u32,
     previous: &[FailedCheck],
 ) -> Result<Checked> {
-    let (wt, plan) = (target.wt, target.plan);
+    let first = first_checks(crew, previous);
+    let started = std::time::Instant::now();
+    let (verification, native) = run_checks(crew, bench, target, attempt, &first).await?;
+    learn_from(crew, &verification);
+    crew.timeline.since(format!("checks {tag}"), started);
     let name = format!("{} {attempt}", target.purpose.label());
-    // The checks the last failure failed run first: this round's last attempt, else the last
-    // round's.
-    let first: Vec<String> = if previous.is_empty() {
+    let note = put_back(crew, target.wt, result, &name).await?;
+    // The checks ran the change's code: it may not write git's files either.
+    let by_checks = super::guard::sealed(
+        crew.input.workspace,
+        crew.input.printer,
+        target.wt,
+        "Running the checks on the change",
+    )
+    .await?;
+    Ok(Checked {
+        verification,
+        native_failed: native.and_then(Result::err),
+        by_checks,
+        note,
+    })
+}
+
+/// The checks to run first, those the last failure failed: this round's last attempt's
+/// (`previous`), else the last round's.
+fn first_checks(crew: &Crew<'_>, previous: &[FailedCheck]) -> Vec<String> {
+    if previous.is_empty() {
         crew.last_failed.clone()
     } else {
         previous.iter().map(|f| f.name.clone()).collect()
-    };
-    let printer = crew.input.printer;
-    // A change to the dependency manifests makes the environment again.
-    let started = std::time::Instant::now();
+    }
+}
+
+/// Makes the environment again when the change touched a dependency manifest, builds the
+/// native code it touches again, and verifies the change with the checks in `first` run
+/// first. Returns the verification (a failed environment among its setup failures) and the
+/// native build's outcome (`None` when nothing had to be built).
+async fn run_checks(
+    crew: &Crew<'_>,
+    bench: &Bench,
+    target: &Target<'_>,
+    attempt: u32,
+    first: &[String],
+) -> Result<(VerificationReport, NativeBuild)> {
+    let (wt, plan) = (target.wt, target.plan);
     let settings = crew.input.settings;
     let after = super::prepare::after_change(settings, wt);
     let setup = refresh_environment(settings, wt, plan, bench.timeout, Some(&after)).await;
@@ -310,55 +347,57 @@ async fn check_change(
         &crate::checks::live::Watch::attempt(
             &crew.input.progress,
             &crew.baseline,
-            printer.paint_err(),
+            crew.input.printer.paint_err(),
         ),
-        &first,
+        first,
     )
     .await?;
     if let Err(why) = setup {
         v.setup.push(why);
     }
-    // A test found flaky judges no later attempt from this commit.
+    Ok((v, native))
+}
+
+/// Keeps what a verification taught the next attempts: the tests it found flaky (cached with
+/// the baseline, so they judge no later attempt from this commit) and the checks that failed
+/// (run first next time).
+fn learn_from(crew: &mut Crew<'_>, v: &VerificationReport) {
     if crew.baseline.note_flaky(&v.checks) {
         if let Err(e) = crew
             .baseline
             .save(&super::prepare::cache_dir(crew.input.settings))
         {
-            printer.warn(&format!("cannot cache the baseline: {e}"));
+            crew.input
+                .printer
+                .warn(&format!("cannot cache the baseline: {e}"));
         }
     }
     let failed: Vec<String> = v.failing_checks().map(|c| c.name.clone()).collect();
     if !failed.is_empty() {
         crew.last_failed = failed;
     }
-    let native_failed = native.and_then(Result::err);
-    crew.timeline.since(format!("checks {tag}"), started);
-    // Exactly what the implementer left is judged and committed: the checks' own writes
-    // go before the verify role, the review or the commit see the worktree.
+}
+
+/// Puts back what the checks wrote into `wt`, so that exactly what the implementer left
+/// (`result`) is judged and committed: the checks' own writes go before the verify role, the
+/// review or the commit see the worktree. Returns what the run report says about it (`name`
+/// is the attempt's), when the checks wrote anything.
+async fn put_back(
+    crew: &Crew<'_>,
+    wt: &Worktree,
+    result: &crate::workspace::Snapshot,
+    name: &str,
+) -> Result<Option<String>> {
     let by_checks = crew.input.workspace.tidy(wt, result).await?;
-    let note = (!by_checks.is_empty()).then(|| {
+    Ok((!by_checks.is_empty()).then(|| {
         let note = format!(
             "{}: the checks wrote into the worktree; put back as the implementer left it: {}",
             name.to_lowercase(),
             name_some(&by_checks)
         );
-        printer.status(&format!("- {note}"));
+        crew.input.printer.status(&format!("- {note}"));
         note
-    });
-    // The checks ran the change's code: it may not write git's files either.
-    let by_checks = super::guard::sealed(
-        crew.input.workspace,
-        printer,
-        wt,
-        "Running the checks on the change",
-    )
-    .await?;
-    Ok(Checked {
-        verification: v,
-        native_failed,
-        by_checks,
-        note,
-    })
+    }))
 }
 
 /// Builds the project's native code again when the change touches its sources, or when
@@ -370,7 +409,7 @@ async fn rebuild_native(
     plan: &CheckPlan,
     bench: &Bench,
     reset: bool,
-) -> Result<Option<Result<std::time::Duration, String>>> {
+) -> Result<NativeBuild> {
     let Some(native) = &plan.native else {
         return Ok(None);
     };

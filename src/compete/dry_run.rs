@@ -10,10 +10,11 @@ use super::site::{new_run_id, CallSite};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
 use crate::agent::{Phase, Role};
+use crate::ledger::Loaded;
 use crate::output::Printer;
 use crate::run_report::{RunOutcome, RunReport};
 use crate::settings::Settings;
-use crate::spec::read_guidance;
+use crate::spec::{read_guidance, Requirements};
 use crate::tracker::Issue;
 use anyhow::Result;
 use chrono::Utc;
@@ -40,7 +41,6 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         progress,
         seed,
     } = input;
-    let config = &settings.config;
     let _heartbeat = progress.heartbeat();
     let prompts = Prompts::load(&settings.ralph_dir)?;
     let guidance = read_guidance(&settings.root);
@@ -52,71 +52,140 @@ pub async fn dry_run(input: DryRunInput<'_>) -> Result<RunReport> {
         progress: progress.clone(),
         variant: None,
     };
-    let run_id = new_run_id(issue.number, Utc::now());
-    let mut accounts = Accounts::default();
-
-    super::site::phase(printer, &progress, "## Phase 1: Requirement Extraction");
-    let extracted = extract(&issue, &guidance, &agents.arbiter, &prompts, &site).await?;
-    if let Some((usage, duration)) = extracted.spend {
-        accounts.record("arbiter", Role::Extract, usage, duration);
-    }
-    let warnings = announce(printer, &extracted);
-    let reqs = &extracted.requirements;
-    let mut report = dry_report(&issue, run_id, &extracted);
-
-    // The bots' standing, folded in memory: a dry run writes no cache.
-    let ledger = read_ledger(settings)?;
-    let standings = standings(&state_of(settings, &ledger));
-    if let Some(cap) = accounts.cap_reached(&config.limits) {
-        return Ok(stop(report, accounts, warnings, cap.to_string(), printer));
-    }
-
-    super::site::phase(printer, &progress, "## Phase 2: Proposal Evaluation");
-    let shared = Shared {
-        settings,
-        agents: &agents,
-        prompts: &prompts,
-        guidance: &guidance,
-        printer,
-        progress: &progress,
-    };
-    if let Some(warning) = seats::unseen_cost(config, &agents) {
-        printer.warn(&warning);
-    }
-    let seating = seat(&SeatInput {
-        config,
-        agents: &agents,
+    let round = DryRound {
+        shared: Shared {
+            settings,
+            agents: &agents,
+            prompts: &prompts,
+            guidance: &guidance,
+            printer,
+            progress: &progress,
+        },
         issue: &issue,
-        round: 1,
-        seed: run_seed(seed, config),
-        accounts: &accounts,
-        ledger: &ledger,
-    });
-    if let Some(s) = &seating {
-        seats::announce(printer, s);
-        if s.seated().next().is_none() {
-            return Ok(stop(report, accounts, warnings, no_seat(s), printer));
-        }
-    }
-    let ask = Ask {
-        issue: &issue,
-        reqs,
         site: &site,
-        seating: seating.as_ref(),
+        seed,
     };
-    let (arrived, skipped) = gather(&shared, ask, &standings, None, &mut accounts).await?;
-    let evaluated = evaluate(&shared, ask, arrived, skipped, seed, None, &mut accounts).await?;
-    report.rounds.push(evaluated.report);
-    if let Some(why) = evaluated.stopped {
-        return Ok(stop(report, accounts, warnings, why, printer));
+    round.run().await
+}
+
+/// What the dry run's phases share: the round's context, the issue, where the agents are
+/// called from, and the blind-order seed.
+struct DryRound<'a> {
+    shared: Shared<'a>,
+    issue: &'a Issue,
+    site: &'a CallSite,
+    seed: Option<u64>,
+}
+
+impl DryRound<'_> {
+    /// Extracts the requirements, then has the bots propose and the judges score them,
+    /// stopping early when a cap is reached or no bot can be seated.
+    async fn run(&self) -> Result<RunReport> {
+        let Shared {
+            settings, printer, ..
+        } = self.shared;
+        let run_id = new_run_id(self.issue.number, Utc::now());
+        let mut accounts = Accounts::default();
+        let (extracted, warnings) = self.extract(&mut accounts).await?;
+        let mut report = dry_report(self.issue, run_id, &extracted);
+        // Read for the seats and the bots' standings, folded in memory: a dry run writes no cache.
+        let ledger = read_ledger(settings)?;
+        if let Some(cap) = accounts.cap_reached(&settings.config.limits) {
+            return Ok(stop(report, accounts, warnings, cap.to_string(), printer));
+        }
+        let reqs = &extracted.requirements;
+        if let Some(why) = self
+            .propose(reqs, &ledger, &mut report, &mut accounts)
+            .await?
+        {
+            return Ok(stop(report, accounts, warnings, why, printer));
+        }
+        super::site::phase(printer, self.shared.progress, "## Result: DRY RUN");
+        printer.status("- Nothing was written: no labels, no events, no branch");
+        report.accounts = accounts.rows();
+        report.total = accounts.total();
+        report.warnings = warnings;
+        self.shared.progress.end_phase();
+        Ok(report)
     }
-    super::site::phase(printer, &progress, "## Result: DRY RUN");
-    printer.status("- Nothing was written: no labels, no events, no branch");
-    report.accounts = accounts.rows();
-    report.total = accounts.total();
-    report.warnings = warnings;
-    progress.end_phase();
-    Ok(report)
+
+    /// Phase 1: extracts the issue's requirements, records the arbiter's spend and says what
+    /// was found; returns the extraction and the run's warnings so far.
+    async fn extract(&self, accounts: &mut Accounts) -> Result<(Extracted, Vec<String>)> {
+        let Shared {
+            agents,
+            prompts,
+            guidance,
+            printer,
+            progress,
+            ..
+        } = self.shared;
+        super::site::phase(printer, progress, "## Phase 1: Requirement Extraction");
+        let extracted = extract(self.issue, guidance, &agents.arbiter, prompts, self.site).await?;
+        if let Some((usage, duration)) = extracted.spend {
+            accounts.record("arbiter", Role::Extract, usage, duration);
+        }
+        let warnings = announce(printer, &extracted);
+        Ok((extracted, warnings))
+    }
+
+    /// Phase 2: seats the bots, gathers their proposals, blinds, judges and scores them, and
+    /// adds the round to `report`; returns why the run stops, when it does.
+    async fn propose(
+        &self,
+        reqs: &Requirements,
+        ledger: &Loaded,
+        report: &mut RunReport,
+        accounts: &mut Accounts,
+    ) -> Result<Option<String>> {
+        let Shared {
+            settings,
+            agents,
+            printer,
+            progress,
+            ..
+        } = self.shared;
+        let config = &settings.config;
+        super::site::phase(printer, progress, "## Phase 2: Proposal Evaluation");
+        if let Some(warning) = seats::unseen_cost(config, agents) {
+            printer.warn(&warning);
+        }
+        let seating = seat(&SeatInput {
+            config,
+            agents,
+            issue: self.issue,
+            round: 1,
+            seed: run_seed(self.seed, config),
+            accounts,
+            ledger,
+        });
+        if let Some(s) = &seating {
+            seats::announce(printer, s);
+            if s.seated().next().is_none() {
+                return Ok(Some(no_seat(s)));
+            }
+        }
+        let ask = Ask {
+            issue: self.issue,
+            reqs,
+            site: self.site,
+            seating: seating.as_ref(),
+        };
+        let standings = standings(&state_of(settings, ledger));
+        let (arrived, skipped) = gather(&self.shared, ask, &standings, None, accounts).await?;
+        let evaluated = evaluate(
+            &self.shared,
+            ask,
+            arrived,
+            skipped,
+            self.seed,
+            None,
+            accounts,
+        )
+        .await?;
+        report.rounds.push(evaluated.report);
+        Ok(evaluated.stopped)
+    }
 }
 
 /// Says what the extraction found (its warnings, the checkboxes open and their components,

@@ -48,8 +48,35 @@ pub(super) async fn revision_round(
     pulls: &dyn PullRequestTracker,
     r: &Round<'_>,
 ) -> Result<Done> {
+    let _lock = RunLock::acquire(&input.settings.ralph_dir, r.issue)?;
+    let (result, report) = run_revision(input, pulls, r).await?;
+    pulls
+        .comment_on_pull(
+            r.pr.number,
+            &crate::secret::redact(&revision_reply(&report)),
+        )
+        .await?;
+    // Only the environment failed, or the push was refused: nobody's weight moves, and the
+    // round does not count (the next follow tries again).
+    if result.environment.is_some() && !result.passed || result.push_error.is_some() {
+        return Ok(Done {
+            action: FollowAction::Revised,
+            report,
+            event: None,
+        });
+    }
+    record_round(input, pulls, r, &result, report).await
+}
+
+/// Runs the round itself: reads the issue, fetches the broken checks' logs, turns the requests
+/// into the round's requirements and has the implementer revise the pull request's branch.
+/// Returns what the round did and its report.
+async fn run_revision(
+    input: &FollowInput<'_>,
+    pulls: &dyn PullRequestTracker,
+    r: &Round<'_>,
+) -> Result<(RevisionResult, RevisionReport)> {
     let settings = input.settings;
-    let _lock = RunLock::acquire(&settings.ralph_dir, r.issue)?;
     let the_issue = input.tracker.issue(r.issue).await?;
     let broken = broken_checks(pulls, r.asked).await;
     let (requirements, map) =
@@ -84,29 +111,27 @@ pub(super) async fn revision_round(
     })
     .await?;
     let report = revision_report(&result, round, max, &map, &r.asked.sorted.requests, &broken);
-    pulls
-        .comment_on_pull(
-            r.pr.number,
-            &crate::secret::redact(&revision_reply(&report)),
-        )
-        .await?;
-    // Only the environment failed, or the push was refused: nobody's weight moves, and the
-    // round does not count (the next follow tries again).
-    if result.environment.is_some() && !result.passed || result.push_error.is_some() {
-        return Ok(Done {
-            action: FollowAction::Revised,
-            report,
-            event: None,
-        });
-    }
+    Ok((result, report))
+}
+
+/// Writes a counted round's `revision_success`/`revision_failure` event, and escalates the
+/// pull request when the round failed and no further round may run.
+async fn record_round(
+    input: &FollowInput<'_>,
+    pulls: &dyn PullRequestTracker,
+    r: &Round<'_>,
+    result: &RevisionResult,
+    report: RevisionReport,
+) -> Result<Done> {
+    let round = report.round;
     let outcome = if result.passed {
         Outcome::RevisionSuccess
     } else {
         Outcome::RevisionFailure
     };
-    let file = write_event(input, &round_event(r, outcome, round, &result))?;
+    let file = write_event(input, &round_event(r, outcome, round, result))?;
     let failures = r.hist.revision_failures + u32::from(!result.passed);
-    let action = match decide::exhausted(round, failures, max).filter(|_| !result.passed) {
+    let action = match decide::exhausted(round, failures, report.max).filter(|_| !result.passed) {
         Some(reason) => {
             escalate(
                 input,

@@ -200,6 +200,29 @@ impl Event {
     /// Checks everything a well-formed event must satisfy, including that `file_name` (the
     /// name it was loaded from) ends with its bot and outcome. Returns the first problem.
     pub fn validate(&self, file_name: &str) -> Result<(), String> {
+        self.check_identity(file_name)?;
+        self.check_ranges()?;
+        self.check_scores()?;
+        if let Some(cost) = self.cost_usd {
+            if !cost.is_finite() || cost < 0.0 {
+                return Err(format!(
+                    "cost_usd {} is negative or not a number",
+                    compact(cost)
+                ));
+            }
+        }
+        if self.round == Some(0) {
+            return Err("round is 1-based; 0 is not a round".to_owned());
+        }
+        if let Some(seating) = &self.seating {
+            check_seating(seating)?;
+        }
+        Ok(())
+    }
+
+    /// Whether this ralph can read the event, its bot id is one, and `file_name` ends with its
+    /// bot and outcome.
+    fn check_identity(&self, file_name: &str) -> Result<(), String> {
         if self.schema_version > SCHEMA_VERSION {
             return Err(format!(
                 "schema_version {} is newer than this ralph understands ({SCHEMA_VERSION}); upgrade ralph",
@@ -226,6 +249,12 @@ impl Event {
                 self.bot_id, self.outcome
             ));
         }
+        Ok(())
+    }
+
+    /// Whether the weight delta is within [-1, 1] and the scores, accuracy and success
+    /// probability within [0, 1].
+    fn check_ranges(&self) -> Result<(), String> {
         if !self.weight_delta.is_finite() || self.weight_delta.abs() > 1.0 {
             return Err(format!(
                 "weight_delta {} is outside [-1, 1]",
@@ -245,38 +274,31 @@ impl Event {
                 }
             }
         }
-        if let Some(scores) = &self.scores {
-            let sets = [
-                ("proposal", Some(&scores.proposal)),
-                ("implementation", scores.implementation.as_ref()),
-                (
-                    "audit.proposal",
-                    self.audit.as_ref().and_then(|a| a.proposal_scores.as_ref()),
-                ),
-            ];
-            for (which, set) in sets {
-                if let Some((dimension, v)) = set.and_then(Scores::first_out_of_unit_range) {
-                    return Err(format!(
-                        "scores.{which}.{} {} is outside [0, 1]",
-                        dimension.key(),
-                        compact(v)
-                    ));
-                }
-            }
-        }
-        if let Some(cost) = self.cost_usd {
-            if !cost.is_finite() || cost < 0.0 {
+        Ok(())
+    }
+
+    /// Whether every dimension of the proposal's, the implementation's and the audited
+    /// proposal's scores is within [0, 1].
+    fn check_scores(&self) -> Result<(), String> {
+        let Some(scores) = &self.scores else {
+            return Ok(());
+        };
+        let sets = [
+            ("proposal", Some(&scores.proposal)),
+            ("implementation", scores.implementation.as_ref()),
+            (
+                "audit.proposal",
+                self.audit.as_ref().and_then(|a| a.proposal_scores.as_ref()),
+            ),
+        ];
+        for (which, set) in sets {
+            if let Some((dimension, v)) = set.and_then(Scores::first_out_of_unit_range) {
                 return Err(format!(
-                    "cost_usd {} is negative or not a number",
-                    compact(cost)
+                    "scores.{which}.{} {} is outside [0, 1]",
+                    dimension.key(),
+                    compact(v)
                 ));
             }
-        }
-        if self.round == Some(0) {
-            return Err("round is 1-based; 0 is not a round".to_owned());
-        }
-        if let Some(seating) = &self.seating {
-            check_seating(seating)?;
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! starts with the reply marker, so `follow` never reads its own words as feedback.
 
 use super::markdown::{cell, checks_line, inert};
-use crate::follow_report::{FollowAction, FollowReport, PullReport, RevisionReport};
+use crate::follow_report::{FollowAction, FollowReport, PullReport, RevisionItem, RevisionReport};
 use std::fmt::Write as _;
 
 /// How every comment `follow` writes begins (an HTML comment: invisible on GitHub). A reply
@@ -31,75 +31,15 @@ fn short(text: &str) -> String {
 
 /// The reply on the pull request after a revision round.
 pub fn revision_reply(r: &RevisionReport) -> String {
-    let answered: Vec<&str> = r
-        .items
-        .iter()
-        .filter(|i| r.passed && r.push_error.is_none() && i.place != CI_PLACE)
-        .map(|i| i.source.as_str())
-        .collect();
-    let mut out = if answered.is_empty() {
-        format!("{REPLY_MARKER} -->\n")
-    } else {
-        format!("{REPLY_MARKER} {ANSWERED} {} -->\n", answered.join(" "))
-    };
-    let head = if let (true, Some(why)) = (r.passed, &r.push_error) {
-        format!(
-            "**ralph** revised this pull request (revision {} of {}) but could not push it ({}): the next `ralph follow` tries again.",
-            r.round,
-            r.max,
-            short(why)
-        )
-    } else if r.passed {
-        let pushed = match (&r.commit, r.pushed) {
-            (Some(c), true) => format!("pushed {}", &c[..c.len().min(10)]),
-            (Some(c), false) => format!("committed {} (not pushed)", &c[..c.len().min(10)]),
-            (None, _) => "nothing committed".into(),
-        };
-        format!(
-            "**ralph** revised this pull request (revision {} of {}): {pushed}.",
-            r.round, r.max
-        )
-    } else if let Some(env) = &r.environment {
-        format!(
-            "**ralph** could not revise this pull request (revision {} of {}): nothing could be verified — {}. Nothing was pushed.",
-            r.round,
-            r.max,
-            short(env)
-        )
-    } else {
-        format!(
-            "**ralph** tried to revise this pull request (revision {} of {}) and could not: nothing was pushed.",
-            r.round, r.max
-        )
-    };
-    let _ = writeln!(out, "{head}\n");
+    let mut out = reply_marker(r);
+    let _ = writeln!(out, "{}\n", reply_head(r));
     if let Some(s) = r.summary.as_deref().filter(|s| !s.is_empty()) {
         let _ = writeln!(out, "> {}\n", inert(&short(s)));
     }
     if !r.items.is_empty() {
         out.push_str("| request | where | done | what happened |\n|---|---|---|---|\n");
         for i in &r.items {
-            // The reviewer is named (and notified) by ralph: a login, nothing else.
-            let by = i
-                .author
-                .as_deref()
-                .map(|a| {
-                    a.chars()
-                        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-                        .collect::<String>()
-                })
-                .filter(|a| !a.is_empty())
-                .map(|a| format!(" (@{a})"))
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "| {} | {}{} | {} | {} |",
-                cell(&short(&i.request)),
-                cell(&i.place),
-                by,
-                if i.done { "✅ done" } else { "❌ not done" },
-                cell(&short(&i.note))
-            );
+            out.push_str(&request_row(i));
         }
         out.push('\n');
     }
@@ -114,6 +54,74 @@ pub fn revision_reply(r: &RevisionReport) -> String {
         let _ = writeln!(out, "Checks: {}", checks_line(&r.checks, " · "));
     }
     out
+}
+
+/// The reply's first line, the marker; after a revision that passed and was pushed, it names
+/// the feedback answered (a broken CI check is no one's feedback).
+fn reply_marker(r: &RevisionReport) -> String {
+    let answered: Vec<&str> = r
+        .items
+        .iter()
+        .filter(|i| r.passed && r.push_error.is_none() && i.place != CI_PLACE)
+        .map(|i| i.source.as_str())
+        .collect();
+    if answered.is_empty() {
+        format!("{REPLY_MARKER} -->\n")
+    } else {
+        format!("{REPLY_MARKER} {ANSWERED} {} -->\n", answered.join(" "))
+    }
+}
+
+/// The reply's headline: the revision pushed, committed, not pushed, unverifiable or failed.
+fn reply_head(r: &RevisionReport) -> String {
+    let (round, max) = (r.round, r.max);
+    if let (true, Some(why)) = (r.passed, &r.push_error) {
+        format!(
+            "**ralph** revised this pull request (revision {round} of {max}) but could not push it ({}): the next `ralph follow` tries again.",
+            short(why)
+        )
+    } else if r.passed {
+        let pushed = match (&r.commit, r.pushed) {
+            (Some(c), true) => format!("pushed {}", &c[..c.len().min(10)]),
+            (Some(c), false) => format!("committed {} (not pushed)", &c[..c.len().min(10)]),
+            (None, _) => "nothing committed".into(),
+        };
+        format!("**ralph** revised this pull request (revision {round} of {max}): {pushed}.")
+    } else if let Some(env) = &r.environment {
+        format!(
+            "**ralph** could not revise this pull request (revision {round} of {max}): nothing could be verified — {}. Nothing was pushed.",
+            short(env)
+        )
+    } else {
+        format!(
+            "**ralph** tried to revise this pull request (revision {round} of {max}) and could not: nothing was pushed."
+        )
+    }
+}
+
+/// One request's row in the reply's table: the request, where it is from and by whom, done
+/// or not, what happened.
+fn request_row(i: &RevisionItem) -> String {
+    // The reviewer is named (and notified) by ralph: a login, nothing else.
+    let by = i
+        .author
+        .as_deref()
+        .map(|a| {
+            a.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect::<String>()
+        })
+        .filter(|a| !a.is_empty())
+        .map(|a| format!(" (@{a})"))
+        .unwrap_or_default();
+    format!(
+        "| {} | {}{} | {} | {} |\n",
+        cell(&short(&i.request)),
+        cell(&i.place),
+        by,
+        if i.done { "✅ done" } else { "❌ not done" },
+        cell(&short(&i.note))
+    )
 }
 
 /// The comment that hands a pull request (and its issue) to a human; `pr` is how the forge

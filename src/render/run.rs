@@ -11,6 +11,7 @@ use super::{Align, Table};
 use crate::market::{Dimension, Scores};
 use crate::output::Paint;
 use crate::run_report::{ProposalReport, RemainingBox, RoundReport, RunReport};
+use crate::spec::ExplicitRequirement;
 use crate::verify::VerificationReport;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -174,10 +175,31 @@ fn proposal_lines(p: &ProposalReport, paint: Paint) -> String {
 /// checks, `Fixes #N`.
 pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> String {
     let mut out = format!(
-        "Implemented by ralph's marketplace competition (run `{}`).\n\n## Requirements\n\n| id | requirement | done | evidence |\n|---|---|---|---|\n",
+        "Implemented by ralph's marketplace competition (run `{}`).\n\n",
         report.run_id
     );
-    for r in &report.requirements.explicit_requirements {
+    out.push_str(&requirements_table(
+        &report.requirements.explicit_requirements,
+        evidence,
+    ));
+    for round in &report.rounds {
+        out.push_str(&round_section(round));
+    }
+    out.push_str(&boundary_lines(report));
+    let _ = writeln!(out, "\nFixes #{}", report.issue);
+    out
+}
+
+/// The pull request's requirements: each checkbox, done (checked before, or with the verify
+/// role's `evidence`) or not, and the evidence.
+fn requirements_table(
+    requirements: &[ExplicitRequirement],
+    evidence: &BTreeMap<String, String>,
+) -> String {
+    let mut out = String::from(
+        "## Requirements\n\n| id | requirement | done | evidence |\n|---|---|---|---|\n",
+    );
+    for r in requirements {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} |",
@@ -191,68 +213,72 @@ pub fn pr_body(report: &RunReport, evidence: &BTreeMap<String, String>) -> Strin
             evidence.get(&r.id).map(|e| cell(e)).unwrap_or_default()
         );
     }
-    for round in &report.rounds {
-        let _ = write!(
+    out
+}
+
+/// A round's section of the pull request: its seats, ranking, what changed, checks, the
+/// implementation's score, the decisions, and what the maintainer should know.
+fn round_section(round: &RoundReport) -> String {
+    let mut out = format!("\n## Round {} ({})\n\n", round.round, round.phase.as_str());
+    if let Some(s) = &round.seating {
+        let _ = writeln!(out, "{}", seats_line(s));
+    }
+    out.push_str(&ranking_table(round, Columns::Totals));
+    // What changed: the winning approach, and what the implementer says it did.
+    if let Some((_, winner)) = round.ranked().next().filter(|_| round.winner.is_some()) {
+        let _ = writeln!(
             out,
-            "\n## Round {} ({})\n\n",
-            round.round,
-            round.phase.as_str()
+            "\n**Approach** ({}): {}",
+            winner.bot_id,
+            inert(&winner.approach_summary.trim().replace('\n', " "))
         );
-        if let Some(s) = &round.seating {
-            let _ = writeln!(out, "{}", seats_line(s));
-        }
-        out.push_str(&ranking_table(round, Columns::Totals));
-        // What changed: the winning approach, and what the implementer says it did.
-        if let Some((_, winner)) = round.ranked().next().filter(|_| round.winner.is_some()) {
+    }
+    if let Some(summary) = &round.implementation_summary {
+        let _ = writeln!(
+            out,
+            "\n**Implementation**: {}",
+            inert(&summary.trim().replace('\n', " "))
+        );
+    }
+    if !round.checks.is_empty() {
+        let _ = writeln!(out, "\nChecks: {}", checks_line(&round.checks, ", "));
+    }
+    if let Some(i) = &round.implementation {
+        out.push_str(&implementation_lines(i));
+    }
+    out.push_str(&decision_lines(round));
+    out.push_str(&maintainer_notes(round));
+    out
+}
+
+/// What a round's section tells the maintainer about the change's checks: those failing on
+/// the base too, the check settings it changed, the tests it moved, and boxes checked off on
+/// the agents' word when the verify role could not answer.
+fn maintainer_notes(round: &RoundReport) -> String {
+    let mut out = String::new();
+    if let Some(note) = failing_on_base_note(&round.checks) {
+        let _ = writeln!(out, "\n{note}");
+    }
+    let found = [
+        ("Settings changed", &round.settings_changes),
+        ("Tests moved", &round.moved_tests),
+    ];
+    for (label, findings) in found {
+        for f in findings {
             let _ = writeln!(
                 out,
-                "\n**Approach** ({}): {}",
-                winner.bot_id,
-                inert(&winner.approach_summary.trim().replace('\n', " "))
-            );
-        }
-        if let Some(summary) = &round.implementation_summary {
-            let _ = writeln!(
-                out,
-                "\n**Implementation**: {}",
-                inert(&summary.trim().replace('\n', " "))
-            );
-        }
-        if !round.checks.is_empty() {
-            let _ = writeln!(out, "\nChecks: {}", checks_line(&round.checks, ", "));
-        }
-        if let Some(i) = &round.implementation {
-            out.push_str(&implementation_lines(i));
-        }
-        out.push_str(&decision_lines(round));
-        if let Some(note) = failing_on_base_note(&round.checks) {
-            let _ = writeln!(out, "\n{note}");
-        }
-        for f in &round.settings_changes {
-            let _ = writeln!(
-                out,
-                "\n**Settings changed** `{}`: {}",
+                "\n**{label}** `{}`: {}",
                 f.path.replace('`', "'"),
                 inert(&f.reason)
-            );
-        }
-        for f in &round.moved_tests {
-            let _ = writeln!(
-                out,
-                "\n**Tests moved** `{}`: {}",
-                f.path.replace('`', "'"),
-                inert(&f.reason)
-            );
-        }
-        if round.verified_by_claims {
-            let _ = writeln!(
-                out,
-                "\n_The verify role could not answer in this round: the boxes checked off are the ones the proposal and the implementer both claimed, with every check passing._"
             );
         }
     }
-    out.push_str(&boundary_lines(report));
-    let _ = writeln!(out, "\nFixes #{}", report.issue);
+    if round.verified_by_claims {
+        let _ = writeln!(
+            out,
+            "\n_The verify role could not answer in this round: the boxes checked off are the ones the proposal and the implementer both claimed, with every check passing._"
+        );
+    }
     out
 }
 

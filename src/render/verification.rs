@@ -5,7 +5,7 @@
 
 use super::markdown::{cell, code, inert, strip_ansi};
 use crate::checks::live::status_lines;
-use crate::checks::CheckStatus;
+use crate::checks::{CheckResult, CheckStatus};
 use crate::output::Paint;
 use crate::verify::VerificationReport;
 use std::fmt::Write as _;
@@ -108,8 +108,27 @@ pub fn new_tests_line(tests: &[crate::checks::new_tests::NewTest]) -> String {
 
 /// The report as markdown, for issue comments and pull requests. Check output is fenced.
 pub fn render_markdown(r: &VerificationReport) -> String {
+    let mut out = checks_table(&r.checks);
+    let _ = writeln!(
+        out,
+        "\nCoverage: {}. Diff: +{} −{} in {} file(s).",
+        inert(&coverage_line(&r.coverage)),
+        r.diff.lines_added,
+        r.diff.lines_removed,
+        r.diff.files_affected()
+    );
+    out.push_str(&markdown_notes(r));
+    for c in r.failing_checks() {
+        out.push_str(&output_block(c));
+    }
+    out
+}
+
+/// The checks as a markdown table: name, result (an advisory check's failure says it is not
+/// held against the change), time.
+fn checks_table(checks: &[CheckResult]) -> String {
     let mut out = String::from("| check | result | time |\n|---|---|---|\n");
-    for c in &r.checks {
+    for c in checks {
         let advisory = match (&c.advisory, c.status) {
             (Some(_), CheckStatus::Failed | CheckStatus::TimedOut) => {
                 " (advisory: not held against the change)"
@@ -120,25 +139,30 @@ pub fn render_markdown(r: &VerificationReport) -> String {
             out,
             "| `{}` | {}{advisory} | {:.1}s |",
             cell(&c.name),
-            match c.status {
-                CheckStatus::Passed => "✅ passed",
-                CheckStatus::Failed => "❌ failed",
-                CheckStatus::TimedOut => "⏱️ timed out",
-                CheckStatus::Unavailable => "➖ unavailable",
-                CheckStatus::FailingOnBase => "⚠️ failing on base",
-                CheckStatus::Skipped => "⏭️ not run",
-            },
+            status_mark(c.status),
             c.duration_ms as f64 / 1000.0
         );
     }
-    let _ = writeln!(
-        out,
-        "\nCoverage: {}. Diff: +{} −{} in {} file(s).",
-        inert(&coverage_line(&r.coverage)),
-        r.diff.lines_added,
-        r.diff.lines_removed,
-        r.diff.files_affected()
-    );
+    out
+}
+
+/// A check's status as the markdown table shows it.
+fn status_mark(status: CheckStatus) -> &'static str {
+    match status {
+        CheckStatus::Passed => "✅ passed",
+        CheckStatus::Failed => "❌ failed",
+        CheckStatus::TimedOut => "⏱️ timed out",
+        CheckStatus::Unavailable => "➖ unavailable",
+        CheckStatus::FailingOnBase => "⚠️ failing on base",
+        CheckStatus::Skipped => "⏭️ not run",
+    }
+}
+
+/// What the markdown says besides the checks, a paragraph each: the checks failing on the
+/// base too, the environment's failures, and the protected paths, changed settings and moved
+/// tests found in the change.
+fn markdown_notes(r: &VerificationReport) -> String {
+    let mut out = String::new();
     for c in r.failing_on_base() {
         let _ = writeln!(
             out,
@@ -154,41 +178,28 @@ pub fn render_markdown(r: &VerificationReport) -> String {
             inert(why.lines().next().unwrap_or(""))
         );
     }
-    for f in &r.protected {
-        let _ = writeln!(
-            out,
-            "\n**Protected path** {}: {}",
-            code(&f.path),
-            inert(&f.reason)
-        );
-    }
-    for f in &r.settings_changes {
-        let _ = writeln!(
-            out,
-            "\n**Settings changed** {}: {}",
-            code(&f.path),
-            inert(&f.reason)
-        );
-    }
-    for f in &r.moved_tests {
-        let _ = writeln!(
-            out,
-            "\n**Tests moved** {}: {}",
-            code(&f.path),
-            inert(&f.reason)
-        );
-    }
-    for c in r.failing_checks() {
-        // Fenced: nothing in a check's output (the agent's tests print it) acts on the page.
-        let tail = strip_ansi(&c.output_tail).replace("```", "`\u{200b}``");
-        let _ = writeln!(
-            out,
-            "\n<details><summary><code>{}</code> output (last lines)</summary>\n\n```\n{}\n```\n</details>",
-            inert(&c.name),
-            tail
-        );
+    let found = [
+        ("Protected path", &r.protected),
+        ("Settings changed", &r.settings_changes),
+        ("Tests moved", &r.moved_tests),
+    ];
+    for (label, findings) in found {
+        for f in findings {
+            let _ = writeln!(out, "\n**{label}** {}: {}", code(&f.path), inert(&f.reason));
+        }
     }
     out
+}
+
+/// A failing check's last lines of output, in a collapsed block. Fenced: nothing in a check's
+/// output (the agent's tests print it) acts on the page.
+fn output_block(c: &CheckResult) -> String {
+    let tail = strip_ansi(&c.output_tail).replace("```", "`\u{200b}``");
+    format!(
+        "\n<details><summary><code>{}</code> output (last lines)</summary>\n\n```\n{}\n```\n</details>\n",
+        inert(&c.name),
+        tail
+    )
 }
 
 #[cfg(test)]
