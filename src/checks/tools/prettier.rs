@@ -41,7 +41,6 @@ impl Tool for Prettier {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::checks::tools::{count_problems, recognise};
 
     #[test]

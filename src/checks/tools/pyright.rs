@@ -33,7 +33,6 @@ impl Tool for Pyright {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::checks::tools::{count_problems, recognise};
 
     #[test]

@@ -31,7 +31,6 @@ impl Tool for Tsc {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::checks::tools::{count_problems, recognise};
 
     #[test]
