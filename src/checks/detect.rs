@@ -121,15 +121,6 @@ fn join_ci(plan: &mut CheckPlan, mut ci: super::workflows::Ci) {
             format!("{} and CI", plan.source)
         };
     }
-    if !ci.setup.is_empty() {
-        plan.notes.push(format!(
-            "the CI sets its environment up with `{}`; ralph's setup: {}",
-            ci.setup.join("`, `"),
-            plan.setup
-                .as_ref()
-                .map_or_else(|| "none".to_owned(), |s| format!("`{}`", s.command))
-        ));
-    }
     plan.notes.extend(ci.notes);
 }
 

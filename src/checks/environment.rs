@@ -252,6 +252,15 @@ const ENVIRONMENTS: [&str; 4] = [
     ".local/share/virtualenvs",
 ];
 
+/// The package managers' cache variables, each pointed into `dir`: what a command run after the
+/// change downloads stays out of the user's caches.
+pub fn private_caches(dir: &Path) -> Vec<(String, String)> {
+    CACHE_VARIABLES
+        .iter()
+        .map(|(var, sub)| ((*var).to_owned(), dir.join(sub).display().to_string()))
+        .collect()
+}
+
 impl AfterChange {
     /// The variables and writable places of a command run again after the change: `command`
     /// is `cargo fetch` (ralph's own Rust setup, which runs no code of the project) also

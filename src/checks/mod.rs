@@ -13,6 +13,7 @@ pub mod coverage;
 mod declared;
 pub mod detect;
 pub mod environment;
+pub mod job;
 pub mod live;
 pub mod new_tests;
 pub mod outcomes;
@@ -129,11 +130,11 @@ pub struct CheckSpec {
     pub configured: bool,
     /// Why this check runs (`[checks] test`, `[flake8] in tox.ini`, …), for `ralph doctor`.
     pub reason: String,
-    /// The matrix job it is one combination of (`<workflow file>#<job>`), when that job has
-    /// several: the combinations run side by side, each in a copy of the worktree of its own,
-    /// as each runs on a runner of its own in CI (they would share an in-tree build folder).
+    /// The CI job it is a step of, and the job's steps before it: a job's checks run in
+    /// order, after those steps, in a copy of the worktree of the job's own — as on a runner of
+    /// its own in CI (a later step sees what earlier ones built, no other job's files).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub matrix_job: Option<String>,
+    pub job: Option<JobPlace>,
     /// Why it only advises (a check ralph adds that the project does not run itself): run and
     /// shown, never the reason for a rejection.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -163,7 +164,7 @@ impl CheckSpec {
             program: first_program(command),
             configured: false,
             reason: String::new(),
-            matrix_job: None,
+            job: None,
             advisory: None,
             uses: tools::recognise(command, None),
         }
@@ -188,6 +189,36 @@ impl CheckSpec {
         self.reason = reason.to_owned();
         self
     }
+}
+
+/// Where a check taken from a CI job runs: the job (its matrix combination included), and the
+/// steps the job runs before it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobPlace {
+    /// The job instance, `<workflow file>#<job>` and its matrix combination: its checks run in
+    /// one tree, in order.
+    pub instance: String,
+    /// The job, `<workflow file>#<job>`: its instances (the matrix's combinations) run side
+    /// by side.
+    pub job: String,
+    /// The job's steps since its previous check (or its start), in order.
+    pub before: Vec<JobStep>,
+    /// Folders put first on `PATH` for the job (the interpreter its matrix names, where this
+    /// machine has it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<String>,
+}
+
+/// A step of a CI job that is not a check: it prepares the tree for the checks after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobStep {
+    /// Its name, or its command's first line.
+    pub label: String,
+    /// What it runs (in the job's tree, from its root).
+    pub command: String,
+    /// It installs (from a package registry): it runs as a setup does, with the setup's
+    /// network, what it installs kept in the job's own folders.
+    pub installs: bool,
 }
 
 /// Shell words that are not programs on `PATH`.

@@ -84,7 +84,7 @@ impl Schedule<'_> {
 }
 
 /// A check left out because the run stopped before its turn.
-fn skipped(spec: &CheckSpec) -> CheckResult {
+pub(super) fn skipped(spec: &CheckSpec) -> CheckResult {
     CheckResult {
         name: spec.name.clone(),
         kind: spec.kind,
@@ -134,7 +134,11 @@ pub async fn run_checks(
             .coverage
             .as_ref()
             .and_then(|c| c.test_command.clone())
-            .zip(plan.checks.iter().position(|c| c.kind == CheckKind::Test)),
+            .zip(
+                plan.checks
+                    .iter()
+                    .position(|c| c.kind == CheckKind::Test && c.job.is_none()),
+            ),
         untraced: false,
         covered: None,
         stopped: None,
@@ -263,7 +267,10 @@ impl Run<'_> {
         let quality: Vec<usize> = indices
             .iter()
             .copied()
-            .filter(|i| self.plan.checks[*i].kind != CheckKind::Test && state.results[*i].is_none())
+            .filter(|i| {
+                let c = &self.plan.checks[*i];
+                c.kind != CheckKind::Test && c.job.is_none() && state.results[*i].is_none()
+            })
             .collect();
         if state.stopped.is_none() {
             state.stopped = run_quality(self, &quality, &mut state.results).await;
@@ -277,10 +284,8 @@ impl Run<'_> {
                 state.results[i] = Some(skipped(spec));
                 continue;
             }
-            let under_coverage = state.under_coverage.as_ref().map(|(_, at)| *at);
-            let group = self.matrix_group(indices, i, under_coverage, state);
-            if group.len() > 1 {
-                self.side_by_side(&group, state).await;
+            if let Some(place) = &spec.job {
+                self.run_jobs(&place.job.clone(), state).await;
                 continue;
             }
             let view = self.watch.started(&spec.name, &spec.command);
@@ -317,118 +322,91 @@ impl Run<'_> {
     }
 }
 
-/// The most a worktree copy for one matrix combination may hold; a larger worktree runs its
-/// combinations one after another in place.
+/// The most a worktree copy for one CI job may hold; a larger worktree runs its jobs one after
+/// another in place.
 const MAX_COPY: u64 = 1 << 30;
 
 impl Run<'_> {
-    /// The test checks not run yet among `indices` that are combinations of the same matrix
-    /// job as check `i` (itself first), when they can run side by side: no build lock (a
-    /// shared Cargo target is one build at a time) and not the check under coverage.
-    fn matrix_group(
-        &self,
-        indices: &[usize],
-        i: usize,
-        under_coverage: Option<usize>,
-        state: &State,
-    ) -> Vec<usize> {
-        let checks = &self.plan.checks;
-        let alone = |j: usize| {
-            checks[j].kind == CheckKind::Test
-                && checks[j].uses.lock.is_none()
-                && Some(j) != under_coverage
-                && state.results[j].is_none()
-        };
-        let Some(job) = checks[i].matrix_job.as_ref().filter(|_| alone(i)) else {
-            return vec![i];
-        };
-        indices
-            .iter()
-            .copied()
-            .filter(|&j| j == i || (alone(j) && checks[j].matrix_job.as_ref() == Some(job)))
-            .collect()
-    }
-
-    /// Runs the matrix combinations `group` side by side (as many at once as the machine has
-    /// cores), each in a copy of the worktree of its own — they would share an in-tree build
-    /// folder, and a configure cached by one would build the next. A worktree that cannot be
-    /// copied runs its combinations in place, one at a time. After one fails for the change,
-    /// no other starts.
-    async fn side_by_side(&self, group: &[usize], state: &mut State) {
+    /// Runs the CI job `job` — each of its instances (the matrix's combinations) in a copy of
+    /// the worktree of its own, side by side (as many at once as the machine has cores), each
+    /// instance's checks in order after the steps before them ([`super::job`]). A worktree
+    /// that cannot be copied runs them in place, one instance at a time. After a check fails
+    /// for the change, no other instance starts.
+    async fn run_jobs(&self, job: &str, state: &mut State) {
         use std::sync::atomic::{AtomicBool, Ordering};
-        use std::sync::Arc;
-        let width = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let slots = Arc::new(tokio::sync::Semaphore::new(width.max(2)));
-        let in_place = Arc::new(tokio::sync::Mutex::new(()));
-        let stop = Arc::new(AtomicBool::new(false));
-        /// A combination's news; a result holds its slot until it is judged, so no other
-        /// combination starts before a failure has stopped the run.
-        enum News {
-            Started(usize),
-            Finished(usize, Box<CheckResult>, tokio::sync::OwnedSemaphorePermit),
-        }
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<News>();
-        let specs: Vec<(usize, CheckSpec)> = group
-            .iter()
-            .map(|&i| (i, self.plan.checks[i].clone()))
-            .collect();
-        let (dir, env, timeout) = (self.workdir.to_owned(), self.env.to_vec(), self.timeout);
-        // One launcher takes the slots in the group's order (the failed first, then the plan's),
-        // and starts each combination as it gets one.
-        let launcher = {
-            let (tx, stop) = (tx.clone(), stop.clone());
-            tokio::spawn(async move {
-                let mut set = tokio::task::JoinSet::new();
-                for (i, spec) in specs {
-                    let Ok(slot) = slots.clone().acquire_owned().await else {
-                        break;
-                    };
-                    if stop.load(Ordering::SeqCst) {
-                        let _ = tx.send(News::Finished(i, Box::new(skipped(&spec)), slot));
-                        continue;
-                    }
-                    let (tx, dir, env, in_place) =
-                        (tx.clone(), dir.clone(), env.clone(), in_place.clone());
-                    set.spawn(async move {
-                        let copy = copy_of(&dir).await;
-                        let _ = tx.send(News::Started(i));
-                        let r = match &copy {
-                            Some(copy) => run_check(&spec, copy.path(), timeout, &env).await,
-                            None => {
-                                let _alone = in_place.lock().await;
-                                run_check(&spec, &dir, timeout, &env).await
-                            }
-                        };
-                        let _ = tx.send(News::Finished(i, Box::new(r), slot));
-                    });
-                }
-                while set.join_next().await.is_some() {}
-            })
-        };
-        drop(tx);
-        let mut views: Vec<Option<Box<dyn Send>>> =
-            (0..self.plan.checks.len()).map(|_| None).collect();
-        while let Some(news) = rx.recv().await {
-            match news {
-                News::Started(i) => {
-                    let spec = &self.plan.checks[i];
-                    views[i] = Some(self.watch.started(&spec.name, &spec.command));
-                }
-                News::Finished(i, r, _slot) => {
-                    views[i] = None;
-                    if r.status != CheckStatus::Skipped {
-                        self.watch.finished(&r);
-                    }
-                    if state.stopped.is_none() && self.schedule.stops_at(&r) {
-                        stop.store(true, Ordering::SeqCst);
-                        state.stopped = Some(r.name.clone());
-                    }
-                    state.results[i] = Some(*r);
-                }
+        let checks = &self.plan.checks;
+        let mut instances: Vec<(String, Vec<usize>)> = Vec::new();
+        for (i, c) in checks.iter().enumerate() {
+            let Some(place) = c.job.as_ref().filter(|p| p.job == job) else {
+                continue;
+            };
+            match instances.iter_mut().find(|(k, _)| *k == place.instance) {
+                Some((_, ix)) => ix.push(i),
+                None => instances.push((place.instance.clone(), vec![i])),
             }
         }
-        let _ = launcher.await;
+        let width = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let slots = tokio::sync::Semaphore::new(width.max(2));
+        let in_place = tokio::sync::Mutex::new(());
+        let stop = AtomicBool::new(false);
+        let done: Vec<bool> = state.results.iter().map(Option::is_some).collect();
+        let base = self.schedule.stop_against;
+        let stops = |r: &CheckResult| {
+            if fails_for_change(base, r) {
+                stop.store(true, Ordering::SeqCst);
+            }
+            stop.load(Ordering::SeqCst)
+        };
+        let instance = |ix: Vec<usize>| {
+            let (slots, in_place, stop, done, stops) = (&slots, &in_place, &stop, &done, &stops);
+            async move {
+                let refs: Vec<(usize, &CheckSpec)> = ix.iter().map(|&i| (i, &checks[i])).collect();
+                let Ok(_slot) = slots.acquire().await else {
+                    return refs.iter().map(|(i, s)| (*i, skipped(s))).collect();
+                };
+                if stop.load(Ordering::SeqCst) {
+                    return refs.iter().map(|(i, s)| (*i, skipped(s))).collect();
+                }
+                let copy = copy_of(self.workdir).await;
+                let _alone = match &copy {
+                    Some(_) => None,
+                    None => Some(in_place.lock().await),
+                };
+                let run = super::job::JobRun {
+                    tree: copy.as_ref().map_or(self.workdir, |c| c.path()),
+                    timeout: self.timeout,
+                    env: self.env,
+                    base,
+                    watch: self.watch,
+                };
+                super::job::run_job(&refs, &run, &|i| done[i], stops).await
+            }
+        };
+        let results =
+            futures_util::future::join_all(instances.into_iter().map(|(_, ix)| instance(ix))).await;
+        for (i, r) in results.into_iter().flatten() {
+            if state.stopped.is_none() && self.schedule.stops_at(&r) {
+                state.stopped = Some(r.name.clone());
+            }
+            state.results[i] = Some(r);
+        }
+        // A check no instance reached: not run.
+        for (i, c) in checks.iter().enumerate() {
+            if c.job.as_ref().is_some_and(|p| p.job == job) && state.results[i].is_none() {
+                state.results[i] = Some(skipped(c));
+            }
+        }
     }
+}
+
+/// Whether `result` fails for the change against `base` (an advisory check never does).
+fn fails_for_change(base: Option<&Baseline>, result: &CheckResult) -> bool {
+    let Some(base) = base.filter(|_| result.advisory.is_none()) else {
+        return false;
+    };
+    let mut judged = result.clone();
+    base.judge(&mut judged);
+    matches!(judged.status, CheckStatus::Failed | CheckStatus::TimedOut)
 }
 
 /// A copy of the worktree `dir` in a temporary folder of its own; `None` (with a warning) when
@@ -437,7 +415,7 @@ async fn copy_of(dir: &Path) -> Option<tempfile::TempDir> {
     let dir = dir.to_owned();
     let made = tokio::task::spawn_blocking(move || {
         let copy = tempfile::Builder::new()
-            .prefix("ralph-combination-")
+            .prefix("ralph-job-tree")
             .tempdir()?;
         crate::untrusted_dir::copy_tree(&dir, copy.path(), MAX_COPY)?;
         Ok::<_, std::io::Error>(copy)
@@ -446,7 +424,7 @@ async fn copy_of(dir: &Path) -> Option<tempfile::TempDir> {
     match made {
         Ok(Ok(copy)) => Some(copy),
         Ok(Err(e)) => {
-            tracing::warn!("the worktree cannot be copied for a matrix combination ({e}): the combinations run in place, one at a time");
+            tracing::warn!("the worktree cannot be copied for a CI job ({e}): the jobs run in place, one at a time");
             None
         }
         Err(_) => None,

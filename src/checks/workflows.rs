@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use yaml_rust2::{Yaml, YamlLoader};
 
 mod classify;
+mod interpreters;
 mod steps;
 mod tox;
 use steps::{read_combination, Job};
@@ -34,8 +35,6 @@ pub struct Ci {
     /// working directory, no earlier steps): a detected check running the same command is the
     /// same check.
     pub scripts: BTreeMap<String, String>,
-    /// The setup steps, as the workflow runs them (not run by ralph).
-    pub setup: Vec<String>,
     /// What was left out, and what the `uses:` steps would provide.
     pub notes: Vec<String>,
 }
@@ -50,25 +49,94 @@ pub enum StepKind {
 
 pub use classify::{canonical, checks_in, classify};
 
-/// Whether the workflow runs on pushes or pull requests (a `pull_request` trigger limited to
-/// `types` such as `labeled` does not run on a pull request's commits).
-fn on_push_or_pr(wf: &Yaml) -> bool {
+/// Branch names a default branch is likely to have: a push filter must let one of them through.
+const DEFAULT_BRANCHES: [&str; 5] = ["main", "master", "trunk", "develop", "default"];
+
+/// Whether a branch filter (`branches:`, `branches-ignore:`) lets a push to the default branch
+/// or a pull request into it through. `$default-branch` is a template's placeholder: it matches
+/// nothing on a real workflow.
+fn lets_default_through(filter: &Yaml) -> bool {
+    let matches = |list: &Yaml| {
+        list.as_vec().is_some_and(|l| {
+            l.iter()
+                .filter_map(Yaml::as_str)
+                .any(|pattern| DEFAULT_BRANCHES.iter().any(|b| glob_matches(pattern, b)))
+        }) || list
+            .as_str()
+            .is_some_and(|p| DEFAULT_BRANCHES.iter().any(|b| glob_matches(p, b)))
+    };
+    let only = &filter["branches"];
+    let ignored = &filter["branches-ignore"];
+    let tags_only = only.is_badvalue() && !filter["tags"].is_badvalue();
+    (only.is_badvalue() || matches(only))
+        && !(!ignored.is_badvalue() && matches(ignored))
+        && !tags_only
+}
+
+/// Whether a branch filter's `pattern` (`*`, `**`, `release/*`, `main`) matches `name`.
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    if pattern.starts_with('!') {
+        return false;
+    }
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, tail)) => {
+            let tail = tail.trim_start_matches('*');
+            name.starts_with(head)
+                && name.len() >= head.len() + tail.len()
+                && name.ends_with(tail)
+                && !name[head.len()..name.len() - tail.len()].contains('/')
+                || pattern.contains("**") && name.starts_with(head) && name.ends_with(tail)
+        }
+    }
+}
+
+/// Whether the workflow runs on a pull request or a push to the default branch (a
+/// `pull_request` trigger limited to `types` such as `labeled` does not run on a pull request's
+/// commits; a push limited to tags or to other branches does not run on the default branch); when
+/// not, why, for the note.
+fn on_push_or_pr(wf: &Yaml) -> Result<(), String> {
     let on = &wf["on"];
     let is = |s: &str| s == "push" || s == "pull_request";
-    match on {
+    let runs = match on {
         Yaml::String(s) => is(s),
         Yaml::Array(a) => a.iter().any(|e| e.as_str().is_some_and(is)),
         Yaml::Hash(h) => h.iter().any(|(k, v)| match k.as_str() {
-            Some("push") => true,
-            Some("pull_request") => v["types"].as_vec().is_none_or(|types| {
-                types
-                    .iter()
-                    .any(|t| matches!(t.as_str(), Some("opened" | "synchronize" | "reopened")))
-            }),
+            Some("push") => v.is_null() || lets_default_through(v),
+            Some("pull_request") => {
+                let types = v["types"].as_vec().is_none_or(|types| {
+                    types
+                        .iter()
+                        .any(|t| matches!(t.as_str(), Some("opened" | "synchronize" | "reopened")))
+                });
+                types && (v.is_null() || lets_default_through(v))
+            }
             _ => false,
         }),
         _ => false,
+    };
+    if runs {
+        return Ok(());
     }
+    let triggers: Vec<String> = match on {
+        Yaml::String(s) => vec![s.clone()],
+        Yaml::Array(a) => a
+            .iter()
+            .filter_map(|e| e.as_str().map(str::to_owned))
+            .collect(),
+        Yaml::Hash(h) => h
+            .keys()
+            .filter_map(|k| k.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    };
+    Err(if triggers.is_empty() {
+        "it has no trigger".to_owned()
+    } else if triggers.iter().any(|t| is(t)) {
+        "its push and pull request triggers never fire for the default branch (a branch or tag filter, a template's `$default-branch`, or only some pull request events)".to_owned()
+    } else {
+        format!("it runs only on {}", triggers.join(", "))
+    })
 }
 
 /// The other repository a job checks out (`actions/checkout` with `repository:`): its steps
@@ -190,12 +258,13 @@ fn expand(
         let expr = rest[start + 3..start + len].trim();
         let value = if let Some(k) = expr.strip_prefix("matrix.") {
             matrix.get(k).cloned()
+        } else if expr.starts_with("inputs.") && matrix.contains_key(expr) {
+            // An input's default, put beside the combination's values.
+            matrix.get(expr).cloned()
         } else if let Some(k) = expr.strip_prefix("env.") {
             env.get(k).cloned()
-        } else if expr == "runner.os" {
-            Some("Linux".to_owned())
         } else {
-            None
+            run_value(expr)
         };
         match value {
             Some(v) => out.push_str(&v),
@@ -206,6 +275,22 @@ fn expand(
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// What a workflow run gives an expression that ralph gives too: the checkout's root and a
+/// temporary folder (read by the step from the variables a job runs with), the runner's OS and
+/// architecture, the event (a pull request), and an input's absence (empty).
+fn run_value(expr: &str) -> Option<String> {
+    let value = match expr {
+        "github.workspace" => "$GITHUB_WORKSPACE",
+        "runner.temp" => "$RUNNER_TEMP",
+        "runner.os" => "Linux",
+        "runner.arch" => "X64",
+        "github.event_name" => "pull_request",
+        e if e.starts_with("inputs.") => "",
+        _ => return None,
+    };
+    Some(value.to_owned())
 }
 
 /// Whether an `if:` lets the step run here: `false` for a comparison that fails on Linux or with
@@ -324,7 +409,10 @@ fn read_workflow(file: &str, text: &str, dir_exists: &dyn Fn(&str) -> bool, ci: 
         return;
     };
     let Some(wf) = docs.first() else { return };
-    if !on_push_or_pr(wf) {
+    if let Err(why) = on_push_or_pr(wf) {
+        ci.notes.push(format!(
+            "{file}: left out, {why}: it would not run on a pull request"
+        ));
         return;
     }
     let wf_env = string_map(&wf["env"], &BTreeMap::new(), &BTreeMap::new());
@@ -369,9 +457,27 @@ fn read_workflow(file: &str, text: &str, dir_exists: &dyn Fn(&str) -> bool, ci: 
             ));
         }
         for combo in runnable.iter().take(MAX_COMBINATIONS) {
-            read_combination(&job, combo, &wf_env, ci);
+            let mut combo = combo.clone();
+            combo.extend(input_defaults(wf));
+            read_combination(&job, &combo, &wf_env, ci);
         }
     }
+}
+
+/// The defaults of the inputs a workflow declares (`workflow_dispatch`, `workflow_call`), keyed
+/// `inputs.<name>`: what an expression naming one gets when the workflow runs on a push.
+fn input_defaults(wf: &Yaml) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for trigger in ["workflow_dispatch", "workflow_call"] {
+        if let Some(inputs) = wf["on"][trigger]["inputs"].as_hash() {
+            for (name, input) in inputs {
+                if let (Some(name), Some(default)) = (name.as_str(), scalar(&input["default"])) {
+                    out.insert(format!("inputs.{name}"), default);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Why a whole job is left out (it needs services, or it tests another repository), or `None`.

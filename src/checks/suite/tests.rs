@@ -312,7 +312,12 @@ async fn a_stopped_run_measures_no_coverage_and_says_why() {
 
 fn combination(name: &str, command: &str) -> CheckSpec {
     let mut t = test(name, command);
-    t.matrix_job = Some("ci.yml#build".into());
+    t.job = Some(crate::checks::JobPlace {
+        instance: format!("ci.yml#build[{name}]"),
+        job: "ci.yml#build".into(),
+        before: Vec::new(),
+        path: Vec::new(),
+    });
     t
 }
 
@@ -498,4 +503,82 @@ async fn a_test_failing_on_the_change_is_run_again_alone_before_it_counts() {
     assert_eq!(r.status, CheckStatus::Failed, "{r:?}");
     let runs = std::fs::read_to_string(dir.path().join("runs.log")).unwrap();
     assert_eq!(runs.lines().count(), 5, "base, full + alone twice");
+}
+
+/// A check of the CI job `job` after the steps `before` (label, command, installs).
+fn job_check(job: &str, name: &str, command: &str, before: &[(&str, &str)]) -> CheckSpec {
+    let mut t = test(name, command);
+    t.job = Some(crate::checks::JobPlace {
+        instance: format!("ci.yml#{job}[]"),
+        job: format!("ci.yml#{job}"),
+        before: before
+            .iter()
+            .map(|(label, command)| crate::checks::JobStep {
+                label: (*label).into(),
+                command: (*command).into(),
+                installs: false,
+            })
+            .collect(),
+        path: Vec::new(),
+    });
+    t
+}
+
+#[tokio::test]
+async fn a_jobs_steps_run_in_order_in_a_tree_of_its_own_with_what_earlier_steps_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two jobs that both make `build/` (a CMake job's configure, build and test steps apart),
+    // one exporting through $GITHUB_ENV and $GITHUB_PATH.
+    let plan = CheckPlan::of(vec![
+        job_check(
+            "cmake",
+            "CI cmake: build",
+            "cd build && test -f configured && echo built > out",
+            &[("mkdir build", "mkdir build"), ("configure", "cd build && touch configured")],
+        ),
+        job_check("cmake", "CI cmake: test", "cd build && test -f out", &[]),
+        job_check(
+            "env",
+            "CI env: greets",
+            "test \"$GREETING\" = hello && tool && test \"$GITHUB_WORKSPACE\" = \"$PWD\"",
+            &[
+                ("mkdir build", "mkdir build"),
+                ("export", "echo GREETING=hello >> \"$GITHUB_ENV\" && mkdir -p \"$RUNNER_TEMP/bin\" && printf '#!/bin/sh\\ntrue\\n' > \"$RUNNER_TEMP/bin/tool\" && chmod +x \"$RUNNER_TEMP/bin/tool\" && echo \"$RUNNER_TEMP/bin\" >> \"$GITHUB_PATH\""),
+            ],
+        ),
+        job_check("broken", "CI broken: after", "true", &[("fails", "echo no compiler >&2; exit 3")]),
+    ]);
+    let t = Duration::from_secs(20);
+    let ran = run_checks(&plan, dir.path(), t, &Unwatched, Schedule::default()).await;
+    let status: Vec<(&str, CheckStatus)> = ran
+        .checks
+        .iter()
+        .map(|c| (c.name.as_str(), c.status))
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("CI cmake: build", CheckStatus::Passed),
+            ("CI cmake: test", CheckStatus::Passed),
+            ("CI env: greets", CheckStatus::Passed),
+            ("CI broken: after", CheckStatus::Failed),
+        ],
+        "{:?}",
+        ran.checks
+    );
+    let broken = &ran.checks[3];
+    assert!(broken
+        .hint
+        .as_deref()
+        .unwrap()
+        .contains("the job's step `fails` failed (exit 3) before it"));
+    assert!(
+        broken.output_tail.contains("no compiler"),
+        "{}",
+        broken.output_tail
+    );
+    assert!(
+        !dir.path().join("build").exists(),
+        "the worktree holds only the change"
+    );
 }

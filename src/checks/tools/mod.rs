@@ -129,6 +129,16 @@ pub fn runners() -> Vec<&'static str> {
         .collect()
 }
 
+/// `command` split into what builds an env-building runner's environments and what runs them
+/// offline, when it runs one (tox, nox).
+pub fn offline(command: &str) -> Option<(String, String)> {
+    let uses = recognise(command, None);
+    uses.tools
+        .iter()
+        .filter_map(|n| named(n))
+        .find_map(|t| t.offline(command))
+}
+
 /// The tool named `name`.
 pub fn named(name: &str) -> Option<&'static dyn Tool> {
     TOOLS.iter().copied().find(|t| t.name() == name)
@@ -311,6 +321,12 @@ pub trait Tool: Sync {
             Role::Tests(lang) => Some(lang),
             _ => None,
         }
+    }
+
+    /// For an env-building runner (tox, nox): `command` split into what builds its environments
+    /// (run with the setup's network) and what then runs them offline.
+    fn offline(&self, _command: &str) -> Option<(String, String)> {
+        None
     }
 
     /// The checks it makes of a project that configures it (a linter's section, a runner's

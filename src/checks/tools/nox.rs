@@ -1,5 +1,6 @@
 //! nox: its sessions are Python code (a noxfile), which ralph does not run to read: a check
-//! through nox is not seen whole, and every tool's reading applies to its output.
+//! through nox is not seen whole, and every tool's reading applies to its output. In a CI job it
+//! installs with the network first, then runs offline.
 
 use super::{Call, Inner, Role, Tool};
 use crate::checks::project::Project;
@@ -22,6 +23,14 @@ impl Tool for Nox {
     fn inner(&self, _: &Call, _: Option<&Project>) -> Inner {
         Inner::Unknown
     }
+
+    /// `nox …` installs its sessions' dependencies with `--install-only` (the network a setup
+    /// has), then runs them reusing those environments without installing (`--no-install`, `-R`
+    /// for both).
+    fn offline(&self, command: &str) -> Option<(String, String)> {
+        super::tox::with_flag(command, "nox", "--install-only")
+            .zip(super::tox::with_flag(command, "nox", "-R"))
+    }
 }
 
 #[cfg(test)]
@@ -32,5 +41,12 @@ mod tests {
     fn a_session_is_not_seen_into() {
         let u = recognise("nox -s tests-3.11", None);
         assert_eq!((u.tools.as_slice(), u.opaque), (&["nox"][..], true));
+        assert_eq!(
+            crate::checks::tools::offline("nox -s tests").unwrap(),
+            (
+                "nox --install-only -s tests".to_owned(),
+                "nox -R -s tests".to_owned()
+            )
+        );
     }
 }

@@ -51,6 +51,12 @@ impl Tool for Tox {
         }
     }
 
+    /// `tox …` builds its environments with `--notest` (the network a setup has), then runs
+    /// them with `--skip-pkg-install` (offline).
+    fn offline(&self, command: &str) -> Option<(String, String)> {
+        with_flag(command, "tox", "--notest").zip(with_flag(command, "tox", "--skip-pkg-install"))
+    }
+
     fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {
         let Some(ini) = project.and_then(|p| p.text("tox.ini").or_else(|| p.text("setup.cfg")))
         else {
@@ -92,6 +98,28 @@ impl Tool for Tox {
             false => Inner::Script(lines.join("\n")),
         }
     }
+}
+
+/// `command` with `flag` right after its one `program` word; `None` when the program is not
+/// there once, as a word, or the command already has the flag.
+pub(super) fn with_flag(command: &str, program: &str, flag: &str) -> Option<String> {
+    let words: Vec<&str> = command.split(' ').collect();
+    let at: Vec<usize> = words
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| **w == program || w.ends_with(&format!("/{program}")))
+        .map(|(i, _)| i)
+        .collect();
+    let [at] = at.as_slice() else {
+        return None;
+    };
+    if command.contains(flag) {
+        return None;
+    }
+    let mut out: Vec<&str> = words[..=*at].to_vec();
+    out.push(flag);
+    out.extend(&words[at + 1..]);
+    Some(out.join(" "))
 }
 
 /// The quality checks of the environments `ini` declares that are named like one.
@@ -173,6 +201,24 @@ mod tests {
             ["tox", "pytest", "flake8", "isort"]
         );
         assert!(recognise("tox -e py", None).opaque);
+    }
+
+    #[test]
+    fn an_environment_is_built_with_the_network_and_run_offline() {
+        assert_eq!(
+            Tox.offline("tox -e lint,isort").unwrap(),
+            (
+                "tox --notest -e lint,isort".to_owned(),
+                "tox --skip-pkg-install -e lint,isort".to_owned()
+            )
+        );
+        assert_eq!(
+            crate::checks::tools::offline("python -m tox -e py")
+                .unwrap()
+                .1,
+            "python -m tox --skip-pkg-install -e py"
+        );
+        assert_eq!(Tox.offline("tox && tox -e docs"), None);
     }
 
     #[test]

@@ -1,11 +1,12 @@
-//! A job's `run:` steps read into the checks, setup steps and notes of [`Ci`](super::Ci), under
-//! one matrix combination: which steps run here, the check each test or quality step becomes
-//! (after the job's earlier plain steps), the setup line of each install, and why a step is
-//! left out.
+//! A job's `run:` steps read, in order, into the checks and notes of [`Ci`](super::Ci), under one
+//! matrix combination: which steps run here, the check each test or quality step becomes — a
+//! step of its job ([`JobPlace`]), after the job's steps before it (installs, builds, code
+//! generation), which run first in the job's own tree — and why a step is left out (a system
+//! install, a secret, a value only a workflow run has).
 
 use super::{check_name, classify, command, condition_holds, expand, provides, runs_on_linux};
 use super::{string_map, Ci, StepKind};
-use crate::checks::CheckSpec;
+use crate::checks::{CheckSpec, JobPlace, JobStep};
 use std::collections::BTreeMap;
 use yaml_rust2::Yaml;
 
@@ -45,29 +46,43 @@ pub(super) fn read_combination(
     let Some(steps) = job.yaml["steps"].as_vec() else {
         return;
     };
-    // The steps before a check that neither check nor install (building an sdist the test
-    // then unpacks): the check runs after them, as in the job.
-    let mut prelude: Vec<String> = Vec::new();
+    let mut sequence = Sequence {
+        instance: instance(job, combo),
+        pending: Vec::new(),
+        path: super::interpreters::dirs(combo),
+    };
     for (i, step) in steps.iter().enumerate() {
-        read_step(job, combo, &env, i, step, &mut prelude, ci);
+        read_step(job, combo, &env, i, step, &mut sequence, ci);
     }
 }
 
-/// Reads one step (the `i`-th, 0-based) into `ci`: a check (run after `prelude`), a setup
-/// line, a step added to `prelude`, or a note on why it is left out or what its action would
-/// provide.
-fn read_step(
-    job: &Job,
+/// A job instance's steps as they are read: what runs before its next check.
+struct Sequence {
+    instance: String,
+    /// The steps since the job's last check.
+    pending: Vec<JobStep>,
+    /// The interpreter its matrix names, where this machine has it.
+    path: Vec<String>,
+}
+
+/// `<file>#<job>` and the combination's values: one instance of a job.
+fn instance(job: &Job, combo: &BTreeMap<String, String>) -> String {
+    let values: Vec<String> = combo
+        .iter()
+        .filter(|(k, _)| !k.starts_with("inputs."))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!("{}#{}[{}]", job.file, job.id, values.join(","))
+}
+
+/// The step's name, else its command's first line: what a maintainer would call it.
+fn label_of(
+    step: &Yaml,
+    i: usize,
     combo: &BTreeMap<String, String>,
     env: &BTreeMap<String, String>,
-    i: usize,
-    step: &Yaml,
-    prelude: &mut Vec<String>,
-    ci: &mut Ci,
-) {
-    let Job { file, id, .. } = *job;
-    // The step's name, else its command's first line: what a maintainer would call it.
-    let label = step["name"]
+) -> String {
+    step["name"]
         .as_str()
         .map(str::to_owned)
         .or_else(|| {
@@ -78,7 +93,23 @@ fn read_step(
             let first = expand(first, combo, env).unwrap_or_else(|_| first.to_owned());
             Some(first.trim().chars().take(60).collect())
         })
-        .unwrap_or_else(|| format!("step {}", i + 1));
+        .unwrap_or_else(|| format!("step {}", i + 1))
+}
+
+/// Reads one step (the `i`-th, 0-based) into the job's sequence: a check (after the steps
+/// pending), a step that prepares, or a note on why it is left out or what its action would
+/// provide.
+fn read_step(
+    job: &Job,
+    combo: &BTreeMap<String, String>,
+    env: &BTreeMap<String, String>,
+    i: usize,
+    step: &Yaml,
+    sequence: &mut Sequence,
+    ci: &mut Ci,
+) {
+    let Job { file, id, .. } = *job;
+    let label = label_of(step, i, combo, env);
     if let Some(uses) = step["uses"].as_str() {
         let provides = provides(uses);
         let note = format!("{file}, job `{id}`: `{uses}` is not run{provides}");
@@ -93,43 +124,92 @@ fn read_step(
     let Some((expanded, dir, env)) = runnable(job, combo, env, &label, step, script, ci) else {
         return;
     };
+    let command = command(&expanded, dir.as_deref(), &env);
     match classify(&expanded) {
-        StepKind::Check(kind) => {
-            let script = if prelude.is_empty() {
-                expanded.clone()
-            } else {
-                format!("{}\n{}", prelude.join("\n"), expanded.trim())
-            };
-            let command = command(&script, dir.as_deref(), &env);
-            if ci.checks.iter().any(|c| c.command == command) {
-                return;
-            }
-            let named = used_keys(combo, &[step, &job.yaml["env"]]);
-            let mut spec = CheckSpec::new(&check_name(id, &label, &named), &command)
-                .because(&check_reason(job, &label, combo));
-            spec.kind = kind;
-            spec.matrix_job = job.matrix.then(|| format!("{file}#{id}"));
-            if prelude.is_empty() && dir.is_none() {
-                ci.scripts
-                    .insert(spec.name.clone(), expanded.trim().to_owned());
-            }
-            ci.checks.push(spec);
-        }
-        StepKind::Setup => {
-            let line = setup_line(&expanded);
-            if !ci.setup.contains(&line) {
-                ci.setup.push(line);
+        StepKind::Check(kind) => add_check(
+            job, combo, step, &label, kind, &expanded, dir, command, sequence, ci,
+        ),
+        StepKind::Setup if system_install(&expanded) => {
+            let note = format!(
+                "{file}, job `{id}`, `{label}`: left out, it installs into the system (what it installs must be on this machine)"
+            );
+            if !ci.notes.contains(&note) {
+                ci.notes.push(note);
             }
         }
-        StepKind::Other => prelude.push(match &dir {
-            Some(d) if job.dir.as_ref() != Some(d) => format!(
-                "(cd {} && {})",
-                crate::process::shell_quote(d),
-                expanded.trim()
-            ),
-            _ => expanded.trim().to_owned(),
+        StepKind::Setup => sequence.pending.push(JobStep {
+            label,
+            command,
+            installs: true,
+        }),
+        StepKind::Other => sequence.pending.push(JobStep {
+            label,
+            command,
+            installs: false,
         }),
     }
+}
+
+/// The check a test or quality step becomes: a step of its job instance, after the steps
+/// pending — an env-building runner (tox, nox) building its environments among them, with the
+/// network, and then running offline.
+#[allow(clippy::too_many_arguments)]
+fn add_check(
+    job: &Job,
+    combo: &BTreeMap<String, String>,
+    step: &Yaml,
+    label: &str,
+    kind: crate::checks::CheckKind,
+    expanded: &str,
+    dir: Option<String>,
+    mut command: String,
+    sequence: &mut Sequence,
+    ci: &mut Ci,
+) {
+    if ci.checks.iter().any(|c| c.command == command) {
+        return;
+    }
+    if let Some((build, offline)) = crate::checks::tools::offline(&command) {
+        sequence.pending.push(JobStep {
+            label: format!("{label} (its environments)"),
+            command: build,
+            installs: true,
+        });
+        command = offline;
+    }
+    let named = used_keys(combo, &[step, &job.yaml["env"]]);
+    let mut spec = CheckSpec::new(&check_name(job.id, label, &named), &command)
+        .because(&check_reason(job, label, combo));
+    spec.kind = kind;
+    let before = std::mem::take(&mut sequence.pending);
+    if before.is_empty() && dir.is_none() {
+        ci.scripts
+            .insert(spec.name.clone(), expanded.trim().to_owned());
+    }
+    spec.job = Some(JobPlace {
+        instance: sequence.instance.clone(),
+        job: format!("{}#{}", job.file, job.id),
+        before,
+        path: sequence.path.clone(),
+    });
+    ci.checks.push(spec);
+}
+
+/// Whether a setup step installs into the system (root, a system package manager, a piped
+/// installer script): left out — what it installs must already be here.
+fn system_install(script: &str) -> bool {
+    const SYSTEM: [&str; 11] = [
+        "sudo", "apt-get", "apt", "brew", "choco", "winget", "snap", "dnf", "yum", "pacman",
+        "rustup",
+    ];
+    let piped = script.contains("| sh") || script.contains("| bash") || script.contains("|sh");
+    piped
+        || crate::checks::tools::simple_commands(script)
+            .iter()
+            .any(|w| {
+                w.first()
+                    .is_some_and(|p| SYSTEM.contains(&p.rsplit('/').next().unwrap_or(p)))
+            })
 }
 
 /// A `run:` step as it would run here: its script with the expressions put in, its working
@@ -178,10 +258,17 @@ fn runnable(
             return None;
         }
     };
+    // `${{ github.workspace }}/sub` is the checkout's `sub`.
     let dir = step["working-directory"]
         .as_str()
         .map(str::to_owned)
-        .or_else(|| job.dir.clone());
+        .or_else(|| job.dir.clone())
+        .map(|d| expand(&d, combo, &env).unwrap_or(d))
+        .map(|d| match d.strip_prefix("$GITHUB_WORKSPACE") {
+            Some(rest) => rest.trim_start_matches('/').to_owned(),
+            None => d,
+        })
+        .filter(|d| !d.is_empty());
     if let Some(d) = dir.as_deref().filter(|d| !(job.dir_exists)(d)) {
         let note = format!(
             "{file}, job `{id}`, `{label}`: left out, its working directory `{d}` is not in the repository"
@@ -229,7 +316,11 @@ fn used_keys(combo: &BTreeMap<String, String>, used: &[&Yaml]) -> BTreeMap<Strin
 /// Where a CI check comes from, for its reason: the file, the job, the step and the matrix
 /// combination.
 fn check_reason(job: &Job, label: &str, combo: &BTreeMap<String, String>) -> String {
-    let combo_words: Vec<String> = combo.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let combo_words: Vec<String> = combo
+        .iter()
+        .filter(|(k, _)| !k.starts_with("inputs."))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     format!(
         "{}, job `{}`, `{label}`{}",
         job.file,
@@ -240,14 +331,4 @@ fn check_reason(job: &Job, label: &str, combo: &BTreeMap<String, String>) -> Str
             format!(" (matrix {})", combo_words.join(", "))
         }
     )
-}
-
-/// A setup script as one line for the note: its commands joined by `; `, its comments left out.
-fn setup_line(script: &str) -> String {
-    script
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect::<Vec<_>>()
-        .join("; ")
 }

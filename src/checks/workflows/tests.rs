@@ -95,9 +95,16 @@ fn workflows_that_do_not_run_on_pushes_services_and_setup_steps_are_told_apart()
     );
     assert!(ci.checks.is_empty());
     let ci = read_one("on: [push]\njobs:\n  db:\n    runs-on: ubuntu-latest\n    services:\n      postgres:\n        image: postgres\n    steps:\n      - run: pytest\n  unit:\n    runs-on: ubuntu-latest\n    env:\n      PYTHONWARNINGS: error\n    defaults:\n      run:\n        working-directory: python\n    steps:\n      - run: pip install -e .[test]\n      - run: |\n          python -m pytest -m 'not slow'\n");
-    assert_eq!(ci.setup, ["pip install -e .[test]"]);
     assert_eq!(ci.checks.len(), 1);
     assert_eq!(ci.checks[0].kind, CheckKind::Test);
+    // The install runs first, in the job, as a setup does.
+    let job = ci.checks[0].job.as_ref().unwrap();
+    assert_eq!(job.before.len(), 1);
+    assert_eq!(
+        job.before[0].command,
+        "cd 'python' && env PYTHONWARNINGS='error' bash -ec 'pip install -e .[test]'"
+    );
+    assert!(job.before[0].installs);
     assert_eq!(
             ci.checks[0].command,
             "cd 'python' && env PYTHONWARNINGS='error' bash -ec 'python -m pytest -m '\\''not slow'\\'''"
@@ -108,11 +115,26 @@ fn workflows_that_do_not_run_on_pushes_services_and_setup_steps_are_told_apart()
 #[test]
 fn a_check_runs_after_the_steps_before_it_that_build_what_it_needs() {
     let ci = read_one("on: [push]\njobs:\n  sdist:\n    runs-on: ubuntu-latest\n    steps:\n      - run: python -m pip install --upgrade pip\n      - run: python setup.py sdist\n      - name: Upload\n        run: twine upload dist/* --password ${{ secrets.PYPI }}\n      - name: Test sdist\n        run: |\n          cd tmp\n          python setup.py test\n");
-    assert_eq!(ci.setup, ["python -m pip install --upgrade pip"]);
     assert_eq!(ci.checks.len(), 1);
     assert_eq!(
-        ci.checks[0].command, "bash -ec 'python setup.py sdist\ncd tmp\npython setup.py test'",
-        "the install is not run, the upload is left out, the sdist is built first"
+        ci.checks[0].command,
+        "bash -ec 'cd tmp\npython setup.py test'"
+    );
+    // The install and the sdist run first, in order, in the job's tree; the upload is left out.
+    let before: Vec<(&str, bool)> = ci.checks[0]
+        .job
+        .as_ref()
+        .unwrap()
+        .before
+        .iter()
+        .map(|s| (s.command.as_str(), s.installs))
+        .collect();
+    assert_eq!(
+        before,
+        [
+            ("python -m pip install --upgrade pip", true),
+            ("python setup.py sdist", false)
+        ]
     );
     assert!(ci.notes.is_empty(), "{:?}", ci.notes);
 }
@@ -273,5 +295,61 @@ jobs:
             "CI t (python 3.11): python3.11 -m pytest",
             "CI t (python 3.12): python3.12 -m pytest"
         ]
+    );
+}
+
+#[test]
+fn only_workflows_that_would_run_on_a_pull_request_are_read_and_the_others_named() {
+    let job = "jobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: pytest\n";
+    for (on, runs) in [
+        ("on:\n  push:\n    branches: [ $default-branch ]\n", false),
+        ("on:\n  push:\n    branches: [main]\n", true),
+        ("on:\n  push:\n    branches: ['release/*']\n", false),
+        ("on:\n  push:\n    branches: ['**']\n", true),
+        ("on:\n  push:\n    tags: ['v*']\n", false),
+        (
+            "on:\n  push:\n    branches-ignore: [main, master, trunk, develop, default]\n",
+            false,
+        ),
+        ("on:\n  pull_request:\n    branches: [main]\n", true),
+        ("on: [workflow_dispatch]\n", false),
+        ("on:\n  schedule:\n    - cron: '0 0 * * *'\n", false),
+        ("on:\n  release:\n    types: [published]\n", false),
+        ("on: push\n", true),
+    ] {
+        let ci = read_one(&format!("{on}{job}"));
+        assert_eq!(!ci.checks.is_empty(), runs, "{on}");
+        if !runs {
+            assert!(
+                ci.notes.iter().any(
+                    |n| n.contains("left out") && n.contains("would not run on a pull request")
+                ),
+                "{on}: {:?}",
+                ci.notes
+            );
+        }
+    }
+    let ci = read_one(&format!("on: [workflow_dispatch]\n{job}"));
+    assert!(
+        ci.notes[0].contains("it runs only on workflow_dispatch"),
+        "{:?}",
+        ci.notes
+    );
+}
+
+#[test]
+fn expressions_a_run_fills_are_filled_and_those_only_a_run_has_leave_the_step_out() {
+    let ci = read_one("on:\n  push:\n  workflow_dispatch:\n    inputs:\n      level:\n        default: fast\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - working-directory: ${{ github.workspace }}/python\n        run: pytest --out ${{ runner.temp }}/r --level ${{ inputs.level }} --os ${{ runner.os }}\n      - run: pytest --sha ${{ github.sha }}\n");
+    assert_eq!(ci.checks.len(), 1, "{:?}", ci.notes);
+    assert_eq!(
+        ci.checks[0].command,
+        "cd 'python' && bash -ec 'pytest --out $RUNNER_TEMP/r --level fast --os Linux'"
+    );
+    assert!(
+        ci.notes
+            .iter()
+            .any(|n| n.contains("it needs `github.sha`, which only a workflow run has")),
+        "{:?}",
+        ci.notes
     );
 }

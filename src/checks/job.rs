@@ -1,0 +1,315 @@
+//! A CI job as its author meant it: its steps in order, in one tree of its own (a copy of the
+//! worktree, as a runner checks the repository out for each job), each step from the tree's
+//! root with the environment earlier steps exported (`$GITHUB_ENV`, `$GITHUB_PATH`) and the
+//! variables a runner gives (`GITHUB_WORKSPACE`, `RUNNER_TEMP`, `CI`). A step that installs runs
+//! as a setup does — the setup's network, before the change into the user's caches, after it
+//! into private ones — and what it installs globally (`pip install`, `npm i -g`, `cargo
+//! install`, …) lands in the job's own folders, first on `PATH`; the job's other steps run as
+//! checks do. A step that fails leaves the job's later checks unable to run, each saying so; a
+//! check that fails does not stop the job (its later checks still judge).
+
+use super::baseline::Baseline;
+use super::result::{CheckResult, CheckStatus};
+use super::run::{run_check, Observer};
+use super::{CheckSpec, JobStep};
+use crate::process::{self, Kind};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Variables that send a global install into the job's own folders: (variable, folder under
+/// the job's, its `bin` put on `PATH`).
+const PRIVATE_INSTALLS: [(&str, &str, Option<&str>); 9] = [
+    ("npm_config_prefix", "npm", Some("bin")),
+    ("CARGO_INSTALL_ROOT", "cargo", Some("bin")),
+    ("GOBIN", "go/bin", Some("")),
+    ("GEM_HOME", "gem", Some("bin")),
+    ("PIPX_HOME", "pipx", None),
+    ("PIPX_BIN_DIR", "pipx/bin", Some("")),
+    ("UV_TOOL_DIR", "uv-tools", None),
+    ("UV_TOOL_BIN_DIR", "uv-tools/bin", Some("")),
+    ("PYTHONUSERBASE", "python-user", Some("bin")),
+];
+
+/// How a job runs: its tree, its time limit, the plan's variables, whether it runs on the base
+/// (its installs may write the user's caches) and who watches.
+pub struct JobRun<'a> {
+    pub tree: &'a Path,
+    pub timeout: Duration,
+    pub env: &'a [(String, String)],
+    /// The base's results: a check failing for the change is run again alone before it counts
+    /// ([`super::rerun`]); `None`: this is the base.
+    pub base: Option<&'a Baseline>,
+    pub watch: &'a dyn Observer,
+}
+
+/// The job's state as its steps run: the folder of its own, the variables steps exported, the
+/// folders they put on `PATH`.
+struct Job {
+    scratch: tempfile::TempDir,
+    exported: Vec<(String, String)>,
+    path: Vec<String>,
+    steps: usize,
+}
+
+impl Job {
+    fn new(tree: &Path, extra_path: &[String]) -> std::io::Result<Job> {
+        let scratch = tempfile::Builder::new().prefix("ralph-job").tempdir()?;
+        let mut job = Job {
+            scratch,
+            exported: Vec::new(),
+            path: extra_path.to_vec(),
+            steps: 0,
+        };
+        let root = job.scratch.path().to_owned();
+        std::fs::create_dir_all(root.join("tmp"))?;
+        for (var, dir, bin) in PRIVATE_INSTALLS {
+            let place = root.join("installed").join(dir);
+            std::fs::create_dir_all(&place)?;
+            job.exported.push((var.into(), place.display().to_string()));
+            if let Some(bin) = bin {
+                let bin = if bin.is_empty() {
+                    place.clone()
+                } else {
+                    place.join(bin)
+                };
+                job.path.push(bin.display().to_string());
+            }
+        }
+        job.exported.extend([
+            ("GITHUB_WORKSPACE".to_owned(), tree.display().to_string()),
+            (
+                "RUNNER_TEMP".to_owned(),
+                root.join("tmp").display().to_string(),
+            ),
+            ("RUNNER_OS".to_owned(), "Linux".to_owned()),
+            ("CI".to_owned(), "true".to_owned()),
+        ]);
+        Ok(job)
+    }
+
+    /// The variables of the next step: the plan's, the job's, `PATH` with the job's folders
+    /// first, and fresh files for what the step exports.
+    fn env_of_step(&mut self, plan: &[(String, String)]) -> Vec<(String, String)> {
+        self.steps += 1;
+        let files = self.scratch.path().join(format!("step-{}", self.steps));
+        let _ = std::fs::create_dir_all(&files);
+        let mut env: Vec<(String, String)> = plan.to_vec();
+        env.extend(self.exported.iter().cloned());
+        for (var, file) in [
+            ("GITHUB_ENV", "env"),
+            ("GITHUB_PATH", "path"),
+            ("GITHUB_OUTPUT", "output"),
+            ("GITHUB_STEP_SUMMARY", "summary"),
+        ] {
+            let f = files.join(file);
+            let _ = std::fs::write(&f, "");
+            env.push((var.into(), f.display().to_string()));
+        }
+        let base = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .or_else(|| crate::env::get("PATH"))
+            .unwrap_or_default();
+        let mut path: Vec<String> = self.path.iter().rev().cloned().collect();
+        path.push(base);
+        env.push(("PATH".into(), path.join(":")));
+        env
+    }
+
+    /// Takes in what the last step exported through `$GITHUB_ENV` and `$GITHUB_PATH`.
+    fn read_exports(&mut self) {
+        let files = self.scratch.path().join(format!("step-{}", self.steps));
+        let read = |f: &str| crate::untrusted_dir::report_text(&files.join(f), "a step's exports");
+        if let Some(text) = read("env") {
+            for (k, v) in exports(&text) {
+                self.exported.retain(|(e, _)| *e != k);
+                self.exported.push((k, v));
+            }
+        }
+        if let Some(text) = read("path") {
+            self.path.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+    }
+
+    /// The places a step may write besides the tree: the job's own folder.
+    fn writable(&self) -> Vec<PathBuf> {
+        vec![self.scratch.path().to_owned()]
+    }
+}
+
+/// The variables a `$GITHUB_ENV` file sets: `NAME=value` lines and `NAME<<DELIMITER` blocks.
+pub fn exports(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some((name, delimiter)) = line.split_once("<<") {
+            let value: Vec<&str> = lines.by_ref().take_while(|l| *l != delimiter).collect();
+            out.push((name.trim().to_owned(), value.join("\n")));
+        } else if let Some((name, value)) = line.split_once('=') {
+            out.push((name.trim().to_owned(), value.to_owned()));
+        }
+    }
+    out.retain(|(k, _)| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    out
+}
+
+/// Runs the job's checks `checks` (plan index and check, in order) in its tree: each after the
+/// steps before it. Checks already judged (`done`) are not run, their steps are. Stops before
+/// the next check when `stop` says the run has stopped. Returns each check's result.
+pub async fn run_job(
+    checks: &[(usize, &CheckSpec)],
+    run: &JobRun<'_>,
+    done: &dyn Fn(usize) -> bool,
+    stop: &dyn Fn(&CheckResult) -> bool,
+) -> Vec<(usize, CheckResult)> {
+    let extra: Vec<String> = checks
+        .first()
+        .and_then(|(_, c)| c.job.as_ref())
+        .map(|j| j.path.clone())
+        .unwrap_or_default();
+    let mut job = match Job::new(run.tree, &extra) {
+        Ok(job) => job,
+        Err(e) => {
+            let why = format!("the job has no folder of its own: {e}");
+            return checks.iter().map(|(i, c)| (*i, cannot(c, &why))).collect();
+        }
+    };
+    let mut out = Vec::new();
+    let mut broken: Option<String> = None;
+    let mut stopped = false;
+    for (i, spec) in checks {
+        if let Some(why) = broken.as_ref().filter(|_| !stopped) {
+            out.push((*i, cannot(spec, why)));
+            continue;
+        }
+        if stopped {
+            out.push((*i, super::suite::skipped(spec)));
+            continue;
+        }
+        let steps = spec
+            .job
+            .as_ref()
+            .map(|j| j.before.as_slice())
+            .unwrap_or(&[]);
+        if let Err(why) = run_steps(&mut job, steps, run).await {
+            broken = Some(why.clone());
+            out.push((*i, cannot(spec, &why)));
+            continue;
+        }
+        if done(*i) {
+            continue;
+        }
+        let result = run_one(&mut job, spec, run).await;
+        stopped = stop(&result);
+        out.push((*i, result));
+    }
+    out
+}
+
+/// Runs one of the job's checks in its tree, with the job's variables, and — failing for the
+/// change — its failing tests again alone.
+async fn run_one(job: &mut Job, spec: &CheckSpec, run: &JobRun<'_>) -> CheckResult {
+    let env = job.env_of_step(run.env);
+    let view = run.watch.started(&spec.name, &spec.command);
+    let mut result = run_check(spec, run.tree, run.timeout, &env).await;
+    if let Some(base) = run.base {
+        super::rerun::settle(spec, &mut result, base, run.tree, run.timeout, &env).await;
+    }
+    drop(view);
+    run.watch.finished(&result);
+    job.read_exports();
+    result
+}
+
+/// Runs `steps` in order; the first that fails stops them, and says why.
+async fn run_steps(job: &mut Job, steps: &[JobStep], run: &JobRun<'_>) -> Result<(), String> {
+    for step in steps {
+        let env = job.env_of_step(run.env);
+        let writable = job.writable();
+        let writable: Vec<&Path> = writable.iter().map(|p| p.as_path()).collect();
+        let kind = match (step.installs, run.base) {
+            (false, _) => Kind::Check,
+            (true, None) => Kind::Setup,
+            (true, Some(_)) => Kind::Rebuild,
+        };
+        let mut cmd = super::shell(&step.command, run.tree, kind, &env, &writable)
+            .label(format!("step {}", step.label))
+            .timeout(run.timeout)
+            .max_output(1 << 20);
+        if step.installs {
+            cmd = cmd.hosts(super::environment::registries(
+                &super::project::Project::read(run.tree),
+            ));
+            if run.base.is_some() {
+                // After the change: the package managers' caches are the job's own.
+                let caches = job.scratch.path().join("caches");
+                for (var, value) in super::environment::private_caches(&caches) {
+                    cmd = cmd.env(var, value);
+                }
+            }
+        }
+        let out = process::run(&cmd)
+            .await
+            .map_err(|e| format!("the job's step `{}` could not start: {e}", step.label))?;
+        job.read_exports();
+        if !out.success() {
+            let how = if out.timed_out {
+                format!("stopped after {}s", run.timeout.as_secs())
+            } else {
+                format!("exit {}", out.code.map_or("none".into(), |c| c.to_string()))
+            };
+            let said = super::tools::explain(&Default::default(), &out.stdout, &out.stderr);
+            let refused = process::egress::refused_to(&format!("step {}", step.label))
+                .map(|r| format!("\n{r}"))
+                .unwrap_or_default();
+            return Err(format!(
+                "the job's step `{}` failed ({how}) before it, so it could not run:\n{said}{refused}",
+                step.label
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The result of a check the job could not run to: an earlier step failed (`why`).
+fn cannot(spec: &CheckSpec, why: &str) -> CheckResult {
+    CheckResult {
+        name: spec.name.clone(),
+        kind: spec.kind,
+        command: spec.command.clone(),
+        status: CheckStatus::Failed,
+        exit_code: None,
+        duration_ms: 0,
+        output_tail: why.lines().skip(1).collect::<Vec<_>>().join("\n"),
+        hint: Some(why.lines().next().unwrap_or(why).to_owned()),
+        measure: Default::default(),
+        configured: spec.configured,
+        advisory: spec.advisory.clone(),
+        uses: spec.uses.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_steps_exports_are_read_as_a_runner_reads_them() {
+        let text = "A=1\nMULTI<<EOF\nline one\nline two\nEOF\nB = two=2\nnot an export\n=x\n";
+        assert_eq!(
+            exports(text),
+            [
+                ("A".to_owned(), "1".to_owned()),
+                ("MULTI".to_owned(), "line one\nline two".to_owned()),
+                ("B".to_owned(), " two=2".to_owned()),
+            ]
+        );
+    }
+}
