@@ -68,9 +68,9 @@ fn lets_default_through(filter: &Yaml) -> bool {
     let only = &filter["branches"];
     let ignored = &filter["branches-ignore"];
     let tags_only = only.is_badvalue() && !filter["tags"].is_badvalue();
-    (only.is_badvalue() || matches(only))
-        && !(!ignored.is_badvalue() && matches(ignored))
-        && !tags_only
+    let allowed = only.is_badvalue() || matches(only);
+    let refused = !ignored.is_badvalue() && matches(ignored);
+    allowed && !refused && !tags_only
 }
 
 /// Whether a branch filter's `pattern` (`*`, `**`, `release/*`, `main`) matches `name`.
