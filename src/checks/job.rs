@@ -46,25 +46,38 @@ pub struct JobRun<'a> {
 /// folders they put on `PATH`.
 struct Job {
     scratch: tempfile::TempDir,
+    /// The scratch folder opened as untrusted: steps write into it, so a later step's files are
+    /// made without following what an earlier step left there.
+    dir: crate::untrusted_dir::UntrustedDir,
     exported: Vec<(String, String)>,
     path: Vec<String>,
     steps: usize,
 }
 
+/// Makes `rel` beneath the job's folder, as an I/O error when it cannot.
+fn job_dir_made(dir: &crate::untrusted_dir::UntrustedDir, rel: &Path) -> std::io::Result<()> {
+    dir.create_dir_all(rel)
+        .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
 impl Job {
     fn new(tree: &Path, extra_path: &[String]) -> std::io::Result<Job> {
         let scratch = tempfile::Builder::new().prefix("ralph-job").tempdir()?;
+        let dir = crate::untrusted_dir::UntrustedDir::open(scratch.path())?;
         let mut job = Job {
             scratch,
+            dir,
             exported: Vec::new(),
             path: extra_path.to_vec(),
             steps: 0,
         };
         let root = job.scratch.path().to_owned();
-        std::fs::create_dir_all(root.join("tmp"))?;
+        let made = |rel: &Path| job_dir_made(&job.dir, rel);
+        made(Path::new("tmp"))?;
         for (var, dir, bin) in PRIVATE_INSTALLS {
-            let place = root.join("installed").join(dir);
-            std::fs::create_dir_all(&place)?;
+            let rel = Path::new("installed").join(dir);
+            made(&rel)?;
+            let place = root.join(rel);
             job.exported.push((var.into(), place.display().to_string()));
             if let Some(bin) = bin {
                 let bin = if bin.is_empty() {
@@ -91,8 +104,9 @@ impl Job {
     /// first, and fresh files for what the step exports.
     fn env_of_step(&mut self, plan: &[(String, String)]) -> Vec<(String, String)> {
         self.steps += 1;
-        let files = self.scratch.path().join(format!("step-{}", self.steps));
-        let _ = std::fs::create_dir_all(&files);
+        let rel = PathBuf::from(format!("step-{}", self.steps));
+        let files = self.scratch.path().join(&rel);
+        let _ = self.dir.create_dir_all(&rel);
         let mut env: Vec<(String, String)> = plan.to_vec();
         env.extend(self.exported.iter().cloned());
         for (var, file) in [
@@ -102,7 +116,7 @@ impl Job {
             ("GITHUB_STEP_SUMMARY", "summary"),
         ] {
             let f = files.join(file);
-            let _ = std::fs::write(&f, "");
+            let _ = self.dir.write(&rel.join(file), b"");
             env.push((var.into(), f.display().to_string()));
         }
         let base = env

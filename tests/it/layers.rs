@@ -203,7 +203,7 @@ const WORKTREE_MODULES: [&str; 8] = [
 
 /// Files of [`WORKTREE_MODULES`] with direct file-system calls on paths no agent or check
 /// writes: (file under `src/`, number of lines, the paths).
-const OWN_PATHS: [(&str, usize, &str); 24] = [
+const OWN_PATHS: [(&str, usize, &str); 25] = [
     ("process/egress/proxy.rs", 2, "the network gates' sockets in ralph's own folder"),
     ("checks/mod.rs", 1, "ralph's own build caches and scratch folders, made before a check starts"),
     ("checks/environment.rs", 1, "the worktree's private cache folder under .ralph/cache"),
@@ -279,6 +279,11 @@ const OWN_PATHS: [(&str, usize, &str); 24] = [
         "checks/tools/unittest.rs",
         1,
         "the unittest hook, into a check run's own folder",
+    ),
+    (
+        "checks/workflows/interpreters.rs",
+        1,
+        "the names of the interpreters pyenv and uv keep (a listing, nothing read)",
     ),
 ];
 
