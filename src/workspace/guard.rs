@@ -5,7 +5,7 @@
 //! read-only sandbox); this catches whatever slips through, e.g. a tool that makes a worktree
 //! and a branch in the user's repository.
 
-use super::repo::{blocking, open};
+use super::repo::{blocking, open, open_checkout};
 use super::{WorkspaceError, Worktree};
 use crate::untrusted_dir::{Kind, Node, Refused, UntrustedDir};
 use git2::{Repository, WorktreePruneOptions};
@@ -116,7 +116,7 @@ pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> 
         .filter(|n| !unwatched_worktree(&repo, n, wt))
         .map(str::to_owned)
         .collect();
-    let wrepo = open(&wt.path)?;
+    let wrepo = open_checkout(wt)?;
     let head = wrepo
         .head()
         .ok()
@@ -217,7 +217,7 @@ pub fn restore(root: &Path, wt: &Worktree, snap: &Snapshot) -> Result<(), Worksp
             set_ref(&repo, name, old)?;
         }
     }
-    let wrepo = open(&wt.path)?;
+    let wrepo = open_checkout(wt)?;
     if let Ok(oid) = git2::Oid::from_str(&snap.head) {
         // Back on the branch (restored with the references above), at the commit it was at.
         let commit = wrepo
@@ -264,7 +264,7 @@ fn set_ref(repo: &Repository, name: &str, target: &str) -> Result<(), WorkspaceE
 /// put back, one line each. For what checks leave in a worktree (an unpacked sdist, a rewritten
 /// file), while other work on the repository goes on.
 pub fn restore_files(wt: &Worktree, snap: &Snapshot) -> Result<Vec<String>, WorkspaceError> {
-    let repo = open(&wt.path)?;
+    let repo = open_checkout(wt)?;
     let dir = untrusted(wt)?;
     let now: BTreeSet<String> = changed_paths(&repo)?.into_iter().collect();
     let head_tree = repo.head().and_then(|h| h.peel_to_tree()).ok();

@@ -202,6 +202,7 @@ impl Workspace for MemoryWorkspace {
             write_tree(&path, &files)?;
         }
         Ok(Worktree {
+            git_dir: path.join(".git"),
             path,
             branch: pre.branch.clone(),
             base_commit: "base".into(),
@@ -231,6 +232,7 @@ impl Workspace for MemoryWorkspace {
         write_tree(&path, &files)?;
         inner.scratches.insert(path.clone(), files);
         Ok(Worktree {
+            git_dir: path.join(".git"),
             path,
             branch: wt.branch.clone(),
             base_commit: wt.base_commit.clone(),

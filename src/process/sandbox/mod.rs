@@ -264,6 +264,10 @@ pub struct Sandbox {
     /// The binary that forwards a confined process's connections to the proxy: ralph's own,
     /// unless a program embedding the library names another.
     forwarder: Option<PathBuf>,
+    /// The common git dir of the repository this ralph process works on: its configuration is
+    /// shown scrubbed to every confined process, and the git dir itself read-only (the objects
+    /// its checkouts borrow, even where the sandbox mounts its own `/tmp` over it).
+    repository: Option<PathBuf>,
 }
 
 fn registry() -> &'static RwLock<Option<Arc<Sandbox>>> {
@@ -354,6 +358,7 @@ impl Sandbox {
         let network_status = NetworkStatus::of(&network);
         Sandbox {
             forwarder: None,
+            repository: None,
             network,
             scrub_dir,
             status: Status {
@@ -382,6 +387,13 @@ impl Sandbox {
     /// embeds the library: its own executable is not ralph).
     pub fn with_forwarder(mut self, path: impl Into<PathBuf>) -> Sandbox {
         self.forwarder = Some(path.into());
+        self
+    }
+
+    /// The same sandbox for the repository whose common git dir is `common`: the one place
+    /// the checkouts' objects come from, and whose configuration may hold the job's token.
+    pub fn with_repository(mut self, common: impl Into<PathBuf>) -> Sandbox {
+        self.repository = Some(common.into());
         self
     }
 
@@ -515,7 +527,8 @@ impl Sandbox {
             .collect();
         let git = bwrap::git_link(&c.workdir);
         // The repository the worktree belongs to is read-only, not hidden, even where the
-        // sandbox mounts its own `/tmp` over it.
+        // sandbox mounts its own `/tmp` over it; so is the git dir a checkout borrows its
+        // objects from.
         let checkout = match &git {
             bwrap::GitLink::Worktree { admin } => bwrap::main_checkout(admin),
             _ => None,
@@ -523,11 +536,13 @@ impl Sandbox {
         let common = match &git {
             bwrap::GitLink::Worktree { admin } => bwrap::common_dir(admin),
             bwrap::GitLink::Repository => Some(c.workdir.join(".git")),
-            bwrap::GitLink::None => None,
+            bwrap::GitLink::Own | bwrap::GitLink::None => None,
         };
+        let mut commons: Vec<PathBuf> = common.into_iter().chain(self.repository.clone()).collect();
+        commons.dedup();
         Plan {
             private: c.private.clone(),
-            replaced: self.scrubbed_configs(common.as_deref()),
+            replaced: self.scrubbed_configs(&commons),
             workdir: c.workdir.clone(),
             workdir_writable: c.workdir_writable,
             git,
@@ -536,6 +551,7 @@ impl Sandbox {
                     .iter()
                     .chain(&self.path_dirs)
                     .chain(&checkout)
+                    .chain(&self.repository)
                     .cloned()
                     .collect(),
             ),

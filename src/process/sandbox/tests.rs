@@ -33,6 +33,7 @@ fn sandbox(check_network: bool) -> Sandbox {
         writable: vec!["/h/.cache/sccache".into()],
         path_dirs: vec!["/tmp/tools/bin".into()],
         scrub_dir: None,
+        repository: None,
     }
 }
 
