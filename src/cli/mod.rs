@@ -200,7 +200,7 @@ impl Context {
             .await
             .with_network(&s.network);
         if let Some(common) = crate::workspace::common_dir(&settings.root) {
-            found = found.with_repository(common);
+            found = found.with_repository(&settings.root, common);
         }
         let status = found.status().clone();
         if !status.active {

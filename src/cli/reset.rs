@@ -120,7 +120,9 @@ async fn remove_checkouts(ctx: &Context, checkouts: Option<&std::path::Path>) ->
                     ctx.printer.warn(&format!("a checkout was left: {kept}"));
                 }
             }
-            Err(e) => ctx.printer.warn(&format!("could not remove the checkouts: {e}")),
+            Err(e) => ctx
+                .printer
+                .warn(&format!("could not remove the checkouts: {e}")),
         }
     }
     removed

@@ -68,7 +68,10 @@ fn repository_folder(repo_root: &Path) -> String {
 /// The folder of the checkouts of the repository at `repo_root`: `<root>/<name>-<hash>`, the
 /// root being `configured` (`[workspace] root`) or [`default_root`]. Refused when there is no
 /// root, or when the root lies inside the repository (the tools would find its files again).
-pub fn checkouts_dir(repo_root: &Path, configured: Option<&Path>) -> Result<PathBuf, WorkspaceError> {
+pub fn checkouts_dir(
+    repo_root: &Path,
+    configured: Option<&Path>,
+) -> Result<PathBuf, WorkspaceError> {
     let repo_root = repo_root
         .canonicalize()
         .unwrap_or_else(|_| repo_root.to_owned());
@@ -81,17 +84,40 @@ pub fn checkouts_dir(repo_root: &Path, configured: Option<&Path>) -> Result<Path
             )
         })?,
     };
-    let real = root.canonicalize().unwrap_or_else(|_| root.clone());
+    let real = resolved(&root);
     if real.starts_with(&repo_root) {
+        let what = match configured {
+            Some(_) => "`[workspace] root`",
+            None => "the folder of ralph's checkouts",
+        };
         return Err(refuse(
             format!(
-                "`[workspace] root` ({}) is inside the repository: tools that search parent folders for their settings would find the repository's files above the checkout",
+                "{what} ({}) is inside the repository: tools that search parent folders for their settings would find the repository's files above the checkout",
                 root.display()
             ),
-            "set `[workspace] root` to a folder outside the repository, or remove it to use the default",
+            "set `[workspace] root` in .ralph/config.toml to a folder outside the repository",
         ));
     }
     Ok(real.join(repository_folder(&repo_root)))
+}
+
+/// `path` with its longest existing part resolved (links, `..`): the same folder names the same
+/// path whether it exists yet or not.
+fn resolved(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |p, name| p.join(name));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                at = parent;
+            }
+            _ => return path.to_owned(),
+        }
+    }
 }
 
 /// The common git dir of the repository at `root` (its `.git`, or the main one of a linked
@@ -119,7 +145,14 @@ pub async fn retire_legacy(
     repo_root: &Path,
     busy: &dyn Fn(&str) -> bool,
 ) -> Result<Retired, WorkspaceError> {
-    sweep(repo_root, &repo_root.join(LEGACY_DIR), LEGACY_DIR, busy, true).await
+    sweep(
+        repo_root,
+        &repo_root.join(LEGACY_DIR),
+        LEGACY_DIR,
+        busy,
+        true,
+    )
+    .await
 }
 
 /// Removes every checkout in `checkouts` (the repository's folder, see [`checkouts_dir`]) with
@@ -194,7 +227,7 @@ fn sweep_in(
             left.push(label);
             continue;
         }
-        remove_path(&path);
+        let _ = remove_path(&path);
         let mut prune = git2::WorktreePruneOptions::new();
         prune.valid(true).working_tree(false);
         w.prune(Some(&mut prune))
@@ -207,7 +240,7 @@ fn sweep_in(
         if left.contains(&label) {
             continue;
         }
-        remove_path(&entry.path());
+        let _ = remove_path(&entry.path());
         let named = format!("{shown}/{label}");
         if !done.removed.contains(&named) {
             done.removed.push(named);
@@ -228,17 +261,28 @@ fn path_label(dir: &Path, path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Removes `path` whole; a link is removed, never followed.
-fn remove_path(path: &Path) {
+/// Removes `path` whole; a link is removed, never followed. Nothing to do when it is not there.
+pub(super) fn remove_path(path: &Path) -> std::io::Result<()> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => {
-            let _ = std::fs::remove_dir_all(path);
-        }
-        Ok(_) => {
-            let _ = std::fs::remove_file(path);
-        }
-        Err(_) => {}
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
     }
+}
+
+/// Makes room for a checkout at `path`: whatever is there removed ([`remove_path`]), the
+/// folders above it made.
+pub(super) fn make_room(path: &Path) -> Result<(), WorkspaceError> {
+    let fail = |what: &str, e: std::io::Error| WorkspaceError::Git {
+        message: format!("cannot {what} {}: {e}", path.display()),
+        source: None,
+    };
+    remove_path(path).map_err(|e| fail("clear", e))?;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| fail("create the folder of", e))?;
+    }
+    Ok(())
 }
 
 /// Whether the linked worktree `w` holds changes that are in no commit (its by-products and
@@ -264,7 +308,10 @@ mod tests {
     fn each_repository_has_a_folder_of_its_own_under_the_root() {
         let a = repository_folder(Path::new("/home/u/src/my project"));
         let b = repository_folder(Path::new("/home/u/other/my project"));
-        assert!(a.starts_with("my-project-") && a.len() == "my-project-".len() + 16, "{a}");
+        assert!(
+            a.starts_with("my-project-") && a.len() == "my-project-".len() + 16,
+            "{a}"
+        );
         assert_ne!(a, b, "two clones of one project");
         assert!(repository_folder(Path::new("/")).starts_with("repository-"));
         assert!(repository_folder(Path::new("/x/.hidden")).starts_with("hidden-"));
@@ -283,6 +330,9 @@ mod tests {
         }
         let outside = tempfile::tempdir().unwrap();
         let dir = checkouts_dir(repo.path(), Some(outside.path())).unwrap();
-        assert_eq!(dir.parent(), Some(outside.path().canonicalize().unwrap().as_path()));
+        assert_eq!(
+            dir.parent(),
+            Some(outside.path().canonicalize().unwrap().as_path())
+        );
     }
 }

@@ -103,10 +103,10 @@ fn add_worktree(pre: &Preflight, path: &Path, remote: &str) -> Result<Worktree, 
         prune.valid(true).working_tree(false);
         let _ = existing.prune(Some(&mut prune));
         if old.starts_with(pre.root.join(super::checkout::LEGACY_DIR)) {
-            let _ = std::fs::remove_dir_all(&old);
+            let _ = super::checkout::remove_path(&old);
         }
     }
-    clear_and_make_parent(&path)?;
+    super::checkout::make_room(&path)?;
     // libgit2 fails when another process creates `.git/worktrees` at the same moment (two
     // competitions on different issues): make sure it exists first.
     let _ = std::fs::create_dir_all(repo.commondir().join("worktrees"));
@@ -121,23 +121,6 @@ fn add_worktree(pre: &Preflight, path: &Path, remote: &str) -> Result<Worktree, 
         base_commit: base.to_string(),
         git_dir,
     })
-}
-
-/// Removes whatever is at `path` (a link as a link) and makes the folders above it.
-pub(super) fn clear_and_make_parent(path: &Path) -> Result<(), WorkspaceError> {
-    let fail = |what: &str, e: std::io::Error| WorkspaceError::Git {
-        message: format!("cannot {what} {}: {e}", path.display()),
-        source: None,
-    };
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path).map_err(|e| fail("clear", e))?,
-        Ok(_) => std::fs::remove_file(path).map_err(|e| fail("clear", e))?,
-        Err(_) => {}
-    }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| fail("create the folder of", e))?;
-    }
-    Ok(())
 }
 
 /// Throws away everything the last attempt left in the worktree: tracked files back to the
@@ -173,12 +156,10 @@ pub fn reset_worktree(wt: &Worktree) -> Result<(), WorkspaceError> {
 /// Removes the worktree (the branch stays).
 pub fn remove_worktree(root: &Path, wt: &Worktree) -> Result<(), WorkspaceError> {
     let repo = open(root)?;
-    if wt.path.exists() {
-        std::fs::remove_dir_all(&wt.path).map_err(|e| WorkspaceError::Git {
-            message: format!("cannot remove {}: {e}", wt.path.display()),
-            source: None,
-        })?;
-    }
+    super::checkout::remove_path(&wt.path).map_err(|e| WorkspaceError::Git {
+        message: format!("cannot remove {}: {e}", wt.path.display()),
+        source: None,
+    })?;
     for name in repo
         .worktrees()
         .map_err(|e| WorkspaceError::git("listing worktrees", e))?
@@ -206,7 +187,7 @@ pub async fn add_detached(root: &Path, path: &Path, rev: &str) -> Result<Worktre
     let _ = remove_detached(root, path).await;
     let made = path.to_owned();
     blocking("making a checkout's folder", move || {
-        clear_and_make_parent(&made)
+        super::checkout::make_room(&made)
     })
     .await?;
     let out = run_git(git_cmd(root).args([
@@ -249,8 +230,10 @@ pub async fn add_detached(root: &Path, path: &Path, rev: &str) -> Result<Worktre
 
 /// Removes a worktree made by [`add_detached`].
 pub async fn remove_detached(root: &Path, path: &Path) -> Result<(), WorkspaceError> {
+    // git refuses a checkout whose `.git` is a folder of its own: the folder goes whole, and
+    // its registration below.
     run_git(git_cmd(root).args(["worktree", "remove", "--force", &path.to_string_lossy()])).await?;
-    let _ = std::fs::remove_dir_all(path);
+    let _ = super::checkout::remove_path(path);
     // Only this worktree's registration: a global `git worktree prune` would also take one
     // another run is making right now (its folder registered, its `gitdir` not yet written).
     let (root, path) = (root.to_owned(), path.to_owned());

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 pub struct Snapshot {
     /// The worktree's HEAD commit.
     pub(crate) head: String,
+    /// HEAD was on no branch (a reading or audit checkout), rather than on the run's.
+    pub(crate) detached: bool,
     /// Entries that differ from HEAD, by path: a file's bytes, a link's target or a folder
     /// (a nested repository), or `None` when deleted. A FIFO, a device or a socket is not
     /// kept: it is not the change's (git cannot hold one), and it goes when restored.
@@ -123,6 +125,7 @@ pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> 
         .and_then(|h| h.target())
         .map(|o| o.to_string())
         .unwrap_or_default();
+    let detached = wrepo.head_detached().unwrap_or(false);
     let dir = untrusted(wt)?;
     let mut files = BTreeMap::new();
     for path in changed_paths(&wrepo)? {
@@ -133,6 +136,7 @@ pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> 
     }
     Ok(Snapshot {
         head,
+        detached,
         files,
         refs,
         worktrees,
@@ -219,13 +223,17 @@ pub fn restore(root: &Path, wt: &Worktree, snap: &Snapshot) -> Result<(), Worksp
     }
     let wrepo = open_checkout(wt)?;
     if let Ok(oid) = git2::Oid::from_str(&snap.head) {
-        // Back on the branch (restored with the references above), at the commit it was at.
+        // Back on the branch (restored with the references above), or on no branch, at the
+        // commit it was at.
         let commit = wrepo
             .find_commit(oid)
             .map_err(git_err("reading the worktree's HEAD"))?;
-        wrepo
-            .set_head(&format!("refs/heads/{}", wt.branch))
-            .map_err(git_err("restoring the worktree's HEAD"))?;
+        if snap.detached {
+            wrepo.set_head_detached(oid)
+        } else {
+            wrepo.set_head(&format!("refs/heads/{}", wt.branch))
+        }
+        .map_err(git_err("restoring the worktree's HEAD"))?;
         wrepo
             .reset(commit.as_object(), git2::ResetType::Hard, None)
             .map_err(git_err("resetting the worktree"))?;

@@ -320,6 +320,7 @@ impl Workspace for MemoryWorkspace {
     async fn snapshot(&self, wt: &Worktree) -> Result<Snapshot, WorkspaceError> {
         Ok(Snapshot {
             head: String::new(),
+            detached: false,
             files: read_tree(&wt.path)?
                 .into_iter()
                 .map(|(p, t)| (p, Some(crate::untrusted_dir::Node::file(t))))

@@ -53,7 +53,10 @@ fn config_text(repo: &Repository) -> String {
     }
     let names = repo.remotes().ok();
     for name in names.iter().flat_map(|n| n.iter().flatten()) {
-        let Some(url) = repo.find_remote(name).ok().and_then(|r| r.url().map(str::to_owned))
+        let Some(url) = repo
+            .find_remote(name)
+            .ok()
+            .and_then(|r| r.url().map(str::to_owned))
         else {
             continue;
         };
@@ -129,7 +132,13 @@ pub(super) fn give(repo: &Repository, workdir: &Path) -> Result<(), WorkspaceErr
     let dir = UntrustedDir::open(workdir).map_err(|e| failed("opening the checkout", e))?;
     let git = Path::new(".git");
     dir.remove(git).map_err(|e| failed("clearing it", e))?;
-    for sub in ["objects/info", "objects/pack", "refs/heads", "refs/tags", OWN_MARK] {
+    for sub in [
+        "objects/info",
+        "objects/pack",
+        "refs/heads",
+        "refs/tags",
+        OWN_MARK,
+    ] {
         dir.create_dir_all(&git.join(sub))
             .map_err(|e| failed("making its folders", e))?;
     }
@@ -141,7 +150,10 @@ pub(super) fn give(repo: &Repository, workdir: &Path) -> Result<(), WorkspaceErr
             git.join("objects/info/alternates"),
             format!("{}\n", objects.display()).into_bytes(),
         ),
-        (git.join(OWN_MARK).join("gitconfig"), global_text().into_bytes()),
+        (
+            git.join(OWN_MARK).join("gitconfig"),
+            global_text().into_bytes(),
+        ),
     ];
     files.extend(
         symbolic
@@ -152,7 +164,8 @@ pub(super) fn give(repo: &Repository, workdir: &Path) -> Result<(), WorkspaceErr
         files.push((git.join("index"), bytes));
     }
     for (rel, bytes) in files {
-        dir.write(&rel, &bytes).map_err(|e| failed("writing it", e))?;
+        dir.write(&rel, &bytes)
+            .map_err(|e| failed("writing it", e))?;
     }
     Ok(())
 }

@@ -153,8 +153,8 @@ fn add_revision_worktree(
         let mut prune = git2::WorktreePruneOptions::new();
         prune.valid(true).working_tree(false);
         let _ = existing.prune(Some(&mut prune));
-        if old == path || old.starts_with(root.join(super::checkout::LEGACY_DIR)) {
-            let _ = std::fs::remove_dir_all(&old);
+        if old.starts_with(root.join(super::checkout::LEGACY_DIR)) {
+            let _ = super::checkout::remove_path(&old);
         }
     }
     let checked_out = repo
@@ -169,7 +169,7 @@ fn add_revision_worktree(
     let local = repo
         .branch(branch, &target, true)
         .map_err(|e| WorkspaceError::git("moving the branch to the pull request's head", e))?;
-    super::git::clear_and_make_parent(&path)?;
+    super::checkout::make_room(&path)?;
     let _ = std::fs::create_dir_all(repo.commondir().join("worktrees"));
     let reference = local.into_reference();
     let mut opts = WorktreeAddOptions::new();

@@ -194,8 +194,8 @@ async fn the_ledger_push_and_the_preflight_send_one_header_too() {
         },
     )
     .await;
-    let ws = GitWorkspace::new(repo.path(), checkouts.path(), "origin")
-        .with_token(Some(token.clone()));
+    let ws =
+        GitWorkspace::new(repo.path(), checkouts.path(), "origin").with_token(Some(token.clone()));
     let _ = ws
         .preflight(&PreflightOptions {
             issue: 1,

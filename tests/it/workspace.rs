@@ -310,7 +310,9 @@ async fn the_worktree_isolates_the_implementation_and_resets_between_attempts() 
     let f = Fixture::new();
     let p = f.preflight().await;
     let head_before = f.repo().head().unwrap().target().unwrap();
-    let wt = create_worktree(&p, &f.checkouts, "origin", None).await.unwrap();
+    let wt = create_worktree(&p, &f.checkouts, "origin", None)
+        .await
+        .unwrap();
     assert_eq!(wt.path, f.checkouts.join("12"), "outside the repository");
     assert_eq!(
         git(&wt.path, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
@@ -757,8 +759,9 @@ async fn a_read_only_phase_that_changed_the_repository_is_restored() {
         "another run's work is not a change"
     );
     assert!(git(&f.root, &["branch", "--list"]).contains("ralph/99-other"));
-    assert!(git(&f.root, &["worktree", "list"])
-        .contains(&f.checkouts.join("99").display().to_string()));
+    assert!(
+        git(&f.root, &["worktree", "list"]).contains(&f.checkouts.join("99").display().to_string())
+    );
 }
 
 #[cfg(unix)]
@@ -874,7 +877,9 @@ async fn tidying_after_the_checks_puts_back_only_what_the_checks_wrote() {
     let f = Fixture::new();
     let ws = GitWorkspace::new(&f.root, &f.checkouts, "origin");
     let p = f.preflight().await;
-    let wt = create_worktree(&p, &f.checkouts, "origin", None).await.unwrap();
+    let wt = create_worktree(&p, &f.checkouts, "origin", None)
+        .await
+        .unwrap();
     // The implementer deletes a file and edits another.
     std::fs::remove_file(wt.path.join("src/old.rs")).unwrap();
     std::fs::write(wt.path.join("src/lib.rs"), "pub fn add() {}\n").unwrap();

@@ -264,10 +264,11 @@ pub struct Sandbox {
     /// The binary that forwards a confined process's connections to the proxy: ralph's own,
     /// unless a program embedding the library names another.
     forwarder: Option<PathBuf>,
-    /// The common git dir of the repository this ralph process works on: its configuration is
-    /// shown scrubbed to every confined process, and the git dir itself read-only (the objects
-    /// its checkouts borrow, even where the sandbox mounts its own `/tmp` over it).
-    repository: Option<PathBuf>,
+    /// The repository this ralph process works on — its checkout, and its common git dir —:
+    /// the configuration is shown scrubbed to every confined process, and both are read-only
+    /// (the objects its checkouts borrow, even where the sandbox mounts its own `/tmp` over
+    /// them).
+    repository: Option<(PathBuf, PathBuf)>,
 }
 
 fn registry() -> &'static RwLock<Option<Arc<Sandbox>>> {
@@ -390,10 +391,15 @@ impl Sandbox {
         self
     }
 
-    /// The same sandbox for the repository whose common git dir is `common`: the one place
-    /// the checkouts' objects come from, and whose configuration may hold the job's token.
-    pub fn with_repository(mut self, common: impl Into<PathBuf>) -> Sandbox {
-        self.repository = Some(common.into());
+    /// The same sandbox for the repository checked out at `root` whose common git dir is
+    /// `common`: where the checkouts' objects come from, and whose configuration may hold the
+    /// job's token.
+    pub fn with_repository(
+        mut self,
+        root: impl Into<PathBuf>,
+        common: impl Into<PathBuf>,
+    ) -> Sandbox {
+        self.repository = Some((root.into(), common.into()));
         self
     }
 
@@ -538,7 +544,15 @@ impl Sandbox {
             bwrap::GitLink::Repository => Some(c.workdir.join(".git")),
             bwrap::GitLink::Own | bwrap::GitLink::None => None,
         };
-        let mut commons: Vec<PathBuf> = common.into_iter().chain(self.repository.clone()).collect();
+        let repository: Vec<PathBuf> = self
+            .repository
+            .iter()
+            .flat_map(|(root, common)| [root.clone(), common.clone()])
+            .collect();
+        let mut commons: Vec<PathBuf> = common
+            .into_iter()
+            .chain(self.repository.iter().map(|(_, common)| common.clone()))
+            .collect();
         commons.dedup();
         Plan {
             private: c.private.clone(),
@@ -551,7 +565,7 @@ impl Sandbox {
                     .iter()
                     .chain(&self.path_dirs)
                     .chain(&checkout)
-                    .chain(&self.repository)
+                    .chain(&repository)
                     .cloned()
                     .collect(),
             ),
