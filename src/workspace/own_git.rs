@@ -111,12 +111,11 @@ fn refs_text(repo: &Repository) -> Result<(String, String, Vec<(String, String)>
     Ok((head_text, packed.concat(), symbolic))
 }
 
-/// The checkout's private global configuration: it includes the user's global ones (what
-/// `git config --global` would read), and takes what steps write.
-fn global_text() -> String {
-    let home = crate::env::non_empty(crate::env::HOME).map(PathBuf::from);
+/// The checkout's private global configuration: it includes the user's global ones under
+/// `home` (what `git config --global` would read), and takes what steps write.
+fn global_text(home: Option<&Path>) -> String {
     let mut out = String::from("[include]\n");
-    for file in crate::process::gitconfig::files(None, home.as_deref()) {
+    for file in crate::process::gitconfig::files(None, home) {
         out.push_str(&format!("\tpath = {}\n", quoted(&file.to_string_lossy())));
     }
     out
@@ -129,6 +128,7 @@ pub(super) fn give(repo: &Repository, workdir: &Path) -> Result<(), WorkspaceErr
     let (head, packed, symbolic) = refs_text(repo)?;
     let objects = repo.commondir().join("objects");
     let index = crate::fsutil::read_regular(&repo.path().join("index"), MAX_INDEX).ok();
+    let home = crate::env::non_empty(crate::env::HOME).map(PathBuf::from);
     let dir = UntrustedDir::open(workdir).map_err(|e| failed("opening the checkout", e))?;
     let git = Path::new(".git");
     dir.remove(git).map_err(|e| failed("clearing it", e))?;
@@ -152,7 +152,7 @@ pub(super) fn give(repo: &Repository, workdir: &Path) -> Result<(), WorkspaceErr
         ),
         (
             git.join(OWN_MARK).join("gitconfig"),
-            global_text().into_bytes(),
+            global_text(home.as_deref()).into_bytes(),
         ),
     ];
     files.extend(
@@ -168,4 +168,189 @@ pub(super) fn give(repo: &Repository, workdir: &Path) -> Result<(), WorkspaceErr
             .map_err(|e| failed("writing it", e))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// A repository with a tag, a remote whose URL holds a token, a remote-tracking branch and
+    /// its HEAD, and ralph's registration of a checkout on `ralph/1-x` outside it.
+    fn repository() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        git(&root, &["add", "a.txt"]);
+        git(&root, &["commit", "-q", "-m", "one"]);
+        git(&root, &["tag", "-a", "v1.0", "-m", "release"]);
+        git(
+            &root,
+            &[
+                "remote",
+                "add",
+                "origin",
+                "https://x-access-token:ghs_secret123@example.com/o/r.git",
+            ],
+        );
+        git(&root, &["update-ref", "refs/remotes/origin/main", "main"]);
+        git(
+            &root,
+            &[
+                "symbolic-ref",
+                "refs/remotes/origin/HEAD",
+                "refs/remotes/origin/main",
+            ],
+        );
+        let checkout = dir.path().join("checkouts/repo-1/1");
+        std::fs::create_dir_all(checkout.parent().unwrap()).unwrap();
+        git(
+            &root,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "ralph/1-x",
+                &checkout.to_string_lossy(),
+            ],
+        );
+        (dir, root, checkout)
+    }
+
+    fn ralphs(root: &Path, checkout: &Path) -> Repository {
+        let repo = Repository::open(root.join(".git/worktrees/1")).unwrap();
+        repo.set_workdir(checkout, false).unwrap();
+        repo
+    }
+
+    #[test]
+    fn the_checkout_gets_a_git_dir_of_its_own_that_borrows_the_repositorys_objects() {
+        let (_dir, root, checkout) = repository();
+        give(&ralphs(&root, &checkout), &checkout).unwrap();
+        assert_eq!(
+            git(&checkout, &["rev-parse", "--absolute-git-dir"]),
+            checkout.join(".git").display().to_string()
+        );
+        assert_eq!(
+            git(&checkout, &["symbolic-ref", "HEAD"]),
+            "refs/heads/ralph/1-x"
+        );
+        assert_eq!(
+            git(&checkout, &["rev-parse", "HEAD"]),
+            git(&root, &["rev-parse", "main"])
+        );
+        assert_eq!(git(&checkout, &["describe"]), "v1.0", "tags, peeled");
+        assert_eq!(
+            git(&checkout, &["rev-parse", "--abbrev-ref", "origin/HEAD"]),
+            "origin/main"
+        );
+        assert_eq!(
+            git(&checkout, &["status", "--porcelain"]),
+            "",
+            "its index matches"
+        );
+        let config = std::fs::read_to_string(checkout.join(".git/config")).unwrap();
+        assert!(
+            config.contains("url = \"https://example.com/o/r.git\"") && !config.contains("ghs_"),
+            "{config}"
+        );
+        // What a check commits there stays there.
+        git(
+            &checkout,
+            &["commit", "-q", "--allow-empty", "-m", "a check's"],
+        );
+        assert_eq!(git(&root, &["log", "--all", "--format=%s"]), "one");
+        assert!(!root.join(".git/worktrees/1/HEAD").read_link().is_ok());
+    }
+
+    #[test]
+    fn whatever_the_checks_left_in_it_is_made_anew_and_a_link_is_not_followed() {
+        let (dir, root, checkout) = repository();
+        let repo = ralphs(&root, &checkout);
+        give(&repo, &checkout).unwrap();
+        std::fs::write(checkout.join(".git/hooks-planted"), "x").unwrap();
+        git(&checkout, &["config", "core.hooksPath", "/tmp/evil"]);
+        give(&repo, &checkout).unwrap();
+        assert!(!checkout.join(".git/hooks-planted").exists());
+        assert!(!std::fs::read_to_string(checkout.join(".git/config"))
+            .unwrap()
+            .contains("hooksPath"));
+        // `.git` swapped for a link to a folder of the user's: the link goes, the folder stays.
+        let mine = dir.path().join("mine");
+        std::fs::create_dir_all(&mine).unwrap();
+        std::fs::write(mine.join("HEAD"), "mine").unwrap();
+        std::fs::remove_dir_all(checkout.join(".git")).unwrap();
+        std::os::unix::fs::symlink(&mine, checkout.join(".git")).unwrap();
+        give(&repo, &checkout).unwrap();
+        assert_eq!(std::fs::read_to_string(mine.join("HEAD")).unwrap(), "mine");
+        assert!(checkout.join(".git/objects/info/alternates").is_file());
+        assert!(!std::fs::symlink_metadata(checkout.join(".git"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[test]
+    fn its_global_configuration_includes_the_users_and_takes_what_a_step_writes() {
+        let (dir, root, checkout) = repository();
+        give(&ralphs(&root, &checkout), &checkout).unwrap();
+        assert_eq!(
+            crate::process::bwrap::git_link(&checkout),
+            crate::process::bwrap::GitLink::Own
+        );
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join(".gitconfig"), "[user]\n\tname = Someone\n").unwrap();
+        let global = crate::process::bwrap::own_global_config(&checkout);
+        std::fs::write(&global, global_text(Some(&home))).unwrap();
+        let step = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .current_dir(&checkout)
+                .args(args)
+                .env("HOME", &home)
+                .env("XDG_CONFIG_HOME", home.join(".config"))
+                .env("GIT_CONFIG_GLOBAL", &global)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        };
+        step(&["config", "--global", "ci.step", "yes"]);
+        assert_eq!(step(&["config", "--global", "ci.step"]), "yes");
+        assert_eq!(
+            step(&["config", "user.name"]),
+            "Someone",
+            "the user's, included"
+        );
+        assert_eq!(
+            std::fs::read_to_string(home.join(".gitconfig")).unwrap(),
+            "[user]\n\tname = Someone\n"
+        );
+    }
 }
