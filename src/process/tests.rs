@@ -41,7 +41,9 @@ mod run {
         let out = run(&probe(checkout.path())).await.unwrap();
         assert_eq!(
             out.stdout,
-            bwrap::own_global_config(checkout.path()).display().to_string()
+            bwrap::own_global_config(checkout.path())
+                .display()
+                .to_string()
         );
         // The user's own checkout (a `.git` without ralph's mark): git's usual global files.
         let user = tempfile::tempdir().unwrap();

@@ -186,6 +186,31 @@ fn the_checkouts_inside_the_repository_are_removed_once_and_uncommitted_work_is_
     std::os::unix::fs::symlink(&repo.tools, stray.join("home")).unwrap();
     std::fs::write(repo.tools.join("keep.txt"), "mine").unwrap();
 
+    // `ralph doctor` says where the checkouts go, and that the old ones are there.
+    let doctor = run(repo.ralph().args(["doctor", "--json"]));
+    let findings: serde_json::Value = serde_json::from_str(&doctor.stdout).unwrap();
+    let finding = |name: &str| {
+        findings["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["area"] == "git" && f["check"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no `{name}` in {findings}"))
+    };
+    let checkouts = finding("checkouts");
+    assert_eq!(checkouts["status"], "ok");
+    assert!(checkouts["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with(&repo.checkout("3").parent().unwrap().display().to_string()));
+    let old = finding("old checkouts");
+    assert_eq!(old["status"], "warn");
+    assert!(
+        old["detail"].as_str().unwrap().starts_with("3 checkout(s)"),
+        "{old}"
+    );
+
     let out = run(repo.ralph().args(["compete", "3"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
