@@ -21,7 +21,7 @@ const PROJECT: [(&str, &str); 4] = [
     ),
     (
         ".gitignore",
-        ".ralph/worktrees/\n.ralph/runs/\n.ralph/marketplace.json\n",
+        ".ralph/runs/\n.ralph/cache/\n.ralph/marketplace.json\n",
     ),
 ];
 

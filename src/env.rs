@@ -70,6 +70,12 @@ pub const NO_COLOR: &str = "NO_COLOR";
 pub const TERM: &str = "TERM";
 /// Where programs (checks, agents, hooks) are looked up.
 pub const PATH: &str = "PATH";
+/// The home folder: the default place of ralph's checkouts is under it.
+pub const HOME: &str = "HOME";
+/// Where per-user state goes (the XDG base directories): ralph's checkouts, by default.
+pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
+/// An Actions job's own temporary folder, emptied after the job: ralph's checkouts there.
+pub const RUNNER_TEMP: &str = "RUNNER_TEMP";
 
 /// Credentials never passed to an agent, a check or a hook, whoever names them: the forges'
 /// tokens (GitHub, GitLab, Forgejo, Gitea), the Actions runtime tokens, and what GitLab CI

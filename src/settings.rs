@@ -115,6 +115,12 @@ impl Settings {
             config_source,
         })
     }
+
+    /// The folder of this repository's checkouts: under `[workspace] root`, else the default
+    /// (see [`checkouts_dir`](crate::workspace::checkouts_dir)); refused when there is none.
+    pub fn checkouts(&self) -> Result<PathBuf, crate::workspace::WorkspaceError> {
+        crate::workspace::checkouts_dir(&self.root, self.config.workspace_root.as_deref())
+    }
 }
 
 #[cfg(test)]

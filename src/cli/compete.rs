@@ -126,10 +126,15 @@ async fn competition(
         // docs/specification.md §9: in Actions, only issues a user with write access marked ready.
         trust_gate(tracker, args.issue, &settings.config.github.ready_label).await?;
     }
+    ctx.retire_old_checkouts(settings).await;
     let agents = Agents::build(&settings.config, &settings.root, args.record.as_deref());
     let token = crate::tracker::push_token(settings);
-    let workspace =
-        GitWorkspace::new(&settings.root, &settings.config.git.remote).with_token(token.clone());
+    let workspace = GitWorkspace::new(
+        &settings.root,
+        settings.checkouts()?,
+        &settings.config.git.remote,
+    )
+    .with_token(token.clone());
     let input = RunInput {
         settings,
         tracker,

@@ -41,7 +41,12 @@ pub async fn run(ctx: &Context, args: DemoArgs) -> Result<Exit> {
     let sandbox_status = sandbox.clone();
     let tracker = tracker::open(&settings).await?;
     let agents = Agents::build(&settings.config, &settings.root, None);
-    let workspace = GitWorkspace::new(&settings.root, &settings.config.git.remote);
+    // The sample's checkouts beside it, in the demo's folder: gone with it.
+    let workspace = GitWorkspace::new(
+        &settings.root,
+        temp.path().join("checkouts"),
+        &settings.config.git.remote,
+    );
     let report = compete(RunInput {
         settings: &settings,
         tracker: tracker.as_ref(),

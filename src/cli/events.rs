@@ -187,6 +187,7 @@ async fn push_events(ctx: &Context, args: &PushArgs) -> Result<Exit> {
                 .with_hint("pass --branch BRANCH, or set `[git] base` in .ralph/config.toml")
         })?;
     let token = crate::tracker::push_token(&settings);
+    let checkouts = settings.checkouts()?;
     let pushed = crate::workspace::push_events(
         &root,
         &crate::workspace::LedgerTarget {
@@ -197,6 +198,7 @@ async fn push_events(ctx: &Context, args: &PushArgs) -> Result<Exit> {
             message: "ralph: record marketplace events",
             token: token.as_ref(),
             deadline: std::time::Duration::from_secs(settings.config.push_deadline_secs.into()),
+            checkouts: &checkouts,
         },
     )
     .await?;

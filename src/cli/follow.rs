@@ -25,10 +25,12 @@ pub struct FollowArgs {
 pub async fn run(ctx: &Context, args: FollowArgs) -> Result<Exit> {
     let settings = ctx.settings()?;
     let sandbox = ctx.sandbox(&settings).await?;
+    ctx.retire_old_checkouts(&settings).await;
     let tracker = tracker::open(&settings).await?;
     let token = crate::tracker::push_token(&settings);
     let remote = &settings.config.git.remote;
-    let workspace = GitWorkspace::new(&settings.root, remote).with_token(token.clone());
+    let workspace =
+        GitWorkspace::new(&settings.root, settings.checkouts()?, remote).with_token(token.clone());
     let has_remote =
         git2::Repository::open(&settings.root).is_ok_and(|r| r.find_remote(remote).is_ok());
     let report = follow(&FollowInput {

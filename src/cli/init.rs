@@ -14,7 +14,7 @@ use std::path::Path;
 
 /// What `.ralph/.gitignore` keeps out of version control.
 pub const GITIGNORE: &str = "# Written by `ralph init`: caches and per-run state stay local.\n\
-marketplace.json\nruns/\nworktrees/\n*.lock\n";
+marketplace.json\nruns/\ncache/\n*.lock\n";
 
 #[derive(Debug, Args)]
 pub struct InitArgs {

@@ -196,9 +196,12 @@ impl Context {
             crate::error::UserError::usage(why)
                 .with_hint("unset RALPH_SANDBOX to use `[sandbox] mode` of .ralph/config.toml")
         })?;
-        let found = Sandbox::detect(mode, s.check_network, &s.hide, &s.writable)
+        let mut found = Sandbox::detect(mode, s.check_network, &s.hide, &s.writable)
             .await
             .with_network(&s.network);
+        if let Some(common) = crate::workspace::common_dir(&settings.root) {
+            found = found.with_repository(&settings.root, common);
+        }
         let status = found.status().clone();
         if !status.active {
             let why = status.reason.clone().unwrap_or_default();
@@ -226,6 +229,36 @@ impl Context {
         Ok(status)
     }
 
+    /// Removes the checkouts earlier versions made inside the repository (`.ralph/worktrees/`,
+    /// with their registrations; their branches stay), once: the folder goes with them. Says
+    /// what it removed, and what it left and why (a run still in one, uncommitted work).
+    pub async fn retire_old_checkouts(&self, settings: &Settings) {
+        let busy = |label: &str| checkout_in_use(&settings.ralph_dir, label);
+        match crate::workspace::retire_legacy(&settings.root, &busy).await {
+            Ok(done) => {
+                if !done.removed.is_empty() {
+                    let now = settings
+                        .checkouts()
+                        .map(|d| format!("; ralph's checkouts are now in {}", d.display()))
+                        .unwrap_or_default();
+                    self.printer.status(&format!(
+                        "Removed {} checkout(s) an earlier version made inside the repository (their branches stay): {}{now}",
+                        done.removed.len(),
+                        done.removed.join(", ")
+                    ));
+                }
+                for kept in &done.kept {
+                    self.printer
+                        .warn(&format!("an earlier version's checkout was left: {kept}"));
+                }
+            }
+            Err(e) => self.printer.warn(&format!(
+                "could not remove the checkouts under {}: {e}",
+                crate::workspace::LEGACY_DIR
+            )),
+        }
+    }
+
     /// Loads the configuration and resolves the settings.
     pub fn settings(&self) -> Result<Settings> {
         Ok(Settings::load(
@@ -234,6 +267,16 @@ impl Context {
             self.global.tracker,
         )?)
     }
+}
+
+/// Whether the checkout labelled `label` (`3`, `3-read`, `3-audit`) belongs to a competition
+/// that is running now: one holding the lock of its issue.
+fn checkout_in_use(ralph_dir: &std::path::Path, label: &str) -> bool {
+    label
+        .split('-')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .is_some_and(|n| crate::compete::RunLock::is_held(ralph_dir, n))
 }
 
 /// Reads issue `number`, refusing a pull request (exit 2): every issue command needs an issue.

@@ -32,6 +32,7 @@ pub struct RefineArgs {
 pub async fn run(ctx: &Context, args: RefineArgs) -> Result<Exit> {
     let settings = ctx.settings()?;
     ctx.sandbox(&settings).await?;
+    ctx.retire_old_checkouts(&settings).await;
     let tracker = tracker::open(&settings).await?;
     if crate::action::ActionEnv::detect(crate::env::get).is_some() && !args.dry_run {
         // Only what a maintainer put up for refinement is refined on a schedule.

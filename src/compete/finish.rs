@@ -219,7 +219,10 @@ pub async fn escalate_interrupted(
     let state = RunState::load(settings, issue).ok().flatten();
     let (branch, commits) = state.map(|s| (s.branch, s.commits)).unwrap_or_default();
     let reason = format!("the run stopped unexpectedly: it was interrupted ({how})");
-    let wt = settings.ralph_dir.join("worktrees").join(issue.to_string());
+    let wt = settings
+        .checkouts()
+        .map(|dir| dir.join(issue.to_string()))
+        .unwrap_or_default();
     let body = escalation_comment(&EscalationNote {
         issue,
         reason: &reason,

@@ -29,6 +29,13 @@ pub(super) struct ConfigFile {
     pub sandbox: Option<SandboxFile>,
     pub ledger: Option<LedgerFile>,
     pub follow: Option<FollowFile>,
+    pub workspace: Option<WorkspaceFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WorkspaceFile {
+    pub root: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -265,6 +265,9 @@ pub struct Config {
     /// `[ledger] push_deadline_secs`: how long `ralph events push` keeps trying.
     pub push_deadline_secs: u32,
     pub follow: FollowConfig,
+    /// `[workspace] root`: where ralph's checkouts go (absolute, `~` expanded); `None`: the
+    /// default (see `workspace::checkouts_dir`).
+    pub workspace_root: Option<PathBuf>,
 }
 
 /// `[follow]`: `ralph follow`'s limits.

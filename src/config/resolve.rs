@@ -13,7 +13,7 @@ use super::{
 use crate::ledger::valid_bot_id;
 use crate::market::{tables, Dimension, Scores};
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Where the values come from, for messages.
 struct Source<'a> {
@@ -123,7 +123,25 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
                 86_400,
             )?,
         },
+        workspace_root: workspace_root(&src, file.workspace.and_then(|w| w.root))?,
     })
+}
+
+/// `[workspace] root`: an absolute path, or one under the home folder (`~/…`).
+fn workspace_root(src: &Source<'_>, root: Option<String>) -> Result<Option<PathBuf>, ConfigError> {
+    let Some(root) = root else {
+        return Ok(None);
+    };
+    let home = crate::env::non_empty("HOME").map(PathBuf::from);
+    let path = crate::process::sandbox::expand(&root, home.as_deref());
+    if path.is_absolute() {
+        Ok(Some(path))
+    } else {
+        Err(src.invalid(
+            "workspace.root",
+            format!("= {root:?} must be an absolute path or start with `~/`"),
+        ))
+    }
 }
 
 /// `[sandbox]`: the mode, the checks' network, more hidden paths.

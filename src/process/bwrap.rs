@@ -42,8 +42,25 @@ pub enum GitLink {
     Worktree { admin: PathBuf },
     /// `<workdir>/.git` is the repository's git dir itself.
     Repository,
+    /// `<workdir>/.git` is the git dir of one of ralph's checkouts, its own (it holds
+    /// [`OWN_MARK`]): what a CI checkout's is to its job, the checks' and agents' to write as
+    /// their work needs. ralph's own git work on the checkout never reads it.
+    Own,
     /// Not a git checkout.
     None,
+}
+
+/// The folder ralph puts in the git dir of its checkouts ([`GitLink::Own`]): it marks one, and
+/// holds the private global git configuration of the processes working there
+/// ([`own_global_config`]). Only a process that can write a git dir can make one, and a
+/// confined process can write no git dir but its own checkout's.
+pub const OWN_MARK: &str = "ralph";
+
+/// The global git configuration (`GIT_CONFIG_GLOBAL`) of every confined process working in the
+/// checkout `workdir` whose git dir is its own: what `git config --global` writes there stays
+/// in the checkout, and reaches neither the user's home nor another checkout.
+pub fn own_global_config(workdir: &Path) -> PathBuf {
+    workdir.join(".git").join(OWN_MARK).join("gitconfig")
 }
 
 /// Everything one confined process is allowed, resolved to paths.
@@ -286,7 +303,8 @@ fn git_metadata(out: &mut Vec<OsString>, plan: &Plan, facts: &Facts) {
             let dir = plan.workdir.join(".git");
             mount(out, "--ro-bind", &dir, &dir);
         }
-        GitLink::None => {}
+        // The checkout's own: as writable as the workdir it is in.
+        GitLink::Own | GitLink::None => {}
     }
 }
 
@@ -318,11 +336,14 @@ fn hide(out: &mut Vec<OsString>, plan: &Plan, facts: &Facts, writable: &[&PathBu
 pub fn git_link(workdir: &Path) -> GitLink {
     use crate::untrusted_dir::{text_in, Kind, UntrustedDir};
     // The workdir is an agent's: its `.git` is looked at, never followed.
-    let kind = UntrustedDir::open(workdir)
-        .ok()
-        .and_then(|d| d.kind(Path::new(".git")));
-    if kind == Some(Kind::Dir) {
-        return GitLink::Repository;
+    let dir = UntrustedDir::open(workdir).ok();
+    let kind = |rel: &str| dir.as_ref().and_then(|d| d.kind(Path::new(rel)));
+    if kind(".git") == Some(Kind::Dir) {
+        return if kind(&format!(".git/{OWN_MARK}")) == Some(Kind::Dir) {
+            GitLink::Own
+        } else {
+            GitLink::Repository
+        };
     }
     let Some(text) = text_in(workdir, ".git", 64 << 10) else {
         return GitLink::None;
@@ -554,5 +575,26 @@ mod tests {
         std::fs::remove_file(dir.path().join(".git")).unwrap();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
         assert_eq!(git_link(dir.path()), GitLink::Repository);
+        std::fs::create_dir(dir.path().join(".git").join(OWN_MARK)).unwrap();
+        assert_eq!(git_link(dir.path()), GitLink::Own);
+    }
+
+    #[test]
+    fn a_checkouts_own_git_dir_is_as_writable_as_its_workdir() {
+        let mut p = plan();
+        p.workdir = "/s/checkouts/r-1/7".into();
+        p.git = GitLink::Own;
+        let a = s(&args(&p, &facts(), &"sh".into(), &[]));
+        assert!(
+            a.contains("--bind /s/checkouts/r-1/7 /s/checkouts/r-1/7"),
+            "{a}"
+        );
+        assert!(!a.contains("/7/.git"), "no mount over its git dir: {a}");
+        p.workdir_writable = false;
+        let a = s(&args(&p, &facts(), &"sh".into(), &[]));
+        assert!(
+            a.contains("--ro-bind /s/checkouts/r-1/7 /s/checkouts/r-1/7"),
+            "a reading agent's is read-only with its workdir: {a}"
+        );
     }
 }

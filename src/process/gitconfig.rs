@@ -46,6 +46,12 @@ fn without_credentials(value: &str) -> Option<String> {
     secret.then(|| format!("{scheme}://{host}{}", &rest[authority_end..]))
 }
 
+/// `url` without the password or token it carries (`https://x:secret@host/…` →
+/// `https://host/…`); any other URL as it is.
+pub fn url_without_credentials(url: &str) -> String {
+    without_credentials(url).unwrap_or_else(|| url.to_owned())
+}
+
 /// The credentials in the configuration `text`, each named as `section.key` (no value).
 pub fn credentials(text: &str) -> Vec<String> {
     let mut section = String::new();

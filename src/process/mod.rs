@@ -566,6 +566,11 @@ fn child_command(
         command.env_clear();
         let allowed = environment::current().filter(c.kind, &cmd.own_env, std::env::vars_os());
         command.envs(allowed);
+        // In one of ralph's checkouts, `git config --global` writes the checkout's own
+        // global configuration, never the user's (which it includes).
+        if bwrap::git_link(&c.workdir) == bwrap::GitLink::Own {
+            command.env("GIT_CONFIG_GLOBAL", bwrap::own_global_config(&c.workdir));
+        }
     }
     for key in &cmd.env_remove {
         command.env_remove(key);

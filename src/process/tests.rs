@@ -30,6 +30,28 @@ mod run {
     }
 
     #[tokio::test]
+    async fn a_process_in_one_of_ralphs_checkouts_gets_its_global_git_configuration() {
+        let checkout = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(checkout.path().join(".git").join(bwrap::OWN_MARK)).unwrap();
+        let probe = |dir: &std::path::Path| {
+            sh("printf '%s' \"$GIT_CONFIG_GLOBAL\"")
+                .current_dir(dir)
+                .confine(Confinement::new(Kind::Check, dir))
+        };
+        let out = run(&probe(checkout.path())).await.unwrap();
+        assert_eq!(
+            out.stdout,
+            bwrap::own_global_config(checkout.path())
+                .display()
+                .to_string()
+        );
+        // The user's own checkout (a `.git` without ralph's mark): git's usual global files.
+        let user = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(user.path().join(".git")).unwrap();
+        assert_eq!(run(&probe(user.path())).await.unwrap().stdout, "");
+    }
+
+    #[tokio::test]
     async fn removed_variables_do_not_reach_the_child() {
         std::env::set_var("RALPH_PROCESS_TEST_SECRET", "x");
         let out = run(&sh("printf '[%s]' \"$RALPH_PROCESS_TEST_SECRET\"")

@@ -230,17 +230,19 @@ impl Checkout {
         } else {
             base
         };
-        let path = settings
-            .ralph_dir
-            .join("worktrees")
-            .join(format!("ralph-refine-{issue}"));
-        match crate::workspace::add_detached(&root, &path, &rev).await {
-            Ok(()) => {
-                let wt = crate::workspace::Worktree {
-                    path: path.clone(),
-                    branch: String::new(),
-                    base_commit: String::new(),
+        let path = match settings.checkouts() {
+            Ok(dir) => dir.join(format!("ralph-refine-{issue}")),
+            Err(e) => {
+                tracing::warn!("refining from the repository root: {e}");
+                return Checkout {
+                    root,
+                    worktree: None,
+                    seal: None,
                 };
+            }
+        };
+        match crate::workspace::add_detached(&root, &path, &rev).await {
+            Ok(wt) => {
                 let seal = crate::workspace::seal::take_async(&root, &wt).await;
                 if let Err(e) = &seal {
                     tracing::warn!("could not seal the git directory: {e}");

@@ -54,7 +54,7 @@ fn delta_path(delta: &git2::DiffDelta<'_>) -> String {
 }
 
 fn open_worktree(wt: &Worktree) -> Result<Repository, WorkspaceError> {
-    Repository::open(&wt.path).map_err(|e| WorkspaceError::git("opening the worktree", e))
+    super::repo::open_checkout(wt)
 }
 
 /// Everything in the worktree that differs from the base commit: committed, staged, unstaged

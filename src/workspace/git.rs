@@ -2,7 +2,10 @@
 //! sealed pre-commit hook — and the few that need the `git` program (fetch and push).
 
 use super::preflight::Preflight;
-use super::repo::{base_commit, blocking, git_cmd, open, remote_cmd, run_git, token_env};
+use super::repo::{
+    base_commit, blocking, git_cmd, open, open_checkout, registration_of, remote_cmd, run_git,
+    token_env,
+};
 use super::seal::{self, Entry, GitSeal};
 use super::WorkspaceError;
 use crate::process::{Cmd, Confinement, Kind};
@@ -14,19 +17,25 @@ use std::time::Duration;
 /// How long the pre-commit hook may take.
 const HOOK_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// The competition's worktree.
+/// The competition's worktree: a checkout outside the repository with a git directory of its
+/// own, and ralph's registration of it in the repository.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Worktree {
     pub path: PathBuf,
     pub branch: String,
     /// The commit the branch started from (the base), to diff against.
     pub base_commit: String,
+    /// ralph's own git directory of the checkout: its registration in the repository
+    /// (`.git/worktrees/<name>`), where ralph's index and HEAD are. The checkout's `.git` is
+    /// the checks' (see `own_git`).
+    pub git_dir: PathBuf,
 }
 
-/// Makes (or, on resume, reuses) the branch and its worktree under `.ralph/worktrees/N`,
-/// starting from the base as freshly fetched as the remote allows.
+/// Makes (or, on resume, reuses) the branch and its checkout `<checkouts>/N`, starting from
+/// the base as freshly fetched as the remote allows.
 pub async fn create_worktree(
     pre: &Preflight,
+    checkouts: &Path,
     remote: &str,
     token: Option<&GitToken>,
 ) -> Result<Worktree, WorkspaceError> {
@@ -44,11 +53,22 @@ pub async fn create_worktree(
         }
     }
     let (pre, remote) = (pre.clone(), remote.to_owned());
-    blocking("making the worktree", move || add_worktree(&pre, &remote)).await
+    let path = checkouts.join(pre.issue.to_string());
+    blocking("making the worktree", move || {
+        let wt = add_worktree(&pre, &path, &remote)?;
+        give_own_git(&wt)?;
+        Ok(wt)
+    })
+    .await
 }
 
-/// The git2 half of [`create_worktree`]: the branch from the base, and its worktree.
-fn add_worktree(pre: &Preflight, remote: &str) -> Result<Worktree, WorkspaceError> {
+/// Gives the checkout `wt` its own git directory, as ralph's registration of it stands now.
+pub(super) fn give_own_git(wt: &Worktree) -> Result<(), WorkspaceError> {
+    super::own_git::give(&open_checkout(wt)?, &wt.path)
+}
+
+/// The git2 half of [`create_worktree`]: the branch from the base, and its worktree at `path`.
+fn add_worktree(pre: &Preflight, path: &Path, remote: &str) -> Result<Worktree, WorkspaceError> {
     let repo = open(&pre.root)?;
     let base = base_commit(&repo, remote, &pre.base).ok_or_else(|| WorkspaceError::Git {
         message: format!("the base branch `{}` has no commit", pre.base),
@@ -64,37 +84,29 @@ fn add_worktree(pre: &Preflight, remote: &str) -> Result<Worktree, WorkspaceErro
                 .map_err(|e| WorkspaceError::git("creating the branch", e))?
         }
     };
-    let path = pre
-        .root
-        .join(".ralph")
-        .join("worktrees")
-        .join(pre.issue.to_string());
+    let path = path.to_owned();
     let name = format!("ralph-{}", pre.issue);
+    let git_dir = repo.commondir().join("worktrees").join(&name);
     if let Ok(existing) = repo.find_worktree(&name) {
-        if existing.validate().is_ok() && path.is_dir() {
+        if existing.validate().is_ok() && existing.path() == path && path.is_dir() {
             return Ok(Worktree {
                 path,
                 branch: pre.branch.clone(),
                 base_commit: base.to_string(),
+                git_dir,
             });
         }
-        // A stale registration (its directory is gone): forget it.
+        // A stale registration (its directory is gone, or it is an earlier version's checkout
+        // inside the repository, whose branch this one takes over): forget it.
+        let old = existing.path().to_owned();
         let mut prune = git2::WorktreePruneOptions::new();
-        prune.valid(true).working_tree(true);
+        prune.valid(true).working_tree(false);
         let _ = existing.prune(Some(&mut prune));
-    }
-    if path.exists() {
-        std::fs::remove_dir_all(&path).map_err(|e| WorkspaceError::Git {
-            message: format!("cannot clear {}: {e}", path.display()),
-            source: None,
-        })?;
-    }
-    std::fs::create_dir_all(path.parent().unwrap_or(&pre.root)).map_err(|e| {
-        WorkspaceError::Git {
-            message: format!("cannot create {}: {e}", path.display()),
-            source: None,
+        if old.starts_with(pre.root.join(super::checkout::LEGACY_DIR)) {
+            let _ = super::checkout::remove_path(&old);
         }
-    })?;
+    }
+    super::checkout::make_room(&path)?;
     // libgit2 fails when another process creates `.git/worktrees` at the same moment (two
     // competitions on different issues): make sure it exists first.
     let _ = std::fs::create_dir_all(repo.commondir().join("worktrees"));
@@ -107,13 +119,15 @@ fn add_worktree(pre: &Preflight, remote: &str) -> Result<Worktree, WorkspaceErro
         path,
         branch: pre.branch.clone(),
         base_commit: base.to_string(),
+        git_dir,
     })
 }
 
 /// Throws away everything the last attempt left in the worktree: tracked files back to the
-/// branch's last commit, untracked files removed (ignored ones, such as build caches, kept).
+/// branch's last commit, untracked files removed (ignored ones, such as build caches, kept),
+/// and the checkout's own git directory made anew.
 pub fn reset_worktree(wt: &Worktree) -> Result<(), WorkspaceError> {
-    let repo = open(&wt.path)?;
+    let repo = open_checkout(wt)?;
     let head = repo
         .head()
         .and_then(|h| h.peel(git2::ObjectType::Commit))
@@ -136,18 +150,16 @@ pub fn reset_worktree(wt: &Worktree) -> Result<(), WorkspaceError> {
                 })?;
         }
     }
-    Ok(())
+    super::own_git::give(&repo, &wt.path)
 }
 
 /// Removes the worktree (the branch stays).
 pub fn remove_worktree(root: &Path, wt: &Worktree) -> Result<(), WorkspaceError> {
     let repo = open(root)?;
-    if wt.path.exists() {
-        std::fs::remove_dir_all(&wt.path).map_err(|e| WorkspaceError::Git {
-            message: format!("cannot remove {}: {e}", wt.path.display()),
-            source: None,
-        })?;
-    }
+    super::checkout::remove_path(&wt.path).map_err(|e| WorkspaceError::Git {
+        message: format!("cannot remove {}: {e}", wt.path.display()),
+        source: None,
+    })?;
     for name in repo
         .worktrees()
         .map_err(|e| WorkspaceError::git("listing worktrees", e))?
@@ -166,11 +178,18 @@ pub fn remove_worktree(root: &Path, wt: &Worktree) -> Result<(), WorkspaceError>
     Ok(())
 }
 
-/// A detached worktree of `rev` at `path`, for an agent to read the repository as it is on the
-/// base (`ralph refine`); the directory's name starts with `ralph-`, so a competition's
-/// read-only guard leaves it alone.
-pub async fn add_detached(root: &Path, path: &Path, rev: &str) -> Result<(), WorkspaceError> {
+/// A detached checkout of `rev` at `path` with a git directory of its own, for an agent to read
+/// the repository as it is there (`ralph refine`, a round's reading checkout, an audit); its
+/// branch and base are left empty for the caller to fill in. Its folder is a sibling of the
+/// competitions' checkouts (or named `ralph-…`), so a competition's read-only guard leaves it
+/// alone.
+pub async fn add_detached(root: &Path, path: &Path, rev: &str) -> Result<Worktree, WorkspaceError> {
     let _ = remove_detached(root, path).await;
+    let made = path.to_owned();
+    blocking("making a checkout's folder", move || {
+        super::checkout::make_room(&made)
+    })
+    .await?;
     let out = run_git(git_cmd(root).args([
         "worktree",
         "add",
@@ -180,24 +199,41 @@ pub async fn add_detached(root: &Path, path: &Path, rev: &str) -> Result<(), Wor
         rev,
     ]))
     .await?;
-    if out.success() {
-        Ok(())
-    } else {
-        Err(WorkspaceError::Git {
+    if !out.success() {
+        return Err(WorkspaceError::Git {
             message: format!(
                 "cannot check out {rev} at {}: {}",
                 path.display(),
                 out.tail(3)
             ),
             source: None,
-        })
+        });
     }
+    let (root, path) = (root.to_owned(), path.to_owned());
+    blocking("giving a checkout its own git directory", move || {
+        let repo = open(&root)?;
+        let git_dir = registration_of(&repo, &path).ok_or_else(|| WorkspaceError::Git {
+            message: format!("{} is not registered in the repository", path.display()),
+            source: None,
+        })?;
+        let wt = Worktree {
+            path,
+            branch: String::new(),
+            base_commit: String::new(),
+            git_dir,
+        };
+        give_own_git(&wt)?;
+        Ok(wt)
+    })
+    .await
 }
 
 /// Removes a worktree made by [`add_detached`].
 pub async fn remove_detached(root: &Path, path: &Path) -> Result<(), WorkspaceError> {
+    // git refuses a checkout whose `.git` is a folder of its own: the folder goes whole, and
+    // its registration below.
     run_git(git_cmd(root).args(["worktree", "remove", "--force", &path.to_string_lossy()])).await?;
-    let _ = std::fs::remove_dir_all(path);
+    let _ = super::checkout::remove_path(path);
     // Only this worktree's registration: a global `git worktree prune` would also take one
     // another run is making right now (its folder registered, its `gitdir` not yet written).
     let (root, path) = (root.to_owned(), path.to_owned());
@@ -234,7 +270,7 @@ pub fn abandon(root: &Path, wt: &Worktree) -> Result<(), WorkspaceError> {
 
 /// The commit the worktree is at.
 pub fn head(wt: &Worktree) -> Result<String, WorkspaceError> {
-    let repo = open(&wt.path)?;
+    let repo = open_checkout(wt)?;
     let commit = repo
         .head()
         .and_then(|h| h.peel_to_commit())
@@ -302,7 +338,7 @@ pub async fn commit(
 ) -> Result<String, WorkspaceError> {
     let w = wt.clone();
     blocking("staging the implementation", move || {
-        let repo = open(&w.path)?;
+        let repo = open_checkout(&w)?;
         stage_all(&repo).map(|_| ())
     })
     .await?;
@@ -322,7 +358,9 @@ pub async fn commit(
     let (name, email) = (info.author_name.to_owned(), info.author_email.to_owned());
     blocking("committing", move || {
         let quarantine = quarantine.as_ref().map(|q| q.path());
-        commit_staged(&w, &message, &name, &email, quarantine)
+        let id = commit_staged(&w, &message, &name, &email, quarantine)?;
+        give_own_git(&w)?;
+        Ok(id)
     })
     .await
 }
@@ -355,6 +393,11 @@ async fn run_pre_commit(
         .unwrap_or(&seal.common)
         .join(".ralph/cache/pre-commit");
     let _ = std::fs::create_dir_all(&pre_commit_home);
+    // The hook sees ralph's registration of the checkout, as git hands a hook its repository:
+    // what ralph staged, in a copy of ralph's index that the hook may stage into (ralph stages
+    // again from the files afterwards), never the checkout's own git dir.
+    let index = quarantine.path().join("index");
+    std::fs::copy(wt.git_dir.join("index"), &index).map_err(|e| fail("copy the index", e))?;
     let confinement = Confinement::new(Kind::Check, &wt.path)
         .readable(copy.path())
         .writable(quarantine.path())
@@ -362,6 +405,9 @@ async fn run_pre_commit(
     let mut cmd = Cmd::new(&hook)
         .current_dir(&wt.path)
         .timeout(HOOK_TIMEOUT)
+        .env("GIT_DIR", &wt.git_dir)
+        .env("GIT_WORK_TREE", &wt.path)
+        .env("GIT_INDEX_FILE", &index)
         .env("GIT_OBJECT_DIRECTORY", quarantine.path())
         .env(
             "GIT_ALTERNATE_OBJECT_DIRECTORIES",
@@ -394,7 +440,7 @@ fn commit_staged(
     author_email: &str,
     quarantine: Option<&Path>,
 ) -> Result<String, WorkspaceError> {
-    let repo = open(&wt.path)?;
+    let repo = open_checkout(wt)?;
     if let Some(q) = quarantine {
         repo.odb()
             .and_then(|odb| odb.add_disk_alternate(&q.to_string_lossy()))
@@ -402,7 +448,7 @@ fn commit_staged(
     }
     let tree_id = stage_all(&repo)?;
     if quarantine.is_some() {
-        keep_objects(&repo, &open(&wt.path)?, tree_id)?;
+        keep_objects(&repo, &open_checkout(wt)?, tree_id)?;
     }
     let tree = repo
         .find_tree(tree_id)

@@ -5,7 +5,7 @@
 //! read-only sandbox); this catches whatever slips through, e.g. a tool that makes a worktree
 //! and a branch in the user's repository.
 
-use super::repo::{blocking, open};
+use super::repo::{blocking, open, open_checkout};
 use super::{WorkspaceError, Worktree};
 use crate::untrusted_dir::{Kind, Node, Refused, UntrustedDir};
 use git2::{Repository, WorktreePruneOptions};
@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 pub struct Snapshot {
     /// The worktree's HEAD commit.
     pub(crate) head: String,
+    /// HEAD was on no branch (a reading or audit checkout), rather than on the run's.
+    pub(crate) detached: bool,
     /// Entries that differ from HEAD, by path: a file's bytes, a link's target or a folder
     /// (a nested repository), or `None` when deleted. A FIFO, a device or a socket is not
     /// kept: it is not the change's (git cannot hold one), and it goes when restored.
@@ -116,13 +118,14 @@ pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> 
         .filter(|n| !unwatched_worktree(&repo, n, wt))
         .map(str::to_owned)
         .collect();
-    let wrepo = open(&wt.path)?;
+    let wrepo = open_checkout(wt)?;
     let head = wrepo
         .head()
         .ok()
         .and_then(|h| h.target())
         .map(|o| o.to_string())
         .unwrap_or_default();
+    let detached = wrepo.head_detached().unwrap_or(false);
     let dir = untrusted(wt)?;
     let mut files = BTreeMap::new();
     for path in changed_paths(&wrepo)? {
@@ -133,6 +136,7 @@ pub fn snapshot(root: &Path, wt: &Worktree) -> Result<Snapshot, WorkspaceError> 
     }
     Ok(Snapshot {
         head,
+        detached,
         files,
         refs,
         worktrees,
@@ -217,15 +221,19 @@ pub fn restore(root: &Path, wt: &Worktree, snap: &Snapshot) -> Result<(), Worksp
             set_ref(&repo, name, old)?;
         }
     }
-    let wrepo = open(&wt.path)?;
+    let wrepo = open_checkout(wt)?;
     if let Ok(oid) = git2::Oid::from_str(&snap.head) {
-        // Back on the branch (restored with the references above), at the commit it was at.
+        // Back on the branch (restored with the references above), or on no branch, at the
+        // commit it was at.
         let commit = wrepo
             .find_commit(oid)
             .map_err(git_err("reading the worktree's HEAD"))?;
-        wrepo
-            .set_head(&format!("refs/heads/{}", wt.branch))
-            .map_err(git_err("restoring the worktree's HEAD"))?;
+        if snap.detached {
+            wrepo.set_head_detached(oid)
+        } else {
+            wrepo.set_head(&format!("refs/heads/{}", wt.branch))
+        }
+        .map_err(git_err("restoring the worktree's HEAD"))?;
         wrepo
             .reset(commit.as_object(), git2::ResetType::Hard, None)
             .map_err(git_err("resetting the worktree"))?;
@@ -264,7 +272,7 @@ fn set_ref(repo: &Repository, name: &str, target: &str) -> Result<(), WorkspaceE
 /// put back, one line each. For what checks leave in a worktree (an unpacked sdist, a rewritten
 /// file), while other work on the repository goes on.
 pub fn restore_files(wt: &Worktree, snap: &Snapshot) -> Result<Vec<String>, WorkspaceError> {
-    let repo = open(&wt.path)?;
+    let repo = open_checkout(wt)?;
     let dir = untrusted(wt)?;
     let now: BTreeSet<String> = changed_paths(&repo)?.into_iter().collect();
     let head_tree = repo.head().and_then(|h| h.peel_to_tree()).ok();

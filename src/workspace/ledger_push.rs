@@ -76,6 +76,9 @@ pub struct LedgerTarget<'a> {
     pub token: Option<&'a GitToken>,
     /// How long to keep trying (`[ledger] push_deadline_secs`).
     pub deadline: Duration,
+    /// The repository's checkouts folder (see `checkouts_dir`): the temporary worktree is made
+    /// there, as `ledger`.
+    pub checkouts: &'a Path,
 }
 
 fn fail(message: impl Into<String>) -> WorkspaceError {
@@ -115,7 +118,8 @@ pub async fn push_events(
             attempts: 0,
         });
     }
-    let tmp = root.join(".ralph/worktrees/ledger");
+    let tmp = target.checkouts.join("ledger");
+    let _ = std::fs::create_dir_all(target.checkouts);
     remove_worktree(root, &tmp).await;
     let deadline = Instant::now() + target.deadline;
     fetch_branch(root, target, &url, deadline).await?;
@@ -393,6 +397,7 @@ mod tests {
             message: "m",
             token: None,
             deadline: Duration::from_secs(300),
+            checkouts: Path::new("/state/checkouts/repo-1"),
         };
         let e = not_pushed(
             &["a-success.json".into(), "b-failure.json".into()],

@@ -202,6 +202,7 @@ impl Workspace for MemoryWorkspace {
             write_tree(&path, &files)?;
         }
         Ok(Worktree {
+            git_dir: path.join(".git"),
             path,
             branch: pre.branch.clone(),
             base_commit: "base".into(),
@@ -231,6 +232,7 @@ impl Workspace for MemoryWorkspace {
         write_tree(&path, &files)?;
         inner.scratches.insert(path.clone(), files);
         Ok(Worktree {
+            git_dir: path.join(".git"),
             path,
             branch: wt.branch.clone(),
             base_commit: wt.base_commit.clone(),
@@ -318,6 +320,7 @@ impl Workspace for MemoryWorkspace {
     async fn snapshot(&self, wt: &Worktree) -> Result<Snapshot, WorkspaceError> {
         Ok(Snapshot {
             head: String::new(),
+            detached: false,
             files: read_tree(&wt.path)?
                 .into_iter()
                 .map(|(p, t)| (p, Some(crate::untrusted_dir::Node::file(t))))

@@ -1,7 +1,9 @@
 //! The git side of a competition (docs/specification.md §6 preflight and steps 6–8, §9): preflight
-//! refusals, the branch and its worktree under `.ralph/worktrees/N` (so the user's checkout never
-//! changes), resets between attempts, diff analysis with the protected-path rule, commits with
-//! ralph's author and trailers after the repository's pre-commit hook, and the push.
+//! refusals, the branch and its checkout outside the repository (`checkout`: so the user's
+//! checkout never changes, and no tool in the checkout finds the user's files above it) with a
+//! git directory of its own for the checks (`own_git`), resets between attempts, diff analysis
+//! with the protected-path rule, commits with ralph's author and trailers after the
+//! repository's pre-commit hook, and the push.
 //!
 //! The competition reaches all of it through one narrow async trait, [`Workspace`];
 //! [`GitWorkspace`] is the real one. Local work uses git2 (libgit2, without network
@@ -11,17 +13,22 @@
 //! to git through its environment (`http.extraheader`), never on a command line.
 
 pub mod byproducts;
+mod checkout;
 mod diff;
 mod git;
 mod guard;
 mod ledger_push;
 #[cfg(test)]
 pub(crate) mod memory;
+mod own_git;
 mod preflight;
 mod repo;
 mod revision;
 pub mod seal;
 
+pub use checkout::{
+    checkouts_dir, common_dir, default_root, remove_checkouts, retire_legacy, Retired, LEGACY_DIR,
+};
 pub use diff::{
     analyse, patch_text, protected_findings, DiffStats, FileChange, Finding, SETTINGS_CHANGE,
 };
@@ -136,10 +143,12 @@ fn unsupported(what: &str) -> WorkspaceError {
     }
 }
 
-/// The workspace of a git repository at `root`, talking to `remote`.
+/// The workspace of a git repository at `root`, talking to `remote`, its checkouts in
+/// `checkouts` (see [`checkouts_dir`]).
 #[derive(Debug, Clone)]
 pub struct GitWorkspace {
     root: PathBuf,
+    checkouts: PathBuf,
     remote: String,
     /// For asking the remote and fetching from it (an HTTPS remote, no persisted credentials).
     token: Option<GitToken>,
@@ -148,9 +157,14 @@ pub struct GitWorkspace {
 }
 
 impl GitWorkspace {
-    pub fn new(root: impl Into<PathBuf>, remote: impl Into<String>) -> GitWorkspace {
+    pub fn new(
+        root: impl Into<PathBuf>,
+        checkouts: impl Into<PathBuf>,
+        remote: impl Into<String>,
+    ) -> GitWorkspace {
         GitWorkspace {
             root: root.into(),
+            checkouts: checkouts.into(),
             remote: remote.into(),
             token: None,
             seals: Arc::default(),
@@ -199,7 +213,7 @@ impl Workspace for GitWorkspace {
     }
 
     async fn create_worktree(&self, pre: &Preflight) -> Result<Worktree, WorkspaceError> {
-        let wt = create_worktree(pre, &self.remote, self.token.as_ref()).await?;
+        let wt = create_worktree(pre, &self.checkouts, &self.remote, self.token.as_ref()).await?;
         self.seal(&wt).await?;
         Ok(wt)
     }
@@ -221,11 +235,10 @@ impl Workspace for GitWorkspace {
         commit: &str,
     ) -> Result<Worktree, WorkspaceError> {
         let path = wt.path.with_file_name(name);
-        add_detached(&self.root, &path, commit).await?;
         let scratch = Worktree {
-            path,
             branch: wt.branch.clone(),
             base_commit: wt.base_commit.clone(),
+            ..add_detached(&self.root, &path, commit).await?
         };
         self.seal(&scratch).await?;
         Ok(scratch)
@@ -267,7 +280,8 @@ impl Workspace for GitWorkspace {
         branch: &str,
         commit: &str,
     ) -> Result<Worktree, WorkspaceError> {
-        let wt = revision::revision_worktree(&self.root, name, branch, commit).await?;
+        let wt =
+            revision::revision_worktree(&self.root, &self.checkouts, name, branch, commit).await?;
         self.seal(&wt).await?;
         Ok(wt)
     }
@@ -324,7 +338,7 @@ impl Workspace for GitWorkspace {
     async fn base_text(&self, wt: &Worktree, path: &str) -> Result<Option<String>, WorkspaceError> {
         let (wt, path) = (wt.clone(), path.to_owned());
         repo::blocking("reading a file of the base", move || {
-            let repo = repo::open(&wt.path)?;
+            let repo = repo::open_checkout(&wt)?;
             let text = git2::Oid::from_str(&wt.base_commit)
                 .and_then(|oid| repo.find_commit(oid))
                 .and_then(|c| c.tree())
@@ -349,7 +363,7 @@ impl Workspace for GitWorkspace {
     async fn left_out(&self, wt: &Worktree) -> Result<Vec<String>, WorkspaceError> {
         let wt = wt.clone();
         repo::blocking("listing by-products", move || {
-            let repo = repo::open(&wt.path)?;
+            let repo = repo::open_checkout(&wt)?;
             Ok(git::untracked_byproducts(&repo)?.into_iter().collect())
         })
         .await

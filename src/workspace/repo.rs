@@ -36,6 +36,30 @@ pub(super) fn statuses(
         .map_err(|e| WorkspaceError::git("reading the worktree status", e))
 }
 
+/// ralph's own repository of the checkout `wt`: its registration in the repository
+/// (`.git/worktrees/<name>`: ralph's index and HEAD, which no confined process writes) with
+/// `wt.path` as its working tree — never the checkout's own `.git`, which checks write.
+pub(crate) fn open_checkout(wt: &super::Worktree) -> Result<Repository, WorkspaceError> {
+    let repo = Repository::open_ext(
+        &wt.git_dir,
+        git2::RepositoryOpenFlags::NO_SEARCH,
+        std::iter::empty::<&std::ffi::OsStr>(),
+    )
+    .map_err(|e| WorkspaceError::git("opening the checkout's registration", e))?;
+    repo.set_workdir(&wt.path, false)
+        .map_err(|e| WorkspaceError::git("opening the checkout", e))?;
+    Ok(repo)
+}
+
+/// The registration (`.git/worktrees/<name>`) of the linked worktree at `path` in `repo`.
+pub(super) fn registration_of(repo: &Repository, path: &Path) -> Option<std::path::PathBuf> {
+    let names = repo.worktrees().ok()?;
+    names.iter().flatten().find_map(|name| {
+        let w = repo.find_worktree(name).ok()?;
+        (w.path() == path).then(|| repo.commondir().join("worktrees").join(name))
+    })
+}
+
 pub(super) fn open(root: &Path) -> Result<Repository, WorkspaceError> {
     Repository::open(root).map_err(|_| {
         refuse(

@@ -108,15 +108,17 @@ pub fn revert_of(
     Ok(None)
 }
 
-/// A worktree named `name` under `.ralph/worktrees/` on the local `branch`, moved to `commit`
-/// (the pull request's head), diffing against `commit`. Refused when the branch is checked out
-/// elsewhere (a competition's worktree still holds it).
+/// A checkout `<checkouts>/<name>` on the local `branch`, moved to `commit` (the pull request's
+/// head), diffing against `commit`, with a git directory of its own. Refused when the branch is
+/// checked out elsewhere (a competition's worktree still holds it).
 pub async fn revision_worktree(
     root: &Path,
+    checkouts: &Path,
     name: &str,
     branch: &str,
     commit: &str,
 ) -> Result<Worktree, WorkspaceError> {
+    let path = checkouts.join(name);
     let (root, name, branch, commit) = (
         root.to_owned(),
         name.to_owned(),
@@ -124,13 +126,16 @@ pub async fn revision_worktree(
         commit.to_owned(),
     );
     blocking("making the revision's worktree", move || {
-        add_revision_worktree(&root, &name, &branch, &commit)
+        let wt = add_revision_worktree(&root, &path, &name, &branch, &commit)?;
+        super::git::give_own_git(&wt)?;
+        Ok(wt)
     })
     .await
 }
 
 fn add_revision_worktree(
     root: &Path,
+    path: &Path,
     name: &str,
     branch: &str,
     commit: &str,
@@ -140,16 +145,17 @@ fn add_revision_worktree(
     let target = repo
         .find_commit(oid)
         .map_err(|e| WorkspaceError::git("reading the pull request's head", e))?;
-    let path = root.join(".ralph").join("worktrees").join(name);
+    let path = path.to_owned();
     let registration = format!("ralph-{name}");
     if let Ok(existing) = repo.find_worktree(&registration) {
+        // Its folder is ralph's own checkout, or an earlier version's inside the repository.
+        let old = existing.path().to_owned();
         let mut prune = git2::WorktreePruneOptions::new();
-        prune.valid(true).working_tree(true);
+        prune.valid(true).working_tree(false);
         let _ = existing.prune(Some(&mut prune));
-    }
-    if path.exists() {
-        std::fs::remove_dir_all(&path)
-            .map_err(|e| git_error(format!("cannot clear {}: {e}", path.display())))?;
+        if old.starts_with(root.join(super::checkout::LEGACY_DIR)) {
+            let _ = super::checkout::remove_path(&old);
+        }
     }
     let checked_out = repo
         .find_branch(branch, BranchType::Local)
@@ -163,8 +169,7 @@ fn add_revision_worktree(
     let local = repo
         .branch(branch, &target, true)
         .map_err(|e| WorkspaceError::git("moving the branch to the pull request's head", e))?;
-    std::fs::create_dir_all(path.parent().unwrap_or(root))
-        .map_err(|e| git_error(format!("cannot create {}: {e}", path.display())))?;
+    super::checkout::make_room(&path)?;
     let _ = std::fs::create_dir_all(repo.commondir().join("worktrees"));
     let reference = local.into_reference();
     let mut opts = WorktreeAddOptions::new();
@@ -175,6 +180,7 @@ fn add_revision_worktree(
         path,
         branch: branch.to_owned(),
         base_commit: commit.to_owned(),
+        git_dir: repo.commondir().join("worktrees").join(&registration),
     })
 }
 

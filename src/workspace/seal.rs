@@ -1,9 +1,10 @@
 //! The seal on the repository's git directory, taken when a run's worktree is made, before any
 //! agent runs: the files that decide what git runs and where it goes — the common git dir's
-//! `config`, `hooks/`, `info/` and object alternates, the worktree's own links (`.git`, and
-//! `commondir`, `gitdir`, `HEAD`, `config.worktree` in its folder under `.git/worktrees/`),
+//! `config`, `hooks/`, `info/` and object alternates, ralph's registration of the checkout
+//! (`commondir`, `gitdir`, `HEAD`, `config.worktree` in its folder under `.git/worktrees/`),
 //! the user's global git configuration, and a hooks folder `core.hooksPath` names outside the
-//! worktree. References are not sealed: the sandbox keeps them read-only, the read-only phases'
+//! worktree. The checkout's own `.git` is not sealed: it is the checks' to write, and ralph
+//! never reads it (see `own_git`). References are not sealed: the sandbox keeps them read-only, the read-only phases'
 //! guard watches them, and restoring one would undo the user's own commits in their checkout.
 //!
 //! After each agent and each check ralph compares the git directory with the seal, restores what
@@ -13,7 +14,6 @@
 
 use super::repo::{blocking, open};
 use super::{WorkspaceError, Worktree};
-use crate::process::bwrap::{git_link, GitLink};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -116,13 +116,10 @@ pub fn take(root: &Path, wt: &Worktree) -> Result<GitSeal, WorkspaceError> {
     let mut watched: Vec<PathBuf> = vec![
         common.join("config"),
         common.join("objects/info/alternates"),
-        wt.path.join(".git"),
     ];
     let mut folders = vec![common.join("hooks"), common.join("info")];
-    if let GitLink::Worktree { admin } = git_link(&wt.path) {
-        for name in ["commondir", "gitdir", "HEAD", "config.worktree"] {
-            watched.push(admin.join(name));
-        }
+    for name in ["commondir", "gitdir", "HEAD", "config.worktree"] {
+        watched.push(wt.git_dir.join(name));
     }
     watched.extend(global_configs());
     // Hooks run from `core.hooksPath` when it is set: relative to the worktree they run in.

@@ -340,7 +340,7 @@ echo '{"summary":"added greet","checkboxes_completed":["req_1"]}'"#,
         "the build went to {}",
         shared.display()
     );
-    assert!(!repo.root.join(".ralph/worktrees/3/target").exists());
+    assert!(!repo.checkout("3").join("target").exists());
 }
 
 #[test]

@@ -103,7 +103,7 @@ fn init_is_idempotent_and_force_rewrites_only_config_files() {
         assert!(ralph_dir.join(f).exists(), "{f}");
     }
     let gitignore = fs::read_to_string(ralph_dir.join(".gitignore")).unwrap();
-    for line in ["marketplace.json", "runs/", "worktrees/"] {
+    for line in ["marketplace.json", "runs/", "cache/"] {
         assert!(gitignore.lines().any(|l| l == line), "{line}");
     }
     fs::write(ralph_dir.join("config.toml"), "max_iterations = 3\n").unwrap();

@@ -64,6 +64,18 @@ pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Where ralph makes the checkout `label` (`3`, `3-read`, `ralph-refine-5`) of the repository
+/// at `root` when it runs with `home` as HOME and no `[workspace] root`.
+pub fn checkout_of(
+    home: &std::path::Path,
+    root: &std::path::Path,
+    label: &str,
+) -> std::path::PathBuf {
+    ralph::workspace::checkouts_dir(root, Some(&home.join(".local/state/ralph/checkouts")))
+        .unwrap()
+        .join(label)
+}
+
 /// Commits everything in `dir` as a test author.
 pub fn commit_all(dir: &std::path::Path, message: &str) {
     git(dir, &["add", "-A"]);

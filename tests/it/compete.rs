@@ -184,8 +184,15 @@ impl Repo {
             .env("GITHUB_TOKEN", TOKEN)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("HOME", &self.tools)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("RUNNER_TEMP")
             .env("NO_COLOR", "1");
         cmd
+    }
+
+    /// Where ralph makes the checkout `label` (`3`, `3-read`) of this repository.
+    pub(crate) fn checkout(&self, label: &str) -> PathBuf {
+        crate::common::checkout_of(&self.tools, &self.root, label)
     }
 
     pub(crate) fn issue(&self) -> String {
@@ -321,7 +328,7 @@ fn success_in_one_round_opens_the_pull_request() {
     assert!(!std::fs::read_to_string(repo.root.join("lib.sh"))
         .unwrap()
         .contains("greet"));
-    assert!(!repo.root.join(".ralph/worktrees/3").exists());
+    assert!(!repo.checkout("3").exists());
 
     // Events: the winner's success (with the accuracy bonus or not) and the other's not_selected.
     let events = repo.events();
@@ -374,13 +381,10 @@ fn replan_failure_escalates_with_every_penalty() {
     );
     assert!(comment.contains("ralph/3-add-a-greet-function"));
     assert!(
-        comment.contains(".ralph/worktrees/3"),
+        comment.contains(&repo.checkout("3").display().to_string()),
         "the worktree is named"
     );
-    assert!(
-        repo.root.join(".ralph/worktrees/3").is_dir(),
-        "kept for inspection"
-    );
+    assert!(repo.checkout("3").is_dir(), "kept for inspection");
 
     let o = outcomes(&repo.events());
     let failure: Vec<_> = o.iter().filter(|e| e.1 == "failure").collect();

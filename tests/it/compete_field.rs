@@ -231,7 +231,7 @@ fn a_configured_check_whose_program_is_missing_refuses_the_competition_with_a_hi
     );
     // Nothing changed: the issue, the branch, the worktree.
     assert_eq!(repo.issue(), before);
-    assert!(!repo.root.join(".ralph/worktrees/3").exists());
+    assert!(!repo.checkout("3").exists());
     let branches = crate::common::git(&repo.root, &["branch", "--list", "ralph/*"]);
     assert_eq!(branches.trim(), "", "the branch is removed");
     assert!(repo.events().is_empty());
@@ -465,8 +465,9 @@ JSON"#;
 
 #[test]
 fn a_read_only_bot_that_changes_the_repository_is_discarded_and_undone() {
-    // Without a sandbox, the guard is what undoes it (inside one, git cannot even make the
-    // worktree: the common git directory is read-only — tests/it/security.rs).
+    // Without a sandbox, the guard is what undoes it (inside one, the bot cannot write its
+    // checkout — tests/it/security.rs). Its `git worktree add` is the checkout's own git's: the
+    // branch and the worktree land there, never in the repository.
     let repo = Repo::with(Setup {
         extra_config: "[[bots]]\nid = \"rogue\"\nbackend = \"claude\"\nmodel = \"sonnet\"\n",
         sandbox: Some("[sandbox]\nmode = \"off\"\n"),
@@ -480,9 +481,17 @@ fn a_read_only_bot_that_changes_the_repository_is_discarded_and_undone() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stderr.contains("A bot changed the repository")
-            && out.stderr.contains("a worktree `scratch` was added")
+            && out.stderr.contains("the file ROGUE.md changed")
+            && out
+                .stderr
+                .contains("the file .claude/worktrees/scratch/ changed")
             && out.stderr.contains("(restored)"),
         "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("HEAD was changed"),
+        "the reading checkout's HEAD is put back on no branch, as it was: {}",
         out.stderr
     );
     let report: Value = serde_json::from_str(&out.stdout).unwrap();

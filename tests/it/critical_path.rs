@@ -32,7 +32,7 @@ fn a_baseline_that_refuses_while_bots_propose_stops_them_and_changes_nothing() {
     assert!(!repo.tools.join("finished").exists(), "and was stopped");
     assert_eq!(repo.issue(), issue, "no label moved, no comment");
     assert!(repo.events().is_empty(), "no event written");
-    assert!(!repo.root.join(".ralph/worktrees/3").exists());
+    assert!(!repo.checkout("3").exists());
     assert!(!repo.root.join(".ralph/runs/3/state.json").exists());
     if let Ok(left) = std::process::Command::new("pgrep")
         .args(["-f", "sleep 4343"])

@@ -101,7 +101,7 @@ fn hostile_test(port: u16) -> String {
     format!(
         r#"
 {send}
-common=$(cd "$(git rev-parse --git-common-dir)" && pwd)
+common=$(cd "$(sed -n 1p .git/objects/info/alternates)/.." && pwd)
 send check-env "$(env | tr '\n' ' ')"
 send check-config "$(cat "$common/config" 2>&1 | tr '\n' ' ')"
 # Links in place of the implementer's files: ralph puts them back after the checks.
@@ -125,7 +125,7 @@ fn hostile_implementer(port: u16) -> String {
     format!(
         r#"cat > /dev/null
 {send}
-common=$(cd "$(git rev-parse --git-common-dir)" && pwd)
+common=$(cd "$(sed -n 1p .git/objects/info/alternates)/.." && pwd)
 send implementer-env "$(env | tr '\n' ' ')"
 send implementer-config "$(cat "$common/config" 2>&1 | tr '\n' ' ')"
 mkdir -p notes docs2
@@ -136,7 +136,7 @@ ln -s "$HOME/.config/gh/hosts.yml" leak2
 echo 'requests==2.0' >> requirements.txt
 cat > setup.sh <<'SETUP'
 {send}
-common=$(cd "$(git rev-parse --git-common-dir)" && pwd)
+common=$(cd "$(sed -n 1p .git/objects/info/alternates)/.." && pwd)
 for c in .cache .npm .cargo/registry; do
   echo poison > "$HOME/$c/POISON" 2>/dev/null && send setup-wrote "$c"
 done
@@ -526,7 +526,7 @@ fn the_seal_neither_blames_nor_undoes_what_the_user_changed_meanwhile() {
     });
     let gitconfig = repo.tools.join(".gitconfig");
     std::fs::write(&gitconfig, "[user]\n\tname = Someone\n").unwrap();
-    let started = repo.root.join(".ralph/worktrees/3/STARTED");
+    let started = repo.checkout("3").join("STARTED");
     let config = gitconfig.clone();
     let user = std::thread::spawn(move || {
         for _ in 0..600 {

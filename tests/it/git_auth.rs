@@ -154,6 +154,7 @@ async fn a_push_sends_one_authorization_header_ralphs() {
         path: repo.path().to_owned(),
         branch: "main".into(),
         base_commit: String::new(),
+        git_dir: repo.path().join(".git"),
     };
     let token = GitToken::new("x-access-token", Secret::new(TOKEN.to_owned()));
     let err = push(repo.path(), &wt, "origin", Some(&token))
@@ -178,6 +179,7 @@ async fn the_ledger_push_and_the_preflight_send_one_header_too() {
     let token = GitToken::new("x-access-token", Secret::new(TOKEN.to_owned()));
     std::fs::create_dir_all(repo.path().join(".ralph/events")).unwrap();
     std::fs::write(repo.path().join(".ralph/events/e.json"), "{}").unwrap();
+    let checkouts = tempfile::tempdir().unwrap();
     let _ = push_events(
         repo.path(),
         &LedgerTarget {
@@ -188,10 +190,12 @@ async fn the_ledger_push_and_the_preflight_send_one_header_too() {
             message: "ledger",
             token: Some(&token),
             deadline: std::time::Duration::from_secs(2),
+            checkouts: &checkouts.path().join("repo"),
         },
     )
     .await;
-    let ws = GitWorkspace::new(repo.path(), "origin").with_token(Some(token.clone()));
+    let ws =
+        GitWorkspace::new(repo.path(), checkouts.path(), "origin").with_token(Some(token.clone()));
     let _ = ws
         .preflight(&PreflightOptions {
             issue: 1,
@@ -216,6 +220,7 @@ async fn a_gitlab_push_authenticates_as_oauth2_with_the_token_and_never_in_the_u
         path: repo.path().to_owned(),
         branch: "main".into(),
         base_commit: String::new(),
+        git_dir: repo.path().join(".git"),
     };
     let token = GitToken::new(
         ralph::tracker::Forge::Gitlab.git_user(),

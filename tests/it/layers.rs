@@ -203,7 +203,7 @@ const WORKTREE_MODULES: [&str; 8] = [
 
 /// Files of [`WORKTREE_MODULES`] with direct file-system calls on paths no agent or check
 /// writes: (file under `src/`, number of lines, the paths).
-const OWN_PATHS: [(&str, usize, &str); 25] = [
+const OWN_PATHS: [(&str, usize, &str); 27] = [
     ("process/egress/proxy.rs", 2, "the network gates' sockets in ralph's own folder"),
     ("checks/mod.rs", 1, "ralph's own build caches and scratch folders, made before a check starts"),
     ("checks/environment.rs", 1, "the worktree's private cache folder under .ralph/cache"),
@@ -249,14 +249,19 @@ const OWN_PATHS: [(&str, usize, &str); 25] = [
     ("process/sandbox/places.rs", 1, "agents' state folders, made when missing"),
     ("process/sandbox/host.rs", 2, "/proc/sys and the git configurations shown scrubbed"),
     (
+        "workspace/checkout.rs",
+        7,
+        "the checkouts' folders, ralph's own, and those earlier versions made under .ralph/worktrees: listed, made, removed whole (never followed)",
+    ),
+    (
         "workspace/git.rs",
-        6,
-        "the worktree's own folder as a whole (made, removed: never followed); the pre-commit cache under .ralph/cache",
+        3,
+        "the repository's worktrees folder; the pre-commit cache under .ralph/cache; ralph's own index, copied for the hook",
     ),
     (
         "workspace/ledger_push.rs",
-        6,
-        "the ledger's own worktree and .ralph/events",
+        7,
+        "the ledger's own worktree, the checkouts' folder it is made in, and .ralph/events",
     ),
     (
         "workspace/memory.rs",
@@ -264,9 +269,14 @@ const OWN_PATHS: [(&str, usize, &str); 25] = [
         "the in-memory workspace of the tests",
     ),
     (
+        "workspace/own_git.rs",
+        1,
+        "ralph's own index, in its registration of the checkout (a bounded regular-file read)",
+    ),
+    (
         "workspace/revision.rs",
-        3,
-        "the revision worktree's folder as a whole",
+        1,
+        "the repository's worktrees folder",
     ),
     (
         "workspace/seal.rs",

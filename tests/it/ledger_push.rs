@@ -35,11 +35,19 @@ fn event(dir: &Path, name: &str) {
     .unwrap();
 }
 
+/// The state folder of the job in `dir` (its HOME is the clone): beside it, outside the
+/// repository, where ralph's checkouts go.
+fn state(dir: &Path) -> PathBuf {
+    dir.with_extension("state")
+}
+
 fn ralph(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("ralph").unwrap();
     cmd.current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", dir)
+        .env("XDG_STATE_HOME", state(dir))
+        .env_remove("RUNNER_TEMP")
         .env_remove("GITHUB_TOKEN")
         .env_remove("GH_TOKEN")
         .env("NO_COLOR", "1");
@@ -150,7 +158,14 @@ fn events_are_pushed_and_a_concurrent_push_is_rebased_over() {
     );
     // A's checkout was not touched: its event is still untracked there, HEAD unchanged.
     assert!(git(&a, &["status", "--porcelain"]).contains("?? .ralph/"));
-    assert!(!a.join(".ralph/worktrees/ledger").exists());
+    assert!(!a.join(".ralph/worktrees").exists());
+    let ledger = ralph::workspace::checkouts_dir(&a, Some(&state(&a).join("ralph/checkouts")))
+        .unwrap()
+        .join("ledger");
+    assert!(
+        ledger.parent().unwrap().is_dir() && !ledger.exists(),
+        "made beside the other checkouts, and removed"
+    );
 
     // Nothing new: nothing pushed.
     let out = ralph(&a)
@@ -198,6 +213,8 @@ fn sixteen_jobs_pushing_at_once_all_land_and_all_exit_zero() {
                 .current_dir(dir)
                 .env("GIT_CONFIG_NOSYSTEM", "1")
                 .env("HOME", dir)
+                .env("XDG_STATE_HOME", state(dir))
+                .env_remove("RUNNER_TEMP")
                 .env_remove("GITHUB_TOKEN")
                 .env_remove("GH_TOKEN")
                 .args(["events", "push", "--branch", "main", "--json"])

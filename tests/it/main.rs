@@ -10,6 +10,7 @@ mod action_field;
 mod action_files;
 mod action_steps;
 mod agent_backends;
+mod checkout;
 mod checks_field;
 mod cli;
 mod cli_tracker;

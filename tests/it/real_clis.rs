@@ -406,7 +406,7 @@ fn assert_refined(repo: &Repo, out: &crate::common::Out, server: &ModelServer) {
         .expect("the model's tool call was answered");
     let seen = after["body"].to_string();
     assert!(seen.contains("add()"), "the tool read lib.sh: {seen}");
-    assert!(!repo.root.join(".ralph/worktrees/ralph-refine-7").exists());
+    assert!(!repo.checkout("ralph-refine-7").exists());
     // The user's checkout is as it was, but for ralph's own files.
     let status = git(&repo.root, &["status", "--porcelain"]);
     assert!(

@@ -70,7 +70,7 @@ fn a_prose_issue_is_refused_then_drafted_in_a_comment() {
             && prompt.contains("draft its requirements")
     );
     // The agent read a checkout of the base, removed afterwards.
-    assert!(!repo.root.join(".ralph/worktrees/ralph-refine-5").exists());
+    assert!(!repo.checkout("ralph-refine-5").exists());
     // A draft exists: nothing waits in the refine queue.
     let out = run(repo.ralph().args(["queue", "--refine", "--json"]));
     let v: Value = serde_json::from_str(&out.stdout).unwrap();

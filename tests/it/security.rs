@@ -40,11 +40,13 @@ const CREDENTIALS: [(&str, &str); 7] = [
 /// attacks write `check-loot.txt` instead — which ralph never commits, since the checks' writes
 /// are not the change — and fail the checks when anything landed.
 const ATTACKS: &str = r#"
-main=$(cd "$(git rev-parse --git-common-dir)/.." && pwd)
-common=$(cd "$(git rev-parse --git-common-dir)" && pwd)
 LOOT=loot.txt
 [ "$PHASE" = check ] && LOOT=check-loot.txt
 loot() { echo "$1" >> "$LOOT"; echo "$1" >> "$HOME/loot.txt" 2>/dev/null; }
+# The checkout's git dir is its own; the repository is where its objects come from.
+common=$(cd "$(sed -n 1p .git/objects/info/alternates)/.." && pwd)
+main=$(cd "$common/.." && pwd)
+[ -d "$common/hooks" ] && [ -f "$main/lib.sh" ] || loot "no repository found from the checkout"
 [ "$PHASE" = agent ] && echo "attacks by the agent" >> loot.txt
 for f in /proc/[0-9]*/environ; do
   v=$(tr '\0' '\n' < "$f" 2>/dev/null | grep '^GITHUB_TOKEN=')
@@ -61,6 +63,16 @@ for h in pre-commit reference-transaction pre-push post-checkout; do
 done
 printf '#!/bin/sh\nenv > "%s/hook-ran-fsmonitor"\n' "$main" > "$main/fsmonitor.sh" 2>/dev/null
 git config --file "$common/config" core.fsmonitor "$main/fsmonitor.sh" 2>/dev/null && loot "planted fsmonitor"
+# The checkout's own git dir is the checks' to write, as a CI checkout's is: what is planted
+# there lands, and must never run with ralph's rights (nor count in its commit).
+mkdir -p .git/hooks
+for h in pre-commit post-commit reference-transaction pre-push post-checkout; do
+  printf '#!/bin/sh\nenv > "%s/hook-ran-own-%s"\n' "$main" "$h" > ".git/hooks/$h"
+  chmod +x ".git/hooks/$h"
+done
+git config core.fsmonitor "$main/fsmonitor.sh"
+git config core.hooksPath "$(pwd)/.git/hooks"
+echo planted-own >> .git/info/exclude 2>/dev/null || true
 # The test file fails the checks when any of its attacks landed: the run could not complete.
 [ "$PHASE" = agent ] || [ ! -s "$LOOT" ]
 "#;
@@ -208,6 +220,7 @@ fn under_a_required_sandbox_no_attack_lands_and_the_honest_work_completes() {
         !loot.contains("wrote") && !loot.contains("planted"),
         "a write outside the worktree landed: {loot}"
     );
+    assert!(!loot.contains("no repository"), "{loot}");
     // Nothing outside the worktree changed; no hook or fsmonitor ran.
     assert!(!repo.tools.join("loot.txt").exists());
     assert!(!repo.root.join("PWNED-agent").exists() && !repo.root.join("PWNED-check").exists());
@@ -276,6 +289,7 @@ fn with_the_sandbox_off_the_same_attacks_land_and_only_the_seal_stands() {
         loot.contains("planted pre-push") && loot.contains("planted fsmonitor"),
         "{loot}"
     );
+    assert!(!loot.contains("no repository"), "{loot}");
     let tampering = report["git_tampering"].to_string();
     for expected in [
         ".git/hooks/pre-push was added",
@@ -306,13 +320,11 @@ fn with_the_sandbox_off_the_same_attacks_land_and_only_the_seal_stands() {
         "{:?}",
         hooks_that_ran(&repo)
     );
-    // No file but the agent's own loot in its worktree holds the token: not the issue, its
-    // comments, the events, the run's files, the remote.
-    let worktree = repo.root.join(".ralph/worktrees");
+    // No file but the agent's own loot in its checkout (outside the repository) holds the
+    // token: not the issue, its comments, the events, the run's files, the remote.
     let leaked: Vec<String> = files_with(&repo.root, TOKEN)
         .into_iter()
         .chain(files_with(&repo.remote, TOKEN))
-        .filter(|p| !Path::new(p).starts_with(&worktree))
         .collect();
     assert!(leaked.is_empty(), "{leaked:?}");
 }

@@ -72,6 +72,8 @@ struct Fixture {
     _dir: TempDir,
     root: PathBuf,
     remote: PathBuf,
+    /// The repository's checkouts folder: outside it, as ralph's always is.
+    checkouts: PathBuf,
 }
 
 impl Fixture {
@@ -107,10 +109,12 @@ impl Fixture {
         repo.remote("origin", remote.to_str().unwrap()).unwrap();
         git(&root, &["push", "--quiet", "origin", "main"]);
         git(&root, &["remote", "set-head", "origin", "main"]);
+        let checkouts = dir.path().canonicalize().unwrap().join("checkouts/work-1");
         Fixture {
             _dir: dir,
             root: root.canonicalize().unwrap(),
             remote,
+            checkouts,
         }
     }
 
@@ -306,11 +310,23 @@ async fn the_worktree_isolates_the_implementation_and_resets_between_attempts() 
     let f = Fixture::new();
     let p = f.preflight().await;
     let head_before = f.repo().head().unwrap().target().unwrap();
-    let wt = create_worktree(&p, "origin", None).await.unwrap();
-    assert_eq!(wt.path, f.root.join(".ralph/worktrees/12"));
+    let wt = create_worktree(&p, &f.checkouts, "origin", None)
+        .await
+        .unwrap();
+    assert_eq!(wt.path, f.checkouts.join("12"), "outside the repository");
     assert_eq!(
         git(&wt.path, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
         "ralph/12-add-a-verbose-flag"
+    );
+    // A git directory of its own, whose objects are the repository's.
+    assert_eq!(
+        git(&wt.path, &["rev-parse", "--absolute-git-dir"]).trim(),
+        wt.path.join(".git").display().to_string()
+    );
+    assert!(git(&wt.path, &["status", "--porcelain"]).is_empty());
+    assert_eq!(
+        git(&wt.path, &["rev-parse", "origin/main"]),
+        git(&f.root, &["rev-parse", "origin/main"])
     );
 
     // An attempt edits, adds and ignores files in the worktree only.
@@ -340,6 +356,7 @@ async fn the_worktree_isolates_the_implementation_and_resets_between_attempts() 
     resume.resume = true;
     let again = create_worktree(
         &preflight(&f.root, "origin", None, &resume).await.unwrap(),
+        &f.checkouts,
         "origin",
         None,
     )
@@ -349,7 +366,7 @@ async fn the_worktree_isolates_the_implementation_and_resets_between_attempts() 
 
     remove_worktree(&f.root, &wt).unwrap();
     assert!(!wt.path.exists());
-    assert!(!git(&f.root, &["worktree", "list"]).contains(".ralph/worktrees/12"));
+    assert!(!git(&f.root, &["worktree", "list"]).contains(&wt.path.display().to_string()));
     assert!(f
         .repo()
         .find_branch("ralph/12-add-a-verbose-flag", git2::BranchType::Local)
@@ -359,7 +376,7 @@ async fn the_worktree_isolates_the_implementation_and_resets_between_attempts() 
 #[tokio::test]
 async fn diff_stats_count_known_changes_and_find_protected_paths() {
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight().await, "origin", None)
+    let wt = create_worktree(&f.preflight().await, &f.checkouts, "origin", None)
         .await
         .unwrap();
     // +2 −1 in lib.rs, a new 3-line file, a deleted 1-line file.
@@ -445,7 +462,7 @@ fn hook(root: &Path, body: &str) {
 #[tokio::test]
 async fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight().await, "origin", None)
+    let wt = create_worktree(&f.preflight().await, &f.checkouts, "origin", None)
         .await
         .unwrap();
     std::fs::write(
@@ -499,7 +516,7 @@ async fn commits_run_the_hook_and_carry_the_trailers_then_push_to_the_remote() {
 #[tokio::test]
 async fn a_failed_push_says_why() {
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight().await, "origin", None)
+    let wt = create_worktree(&f.preflight().await, &f.checkouts, "origin", None)
         .await
         .unwrap();
     std::fs::remove_dir_all(&f.remote).unwrap();
@@ -522,7 +539,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
     use std::time::Duration;
 
     let f = Fixture::new();
-    let ws = GitWorkspace::new(&f.root, "origin");
+    let ws = GitWorkspace::new(&f.root, &f.checkouts, "origin");
     let pre = ws.preflight(&f.options()).await.unwrap();
     let wt = ws.create_worktree(&pre).await.unwrap();
     // Coverage is the number in COVERAGE, or 90 when the file is absent; `legacy` fails on the
@@ -655,7 +672,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
 async fn a_hook_that_is_not_executable_is_not_run() {
     use std::os::unix::fs::PermissionsExt;
     let f = Fixture::new();
-    let wt = create_worktree(&f.preflight().await, "origin", None)
+    let wt = create_worktree(&f.preflight().await, &f.checkouts, "origin", None)
         .await
         .unwrap();
     hook(&f.root, "exit 1");
@@ -673,7 +690,7 @@ async fn a_hook_that_is_not_executable_is_not_run() {
 #[tokio::test]
 async fn a_read_only_phase_that_changed_the_repository_is_restored() {
     let f = Fixture::new();
-    let ws = GitWorkspace::new(&f.root, "origin");
+    let ws = GitWorkspace::new(&f.root, &f.checkouts, "origin");
     let pre = ws.preflight(&f.options()).await.unwrap();
     let wt = ws.create_worktree(&pre).await.unwrap();
     // An implementation in progress: a changed file the guard must keep.
@@ -682,16 +699,24 @@ async fn a_read_only_phase_that_changed_the_repository_is_restored() {
     let snap = ws.snapshot(&wt).await.unwrap();
     assert!(ws.restore_changes(&wt, &snap).await.unwrap().is_empty());
 
-    // A "read-only" agent writes a file, makes a branch and a worktree, and moves HEAD.
+    // In the checkout, git is the checkout's own: a branch made there is not the
+    // repository's, and nothing the guard watches.
+    git(&wt.path, &["branch", "made-in-the-checkout"]);
+    assert!(ws.restore_changes(&wt, &snap).await.unwrap().is_empty());
+    assert_eq!(f.refs(), refs_before);
+
+    // A "read-only" agent writes a file and, having found the repository, makes a branch and
+    // a worktree there.
     std::fs::write(wt.path.join("ROGUE.md"), "x").unwrap();
     std::fs::write(wt.path.join("src/lib.rs"), "pub fn clobbered() {}\n").unwrap();
+    let rogue = wt.path.join(".claude/worktrees/x");
     git(
-        &wt.path,
+        &f.root,
         &[
             "worktree",
             "add",
             "-q",
-            ".claude/worktrees/x",
+            &rogue.to_string_lossy(),
             "-b",
             "worktree-x",
         ],
@@ -708,6 +733,7 @@ async fn a_read_only_phase_that_changed_the_repository_is_restored() {
     }
     assert_eq!(f.refs(), refs_before, "the branch is gone");
     assert!(!git(&f.root, &["worktree", "list"]).contains(".claude/worktrees/x"));
+    assert!(!rogue.exists());
     assert!(!wt.path.join("ROGUE.md").exists());
     assert_eq!(
         std::fs::read_to_string(wt.path.join("src/lib.rs")).unwrap(),
@@ -733,7 +759,9 @@ async fn a_read_only_phase_that_changed_the_repository_is_restored() {
         "another run's work is not a change"
     );
     assert!(git(&f.root, &["branch", "--list"]).contains("ralph/99-other"));
-    assert!(git(&f.root, &["worktree", "list"]).contains(".ralph/worktrees/99"));
+    assert!(
+        git(&f.root, &["worktree", "list"]).contains(&f.checkouts.join("99").display().to_string())
+    );
 }
 
 #[cfg(unix)]
@@ -744,15 +772,15 @@ async fn the_git_directory_is_sealed_checked_and_restored_and_only_sealed_hooks_
         &f.root,
         "echo sealed > \"$(git rev-parse --show-toplevel)/sealed-ran\"",
     );
-    let ws = GitWorkspace::new(&f.root, "origin");
+    let ws = GitWorkspace::new(&f.root, &f.checkouts, "origin");
     let wt = ws.create_worktree(&f.preflight().await).await.unwrap();
     assert!(
         ws.seal_changes(&wt).await.unwrap().is_empty(),
         "nothing changed yet"
     );
 
-    // What an agent that followed a prompt injection plants: hooks, an fsmonitor, a worktree
-    // link pointing elsewhere, a moved reference.
+    // What an agent that followed a prompt injection plants: hooks, an fsmonitor, ralph's
+    // registration of the checkout pointing elsewhere, a moved reference.
     let git_dir = f.root.join(".git");
     hook(&f.root, "echo edited > \"$HOME/edited-ran\"");
     let planted = git_dir.join("hooks/pre-push");
@@ -763,9 +791,31 @@ async fn the_git_directory_is_sealed_checked_and_restored_and_only_sealed_hooks_
         format!("{config}[core]\n\tfsmonitor = /tmp/evil\n"),
     )
     .unwrap();
-    let link = std::fs::read_to_string(wt.path.join(".git")).unwrap();
-    std::fs::write(wt.path.join(".git"), "gitdir: /tmp/elsewhere\n").unwrap();
+    let registration = wt.git_dir.join("gitdir");
+    let link = std::fs::read_to_string(&registration).unwrap();
+    std::fs::write(&registration, "/tmp/elsewhere/.git\n").unwrap();
     git(&f.root, &["branch", "planted"]);
+    // And in the checkout's own git dir, which checks may write: a hook, an fsmonitor and a
+    // hooks path of its own. Not the repository's: not sealed, never run by ralph.
+    let own = wt.path.join(".git");
+    std::fs::create_dir_all(own.join("hooks")).unwrap();
+    for name in ["pre-commit", "post-commit", "reference-transaction"] {
+        std::fs::write(
+            own.join("hooks").join(name),
+            "#!/bin/sh\ntouch \"$HOME/own-hook-ran\"\n",
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(
+                own.join("hooks").join(name),
+                std::fs::Permissions::from_mode(0o755),
+            )
+            .unwrap();
+        }
+    }
+    git(&wt.path, &["config", "core.fsmonitor", "/tmp/evil"]);
 
     let changes = ws.seal_changes(&wt).await.unwrap();
     let text = changes.join("\n");
@@ -782,8 +832,12 @@ async fn the_git_directory_is_sealed_checked_and_restored_and_only_sealed_hooks_
     assert!(
         changes
             .iter()
-            .any(|c| c.ends_with(".ralph/worktrees/12/.git was changed")),
+            .any(|c| c == ".git/worktrees/ralph-12/gitdir was changed"),
         "{text}"
+    );
+    assert!(
+        !text.contains(&own.display().to_string()),
+        "the checkout's own git dir is the checks': {text}"
     );
     // Everything is back as sealed.
     assert!(!planted.exists());
@@ -791,7 +845,7 @@ async fn the_git_directory_is_sealed_checked_and_restored_and_only_sealed_hooks_
         std::fs::read_to_string(git_dir.join("config")).unwrap(),
         config
     );
-    assert_eq!(std::fs::read_to_string(wt.path.join(".git")).unwrap(), link);
+    assert_eq!(std::fs::read_to_string(&registration).unwrap(), link);
     // References are the sandbox's and the read-only guard's: the user's own branches stay.
     assert!(Repository::open(&f.root)
         .unwrap()
@@ -806,14 +860,26 @@ async fn the_git_directory_is_sealed_checked_and_restored_and_only_sealed_hooks_
     assert!(wt.path.join("sealed-ran").exists(), "the sealed hook ran");
     let home = PathBuf::from(std::env::var("HOME").unwrap());
     assert!(!home.join("edited-ran").exists(), "the edited hook did not");
+    assert!(
+        !home.join("own-hook-ran").exists(),
+        "nor one the checks planted in the checkout's own git dir"
+    );
+    // The commit is the repository's, and the checkout's own git dir was made anew at it: the
+    // planted hooks and configuration are gone with the rest of what checks wrote there.
+    let head = git(&f.root, &["rev-parse", "ralph/12-add-a-verbose-flag"]);
+    assert_eq!(git(&wt.path, &["rev-parse", "HEAD"]), head);
+    assert!(!own.join("hooks/pre-commit").exists());
+    assert!(!git(&wt.path, &["config", "--list", "--local"]).contains("fsmonitor"));
 }
 
 #[tokio::test]
 async fn tidying_after_the_checks_puts_back_only_what_the_checks_wrote() {
     let f = Fixture::new();
-    let ws = GitWorkspace::new(&f.root, "origin");
+    let ws = GitWorkspace::new(&f.root, &f.checkouts, "origin");
     let p = f.preflight().await;
-    let wt = create_worktree(&p, "origin", None).await.unwrap();
+    let wt = create_worktree(&p, &f.checkouts, "origin", None)
+        .await
+        .unwrap();
     // The implementer deletes a file and edits another.
     std::fs::remove_file(wt.path.join("src/old.rs")).unwrap();
     std::fs::write(wt.path.join("src/lib.rs"), "pub fn add() {}\n").unwrap();

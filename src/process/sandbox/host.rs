@@ -54,11 +54,13 @@ impl Sandbox {
     /// The git configurations a confined process reads that hold a credential (the job token
     /// `actions/checkout` leaves in `.git/config`, a password in a remote URL), each with the
     /// scrubbed copy shown in its place: (copy, original).
-    pub(super) fn scrubbed_configs(&self, common: Option<&Path>) -> Vec<(PathBuf, PathBuf)> {
+    pub(super) fn scrubbed_configs(&self, commons: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
         let Some(dir) = &self.scrub_dir else {
             return Vec::new();
         };
-        crate::process::gitconfig::files(common, self.home.as_deref())
+        let mut files = crate::process::gitconfig::files(None, self.home.as_deref());
+        files.extend(commons.iter().map(|c| c.join("config")));
+        files
             .into_iter()
             .filter_map(|original| {
                 let text = crate::fsutil::read_regular_text(&original, 4 << 20).ok()?;

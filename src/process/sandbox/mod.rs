@@ -264,6 +264,11 @@ pub struct Sandbox {
     /// The binary that forwards a confined process's connections to the proxy: ralph's own,
     /// unless a program embedding the library names another.
     forwarder: Option<PathBuf>,
+    /// The repository this ralph process works on — its checkout, and its common git dir —:
+    /// the configuration is shown scrubbed to every confined process, and both are read-only
+    /// (the objects its checkouts borrow, even where the sandbox mounts its own `/tmp` over
+    /// them).
+    repository: Option<(PathBuf, PathBuf)>,
 }
 
 fn registry() -> &'static RwLock<Option<Arc<Sandbox>>> {
@@ -354,6 +359,7 @@ impl Sandbox {
         let network_status = NetworkStatus::of(&network);
         Sandbox {
             forwarder: None,
+            repository: None,
             network,
             scrub_dir,
             status: Status {
@@ -382,6 +388,18 @@ impl Sandbox {
     /// embeds the library: its own executable is not ralph).
     pub fn with_forwarder(mut self, path: impl Into<PathBuf>) -> Sandbox {
         self.forwarder = Some(path.into());
+        self
+    }
+
+    /// The same sandbox for the repository checked out at `root` whose common git dir is
+    /// `common`: where the checkouts' objects come from, and whose configuration may hold the
+    /// job's token.
+    pub fn with_repository(
+        mut self,
+        root: impl Into<PathBuf>,
+        common: impl Into<PathBuf>,
+    ) -> Sandbox {
+        self.repository = Some((root.into(), common.into()));
         self
     }
 
@@ -515,7 +533,8 @@ impl Sandbox {
             .collect();
         let git = bwrap::git_link(&c.workdir);
         // The repository the worktree belongs to is read-only, not hidden, even where the
-        // sandbox mounts its own `/tmp` over it.
+        // sandbox mounts its own `/tmp` over it; so is the git dir a checkout borrows its
+        // objects from.
         let checkout = match &git {
             bwrap::GitLink::Worktree { admin } => bwrap::main_checkout(admin),
             _ => None,
@@ -523,11 +542,21 @@ impl Sandbox {
         let common = match &git {
             bwrap::GitLink::Worktree { admin } => bwrap::common_dir(admin),
             bwrap::GitLink::Repository => Some(c.workdir.join(".git")),
-            bwrap::GitLink::None => None,
+            bwrap::GitLink::Own | bwrap::GitLink::None => None,
         };
+        let repository: Vec<PathBuf> = self
+            .repository
+            .iter()
+            .flat_map(|(root, common)| [root.clone(), common.clone()])
+            .collect();
+        let mut commons: Vec<PathBuf> = common
+            .into_iter()
+            .chain(self.repository.iter().map(|(_, common)| common.clone()))
+            .collect();
+        commons.dedup();
         Plan {
             private: c.private.clone(),
-            replaced: self.scrubbed_configs(common.as_deref()),
+            replaced: self.scrubbed_configs(&commons),
             workdir: c.workdir.clone(),
             workdir_writable: c.workdir_writable,
             git,
@@ -536,6 +565,7 @@ impl Sandbox {
                     .iter()
                     .chain(&self.path_dirs)
                     .chain(&checkout)
+                    .chain(&repository)
                     .cloned()
                     .collect(),
             ),

@@ -33,6 +33,7 @@ fn sandbox(check_network: bool) -> Sandbox {
         writable: vec!["/h/.cache/sccache".into()],
         path_dirs: vec!["/tmp/tools/bin".into()],
         scrub_dir: None,
+        repository: None,
     }
 }
 
@@ -172,4 +173,36 @@ fn an_agent_clis_state_follows_its_variable() {
         "the folder and ~/.claude.json"
     );
     assert!(agent_state("command", Some(h)).is_empty());
+}
+
+#[test]
+fn the_repository_is_read_only_and_its_configuration_scrubbed_for_every_checkout() {
+    let repo = tempfile::tempdir().unwrap();
+    let common = repo.path().join(".git");
+    std::fs::create_dir_all(&common).unwrap();
+    std::fs::write(
+        common.join("config"),
+        "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n",
+    )
+    .unwrap();
+    let mut sb = sandbox(false).with_repository(repo.path(), &common);
+    sb.scrub_dir = Some(std::sync::Arc::new(tempfile::tempdir().unwrap()));
+    // A checkout elsewhere, with a git dir of its own: nothing in its path names the repository.
+    let checkout = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(checkout.path().join(".git/ralph")).unwrap();
+    let plan = sb.plan(&Confinement::new(Kind::Check, checkout.path()));
+    assert_eq!(plan.git, bwrap::GitLink::Own);
+    assert!(
+        plan.readable.contains(&repo.path().to_owned()),
+        "{:?}",
+        plan.readable
+    );
+    let (copy, shown_at) = plan
+        .replaced
+        .iter()
+        .find(|(_, at)| *at == common.join("config"))
+        .expect("the repository's configuration is shown scrubbed");
+    let shown = std::fs::read_to_string(copy).unwrap();
+    assert!(!shown.contains("c2VjcmV0"), "{shown}");
+    assert_eq!(shown_at, &common.join("config"));
 }
