@@ -202,6 +202,41 @@ impl Baseline {
         })
     }
 
+    /// Whether the plan's stand-in checks ([`CheckSpec::fallback`]) must judge a change: no other
+    /// test check can — none passes on this commit, and none that fails here names a passing
+    /// test.
+    pub fn fallbacks_needed(&self, plan: &CheckPlan) -> bool {
+        !self.checks.iter().any(|c| {
+            c.kind == CheckKind::Test
+                && plan
+                    .checks
+                    .iter()
+                    .any(|s| s.name == c.name && s.fallback.is_none())
+                && (c.status == CheckStatus::Passed || c.judges_by_test())
+        })
+    }
+
+    /// Why a test check run with warnings allowed ([`CheckSpec::relaxed`]) fails for its
+    /// warnings: the change brings warnings of a rule the base keeps (the CI made them errors).
+    fn new_warnings(&self, result: &CheckResult) -> Option<String> {
+        let after = result.measure.kinds.as_ref()?;
+        let base = self
+            .check(&result.name)
+            .filter(|b| b.command == result.command && b.kind == CheckKind::Test)?
+            .measure
+            .kinds
+            .as_ref()?;
+        let new: Vec<(&String, &u64)> = after
+            .iter()
+            .filter(|(k, _)| !base.contains_key(*k))
+            .collect();
+        let (rule, _) = new.first()?;
+        Some(format!(
+            "{} warning(s) of a rule the base keeps, e.g. \"{rule}\" (its CI makes warnings errors; ralph runs its tests with warnings allowed and judges the warnings by rule)",
+            new.iter().map(|(_, n)| **n).sum::<u64>()
+        ))
+    }
+
     /// The checks failing on this commit.
     pub fn failing(&self) -> impl Iterator<Item = &BaseCheck> {
         self.checks
@@ -290,6 +325,11 @@ impl Baseline {
                 short(&self.commit),
                 result.hint.as_deref().unwrap_or("its program is missing")
             ));
+            return;
+        }
+        if let Some(why) = self.new_warnings(result) {
+            result.status = CheckStatus::Failed;
+            result.hint = Some(why);
             return;
         }
         if !matches!(result.status, CheckStatus::Failed | CheckStatus::TimedOut) {
@@ -659,5 +699,45 @@ mod tests {
         );
         std::fs::write(Baseline::path(dir.path(), "0123456789abcdef"), "{not json").unwrap();
         assert_eq!(Baseline::load(dir.path(), "0123456789abcdef", &same), None);
+    }
+
+    #[test]
+    fn warnings_allowed_in_a_test_step_are_judged_by_rule() {
+        let warned = |status, rules: &[(&str, u64)]| {
+            let mut m = tests(&["a"], &[]);
+            m.kinds = Some(rules.iter().map(|(k, n)| (k.to_string(), *n)).collect());
+            m.problems = Some(rules.iter().map(|(_, n)| n).sum());
+            result("features", CheckKind::Test, status, m)
+        };
+        let b = Baseline::from_results(
+            "0123456789abcdef",
+            &[warned(CheckStatus::Passed, &[("unused variable: `…`", 3)])],
+            None,
+            None,
+        );
+        // More warnings of a rule the base already breaks: the tests judge.
+        let mut same = warned(CheckStatus::Passed, &[("unused variable: `…`", 5)]);
+        b.judge(&mut same);
+        assert_eq!(same.status, CheckStatus::Passed);
+        // A warning of a rule the base keeps: the change's, though every test passes.
+        let mut new = warned(
+            CheckStatus::Passed,
+            &[("unused variable: `…`", 3), ("-Wreturn-type", 2)],
+        );
+        b.judge(&mut new);
+        assert_eq!(new.status, CheckStatus::Failed);
+        assert!(new
+            .hint
+            .unwrap()
+            .starts_with("2 warning(s) of a rule the base keeps, e.g. \"-Wreturn-type\""));
+        // A check not relaxed reads no warnings: nothing to judge by.
+        let mut plain = result(
+            "features",
+            CheckKind::Test,
+            CheckStatus::Passed,
+            tests(&["a"], &[]),
+        );
+        b.judge(&mut plain);
+        assert_eq!(plain.status, CheckStatus::Passed);
     }
 }

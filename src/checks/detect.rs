@@ -70,11 +70,16 @@ fn mark_advisory(plan: &mut CheckPlan, p: &Project, ci: &super::workflows::Ci) {
 /// Adds the CI's checks that the plan does not run already, and its notes.
 fn join_ci(plan: &mut CheckPlan, mut ci: super::workflows::Ci) {
     // A build system's suite that the CI runs its own way (its build folder, its options, its
-    // compilers) is run the CI's way, once.
+    // compilers) judges the change the CI's way; ralph's own stands in where the CI's cannot
+    // judge (every CI test check fails on the base naming no test).
     let ci_tests = ci.checks.iter().any(|c| c.kind == CheckKind::Test);
     if ci_tests && matches!(plan.source.as_str(), "cmake" | "meson") {
+        let why = format!(
+            "ralph's own {} suite, run on the base beside the CI's; it judges a change only where no CI test check can (each fails on the base naming no test)",
+            plan.source
+        );
         ci.notes.push(format!(
-            "the {} tests run as the CI runs them (its own steps), not also as `{}`",
+            "the {} tests run as the CI runs them (its own steps); `{}` stands in where those cannot judge the change",
             plan.source,
             plan.checks
                 .iter()
@@ -82,8 +87,9 @@ fn join_ci(plan: &mut CheckPlan, mut ci: super::workflows::Ci) {
                 .collect::<Vec<_>>()
                 .join("`, `")
         ));
-        plan.checks.clear();
-        plan.source = "none".into();
+        for check in &mut plan.checks {
+            check.fallback = Some(why.clone());
+        }
     }
     // One command is one check, however the project and its CI spell it.
     let normal = |c: &str| super::workflows::canonical(c);

@@ -27,6 +27,7 @@ pub mod rust_modules;
 pub mod shared_target;
 pub mod suite;
 pub mod tools;
+pub mod warnings;
 pub mod workflows;
 
 pub use crate::process::on_path;
@@ -142,6 +143,16 @@ pub struct CheckSpec {
     /// The tools it runs: decided here, asked by every stage after.
     #[serde(flatten)]
     pub uses: tools::Uses,
+    /// Why it stands in only where the CI's own tests cannot judge (ralph's build-system suite
+    /// beside a CI job that runs the same suite its own way): it runs on the base, and judges a
+    /// change only when no other test check can ([`baseline::Baseline::fallbacks_needed`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// What made warnings errors in the CI's step, taken off (`RUSTFLAGS=-Dwarnings`): it runs
+    /// for its tests with warnings allowed, and its warnings are judged by rule
+    /// ([`warnings`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relaxed: Option<String>,
 }
 
 impl CheckSpec {
@@ -167,6 +178,8 @@ impl CheckSpec {
             job: None,
             advisory: None,
             uses: tools::recognise(command, None),
+            fallback: None,
+            relaxed: None,
         }
     }
 

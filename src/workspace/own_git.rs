@@ -72,9 +72,8 @@ fn config_text(repo: &Repository) -> String {
 }
 
 /// The checkout's `HEAD` and references, from ralph's `repo`: its HEAD (the branch, or a
-/// detached commit), the branch it is on, the tags and the remote-tracking branches. Returns
-/// `HEAD`'s text, `packed-refs`' text, and the symbolic references (name, target).
-fn refs_text(repo: &Repository) -> Result<(String, String, Vec<(String, String)>), WorkspaceError> {
+/// detached commit), the branch it is on, the tags and the remote-tracking branches.
+fn refs_text(repo: &Repository) -> Result<RefsText, WorkspaceError> {
     let head = repo
         .head()
         .map_err(|e| WorkspaceError::git("reading the checkout's HEAD", e))?;
@@ -108,7 +107,19 @@ fn refs_text(repo: &Repository) -> Result<(String, String, Vec<(String, String)>
         }
     }
     packed.sort_by(|a, b| a.split(' ').nth(1).cmp(&b.split(' ').nth(1)));
-    Ok((head_text, packed.concat(), symbolic))
+    Ok(RefsText {
+        head: head_text,
+        packed: packed.concat(),
+        symbolic,
+    })
+}
+
+/// The text of a checkout's references: `HEAD`'s, `packed-refs`', and the symbolic references
+/// (name, target).
+struct RefsText {
+    head: String,
+    packed: String,
+    symbolic: Vec<(String, String)>,
 }
 
 /// The checkout's private global configuration: it includes the user's global ones under
@@ -125,7 +136,11 @@ fn global_text(home: Option<&Path>) -> String {
 /// working tree) a git directory of its own, as `repo` stands now; whatever `.git` held before
 /// — what checks wrote, a link — is removed first.
 pub(super) fn give(repo: &Repository, workdir: &Path) -> Result<(), WorkspaceError> {
-    let (head, packed, symbolic) = refs_text(repo)?;
+    let RefsText {
+        head,
+        packed,
+        symbolic,
+    } = refs_text(repo)?;
     let objects = repo.commondir().join("objects");
     let index = crate::fsutil::read_regular(&repo.path().join("index"), MAX_INDEX).ok();
     let home = crate::env::non_empty(crate::env::HOME).map(PathBuf::from);
@@ -282,7 +297,7 @@ mod tests {
             &["commit", "-q", "--allow-empty", "-m", "a check's"],
         );
         assert_eq!(git(&root, &["log", "--all", "--format=%s"]), "one");
-        assert!(!root.join(".git/worktrees/1/HEAD").read_link().is_ok());
+        assert!(root.join(".git/worktrees/1/HEAD").read_link().is_err());
     }
 
     #[test]

@@ -159,6 +159,8 @@ fn the_json_documents_after_the_demo_match_their_snapshots() {
         r"(\d+ of \d+ variables dropped|all \d+ variables pass)[^\x22]*",
         "[this machine's environment, by the allowlist]",
     );
+    // Where this machine keeps the checkouts (its home, or XDG_STATE_HOME).
+    s.add_filter(r"/[^\x22 ]*/ralph/checkouts/", "[state]/ralph/checkouts/");
     s.bind(|| {
         insta::assert_json_snapshot!("leaderboard_json", json_in(&sample, &["leaderboard"]));
         insta::assert_json_snapshot!("spec_json", json_in(&sample, &["spec", "1"]));

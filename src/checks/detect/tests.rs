@@ -181,16 +181,19 @@ fn a_c_project_is_tested_by_its_build_system_before_a_makefile_of_its_own() {
         detect(dir.path(), &ChecksConfig::default()).source,
         "python"
     );
-    // A CI that runs the suite its own way runs it once, its way.
+    // A CI that runs the suite its own way judges the change its way; ralph's own suite
+    // stands in for it where it cannot judge.
     let ci = (
             ".github/workflows/ci.yml",
             "on: [push]\njobs:\n  b:\n    runs-on: ubuntu-latest\n    steps:\n      - run: mkdir build && cd build && cmake .. && make && ctest\n",
         );
     let dir = project(&[cmake, ci]);
     let plan = detect(dir.path(), &ChecksConfig::default());
-    assert_eq!(plan.source, "CI");
-    assert_eq!(plan.checks.len(), 1, "{:?}", plan.checks);
-    assert!(plan.checks[0].name.starts_with("CI b"));
+    assert_eq!(plan.source, "cmake and CI");
+    assert_eq!(plan.checks.len(), 2, "{:?}", plan.checks);
+    assert!(plan.checks[0].fallback.is_some(), "{:?}", plan.checks[0]);
+    assert!(plan.checks[1].name.starts_with("CI b"));
+    assert!(plan.checks[1].fallback.is_none());
     assert!(plan
         .notes
         .iter()

@@ -33,7 +33,7 @@ fn quality_checks_run_side_by_side_but_one_build_at_a_time() {
         CheckSpec::new("format", "cargo fmt --all -- --check"),
         CheckSpec::new("lint", "cargo clippy --all-targets"),
         CheckSpec::new("docs", "cargo doc --no-deps"),
-        CheckSpec::new("spell", "typos"),
+        CheckSpec::new("spell", "ruff check ."),
         CheckSpec::new("test", "cargo test"),
     ]);
     assert_eq!(
@@ -41,6 +41,45 @@ fn quality_checks_run_side_by_side_but_one_build_at_a_time() {
         vec![vec![0], vec![3], vec![1, 2]]
     );
     assert_eq!(lanes(&plan, &[2, 3]), vec![vec![3], vec![2]]);
+}
+
+#[test]
+fn checks_that_write_into_the_tree_never_run_side_by_side() {
+    let plan = CheckPlan::of(vec![
+        CheckSpec::new("vendor-a", "go mod vendor && go mod tidy && go vet ./..."),
+        CheckSpec::new(
+            "vendor-b",
+            "go mod vendor && go mod tidy && staticcheck ./...",
+        ),
+        CheckSpec::new("black", "black ."),
+        CheckSpec::new("black-check", "black --check ."),
+        CheckSpec::new("eslint-fix", "npx eslint --fix src"),
+        CheckSpec::new("eslint", "npx eslint src"),
+        CheckSpec::new("gen", "mkdir -p gen && ruff check ."),
+        CheckSpec::new("fmt", "cargo fmt --all -- --check"),
+    ]);
+    let all: Vec<usize> = (0..plan.checks.len()).collect();
+    assert_eq!(
+        lanes(&plan, &all),
+        vec![vec![3], vec![5], vec![7], vec![0, 1, 2, 4, 6]]
+    );
+    let writes = |c: &str| crate::checks::tools::recognise(c, None).writes;
+    assert!(
+        writes("./scripts/lint.sh"),
+        "a script ralph cannot see into"
+    );
+    assert!(writes("cargo fmt --all"));
+    assert!(!writes("cargo fmt --all -- --check"));
+    assert!(writes("ruff format ."));
+    assert!(!writes("ruff format --check ."));
+    assert!(writes("ruff check --fix ."));
+    assert!(!writes("isort --check-only --diff ."));
+    assert!(writes("npx prettier --write ."));
+    assert!(!writes("npx prettier --check ."));
+    assert!(!writes("pytest -q && mypy src"));
+    assert!(writes("date > stamp"));
+    assert!(writes("ruff check . 2>>lint.log"));
+    assert!(!writes("ruff check . > /dev/null 2>&1"));
 }
 
 /// `plan` run in `dir` as the baseline runs it: every check, in the plan's order.
@@ -78,10 +117,17 @@ fn spec(name: &str, command: &str) -> CheckSpec {
 #[tokio::test]
 async fn quality_checks_run_together_and_tests_after_them() {
     let dir = tempfile::tempdir().unwrap();
-    let timed = |n: &str| format!("date +%s%N > {n}.start; sleep 1; date +%s%N > {n}.end");
+    // The stamps go outside the tree: checks that write into it run one at a time.
+    let stamps = tempfile::tempdir().unwrap();
+    let at = stamps.path().display().to_string();
+    let timed =
+        |n: &str| format!("date +%s%N > {at}/{n}.start; sleep 1; date +%s%N > {at}/{n}.end");
     let checks = vec![
         spec("a", &timed("a")),
-        spec("test", "cat a.end b.end c.end > /dev/null && echo ran"),
+        spec(
+            "test",
+            &format!("cat {at}/a.end {at}/b.end {at}/c.end > /dev/null && echo ran"),
+        ),
         spec("b", &timed("b")),
         spec("c", &timed("c")),
     ];
@@ -100,7 +146,7 @@ async fn quality_checks_run_together_and_tests_after_them() {
     assert!(ran.checks.iter().all(CheckResult::passed));
     // The quality checks overlapped: each started before any of them ended.
     let stamp = |f: &str| -> u128 {
-        std::fs::read_to_string(dir.path().join(f))
+        std::fs::read_to_string(stamps.path().join(f))
             .unwrap()
             .trim()
             .parse()
@@ -581,4 +627,38 @@ async fn a_jobs_steps_run_in_order_in_a_tree_of_its_own_with_what_earlier_steps_
         !dir.path().join("build").exists(),
         "the worktree holds only the change"
     );
+}
+
+#[tokio::test]
+async fn ralphs_stand_in_suite_judges_only_where_the_cis_tests_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Duration::from_secs(10);
+    let ran = |dir: &Path| std::fs::read_to_string(dir.join("ran")).unwrap_or_default();
+    let mut own = test("cmake", "echo own >> ran");
+    own.fallback = Some("ralph's own cmake suite".into());
+    // The CI's test passes on the base: it judges, ralph's own suite only ran on the base.
+    let plan = CheckPlan::of(vec![own.clone(), test("CI b", "echo ci >> ran")]);
+    let baseline = baseline_of(&plan, dir.path()).await;
+    assert!(!baseline.fallbacks_needed(&plan));
+    assert_eq!(ran(dir.path()), "own\nci\n");
+    std::fs::remove_file(dir.path().join("ran")).unwrap();
+    let change = run_checks(&plan, dir.path(), t, &Unwatched, against(&baseline)).await;
+    assert_eq!(ran(dir.path()), "ci\n");
+    let names: Vec<&str> = change.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["CI b"]);
+    std::fs::remove_file(dir.path().join("ran")).unwrap();
+
+    // The CI's test fails on the base naming no test: ralph's own suite judges the change.
+    let plan = CheckPlan::of(vec![own, test("CI b", "echo ci >> ran; exit 1")]);
+    let baseline = baseline_of(&plan, dir.path()).await;
+    assert!(baseline.fallbacks_needed(&plan));
+    std::fs::remove_file(dir.path().join("ran")).unwrap();
+    let change = run_checks(&plan, dir.path(), t, &Unwatched, against(&baseline)).await;
+    assert_eq!(
+        ran(dir.path()),
+        "own\n",
+        "the CI's mute check is not run again"
+    );
+    assert_eq!(change.checks[0].status, CheckStatus::Passed);
+    assert_eq!(change.checks[1].status, CheckStatus::FailingOnBase);
 }

@@ -23,6 +23,11 @@ impl Tool for Black {
         call.name() == "black"
     }
 
+    /// black reformats the files unless told to check or show a diff.
+    fn writes(&self, call: &Call) -> bool {
+        !call.args.iter().any(|a| a == "--check" || a == "--diff")
+    }
+
     fn detect(&self, env: &Env) -> Vec<CheckSpec> {
         let Some(why) = env.project.declares("tool.black") else {
             return Vec::new();

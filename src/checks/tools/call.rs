@@ -94,7 +94,8 @@ pub fn simple_commands(script: &str) -> Vec<Vec<String>> {
         }
         current.clear();
     };
-    for c in script.chars() {
+    let mut chars = script.chars().peekable();
+    while let Some(c) = chars.next() {
         if escaped {
             escaped = false;
             if c != '\n' {
@@ -113,6 +114,13 @@ pub fn simple_commands(script: &str) -> Vec<Vec<String>> {
                 double = !double;
                 current.push(c);
             }
+            // `2>&1`, `<&3`, `&>log` redirect: they end no command.
+            '&' if !single
+                && !double
+                && (current.ends_with(['>', '<']) || chars.peek() == Some(&'>')) =>
+            {
+                current.push(c)
+            }
             '\n' | ';' | '&' | '|' | '(' | ')' | '{' | '}' if !single && !double => {
                 flush(&mut current, &mut out)
             }
@@ -125,11 +133,34 @@ pub fn simple_commands(script: &str) -> Vec<Vec<String>> {
 
 /// Programs and shell words that run no tool and hide none: a check made of them and known tools
 /// is seen whole.
-const TRANSPARENT: [&str; 33] = [
+const TRANSPARENT: [&str; 35] = [
     "cd", "echo", "printf", "true", "false", "set", "export", "unset", "test", "[", "[[", ":",
     "mkdir", "rm", "cp", "mv", "cat", "ls", "exit", "source", ".", "pushd", "popd", "if", "then",
-    "else", "elif", "fi", "for", "do", "done", "while", "touch",
+    "else", "elif", "fi", "for", "do", "done", "while", "touch", "sleep", "date",
 ];
+
+/// Whether a command's output goes into a file by a relative path (`> out.txt`, `2>>log`): a
+/// write into the tree. `/dev/null`, absolute paths and `>&2` are not.
+fn redirects_into_tree(words: &[String]) -> bool {
+    words.iter().enumerate().any(|(i, w)| {
+        let Some(at) = w.find('>') else {
+            return false;
+        };
+        if !w[..at].chars().all(|c| c.is_ascii_digit() || c == '&') {
+            return false;
+        }
+        let target = w[at..].trim_start_matches('>');
+        let target = if target.is_empty() {
+            words.get(i + 1).map_or("", String::as_str)
+        } else {
+            target
+        };
+        !(target.is_empty() || target.starts_with(['/', '&', '$']))
+    })
+}
+
+/// Shell programs that change files.
+const FILE_WRITERS: [&str; 5] = ["mkdir", "rm", "cp", "mv", "touch"];
 
 /// Programs that start the command after their own options, as it is.
 fn generic_wrapper(words: &[String]) -> Option<usize> {
@@ -203,6 +234,26 @@ fn peel(words: &[String]) -> Peeled {
     })
 }
 
+/// The simple commands `script` runs as the shell would run them: each with its assignments and
+/// generic wrappers taken off, and the scripts given to `sh -c`/`bash -ec` read in their place
+/// (`env X=1 bash -ec 'npm ci && npm test'` is `npm ci`, `npm test`).
+pub fn plain_commands(script: &str) -> Vec<Vec<String>> {
+    fn go(script: &str, depth: usize, out: &mut Vec<Vec<String>>) {
+        for words in simple_commands(script) {
+            match peel(&words) {
+                Peeled::Script(inner) if depth < MAX_DEPTH => go(&inner, depth + 1, out),
+                Peeled::Call(call) => {
+                    out.push(std::iter::once(call.program).chain(call.args).collect())
+                }
+                Peeled::Script(_) | Peeled::Nothing => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(script, 0, &mut out);
+    out
+}
+
 /// The tools `command` runs, read through its wrappers; `project` (when known) answers what
 /// its words cannot (a Makefile's recipe, a package script).
 pub fn recognise(command: &str, project: Option<&Project>) -> Uses {
@@ -214,6 +265,7 @@ pub fn recognise(command: &str, project: Option<&Project>) -> Uses {
 fn walk(script: &str, project: Option<&Project>, depth: usize, uses: &mut Uses) {
     if depth > MAX_DEPTH {
         uses.opaque = true;
+        uses.writes = true;
         return;
     }
     for words in simple_commands(script) {
@@ -222,6 +274,7 @@ fn walk(script: &str, project: Option<&Project>, depth: usize, uses: &mut Uses) 
 }
 
 fn visit(words: &[String], project: Option<&Project>, depth: usize, uses: &mut Uses) {
+    uses.writes |= redirects_into_tree(words);
     let call = match peel(words) {
         Peeled::Nothing => return,
         Peeled::Script(s) => return walk(&s, project, depth + 1, uses),
@@ -230,16 +283,22 @@ fn visit(words: &[String], project: Option<&Project>, depth: usize, uses: &mut U
     let Some(tool) = TOOLS.iter().find(|t| t.is(&call, project)) else {
         if !TRANSPARENT.contains(&call.name()) && !call.program.starts_with('$') {
             uses.opaque = true;
+            uses.writes = true;
         }
+        uses.writes |= FILE_WRITERS.contains(&call.name());
         return;
     };
+    uses.writes |= tool.writes(&call);
     if !uses.tools.contains(&tool.name()) {
         uses.tools.push(tool.name());
     }
     uses.lock = uses.lock.or_else(|| tool.lock(&call));
     match tool.inner(&call, project) {
         Inner::Nothing => {}
-        Inner::Unknown => uses.opaque = true,
+        Inner::Unknown => {
+            uses.opaque = true;
+            uses.writes = true;
+        }
         Inner::Words(w) => visit(&w, project, depth + 1, uses),
         Inner::Script(s) => walk(&s, project, depth + 1, uses),
         Inner::Each(scripts) => {
@@ -292,6 +351,10 @@ mod tests {
             ["cd sub", "make test", "echo a && b", "tee x", "cargo test"]
         );
         assert_eq!(words("pytest \\\n  -q"), ["pytest -q"]);
+        assert_eq!(
+            words("make lint 2>&1 | tee log && go vet &>/dev/null & wait"),
+            ["make lint 2>&1", "tee log", "go vet &>/dev/null", "wait"]
+        );
     }
 
     #[test]

@@ -70,7 +70,7 @@ impl Tool for Clippy {
 /// A rustc or clippy diagnostic's header (`error: this `map_or` can be simplified`, `warning:
 /// unused variable: `x``, `error[E0308]: mismatched types`) when the next line points into the
 /// source (`  --> src/x.rs:5:5`): its code, else its message with each quoted part as `…`.
-fn rustc_rule(line: &str, next: &str) -> Option<String> {
+pub fn rustc_rule(line: &str, next: &str) -> Option<String> {
     if !next.trim_start().starts_with("--> ") {
         return None;
     }

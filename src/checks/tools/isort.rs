@@ -23,6 +23,14 @@ impl Tool for Isort {
         call.name() == "isort"
     }
 
+    /// isort sorts the files unless told to check or show a diff.
+    fn writes(&self, call: &Call) -> bool {
+        !call
+            .args
+            .iter()
+            .any(|a| matches!(a.as_str(), "--check" | "--check-only" | "-c" | "--diff"))
+    }
+
     fn detect(&self, env: &Env) -> Vec<CheckSpec> {
         let p = env.project;
         let Some(why) = p

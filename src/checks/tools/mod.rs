@@ -57,7 +57,8 @@ mod uv;
 mod vitest;
 mod yarn;
 
-pub use call::{recognise, simple_commands, Call};
+pub use call::{plain_commands, recognise, simple_commands, Call};
+pub use clippy::rustc_rule;
 pub use excerpt::explain;
 
 use super::outcomes::TestOutcomes;
@@ -309,6 +310,17 @@ pub trait Tool: Sync {
         None
     }
 
+    /// Whether a call writes into the project's files (a linter told to fix, a formatter told
+    /// to write): such a check never runs beside another writer in one tree.
+    fn writes(&self, call: &Call) -> bool {
+        call.args.iter().any(|a| {
+            matches!(
+                a.as_str(),
+                "--fix" | "--fix-only" | "--write" | "-w" | "--in-place" | "--apply"
+            ) || a.starts_with("--fix=")
+        })
+    }
+
     /// Makes the run name every test, write a report, or find the state it must write: the
     /// command changed, variables set, places made writable under `scratch` (a folder of this
     /// run's own). Only what is harmless to any other program may be set through the
@@ -404,6 +416,10 @@ pub struct Uses {
     /// The build lock it takes.
     #[serde(skip)]
     pub lock: Option<&'static str>,
+    /// It may write into the tree outside ralph's own folders (a fixer, a file command, a
+    /// script ralph cannot see into): it never runs beside another such check in one tree.
+    #[serde(skip)]
+    pub writes: bool,
 }
 
 impl Uses {

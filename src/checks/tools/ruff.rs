@@ -25,6 +25,15 @@ impl Tool for Ruff {
         call.name() == "ruff"
     }
 
+    /// `ruff format` writes unless told to check or show a diff; `ruff check` only with `--fix`.
+    fn writes(&self, call: &Call) -> bool {
+        let has = |f: &str| call.args.iter().any(|a| a == f);
+        if call.args.first().is_some_and(|a| a == "format") {
+            return !has("--check") && !has("--diff");
+        }
+        has("--fix") && !has("--no-fix")
+    }
+
     fn detect(&self, env: &Env) -> Vec<CheckSpec> {
         let p = env.project;
         let Some(why) = p

@@ -26,6 +26,11 @@ impl Tool for Rustfmt {
             || (call.name() == "cargo" && super::cargo_test::subcommand(call) == "fmt")
     }
 
+    /// rustfmt rewrites the files unless told to check.
+    fn writes(&self, call: &Call) -> bool {
+        !call.args.iter().any(|a| a == "--check")
+    }
+
     /// `cargo fmt --all -- --check` for a Cargo project; advisory where the project does not
     /// run rustfmt itself (no rustfmt.toml — its CI may, which the plan then says).
     fn detect(&self, env: &Env) -> Vec<CheckSpec> {

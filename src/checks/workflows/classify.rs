@@ -165,11 +165,17 @@ fn by_name(name: &str) -> StepKind {
 /// package script named by its script (`npm test` = `npm run test` = `yarn test` =
 /// `pnpm run test`).
 pub fn canonical(script: &str) -> String {
-    commands(script)
+    crate::checks::tools::plain_commands(script)
         .iter()
         .filter_map(|c| program(c))
         .map(|(name, args)| {
             let node = matches!(name.as_str(), "npm" | "pnpm" | "yarn" | "bun");
+            // The runner's own output flags change nothing it runs (`npm run --silent lint`).
+            let args: Vec<String> = if node {
+                args.into_iter().filter(|a| !node_output_flag(a)).collect()
+            } else {
+                args
+            };
             let sub = subcommand(&args).to_owned();
             let rest: Vec<&String> = args.iter().filter(|a| **a != sub).collect();
             let script = match sub.as_str() {
@@ -195,6 +201,15 @@ pub fn canonical(script: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" && ")
+}
+
+/// A package manager's flag that changes only what it prints.
+fn node_output_flag(arg: &str) -> bool {
+    matches!(
+        arg,
+        "--silent" | "-s" | "--quiet" | "-q" | "--if-present" | "--color" | "--no-color"
+    ) || arg.starts_with("--loglevel")
+        || arg.starts_with("--reporter=")
 }
 
 /// What one command does.
@@ -339,6 +354,12 @@ mod tests {
             ("python -m pytest -q", "pytest -q"),
             ("uv run pytest", "pytest"),
             ("poetry run mypy src", "mypy src"),
+            (
+                "env RUNNER_NODE_VERSION=22 bash -ec 'npm run typecheck'",
+                "npm run typecheck",
+            ),
+            ("npm run --silent typecheck", "yarn typecheck"),
+            ("sh -c 'cd web && npm test'", "cd web && npm test"),
         ] {
             assert_eq!(canonical(a), canonical(b), "{a} = {b}");
         }

@@ -106,9 +106,14 @@ fn workflows_that_do_not_run_on_pushes_services_and_setup_steps_are_told_apart()
     );
     assert!(job.before[0].installs);
     assert_eq!(
-            ci.checks[0].command,
-            "cd 'python' && env PYTHONWARNINGS='error' bash -ec 'python -m pytest -m '\\''not slow'\\'''"
-        );
+        ci.checks[0].command,
+        "cd 'python' && bash -ec 'python -m pytest -m '\\''not slow'\\'''"
+    );
+    // Warnings made errors are allowed for the tests, and judged by rule.
+    assert_eq!(
+        ci.checks[0].relaxed.as_deref(),
+        Some("PYTHONWARNINGS=error")
+    );
     assert!(ci.notes[0].contains("job `db`: left out, it needs the service(s) postgres"));
 }
 
@@ -352,4 +357,45 @@ fn expressions_a_run_fills_are_filled_and_those_only_a_run_has_leave_the_step_ou
         "{:?}",
         ci.notes
     );
+}
+
+#[test]
+fn a_test_step_runs_with_warnings_allowed_and_a_lint_step_as_written() {
+    let ci = read_one(
+        r#"
+on: [push, pull_request]
+env:
+  RUSTFLAGS: -Dwarnings
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - run: cargo test --features float_roundtrip
+      - run: cargo clippy --all-targets -- -D warnings
+      - run: cmake -B build -DCMAKE_COMPILE_WARNING_AS_ERROR=ON && cmake --build build && ctest --test-dir build
+"#,
+    );
+    let by_name = |n: &str| ci.checks.iter().find(|c| c.command.contains(n)).unwrap();
+    let test = by_name("cargo test");
+    assert!(!test.command.contains("warnings"), "{}", test.command);
+    assert_eq!(test.relaxed.as_deref(), Some("RUSTFLAGS=-Dwarnings"));
+    let lint = by_name("clippy");
+    assert!(
+        lint.command.contains("RUSTFLAGS='-Dwarnings'"),
+        "{}",
+        lint.command
+    );
+    assert!(lint.command.contains("-- -D warnings"));
+    assert_eq!(lint.relaxed, None);
+    let cmake = by_name("ctest");
+    assert!(
+        cmake.command.contains("CMAKE_COMPILE_WARNING_AS_ERROR=OFF"),
+        "{}",
+        cmake.command
+    );
+    assert!(cmake
+        .relaxed
+        .as_deref()
+        .unwrap()
+        .contains("CMAKE_COMPILE_WARNING_AS_ERROR=ON"));
 }
