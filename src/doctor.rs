@@ -405,10 +405,18 @@ async fn check_line(
     } else {
         c.reason.clone()
     };
-    let why = match &c.advisory {
+    let mut why = match &c.advisory {
         Some(advisory) => format!("{reason}; advisory, never a reason to reject: {advisory}"),
         None => reason,
     };
+    if let Some(stand_in) = &c.fallback {
+        why.push_str(&format!("; {stand_in}"));
+    }
+    if let Some(off) = &c.relaxed {
+        why.push_str(&format!(
+            "; runs with warnings allowed ({off} taken off), its warnings judged by rule"
+        ));
+    }
     let module = match crate::checks::python::module_run(&c.command) {
         Some((python, m)) if !importable(&python, &m, &settings.root, &plan.env).await => Some(m),
         _ => None,

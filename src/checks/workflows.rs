@@ -44,6 +44,9 @@ pub struct Ci {
 pub enum StepKind {
     Check(CheckKind),
     Setup,
+    /// A build (`make`, `cmake --build`, `npm run build`): it prepares the checks after it, and
+    /// is the job's quality check where none follows.
+    Build,
     Other,
 }
 

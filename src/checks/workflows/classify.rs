@@ -47,13 +47,15 @@ const RUNNERS: [(&str, &str); 11] = [
 ];
 
 /// The step's kind: a test run if any command runs tests, else a quality check if any checks,
-/// else setup if any installs, else something else.
+/// else setup if any installs (or configures: `cmake -B build` may download), else a build if
+/// any builds, else something else.
 pub fn classify(script: &str) -> StepKind {
     let kinds: Vec<StepKind> = commands(script).iter().map(|c| command(c)).collect();
     [
         StepKind::Check(CheckKind::Test),
         StepKind::Check(CheckKind::Quality),
         StepKind::Setup,
+        StepKind::Build,
     ]
     .into_iter()
     .find(|k| kinds.contains(k))
@@ -69,23 +71,16 @@ pub fn checks_in(script: &str) -> (Vec<String>, bool) {
         match command(&c) {
             StepKind::Check(_) => checks.push(canonical(&shell_words::join(&c))),
             StepKind::Setup => {}
-            StepKind::Other => other = true,
+            StepKind::Build | StepKind::Other => other = true,
         }
     }
     (checks, other)
 }
 
-/// The commands of a script, each as its words: split at line ends, `;`, `&&`, `||` and `|`.
+/// The commands of a script, each as its words, as the shell would run them
+/// ([`tools::plain_commands`]: `sh -c '…'` looked into, assignments and wrappers taken off).
 fn commands(script: &str) -> Vec<Vec<String>> {
-    script
-        .replace("\\\n", " ")
-        .split(['\n', ';', '|', '&'])
-        .map(|c| {
-            shell_words::split(c.trim())
-                .unwrap_or_else(|_| c.split_whitespace().map(str::to_owned).collect())
-        })
-        .filter(|w| !w.is_empty())
-        .collect()
+    tools::plain_commands(script)
 }
 
 /// The program a command runs and its arguments: environment assignments and wrappers
@@ -151,9 +146,10 @@ fn by_name(name: &str) -> StepKind {
     let base = name.split([':', '-', '.']).next().unwrap_or(name);
     match base {
         "test" | "tests" | "check" | "e2e" | "coverage" | "cov" => StepKind::Check(CheckKind::Test),
-        "lint" | "format" | "fmt" | "typecheck" | "types" | "tsc" | "style" | "build" => {
+        "lint" | "format" | "fmt" | "typecheck" | "types" | "tsc" | "style" => {
             StepKind::Check(CheckKind::Quality)
         }
+        "build" | "compile" | "dist" | "bundle" => StepKind::Build,
         "install" | "setup" | "deps" | "bootstrap" => StepKind::Setup,
         _ if name.starts_with("type") => StepKind::Check(CheckKind::Quality),
         _ => StepKind::Other,
@@ -287,11 +283,13 @@ fn by_program(words: &[String]) -> StepKind {
             {
                 // `meson test`, `make check`, `just lint`.
                 Some(target) => by_name(target),
-                None if name == "make" || name == "ninja" => quality,
+                None if name == "make" || name == "ninja" => StepKind::Build,
                 None => StepKind::Other,
             }
         }
-        "cmake" => quality,
+        // `cmake --build build` builds; `cmake -B build`, `cmake ..` configure (and may fetch).
+        "cmake" if args.iter().any(|a| a == "--build" || a == "--install") => StepKind::Build,
+        "cmake" => StepKind::Setup,
         _ => StepKind::Other,
     }
 }

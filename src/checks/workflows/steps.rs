@@ -50,10 +50,40 @@ pub(super) fn read_combination(
         instance: instance(job, combo),
         pending: Vec::new(),
         path: super::interpreters::dirs(combo),
+        trailing_build: None,
     };
     for (i, step) in steps.iter().enumerate() {
         read_step(job, combo, &env, i, step, &mut sequence, ci);
     }
+    // A build no check follows is the job's check: whether it builds is what the job says.
+    if let Some(build) = sequence.trailing_build.take() {
+        sequence.pending.truncate(build.at);
+        let step = &steps[build.step];
+        add_check(
+            job,
+            combo,
+            step,
+            &build.label,
+            crate::checks::CheckKind::Quality,
+            &build.expanded,
+            build.dir,
+            build.command,
+            None,
+            &mut sequence,
+            ci,
+        );
+    }
+}
+
+/// A build step since the job's last check: where it is among the steps pending, and what it
+/// runs.
+struct Build {
+    at: usize,
+    step: usize,
+    label: String,
+    expanded: String,
+    dir: Option<String>,
+    command: String,
 }
 
 /// A job instance's steps as they are read: what runs before its next check.
@@ -63,6 +93,8 @@ struct Sequence {
     pending: Vec<JobStep>,
     /// The interpreter its matrix names, where this machine has it.
     path: Vec<String>,
+    /// The last build among the steps pending.
+    trailing_build: Option<Build>,
 }
 
 /// `<file>#<job>` and the combination's values: one instance of a job.
@@ -154,6 +186,21 @@ fn read_step(
             command,
             installs: true,
         }),
+        StepKind::Build => {
+            sequence.trailing_build = Some(Build {
+                at: sequence.pending.len(),
+                step: i,
+                label: label.clone(),
+                expanded: expanded.clone(),
+                dir,
+                command: command.clone(),
+            });
+            sequence.pending.push(JobStep {
+                label,
+                command,
+                installs: false,
+            })
+        }
         StepKind::Other => sequence.pending.push(JobStep {
             label,
             command,
@@ -195,6 +242,7 @@ fn add_check(
         .because(&check_reason(job, label, combo));
     spec.kind = kind;
     let before = std::mem::take(&mut sequence.pending);
+    sequence.trailing_build = None;
     if before.is_empty() && dir.is_none() {
         ci.scripts
             .insert(spec.name.clone(), expanded.trim().to_owned());

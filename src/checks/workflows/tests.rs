@@ -399,3 +399,67 @@ jobs:
         .unwrap()
         .contains("CMAKE_COMPILE_WARNING_AS_ERROR=ON"));
 }
+
+#[test]
+fn a_build_prepares_the_checks_after_it_and_is_the_check_where_none_follows() {
+    assert_eq!(classify("cmake -B build -S ."), StepKind::Setup);
+    assert_eq!(classify("cd build && cmake .."), StepKind::Setup);
+    assert_eq!(classify("cmake --build build -j2"), StepKind::Build);
+    assert_eq!(classify("cd build && make"), StepKind::Build);
+    assert_eq!(classify("bun run build"), StepKind::Build);
+    assert_eq!(
+        classify("env CI=1 bash -ec 'cd build && ctest'"),
+        StepKind::Check(CheckKind::Test)
+    );
+    let ci = read_one(
+        r#"
+on: [push, pull_request]
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+      - run: mkdir build
+      - name: Configure
+        run: cd build && cmake ..
+      - name: Build
+        run: cd build && make
+      - name: Test
+        run: cd build && ctest
+  web:
+    runs-on: ubuntu-latest
+    steps:
+      - run: npm ci
+      - name: Build
+        run: npm run build
+      - run: echo built
+"#,
+    );
+    let seen: Vec<(&str, CheckKind, Vec<&str>)> = ci
+        .checks
+        .iter()
+        .map(|c| {
+            let before = c.job.as_ref().unwrap().before.iter();
+            (
+                c.name.as_str(),
+                c.kind,
+                before.map(|s| s.label.as_str()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                "CI build: Test",
+                CheckKind::Test,
+                vec!["mkdir build", "Configure", "Build"]
+            ),
+            ("CI web: Build", CheckKind::Quality, vec!["npm ci"]),
+        ]
+    );
+    let configure = &ci.checks[0].job.as_ref().unwrap().before[1];
+    assert!(
+        configure.installs,
+        "a configure may download: the setup's network"
+    );
+}
