@@ -204,7 +204,7 @@ pub async fn run_job(
             continue;
         }
         if stopped {
-            out.push((*i, super::suite::skipped(spec)));
+            out.push((*i, super::run::skipped(spec)));
             continue;
         }
         let steps = spec

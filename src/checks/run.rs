@@ -259,6 +259,24 @@ fn explanation(spec: &CheckSpec, out: &process::Output, measure: &Measure) -> St
     output_tail
 }
 
+/// A check left out because the run stopped before its turn.
+pub(crate) fn skipped(spec: &CheckSpec) -> CheckResult {
+    CheckResult {
+        name: spec.name.clone(),
+        kind: spec.kind,
+        command: spec.command.clone(),
+        status: CheckStatus::Skipped,
+        exit_code: None,
+        duration_ms: 0,
+        output_tail: String::new(),
+        hint: Some("not run: an earlier check already failed for the change".into()),
+        measure: Default::default(),
+        configured: spec.configured,
+        advisory: spec.advisory.clone(),
+        uses: spec.uses.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

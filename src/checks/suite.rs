@@ -6,7 +6,7 @@
 
 use super::baseline::Baseline;
 use super::result::{CheckResult, CheckStatus};
-use super::run::{run_check, Observer};
+use super::run::{run_check, skipped, Observer};
 use super::{CheckKind, CheckPlan, CheckSpec};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -86,24 +86,6 @@ impl Schedule<'_> {
         let (first, rest): (Vec<usize>, Vec<usize>) = (0..plan.checks.len())
             .partition(|i| self.first.iter().any(|n| *n == plan.checks[*i].name));
         [first, rest]
-    }
-}
-
-/// A check left out because the run stopped before its turn.
-pub(super) fn skipped(spec: &CheckSpec) -> CheckResult {
-    CheckResult {
-        name: spec.name.clone(),
-        kind: spec.kind,
-        command: spec.command.clone(),
-        status: CheckStatus::Skipped,
-        exit_code: None,
-        duration_ms: 0,
-        output_tail: String::new(),
-        hint: Some("not run: an earlier check already failed for the change".into()),
-        measure: Default::default(),
-        configured: spec.configured,
-        advisory: spec.advisory.clone(),
-        uses: spec.uses.clone(),
     }
 }
 
