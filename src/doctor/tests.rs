@@ -90,6 +90,7 @@ async fn the_environment_of_the_checks_is_shown_with_its_reasons() {
     let r = Report {
         ok: true,
         findings: f.0,
+        ..Default::default()
     };
     assert_eq!(
             find(&r, "setup").detail,
@@ -140,6 +141,7 @@ async fn a_python_module_check_is_ready_only_when_its_module_is_installed() {
     let r = Report {
         ok: true,
         findings: f.0,
+        ..Default::default()
     };
     let test = find(&r, "test");
     assert_eq!(test.status, Status::Fail, "{}", test.detail);
@@ -162,6 +164,7 @@ async fn a_build_cache_variable_is_explained_as_one() {
     let r = Report {
         ok: true,
         findings: f.0,
+        ..Default::default()
     };
     let env = find(&r, "environment");
     assert!(env.detail.starts_with("CCACHE_DIR="), "{}", env.detail);
