@@ -392,6 +392,54 @@ fn cannot(spec: &CheckSpec, why: &str) -> CheckResult {
 mod tests {
     use super::*;
 
+    fn step(label: &str, command: &str) -> JobStep {
+        JobStep {
+            label: label.into(),
+            command: command.into(),
+            installs: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn steps_run_alone_in_order_with_what_earlier_ones_exported_until_one_fails() {
+        let tree = tempfile::tempdir().unwrap();
+        let steps = [
+            step("export", "echo GREETING=hello >> \"$GITHUB_ENV\""),
+            step(
+                "use it",
+                "test \"$GREETING\" = hello && echo \"$GREETING\" > seen.txt",
+            ),
+            step("fail", "echo 'cannot fetch fixtures' >&2; exit 5"),
+            step("never", "touch never.txt"),
+        ];
+        let ran = run_steps_alone(
+            tree.path(),
+            &[],
+            &steps,
+            std::time::Duration::from_secs(20),
+            &[],
+        )
+        .await;
+        assert_eq!(ran.len(), 3, "{ran:?}");
+        assert!(ran[0].ended.is_ok() && ran[1].ended.is_ok(), "{ran:?}");
+        let failed = ran[2].ended.as_ref().unwrap_err();
+        assert_eq!(failed.how, "exit 5");
+        assert!(failed.said.contains("cannot fetch fixtures"), "{failed:?}");
+        assert!(
+            failed
+                .message
+                .starts_with("the job's step `fail` failed (exit 5) before it"),
+            "{}",
+            failed.message
+        );
+        assert_eq!(
+            std::fs::read_to_string(tree.path().join("seen.txt")).unwrap(),
+            "hello\n"
+        );
+        assert!(!tree.path().join("never.txt").exists());
+        assert_eq!(step_label(&ran[2].step), "step fail");
+    }
+
     #[test]
     fn a_steps_exports_are_read_as_a_runner_reads_them() {
         let text = "A=1\nMULTI<<EOF\nline one\nline two\nEOF\nB = two=2\nnot an export\n=x\n";

@@ -354,7 +354,7 @@ fn summary(
     )
 }
 
-/// The last lines of what a command said, on one line: at most 3 lines of 160 characters.
+/// The last lines of what a command said, on one line: at most 4 lines of 160 characters.
 fn excerpt(said: &str) -> String {
     let lines: Vec<String> = said
         .lines()
@@ -368,7 +368,7 @@ fn excerpt(said: &str) -> String {
             }
         })
         .collect();
-    lines[lines.len().saturating_sub(3)..].join(" | ")
+    lines[lines.len().saturating_sub(4)..].join(" | ")
 }
 
 /// The finding of one command, from how it ran.

@@ -238,10 +238,10 @@ fn each_job_instance_prepares_with_the_steps_before_its_first_check() {
 }
 
 #[test]
-fn an_excerpt_is_the_last_three_lines_each_cut() {
+fn an_excerpt_is_the_last_four_lines_each_cut() {
     let long = "x".repeat(300);
-    let e = excerpt(&format!("one\ntwo\n\nthree\n{long}\n"));
-    assert_eq!(e, format!("two | three | {}…", "x".repeat(159)));
+    let e = excerpt(&format!("zero\none\ntwo\n\nthree\n{long}\n"));
+    assert_eq!(e, format!("one | two | three | {}…", "x".repeat(159)));
     assert_eq!(excerpt(""), "");
 }
 
