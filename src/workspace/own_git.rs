@@ -71,10 +71,13 @@ fn config_text(repo: &Repository) -> String {
     out
 }
 
+/// `HEAD`'s text, `packed-refs`' text, and the symbolic references (name, target).
+type RefsText = (String, String, Vec<(String, String)>);
+
 /// The checkout's `HEAD` and references, from ralph's `repo`: its HEAD (the branch, or a
 /// detached commit), the branch it is on, the tags and the remote-tracking branches. Returns
 /// `HEAD`'s text, `packed-refs`' text, and the symbolic references (name, target).
-fn refs_text(repo: &Repository) -> Result<(String, String, Vec<(String, String)>), WorkspaceError> {
+fn refs_text(repo: &Repository) -> Result<RefsText, WorkspaceError> {
     let head = repo
         .head()
         .map_err(|e| WorkspaceError::git("reading the checkout's HEAD", e))?;
@@ -282,7 +285,7 @@ mod tests {
             &["commit", "-q", "--allow-empty", "-m", "a check's"],
         );
         assert_eq!(git(&root, &["log", "--all", "--format=%s"]), "one");
-        assert!(!root.join(".git/worktrees/1/HEAD").read_link().is_ok());
+        assert!(root.join(".git/worktrees/1/HEAD").read_link().is_err());
     }
 
     #[test]
