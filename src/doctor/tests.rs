@@ -1,20 +1,8 @@
 //! The tests of `doctor`.
 
 use super::*;
-use crate::config::{Config, ConfigSource, TrackerKind};
+use crate::fixtures::settings;
 use crate::tracker::local::LocalTracker;
-use std::path::Path;
-
-fn settings(root: &Path, config: &str) -> Settings {
-    Settings {
-        root: root.to_owned(),
-        ralph_dir: root.join(".ralph"),
-        repo: None,
-        tracker: TrackerKind::Local,
-        config: Config::from_toml(Path::new("config.toml"), config).unwrap(),
-        config_source: ConfigSource::Defaults,
-    }
-}
 
 fn find<'a>(r: &'a Report, check: &str) -> &'a Finding {
     r.findings

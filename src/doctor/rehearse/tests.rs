@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::checks::{CheckSpec, JobPlace};
-use crate::config::{Config, ConfigSource, TrackerKind};
+use crate::fixtures::{git, settings};
 use crate::process::sandbox::{Mode, NetworkStatus, Status as SandboxStatus};
 
 fn ran(stake: Stake, ended: Result<(), Unready>, refused: Vec<Refusal>) -> Ran {
@@ -306,17 +306,6 @@ fn the_confinement_is_said_as_it_is() {
     );
 }
 
-fn settings(root: &Path, config: &str) -> Settings {
-    Settings {
-        root: root.to_owned(),
-        ralph_dir: root.join(".ralph"),
-        repo: None,
-        tracker: TrackerKind::Local,
-        config: Config::from_toml(Path::new("config.toml"), config).unwrap(),
-        config_source: ConfigSource::Defaults,
-    }
-}
-
 fn ready() -> Report {
     Report {
         ok: true,
@@ -371,25 +360,6 @@ async fn a_skipped_or_impossible_rehearsal_says_why_and_changes_no_verdict() {
             .starts_with("not run: the base branch `main` cannot be read"),
         "{:?}",
         r.findings
-    );
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
     );
 }
 
