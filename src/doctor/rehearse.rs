@@ -155,6 +155,8 @@ async fn in_scratch(
             path.display()
         );
     }
+    // The repository's folder of checkouts goes too when nothing else is in it.
+    let _ = std::fs::remove_dir(&checkouts);
     let summary = summary(&ran, later, &from, &commit, confinement, started.elapsed());
     f.add("setup", "rehearsal", Status::Ok, summary);
     for r in &ran {
