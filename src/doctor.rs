@@ -18,7 +18,9 @@ use crate::workspace::{self, PreflightOptions};
 use serde::Serialize;
 
 mod forge;
+mod rehearse;
 mod sandbox;
+pub use rehearse::{rehearse, Rehearsal};
 use sandbox::sandbox_checks;
 
 /// How a check came out.
@@ -42,11 +44,14 @@ pub struct Finding {
 }
 
 /// Everything the doctor found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
     /// Nothing would stop a competition.
     pub ok: bool,
     pub findings: Vec<Finding>,
+    /// The base branch the git findings found, for the setup's rehearsal ([`rehearse`]).
+    #[serde(skip)]
+    pub base: Option<String>,
 }
 
 #[derive(Default)]
@@ -80,7 +85,7 @@ pub async fn examine(
 ) -> Report {
     let mut f = Findings(Vec::new());
     let facts = tracker_checks(&mut f, settings, tracker).await;
-    git_checks(&mut f, settings, &facts).await;
+    let base = git_checks(&mut f, settings, &facts).await;
     agent_checks(&mut f, settings);
     check_checks(&mut f, settings).await;
     sandbox_checks(&mut f, settings).await;
@@ -90,6 +95,7 @@ pub async fn examine(
     Report {
         ok: f.0.iter().all(|x| x.status != Status::Fail),
         findings: f.0,
+        base,
     }
 }
 
@@ -208,7 +214,9 @@ fn permission_word(p: Permission) -> String {
         .unwrap_or_else(|| "no".into())
 }
 
-async fn git_checks(f: &mut Findings, settings: &Settings, facts: &RepoFacts) {
+/// The repository, its working tree, the base branch (returned, when found), the checkouts and
+/// the remote.
+async fn git_checks(f: &mut Findings, settings: &Settings, facts: &RepoFacts) -> Option<String> {
     let git = &settings.config.git;
     let found = workspace::inspect(
         &settings.root,
@@ -238,7 +246,7 @@ async fn git_checks(f: &mut Findings, settings: &Settings, facts: &RepoFacts) {
             let (msg, hint) = refusal(e);
             f.add("git", "repository", Status::Fail, msg);
             f.hint(hint);
-            return;
+            return None;
         }
     }
     match &found.clean {
@@ -280,6 +288,7 @@ async fn git_checks(f: &mut Findings, settings: &Settings, facts: &RepoFacts) {
         );
         f.hint("add the remote, or run competitions with --no-push");
     }
+    found.base.ok().map(|(base, _)| base)
 }
 
 /// Where the competitions' checkouts go, and those an earlier version left inside the

@@ -1,6 +1,6 @@
 //! Test data shared by the unit tests of several modules: a valid proposal, a proposal's and a
-//! round's report, a one-round run report, a passed check, a round's seating. Compiled for tests only; production
-//! code never sees it.
+//! round's report, a one-round run report, a passed check, a round's seating, the settings of a
+//! local repository, a hermetic `git`. Compiled for tests only; production code never sees it.
 
 use crate::checks::result::CheckResult;
 use crate::checks::{CheckKind, CheckStatus};
@@ -159,4 +159,39 @@ pub fn seating(
     let s = draw(&candidates, &ask);
     assert_eq!(s.seated().count(), seated.len(), "{}", s.line());
     s
+}
+
+/// The settings of a repository at `root` with the local tracker and the configuration `config`.
+pub fn settings(root: &std::path::Path, config: &str) -> crate::settings::Settings {
+    use crate::config::{Config, ConfigSource, TrackerKind};
+    crate::settings::Settings {
+        root: root.to_owned(),
+        ralph_dir: root.join(".ralph"),
+        repo: None,
+        tracker: TrackerKind::Local,
+        config: Config::from_toml(std::path::Path::new("config.toml"), config).unwrap(),
+        config_source: ConfigSource::Defaults,
+    }
+}
+
+/// Runs `git ARGS` in `dir` without the user's or the system's configuration, as a fixed
+/// author; panics when it fails. Returns its output, trimmed.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }

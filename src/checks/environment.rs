@@ -210,7 +210,7 @@ pub async fn build_native(
     env: &[(String, String)],
     after: Option<&AfterChange>,
 ) -> Result<Duration, String> {
-    match (after, &spec.rebuild) {
+    let built = match (after, &spec.rebuild) {
         // The environment is read-only after the change: the wheel goes to a private folder.
         (Some(after), Some(rebuild)) => {
             let site = native_site(&after.cache);
@@ -219,7 +219,65 @@ pub async fn build_native(
             prepare("native build", rebuild, dir, timeout, &env, Some(after)).await
         }
         _ => prepare("native build", &spec.command, dir, timeout, env, after).await,
+    };
+    built.map_err(|f| f.message)
+}
+
+/// Why a command that makes the worktree ready (the setup, the native build, a CI job's step)
+/// did not succeed: how it ended, what it said, and the whole story as a competition tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unready {
+    /// `exit 1`, `stopped after 600s`, `could not start: …`.
+    pub how: String,
+    /// What it said (its tools' summary, else the head and tail of its output); empty when it
+    /// printed nothing or did not start.
+    pub said: String,
+    /// The failure in full: what it is, how it ended, what it said, what the sandbox refused it.
+    pub message: String,
+}
+
+impl Unready {
+    /// A command that could not be started (or given its folder): `message` says why.
+    pub fn not_started(why: String, message: String) -> Unready {
+        Unready {
+            how: why,
+            said: String::new(),
+            message,
+        }
     }
+}
+
+/// How `out`, a command's output with `timeout`, ended when it did not succeed: `exit 1`,
+/// `exit none` (a signal), `stopped after 600s`.
+pub fn ending(out: &process::Output, timeout: Duration) -> String {
+    if out.timed_out {
+        format!("stopped after {}s", timeout.as_secs())
+    } else {
+        format!("exit {}", out.code.map_or("none".into(), |c| c.to_string()))
+    }
+}
+
+/// Runs the setup in `dir` on the base, as a competition does before its baseline: confined as
+/// a setup (the user's package caches writable, the setup's network). On failure, how it ended
+/// and what it said.
+pub async fn try_setup(
+    spec: &SetupSpec,
+    dir: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> Result<Duration, Unready> {
+    prepare("setup", &spec.command, dir, timeout, env, None).await
+}
+
+/// Builds the base's native code in `dir`, as a competition does after the setup. On failure,
+/// how it ended and what it said.
+pub async fn try_native(
+    spec: &NativeSpec,
+    dir: &Path,
+    timeout: Duration,
+    env: &[(String, String)],
+) -> Result<Duration, Unready> {
+    prepare("native build", &spec.command, dir, timeout, env, None).await
 }
 
 /// Where a setup or a native build run again after an agent's change may write: a private
@@ -297,13 +355,18 @@ async fn prepare(
     timeout: Duration,
     env: &[(String, String)],
     after: Option<&AfterChange>,
-) -> Result<Duration, String> {
+) -> Result<Duration, Unready> {
     let project = Project::read(dir);
     // The state its tools write of their own (PDM's logs) goes to a folder of this run's.
     let scratch = tempfile::Builder::new()
         .prefix("ralph-setup-")
         .tempdir()
-        .map_err(|e| format!("the {what} `{command}` has no folder of its own: {e}"))?;
+        .map_err(|e| {
+            Unready::not_started(
+                format!("no folder of its own: {e}"),
+                format!("the {what} `{command}` has no folder of its own: {e}"),
+            )
+        })?;
     let mut own = super::tools::Prepared {
         command: command.to_owned(),
         env: env.to_vec(),
@@ -332,29 +395,27 @@ async fn prepare(
     .hosts(registries(&project))
     .timeout(timeout)
     .max_output(1 << 20);
-    let out = process::run(&cmd)
-        .await
-        .map_err(|e| format!("the {what} `{command}` could not start: {e}"))?;
+    let out = process::run(&cmd).await.map_err(|e| {
+        Unready::not_started(
+            format!("could not start: {e}"),
+            format!("the {what} `{command}` could not start: {e}"),
+        )
+    })?;
     if out.success() {
         return Ok(out.duration);
     }
-    let how = if out.timed_out {
-        format!("stopped after {}s", timeout.as_secs())
-    } else {
-        format!("exit {}", out.code.map_or("none".into(), |c| c.to_string()))
-    };
+    let how = ending(&out, timeout);
     let refused = crate::process::egress::refused_to(what)
         .map(|r| format!("\n{r}"))
         .unwrap_or_default();
     let said = super::tools::explain(&Default::default(), &out.stdout, &out.stderr);
-    let said = if said.trim().is_empty() {
-        "(it printed nothing)".to_owned()
+    let shown = if said.trim().is_empty() {
+        "(it printed nothing)"
     } else {
-        said
+        &said
     };
-    Err(format!(
-        "the {what} `{command}` failed ({how}):\n{said}{refused}"
-    ))
+    let message = format!("the {what} `{command}` failed ({how}):\n{shown}{refused}");
+    Err(Unready { how, said, message })
 }
 
 /// The package registries a setup of the project `p` downloads from, by the ecosystems
@@ -500,7 +561,9 @@ pub async fn run_setup(
     env: &[(String, String)],
     after: Option<&AfterChange>,
 ) -> Result<Duration, String> {
-    prepare("setup", &spec.command, dir, timeout, env, after).await
+    prepare("setup", &spec.command, dir, timeout, env, after)
+        .await
+        .map_err(|f| f.message)
 }
 
 /// The interpreter the checks run Python with, when a check names one as its program

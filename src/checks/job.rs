@@ -9,6 +9,7 @@
 //! check that fails does not stop the job (its later checks still judge).
 
 use super::baseline::Baseline;
+use super::environment::Unready;
 use super::result::{CheckResult, CheckStatus};
 use super::run::{run_check, Observer};
 use super::{CheckSpec, JobStep};
@@ -245,51 +246,128 @@ async fn run_one(job: &mut Job, spec: &CheckSpec, run: &JobRun<'_>) -> CheckResu
 /// Runs `steps` in order; the first that fails stops them, and says why.
 async fn run_steps(job: &mut Job, steps: &[JobStep], run: &JobRun<'_>) -> Result<(), String> {
     for step in steps {
-        let env = job.env_of_step(run.env);
-        let writable = job.writable();
-        let writable: Vec<&Path> = writable.iter().map(|p| p.as_path()).collect();
-        let kind = match (step.installs, run.base) {
-            (false, _) => Kind::Check,
-            (true, None) => Kind::Setup,
-            (true, Some(_)) => Kind::Rebuild,
-        };
-        let mut cmd = super::shell(&step.command, run.tree, kind, &env, &writable)
-            .label(format!("step {}", step.label))
-            .timeout(run.timeout)
-            .max_output(1 << 20);
-        if step.installs {
-            cmd = cmd.hosts(super::environment::registries(
-                &super::project::Project::read(run.tree),
-            ));
-            if run.base.is_some() {
-                // After the change: the package managers' caches are the job's own.
-                let caches = job.scratch.path().join("caches");
-                for (var, value) in super::environment::private_caches(&caches) {
-                    cmd = cmd.env(var, value);
-                }
-            }
-        }
-        let out = process::run(&cmd)
-            .await
-            .map_err(|e| format!("the job's step `{}` could not start: {e}", step.label))?;
-        job.read_exports();
-        if !out.success() {
-            let how = if out.timed_out {
-                format!("stopped after {}s", run.timeout.as_secs())
-            } else {
-                format!("exit {}", out.code.map_or("none".into(), |c| c.to_string()))
-            };
-            let said = super::tools::explain(&Default::default(), &out.stdout, &out.stderr);
-            let refused = process::egress::refused_to(&format!("step {}", step.label))
-                .map(|r| format!("\n{r}"))
-                .unwrap_or_default();
-            return Err(format!(
-                "the job's step `{}` failed ({how}) before it, so it could not run:\n{said}{refused}",
-                step.label
-            ));
-        }
+        run_step(job, step, run).await.map_err(|f| f.message)?;
     }
     Ok(())
+}
+
+/// Runs one step in the job's tree: a step that installs as a setup does (on the base, into
+/// the user's caches; after the change, into the job's own), any other as a check. On failure,
+/// how it ended and what it said.
+async fn run_step(
+    job: &mut Job,
+    step: &JobStep,
+    run: &JobRun<'_>,
+) -> Result<std::time::Duration, Unready> {
+    let env = job.env_of_step(run.env);
+    let writable = job.writable();
+    let writable: Vec<&Path> = writable.iter().map(|p| p.as_path()).collect();
+    let kind = match (step.installs, run.base) {
+        (false, _) => Kind::Check,
+        (true, None) => Kind::Setup,
+        (true, Some(_)) => Kind::Rebuild,
+    };
+    let mut cmd = super::shell(&step.command, run.tree, kind, &env, &writable)
+        .label(step_label(step))
+        .timeout(run.timeout)
+        .max_output(1 << 20);
+    if step.installs {
+        cmd = cmd.hosts(super::environment::registries(
+            &super::project::Project::read(run.tree),
+        ));
+        if run.base.is_some() {
+            // After the change: the package managers' caches are the job's own.
+            let caches = job.scratch.path().join("caches");
+            for (var, value) in super::environment::private_caches(&caches) {
+                cmd = cmd.env(var, value);
+            }
+        }
+    }
+    let out = process::run(&cmd).await.map_err(|e| {
+        Unready::not_started(
+            format!("could not start: {e}"),
+            format!("the job's step `{}` could not start: {e}", step.label),
+        )
+    })?;
+    job.read_exports();
+    if out.success() {
+        return Ok(out.duration);
+    }
+    let how = super::environment::ending(&out, run.timeout);
+    let said = super::tools::explain(&Default::default(), &out.stdout, &out.stderr);
+    let refused = process::egress::refused_to(&step_label(step))
+        .map(|r| format!("\n{r}"))
+        .unwrap_or_default();
+    let message = format!(
+        "the job's step `{}` failed ({how}) before it, so it could not run:\n{said}{refused}",
+        step.label
+    );
+    Err(Unready { how, said, message })
+}
+
+/// How the sandbox's refusals name a job's step: `step <label>`.
+pub fn step_label(step: &JobStep) -> String {
+    format!("step {}", step.label)
+}
+
+/// One of a job's steps as [`run_steps_alone`] ran it.
+#[derive(Debug)]
+pub struct StepRun {
+    pub step: JobStep,
+    pub took: std::time::Duration,
+    /// How it failed, when it did.
+    pub ended: Result<(), Unready>,
+}
+
+/// Runs `steps` — what a job does before its first check — in a job of its own in `tree`, on
+/// the base, with `path` first on `PATH`, as the baseline's checks run them; the first that
+/// fails stops them. For `ralph doctor`, which runs the preparation without the checks.
+pub async fn run_steps_alone(
+    tree: &Path,
+    path: &[String],
+    steps: &[JobStep],
+    timeout: std::time::Duration,
+    env: &[(String, String)],
+) -> Vec<StepRun> {
+    let run = JobRun {
+        tree,
+        timeout,
+        env,
+        base: None,
+        watch: &super::run::Unwatched,
+    };
+    let mut job = match Job::new(tree, path) {
+        Ok(job) => job,
+        Err(e) => {
+            return steps
+                .iter()
+                .take(1)
+                .map(|step| StepRun {
+                    step: step.clone(),
+                    took: std::time::Duration::ZERO,
+                    ended: Err(Unready::not_started(
+                        format!("the job has no folder of its own: {e}"),
+                        format!("the job has no folder of its own: {e}"),
+                    )),
+                })
+                .collect()
+        }
+    };
+    let mut out = Vec::new();
+    for step in steps {
+        let started = std::time::Instant::now();
+        let ended = run_step(&mut job, step, &run).await.map(|_| ());
+        let failed = ended.is_err();
+        out.push(StepRun {
+            step: step.clone(),
+            took: started.elapsed(),
+            ended,
+        });
+        if failed {
+            break;
+        }
+    }
+    out
 }
 
 /// The result of a check the job could not run to: an earlier step failed (`why`).
@@ -313,6 +391,54 @@ fn cannot(spec: &CheckSpec, why: &str) -> CheckResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn step(label: &str, command: &str) -> JobStep {
+        JobStep {
+            label: label.into(),
+            command: command.into(),
+            installs: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn steps_run_alone_in_order_with_what_earlier_ones_exported_until_one_fails() {
+        let tree = tempfile::tempdir().unwrap();
+        let steps = [
+            step("export", "echo GREETING=hello >> \"$GITHUB_ENV\""),
+            step(
+                "use it",
+                "test \"$GREETING\" = hello && echo \"$GREETING\" > seen.txt",
+            ),
+            step("fail", "echo 'cannot fetch fixtures' >&2; exit 5"),
+            step("never", "touch never.txt"),
+        ];
+        let ran = run_steps_alone(
+            tree.path(),
+            &[],
+            &steps,
+            std::time::Duration::from_secs(20),
+            &[],
+        )
+        .await;
+        assert_eq!(ran.len(), 3, "{ran:?}");
+        assert!(ran[0].ended.is_ok() && ran[1].ended.is_ok(), "{ran:?}");
+        let failed = ran[2].ended.as_ref().unwrap_err();
+        assert_eq!(failed.how, "exit 5");
+        assert!(failed.said.contains("cannot fetch fixtures"), "{failed:?}");
+        assert!(
+            failed
+                .message
+                .starts_with("the job's step `fail` failed (exit 5) before it"),
+            "{}",
+            failed.message
+        );
+        assert_eq!(
+            std::fs::read_to_string(tree.path().join("seen.txt")).unwrap(),
+            "hello\n"
+        );
+        assert!(!tree.path().join("never.txt").exists());
+        assert_eq!(step_label(&ran[2].step), "step fail");
+    }
 
     #[test]
     fn a_steps_exports_are_read_as_a_runner_reads_them() {

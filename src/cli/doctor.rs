@@ -1,9 +1,10 @@
 //! `ralph doctor [N]`: every preflight check of a competition, made without changing anything,
-//! each with ✓/✗ and a hint (`--json`: the findings). Exits 1 when something would stop a
-//! competition, 0 otherwise.
+//! each with ✓/✗ and a hint (`--json`: the findings); then, unless `--no-setup`, the setup a
+//! competition would run, run in a scratch checkout under the same sandbox. Exits 1 when
+//! something would stop a competition, 0 otherwise.
 
 use super::Context;
-use crate::doctor::{examine, Report, Status};
+use crate::doctor::{examine, rehearse, Rehearsal, Report, Status};
 use crate::error::Exit;
 use crate::output::Paint;
 use crate::tracker;
@@ -16,12 +17,27 @@ pub struct DoctorArgs {
     /// Also check issue N: open, ready, open checkboxes, its branch free
     #[arg(value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub issue: Option<u64>,
+    /// Skip running the setup a competition would run (in a scratch checkout; can take minutes)
+    #[arg(long)]
+    pub no_setup: bool,
 }
 
 pub async fn run(ctx: &Context, args: DoctorArgs) -> Result<Exit> {
     let settings = ctx.settings()?;
     let opened = tracker::open(&settings).await;
-    let report = examine(&settings, opened.as_ref().map(|t| t.as_ref()), args.issue).await;
+    let mut report = examine(&settings, opened.as_ref().map(|t| t.as_ref()), args.issue).await;
+    let how = if args.no_setup {
+        Rehearsal::Skipped
+    } else {
+        // The sandbox a competition installs, for the setup's run (after the other findings,
+        // which are made as they always were).
+        match ctx.install_sandbox(&settings, false).await {
+            Ok(status) => Rehearsal::Confined(status),
+            Err(e) => Rehearsal::Unconfined(e.to_string()),
+        }
+    };
+    let say = |line: &str| ctx.printer.status(line);
+    rehearse(&settings, &mut report, how, &say).await;
     if ctx.printer.json_mode() {
         ctx.printer.json(&report)?;
     } else {
@@ -126,6 +142,7 @@ mod tests {
                     hint: Some("name them:\n[checks]\ntest = \"make test\"".into()),
                 },
             ],
+            ..Default::default()
         };
         assert_eq!(
             render_doctor(&r, Paint::plain()),

@@ -1,20 +1,8 @@
 //! The tests of `doctor`.
 
 use super::*;
-use crate::config::{Config, ConfigSource, TrackerKind};
+use crate::fixtures::settings;
 use crate::tracker::local::LocalTracker;
-use std::path::Path;
-
-fn settings(root: &Path, config: &str) -> Settings {
-    Settings {
-        root: root.to_owned(),
-        ralph_dir: root.join(".ralph"),
-        repo: None,
-        tracker: TrackerKind::Local,
-        config: Config::from_toml(Path::new("config.toml"), config).unwrap(),
-        config_source: ConfigSource::Defaults,
-    }
-}
 
 fn find<'a>(r: &'a Report, check: &str) -> &'a Finding {
     r.findings
@@ -90,6 +78,7 @@ async fn the_environment_of_the_checks_is_shown_with_its_reasons() {
     let r = Report {
         ok: true,
         findings: f.0,
+        ..Default::default()
     };
     assert_eq!(
             find(&r, "setup").detail,
@@ -140,6 +129,7 @@ async fn a_python_module_check_is_ready_only_when_its_module_is_installed() {
     let r = Report {
         ok: true,
         findings: f.0,
+        ..Default::default()
     };
     let test = find(&r, "test");
     assert_eq!(test.status, Status::Fail, "{}", test.detail);
@@ -162,6 +152,7 @@ async fn a_build_cache_variable_is_explained_as_one() {
     let r = Report {
         ok: true,
         findings: f.0,
+        ..Default::default()
     };
     let env = find(&r, "environment");
     assert!(env.detail.starts_with("CCACHE_DIR="), "{}", env.detail);

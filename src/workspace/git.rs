@@ -278,6 +278,31 @@ pub fn head(wt: &Worktree) -> Result<String, WorkspaceError> {
     Ok(commit.id().to_string())
 }
 
+/// The commit a competition would start from on `base` without fetching: the remote's copy
+/// of the branch as last fetched, else the local branch; with where it was found
+/// (`origin/main`, `main`). `None` when neither exists.
+pub async fn base_tip(
+    root: &Path,
+    remote: &str,
+    base: &str,
+) -> Result<Option<(String, String)>, WorkspaceError> {
+    let (root, remote, base) = (root.to_owned(), remote.to_owned(), base.to_owned());
+    blocking("reading the base branch", move || {
+        let repo = open(&root)?;
+        let Some(commit) = base_commit(&repo, &remote, &base) else {
+            return Ok(None);
+        };
+        let remote_copy = format!("refs/remotes/{remote}/{base}");
+        let name = if repo.refname_to_id(&remote_copy).ok() == Some(commit) {
+            format!("{remote}/{base}")
+        } else {
+            base.clone()
+        };
+        Ok(Some((commit.to_string(), name)))
+    })
+    .await
+}
+
 /// Stages every change in the worktree but untracked by-products (bytecode, caches, reports:
 /// see `byproducts`), which never enter a commit, `.gitignore` or not.
 fn stage_all(repo: &Repository) -> Result<git2::Oid, WorkspaceError> {

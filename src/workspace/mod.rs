@@ -33,8 +33,8 @@ pub use diff::{
     analyse, patch_text, protected_findings, DiffStats, FileChange, Finding, SETTINGS_CHANGE,
 };
 pub use git::{
-    add_detached, commit, create_worktree, push, remove_detached, remove_worktree, reset_worktree,
-    CommitInfo, Worktree,
+    add_detached, base_tip, commit, create_worktree, push, remove_detached, remove_worktree,
+    reset_worktree, CommitInfo, Worktree,
 };
 pub use guard::Snapshot;
 pub use ledger_push::{classify, push_events, LedgerPush, LedgerTarget, Rejection};

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A local HTTP server answering `body` to every request, counting its connections.
-fn server(body: &'static str) -> (u16, Arc<AtomicUsize>) {
+pub(crate) fn server(body: &'static str) -> (u16, Arc<AtomicUsize>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let count = Arc::new(AtomicUsize::new(0));

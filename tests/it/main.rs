@@ -24,6 +24,7 @@ mod critical_path;
 mod decisions;
 mod deputy;
 mod docs;
+mod doctor_setup;
 mod done;
 mod egress;
 mod fake_forgejo;

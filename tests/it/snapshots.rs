@@ -154,13 +154,13 @@ fn the_json_documents_after_the_demo_match_their_snapshots() {
     s.add_redaction(".**.file", "[event file]");
     // The agent CLIs this machine has on PATH.
     s.add_redaction(".clis", "[this machine's CLIs]");
+    // Where this machine keeps ralph's checkouts (its home folder's state folder).
+    s.add_filter(r"/[^\x22 ]*/ralph/checkouts/", "[checkouts]/");
     // The environment of the machine running the tests.
     s.add_filter(
         r"(\d+ of \d+ variables dropped|all \d+ variables pass)[^\x22]*",
         "[this machine's environment, by the allowlist]",
     );
-    // Where this machine keeps the checkouts (its home, or XDG_STATE_HOME).
-    s.add_filter(r"/[^\x22 ]*/ralph/checkouts/", "[state]/ralph/checkouts/");
     s.bind(|| {
         insta::assert_json_snapshot!("leaderboard_json", json_in(&sample, &["leaderboard"]));
         insta::assert_json_snapshot!("spec_json", json_in(&sample, &["spec", "1"]));

@@ -214,11 +214,7 @@ pub fn refused_to(by: &str) -> Option<String> {
         .filter(|r| r.by == by)
         .collect();
     let first = mine.first()?;
-    let key = match first.kind.as_str() {
-        "agent" => "agents_allow",
-        "check" => "checks_allow",
-        _ => "setup_allow",
-    };
+    let key = allow_key(&first.kind);
     let hosts: Vec<String> = mine
         .iter()
         .map(|r| format!("{}:{}", r.host, r.port))
@@ -228,6 +224,16 @@ pub fn refused_to(by: &str) -> Option<String> {
         hosts.join(", "),
         first.kind
     ))
+}
+
+/// The `[sandbox.network]` key that adds a host to the policy of the `kind` of process a
+/// refusal names (`agent`, `check`, `setup`).
+pub fn allow_key(kind: &str) -> &'static str {
+    match kind {
+        "agent" => "agents_allow",
+        "check" => "checks_allow",
+        _ => "setup_allow",
+    }
 }
 
 /// The refusals of this process (one registry, like the sandbox).
