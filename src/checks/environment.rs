@@ -504,13 +504,13 @@ pub fn fingerprint(root: &Path) -> String {
 }
 
 /// The variables every check in the worktree at `wt` runs with: the Cargo target directory
-/// shared under `cache_dir` (unless the user set one), Go's build cache and ccache's there
-/// too (a check may not write the user's own), the worktree's import roots first on
-/// `PYTHONPATH`.
+/// shared under `cache_dir` — also where the user set one of their own, which a check of an
+/// agent's change may not write (and the sandbox shows read-only) —, Go's build cache and
+/// ccache's there too, the worktree's import roots first on `PYTHONPATH`.
 pub fn variables(wt: &Path, cache_dir: &Path) -> Vec<(String, String)> {
     let p = Project::read(wt);
     let mut out = Vec::new();
-    if p.is_file("Cargo.toml") && crate::env::get("CARGO_TARGET_DIR").is_none() {
+    if p.is_file("Cargo.toml") {
         out.push((
             "CARGO_TARGET_DIR".into(),
             cache_dir.join("target").display().to_string(),
