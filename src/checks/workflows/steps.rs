@@ -51,6 +51,7 @@ pub(super) fn read_combination(
         pending: Vec::new(),
         path: super::interpreters::dirs(combo),
         trailing_build: None,
+        steps_read: 0,
     };
     for (i, step) in steps.iter().enumerate() {
         read_step(job, combo, &env, i, step, &mut sequence, ci);
@@ -95,6 +96,8 @@ struct Sequence {
     path: Vec<String>,
     /// The last build among the steps pending.
     trailing_build: Option<Build>,
+    /// How many of its `run:` steps that run here were read.
+    steps_read: usize,
 }
 
 /// `<file>#<job>` and the combination's values: one instance of a job.
@@ -157,6 +160,12 @@ fn read_step(
     else {
         return;
     };
+    let first = sequence.steps_read == 0;
+    sequence.steps_read += 1;
+    let noted = classify(script) != StepKind::Other;
+    if !dir_is_there(job, &label, dir.as_deref(), first, noted, ci) {
+        return;
+    }
     let kind = classify(&expanded);
     // A test step runs for its tests with warnings allowed; its warnings are judged by rule.
     let relaxed = match kind {
@@ -226,7 +235,24 @@ fn add_check(
     sequence: &mut Sequence,
     ci: &mut Ci,
 ) {
-    if ci.checks.iter().any(|c| c.command == command) {
+    // The same command in the same place after the same steps is one check (a matrix key no
+    // step reads); after other steps (another compiler configured) it is another.
+    let pending: Vec<&str> = sequence
+        .pending
+        .iter()
+        .map(|s| s.command.as_str())
+        .collect();
+    let same = |c: &CheckSpec| {
+        c.command == command
+            && c.job.as_ref().is_none_or(|j| {
+                j.path == sequence.path
+                    && j.before
+                        .iter()
+                        .map(|s| s.command.as_str())
+                        .eq(pending.iter().copied())
+            })
+    };
+    if ci.checks.iter().any(same) {
         return;
     }
     if let Some((build, offline)) = crate::checks::tools::offline(&command) {
@@ -237,9 +263,23 @@ fn add_check(
         });
         command = offline;
     }
-    let named = used_keys(combo, &[step, &job.yaml["env"]]);
-    let mut spec = CheckSpec::new(&check_name(job.id, label, &named), &command)
-        .because(&check_reason(job, label, combo));
+    // Named by the matrix values its own step, the job's variables and the `run:` steps before
+    // it read (another compiler configured is another check), never by one only an action reads.
+    let mut used: Vec<&Yaml> = vec![step, &job.yaml["env"]];
+    if let Some(steps) = job.yaml["steps"].as_vec() {
+        used.extend(
+            steps
+                .iter()
+                .take_while(|s| !std::ptr::eq(*s, step))
+                .filter(|s| s["uses"].is_badvalue()),
+        );
+    }
+    let mut name = check_name(job.id, label, &used_keys(combo, &used));
+    if ci.checks.iter().any(|c| c.name == name) {
+        // Two instances told apart only by what an action reads (`python-version`).
+        name = check_name(job.id, label, combo);
+    }
+    let mut spec = CheckSpec::new(&name, &command).because(&check_reason(job, label, combo));
     spec.kind = kind;
     let before = std::mem::take(&mut sequence.pending);
     sequence.trailing_build = None;
@@ -331,16 +371,35 @@ fn runnable(
             None => d,
         })
         .filter(|d| !d.is_empty());
-    if let Some(d) = dir.as_deref().filter(|d| !(job.dir_exists)(d)) {
-        let note = format!(
-            "{file}, job `{id}`, `{label}`: left out, its working directory `{d}` is not in the repository"
-        );
-        if noted && !ci.notes.contains(&note) {
-            ci.notes.push(note);
-        }
-        return None;
-    }
     Some((expanded, dir, env))
+}
+
+/// Whether a step's working directory `dir` is there for it: in the repository, or possibly
+/// made by the job's steps before it (`mkdir -p build/test`, a configure's build folder) — a
+/// first step's that the repository lacks is left out, with a note when the step checks or
+/// installs.
+fn dir_is_there(
+    job: &Job,
+    label: &str,
+    dir: Option<&str>,
+    first: bool,
+    noted: bool,
+    ci: &mut Ci,
+) -> bool {
+    let Some(d) = dir.filter(|d| !(job.dir_exists)(d)) else {
+        return true;
+    };
+    if !first {
+        return true;
+    }
+    let note = format!(
+        "{}, job `{}`, `{label}`: left out, its working directory `{d}` is not in the repository",
+        job.file, job.id
+    );
+    if noted && !ci.notes.contains(&note) {
+        ci.notes.push(note);
+    }
+    false
 }
 
 /// The keys of `combo` that the YAML of `used` refers to (`${{ matrix.k }}`): a check is named

@@ -463,3 +463,46 @@ jobs:
         "a configure may download: the setup's network"
     );
 }
+
+#[test]
+fn a_folder_earlier_steps_make_is_a_later_steps_and_each_compiler_its_own_check() {
+    let ci = read_one(
+        r#"
+on: [push, pull_request]
+env:
+  BUILD_TYPE: Release
+jobs:
+  build-ubuntu:
+    strategy:
+      matrix:
+        compiler: [g++, clang++]
+    runs-on: ubuntu-latest
+    steps:
+      - name: Configure CMake
+        run: cmake -S "${{github.workspace}}" -B "${{github.workspace}}/build" -DCMAKE_CXX_COMPILER=${{matrix.compiler}}
+      - name: Build
+        run: cmake --build "${{github.workspace}}/build" --config $BUILD_TYPE
+      - name: Test
+        working-directory: ${{github.workspace}}/elsewhere/test
+        run: ctest -C $BUILD_TYPE --output-on-failure
+"#,
+    );
+    assert!(
+        ci.notes
+            .iter()
+            .all(|n| !n.contains("not in the repository")),
+        "{:?}",
+        ci.notes
+    );
+    let names: Vec<&str> = ci.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "CI build-ubuntu (compiler g++): Test",
+            "CI build-ubuntu (compiler clang++): Test"
+        ]
+    );
+    assert!(ci.checks[1].job.as_ref().unwrap().before[0]
+        .command
+        .contains("clang++"));
+}
