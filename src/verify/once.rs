@@ -1,0 +1,199 @@
+//! An attempt's checks, run — or taken from a judgement of the same tree ([`super::reuse`]
+//! decides which): the taken verdicts are shown first, a taken failure of the change ends the
+//! run there as it ended the first one, and only the rest run, as a plan of their own with the
+//! same schedule. What ran is recorded for the next attempt on the tree.
+
+use super::reuse::{fails_for_change, note, taken_hint, Judged, Measured, Name, Ran, Slot, Taken};
+use crate::checks::run::Observer;
+use crate::checks::suite::Schedule;
+use crate::checks::{run_checks, CheckPlan, CheckResult, CheckSpec, CheckStatus};
+use std::path::Path;
+use std::time::Duration;
+
+/// The judgements of the competition, and the attempt whose checks run now.
+pub struct Reuse<'a> {
+    pub judged: &'a mut Judged,
+    /// The git tree the attempt's checks judge: what its commit would hold.
+    pub tree: String,
+    pub name: Name,
+}
+
+/// What the checks gave: each check's result in plan order (as run, before the baseline's
+/// judgement), the coverage, and what was taken from an earlier judgement.
+pub(super) struct Checked {
+    pub checks: Vec<CheckResult>,
+    pub coverage: Measured,
+    pub note: Option<String>,
+}
+
+/// Where and how the checks run.
+pub(super) struct Setting<'a> {
+    pub plan: &'a CheckPlan,
+    pub workdir: &'a Path,
+    pub timeout: Duration,
+    pub watch: &'a dyn Observer,
+    pub schedule: Schedule<'a>,
+}
+
+/// Runs the plan's checks — those whose verdict on the same tree cannot be taken from `reuse`
+/// (against a baseline only) — and records what ran there.
+pub(super) async fn run_or_take(s: &Setting<'_>, reuse: Option<&mut Reuse<'_>>) -> Checked {
+    let (Some(reuse), Some(base)) = (reuse, s.schedule.stop_against) else {
+        return run(s, s.plan).await;
+    };
+    let taken = reuse
+        .judged
+        .take(&reuse.tree, s.plan, base)
+        .filter(|t| t.results().next().is_some());
+    let Some(taken) = taken else {
+        let checked = run(s, s.plan).await;
+        record(reuse, s.plan, &checked, &base.commit);
+        return checked;
+    };
+    let marked: Vec<Option<CheckResult>> = taken
+        .slots
+        .iter()
+        .map(|slot| match slot {
+            Slot::Taken(r) => Some(CheckResult {
+                duration_ms: 0,
+                hint: Some(taken_hint(r, &taken.by, &reuse.name)),
+                ..r.clone()
+            }),
+            _ => None,
+        })
+        .collect();
+    marked.iter().flatten().for_each(|r| s.watch.finished(r));
+    let stopped = taken
+        .results()
+        .find(|r| fails_for_change(base, r))
+        .map(|r| r.name.clone());
+    let (checks, coverage) = match &stopped {
+        Some(name) => stop_at(s.plan, &taken, name),
+        None if taken.whole() => (
+            standing(s.plan, &taken, STOPPED),
+            taken.coverage.clone().unwrap_or_default(),
+        ),
+        None => {
+            let (checks, coverage) = run_the_rest(s, &taken).await;
+            let ran = Checked {
+                checks,
+                coverage,
+                note: None,
+            };
+            record(reuse, s.plan, &ran, &base.commit);
+            (ran.checks, ran.coverage)
+        }
+    };
+    let checks = checks
+        .into_iter()
+        .zip(marked)
+        .map(|(r, m)| m.unwrap_or(r))
+        .collect();
+    Checked {
+        checks,
+        coverage,
+        note: note(&reuse.name, &reuse.tree, &taken, s.plan, stopped.as_deref()),
+    }
+}
+
+/// Runs `plan` as `s` says.
+async fn run(s: &Setting<'_>, plan: &CheckPlan) -> Checked {
+    let ran = run_checks(plan, s.workdir, s.timeout, s.watch, s.schedule).await;
+    Checked {
+        checks: ran.checks,
+        coverage: Measured {
+            after: ran.coverage,
+            missing: ran.coverage_missing,
+        },
+        note: None,
+    }
+}
+
+/// Records the checks of `checked` that ran on the tree (the taken ones are there already).
+fn record(reuse: &mut Reuse<'_>, plan: &CheckPlan, checked: &Checked, base: &str) {
+    let results = plan.checks.iter().zip(&checked.checks).collect();
+    let ran = Ran {
+        results,
+        coverage: Some(checked.coverage.clone()),
+    };
+    reuse.judged.record(&reuse.tree, &reuse.name, plan, ran, base);
+}
+
+/// Why a check is left out after a failure of the change.
+const STOPPED: &str = "not run: an earlier check already failed for the change";
+
+/// The results when the taken `name` fails for the change: the taken and the baseline's stand,
+/// the rest are not run — as the checks stop at a failure.
+fn stop_at(plan: &CheckPlan, taken: &Taken, name: &str) -> (Vec<CheckResult>, Measured) {
+    let coverage = taken.coverage.clone().unwrap_or_else(|| Measured {
+        after: None,
+        missing: Some(format!(
+            "the change failed `{name}`, and the checks stopped there"
+        )),
+    });
+    (standing(plan, taken, STOPPED), coverage)
+}
+
+/// The taken results and the baseline's, in plan order; a check to run again stands as not
+/// run, saying `why`.
+fn standing(plan: &CheckPlan, taken: &Taken, why: &str) -> Vec<CheckResult> {
+    plan.checks
+        .iter()
+        .zip(&taken.slots)
+        .map(|(spec, slot)| match slot {
+            Slot::Taken(r) | Slot::Base(r) => r.clone(),
+            Slot::Again(_) => not_run(spec, why),
+        })
+        .collect()
+}
+
+/// Runs the checks not taken (the baseline's among them, which it seeds as ever), as a plan of
+/// their own with the same schedule; returns every check's result in plan order — the taken
+/// ones as they were — and the coverage the run measured.
+async fn run_the_rest(s: &Setting<'_>, taken: &Taken) -> (Vec<CheckResult>, Measured) {
+    let rest: Vec<usize> = (0..s.plan.checks.len())
+        .filter(|&i| !matches!(taken.slots[i], Slot::Taken(_)))
+        .collect();
+    let plan = CheckPlan {
+        checks: rest.iter().map(|&i| s.plan.checks[i].clone()).collect(),
+        ..s.plan.clone()
+    };
+    let ran = run(s, &plan).await;
+    let mut results: Vec<Option<CheckResult>> = ran.checks.into_iter().map(Some).collect();
+    let checks = s
+        .plan
+        .checks
+        .iter()
+        .zip(&taken.slots)
+        .map(|(spec, slot)| match slot {
+            Slot::Taken(r) => r.clone(),
+            // The first result of that name not yet placed (a plan's names are its checks').
+            _ => results
+                .iter_mut()
+                .find(|r| r.as_ref().is_some_and(|r| r.name == spec.name))
+                .and_then(Option::take)
+                .unwrap_or_else(|| {
+                    not_run(spec, "not run: the run of the other checks gave no result for it")
+                }),
+        })
+        .collect();
+    (checks, ran.coverage)
+}
+
+/// The result of `spec` left out, saying `why`.
+fn not_run(spec: &CheckSpec, why: &str) -> CheckResult {
+    CheckResult {
+        name: spec.name.clone(),
+        kind: spec.kind,
+        command: spec.command.clone(),
+        status: CheckStatus::Skipped,
+        exit_code: None,
+        duration_ms: 0,
+        output_tail: String::new(),
+        hint: Some(why.to_owned()),
+        measure: Default::default(),
+        configured: spec.configured,
+        advisory: spec.advisory.clone(),
+        uses: spec.uses.clone(),
+    }
+}
