@@ -75,9 +75,18 @@ pub struct VerificationReport {
     /// named for the maintainer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moved_tests: Vec<Finding>,
-    /// The checks' verdicts taken from an earlier attempt on the same tree, in words.
+    /// The checks' verdicts taken from an earlier attempt on the same tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub taken: Option<String>,
+    pub taken: Option<Taken>,
+}
+
+/// The checks' verdicts an attempt took from an earlier one on the same tree ([`reuse`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Taken {
+    /// What was taken and what ran again, in words.
+    pub note: String,
+    /// No check ran: every verdict was taken, or a taken one failed the change.
+    pub nothing_ran: bool,
 }
 
 impl VerificationReport {
@@ -337,7 +346,7 @@ pub async fn verify(
         new_tests,
         settings_changes: Vec::new(),
         moved_tests,
-        taken: ran.note,
+        taken: ran.taken,
     };
     // A change to the checks' settings is tried under the base's settings, by the checks that
     // ran for it.

@@ -164,8 +164,8 @@ async fn try_change(
         note,
     } = check_change(crew, bench, target, &result, &tag, name, previous).await?;
     if let Some(taken) = &verification.taken {
-        crew.input.printer.status(&format!("- {taken}"));
-        book.report.warnings.push(taken.clone());
+        crew.input.printer.status(&format!("- {}", taken.note));
+        book.report.warnings.push(taken.note.clone());
     }
     book.report.warnings.extend(note);
     for (who, changes) in [("the implementer", &by_agent), ("the checks", &by_checks)] {
@@ -308,7 +308,12 @@ async fn check_change(
             .printer
             .warn(&format!("cannot keep the trees judged for --resume: {e:#}"));
     }
-    crew.timeline.since(format!("checks {tag}"), started);
+    // No check ran when every verdict was taken: not a run of the checks.
+    let phase = match &verification.taken {
+        Some(t) if t.nothing_ran => "taken",
+        _ => "checks",
+    };
+    crew.timeline.since(format!("{phase} {tag}"), started);
     let name = format!("{} {attempt}", target.purpose.label());
     let note = put_back(crew, target.wt, result, &name).await?;
     // The checks ran the change's code: it may not write git's files either.

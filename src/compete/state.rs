@@ -341,6 +341,59 @@ mod tests {
     }
 
     #[test]
+    fn the_trees_judged_are_kept_for_their_own_run_only() {
+        use crate::verify::reuse::{Judgement, Measured, Name};
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings {
+            root: dir.path().to_owned(),
+            ralph_dir: dir.path().join(".ralph"),
+            repo: None,
+            tracker: crate::config::TrackerKind::Local,
+            config: crate::config::Config::default(),
+            config_source: crate::config::ConfigSource::Defaults,
+        };
+        let mut trees = JudgedTrees::load(&settings, 3, "run-a");
+        assert_eq!(trees.judged, Judged::default(), "nothing yet");
+        trees.judged.trees.push(Judgement {
+            tree: "1a2b3c".into(),
+            by: Name {
+                label: "Attempt".into(),
+                round: 1,
+                attempt: 1,
+            },
+            setting: serde_json::json!({"env": []}),
+            checks: Vec::new(),
+            coverage: Measured::default(),
+        });
+        trees.save().unwrap();
+        let file = dir.path().join(".ralph/runs/3/judged.json");
+        assert!(file.is_file());
+        assert_eq!(
+            JudgedTrees::load(&settings, 3, "run-a").judged,
+            trees.judged
+        );
+        assert_eq!(
+            JudgedTrees::load(&settings, 3, "run-b").judged,
+            Judged::default(),
+            "another run's trees are not this one's"
+        );
+        std::fs::write(&file, "{ not json").unwrap();
+        assert_eq!(
+            JudgedTrees::load(&settings, 3, "run-a").judged,
+            Judged::default()
+        );
+        // A revision's trees are kept in memory only.
+        let memory = JudgedTrees {
+            judged: trees.judged.clone(),
+            ..JudgedTrees::default()
+        };
+        memory.save().unwrap();
+        assert!(!dir.path().join(".ralph/runs/4").exists());
+        RunState::forget(&settings, 3);
+        assert!(!file.exists(), "forgotten with the run state");
+    }
+
+    #[test]
     fn state_moves_to_a_replan_after_an_initial_failure_and_back_after_a_pass() {
         let mut s = RunState::new("r".into(), 3, "ralph/3-x".into());
         let failure = Failure {

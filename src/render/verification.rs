@@ -45,7 +45,7 @@ pub fn render_terminal(r: &VerificationReport, paint: Paint, with_checks: bool) 
         }
     }
     if let Some(taken) = &r.taken {
-        let _ = writeln!(out, "  checks: {taken}");
+        let _ = writeln!(out, "  checks: {}", taken.note);
     }
     let _ = writeln!(out, "  coverage: {}", coverage_line(&r.coverage));
     let _ = writeln!(
@@ -167,7 +167,7 @@ fn status_mark(status: CheckStatus) -> &'static str {
 fn markdown_notes(r: &VerificationReport) -> String {
     let mut out = String::new();
     if let Some(taken) = &r.taken {
-        let _ = writeln!(out, "\n**Verdict taken**: {}", inert(taken));
+        let _ = writeln!(out, "\n**Verdict taken**: {}", inert(&taken.note));
     }
     for c in r.failing_on_base() {
         let _ = writeln!(
@@ -300,17 +300,17 @@ mod tests {
         let said = "the tree of attempt 2 is attempt 1's (tree 1a2b3c4): its verdict is taken, not run again";
         let r = VerificationReport {
             checks: vec![check("test", CheckKind::Test, CheckStatus::Passed)],
-            taken: Some(said.into()),
+            taken: Some(crate::verify::Taken {
+                note: said.into(),
+                nothing_ran: true,
+            }),
             ..VerificationReport::none()
         };
         let term = render_terminal(&r, Paint::plain(), false);
         assert!(term.contains(&format!("  checks: {said}\n")), "{term}");
         let md = render_markdown(&r);
         assert!(md.contains(&format!("**Verdict taken**: {said}")), "{md}");
-        let plain = VerificationReport {
-            taken: None,
-            ..r
-        };
+        let plain = VerificationReport { taken: None, ..r };
         assert!(!render_terminal(&plain, Paint::plain(), false).contains("checks:"));
         assert!(!render_markdown(&plain).contains("Verdict taken"));
     }

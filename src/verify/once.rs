@@ -23,7 +23,7 @@ pub struct Reuse<'a> {
 pub(super) struct Checked {
     pub checks: Vec<CheckResult>,
     pub coverage: Measured,
-    pub note: Option<String>,
+    pub taken: Option<super::Taken>,
 }
 
 /// Where and how the checks run.
@@ -78,7 +78,7 @@ pub(super) async fn run_or_take(s: &Setting<'_>, reuse: Option<&mut Reuse<'_>>) 
             let ran = Checked {
                 checks,
                 coverage,
-                note: None,
+                taken: None,
             };
             record(reuse, s.plan, &ran, &base.commit);
             (ran.checks, ran.coverage)
@@ -89,10 +89,12 @@ pub(super) async fn run_or_take(s: &Setting<'_>, reuse: Option<&mut Reuse<'_>>) 
         .zip(marked)
         .map(|(r, m)| m.unwrap_or(r))
         .collect();
+    let nothing_ran = taken.whole() || stopped.is_some();
     Checked {
         checks,
         coverage,
-        note: note(&reuse.name, &reuse.tree, &taken, s.plan, stopped.as_deref()),
+        taken: note(&reuse.name, &reuse.tree, &taken, s.plan, stopped.as_deref())
+            .map(|note| super::Taken { note, nothing_ran }),
     }
 }
 
@@ -105,7 +107,7 @@ async fn run(s: &Setting<'_>, plan: &CheckPlan) -> Checked {
             after: ran.coverage,
             missing: ran.coverage_missing,
         },
-        note: None,
+        taken: None,
     }
 }
 
@@ -116,7 +118,9 @@ fn record(reuse: &mut Reuse<'_>, plan: &CheckPlan, checked: &Checked, base: &str
         results,
         coverage: Some(checked.coverage.clone()),
     };
-    reuse.judged.record(&reuse.tree, &reuse.name, plan, ran, base);
+    reuse
+        .judged
+        .record(&reuse.tree, &reuse.name, plan, ran, base);
 }
 
 /// Why a check is left out after a failure of the change.
@@ -173,7 +177,10 @@ async fn run_the_rest(s: &Setting<'_>, taken: &Taken) -> (Vec<CheckResult>, Meas
                 .find(|r| r.as_ref().is_some_and(|r| r.name == spec.name))
                 .and_then(Option::take)
                 .unwrap_or_else(|| {
-                    not_run(spec, "not run: the run of the other checks gave no result for it")
+                    not_run(
+                        spec,
+                        "not run: the run of the other checks gave no result for it",
+                    )
                 }),
         })
         .collect();

@@ -391,23 +391,25 @@ pub fn note(
         now.said(&taken.by),
         taken.by.said(now)
     );
-    if let Some(name) = stopped {
-        return Some(format!(
-            "{head}: its verdict is taken, not run again — `{name}` fails for the change there, and the other checks are not run"
-        ));
-    }
     if taken.whole() {
         return Some(format!("{head}: its verdict is taken, not run again"));
     }
-    let again: Vec<String> = taken
-        .again(plan)
-        .into_iter()
-        .map(|(name, why)| format!("`{name}` ({})", why.why()))
-        .collect();
     let verdicts = if count == 1 { "verdict" } else { "verdicts" };
+    let rest = match stopped {
+        Some(name) => {
+            format!("`{name}` fails for the change there, so the others are not run")
+        }
+        None => {
+            let again: Vec<String> = taken
+                .again(plan)
+                .into_iter()
+                .map(|(name, why)| format!("`{name}` ({})", why.why()))
+                .collect();
+            format!("run again: {}", again.join(", "))
+        }
+    };
     Some(format!(
-        "{head}: {count} check {verdicts} taken, not run again; run again: {}",
-        again.join(", ")
+        "{head}: {count} check {verdicts} taken, not run again; {rest}"
     ))
 }
 

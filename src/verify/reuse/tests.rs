@@ -63,11 +63,7 @@ fn judged_with(plan: &CheckPlan, statuses: &[CheckStatus], base: &str) -> Judged
     judged
 }
 
-fn ran<'a>(
-    plan: &'a CheckPlan,
-    results: &'a [CheckResult],
-    coverage: Option<Measured>,
-) -> Ran<'a> {
+fn ran<'a>(plan: &'a CheckPlan, results: &'a [CheckResult], coverage: Option<Measured>) -> Ran<'a> {
     Ran {
         results: plan.checks.iter().zip(results).collect(),
         coverage,
@@ -194,7 +190,13 @@ fn a_flaky_verdict_is_never_taken_whatever_it_came_to() {
         flaky.measure.tests = Some(tests);
         let results = [result(&plan.checks[0], CheckStatus::Passed), flaky];
         let mut judged = Judged::default();
-        judged.record(TREE, &name(1, 1), &plan, ran(&plan, &results, None), "base1");
+        judged.record(
+            TREE,
+            &name(1, 1),
+            &plan,
+            ran(&plan, &results, None),
+            "base1",
+        );
         let taken = judged.take(TREE, &plan, &base).unwrap();
         assert_eq!(
             kinds(&taken),
@@ -361,7 +363,11 @@ fn recording_again_keeps_what_did_not_run_and_the_first_judge() {
     judged.record("beef", &name(2, 3), &plan, ran(&plan, &later, None), "b");
     assert_eq!(judged.trees.len(), 2);
     assert_eq!(judged.trees[1].by, name(2, 3));
-    assert_eq!(judged.trees[1].checks.len(), 1, "a check left out is not kept");
+    assert_eq!(
+        judged.trees[1].checks.len(),
+        1,
+        "a check left out is not kept"
+    );
 }
 
 #[test]
@@ -437,7 +443,15 @@ fn the_notes_say_what_was_taken_and_what_runs_again() {
         .unwrap();
     assert_eq!(
         note(&name(1, 2), TREE, &failing, &plan, Some("lint")).unwrap(),
-        "the tree of attempt 2 is attempt 1's (tree 1a2b3c4): its verdict is taken, not run again — `lint` fails for the change there, and the other checks are not run"
+        "the tree of attempt 2 is attempt 1's (tree 1a2b3c4): 1 check verdict taken, not run again; `lint` fails for the change there, so the others are not run"
+    );
+    let both = judged_with(&plan, &[Passed, Failed], "b")
+        .take(TREE, &plan, &base)
+        .unwrap();
+    assert_eq!(
+        note(&name(1, 2), TREE, &both, &plan, Some("test")).unwrap(),
+        "the tree of attempt 2 is attempt 1's (tree 1a2b3c4): its verdict is taken, not run again",
+        "a failure taken with the whole verdict"
     );
     let nothing = judged_with(&plan, &[TimedOut, TimedOut], "b")
         .take(TREE, &plan, &base)
