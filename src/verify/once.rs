@@ -50,7 +50,8 @@ pub(super) async fn run_or_take(s: &Setting<'_>, reuse: Option<&mut Reuse<'_>>) 
         record(reuse, s.plan, &checked, &base.commit);
         return checked;
     };
-    let marked: Vec<Option<CheckResult>> = taken
+    // Each taken result as shown: without a time of its own, saying whose it is.
+    let shown: Vec<Option<CheckResult>> = taken
         .slots
         .iter()
         .map(|slot| match slot {
@@ -62,33 +63,23 @@ pub(super) async fn run_or_take(s: &Setting<'_>, reuse: Option<&mut Reuse<'_>>) 
             _ => None,
         })
         .collect();
-    marked.iter().flatten().for_each(|r| s.watch.finished(r));
+    shown.iter().flatten().for_each(|r| s.watch.finished(r));
     let stopped = taken
         .results()
         .find(|r| fails_for_change(base, r))
         .map(|r| r.name.clone());
     let (checks, coverage) = match &stopped {
-        Some(name) => stop_at(s.plan, &taken, name),
+        Some(name) => stop_at(s.plan, &taken, &shown, name),
         None if taken.whole() => (
-            standing(s.plan, &taken, STOPPED),
+            placed(s.plan, &taken, &shown, Vec::new()),
             taken.coverage.clone().unwrap_or_default(),
         ),
         None => {
-            let (checks, coverage) = run_the_rest(s, &taken).await;
-            let ran = Checked {
-                checks,
-                coverage,
-                taken: None,
-            };
-            record(reuse, s.plan, &ran, &base.commit);
-            (ran.checks, ran.coverage)
+            let (rest, ran) = run_the_rest(s, &taken).await;
+            record(reuse, &rest, &ran, &base.commit);
+            (placed(s.plan, &taken, &shown, ran.checks), ran.coverage)
         }
     };
-    let checks = checks
-        .into_iter()
-        .zip(marked)
-        .map(|(r, m)| m.unwrap_or(r))
-        .collect();
     let nothing_ran = taken.whole() || stopped.is_some();
     Checked {
         checks,
@@ -111,84 +102,80 @@ async fn run(s: &Setting<'_>, plan: &CheckPlan) -> Checked {
     }
 }
 
-/// Records the checks of `checked` that ran on the tree (the taken ones are there already).
+/// Records the checks of `checked` (a run of `plan`) on the tree.
 fn record(reuse: &mut Reuse<'_>, plan: &CheckPlan, checked: &Checked, base: &str) {
-    let results = plan.checks.iter().zip(&checked.checks).collect();
-    let ran = Ran {
-        results,
-        coverage: Some(checked.coverage.clone()),
-    };
+    let ran = Ran::of(plan, &checked.checks, Some(checked.coverage.clone()));
     reuse
         .judged
         .record(&reuse.tree, &reuse.name, plan, ran, base);
 }
 
-/// Why a check is left out after a failure of the change.
-const STOPPED: &str = "not run: an earlier check already failed for the change";
-
-/// The results when the taken `name` fails for the change: the taken and the baseline's stand,
-/// the rest are not run — as the checks stop at a failure.
-fn stop_at(plan: &CheckPlan, taken: &Taken, name: &str) -> (Vec<CheckResult>, Measured) {
+/// The results when the taken `name` fails for the change: the taken (as `shown`) and the
+/// baseline's stand, the rest are not run — as the checks stop at a failure.
+fn stop_at(
+    plan: &CheckPlan,
+    taken: &Taken,
+    shown: &[Option<CheckResult>],
+    name: &str,
+) -> (Vec<CheckResult>, Measured) {
     let coverage = taken.coverage.clone().unwrap_or_else(|| Measured {
         after: None,
         missing: Some(format!(
             "the change failed `{name}`, and the checks stopped there"
         )),
     });
-    (standing(plan, taken, STOPPED), coverage)
+    (placed(plan, taken, shown, Vec::new()), coverage)
 }
 
-/// The taken results and the baseline's, in plan order; a check to run again stands as not
-/// run, saying `why`.
-fn standing(plan: &CheckPlan, taken: &Taken, why: &str) -> Vec<CheckResult> {
+/// Every check's result in plan order: the taken ones as `shown`, the baseline's, and the
+/// others from `ran` (a run of those, by name in order) — not run when `ran` has none for it,
+/// unless the whole plan leaves it out.
+fn placed(
+    plan: &CheckPlan,
+    taken: &Taken,
+    shown: &[Option<CheckResult>],
+    ran: Vec<CheckResult>,
+) -> Vec<CheckResult> {
+    let mut ran: Vec<Option<CheckResult>> = ran.into_iter().map(Some).collect();
+    let mut from_run = |name: &str| {
+        ran.iter_mut()
+            .find(|r| r.as_ref().is_some_and(|r| r.name == name))
+            .and_then(Option::take)
+    };
     plan.checks
         .iter()
         .zip(&taken.slots)
-        .map(|(spec, slot)| match slot {
-            Slot::Taken(r) | Slot::Base(r) => r.clone(),
-            Slot::Again(_) => not_run(spec, why),
+        .zip(shown)
+        .filter_map(|((spec, slot), shown)| match slot {
+            Slot::Taken(_) => shown.clone(),
+            Slot::Out => None,
+            Slot::Base(r) => Some(from_run(&spec.name).unwrap_or_else(|| r.clone())),
+            Slot::Again(_) => Some(from_run(&spec.name).unwrap_or_else(|| not_run(spec))),
         })
         .collect()
 }
 
-/// Runs the checks not taken (the baseline's among them, which it seeds as ever), as a plan of
-/// their own with the same schedule; returns every check's result in plan order — the taken
-/// ones as they were — and the coverage the run measured.
-async fn run_the_rest(s: &Setting<'_>, taken: &Taken) -> (Vec<CheckResult>, Measured) {
-    let rest: Vec<usize> = (0..s.plan.checks.len())
-        .filter(|&i| !matches!(taken.slots[i], Slot::Taken(_)))
-        .collect();
+/// Runs the checks not taken (the baseline's among them, which it seeds as ever; not those the
+/// whole plan leaves out), as a plan of their own with the same schedule: that plan, and what
+/// its run gave.
+async fn run_the_rest(s: &Setting<'_>, taken: &Taken) -> (CheckPlan, Checked) {
     let plan = CheckPlan {
-        checks: rest.iter().map(|&i| s.plan.checks[i].clone()).collect(),
+        checks: s
+            .plan
+            .checks
+            .iter()
+            .zip(&taken.slots)
+            .filter(|(_, slot)| matches!(slot, Slot::Base(_) | Slot::Again(_)))
+            .map(|(spec, _)| spec.clone())
+            .collect(),
         ..s.plan.clone()
     };
     let ran = run(s, &plan).await;
-    let mut results: Vec<Option<CheckResult>> = ran.checks.into_iter().map(Some).collect();
-    let checks = s
-        .plan
-        .checks
-        .iter()
-        .zip(&taken.slots)
-        .map(|(spec, slot)| match slot {
-            Slot::Taken(r) => r.clone(),
-            // The first result of that name not yet placed (a plan's names are its checks').
-            _ => results
-                .iter_mut()
-                .find(|r| r.as_ref().is_some_and(|r| r.name == spec.name))
-                .and_then(Option::take)
-                .unwrap_or_else(|| {
-                    not_run(
-                        spec,
-                        "not run: the run of the other checks gave no result for it",
-                    )
-                }),
-        })
-        .collect();
-    (checks, ran.coverage)
+    (plan, ran)
 }
 
-/// The result of `spec` left out, saying `why`.
-fn not_run(spec: &CheckSpec, why: &str) -> CheckResult {
+/// The result of `spec` left out after a failure of the change.
+fn not_run(spec: &CheckSpec) -> CheckResult {
     CheckResult {
         name: spec.name.clone(),
         kind: spec.kind,
@@ -197,7 +184,7 @@ fn not_run(spec: &CheckSpec, why: &str) -> CheckResult {
         exit_code: None,
         duration_ms: 0,
         output_tail: String::new(),
-        hint: Some(why.to_owned()),
+        hint: Some("not run: an earlier check already failed for the change".to_owned()),
         measure: Default::default(),
         configured: spec.configured,
         advisory: spec.advisory.clone(),

@@ -123,6 +123,9 @@ pub enum Slot {
     Taken(CheckResult),
     /// The baseline's result: it cannot judge a change and never runs.
     Base(CheckResult),
+    /// Left out of the run, with no result: a stand-in check where the project's own tests
+    /// judge ([`Baseline::fallbacks_needed`]).
+    Out,
     /// It runs again.
     Again(Again),
 }
@@ -187,11 +190,13 @@ impl Judged {
     /// `base`; `None` when it was not judged.
     pub fn take(&self, tree: &str, plan: &CheckPlan, base: &Baseline) -> Option<Taken> {
         let judgement = self.find(tree, &setting(plan))?;
+        let stand_ins_out = !base.fallbacks_needed(plan);
         let mut slots: Vec<Slot> = plan
             .checks
             .iter()
             .map(|spec| match base.cannot_judge(spec) {
                 Some(r) => Slot::Base(r),
+                None if spec.fallback.is_some() && stand_ins_out => Slot::Out,
                 None => match judgement.kept(spec) {
                     Some(kept) => kept.verdict(spec, base),
                     None => Slot::Again(Again::NotJudged),
@@ -263,6 +268,23 @@ pub struct Ran<'a> {
     pub results: Vec<(&'a CheckSpec, &'a CheckResult)>,
     /// The coverage, when it was measured.
     pub coverage: Option<Measured>,
+}
+
+impl<'a> Ran<'a> {
+    /// The `results` of a run of `plan` (in plan order; a check the run left out has none),
+    /// each with its check, matched by name in order; and the `coverage`.
+    pub fn of(
+        plan: &'a CheckPlan,
+        results: &'a [CheckResult],
+        coverage: Option<Measured>,
+    ) -> Ran<'a> {
+        let mut specs = plan.checks.iter();
+        let results = results
+            .iter()
+            .filter_map(|r| specs.find(|s| s.name == r.name).map(|s| (s, r)))
+            .collect();
+        Ran { results, coverage }
+    }
 }
 
 impl Judgement {

@@ -77,6 +77,7 @@ fn kinds(taken: &Taken) -> Vec<String> {
         .map(|s| match s {
             Slot::Taken(r) => format!("taken {}", r.status.word()),
             Slot::Base(_) => "base".to_owned(),
+            Slot::Out => "out".to_owned(),
             Slot::Again(why) => format!("again: {}", why.why()),
         })
         .collect()
@@ -479,5 +480,58 @@ fn a_taken_result_says_whose_it_is_before_its_own_hint() {
     assert_eq!(
         taken_hint(&r, &name(1, 1), &name(2, 1)),
         "not run again: attempt 1 of round 1's verdict on the same tree; passes as `pytest` but fails under coverage"
+    );
+}
+
+#[test]
+fn a_stand_in_the_run_leaves_out_is_out_and_needs_no_verdict() {
+    let mut stand_in = CheckSpec::new("ctest", "ctest --output-on-failure");
+    stand_in.kind = CheckKind::Test;
+    stand_in.fallback = Some("the CI runs the same suite its own way".into());
+    let mut plan = plan();
+    plan.checks.push(stand_in);
+    // The project's own test passes on the base: the stand-in judges nothing, and never ran.
+    let base = green("b", &plan);
+    let results = [
+        result(&plan.checks[0], CheckStatus::Passed),
+        result(&plan.checks[1], CheckStatus::Passed),
+    ];
+    let mut judged = Judged::default();
+    judged.record(
+        TREE,
+        &name(1, 1),
+        &plan,
+        Ran::of(&plan, &results, None),
+        "b",
+    );
+    assert_eq!(judged.trees[0].checks.len(), 2);
+    let taken = judged.take(TREE, &plan, &base).unwrap();
+    assert_eq!(kinds(&taken), ["taken passed", "taken passed", "out"]);
+    assert!(taken.whole());
+    // Where no other test can judge, it runs, and was not judged on this tree.
+    let mut red = base.clone();
+    red.checks[1].status = CheckStatus::Failed;
+    let taken = judged.take(TREE, &plan, &red).unwrap();
+    assert_eq!(kinds(&taken)[2], "again: it was not judged on this tree");
+}
+
+#[test]
+fn a_run_s_results_are_matched_to_their_checks_by_name() {
+    let mut plan = plan();
+    plan.checks.insert(1, CheckSpec::new("left-out", "true"));
+    // The run gave no result for the check in the middle.
+    let results = [
+        result(&plan.checks[0], CheckStatus::Passed),
+        result(&plan.checks[2], CheckStatus::Failed),
+    ];
+    let ran = Ran::of(&plan, &results, None);
+    let pairs: Vec<(&str, CheckStatus)> = ran
+        .results
+        .iter()
+        .map(|(spec, r)| (spec.name.as_str(), r.status))
+        .collect();
+    assert_eq!(
+        pairs,
+        [("lint", CheckStatus::Passed), ("test", CheckStatus::Failed)]
     );
 }
