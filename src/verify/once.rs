@@ -5,8 +5,9 @@
 
 use super::reuse::{fails_for_change, note, taken_hint, Judged, Measured, Name, Ran, Slot, Taken};
 use crate::checks::run::Observer;
+use crate::checks::run::skipped;
 use crate::checks::suite::Schedule;
-use crate::checks::{run_checks, CheckPlan, CheckResult, CheckSpec, CheckStatus};
+use crate::checks::{run_checks, CheckPlan, CheckResult};
 use std::path::Path;
 use std::time::Duration;
 
@@ -150,7 +151,7 @@ fn placed(
             Slot::Taken(_) => shown.clone(),
             Slot::Out => None,
             Slot::Base(r) => Some(from_run(&spec.name).unwrap_or_else(|| r.clone())),
-            Slot::Again(_) => Some(from_run(&spec.name).unwrap_or_else(|| not_run(spec))),
+            Slot::Again(_) => Some(from_run(&spec.name).unwrap_or_else(|| skipped(spec))),
         })
         .collect()
 }
@@ -172,22 +173,4 @@ async fn run_the_rest(s: &Setting<'_>, taken: &Taken) -> (CheckPlan, Checked) {
     };
     let ran = run(s, &plan).await;
     (plan, ran)
-}
-
-/// The result of `spec` left out after a failure of the change.
-fn not_run(spec: &CheckSpec) -> CheckResult {
-    CheckResult {
-        name: spec.name.clone(),
-        kind: spec.kind,
-        command: spec.command.clone(),
-        status: CheckStatus::Skipped,
-        exit_code: None,
-        duration_ms: 0,
-        output_tail: String::new(),
-        hint: Some("not run: an earlier check already failed for the change".to_owned()),
-        measure: Default::default(),
-        configured: spec.configured,
-        advisory: spec.advisory.clone(),
-        uses: spec.uses.clone(),
-    }
 }

@@ -136,12 +136,7 @@ echo '{"summary":"added mul","checkboxes_completed":["req_1"]}'"#;
 
 #[test]
 fn a_check_whose_verdict_was_flaky_runs_again_on_the_same_tree() {
-    let python3 = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !python3 {
-        eprintln!("skipped: python3 is not installed");
+    if !crate::verdicts::python3() {
         return;
     }
     let repo = Repo::with(Setup {
