@@ -4,8 +4,7 @@
 //! same schedule. What ran is recorded for the next attempt on the tree.
 
 use super::reuse::{fails_for_change, note, taken_hint, Judged, Measured, Name, Ran, Slot, Taken};
-use crate::checks::run::Observer;
-use crate::checks::run::skipped;
+use crate::checks::run::{skipped, Observer};
 use crate::checks::suite::Schedule;
 use crate::checks::{run_checks, CheckPlan, CheckResult};
 use std::path::Path;
