@@ -5,7 +5,7 @@
 
 use crate::checks::baseline::Baseline;
 use crate::checks::new_tests::{self, NewTest, Outcome};
-use crate::checks::{run_checks, CheckKind, CheckPlan, CheckResult, CheckStatus};
+use crate::checks::{CheckKind, CheckPlan, CheckResult, CheckStatus};
 use crate::workspace::{
     protected_findings, DiffStats, Finding, Workspace, WorkspaceError, Worktree,
 };
@@ -14,7 +14,19 @@ use serde::Serialize;
 use std::time::Duration;
 
 mod moved;
+mod once;
+pub mod reuse;
 mod settings;
+
+pub use once::Reuse;
+
+/// What earlier attempts leave the checks of this one: the checks that failed last time (run
+/// first), and the trees the competition judged ([`reuse`]).
+#[derive(Default)]
+pub struct Earlier<'a> {
+    pub first: &'a [String],
+    pub reuse: Option<Reuse<'a>>,
+}
 
 /// Coverage measured before and after the change, and why either was not.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -63,6 +75,18 @@ pub struct VerificationReport {
     /// named for the maintainer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub moved_tests: Vec<Finding>,
+    /// The checks' verdicts taken from an earlier attempt on the same tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken: Option<Taken>,
+}
+
+/// The checks' verdicts an attempt took from an earlier one on the same tree ([`reuse`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Taken {
+    /// What was taken and what ran again, in words.
+    pub note: String,
+    /// No check ran: every verdict was taken, or a taken one failed the change.
+    pub nothing_ran: bool,
 }
 
 impl VerificationReport {
@@ -78,6 +102,7 @@ impl VerificationReport {
             new_tests: Vec::new(),
             settings_changes: Vec::new(),
             moved_tests: Vec::new(),
+            taken: None,
         }
     }
 
@@ -255,8 +280,10 @@ pub struct Reason {
 /// the change is the implementer's, not what the checks leave), the checks (quality at once,
 /// then tests), each failing one judged against the `baseline` (the commit the attempt started
 /// from) — failing there too and no worse, it is *failing on base* —, coverage after (before is
-/// the baseline's). The checks named in `first` (those that failed last time) run first, and
-/// against a baseline the checks stop at the first that fails for the change.
+/// the baseline's). The checks named in `earlier.first` (those that failed last time) run
+/// first, and against a baseline the checks stop at the first that fails for the change. With
+/// `earlier.reuse`, the verdicts of a check on the same tree are taken where they may be
+/// ([`reuse`]), and what runs is recorded there.
 pub async fn verify(
     workspace: &dyn Workspace,
     wt: &Worktree,
@@ -264,8 +291,9 @@ pub async fn verify(
     baseline: Option<&Baseline>,
     timeout: Duration,
     watch: &dyn crate::checks::run::Observer,
-    first: &[String],
+    earlier: Earlier<'_>,
 ) -> Result<VerificationReport, WorkspaceError> {
+    let Earlier { first, mut reuse } = earlier;
     // The change is what the implementer left, before the checks write anything (an unpacked
     // sdist, a report): taken first.
     let diff = workspace.diff(wt).await?;
@@ -275,7 +303,14 @@ pub async fn verify(
         first,
         stop_against: baseline,
     };
-    let ran = run_checks(plan, &wt.path, timeout, watch, schedule).await;
+    let setting = once::Setting {
+        plan,
+        workdir: &wt.path,
+        timeout,
+        watch,
+        schedule,
+    };
+    let ran = once::run_or_take(&setting, reuse.as_mut()).await;
     let mut checks = ran.checks;
     if let Some(b) = baseline {
         checks.iter_mut().for_each(|c| b.judge(c));
@@ -300,9 +335,9 @@ pub async fn verify(
         checks,
         coverage: Coverage {
             before: baseline.and_then(|b| b.coverage),
-            after: ran.coverage,
+            after: ran.coverage.after,
             before_missing: baseline.and_then(|b| b.coverage_missing.clone()),
-            after_missing: ran.coverage_missing.clone(),
+            after_missing: ran.coverage.missing,
         },
         diff,
         protected,
@@ -311,6 +346,7 @@ pub async fn verify(
         new_tests,
         settings_changes: Vec::new(),
         moved_tests,
+        taken: ran.taken,
     };
     // A change to the checks' settings is tried under the base's settings, by the checks that
     // ran for it.
@@ -453,6 +489,7 @@ mod tests {
             new_tests: Vec::new(),
             settings_changes: Vec::new(),
             moved_tests: Vec::new(),
+            taken: None,
         }
     }
 

@@ -16,7 +16,8 @@ use super::propose::FailedCheck;
 use super::verify_role::verify_requirements;
 use crate::agent::protocol::ImplementAnswer;
 use crate::checks::CheckPlan;
-use crate::verify::{verify, VerificationReport};
+use crate::verify::reuse::Name;
+use crate::verify::{verify, Earlier, Reuse, VerificationReport};
 use crate::workspace::{CommitInfo, WorkspaceError, Worktree};
 use anyhow::Result;
 
@@ -151,12 +152,21 @@ async fn try_change(
         note,
     } = implement_once(crew, bench, contest, target, attempt, previous, &tag).await?;
     book.report.warnings.extend(note);
+    let name = Name {
+        label: label.to_owned(),
+        round: contest.site.round,
+        attempt,
+    };
     let Checked {
         verification,
         native_failed,
         by_checks,
         note,
-    } = check_change(crew, bench, target, &result, &tag, attempt, previous).await?;
+    } = check_change(crew, bench, target, &result, &tag, name, previous).await?;
+    if let Some(taken) = &verification.taken {
+        crew.input.printer.status(&format!("- {}", taken.note));
+        book.report.warnings.push(taken.note.clone());
+    }
     book.report.warnings.extend(note);
     for (who, changes) in [("the implementer", &by_agent), ("the checks", &by_checks)] {
         if let Some(changes) = changes {
@@ -274,24 +284,36 @@ async fn record_failure(
     previous
 }
 
-/// Runs ralph's checks on the implementer's change: the environment made again when a
-/// manifest changed, native code rebuilt, the verification, what the checks wrote put back
-/// (`result` is the implementer's), git's files checked. The checks that failed the `previous`
-/// attempt run first.
+/// Runs ralph's checks on the implementer's change (attempt `name`): the environment made
+/// again when a manifest changed, native code rebuilt, the verification — the verdicts on a
+/// tree already judged taken —, what the checks wrote put back (`result` is the
+/// implementer's), git's files checked. The checks that failed the `previous` attempt run
+/// first.
 async fn check_change(
     crew: &mut Crew<'_>,
     bench: &Bench,
     target: &Target<'_>,
     result: &crate::workspace::Snapshot,
     tag: &str,
-    attempt: u32,
+    name: Name,
     previous: &[FailedCheck],
 ) -> Result<Checked> {
     let first = first_checks(crew, previous);
     let started = std::time::Instant::now();
-    let (verification, native) = run_checks(crew, bench, target, attempt, &first).await?;
+    let attempt = name.attempt;
+    let (verification, native) = run_checks(crew, bench, target, name, &first).await?;
     learn_from(crew, &verification);
-    crew.timeline.since(format!("checks {tag}"), started);
+    if let Err(e) = crew.trees.save() {
+        crew.input
+            .printer
+            .warn(&format!("cannot keep the trees judged for --resume: {e:#}"));
+    }
+    // No check ran when every verdict was taken: not a run of the checks.
+    let phase = match &verification.taken {
+        Some(t) if t.nothing_ran => "taken",
+        _ => "checks",
+    };
+    crew.timeline.since(format!("{phase} {tag}"), started);
     let name = format!("{} {attempt}", target.purpose.label());
     let note = put_back(crew, target.wt, result, &name).await?;
     // The checks ran the change's code: it may not write git's files either.
@@ -321,18 +343,28 @@ fn first_checks(crew: &Crew<'_>, previous: &[FailedCheck]) -> Vec<String> {
 }
 
 /// Makes the environment again when the change touched a dependency manifest, builds the
-/// native code it touches again, and verifies the change with the checks in `first` run
-/// first. Returns the verification (a failed environment among its setup failures) and the
-/// native build's outcome (`None` when nothing had to be built).
+/// native code it touches again, and verifies the change of attempt `name` with the checks in
+/// `first` run first, taking the verdicts of a tree already judged. Returns the verification
+/// (a failed environment among its setup failures) and the native build's outcome (`None`
+/// when nothing had to be built).
 async fn run_checks(
-    crew: &Crew<'_>,
+    crew: &mut Crew<'_>,
     bench: &Bench,
     target: &Target<'_>,
-    attempt: u32,
+    name: Name,
     first: &[String],
 ) -> Result<(VerificationReport, NativeBuild)> {
     let (wt, plan) = (target.wt, target.plan);
     let settings = crew.input.settings;
+    // The tree is the implementer's, taken before anything is built or run in it.
+    let tree = match crew.input.workspace.tree(wt).await {
+        Ok(tree) => Some(tree),
+        Err(e) => {
+            tracing::debug!("the worktree's tree is unknown, so no verdict is taken: {e}");
+            None
+        }
+    };
+    let attempt = name.attempt;
     let after = super::prepare::after_change(settings, wt);
     let setup = refresh_environment(settings, wt, plan, bench.timeout, Some(&after)).await;
     // Native code the change touches is built again (a reset took the last build with
@@ -349,7 +381,14 @@ async fn run_checks(
             &crew.baseline,
             crew.input.printer.paint_err(),
         ),
-        first,
+        Earlier {
+            first,
+            reuse: tree.map(|tree| Reuse {
+                judged: &mut crew.trees.judged,
+                tree,
+                name,
+            }),
+        },
     )
     .await?;
     if let Err(why) = setup {

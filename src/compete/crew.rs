@@ -1,14 +1,14 @@
 //! What the phases of a competition work with, below the loop that drives them (`run`): the
 //! options and inputs of a run; the [`Crew`] — the settings, git, the tracker, the agents and
-//! the display, with what they spend (accounts, time) and the baseline the next attempt is
-//! compared with; the [`Book`] — what the run records (its state for `--resume`, its report,
+//! the display, with what they spend (accounts, time), the baseline the next attempt is
+//! compared with and the trees already judged; the [`Book`] — what the run records (its state for `--resume`, its report,
 //! what went wrong, its branch and worktree); and a round's [`Bench`], [`Contest`] and
 //! [`Selection`]; what an implementer's attempts work on ([`Target`], [`Purpose`]). The phases (`select`, `attempt`, `review`, `audit`, `settle`, `finish`) are
 //! functions over these, so none of them reaches back into the loop.
 
 use super::round::{Arrived, Ask, Evaluated};
 use super::site::CallSite;
-use super::state::{RunState, Trouble};
+use super::state::{JudgedTrees, RunState, Trouble};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
 use crate::checks::baseline::Baseline;
@@ -65,6 +65,8 @@ pub(super) struct Crew<'a> {
     /// The checks the last failed attempt failed, by name: the next attempt runs them first,
     /// in this round or the next.
     pub last_failed: Vec<String>,
+    /// The checks' results on every tree judged so far: an attempt on one of them takes them.
+    pub trees: JudgedTrees,
 }
 
 /// What a competition records: the state kept for `--resume`, the report, what went wrong (for

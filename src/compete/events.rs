@@ -202,6 +202,7 @@ mod tests {
             new_tests: Vec::new(),
             settings_changes: Vec::new(),
             moved_tests: Vec::new(),
+            taken: None,
         };
         let mut accounts = Accounts::default();
         accounts.record(

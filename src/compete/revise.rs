@@ -227,6 +227,8 @@ fn crew_and_book<'a>(
         timeline: Timeline::default(),
         baseline,
         last_failed: Vec::new(),
+        // One round: the trees it judges are kept in memory only.
+        trees: Default::default(),
     };
     (crew, book)
 }

@@ -13,7 +13,7 @@ use super::extract::extract;
 use super::guard;
 use super::prepare::{discard, open, ready, Ground};
 use super::site::{new_run_id, CallSite};
-use super::state::{RunLock, RunState};
+use super::state::{JudgedTrees, RunLock, RunState};
 use crate::agent::accounts::Accounts;
 use crate::agent::prompts::Prompts;
 use crate::agent::Role;
@@ -176,6 +176,7 @@ impl<'a> Run<'a> {
             input.options.sandbox.clone(),
             bench.wt.clone(),
         );
+        let trees = JudgedTrees::load(input.settings, input.issue, &book.state.run_id);
         Run {
             crew: Crew {
                 input,
@@ -183,6 +184,7 @@ impl<'a> Run<'a> {
                 timeline,
                 baseline,
                 last_failed: Vec::new(),
+                trees,
             },
             book,
         }

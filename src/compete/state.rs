@@ -10,6 +10,7 @@ use crate::market::{Phase, Proposal};
 use crate::run_report::RemainingBox;
 use crate::run_report::RoundReport;
 use crate::settings::Settings;
+use crate::verify::reuse::Judged;
 use crate::verify::VerificationReport;
 use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
@@ -105,6 +106,7 @@ impl RunState {
     /// Removes the saved state of issue `issue`'s run (a run refused before it began).
     pub fn forget(settings: &Settings, issue: u64) {
         let _ = std::fs::remove_file(RunState::path(settings, issue));
+        let _ = std::fs::remove_file(runs_dir(settings, issue).join(JUDGED));
     }
 
     pub fn save(&self, settings: &Settings) -> Result<()> {
@@ -133,6 +135,69 @@ impl RunState {
             self.phase = Phase::Replan;
         }
         self.next_round += 1;
+    }
+}
+
+/// `.ralph/runs/N/judged.json`: the checks' results on every tree the run judged
+/// ([`crate::verify::reuse`]), kept beside the run state so that `--resume` has them; a run
+/// other than the one that wrote them (another run id) starts without.
+#[derive(Debug, Serialize, Deserialize)]
+struct JudgedFile<J> {
+    run_id: String,
+    #[serde(flatten)]
+    judged: J,
+}
+
+/// The file name of the trees a run judged, in its runs folder.
+const JUDGED: &str = "judged.json";
+
+/// The trees a run judged, and where they are kept (nowhere: a revision's, in memory only).
+#[derive(Debug, Default)]
+pub struct JudgedTrees {
+    pub judged: Judged,
+    /// The file and the run id it is kept under.
+    file: Option<(PathBuf, String)>,
+}
+
+impl JudgedTrees {
+    /// The trees issue `issue`'s run `run_id` judged so far (none when the file is missing,
+    /// another run's, or unreadable — said in the log: the checks then simply run), kept in
+    /// `.ralph/runs/N/judged.json` from now on.
+    pub fn load(settings: &Settings, issue: u64, run_id: &str) -> JudgedTrees {
+        let path = runs_dir(settings, issue).join(JUDGED);
+        let judged = match crate::fsutil::read_regular_text(&path, 64 << 20) {
+            Err(_) => Judged::default(),
+            Ok(text) => match serde_json::from_str::<JudgedFile<Judged>>(&text) {
+                Ok(file) if file.run_id == run_id => file.judged,
+                Ok(_) => Judged::default(),
+                Err(e) => {
+                    tracing::warn!("ignoring the unreadable {}: {e}", path.display());
+                    Judged::default()
+                }
+            },
+        };
+        JudgedTrees {
+            judged,
+            file: Some((path, run_id.to_owned())),
+        }
+    }
+
+    /// Writes the file, atomically (nothing when the trees are kept in memory only).
+    pub fn save(&self) -> Result<()> {
+        let Some((path, run_id)) = &self.file else {
+            return Ok(());
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let file = JudgedFile {
+            run_id: run_id.clone(),
+            judged: &self.judged,
+        };
+        let text = serde_json::to_string(&file)? + "\n";
+        write_atomic(path, text.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))
     }
 }
 
@@ -273,6 +338,59 @@ mod tests {
             format!("{}\n", std::process::id())
         );
         drop(lock);
+    }
+
+    #[test]
+    fn the_trees_judged_are_kept_for_their_own_run_only() {
+        use crate::verify::reuse::{Judgement, Measured, Name};
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings {
+            root: dir.path().to_owned(),
+            ralph_dir: dir.path().join(".ralph"),
+            repo: None,
+            tracker: crate::config::TrackerKind::Local,
+            config: crate::config::Config::default(),
+            config_source: crate::config::ConfigSource::Defaults,
+        };
+        let mut trees = JudgedTrees::load(&settings, 3, "run-a");
+        assert_eq!(trees.judged, Judged::default(), "nothing yet");
+        trees.judged.trees.push(Judgement {
+            tree: "1a2b3c".into(),
+            by: Name {
+                label: "Attempt".into(),
+                round: 1,
+                attempt: 1,
+            },
+            setting: serde_json::json!({"env": []}),
+            checks: Vec::new(),
+            coverage: Measured::default(),
+        });
+        trees.save().unwrap();
+        let file = dir.path().join(".ralph/runs/3/judged.json");
+        assert!(file.is_file());
+        assert_eq!(
+            JudgedTrees::load(&settings, 3, "run-a").judged,
+            trees.judged
+        );
+        assert_eq!(
+            JudgedTrees::load(&settings, 3, "run-b").judged,
+            Judged::default(),
+            "another run's trees are not this one's"
+        );
+        std::fs::write(&file, "{ not json").unwrap();
+        assert_eq!(
+            JudgedTrees::load(&settings, 3, "run-a").judged,
+            Judged::default()
+        );
+        // A revision's trees are kept in memory only.
+        let memory = JudgedTrees {
+            judged: trees.judged.clone(),
+            ..JudgedTrees::default()
+        };
+        memory.save().unwrap();
+        assert!(!dir.path().join(".ralph/runs/4").exists());
+        RunState::forget(&settings, 3);
+        assert!(!file.exists(), "forgotten with the run state");
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub fn render_terminal(r: &VerificationReport, paint: Paint, with_checks: bool) 
             out.push_str(&status_lines(c, paint));
         }
     }
+    if let Some(taken) = &r.taken {
+        let _ = writeln!(out, "  checks: {}", taken.note);
+    }
     let _ = writeln!(out, "  coverage: {}", coverage_line(&r.coverage));
     let _ = writeln!(
         out,
@@ -158,11 +161,14 @@ fn status_mark(status: CheckStatus) -> &'static str {
     }
 }
 
-/// What the markdown says besides the checks, a paragraph each: the checks failing on the
-/// base too, the environment's failures, and the protected paths, changed settings and moved
-/// tests found in the change.
+/// What the markdown says besides the checks, a paragraph each: the verdicts taken from an
+/// earlier attempt on the same tree, the checks failing on the base too, the environment's
+/// failures, and the protected paths, changed settings and moved tests found in the change.
 fn markdown_notes(r: &VerificationReport) -> String {
     let mut out = String::new();
+    if let Some(taken) = &r.taken {
+        let _ = writeln!(out, "\n**Verdict taken**: {}", inert(&taken.note));
+    }
     for c in r.failing_on_base() {
         let _ = writeln!(
             out,
@@ -259,6 +265,7 @@ mod tests {
                     .into(),
                 settings: false,
             }],
+            taken: None,
         };
         let md = render_markdown(&r);
         assert!(
@@ -286,5 +293,25 @@ mod tests {
         // With the live view on, the checks were printed as they finished.
         let summary = render_terminal(&r, Paint::plain(), false);
         assert!(!summary.contains("✓ test") && summary.contains("verification failed"));
+    }
+
+    #[test]
+    fn a_verdict_taken_from_the_same_tree_is_said_in_both_renderings() {
+        let said = "the tree of attempt 2 is attempt 1's (tree 1a2b3c4): its verdict is taken, not run again";
+        let r = VerificationReport {
+            checks: vec![check("test", CheckKind::Test, CheckStatus::Passed)],
+            taken: Some(crate::verify::Taken {
+                note: said.into(),
+                nothing_ran: true,
+            }),
+            ..VerificationReport::none()
+        };
+        let term = render_terminal(&r, Paint::plain(), false);
+        assert!(term.contains(&format!("  checks: {said}\n")), "{term}");
+        let md = render_markdown(&r);
+        assert!(md.contains(&format!("**Verdict taken**: {said}")), "{md}");
+        let plain = VerificationReport { taken: None, ..r };
+        assert!(!render_terminal(&plain, Paint::plain(), false).contains("checks:"));
+        assert!(!render_markdown(&plain).contains("Verdict taken"));
     }
 }

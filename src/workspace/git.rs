@@ -306,6 +306,18 @@ pub async fn base_tip(
 /// Stages every change in the worktree but untracked by-products (bytecode, caches, reports:
 /// see `byproducts`), which never enter a commit, `.gitignore` or not.
 fn stage_all(repo: &Repository) -> Result<git2::Oid, WorkspaceError> {
+    let mut index = staged(repo)?;
+    index
+        .write()
+        .map_err(|e| WorkspaceError::git("staging the implementation", e))?;
+    index
+        .write_tree()
+        .map_err(|e| WorkspaceError::git("writing the tree", e))
+}
+
+/// ralph's index with every change of the worktree staged but the untracked by-products, in
+/// memory only (written by the caller, or not).
+fn staged(repo: &Repository) -> Result<git2::Index, WorkspaceError> {
     let left_out = untracked_byproducts(repo)?;
     let mut index = repo
         .index()
@@ -320,11 +332,20 @@ fn stage_all(repo: &Repository) -> Result<git2::Oid, WorkspaceError> {
             Some(&mut skip as &mut git2::IndexMatchedPath),
         )
         .and_then(|()| index.update_all(["*"], None))
-        .and_then(|()| index.write())
         .map_err(|e| WorkspaceError::git("staging the implementation", e))?;
-    index
+    Ok(index)
+}
+
+/// The tree a commit of the worktree would hold now — everything [`commit`] stages, before any
+/// hook —, without writing ralph's index: what an attempt's checks judge. Its objects go to the
+/// object store, as staging puts them there.
+pub fn tree(wt: &Worktree) -> Result<String, WorkspaceError> {
+    let repo = open_checkout(wt)?;
+    let mut index = staged(&repo)?;
+    let id = index
         .write_tree()
-        .map_err(|e| WorkspaceError::git("writing the tree", e))
+        .map_err(|e| WorkspaceError::git("writing the tree", e))?;
+    Ok(id.to_string())
 }
 
 /// The untracked by-products of the worktree of `repo`, by path.

@@ -74,6 +74,11 @@ pub trait Workspace: Send + Sync {
     async fn abandon(&self, wt: &Worktree) -> Result<(), WorkspaceError>;
     /// The commit the worktree's branch is at.
     async fn head(&self, wt: &Worktree) -> Result<String, WorkspaceError>;
+    /// The tree a commit of the worktree would hold now (what its checks judge), without
+    /// staging anything.
+    async fn tree(&self, _wt: &Worktree) -> Result<String, WorkspaceError> {
+        Err(unsupported("reading the worktree's tree"))
+    }
     /// The change against the base.
     async fn diff(&self, wt: &Worktree) -> Result<DiffStats, WorkspaceError>;
     /// The change as a unified diff, cut at `limit` bytes.
@@ -297,6 +302,11 @@ impl Workspace for GitWorkspace {
     async fn head(&self, wt: &Worktree) -> Result<String, WorkspaceError> {
         let wt = wt.clone();
         repo::blocking("reading the worktree's commit", move || git::head(&wt)).await
+    }
+
+    async fn tree(&self, wt: &Worktree) -> Result<String, WorkspaceError> {
+        let wt = wt.clone();
+        repo::blocking("reading the worktree's tree", move || git::tree(&wt)).await
     }
 
     async fn diff(&self, wt: &Worktree) -> Result<DiffStats, WorkspaceError> {

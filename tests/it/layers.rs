@@ -232,8 +232,8 @@ const OWN_PATHS: [(&str, usize, &str); 27] = [
     ),
     (
         "compete/state.rs",
-        9,
-        "the run state and lock under .ralph/runs",
+        12,
+        "the run state, the trees judged and the lock under .ralph/runs",
     ),
     (
         "follow/revision.rs",

@@ -38,6 +38,7 @@ mod github_tracker;
 mod gitlab_ci_local;
 mod gitlab_loop;
 mod gitlab_tracker;
+mod judged_once;
 mod layers;
 mod ledger_push;
 mod model_server;

@@ -97,7 +97,7 @@ fn pull_request_body(repo: &Repo) -> Option<String> {
     repo.pull_request_body()
 }
 
-fn python3() -> bool {
+pub(crate) fn python3() -> bool {
     let there = std::process::Command::new("python3")
         .arg("--version")
         .output()

@@ -580,7 +580,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         "pub fn one() -> i32 {\n    1\n}\n",
     )
     .unwrap();
-    let good = verify(&ws, &wt, &plan, before, t, &watch, &[])
+    let good = verify(&ws, &wt, &plan, before, t, &watch, Default::default())
         .await
         .unwrap();
     let statuses: Vec<CheckStatus> = good.checks.iter().map(|c| c.status).collect();
@@ -601,7 +601,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
     // A bad one: the tests pass, but coverage drops and a test file is deleted.
     std::fs::write(wt.path.join("COVERAGE"), "85.5\n").unwrap();
     std::fs::remove_file(wt.path.join("tests/add.rs")).unwrap();
-    let bad = verify(&ws, &wt, &plan, before, t, &watch, &[])
+    let bad = verify(&ws, &wt, &plan, before, t, &watch, Default::default())
         .await
         .unwrap();
     assert!(!bad.passed());
@@ -620,7 +620,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
     )
     .unwrap();
-    let broken = verify(&ws, &wt, &plan, before, t, &watch, &[])
+    let broken = verify(&ws, &wt, &plan, before, t, &watch, Default::default())
         .await
         .unwrap();
     let reasons = broken.failure_reasons();
@@ -635,7 +635,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
 
     // A new problem where `legacy` failed already: worse, so the change's.
     std::fs::write(wt.path.join("src/extra.rs"), "// E2\n").unwrap();
-    let worse = verify(&ws, &wt, &plan, before, t, &watch, &[])
+    let worse = verify(&ws, &wt, &plan, before, t, &watch, Default::default())
         .await
         .unwrap();
     let legacy = &worse.checks[2];
@@ -656,7 +656,7 @@ async fn verification_runs_the_checks_measures_coverage_and_applies_the_rules() 
         .await
         .unwrap()
         .unwrap();
-    let again = verify(&ws, &wt, &plan, before, t, &watch, &[])
+    let again = verify(&ws, &wt, &plan, before, t, &watch, Default::default())
         .await
         .unwrap();
     assert_eq!(again.diff.files_affected(), 0);
@@ -903,4 +903,46 @@ async fn tidying_after_the_checks_puts_back_only_what_the_checks_wrote() {
         std::fs::read_to_string(wt.path.join("src/lib.rs")).unwrap(),
         "pub fn add() {}\n"
     );
+}
+
+#[tokio::test]
+async fn the_tree_an_attempt_is_judged_on_is_what_its_commit_holds() {
+    let f = Fixture::new();
+    let ws = GitWorkspace::new(&f.root, &f.checkouts, "origin");
+    let wt = ws.create_worktree(&f.preflight().await).await.unwrap();
+    let base = git(&wt.path, &["rev-parse", "HEAD^{tree}"]);
+    assert_eq!(ws.tree(&wt).await.unwrap(), base.trim(), "no change yet");
+    // A change and a by-product: the tree holds the change only, and nothing is staged.
+    std::fs::write(wt.path.join("src/extra.rs"), "pub fn one() {}\n").unwrap();
+    std::fs::write(wt.path.join("coverage.xml"), "<coverage/>").unwrap();
+    let changed = ws.tree(&wt).await.unwrap();
+    assert_ne!(changed, base.trim());
+    let (git_dir, work_tree) = (
+        wt.git_dir.display().to_string(),
+        wt.path.display().to_string(),
+    );
+    let ralphs = ["--git-dir", &git_dir, "--work-tree", &work_tree];
+    let staged = git(
+        &wt.path,
+        &[&ralphs[..], &["diff", "--cached", "--name-only"]].concat(),
+    );
+    assert!(staged.is_empty(), "ralph's index is not written: {staged}");
+    assert!(git(
+        &wt.path,
+        &[&ralphs[..], &["status", "--porcelain"]].concat()
+    )
+    .contains("?? src/extra.rs"));
+    // The same files after a reset: the same tree.
+    let w = wt.clone();
+    tokio::task::spawn_blocking(move || reset_worktree(&w))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ws.tree(&wt).await.unwrap(), base.trim());
+    std::fs::write(wt.path.join("src/extra.rs"), "pub fn one() {}\n").unwrap();
+    assert_eq!(ws.tree(&wt).await.unwrap(), changed);
+    // The commit holds that tree.
+    let id = ws.commit(&wt, &info()).await.unwrap();
+    let committed = git(&wt.path, &["rev-parse", &format!("{id}^{{tree}}")]);
+    assert_eq!(committed.trim(), changed);
 }
