@@ -312,20 +312,7 @@ pub async fn verify(
     };
     let ran = once::run_or_take(&setting, reuse.as_mut()).await;
     let mut checks = ran.checks;
-    if let Some(b) = baseline {
-        checks.iter_mut().for_each(|c| b.judge(c));
-    }
-    for c in checks.iter_mut() {
-        if let (Some(why), CheckStatus::Failed | CheckStatus::TimedOut) = (&c.advisory, c.status) {
-            c.hint = Some(format!(
-                "advisory, never a reason to reject: {why}{}",
-                c.hint
-                    .as_deref()
-                    .map(|h| format!(" ({h})"))
-                    .unwrap_or_default()
-            ));
-        }
-    }
+    judge_all(&mut checks, baseline);
     let new_tests = new_tests(workspace, wt, &diff, &checks).await?;
     let (settings, mut protected): (Vec<Finding>, Vec<Finding>) =
         protected.into_iter().partition(|f| f.settings);
@@ -364,6 +351,24 @@ pub async fn verify(
     report.protected.extend(judged.refused);
     report.settings_changes = judged.kept;
     Ok(report)
+}
+
+/// Each result judged against the base (when there is one), an advisory failure saying so.
+fn judge_all(checks: &mut [CheckResult], baseline: Option<&Baseline>) {
+    if let Some(b) = baseline {
+        checks.iter_mut().for_each(|c| b.judge(c));
+    }
+    for c in checks.iter_mut() {
+        if let (Some(why), CheckStatus::Failed | CheckStatus::TimedOut) = (&c.advisory, c.status) {
+            c.hint = Some(format!(
+                "advisory, never a reason to reject: {why}{}",
+                c.hint
+                    .as_deref()
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
 }
 
 /// The tests the change adds or edits (the file before and after, function by function), and

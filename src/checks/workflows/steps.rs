@@ -167,16 +167,7 @@ fn read_step(
         return;
     }
     let kind = classify(&expanded);
-    // A test step runs for its tests with warnings allowed; its warnings are judged by rule.
-    let relaxed = match kind {
-        StepKind::Check(crate::checks::CheckKind::Test) => {
-            crate::checks::warnings::allow(&expanded, &mut env).map(|(script, off)| {
-                expanded = script;
-                off
-            })
-        }
-        _ => None,
-    };
+    let relaxed = relax(kind, &mut expanded, &mut env);
     let command = command(&expanded, dir.as_deref(), &env);
     match kind {
         StepKind::Check(kind) => add_check(
@@ -216,6 +207,21 @@ fn read_step(
             installs: false,
         }),
     }
+}
+
+/// A test step runs for its tests with warnings allowed (its warnings judged by rule): what was
+/// taken off its script and variables, if anything.
+fn relax(
+    kind: StepKind,
+    script: &mut String,
+    env: &mut BTreeMap<String, String>,
+) -> Option<String> {
+    if kind != StepKind::Check(crate::checks::CheckKind::Test) {
+        return None;
+    }
+    let (relaxed, off) = crate::checks::warnings::allow(script, env)?;
+    *script = relaxed;
+    Some(off)
 }
 
 /// The check a test or quality step becomes: a step of its job instance, after the steps
