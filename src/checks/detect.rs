@@ -93,11 +93,14 @@ fn join_ci(plan: &mut CheckPlan, mut ci: super::workflows::Ci) {
     }
     // One command is one check, however the project and its CI spell it.
     let normal = |c: &str| super::workflows::canonical(c);
+    // The CI's own checks are told apart already (the same command after other steps is
+    // another check): each is held only against the checks detected here.
+    let own = plan.checks.len();
     let mut added = 0;
     for check in ci.checks {
         let script = ci.scripts.get(&check.name);
         let normal_script = script.map(|s| normal(s));
-        if plan.checks.iter().any(|c| {
+        if plan.checks[..own].iter().any(|c| {
             normal(&c.command) == normal(&check.command)
                 || normal_script.as_ref() == Some(&normal(&c.command))
                 || c.name == check.name
@@ -107,7 +110,10 @@ fn join_ci(plan: &mut CheckPlan, mut ci: super::workflows::Ci) {
         // A step that installs and runs checks the plan runs already (`yarn && yarn test &&
         // yarn lint`) adds nothing but a second run of them.
         if let Some((runs, false)) = script.map(|s| super::workflows::checks_in(s)) {
-            let known: Vec<String> = plan.checks.iter().map(|c| normal(&c.command)).collect();
+            let known: Vec<String> = plan.checks[..own]
+                .iter()
+                .map(|c| normal(&c.command))
+                .collect();
             if !runs.is_empty() && runs.iter().all(|r| known.contains(r)) {
                 plan.notes.push(format!(
                     "{}: its checks are run already (`{}`), not again",

@@ -480,3 +480,17 @@ fn every_language_of_the_project_is_checked() {
     assert_eq!(names, ["test", "node-lint", "node-test"]);
     assert_eq!(both.checks[2].kind, CheckKind::Test);
 }
+
+#[test]
+fn each_compiler_a_ci_job_configures_is_a_check_of_its_own() {
+    let dir = project(&[
+        ("CMakeLists.txt", "project(x CXX)\nenable_testing()\n"),
+        (
+            ".github/workflows/ci.yml",
+            "on: [push]\njobs:\n  b:\n    strategy:\n      matrix:\n        cxx: [g++, clang++]\n    runs-on: ubuntu-latest\n    steps:\n      - run: cmake -B build -DCMAKE_CXX_COMPILER=${{ matrix.cxx }}\n      - run: cmake --build build\n      - name: Test\n        run: ctest --test-dir build\n",
+        ),
+    ]);
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    let names: Vec<&str> = plan.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["test", "CI b (cxx g++): Test", "CI b (cxx clang++): Test"]);
+}

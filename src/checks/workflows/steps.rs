@@ -259,6 +259,9 @@ fn add_check(
             })
     };
     if ci.checks.iter().any(same) {
+        // This instance's steps so far are that check's: nothing of them is left to run.
+        sequence.pending.clear();
+        sequence.trailing_build = None;
         return;
     }
     if let Some((build, offline)) = crate::checks::tools::offline(&command) {
