@@ -492,5 +492,8 @@ fn each_compiler_a_ci_job_configures_is_a_check_of_its_own() {
     ]);
     let plan = detect(dir.path(), &ChecksConfig::default());
     let names: Vec<&str> = plan.checks.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["test", "CI b (cxx g++): Test", "CI b (cxx clang++): Test"]);
+    assert_eq!(
+        names,
+        ["test", "CI b (cxx g++): Test", "CI b (cxx clang++): Test"]
+    );
 }

@@ -119,7 +119,7 @@ fn label_of(
 ) -> String {
     step["name"]
         .as_str()
-        .map(str::to_owned)
+        .map(|n| expand(n, combo, env).unwrap_or_else(|_| n.to_owned()))
         .or_else(|| {
             let first = step["run"]
                 .as_str()?

@@ -508,3 +508,18 @@ jobs:
         .contains("clang++"));
     // Another runner with the same steps is the same check; its build is no check of its own.
 }
+
+#[test]
+fn a_step_named_by_an_expression_is_named_by_its_value() {
+    let ci = read_one(
+        "on: [push]\njobs:\n  build:\n    strategy:\n      matrix:\n        env: [lint, format]\n    runs-on: ubuntu-latest\n    steps:\n      - name: Run ${{ matrix.env }}\n        run: tox -e ${{ matrix.env }}\n",
+    );
+    let names: Vec<&str> = ci.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "CI build (env lint): Run lint",
+            "CI build (env format): Run format"
+        ]
+    );
+}
