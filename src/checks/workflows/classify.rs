@@ -249,6 +249,7 @@ fn by_program(words: &[String]) -> StepKind {
         n if (n.starts_with("python") || n == "py") && sub.ends_with(".py") => {
             python_script(sub, &args)
         }
+        "tox" | "nox" if sessions_check_quality(&args) => quality,
         n if TESTERS.contains(&n) => test,
         n if CHECKERS.contains(&n) => quality,
         n if INSTALLERS.contains(&n) => StepKind::Setup,
@@ -292,6 +293,61 @@ fn by_program(words: &[String]) -> StepKind {
         "cmake" => StepKind::Setup,
         _ => StepKind::Other,
     }
+}
+
+/// Environments (tox) and sessions (nox) that check quality or build, not test, by their name.
+const QUALITY_ENVS: [&str; 24] = [
+    "lint",
+    "linting",
+    "format",
+    "fmt",
+    "style",
+    "isort",
+    "flake8",
+    "black",
+    "ruff",
+    "pylint",
+    "mypy",
+    "typing",
+    "type",
+    "types",
+    "typecheck",
+    "pyright",
+    "docs",
+    "doc",
+    "audit",
+    "package",
+    "pre-commit",
+    "precommit",
+    "spelling",
+    "check-manifest",
+];
+
+/// Whether a tox or nox command names only environments that check quality (`tox -e
+/// isort,lint`, `nox -s lint docs`): a quality check, not a test run.
+fn sessions_check_quality(args: &[String]) -> bool {
+    let mut named = Vec::new();
+    let mut take = false;
+    for a in args {
+        if take {
+            named.extend(a.split(',').map(str::trim).filter(|e| !e.is_empty()));
+            take = a == "-e" || a == "-s";
+            continue;
+        }
+        match a.as_str() {
+            "-e" | "--env" | "-s" | "--session" | "--sessions" => take = true,
+            _ => {
+                if let Some(v) = a.strip_prefix("-e").filter(|v| !v.is_empty()) {
+                    named.extend(v.split(','));
+                }
+            }
+        }
+    }
+    !named.is_empty()
+        && named.iter().all(|e| {
+            let base = e.split(['-', ':']).next().unwrap_or(e);
+            QUALITY_ENVS.contains(e) || QUALITY_ENVS.contains(&base)
+        })
 }
 
 /// What `python <script> …` does: `setup.py test` tests, `setup.py install` sets up, a script

@@ -69,11 +69,19 @@ pub(super) fn read_combination(
             &build.expanded,
             build.dir,
             build.command,
-            None,
+            Made::default(),
             &mut sequence,
             ci,
         );
     }
+}
+
+/// What ralph made of a check's step: what it took off to allow warnings, and the command
+/// that builds its runner's environments first.
+#[derive(Default)]
+struct Made {
+    relaxed: Option<String>,
+    environments: Option<String>,
 }
 
 /// A build step since the job's last check: where it is among the steps pending, and what it
@@ -168,10 +176,23 @@ fn read_step(
     }
     let kind = classify(&expanded);
     let relaxed = relax(kind, &mut expanded, &mut env);
+    // An env-building runner (tox, nox) builds its environments among the steps before, with
+    // the network, and then runs offline — however the step wraps it.
+    let mut environments = None;
+    if let StepKind::Check(_) = kind {
+        if let Some((build, offline)) = crate::checks::tools::offline(&expanded) {
+            environments = Some(command(&build, dir.as_deref(), &env));
+            expanded = offline;
+        }
+    }
     let command = command(&expanded, dir.as_deref(), &env);
+    let made = Made {
+        relaxed,
+        environments,
+    };
     match kind {
         StepKind::Check(kind) => add_check(
-            job, combo, step, &label, kind, &expanded, dir, command, relaxed, sequence, ci,
+            job, combo, step, &label, kind, &expanded, dir, command, made, sequence, ci,
         ),
         StepKind::Setup if system_install(&expanded) => {
             let note = format!(
@@ -236,8 +257,8 @@ fn add_check(
     kind: crate::checks::CheckKind,
     expanded: &str,
     dir: Option<String>,
-    mut command: String,
-    relaxed: Option<String>,
+    command: String,
+    made: Made,
     sequence: &mut Sequence,
     ci: &mut Ci,
 ) {
@@ -264,13 +285,12 @@ fn add_check(
         sequence.trailing_build = None;
         return;
     }
-    if let Some((build, offline)) = crate::checks::tools::offline(&command) {
+    if let Some(build) = made.environments {
         sequence.pending.push(JobStep {
             label: format!("{label} (its environments)"),
             command: build,
             installs: true,
         });
-        command = offline;
     }
     // Named by the matrix values its own step, the job's variables and the `run:` steps before
     // it read (another compiler configured is another check), never by one only an action reads.
@@ -296,7 +316,7 @@ fn add_check(
         ci.scripts
             .insert(spec.name.clone(), expanded.trim().to_owned());
     }
-    spec.relaxed = relaxed;
+    spec.relaxed = made.relaxed;
     spec.job = Some(JobPlace {
         instance: sequence.instance.clone(),
         job: format!("{}#{}", job.file, job.id),

@@ -523,3 +523,50 @@ fn a_step_named_by_an_expression_is_named_by_its_value() {
         ]
     );
 }
+
+#[test]
+fn tox_and_nox_environments_that_lint_are_quality_checks() {
+    let quality = StepKind::Check(CheckKind::Quality);
+    let test = StepKind::Check(CheckKind::Test);
+    assert_eq!(classify("tox -e isort,lint"), quality);
+    assert_eq!(classify("python -m tox -e docs"), quality);
+    assert_eq!(classify("nox -s lint"), quality);
+    assert_eq!(classify("tox -e lint,py312"), test);
+    assert_eq!(classify("tox"), test);
+    assert_eq!(classify("nox -s tests-3.12"), test);
+}
+
+#[test]
+fn a_tox_step_wrapped_in_its_variables_builds_with_the_network_and_runs_offline() {
+    let ci = read_one(
+        "on: [push]\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: python -m pip install tox\n      - name: Tox tests\n        run: tox\n        env:\n          DJANGO: '4.2'\n",
+    );
+    let check = &ci.checks[0];
+    assert_eq!(
+        check.command,
+        "env DJANGO='4.2' bash -ec 'tox --skip-pkg-install'"
+    );
+    let before: Vec<(&str, &str, bool)> = check
+        .job
+        .as_ref()
+        .unwrap()
+        .before
+        .iter()
+        .map(|s| (s.label.as_str(), s.command.as_str(), s.installs))
+        .collect();
+    assert_eq!(
+        before,
+        [
+            (
+                "python -m pip install tox",
+                "python -m pip install tox",
+                true
+            ),
+            (
+                "Tox tests (its environments)",
+                "env DJANGO='4.2' bash -ec 'tox --notest'",
+                true
+            ),
+        ]
+    );
+}
