@@ -288,10 +288,13 @@ impl Baseline {
             details: tests
                 .iter()
                 .map(|c| {
-                    let said = c
-                        .hint
-                        .clone()
-                        .unwrap_or_else(|| last_lines(&c.output_tail, 8));
+                    // What it said: its hint, and the end of its output under it.
+                    let tail = last_lines(&c.output_tail, 8);
+                    let said = match &c.hint {
+                        Some(h) if !tail.trim().is_empty() => format!("{h}:\n{tail}"),
+                        Some(h) => h.clone(),
+                        None => tail,
+                    };
                     let per_test = match &c.measure.tests {
                         Some(t) if t.by_name => "; its runner named no passing test".to_owned(),
                         _ => format!(
@@ -621,6 +624,13 @@ mod tests {
             "{why:?}"
         );
         assert!(why.details[0].ends_with(":\ntest said something"));
+        // A hint says why; the output under it says what happened.
+        mute.checks[2].hint = Some("the job's step `build` failed (exit 1) before it".into());
+        let why = mute.unverifiable(true).unwrap();
+        assert!(
+            why.details[0].ends_with("before it:\ntest said something"),
+            "{why:?}"
+        );
         let mut ok = base();
         ok.checks[2].status = CheckStatus::Passed;
         assert_eq!(ok.unverifiable(true), None);

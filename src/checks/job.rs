@@ -380,7 +380,13 @@ fn cannot(spec: &CheckSpec, why: &str) -> CheckResult {
         exit_code: None,
         duration_ms: 0,
         output_tail: why.lines().skip(1).collect::<Vec<_>>().join("\n"),
-        hint: Some(why.lines().next().unwrap_or(why).to_owned()),
+        hint: Some(
+            why.lines()
+                .next()
+                .unwrap_or(why)
+                .trim_end_matches(':')
+                .to_owned(),
+        ),
         measure: Default::default(),
         configured: spec.configured,
         advisory: spec.advisory.clone(),
