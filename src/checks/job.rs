@@ -458,4 +458,35 @@ mod tests {
             ]
         );
     }
+
+    #[tokio::test]
+    async fn a_step_cannot_lead_the_next_steps_files_elsewhere_by_a_link() {
+        let tree = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("env"), "precious\n").unwrap();
+        // The job's folder is RUNNER_TEMP's parent: step 1 plants `step-2` as a link.
+        let plant = format!(
+            "ln -s {} \"$RUNNER_TEMP/../step-2\"",
+            elsewhere.path().display()
+        );
+        let steps = [
+            step("plant", &plant),
+            step("next", "echo X=1 >> \"$GITHUB_ENV\" || true"),
+        ];
+        let ran = run_steps_alone(
+            tree.path(),
+            &[],
+            &steps,
+            std::time::Duration::from_secs(20),
+            &[],
+        )
+        .await;
+        assert!(ran[0].ended.is_ok(), "{ran:?}");
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.path().join("env")).unwrap(),
+            "precious\n",
+            "ralph wrote through the link"
+        );
+        assert!(!elsewhere.path().join("path").exists());
+    }
 }
