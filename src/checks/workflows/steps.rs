@@ -82,6 +82,9 @@ pub(super) fn read_combination(
 struct Made {
     relaxed: Option<String>,
     environments: Option<String>,
+    /// The step's script before its own installs were taken out, when nothing else runs
+    /// before it: what the step runs, as a whole, for telling its checks from the plan's.
+    whole: Option<String>,
 }
 
 /// A build step since the job's last check: where it is among the steps pending, and what it
@@ -176,6 +179,22 @@ fn read_step(
     }
     let kind = classify(&expanded);
     let relaxed = relax(kind, &mut expanded, &mut env);
+    // A check's step that installs first (`npm ci` then `npm run tsc`): the install prepares,
+    // with the setup's network; the rest is the check.
+    let mut whole = None;
+    if let StepKind::Check(_) = kind {
+        if let Some((install, rest)) = installs_first(&expanded) {
+            if sequence.pending.is_empty() && dir.is_none() {
+                whole = Some(expanded.clone());
+            }
+            sequence.pending.push(JobStep {
+                label: format!("{label} (its installs)"),
+                command: command(&install, dir.as_deref(), &env),
+                installs: true,
+            });
+            expanded = rest;
+        }
+    }
     // An env-building runner (tox, nox) builds its environments among the steps before, with
     // the network, and then runs offline — however the step wraps it.
     let mut environments = None;
@@ -189,6 +208,7 @@ fn read_step(
     let made = Made {
         relaxed,
         environments,
+        whole,
     };
     match kind {
         StepKind::Check(kind) => add_check(
@@ -228,6 +248,35 @@ fn read_step(
             installs: false,
         }),
     }
+}
+
+/// The installs a check's script starts with, and the rest: its first lines (or `&&` links)
+/// while each only installs. `None` when it does not start so, or when its text is more than
+/// plain commands (quotes, continuations, groupings, control flow) that can be cut safely.
+fn installs_first(script: &str) -> Option<(String, String)> {
+    let plain = |s: &str| {
+        !s.contains(['\'', '"', '\\', '(', ')', '{', '}', '`', ';', '|'])
+            && !s.split_whitespace().any(|w| {
+                matches!(
+                    w,
+                    "if" | "then" | "else" | "fi" | "for" | "while" | "do" | "done" | "case"
+                )
+            })
+    };
+    if !plain(script) {
+        return None;
+    }
+    let parts: Vec<&str> = script
+        .lines()
+        .flat_map(|l| l.split("&&"))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    let n = parts
+        .iter()
+        .take_while(|p| classify(p) == StepKind::Setup)
+        .count();
+    (n > 0 && n < parts.len()).then(|| (parts[..n].join(" && "), parts[n..].join("\n")))
 }
 
 /// A test step runs for its tests with warnings allowed (its warnings judged by rule): what was
@@ -315,6 +364,9 @@ fn add_check(
     if before.is_empty() && dir.is_none() {
         ci.scripts
             .insert(spec.name.clone(), expanded.trim().to_owned());
+    } else if let Some(whole) = &made.whole {
+        ci.scripts
+            .insert(spec.name.clone(), whole.trim().to_owned());
     }
     spec.relaxed = made.relaxed;
     spec.job = Some(JobPlace {

@@ -388,10 +388,14 @@ jobs:
     assert!(lint.command.contains("-- -D warnings"));
     assert_eq!(lint.relaxed, None);
     let cmake = by_name("ctest");
+    // The configure prepares the test, with warnings allowed as the test is run.
+    let configure = &cmake.job.as_ref().unwrap().before[0];
     assert!(
-        cmake.command.contains("CMAKE_COMPILE_WARNING_AS_ERROR=OFF"),
+        configure
+            .command
+            .contains("CMAKE_COMPILE_WARNING_AS_ERROR=OFF"),
         "{}",
-        cmake.command
+        configure.command
     );
     assert!(cmake
         .relaxed
@@ -567,6 +571,45 @@ fn a_tox_step_wrapped_in_its_variables_builds_with_the_network_and_runs_offline(
                 "env DJANGO='4.2' bash -ec 'tox --notest'",
                 true
             ),
+        ]
+    );
+}
+
+#[test]
+fn a_check_step_that_installs_first_installs_as_a_step_before_it() {
+    let ci = read_one(
+        "on: [push]\njobs:\n  upload:\n    runs-on: ubuntu-latest\n    steps:\n      - name: Compile artifact package\n        run: |\n          npm ci\n          npm run tsc\n      - run: pip install -e . && pytest -q\n      - run: echo \"go\" && pytest tests\n",
+    );
+    let seen: Vec<(&str, Vec<(&str, &str, bool)>)> = ci
+        .checks
+        .iter()
+        .map(|c| {
+            let before = c.job.as_ref().unwrap().before.iter();
+            (
+                c.command.as_str(),
+                before
+                    .map(|s| (s.label.as_str(), s.command.as_str(), s.installs))
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                "npm run tsc",
+                vec![("Compile artifact package (its installs)", "npm ci", true)]
+            ),
+            (
+                "pytest -q",
+                vec![(
+                    "pip install -e . && pytest -q (its installs)",
+                    "pip install -e .",
+                    true
+                )]
+            ),
+            // Quoted words: the script is kept whole.
+            ("echo \"go\" && pytest tests", vec![]),
         ]
     );
 }
