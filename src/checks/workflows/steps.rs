@@ -76,6 +76,43 @@ pub(super) fn read_combination(
     }
 }
 
+/// A check's step made ready to run here: warnings allowed (before anything is split off, so a
+/// configure allows them too); the installs it starts with (`npm ci` then `npm run tsc`) made a
+/// step before it, with the setup's network; an env-building runner (tox, nox) building its
+/// environments among the steps before, with the network, and then running offline — however
+/// the step wraps it.
+fn made_check(
+    label: &str,
+    script: &mut String,
+    dir: Option<&str>,
+    env: &mut BTreeMap<String, String>,
+    sequence: &mut Sequence,
+) -> Made {
+    let kind = classify(script);
+    let relaxed = relax(kind, script, env);
+    let mut whole = None;
+    if let Some((install, rest)) = installs_first(script) {
+        if sequence.pending.is_empty() && dir.is_none() {
+            whole = Some(script.clone());
+        }
+        sequence.pending.push(JobStep {
+            label: format!("{label} (its installs)"),
+            command: command(&install, dir, env),
+            installs: true,
+        });
+        *script = rest;
+    }
+    let environments = crate::checks::tools::offline(script).map(|(build, offline)| {
+        *script = offline;
+        command(&build, dir, env)
+    });
+    Made {
+        relaxed,
+        environments,
+        whole,
+    }
+}
+
 /// What ralph made of a check's step: what it took off to allow warnings, and the command
 /// that builds its runner's environments first.
 #[derive(Default)]
@@ -178,38 +215,11 @@ fn read_step(
         return;
     }
     let kind = classify(&expanded);
-    let relaxed = relax(kind, &mut expanded, &mut env);
-    // A check's step that installs first (`npm ci` then `npm run tsc`): the install prepares,
-    // with the setup's network; the rest is the check.
-    let mut whole = None;
-    if let StepKind::Check(_) = kind {
-        if let Some((install, rest)) = installs_first(&expanded) {
-            if sequence.pending.is_empty() && dir.is_none() {
-                whole = Some(expanded.clone());
-            }
-            sequence.pending.push(JobStep {
-                label: format!("{label} (its installs)"),
-                command: command(&install, dir.as_deref(), &env),
-                installs: true,
-            });
-            expanded = rest;
-        }
-    }
-    // An env-building runner (tox, nox) builds its environments among the steps before, with
-    // the network, and then runs offline — however the step wraps it.
-    let mut environments = None;
-    if let StepKind::Check(_) = kind {
-        if let Some((build, offline)) = crate::checks::tools::offline(&expanded) {
-            environments = Some(command(&build, dir.as_deref(), &env));
-            expanded = offline;
-        }
-    }
-    let command = command(&expanded, dir.as_deref(), &env);
-    let made = Made {
-        relaxed,
-        environments,
-        whole,
+    let made = match kind {
+        StepKind::Check(_) => made_check(&label, &mut expanded, dir.as_deref(), &mut env, sequence),
+        _ => Made::default(),
     };
+    let command = command(&expanded, dir.as_deref(), &env);
     match kind {
         StepKind::Check(kind) => add_check(
             job, combo, step, &label, kind, &expanded, dir, command, made, sequence, ci,

@@ -580,7 +580,8 @@ fn a_check_step_that_installs_first_installs_as_a_step_before_it() {
     let ci = read_one(
         "on: [push]\njobs:\n  upload:\n    runs-on: ubuntu-latest\n    steps:\n      - name: Compile artifact package\n        run: |\n          npm ci\n          npm run tsc\n      - run: pip install -e . && pytest -q\n      - run: echo \"go\" && pytest tests\n",
     );
-    let seen: Vec<(&str, Vec<(&str, &str, bool)>)> = ci
+    type Seen<'a> = Vec<(&'a str, Vec<(&'a str, &'a str, bool)>)>;
+    let seen: Seen = ci
         .checks
         .iter()
         .map(|c| {
