@@ -373,12 +373,7 @@ pub async fn run_steps_alone(
 /// The result of a check the job could not run to: an earlier step failed (`why`).
 fn cannot(spec: &CheckSpec, why: &str) -> CheckResult {
     CheckResult {
-        name: spec.name.clone(),
-        kind: spec.kind,
-        command: spec.command.clone(),
         status: CheckStatus::Failed,
-        exit_code: None,
-        duration_ms: 0,
         output_tail: why.lines().skip(1).collect::<Vec<_>>().join("\n"),
         hint: Some(
             why.lines()
@@ -387,10 +382,7 @@ fn cannot(spec: &CheckSpec, why: &str) -> CheckResult {
                 .trim_end_matches(':')
                 .to_owned(),
         ),
-        measure: Default::default(),
-        configured: spec.configured,
-        advisory: spec.advisory.clone(),
-        uses: spec.uses.clone(),
+        ..super::run::skipped(spec)
     }
 }
 
