@@ -122,6 +122,34 @@ pub(super) fn with_flag(command: &str, program: &str, flag: &str) -> Option<Stri
     Some(out.join(" "))
 }
 
+/// Environments (and nox sessions) that are no test run either, though ralph makes no check of
+/// its own of them: docs, packaging, audits.
+const NOT_TESTS: [&str; 14] = [
+    "linting",
+    "fmt",
+    "style",
+    "typing",
+    "types",
+    "pyright",
+    "docs",
+    "doc",
+    "audit",
+    "package",
+    "pre-commit",
+    "precommit",
+    "spelling",
+    "check-manifest",
+];
+
+/// Whether a tox environment or nox session named `env` (`lint`, `mypy-strict`, `docs:build`)
+/// checks quality or builds something rather than running tests, by its name.
+pub fn checks_quality(env: &str) -> bool {
+    let base = env.split(['-', ':']).next().unwrap_or(env);
+    [env, base]
+        .iter()
+        .any(|n| QUALITY.iter().any(|(e, _)| e == n) || NOT_TESTS.contains(n))
+}
+
 /// The quality checks of the environments `ini` declares that are named like one.
 pub(super) fn quality_envs(ini: &str) -> Vec<CheckSpec> {
     let mut out: Vec<CheckSpec> = Vec::new();

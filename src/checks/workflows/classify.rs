@@ -295,34 +295,6 @@ fn by_program(words: &[String]) -> StepKind {
     }
 }
 
-/// Environments (tox) and sessions (nox) that check quality or build, not test, by their name.
-const QUALITY_ENVS: [&str; 24] = [
-    "lint",
-    "linting",
-    "format",
-    "fmt",
-    "style",
-    "isort",
-    "flake8",
-    "black",
-    "ruff",
-    "pylint",
-    "mypy",
-    "typing",
-    "type",
-    "types",
-    "typecheck",
-    "pyright",
-    "docs",
-    "doc",
-    "audit",
-    "package",
-    "pre-commit",
-    "precommit",
-    "spelling",
-    "check-manifest",
-];
-
 /// Whether a tox or nox command names only environments that check quality (`tox -e
 /// isort,lint`, `nox -s lint docs`): a quality check, not a test run.
 fn sessions_check_quality(args: &[String]) -> bool {
@@ -343,11 +315,7 @@ fn sessions_check_quality(args: &[String]) -> bool {
             }
         }
     }
-    !named.is_empty()
-        && named.iter().all(|e| {
-            let base = e.split(['-', ':']).next().unwrap_or(e);
-            QUALITY_ENVS.contains(e) || QUALITY_ENVS.contains(&base)
-        })
+    !named.is_empty() && named.iter().all(|e| tools::env_checks_quality(e))
 }
 
 /// What `python <script> …` does: `setup.py test` tests, `setup.py install` sets up, a script
