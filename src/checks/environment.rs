@@ -370,7 +370,7 @@ async fn prepare(
     let mut own = super::tools::Prepared {
         command: command.to_owned(),
         env: env.to_vec(),
-        writable: Vec::new(),
+        ..Default::default()
     };
     super::tools::with_state(
         &super::tools::recognise(command, Some(&project)),

@@ -170,6 +170,26 @@ fn braced(lines: &[&str], start: usize) -> (String, usize) {
     (lines[start..].join("\n"), lines.len())
 }
 
+/// The lines of the call that opens on line `start` (a JavaScript `test(…)`), up to the line
+/// where its parenthesis closes: a test written on one line (`test('x', () => expect(…))`)
+/// ends there, braces or none.
+fn called(lines: &[&str], start: usize) -> String {
+    let mut depth = 0i32;
+    for (j, line) in lines.iter().enumerate().skip(start) {
+        for c in line.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+        }
+        if depth <= 0 {
+            return lines[start..=j].join("\n");
+        }
+    }
+    lines[start..].join("\n")
+}
+
 /// The cargo feature a `cfg` attribute names: `feature = "x"` in `#[cfg(...)]`/`#![cfg(...)]`.
 fn cfg_feature(line: &str) -> Option<String> {
     let t = line.trim_start();
@@ -280,7 +300,7 @@ fn js(text: &str) -> Vec<TestFn> {
         let name: String = rest[1..].chars().take_while(|c| *c != q).collect();
         out.push(TestFn {
             name,
-            body: braced(&lines, i).0,
+            body: called(&lines, i),
             feature: None,
             marks: Vec::new(),
         });
@@ -469,16 +489,16 @@ impl Lookup<'_> {
         }
     }
 
-    /// Its file's failures in the reports that name a passing file for its tests: `(title,
-    /// check)` of each.
-    fn file_failures(&self) -> Vec<(&str, &str)> {
+    /// Its file's failures in the reports: `(title, check, whether the report names a passing
+    /// file for its tests)` of each.
+    fn file_failures(&self) -> Vec<(&str, &str, bool)> {
         self.reporting
             .iter()
-            .filter_map(|c| Some((c, c.measure.tests.as_ref().filter(|t| t.by_file)?)))
+            .filter_map(|c| Some((c, c.measure.tests.as_ref()?)))
             .flat_map(|(c, t)| {
                 t.failed.iter().filter_map(move |id| {
                     let (f, title) = id.split_once("::")?;
-                    same_file(self.file, f).then_some((title, c.name.as_str()))
+                    same_file(self.file, f).then_some((title, c.name.as_str(), t.by_file))
                 })
             })
             .collect()
@@ -508,7 +528,7 @@ impl Lookup<'_> {
         let unloaded = |check: &str| {
             failures
                 .iter()
-                .any(|(title, c)| *c == check && *title == "Test suite failed to run")
+                .any(|(title, c, _)| *c == check && *title == "Test suite failed to run")
         };
         match found {
             None if left_out.is_some() => (
@@ -527,7 +547,7 @@ impl Lookup<'_> {
             None if self.reporting.is_empty() => (Outcome::Unknown, None, None),
             // jest names a failing file's failures only: another test failing in it hides
             // whether this one passed.
-            None if !failures.is_empty() => (
+            None if failures.iter().any(|(_, _, by_file)| *by_file) => (
                 Outcome::Unidentified,
                 None,
                 Some(format!(

@@ -48,7 +48,7 @@ pub async fn settle(
     };
     let mut flaky = Vec::new();
     for id in broken {
-        let Some(how) = runner.alone(&spec.command, &id, env) else {
+        let Some(how) = runner.alone(&spec.command, &id, env, &spec.uses) else {
             return;
         };
         let once = CheckSpec {

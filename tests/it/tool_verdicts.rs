@@ -1,12 +1,12 @@
 //! Verdicts on the runners and wrappers ralph knows by their tools (docs/checks.md "What ralph
 //! knows about each tool"), through the binary, with the real programs where `.ci/run` installs
-//! them (pnpm and vitest, uv, PDM, Django; cargo, node): a pnpm workspace failing on the base in
-//! one package is judged package by package; a uv and a PDM project run their tests through the
-//! manager with the sandbox required; a Django app's `runtests.py` names its tests; a settings
-//! migration is not judged by a check that could not run; a workspace's `cargo test --verbose`
-//! names its tests by their files; `node --test` names its tests; a test moved between files is
+//! them (pnpm, vitest and jest, uv, PDM, Django; cargo, node): a pnpm workspace failing on the
+//! base in one package is judged package by package; a uv and a PDM project run their tests
+//! through the manager with the sandbox required; a Django app's `runtests.py` names its tests;
+//! a settings migration is not judged by a check that could not run; a workspace's `cargo test
+//! --verbose` names its tests by their files; `node --test` names its tests; jest and vitest
+//! behind `npm test` name each test and run a failing one alone; a test moved between files is
 //! not a deleted one. Each test says why it is skipped where a program is missing.
-
 use crate::common::{commit_all, git, script};
 use crate::compete::{run, Repo, Setup, GOOD};
 use std::path::{Path, PathBuf};
@@ -507,4 +507,90 @@ fn a_test_moved_to_another_file_is_not_a_deleted_one() {
         "{}",
         out.stderr
     );
+}
+
+/// A Node project whose `npm test` runs `script`: its tests as `(file, text)`.
+fn js_project(script: &str) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "package.json",
+            format!(r#"{{"name": "calc", "private": true, "scripts": {{"test": "{script}"}}}}"#),
+        ),
+        ("calc.js", "exports.add = (a, b) => a + b;\n".to_owned()),
+        (
+            "test/calc.test.js",
+            "const calc = require('../calc.js');\ndescribe('calc', () => {\n  test('adds', () => expect(calc.add(1, 2)).toBe(3));\n  test('needs a service', () => expect(process.env.SERVICE).toBe('up'));\n});\n".to_owned(),
+        ),
+        (
+            "test/order.test.js",
+            "test('starts fresh', () => expect(global.touched).toBeUndefined());\n".to_owned(),
+        ),
+    ]
+}
+
+/// `npm test` running `script` (of `program`): a new test in a file where another test fails
+/// on the base is named and judged; a test the change makes fail beside another and pass alone
+/// is flaky; a test that passed on the base and fails is named (`joiner` between its suite
+/// and its title, as the runner names them).
+fn a_js_runner_names_each_test(program: &str, script: &str, joiner: &str) {
+    let (sandbox, dirs) = match required_sandbox().and_then(|s| Ok((s, tools(&[program])?))) {
+        Ok(found) => found,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let owned = js_project(script);
+    let files: Vec<(&str, &str)> = owned.iter().map(|(f, t)| (*f, t.as_str())).collect();
+    let adds = implementer(&format!(
+        "{}\necho 'exports.mul = (a, b) => a * b;' >> calc.js\nsed -i \"s/^}});$/  test('multiplies', () => expect(calc.mul(2, 3)).toBe(6));\\n}});/\" test/calc.test.js\nprintf \"test('touches', () => {{ global.touched = true; }});\\n%s\" \"$(cat test/order.test.js)\" > test/order.test.js",
+        GOOD.lines().nth(1).unwrap()
+    ));
+    let checks = "[checks]\ntest = \"npm test\"\n";
+    let repo = self::repo(&files, checks, &adds, Some(sandbox), |_| {});
+    let out = run(repo
+        .ralph()
+        .env("PATH", path_with(&dirs))
+        .args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("failing on base"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "new tests: 2 passed (test/calc.test.js multiplies, test/order.test.js touches)"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(
+            "test/order.test.js::starts fresh` failed in the full run and passed when run again alone"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("blocked"), "{}", out.stderr);
+    let breaks = implementer(&format!(
+        "{}\nsed -i 's/toBe(3)/toBe(4)/' test/calc.test.js",
+        GOOD.lines().nth(1).unwrap()
+    ));
+    let repo = self::repo(&files, checks, &breaks, Some(sandbox), |_| {});
+    let out = run(repo
+        .ralph()
+        .env("PATH", path_with(&dirs))
+        .args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "test(s) that pass on the base fail, e.g. test/calc.test.js::calc{joiner}adds"
+        )),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn jest_names_each_test_and_runs_a_failing_one_alone() {
+    a_js_runner_names_each_test("jest", "jest --ci", " › ");
+}
+
+#[test]
+fn vitest_names_each_test_and_runs_a_failing_one_alone() {
+    a_js_runner_names_each_test("vitest", "vitest run --globals", " > ");
 }

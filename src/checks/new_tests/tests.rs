@@ -42,6 +42,14 @@ fn new_and_edited_tests_are_found_in_each_language() {
         changed("src/add.test.ts", None, js)[0].name,
         "adds two numbers"
     );
+    // A test on one line ends with its call: a test added below leaves it unchanged.
+    let base = "describe('c', () => {\n  test('adds', () => expect(add(1, 2)).toBe(3));\n});\n";
+    let now = "describe('c', () => {\n  test('adds', () => expect(add(1, 2)).toBe(3));\n  test('muls', () => {\n    expect(mul(2, 3)).toBe(6);\n  });\n});\n";
+    let added: Vec<String> = changed("c.test.js", Some(base), now)
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(added, ["muls"]);
     assert!(
         changed("src/lib.py", None, "def test_x():\n  pass\n").is_empty(),
         "not a test file"

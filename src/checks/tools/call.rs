@@ -4,7 +4,7 @@
 //! off, `sh -c '…'` looked into, and each wrapper tool's inner command followed (`uv run X`,
 //! `make test`'s recipe, a package script) — a bounded number of levels deep.
 
-use super::{Inner, Uses, TOOLS};
+use super::{Inner, Role, Tail, Uses, TOOLS};
 use crate::checks::project::Project;
 
 /// How deep wrappers are followed (`make test` → `npm test` → `jest`): a script that calls
@@ -259,7 +259,48 @@ pub fn plain_commands(script: &str) -> Vec<Vec<String>> {
 pub fn recognise(command: &str, project: Option<&Project>) -> Uses {
     let mut uses = Uses::default();
     walk(command, project, 0, &mut uses);
+    uses.tail = tail(command, project);
     uses
+}
+
+/// A word no command has: appended to a command to see which tool it reaches.
+const PROBE: &str = "ralph-appended-probe";
+
+/// The test runner or linter that words appended to `command` reach, read as the shell and
+/// the wrappers pass them on (a package script's arguments after `--`); `None` when they reach
+/// no tool ralph knows (`jest | tee log`, `bash -c 'jest'`, a workspace run).
+fn tail(command: &str, project: Option<&Project>) -> Option<Tail> {
+    [false, true].into_iter().find_map(|separator| {
+        let probe = format!("{command}{} {PROBE}", if separator { " --" } else { "" });
+        reached(&probe, project, 0).map(|tool| Tail { tool, separator })
+    })
+}
+
+/// The tool of `script` whose call ends in the probe.
+fn reached(script: &str, project: Option<&Project>, depth: usize) -> Option<&'static str> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    simple_commands(script)
+        .iter()
+        .find_map(|words| reached_by(words, project, depth))
+}
+
+fn reached_by(words: &[String], project: Option<&Project>, depth: usize) -> Option<&'static str> {
+    let call = match peel(words) {
+        Peeled::Call(call) => call,
+        Peeled::Script(s) => return reached(&s, project, depth + 1),
+        Peeled::Nothing => return None,
+    };
+    let tool = TOOLS.iter().find(|t| t.is(&call, project))?;
+    match tool.inner(&call, project) {
+        Inner::Words(w) => reached_by(&w, project, depth + 1),
+        Inner::Script(s) => reached(&s, project, depth + 1),
+        Inner::Nothing => (tool.role() != Role::Wrapper
+            && call.args.last().is_some_and(|a| a == PROBE))
+        .then(|| tool.name()),
+        Inner::Each(_) | Inner::Unknown => None,
+    }
 }
 
 fn walk(script: &str, project: Option<&Project>, depth: usize, uses: &mut Uses) {

@@ -70,7 +70,13 @@ impl Tool for CargoTest {
         read(printed.stdout, printed.stderr)
     }
 
-    fn alone(&self, command: &str, id: &str, _: &[(String, String)]) -> Option<Alone> {
+    fn alone(
+        &self,
+        command: &str,
+        id: &str,
+        _: &[(String, String)],
+        _: &super::Uses,
+    ) -> Option<Alone> {
         let plain = command.trim_start().starts_with("cargo test") && super::plain(command);
         let (binary, name) = id.split_once("::")?;
         // A test path is Rust identifiers and `::`; anything else is not appended to a command
@@ -372,11 +378,21 @@ mod tests {
     #[test]
     fn one_test_is_run_alone_by_exact() {
         let a = CargoTest
-            .alone("cargo test --features x", "tests/it.rs::a::b", &[])
+            .alone(
+                "cargo test --features x",
+                "tests/it.rs::a::b",
+                &[],
+                &crate::checks::tools::Uses::default(),
+            )
             .unwrap();
         assert_eq!(a.command, "cargo test --features x -- --exact a::b");
         let a = CargoTest
-            .alone("cargo test -- --nocapture", "src/lib.rs::t", &[])
+            .alone(
+                "cargo test -- --nocapture",
+                "src/lib.rs::t",
+                &[],
+                &crate::checks::tools::Uses::default(),
+            )
             .unwrap();
         assert_eq!(a.command, "cargo test -- --nocapture --exact t");
         // Not a plain cargo test, a doc test, a made-up name: not known how.
@@ -386,7 +402,9 @@ mod tests {
             ("cargo test", "tests/a.rs::x;touch${IFS}y"),
         ] {
             assert!(
-                CargoTest.alone(command, id, &[]).is_none(),
+                CargoTest
+                    .alone(command, id, &[], &crate::checks::tools::Uses::default())
+                    .is_none(),
                 "{command} {id}"
             );
         }

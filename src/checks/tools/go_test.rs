@@ -34,7 +34,13 @@ impl Tool for GoTest {
         read(printed.stdout, printed.stderr)
     }
 
-    fn alone(&self, command: &str, id: &str, _: &[(String, String)]) -> Option<Alone> {
+    fn alone(
+        &self,
+        command: &str,
+        id: &str,
+        _: &[(String, String)],
+        _: &super::Uses,
+    ) -> Option<Alone> {
         let test = id.rsplit('/').find(|p| p.starts_with("Test"))?;
         let plain = command.trim_start().starts_with("go test") && super::plain(command);
         (plain && super::word(test)).then(|| Alone {
@@ -147,12 +153,17 @@ mod tests {
         let mut run = Prepared {
             command: "make test".into(),
             env: vec![("GOFLAGS".into(), "-mod=vendor".into())],
-            writable: Vec::new(),
+            ..Default::default()
         };
         GoTest.prepare(&mut run, dir.path());
         assert_eq!(run.get("GOFLAGS").as_deref(), Some("-mod=vendor -v"));
         let a = GoTest
-            .alone("go test ./...", "example.com/calc/TestSub/neg", &[])
+            .alone(
+                "go test ./...",
+                "example.com/calc/TestSub/neg",
+                &[],
+                &crate::checks::tools::Uses::default(),
+            )
             .unwrap();
         assert_eq!(a.command, "go test ./... -run '^TestSub$'");
     }

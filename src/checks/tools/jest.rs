@@ -1,12 +1,22 @@
-//! jest: its tests read from the default reporter — each test file that passed (`PASS file`,
-//! standing for all its tests: jest names a passing file's tests only with `--verbose`) and each
-//! failing test (`● suite › name` in the block of its `FAIL file`) as `file::suite › name`; a
-//! file that could not load as `file::Test suite failed to run`. Its failures are explained by
-//! their `●` blocks.
+//! jest: where words appended to the check's command reach it (`jest`, `npx jest`, an npm
+//! script ending in jest), it is asked for its JSON report (`--json --outputFile`), which names
+//! every test, passing or failing, as `file::suite › name` (the file from the worktree's top);
+//! one test runs alone by its file and `-t '^suite name$'`. Otherwise its tests are read from
+//! the default reporter — each test file that passed (`PASS file`, standing for all its tests)
+//! and each failing test (`● suite › name` in the block of its `FAIL file`). Either way a file
+//! that could not load is `file::Test suite failed to run`. Its failures are explained by their
+//! `●` blocks.
 
-use super::{Call, Lang, Missed, Printed, Role, Tool};
+use super::{Alone, Call, Lang, Missed, Prepared, Printed, Role, Tool, Uses};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
+use std::path::Path;
+
+/// The folder of the run's own where the report is asked for, and its name there.
+const DIR: &str = "jest";
+const REPORT: &str = "report.json";
+/// The title jest gives a file that could not be loaded.
+pub const UNLOADED: &str = "Test suite failed to run";
 
 pub struct Jest;
 
@@ -23,8 +33,41 @@ impl Tool for Jest {
         call.name() == "jest" || call.name() == "react-scripts" && call.sub() == "test"
     }
 
+    fn prepare(&self, run: &mut Prepared, scratch: &Path) {
+        let Some(tail) = run.tail.filter(|t| t.tool == self.name()) else {
+            return;
+        };
+        // The project asked for a report of its own: it stays where the project wants it.
+        if run.command.contains("--json") || run.command.contains("--outputFile") {
+            return;
+        }
+        let report = run.own_dir(scratch, DIR).join(REPORT);
+        let output = format!("--outputFile={}", report.display());
+        run.command = tail.append(&run.command, &["--json", &output]);
+    }
+
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
-        read(&format!("{}\n{}", printed.stdout, printed.stderr))
+        let report = printed.scratch.and_then(|s| {
+            crate::untrusted_dir::report_text(&s.join(DIR).join(REPORT), "jest's report")
+        });
+        report
+            .and_then(|json| read_report(&json, printed.root, self.name(), " › "))
+            .or_else(|| read(&format!("{}\n{}", printed.stdout, printed.stderr)))
+    }
+
+    fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
+        let tail = uses.tail.filter(|t| t.tool == self.name())?;
+        let (file, title) = id.split_once("::")?;
+        if title == UNLOADED {
+            return None;
+        }
+        // jest matches `-t` against the titles joined by spaces, and a path by regex.
+        let name = title.split(" › ").collect::<Vec<_>>().join(" ");
+        let pattern = format!("^{}$", regex_escape(&name));
+        Some(Alone {
+            command: tail.append(command, &[&regex_escape(file), "-t", &pattern]),
+            env: Vec::new(),
+        })
     }
 
     fn excerpt(&self, text: &str) -> Option<String> {
@@ -54,6 +97,90 @@ pub fn test_file(word: &str) -> bool {
 pub fn file_of(rest: &str) -> Option<String> {
     let f = rest.split_whitespace().next()?;
     test_file(f).then(|| f.to_owned())
+}
+
+/// `text` with every character a regular expression reads specially escaped.
+pub fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\^$.|?*+()[]{}".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The results of `runner` (jest, or vitest, whose JSON report has jest's shape) by its JSON
+/// report: every test by its file (from `root`, when the report names it absolutely under it)
+/// and its titles joined by `joiner`; a file that could not load by [`UNLOADED`]. Tests
+/// skipped, pending or to do are neither.
+pub fn read_report(
+    json: &str,
+    root: Option<&Path>,
+    runner: &str,
+    joiner: &str,
+) -> Option<TestOutcomes> {
+    let report: serde_json::Value = serde_json::from_str(json).ok()?;
+    let mut t = TestOutcomes::named(runner);
+    for file in report.get("testResults")?.as_array()? {
+        let name = file
+            .get("name")
+            .and_then(|n| n.as_str())
+            .unwrap_or_default();
+        let path = root
+            .and_then(|r| Path::new(name).strip_prefix(r).ok())
+            .map_or_else(|| name.to_owned(), |p| p.display().to_string());
+        let tests = file.get("assertionResults").and_then(|a| a.as_array());
+        let failed_whole = file.get("status").and_then(|s| s.as_str()) == Some("failed");
+        if tests.is_none_or(|a| a.is_empty()) {
+            if failed_whole {
+                let id = format!("{path}::{UNLOADED}");
+                if let Some(m) = file.get("message").and_then(|m| m.as_str()) {
+                    t.messages.insert(id.clone(), first_line(m));
+                }
+                t.failed.insert(id);
+            }
+            continue;
+        }
+        for test in tests.into_iter().flatten() {
+            let titles = test
+                .get("ancestorTitles")
+                .and_then(|a| a.as_array())
+                .into_iter()
+                .flatten()
+                .chain(test.get("title"))
+                .filter_map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join(joiner);
+            let id = format!("{path}::{titles}");
+            match test.get("status").and_then(|s| s.as_str()) {
+                Some("passed") => t.record(id, true),
+                Some("failed") => {
+                    let message = test
+                        .get("failureMessages")
+                        .and_then(|m| m.get(0))
+                        .and_then(|m| m.as_str());
+                    if let Some(m) = message {
+                        t.messages.insert(id.clone(), first_line(m));
+                    }
+                    t.record(id, false);
+                }
+                _ => {}
+            }
+        }
+    }
+    t.finished()
+}
+
+/// The first line of a message that says something.
+fn first_line(message: &str) -> String {
+    let text = crate::output::strip_ansi(message);
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('●'))
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// jest's results by its default reporter.
@@ -117,5 +244,138 @@ mod tests {
         assert_eq!(t.failed.len(), 3);
         assert!(t.by_file);
         assert!(read("everything is fine").is_none());
+    }
+
+    /// jest 29's `--json` report of a run with a failure, a skipped test, nested suites and a
+    /// file that could not load (stack traces shortened).
+    const REPORT_JSON: &str = r#"{"numFailedTests":1,"success":false,"testResults":[
+      {"assertionResults":[
+        {"ancestorTitles":["zip"],"fullName":"zip packs (a+b) files","status":"passed","title":"packs (a+b) files","failureMessages":[]},
+        {"ancestorTitles":["zip"],"fullName":"zip fails sometimes","status":"failed","title":"fails sometimes",
+         "failureMessages":["Error: expect(received).toBe(expected) // Object.is equality\n\nExpected: 3\nReceived: 2\n    at Object.toBe (/w/src/__tests__/a.test.js:3:43)"]},
+        {"ancestorTitles":["zip","nested"],"fullName":"zip nested skipped one","status":"pending","title":"skipped one","failureMessages":[]},
+        {"ancestorTitles":["zip","nested"],"fullName":"zip nested deep pass","status":"passed","title":"deep pass","failureMessages":[]},
+        {"ancestorTitles":[],"fullName":"top level","status":"passed","title":"top level","failureMessages":[]}],
+       "message":"  ● zip › fails sometimes\n","name":"/w/src/__tests__/a.test.js","status":"failed"},
+      {"assertionResults":[],"message":"  ● Test suite failed to run\n\n    Cannot find module './nope' from 'src/__tests__/broken.test.js'\n",
+       "name":"/w/src/__tests__/broken.test.js","status":"failed"}],"wasInterrupted":false}"#;
+
+    #[test]
+    fn the_report_names_every_test_passing_or_failing() {
+        let t = read_report(REPORT_JSON, Some(Path::new("/w")), "jest", " › ").unwrap();
+        assert!(!t.by_file);
+        assert_eq!(
+            t.passed.iter().collect::<Vec<_>>(),
+            [
+                "src/__tests__/a.test.js::top level",
+                "src/__tests__/a.test.js::zip › nested › deep pass",
+                "src/__tests__/a.test.js::zip › packs (a+b) files",
+            ]
+        );
+        assert_eq!(
+            t.failed.iter().collect::<Vec<_>>(),
+            [
+                "src/__tests__/a.test.js::zip › fails sometimes",
+                "src/__tests__/broken.test.js::Test suite failed to run",
+            ]
+        );
+        assert_eq!(
+            t.messages["src/__tests__/a.test.js::zip › fails sometimes"],
+            "Error: expect(received).toBe(expected) // Object.is equality"
+        );
+        assert_eq!(
+            t.messages["src/__tests__/broken.test.js::Test suite failed to run"],
+            "Cannot find module './nope' from 'src/__tests__/broken.test.js'"
+        );
+        // Outside the root, a file keeps the name the report gives it; no report, no tests.
+        let t = read_report(REPORT_JSON, Some(Path::new("/elsewhere")), "jest", " › ").unwrap();
+        assert!(t.passed.contains("/w/src/__tests__/a.test.js::top level"));
+        assert!(read_report("{}", None, "jest", " › ").is_none());
+        assert!(read_report("not json", None, "jest", " › ").is_none());
+    }
+
+    fn uses(command: &str) -> Uses {
+        let p = Project::in_memory(
+            Path::new("/w"),
+            &[(
+                "package.json",
+                r#"{"scripts": {"test": "tsc && jest --ci", "both": "jest | tee log"}}"#,
+            )],
+        );
+        crate::checks::tools::recognise(command, Some(&p))
+    }
+
+    fn prepared(command: &str, scratch: &Path) -> Prepared {
+        crate::checks::tools::prepare(&uses(command), command, &[], scratch)
+    }
+
+    #[test]
+    fn the_report_is_asked_for_where_appended_words_reach_jest() {
+        let dir = tempfile::tempdir().unwrap();
+        let prepared = |command: &str| prepared(command, dir.path());
+        let report = format!("--outputFile={}/jest/report.json", dir.path().display());
+        assert_eq!(
+            prepared("npx jest --ci").command,
+            format!("npx jest --ci --json {report}")
+        );
+        // An npm script's arguments come after `--`, once.
+        assert_eq!(
+            prepared("npm test").command,
+            format!("npm test -- --json {report}")
+        );
+        assert_eq!(
+            prepared("npm test -- --runInBand").command,
+            format!("npm test -- --runInBand --json {report}")
+        );
+        // Where they would reach something else, or the project wants its own report: as is.
+        for command in [
+            "npm run both",
+            "jest | tee log",
+            "bash -c 'jest'",
+            "jest --json",
+            "jest --ci && eslint .",
+        ] {
+            assert_eq!(prepared(command).command, command, "{command}");
+        }
+    }
+
+    #[test]
+    fn one_test_runs_alone_by_its_file_and_full_title() {
+        let a = Jest
+            .alone(
+                "npm test",
+                "src/__tests__/a.test.js::zip › packs (a+b) files",
+                &[],
+                &uses("npm test"),
+            )
+            .unwrap();
+        assert_eq!(
+            a.command,
+            r"npm test -- 'src/__tests__/a\.test\.js' -t '^zip packs \(a\+b\) files$'"
+        );
+        // Then the report is asked for after the same `--`.
+        let dir = tempfile::tempdir().unwrap();
+        let u = uses("npm test");
+        let run = prepared(&a.command, dir.path());
+        assert_eq!(
+            run.command,
+            format!(
+                "{} --json --outputFile={}/jest/report.json",
+                a.command,
+                dir.path().display()
+            )
+        );
+        // A file that could not load, or a command jest's words cannot reach: not known how.
+        assert!(Jest
+            .alone("npm test", "a.test.js::Test suite failed to run", &[], &u)
+            .is_none());
+        assert!(Jest
+            .alone(
+                "jest | tee log",
+                "a.test.js::x",
+                &[],
+                &uses("jest | tee log")
+            )
+            .is_none());
     }
 }

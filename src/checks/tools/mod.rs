@@ -193,6 +193,42 @@ pub struct Prepared {
     pub command: String,
     pub env: Vec<(String, String)>,
     pub writable: Vec<PathBuf>,
+    /// Where words appended to the command go.
+    pub tail: Option<Tail>,
+}
+
+/// Where words appended to a check's command go: the test runner they reach (through `npx`,
+/// a package script, `uv run`), and whether a `--` must come before them (npm's scripts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tail {
+    pub tool: &'static str,
+    pub separator: bool,
+}
+
+impl Tail {
+    /// `command` with `words` appended (shell-quoted) where they reach the tool, after a `--`
+    /// when one must come first and the command's last simple command has none yet.
+    pub fn append(&self, command: &str, words: &[&str]) -> String {
+        let has_separator = simple_commands(command)
+            .last()
+            .is_some_and(|w| w.iter().any(|a| a == "--"));
+        let mut out = command.trim_end().to_owned();
+        if self.separator && !has_separator {
+            out.push_str(" --");
+        }
+        for w in words {
+            out.push(' ');
+            let safe = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-./=:@,+%".contains(c));
+            if safe {
+                out.push_str(w);
+            } else {
+                out.push_str(&shell_words::quote(w));
+            }
+        }
+        out
+    }
 }
 
 impl Prepared {
@@ -383,8 +419,14 @@ pub trait Tool: Sync {
     }
 
     /// How to run the test `id` of its report alone, when `command` allows it; `env` is what
-    /// the check runs with.
-    fn alone(&self, _command: &str, _id: &str, _env: &[(String, String)]) -> Option<Alone> {
+    /// the check runs with, `uses` what its command was read as.
+    fn alone(
+        &self,
+        _command: &str,
+        _id: &str,
+        _env: &[(String, String)],
+        _uses: &Uses,
+    ) -> Option<Alone> {
         None
     }
 
@@ -421,6 +463,9 @@ pub struct Uses {
     /// script ralph cannot see into): it never runs beside another such check in one tree.
     #[serde(skip)]
     pub writes: bool,
+    /// Where words appended to its command go.
+    #[serde(skip)]
+    pub tail: Option<Tail>,
 }
 
 impl Uses {
@@ -449,6 +494,7 @@ pub fn prepare(uses: &Uses, command: &str, env: &[(String, String)], scratch: &P
         command: command.to_owned(),
         env: env.to_vec(),
         writable: Vec::new(),
+        tail: uses.tail,
     };
     for tool in uses.asked() {
         tool.prepare(&mut run, scratch);

@@ -43,7 +43,13 @@ impl Tool for Nextest {
         read(&format!("{}\n{}", printed.stdout, printed.stderr))
     }
 
-    fn alone(&self, command: &str, id: &str, _: &[(String, String)]) -> Option<Alone> {
+    fn alone(
+        &self,
+        command: &str,
+        id: &str,
+        _: &[(String, String)],
+        _: &super::Uses,
+    ) -> Option<Alone> {
         let (_, path) = id.split_once(' ')?;
         let path_ok = path
             .chars()
@@ -119,6 +125,7 @@ mod tests {
                 "cargo nextest run --workspace",
                 "beta tests::b_middle_fails",
                 &[],
+                &crate::checks::tools::Uses::default(),
             )
             .unwrap();
         assert_eq!(

@@ -56,6 +56,12 @@ impl Tool for Npm {
         script_with_hooks(project, "", &script, &extra).map_or(Inner::Unknown, Inner::Script)
     }
 
+    fn state(&self, _: &std::path::Path) -> Vec<(String, String)> {
+        // npm asks the registry for a newer npm where it cannot record that it did (the user's
+        // home, read-only to a check): a connection the sandbox refuses on every run.
+        vec![("npm_config_update_notifier".into(), "false".into())]
+    }
+
     fn sections(&self, text: &str, project: Option<&Project>) -> Option<Vec<(String, String)>> {
         let folders = package_folders(project?);
         let mut out: Vec<(String, String)> = Vec::new();

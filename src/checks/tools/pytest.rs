@@ -70,7 +70,13 @@ impl Tool for Pytest {
         super::junit::read(&xml, self.name())
     }
 
-    fn alone(&self, command: &str, id: &str, env: &[(String, String)]) -> Option<Alone> {
+    fn alone(
+        &self,
+        command: &str,
+        id: &str,
+        env: &[(String, String)],
+        _: &super::Uses,
+    ) -> Option<Alone> {
         // `tests.test_x.TestC::test_y[1]`: the class (or module) and the function.
         let (classname, name) = id.rsplit_once("::")?;
         let function = name.split('[').next().unwrap_or(name);
@@ -160,6 +166,7 @@ mod tests {
                 "poetry run pytest",
                 "tests.test_v.TestGit::test_shallow[x]",
                 &[("PYTEST_ADDOPTS".into(), "-p no:cacheprovider".into())],
+                &crate::checks::tools::Uses::default(),
             )
             .unwrap();
         assert_eq!(a.command, "poetry run pytest");
@@ -170,7 +177,14 @@ mod tests {
                 "-p no:cacheprovider -k 'TestGit and test_shallow'".to_owned()
             )]
         );
-        assert!(Pytest.alone("pytest", "tests.t::test_$(x)", &[]).is_none());
+        assert!(Pytest
+            .alone(
+                "pytest",
+                "tests.t::test_$(x)",
+                &[],
+                &crate::checks::tools::Uses::default()
+            )
+            .is_none());
     }
 
     #[test]
@@ -179,7 +193,7 @@ mod tests {
         let mut run = Prepared {
             command: "make test".into(),
             env: vec![("PYTEST_ADDOPTS".into(), "-x".into())],
-            writable: Vec::new(),
+            ..Default::default()
         };
         Pytest.prepare(&mut run, scratch.path());
         let want = format!("-x --junitxml={}", scratch.path().join(REPORT).display());

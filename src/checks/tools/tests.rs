@@ -131,3 +131,26 @@ fn the_environment_manager_of_a_project_is_found_by_its_files() {
     assert_eq!(manager(&p, Lang::Js).map(|t| t.name()), Some("pnpm"));
     assert_eq!(manager(&p, Lang::Go).map(|t| t.name()), None);
 }
+
+#[test]
+fn words_appended_to_a_command_are_followed_to_the_tool_they_reach() {
+    let p = super::super::project::Project::in_memory(
+        Path::new("/w"),
+        &[(
+            "package.json",
+            r#"{"scripts": {"test": "tsc && jest", "all": "jest; eslint ."}}"#,
+        )],
+    );
+    let tail = |command: &str| recognise(command, Some(&p)).tail;
+    let reaches = |tool, separator| Some(Tail { tool, separator });
+    assert_eq!(tail("uv run pytest -q"), reaches("pytest", false));
+    assert_eq!(tail("cd web && npx jest"), reaches("jest", false));
+    assert_eq!(tail("npm test"), reaches("jest", true));
+    assert_eq!(tail("npm test -- --ci"), reaches("jest", false));
+    assert_eq!(tail("yarn test"), reaches("jest", false));
+    assert_eq!(tail("npm run all"), reaches("eslint", true));
+    // The last command is another, or a shell or a recipe takes them.
+    for command in ["jest || true", "sh -c 'jest'", "make test"] {
+        assert_eq!(tail(command), None, "{command}");
+    }
+}

@@ -126,7 +126,13 @@ impl Tool for Unittest {
         hooked.or_else(|| from_verbose(&format!("{}\n{}", printed.stderr, printed.stdout)))
     }
 
-    fn alone(&self, command: &str, id: &str, _: &[(String, String)]) -> Option<Alone> {
+    fn alone(
+        &self,
+        command: &str,
+        id: &str,
+        _: &[(String, String)],
+        _: &super::Uses,
+    ) -> Option<Alone> {
         let (owner, function) = id.split_once("::")?;
         let dotted = owner
             .split('.')
@@ -338,11 +344,17 @@ mod tests {
                 "python3 -m unittest discover",
                 "tests.test_a.TestA::test_x",
                 &[],
+                &crate::checks::tools::Uses::default(),
             )
             .unwrap();
         assert_eq!(a.command, "python3 -m unittest tests.test_a.TestA.test_x");
         assert!(Unittest
-            .alone("python runtests.py", "a.B::c", &[])
+            .alone(
+                "python runtests.py",
+                "a.B::c",
+                &[],
+                &crate::checks::tools::Uses::default()
+            )
             .is_none());
     }
 }

@@ -1,11 +1,21 @@
-//! vitest: its tests read from the default reporter — each file that passed (`✓ file (N
-//! tests)`, standing for all its tests) and each failing test (`× suite > name` under its `❯
-//! file`, and `FAIL  file > suite > name` in the failures' blocks) as `file::suite > name`. Its failures are explained by their `FAIL` blocks.
+//! vitest: where words appended to the check's command reach it, it is asked for its JSON
+//! report beside its default reporter (`--reporter=default --reporter=json
+//! --outputFile.json=…`), which has jest's shape and names every test as `file::suite > name`;
+//! one test runs alone by its file (a filter by substring) and `-t '^suite name$'`. Otherwise
+//! its tests are read from the default reporter — each file that passed (`✓ file (N tests)`,
+//! standing for all its tests) and each failing test (`× suite > name` under its `❯ file`, and
+//! `FAIL  file > suite > name` in the failures' blocks). Its failures are explained by their
+//! `FAIL` blocks.
 
-use super::jest::file_of;
-use super::{Call, Lang, Missed, Printed, Role, Tool};
+use super::jest::{file_of, read_report, regex_escape, UNLOADED};
+use super::{Alone, Call, Lang, Missed, Prepared, Printed, Role, Tool, Uses};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
+use std::path::Path;
+
+/// The folder of the run's own where the report is asked for, and its name there.
+const DIR: &str = "vitest";
+const REPORT: &str = "report.json";
 
 pub struct Vitest;
 
@@ -22,8 +32,44 @@ impl Tool for Vitest {
         call.name() == "vitest"
     }
 
+    fn prepare(&self, run: &mut Prepared, scratch: &Path) {
+        let Some(tail) = run.tail.filter(|t| t.tool == self.name()) else {
+            return;
+        };
+        // The project chose its reporters or a report of its own: they stay.
+        if run.command.contains("--reporter") || run.command.contains("--outputFile") {
+            return;
+        }
+        let report = run.own_dir(scratch, DIR).join(REPORT);
+        let output = format!("--outputFile.json={}", report.display());
+        run.command = tail.append(
+            &run.command,
+            &["--reporter=default", "--reporter=json", &output],
+        );
+    }
+
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
-        read(&format!("{}\n{}", printed.stdout, printed.stderr))
+        let report = printed.scratch.and_then(|s| {
+            crate::untrusted_dir::report_text(&s.join(DIR).join(REPORT), "vitest's report")
+        });
+        report
+            .and_then(|json| read_report(&json, printed.root, self.name(), " > "))
+            .or_else(|| read(&format!("{}\n{}", printed.stdout, printed.stderr)))
+    }
+
+    fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
+        let tail = uses.tail.filter(|t| t.tool == self.name())?;
+        let (file, title) = id.split_once("::")?;
+        if title == UNLOADED {
+            return None;
+        }
+        // vitest matches `-t` against the titles joined by spaces, and a file by substring.
+        let name = title.split(" > ").collect::<Vec<_>>().join(" ");
+        let pattern = format!("^{}$", regex_escape(&name));
+        Some(Alone {
+            command: tail.append(command, &[file, "-t", &pattern]),
+            env: Vec::new(),
+        })
     }
 
     fn excerpt(&self, text: &str) -> Option<String> {
@@ -108,5 +154,67 @@ mod tests {
             ["src/fail.test.ts::fail > broken"]
         );
         assert!(read("everything is fine").is_none());
+    }
+
+    #[test]
+    fn the_report_is_asked_for_and_one_test_runs_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::in_memory(
+            Path::new("/w"),
+            &[(
+                "package.json",
+                r#"{"scripts": {"test": "vitest run --globals"}}"#,
+            )],
+        );
+        let uses = crate::checks::tools::recognise("npm test", Some(&p));
+        let run = crate::checks::tools::prepare(&uses, "npm test", &[], dir.path());
+        assert_eq!(
+            run.command,
+            format!(
+                "npm test -- --reporter=default --reporter=json --outputFile.json={}/vitest/report.json",
+                dir.path().display()
+            )
+        );
+        let a = Vitest
+            .alone("npm test", "test/a.test.js::zip > packs (a+b)", &[], &uses)
+            .unwrap();
+        assert_eq!(
+            a.command,
+            r"npm test -- test/a.test.js -t '^zip packs \(a\+b\)$'"
+        );
+        // A project's own reporters stay.
+        let chosen = crate::checks::tools::recognise("vitest run --reporter=dot", None);
+        let run =
+            crate::checks::tools::prepare(&chosen, "vitest run --reporter=dot", &[], dir.path());
+        assert_eq!(run.command, "vitest run --reporter=dot");
+    }
+
+    #[test]
+    fn the_report_names_every_test() {
+        // vitest 3.2's JSON report of a failing test, a skipped one and a file that could not load.
+        let json = r#"{"testResults":[
+          {"assertionResults":[
+            {"ancestorTitles":["zip"],"title":"packs (a+b) files","status":"passed","failureMessages":[]},
+            {"ancestorTitles":["zip"],"title":"fails sometimes","status":"failed","failureMessages":["AssertionError: expected 2 to be 3 // Object.is equality"]},
+            {"ancestorTitles":["zip","nested"],"title":"skipped one","status":"skipped","failureMessages":[]}],
+           "message":"","name":"/w/test/a.test.js","status":"failed"},
+          {"assertionResults":[],"message":"Cannot find module './nope'\nRequire stack:\n- /w/test/broken.test.js","name":"/w/test/broken.test.js","status":"failed"}]}"#;
+        let t = read_report(json, Some(Path::new("/w")), "vitest", " > ").unwrap();
+        assert_eq!(t.runner, "vitest");
+        assert_eq!(
+            t.passed.iter().collect::<Vec<_>>(),
+            ["test/a.test.js::zip > packs (a+b) files"]
+        );
+        assert_eq!(
+            t.failed.iter().collect::<Vec<_>>(),
+            [
+                "test/a.test.js::zip > fails sometimes",
+                "test/broken.test.js::Test suite failed to run"
+            ]
+        );
+        assert_eq!(
+            t.messages["test/broken.test.js::Test suite failed to run"],
+            "Cannot find module './nope'"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! Yarn: a package script is what `yarn test`, `yarn run X` and `yarn X` run (a program of the
-//! package's when no script has the name); `yarn workspaces run X` (v1) and `yarn workspaces
+//! package's when no script has the name), the words after its name passed on to it; `yarn workspaces run X` (v1) and `yarn workspaces
 //! foreach … run X` (v2+) run it in each package. `yarn` alone installs. Its environment is the
 //! lockfile's (`--immutable` under Yarn 2+, `--frozen-lockfile` under Yarn 1).
 
@@ -55,12 +55,11 @@ impl Tool for Yarn {
             "dlx" | "exec" => Inner::Words(words[1..].to_vec()),
             s if OWN.contains(&s) => Inner::Nothing,
             "run" => match words.get(1) {
-                Some(n) => {
-                    script_with_hooks(project, "", n, "").map_or(Inner::Unknown, Inner::Script)
-                }
+                Some(n) => script_with_hooks(project, "", n, &passed_on(call, n))
+                    .map_or(Inner::Unknown, Inner::Script),
                 None => Inner::Nothing,
             },
-            s => match script_with_hooks(project, "", s, "") {
+            s => match script_with_hooks(project, "", s, &passed_on(call, s)) {
                 Some(script) => Inner::Script(script),
                 None => Inner::Words(words.to_vec()),
             },
@@ -91,6 +90,21 @@ impl Tool for Yarn {
     fn missing(&self, line: &str) -> Option<String> {
         command_not_found(line)
     }
+}
+
+/// The words after the script `name` in a `yarn` call: yarn passes them on to the script (a
+/// `--` first is yarn 1's and dropped).
+fn passed_on(call: &Call, name: &str) -> String {
+    let after = call
+        .args
+        .iter()
+        .position(|a| a == name)
+        .map_or(&[][..], |at| &call.args[at + 1..]);
+    let after = match after.first() {
+        Some(first) if first == "--" => &after[1..],
+        _ => after,
+    };
+    after.join(" ")
 }
 
 /// Yarn's and pnpm's `Command "ruff" not found`.
