@@ -7,6 +7,7 @@
 //! from its language's runners saying what would run it; one that ran and failed fails it even
 //! when its check fails on the base.
 
+use super::tools::UNLOADED;
 use super::{CheckKind, CheckResult, CheckStatus};
 use serde::Serialize;
 
@@ -346,7 +347,8 @@ fn names(lang: Lang, file: &str, test: &TestFn, rust: &[String], id: &str) -> bo
         Lang::Js => match id.split_once("::") {
             Some((reported, title)) => {
                 same_file(file, reported)
-                    && (title.ends_with(test.name.as_str()) || title == "Test suite failed to run")
+                    && title != UNLOADED
+                    && title.ends_with(test.name.as_str())
             }
             None if self::lang(id) == Some(Lang::Js) => same_file(file, id),
             None => id == test.name || id.ends_with(&format!(" > {}", test.name)),
@@ -524,24 +526,25 @@ impl Lookup<'_> {
             c.kind == CheckKind::Test && c.status == CheckStatus::Skipped && c.uses.runs(self.lang)
         });
         let failures = self.file_failures();
-        // jest could not load the file at all: none of its tests ran.
-        let unloaded = |check: &str| {
-            failures
-                .iter()
-                .any(|(title, c, _)| *c == check && *title == "Test suite failed to run")
-        };
+        // jest could not load the file at all: none of its tests ran under that check (another
+        // check that loaded it, its build made first, tells what became of them).
+        let unloaded = failures
+            .iter()
+            .find(|(title, _, _)| *title == UNLOADED)
+            .map(|(_, c, _)| *c);
         match found {
+            None if unloaded.is_some() => (
+                Outcome::NotRun,
+                None,
+                Some(format!(
+                    "{file} could not be loaded under `{}` (\"{UNLOADED}\": see its output; a module it imports may need the project's build first)",
+                    unloaded.unwrap_or_default()
+                )),
+            ),
             None if left_out.is_some() => (
                 Outcome::Skipped,
                 left_out.map(|c| c.name.clone()),
                 Some("not run this time: the checks stopped at an earlier failure".to_owned()),
-            ),
-            Some((Outcome::Failed, c)) if unloaded(&c) => (
-                Outcome::NotRun,
-                None,
-                Some(format!(
-                    "{file} could not be loaded under `{c}` (\"Test suite failed to run\": see its output; a module it imports may need the project's build first)"
-                )),
             ),
             Some((o, c)) => (o, Some(c), None),
             None if self.reporting.is_empty() => (Outcome::Unknown, None, None),

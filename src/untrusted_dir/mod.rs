@@ -318,9 +318,13 @@ pub fn project_text(root: &Path, rel: impl AsRef<Path>) -> Option<String> {
 pub fn report_text(path: &Path, what: &str) -> Option<String> {
     let (dir, name) = (path.parent()?, path.file_name()?);
     let read = UntrustedDir::open(dir)
-        .map_err(|e| Refused::Io {
-            path: dir.display().to_string(),
-            source: e,
+        .map_err(|e| match e.kind() {
+            // No folder, no report: the run was not asked for one.
+            std::io::ErrorKind::NotFound => Refused::Missing(dir.display().to_string()),
+            _ => Refused::Io {
+                path: dir.display().to_string(),
+                source: e,
+            },
         })
         .and_then(|d| d.read_text(Path::new(name), MAX_REPORT));
     match read {

@@ -345,4 +345,47 @@ mod full_paths {
             Outcome::NotRun
         );
     }
+
+    #[test]
+    fn a_file_one_check_could_not_load_is_judged_by_the_check_that_ran_it() {
+        // actions/toolkit: ralph's own `npm test` cannot load a test file that needs the
+        // project's build; the CI's job builds first, and its jest report names the new test.
+        let tree = Files(Default::default());
+        let file = "packages/artifact/__tests__/download.test.ts";
+        let mut own = ran("npm test", &[], &[]);
+        own.name = "test".into();
+        let t = own.measure.tests.as_mut().unwrap();
+        t.failed.insert(format!("{file}::Test suite failed to run"));
+        let ci = |passed: &[&str], failed: &[&str]| {
+            let mut c = ran("npm test -- --runInBand", passed, failed);
+            c.name = "CI build: npm test".into();
+            c
+        };
+        let new = format!("{file}::download › handles CJK names");
+        let at = |checks: &[CheckResult]| {
+            let found = locate(
+                &[(file.to_owned(), test("handles CJK names", None))],
+                checks,
+                &tree,
+            );
+            (found[0].outcome, found[0].check.clone())
+        };
+        assert_eq!(
+            at(&[own.clone(), ci(&[&new], &[])]),
+            (Outcome::Passed, Some("CI build: npm test".into()))
+        );
+        assert_eq!(at(&[own.clone(), ci(&[], &[&new])]).0, Outcome::Failed);
+        // Loaded nowhere: never ran, and the check that could not load it is named.
+        let found = locate(
+            &[(file.to_owned(), test("handles CJK names", None))],
+            std::slice::from_ref(&own),
+            &tree,
+        );
+        assert_eq!(found[0].outcome, Outcome::NotRun);
+        assert!(found[0]
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("could not be loaded under `test`"));
+    }
 }
