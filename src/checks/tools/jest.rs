@@ -12,9 +12,12 @@ use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
 
-/// The folder of the run's own where the report is asked for, and its name there.
-const DIR: &str = "jest";
-const REPORT: &str = "report.json";
+/// jest's JSON report: a file is given to it as a regular expression.
+const JSON: JsonReport = JsonReport {
+    runner: "jest",
+    joiner: " › ",
+    file_by_regex: true,
+};
 /// The title jest gives a file that could not be loaded.
 pub const UNLOADED: &str = "Test suite failed to run";
 
@@ -34,40 +37,19 @@ impl Tool for Jest {
     }
 
     fn prepare(&self, run: &mut Prepared, scratch: &Path) {
-        let Some(tail) = run.tail.filter(|t| t.tool == self.name()) else {
-            return;
-        };
         // The project asked for a report of its own: it stays where the project wants it.
-        if run.command.contains("--json") || run.command.contains("--outputFile") {
-            return;
+        if let Some((tail, report)) = JSON.report(run, scratch, &["--json", "--outputFile"]) {
+            let output = format!("--outputFile={}", report.display());
+            run.command = tail.append(&run.command, &["--json", &output]);
         }
-        let report = run.own_dir(scratch, DIR).join(REPORT);
-        let output = format!("--outputFile={}", report.display());
-        run.command = tail.append(&run.command, &["--json", &output]);
     }
 
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
-        let report = printed.scratch.and_then(|s| {
-            crate::untrusted_dir::report_text(&s.join(DIR).join(REPORT), "jest's report")
-        });
-        report
-            .and_then(|json| read_report(&json, printed.root, self.name(), " › "))
-            .or_else(|| read(&format!("{}\n{}", printed.stdout, printed.stderr)))
+        JSON.tests(printed, read)
     }
 
     fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
-        let tail = uses.tail.filter(|t| t.tool == self.name())?;
-        let (file, title) = id.split_once("::")?;
-        if title == UNLOADED {
-            return None;
-        }
-        // jest matches `-t` against the titles joined by spaces, and a path by regex.
-        let name = title.split(" › ").collect::<Vec<_>>().join(" ");
-        let pattern = format!("^{}$", regex_escape(&name));
-        Some(Alone {
-            command: tail.append(command, &[&regex_escape(file), "-t", &pattern]),
-            env: Vec::new(),
-        })
+        JSON.alone(command, id, uses)
     }
 
     fn excerpt(&self, text: &str) -> Option<String> {
@@ -99,8 +81,76 @@ pub fn file_of(rest: &str) -> Option<String> {
     test_file(f).then(|| f.to_owned())
 }
 
+/// A runner's JSON report of jest's shape (jest's `--json`, vitest's `json` reporter): asked for
+/// in a folder of the run's own named for the runner, read test by test, and its tests run
+/// alone by their file and `-t` their titles.
+pub struct JsonReport {
+    pub runner: &'static str,
+    /// What stands between a test's suites and its title in its ids.
+    pub joiner: &'static str,
+    /// Whether the runner takes a file as a regular expression (jest), or a substring (vitest).
+    pub file_by_regex: bool,
+}
+
+impl JsonReport {
+    /// Where words appended to the check reach the runner and none of `own` (the project's
+    /// choice of report or reporters) is in its command: how to append, and where the report
+    /// goes.
+    pub fn report(
+        &self,
+        run: &mut Prepared,
+        scratch: &Path,
+        own: &[&str],
+    ) -> Option<(super::Tail, std::path::PathBuf)> {
+        let tail = run.tail.filter(|t| t.tool == self.runner)?;
+        if own.iter().any(|o| run.command.contains(o)) {
+            return None;
+        }
+        Some((tail, run.own_dir(scratch, self.runner).join(REPORT)))
+    }
+
+    /// The tests its report names, else those `read` finds in what it printed.
+    pub fn tests(
+        &self,
+        printed: &Printed,
+        read: fn(&str) -> Option<TestOutcomes>,
+    ) -> Option<TestOutcomes> {
+        let report = printed.scratch.and_then(|s| {
+            let what = format!("{}'s report", self.runner);
+            crate::untrusted_dir::report_text(&s.join(self.runner).join(REPORT), &what)
+        });
+        report
+            .and_then(|json| read_report(&json, printed.root, self.runner, self.joiner))
+            .or_else(|| read(&format!("{}\n{}", printed.stdout, printed.stderr)))
+    }
+
+    /// The test `id` run alone: its file, and `-t` its titles joined by spaces (as both
+    /// runners match a test's name), anchored.
+    pub fn alone(&self, command: &str, id: &str, uses: &Uses) -> Option<Alone> {
+        let tail = uses.tail.filter(|t| t.tool == self.runner)?;
+        let (file, title) = id.split_once("::")?;
+        if title == UNLOADED {
+            return None;
+        }
+        let name = title.split(self.joiner).collect::<Vec<_>>().join(" ");
+        let pattern = format!("^{}$", regex_escape(&name));
+        let file = if self.file_by_regex {
+            regex_escape(file)
+        } else {
+            file.to_owned()
+        };
+        Some(Alone {
+            command: tail.append(command, &[&file, "-t", &pattern]),
+            env: Vec::new(),
+        })
+    }
+}
+
+/// The report's name in the runner's folder.
+const REPORT: &str = "report.json";
+
 /// `text` with every character a regular expression reads specially escaped.
-pub fn regex_escape(text: &str) -> String {
+fn regex_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if "\\^$.|?*+()[]{}".contains(c) {

@@ -7,15 +7,18 @@
 //! `FAIL  file > suite > name` in the failures' blocks). Its failures are explained by their
 //! `FAIL` blocks.
 
-use super::jest::{file_of, read_report, regex_escape, UNLOADED};
+use super::jest::{file_of, JsonReport};
 use super::{Alone, Call, Lang, Missed, Prepared, Printed, Role, Tool, Uses};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
 
-/// The folder of the run's own where the report is asked for, and its name there.
-const DIR: &str = "vitest";
-const REPORT: &str = "report.json";
+/// vitest's JSON report: a file is given to it as a substring.
+const JSON: JsonReport = JsonReport {
+    runner: "vitest",
+    joiner: " > ",
+    file_by_regex: false,
+};
 
 pub struct Vitest;
 
@@ -33,43 +36,22 @@ impl Tool for Vitest {
     }
 
     fn prepare(&self, run: &mut Prepared, scratch: &Path) {
-        let Some(tail) = run.tail.filter(|t| t.tool == self.name()) else {
-            return;
-        };
         // The project chose its reporters or a report of its own: they stay.
-        if run.command.contains("--reporter") || run.command.contains("--outputFile") {
-            return;
+        if let Some((tail, report)) = JSON.report(run, scratch, &["--reporter", "--outputFile"]) {
+            let output = format!("--outputFile.json={}", report.display());
+            run.command = tail.append(
+                &run.command,
+                &["--reporter=default", "--reporter=json", &output],
+            );
         }
-        let report = run.own_dir(scratch, DIR).join(REPORT);
-        let output = format!("--outputFile.json={}", report.display());
-        run.command = tail.append(
-            &run.command,
-            &["--reporter=default", "--reporter=json", &output],
-        );
     }
 
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
-        let report = printed.scratch.and_then(|s| {
-            crate::untrusted_dir::report_text(&s.join(DIR).join(REPORT), "vitest's report")
-        });
-        report
-            .and_then(|json| read_report(&json, printed.root, self.name(), " > "))
-            .or_else(|| read(&format!("{}\n{}", printed.stdout, printed.stderr)))
+        JSON.tests(printed, read)
     }
 
     fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
-        let tail = uses.tail.filter(|t| t.tool == self.name())?;
-        let (file, title) = id.split_once("::")?;
-        if title == UNLOADED {
-            return None;
-        }
-        // vitest matches `-t` against the titles joined by spaces, and a file by substring.
-        let name = title.split(" > ").collect::<Vec<_>>().join(" ");
-        let pattern = format!("^{}$", regex_escape(&name));
-        Some(Alone {
-            command: tail.append(command, &[file, "-t", &pattern]),
-            env: Vec::new(),
-        })
+        JSON.alone(command, id, uses)
     }
 
     fn excerpt(&self, text: &str) -> Option<String> {
@@ -199,7 +181,8 @@ mod tests {
             {"ancestorTitles":["zip","nested"],"title":"skipped one","status":"skipped","failureMessages":[]}],
            "message":"","name":"/w/test/a.test.js","status":"failed"},
           {"assertionResults":[],"message":"Cannot find module './nope'\nRequire stack:\n- /w/test/broken.test.js","name":"/w/test/broken.test.js","status":"failed"}]}"#;
-        let t = read_report(json, Some(Path::new("/w")), "vitest", " > ").unwrap();
+        let t =
+            super::super::jest::read_report(json, Some(Path::new("/w")), "vitest", " > ").unwrap();
         assert_eq!(t.runner, "vitest");
         assert_eq!(
             t.passed.iter().collect::<Vec<_>>(),
