@@ -497,3 +497,54 @@ fn each_compiler_a_ci_job_configures_is_a_check_of_its_own() {
         ["test", "CI b (cxx g++): Test", "CI b (cxx clang++): Test"]
     );
 }
+
+#[test]
+fn a_check_the_ci_runs_after_its_build_takes_the_detected_ones_place() {
+    // actions/toolkit: the CI installs, bootstraps and builds the packages, then runs the
+    // suite with words for jest and the lint; ralph's own runs of them would find no build.
+    let package = r#"{"scripts": {"test": "jest", "lint": "eslint .", "build": "tsc", "format-check": "prettier --check ."}}"#;
+    let workflow = |build: &str| {
+        format!("on: [push]\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm ci\n{build}      - name: npm test\n        run: npm test -- --runInBand --forceExit\n      - name: Lint\n        run: npm run lint\n")
+    };
+    let built = workflow("      - name: Compile\n        run: npm run build\n");
+    let dir = project(&[
+        ("package.json", package),
+        ("package-lock.json", "{}"),
+        (".github/workflows/ci.yml", &built),
+    ]);
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    let commands: Vec<(String, String)> = names(&plan).into_iter().map(|n| (n.0, n.1)).collect();
+    assert_eq!(
+        commands,
+        [
+            (
+                "format".to_owned(),
+                "npm run --silent format-check".to_owned()
+            ),
+            ("CI build: Lint".to_owned(), "npm run lint".to_owned()),
+            (
+                "CI build: npm test".to_owned(),
+                "npm test -- --runInBand --forceExit".to_owned()
+            ),
+        ],
+        "{:?}",
+        plan.checks
+    );
+    assert!(
+        plan.notes.iter().any(|n| n
+            == "`npm test` runs as the CI runs it, after its job's steps (Compile): `CI build: npm test`"),
+        "{:?}",
+        plan.notes
+    );
+    // A job that only installs prepares nothing ralph's setup does not: ralph's own checks
+    // stay, the CI's same lint is not run twice, and its suite with more words is its own.
+    let installs = workflow("");
+    let dir = project(&[
+        ("package.json", package),
+        ("package-lock.json", "{}"),
+        (".github/workflows/ci.yml", &installs),
+    ]);
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    let names: Vec<String> = names(&plan).into_iter().map(|n| n.0).collect();
+    assert_eq!(names, ["format", "lint", "test", "CI build: npm test"]);
+}
