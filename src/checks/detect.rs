@@ -3,7 +3,8 @@
 //! C++ build system's tests (`build_system.rs`), a `Makefile` or `justfile` with a test target —
 //! and else every language it has: Python (only the tools it configures, `python.rs`), Cargo,
 //! Node (its package.json scripts), a pre-commit configuration standing for the linters; then
-//! the checks its CI runs. Ralph's own Rust lints advise where the project does not run them.
+//! the checks its CI runs (`ci.rs`). Ralph's own Rust lints advise where the project does not
+//! run them.
 //! Every check says why it was chosen; every rule is a function of the project read once.
 
 use super::coverage::CoverageSpec;
@@ -11,8 +12,9 @@ pub use super::plan::CheckPlan;
 use super::project::Project;
 use super::{CheckKind, CheckSpec};
 use crate::config::ChecksConfig;
-use std::collections::BTreeMap;
 use std::path::Path;
+
+mod ci;
 
 /// The check names of a maskfile that ralph runs, in the order it runs them.
 const MASK_CHECKS: [&str; 6] = ["format", "lint", "type-check", "check", "dead-code", "test"];
@@ -34,7 +36,7 @@ fn detect_in(p: &Project, config: &ChecksConfig) -> CheckPlan {
     if plan.source != "config" {
         let ci = super::workflows::read(p);
         mark_advisory(&mut plan, p, &ci);
-        join_ci(&mut plan, ci, p);
+        ci::join(&mut plan, ci, p);
     }
     // Each check's tools, read through the project (a Makefile's recipe, a package script).
     plan.checks = std::mem::take(&mut plan.checks)
@@ -65,157 +67,6 @@ fn mark_advisory(plan: &mut CheckPlan, p: &Project, ci: &super::workflows::Ci) {
         if ci_runs {
             check.advisory = None;
         }
-    }
-}
-
-/// Adds the CI's checks that the plan does not run already, and its notes. Where the CI runs a
-/// check the plan detected after steps of its job that prepare (a build, a bootstrap), the CI's
-/// run takes the detected one's place.
-fn join_ci(plan: &mut CheckPlan, mut ci: super::workflows::Ci, p: &Project) {
-    // A build system's suite that the CI runs its own way (its build folder, its options, its
-    // compilers) judges the change the CI's way; ralph's own stands in where the CI's cannot
-    // judge (every CI test check fails on the base naming no test).
-    let ci_tests = ci.checks.iter().any(|c| c.kind == CheckKind::Test);
-    if ci_tests && matches!(plan.source.as_str(), "cmake" | "meson") {
-        let why = format!(
-            "ralph's own {} suite, run on the base beside the CI's; it judges a change only where no CI test check can (each fails on the base naming no test)",
-            plan.source
-        );
-        ci.notes.push(format!(
-            "the {} tests run as the CI runs them (its own steps); `{}` stands in where those cannot judge the change",
-            plan.source,
-            plan.checks
-                .iter()
-                .map(|c| c.command.as_str())
-                .collect::<Vec<_>>()
-                .join("`, `")
-        ));
-        for check in &mut plan.checks {
-            check.fallback = Some(why.clone());
-        }
-    }
-    // One command is one check, however the project and its CI spell it.
-    let normal = |c: &str| super::workflows::canonical(c);
-    // The CI's own checks are told apart already (the same command after other steps is
-    // another check): each is held only against the checks detected here.
-    let detected: Vec<CheckSpec> = plan.checks.clone();
-    let own = detected.len();
-    let mut taken = vec![false; own];
-    let mut added = 0;
-    let mut prepared = Prepared::default();
-    // The check coverage runs in place of stays ralph's (a job's checks run in their own tree).
-    let covered = plan
-        .coverage
-        .as_ref()
-        .filter(|c| c.test_command.is_some())
-        .and_then(|_| plan.checks.iter().position(|c| c.kind == CheckKind::Test));
-    for check in ci.checks {
-        let script = ci.scripts.get(&check.name);
-        let normal_script = script.map(|s| normal(s));
-        let same = |c: &CheckSpec| {
-            normal(&c.command) == normal(&check.command)
-                || normal_script.as_ref() == Some(&normal(&c.command))
-                || c.name == check.name
-        };
-        let after_preparation = prepared.before(&check);
-        let same_as = detected.iter().position(same);
-        // The detected check the CI runs its own way after its job's preparing steps (the
-        // first instance of the job that does): the same command, or with words for the runner
-        // added (`npm test -- --runInBand`).
-        let replaced = same_as
-            .or_else(|| {
-                detected
-                    .iter()
-                    .position(|c| runs_with_more_words(c, &check.command, p))
-            })
-            .filter(|at| {
-                after_preparation
-                    && !taken[*at]
-                    && detected[*at].fallback.is_none()
-                    && covered != Some(*at)
-            });
-        if let Some(at) = replaced {
-            taken[at] = true;
-            plan.notes.push(format!(
-                "`{}` runs as the CI runs it, after its job's steps ({}): `{}`",
-                plan.checks[at].command,
-                prepared.steps_of(&check).join(", "),
-                check.name
-            ));
-            plan.checks[at] = check;
-            added += 1;
-            continue;
-        }
-        if same_as.is_some() {
-            continue;
-        }
-        // A step that installs and runs checks the plan runs already (`yarn && yarn test &&
-        // yarn lint`) adds nothing but a second run of them.
-        if let Some((runs, false)) = script.map(|s| super::workflows::checks_in(s)) {
-            let known: Vec<String> = detected.iter().map(|c| normal(&c.command)).collect();
-            if !runs.is_empty() && runs.iter().all(|r| known.contains(r)) {
-                plan.notes.push(format!(
-                    "{}: its checks are run already (`{}`), not again",
-                    check.name,
-                    script.map(|s| s.trim()).unwrap_or_default()
-                ));
-                continue;
-            }
-        }
-        plan.checks.push(check);
-        added += 1;
-    }
-    if added > 0 {
-        plan.source = if plan.source == "none" {
-            "CI".into()
-        } else {
-            format!("{} and CI", plan.source)
-        };
-    }
-    plan.notes.extend(ci.notes);
-}
-
-/// Whether `command` is `check`'s command with words added that reach the runner it runs.
-fn runs_with_more_words(check: &CheckSpec, command: &str, p: &Project) -> bool {
-    let Some(rest) = command.strip_prefix(check.command.trim_end()) else {
-        return false;
-    };
-    rest.starts_with(' ')
-        && super::tools::recognise(&check.command, Some(p))
-            .tail
-            .is_some()
-}
-
-/// The steps each CI job instance ran before its checks so far that prepare the tree beyond
-/// installing (builds, bootstraps, configures): after them, the CI's run of a check is the one
-/// that can judge.
-#[derive(Default)]
-struct Prepared(BTreeMap<String, Vec<String>>);
-
-impl Prepared {
-    /// Whether steps of its job that prepare ran before `check` (recorded as it passes).
-    fn before(&mut self, check: &CheckSpec) -> bool {
-        let Some(job) = &check.job else {
-            return false;
-        };
-        let steps = self.0.entry(job.instance.clone()).or_default();
-        steps.extend(
-            job.before
-                .iter()
-                .filter(|s| !s.installs)
-                .map(|s| s.label.clone()),
-        );
-        !steps.is_empty()
-    }
-
-    /// The preparing steps of `check`'s job instance so far.
-    fn steps_of(&self, check: &CheckSpec) -> Vec<String> {
-        check
-            .job
-            .as_ref()
-            .and_then(|j| self.0.get(&j.instance))
-            .cloned()
-            .unwrap_or_default()
     }
 }
 
