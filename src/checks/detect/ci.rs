@@ -143,12 +143,20 @@ impl Detected {
     }
 }
 
-/// Whether `command` is `check`'s command with words added that reach the runner it runs.
+/// Whether `command` is `check`'s command with flags added that reach the runner it runs
+/// (`--runInBand`, `--forceExit`): flags alone, as a word of its own (a path, a `-k`
+/// expression) may run fewer tests than the detected check does.
 fn runs_with_more_words(check: &CheckSpec, command: &str, p: &Project) -> bool {
     let Some(rest) = command.strip_prefix(check.command.trim_end()) else {
         return false;
     };
-    rest.starts_with(' ') && tools::recognise(&check.command, Some(p)).tail.is_some()
+    let Ok(words) = shell_words::split(rest) else {
+        return false;
+    };
+    rest.starts_with(' ')
+        && !words.is_empty()
+        && words.iter().all(|w| w.starts_with('-'))
+        && tools::recognise(&check.command, Some(p)).tail.is_some()
 }
 
 /// The steps each CI job instance ran before its checks so far that prepare the tree beyond

@@ -545,6 +545,20 @@ fn a_check_the_ci_runs_after_its_build_takes_the_detected_ones_place() {
         (".github/workflows/ci.yml", &installs),
     ]);
     let plan = detect(dir.path(), &ChecksConfig::default());
-    let names: Vec<String> = names(&plan).into_iter().map(|n| n.0).collect();
-    assert_eq!(names, ["format", "lint", "test", "CI build: npm test"]);
+    let kept: Vec<String> = names(&plan).into_iter().map(|n| n.0).collect();
+    assert_eq!(kept, ["format", "lint", "test", "CI build: npm test"]);
+    // After a build, a run of fewer tests (a path, an expression) is the CI's own check beside
+    // ralph's whole suite.
+    let narrower = built.replace("--runInBand --forceExit", "--runInBand packages/io");
+    let dir = project(&[
+        ("package.json", package),
+        ("package-lock.json", "{}"),
+        (".github/workflows/ci.yml", &narrower),
+    ]);
+    let plan = detect(dir.path(), &ChecksConfig::default());
+    let beside: Vec<String> = names(&plan).into_iter().map(|n| n.0).collect();
+    assert_eq!(
+        beside,
+        ["format", "CI build: Lint", "test", "CI build: npm test"]
+    );
 }
