@@ -98,6 +98,14 @@ fn repo_under(
     repo
 }
 
+/// `ralph compete 3` in `repo`, with `dirs` first on `PATH`.
+fn compete(repo: &Repo, dirs: &[PathBuf]) -> crate::common::Out {
+    run(repo
+        .ralph()
+        .env("PATH", path_with(dirs))
+        .args(["compete", "3"]))
+}
+
 /// An implementer that runs `shell`, then says it is done.
 fn implementer(shell: &str) -> String {
     format!(
@@ -153,10 +161,7 @@ fn a_pnpm_workspace_failing_on_the_base_in_one_package_is_judged_package_by_pack
         GOOD.lines().nth(1).unwrap()
     ));
     let repo = self::repo(&files, checks, &adds, Some(sandbox), |_| {});
-    let out = run(repo
-        .ralph()
-        .env("PATH", path_with(&dirs))
-        .args(["compete", "3"]));
+    let out = compete(&repo, &dirs);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("failing on base"), "{}", out.stderr);
     assert!(
@@ -171,10 +176,7 @@ fn a_pnpm_workspace_failing_on_the_base_in_one_package_is_judged_package_by_pack
         GOOD.lines().nth(1).unwrap()
     ));
     let repo = self::repo(&files, checks, &breaks, Some(sandbox), |_| {});
-    let out = run(repo
-        .ralph()
-        .env("PATH", path_with(&dirs))
-        .args(["compete", "3"]));
+    let out = compete(&repo, &dirs);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
         out.stderr
@@ -325,10 +327,7 @@ fn a_django_apps_runtests_names_each_test() {
         None,
         |_| {},
     );
-    let out = run(repo
-        .ralph()
-        .env("PATH", path_with(&dirs))
-        .args(["compete", "3"]));
+    let out = compete(&repo, &dirs);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("failing on base"), "{}", out.stderr);
     assert!(
@@ -545,10 +544,7 @@ fn a_js_runner_names_each_test(program: &str, script: &str, joiner: &str) {
     ));
     let checks = "[checks]\ntest = \"npm test\"\n";
     let repo = self::repo(&files, checks, &adds, Some(sandbox), |_| {});
-    let out = run(repo
-        .ralph()
-        .env("PATH", path_with(&dirs))
-        .args(["compete", "3"]));
+    let out = compete(&repo, &dirs);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("failing on base"), "{}", out.stderr);
     assert!(
@@ -571,10 +567,7 @@ fn a_js_runner_names_each_test(program: &str, script: &str, joiner: &str) {
         GOOD.lines().nth(1).unwrap()
     ));
     let repo = self::repo(&files, checks, &breaks, Some(sandbox), |_| {});
-    let out = run(repo
-        .ralph()
-        .env("PATH", path_with(&dirs))
-        .args(["compete", "3"]));
+    let out = compete(&repo, &dirs);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
         out.stderr.contains(&format!(
