@@ -5,7 +5,7 @@
 //! through the manager with the sandbox required; a Django app's `runtests.py` names its tests;
 //! a settings migration is not judged by a check that could not run; a workspace's `cargo test
 //! --verbose` names its tests by their files; `node --test` names its tests; jest and vitest
-//! behind `npm test` name each test and run a failing one alone; a test moved between files is
+//! behind `npm test` (jest behind `pnpm test` too) name each test and run a failing one alone; a test moved between files is
 //! not a deleted one. Each test says why it is skipped where a program is missing.
 use crate::common::{commit_all, git, script};
 use crate::compete::{run, Repo, Setup, GOOD};
@@ -527,12 +527,12 @@ fn js_project(script: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// `npm test` running `script` (of `program`): a new test in a file where another test fails
-/// on the base is named and judged; a test the change makes fail beside another and pass alone
-/// is flaky; a test that passed on the base and fails is named (`joiner` between its suite
-/// and its title, as the runner names them).
-fn a_js_runner_names_each_test(program: &str, script: &str, joiner: &str) {
-    let (sandbox, dirs) = match required_sandbox().and_then(|s| Ok((s, tools(&[program])?))) {
+/// `check` (a package manager's) running `script` (of `programs`): a new test in a file where
+/// another test fails on the base is named and judged; a test the change makes fail beside
+/// another and pass alone is flaky; a test that passed on the base and fails is named (`joiner`
+/// between its suite and its title, as the runner names them).
+fn a_js_runner_names_each_test(programs: &[&str], check: &str, script: &str, joiner: &str) {
+    let (sandbox, dirs) = match required_sandbox().and_then(|s| Ok((s, tools(programs)?))) {
         Ok(found) => found,
         Err(why) => return eprintln!("skipped: {why}"),
     };
@@ -542,7 +542,8 @@ fn a_js_runner_names_each_test(program: &str, script: &str, joiner: &str) {
         "{}\necho 'exports.mul = (a, b) => a * b;' >> calc.js\nsed -i \"s/^}});$/  test('multiplies', () => expect(calc.mul(2, 3)).toBe(6));\\n}});/\" test/calc.test.js\nprintf \"test('touches', () => {{ global.touched = true; }});\\n%s\" \"$(cat test/order.test.js)\" > test/order.test.js",
         GOOD.lines().nth(1).unwrap()
     ));
-    let checks = "[checks]\ntest = \"npm test\"\n";
+    let checks = format!("[checks]\ntest = \"{check}\"\n");
+    let checks = checks.as_str();
     let repo = self::repo(&files, checks, &adds, Some(sandbox), |_| {});
     let out = compete(&repo, &dirs);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -580,10 +581,15 @@ fn a_js_runner_names_each_test(program: &str, script: &str, joiner: &str) {
 
 #[test]
 fn jest_names_each_test_and_runs_a_failing_one_alone() {
-    a_js_runner_names_each_test("jest", "jest --ci", " › ");
+    a_js_runner_names_each_test(&["jest"], "npm test", "jest --ci", " › ");
+}
+
+#[test]
+fn jest_behind_pnpm_names_each_test_and_runs_a_failing_one_alone() {
+    a_js_runner_names_each_test(&["jest", "pnpm"], "pnpm test", "jest --ci", " › ");
 }
 
 #[test]
 fn vitest_names_each_test_and_runs_a_failing_one_alone() {
-    a_js_runner_names_each_test("vitest", "vitest run --globals", " > ");
+    a_js_runner_names_each_test(&["vitest"], "npm test", "vitest run --globals", " > ");
 }

@@ -40,12 +40,7 @@ impl Tool for Npm {
         let Some(project) = project else {
             return Inner::Unknown;
         };
-        let extra = call
-            .args
-            .iter()
-            .position(|a| a == "--")
-            .map(|at| call.args[at + 1..].join(" "))
-            .unwrap_or_default();
+        let extra = after_separator(call);
         let workspaces = call.args.iter().any(|a| {
             matches!(a.as_str(), "-ws" | "--workspaces" | "-w" | "--workspace")
                 || a.starts_with("--workspace=")
@@ -237,6 +232,15 @@ pub(super) fn package_folders(project: &Project) -> Vec<(String, String)> {
             Some((name, f))
         })
         .collect()
+}
+
+/// The words after a call's `--`, which npm and pnpm pass on to the package script.
+pub fn after_separator(call: &Call) -> String {
+    call.args
+        .iter()
+        .position(|a| a == "--")
+        .map(|at| call.args[at + 1..].join(" "))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

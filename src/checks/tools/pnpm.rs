@@ -1,10 +1,11 @@
-//! pnpm: a package script is what `pnpm test`, `pnpm run X` and `pnpm X` run; `pnpm exec X` and
+//! pnpm: a package script is what `pnpm test`, `pnpm run X` and `pnpm X` run (the words after
+//! `--` passed on to it: `pnpm test --json` is refused as pnpm's own option); `pnpm exec X` and
 //! `pnpm dlx X` start `X`; `-r`/`--recursive` and `--filter` run the script in each package —
 //! every one, after a failure too (`--no-bail` where the command is pnpm's own), and read package
 //! by package from the `<folder> <script>: ` prefix it puts on each line. Its environment is the
 //! lockfile's (`pnpm install --frozen-lockfile`).
 
-use super::npm::{each, script, script_with_hooks};
+use super::npm::{after_separator, each, script, script_with_hooks};
 use super::{Call, Inner, Lang, Prepared, Role, Tool};
 use crate::checks::project::Project;
 use std::path::Path;
@@ -81,7 +82,7 @@ impl Tool for Pnpm {
         if recursive {
             return each(project, &name, "");
         }
-        match script_with_hooks(project, "", &name, "") {
+        match script_with_hooks(project, "", &name, &after_separator(call)) {
             Some(s) => Inner::Script(s),
             // `pnpm vitest`: a program of the package's when no script has its name.
             None if script(project, "", &name).is_none() && first != "run" => {

@@ -148,6 +148,7 @@ fn words_appended_to_a_command_are_followed_to_the_tool_they_reach() {
     assert_eq!(tail("npm test"), reaches("jest", true));
     assert_eq!(tail("npm test -- --ci"), reaches("jest", false));
     assert_eq!(tail("yarn test"), reaches("jest", false));
+    assert_eq!(tail("pnpm test"), reaches("jest", true));
     assert_eq!(tail("npm run all"), reaches("eslint", true));
     // The last command is another, or a shell or a recipe takes them.
     for command in ["jest || true", "sh -c 'jest'", "make test"] {
