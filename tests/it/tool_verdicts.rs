@@ -5,8 +5,10 @@
 //! through the manager with the sandbox required; a Django app's `runtests.py` names its tests;
 //! a settings migration is not judged by a check that could not run; a workspace's `cargo test
 //! --verbose` names its tests by their files; `node --test` names its tests; jest and vitest
-//! behind `npm test` (jest behind `pnpm test` too) name each test and run a failing one alone; a test moved between files is
-//! not a deleted one. Each test says why it is skipped where a program is missing.
+//! behind `npm test` (jest behind `pnpm test` too) name each test and run a failing one alone;
+//! a test moved between files is not a deleted one. Each test says why it is skipped where a
+//! program is missing.
+
 use crate::common::{commit_all, git, script};
 use crate::compete::{run, Repo, Setup, GOOD};
 use std::path::{Path, PathBuf};
