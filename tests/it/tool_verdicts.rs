@@ -157,7 +157,10 @@ fn a_pnpm_workspace_failing_on_the_base_in_one_package_is_judged_package_by_pack
             "test('b needs a service', () => { expect(process.env.SERVICE).toBe('up'); });\ntest('b works', () => { expect(1).toBe(1); });\n",
         ),
     ];
-    let checks = "[checks]\ntest = \"pnpm test\"\n";
+    // pnpm's own recursive run, so that ralph adds `--no-bail`: behind the root's `pnpm test`
+    // script a failing package stops pnpm, and whether the other package's tests were read
+    // then depends on which finished first.
+    let checks = "[checks]\ntest = \"pnpm -r test\"\n";
     let adds = implementer(&format!(
         "{}\nprintf \"test('a multiplies', () => {{ expect(2 * 3).toBe(6); }});\\n\" > packages/a/mul.test.js",
         GOOD.lines().nth(1).unwrap()
