@@ -358,7 +358,9 @@ impl Sandbox {
         };
         let network_status = NetworkStatus::of(&network);
         Sandbox {
-            forwarder: None,
+            // Found now: a binary replaced while ralph runs (an upgrade) leaves its old path
+            // pointing at the new one, where a later lookup would name the deleted file.
+            forwarder: program.as_ref().and_then(|_| own_executable()),
             repository: None,
             network,
             scrub_dir,
@@ -465,10 +467,7 @@ impl Sandbox {
     /// How a process without the host's network reaches the proxy: the gate's `socket`, the
     /// forwarder (ralph's own binary) and the loopback endpoints it mirrors.
     fn egress_plan(&self, c: &Confinement, socket: &Path) -> Option<bwrap::Egress> {
-        let forwarder = match &self.forwarder {
-            Some(f) => f.clone(),
-            None => std::env::current_exe().ok()?,
-        };
+        let forwarder = self.forwarder.clone().or_else(own_executable)?;
         let super::egress::Reach::Allow(rules) = self.reach(c) else {
             return None;
         };
@@ -575,6 +574,17 @@ impl Sandbox {
             egress: None,
             empty: self.scrub_dir.as_ref().map(|d| d.path().join("empty")),
         }
+    }
+}
+
+/// ralph's own executable, the egress forwarder inside the sandbox. Linux names a running
+/// binary that was replaced `<path> (deleted)`: the program now at that path is taken.
+fn own_executable() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let name = exe.to_string_lossy();
+    match name.strip_suffix(" (deleted)") {
+        Some(path) if Path::new(path).is_file() => Some(PathBuf::from(path)),
+        _ => Some(exe),
     }
 }
 
