@@ -358,8 +358,6 @@ impl Sandbox {
         };
         let network_status = NetworkStatus::of(&network);
         Sandbox {
-            // Found now: a binary replaced while ralph runs (an upgrade) leaves its old path
-            // pointing at the new one, where a later lookup would name the deleted file.
             forwarder: program.as_ref().and_then(|_| own_executable()),
             repository: None,
             network,
@@ -577,8 +575,10 @@ impl Sandbox {
     }
 }
 
-/// ralph's own executable, the egress forwarder inside the sandbox. Linux names a running
-/// binary that was replaced `<path> (deleted)`: the program now at that path is taken.
+/// ralph's own executable, the egress forwarder inside the sandbox, found when the sandbox is
+/// made: a binary replaced while ralph runs (an upgrade) leaves the path pointing at the new
+/// one. Linux names a running binary that was replaced `<path> (deleted)`: the program now at
+/// that path is taken.
 fn own_executable() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let name = exe.to_string_lossy();
