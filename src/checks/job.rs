@@ -398,6 +398,11 @@ mod tests {
         }
     }
 
+    /// `steps` run alone in `tree`, with nothing on `PATH` first and no variables of the plan's.
+    async fn alone(tree: &Path, steps: &[JobStep]) -> Vec<StepRun> {
+        run_steps_alone(tree, &[], steps, std::time::Duration::from_secs(20), &[]).await
+    }
+
     #[tokio::test]
     async fn steps_run_alone_in_order_with_what_earlier_ones_exported_until_one_fails() {
         let tree = tempfile::tempdir().unwrap();
@@ -410,14 +415,7 @@ mod tests {
             step("fail", "echo 'cannot fetch fixtures' >&2; exit 5"),
             step("never", "touch never.txt"),
         ];
-        let ran = run_steps_alone(
-            tree.path(),
-            &[],
-            &steps,
-            std::time::Duration::from_secs(20),
-            &[],
-        )
-        .await;
+        let ran = alone(tree.path(), &steps).await;
         assert_eq!(ran.len(), 3, "{ran:?}");
         assert!(ran[0].ended.is_ok() && ran[1].ended.is_ok(), "{ran:?}");
         let failed = ran[2].ended.as_ref().unwrap_err();
@@ -465,14 +463,7 @@ mod tests {
             step("plant", &plant),
             step("next", "echo X=1 >> \"$GITHUB_ENV\" || true"),
         ];
-        let ran = run_steps_alone(
-            tree.path(),
-            &[],
-            &steps,
-            std::time::Duration::from_secs(20),
-            &[],
-        )
-        .await;
+        let ran = alone(tree.path(), &steps).await;
         assert!(ran[0].ended.is_ok(), "{ran:?}");
         assert_eq!(
             std::fs::read_to_string(elsewhere.path().join("env")).unwrap(),
