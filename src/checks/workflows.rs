@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use yaml_rust2::{Yaml, YamlLoader};
 
 mod classify;
+mod expr;
 mod interpreters;
 mod steps;
 mod tox;
@@ -244,13 +245,9 @@ fn combinations(strategy: &Yaml) -> Vec<BTreeMap<String, String>> {
     out
 }
 
-/// `text` with `${{ matrix.k }}` and `${{ env.K }}` put in; `Err` with what is left when an
-/// expression only a workflow run can give remains.
-fn expand(
-    text: &str,
-    matrix: &BTreeMap<String, String>,
-    env: &BTreeMap<String, String>,
-) -> Result<String, String> {
+/// `text` with every `${{ … }}` put in as a runner would ([`expr`]); `Err` with what is left
+/// when an expression only a workflow run can give remains.
+fn expand(text: &str, cx: &expr::Context) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("${{") {
@@ -258,21 +255,13 @@ fn expand(
         let Some(len) = rest[start..].find("}}") else {
             return Err("an unterminated expression".into());
         };
-        let expr = rest[start + 3..start + len].trim();
-        let value = if let Some(k) = expr.strip_prefix("matrix.") {
-            matrix.get(k).cloned()
-        } else if expr.starts_with("inputs.") && matrix.contains_key(expr) {
-            // An input's default, put beside the combination's values.
-            matrix.get(expr).cloned()
-        } else if let Some(k) = expr.strip_prefix("env.") {
-            env.get(k).cloned()
-        } else {
-            run_value(expr)
-        };
-        match value {
-            Some(v) => out.push_str(&v),
-            None if expr.contains("secrets.") => return Err("it needs a secret".into()),
-            None => return Err(format!("it needs `{expr}`, which only a workflow run has")),
+        let text = rest[start + 3..start + len].trim();
+        let value = expr::evaluate(text, cx)
+            .map_err(|e| format!("its expression `{text}` cannot be read: {e}"))?;
+        match value.text() {
+            Ok(v) => out.push_str(&v),
+            Err(what) if what == "a secret" => return Err("it needs a secret".into()),
+            Err(_) => return Err(format!("it needs `{text}`, which only a workflow run has")),
         }
         rest = &rest[start + len + 2..];
     }
@@ -280,82 +269,62 @@ fn expand(
     Ok(out)
 }
 
-/// What a workflow run gives an expression that ralph gives too: the checkout's root and a
-/// temporary folder (read by the step from the variables a job runs with), the runner's OS and
-/// architecture, the event (a pull request), and an input's absence (empty).
-fn run_value(expr: &str) -> Option<String> {
-    let value = match expr {
-        "github.workspace" => "$GITHUB_WORKSPACE",
-        "runner.temp" => "$RUNNER_TEMP",
-        "runner.os" => "Linux",
-        "runner.arch" => "X64",
-        "github.event_name" => "pull_request",
-        e if e.starts_with("inputs.") => "",
-        _ => return None,
+/// The event a workflow's run stands for: a pull request where the workflow runs on one, else a
+/// push.
+fn event_of(wf: &Yaml) -> &'static str {
+    let on = &wf["on"];
+    let pr = match on {
+        Yaml::String(s) => s == "pull_request",
+        Yaml::Array(a) => a.iter().any(|e| e.as_str() == Some("pull_request")),
+        Yaml::Hash(h) => h.keys().any(|k| k.as_str() == Some("pull_request")),
+        _ => false,
     };
-    Some(value.to_owned())
-}
-
-/// Whether an `if:` lets the step run here: `false` for a comparison that fails on Linux or with
-/// this matrix combination, `true` otherwise (what ralph cannot evaluate, it runs).
-fn condition_holds(cond: &str, matrix: &BTreeMap<String, String>) -> bool {
-    let cond = cond
-        .trim()
-        .trim_start_matches("${{")
-        .trim_end_matches("}}")
-        .trim();
-    for (op, equal) in [("==", true), ("!=", false)] {
-        if let Some((a, b)) = cond.split_once(op) {
-            let side = |s: &str| -> Option<String> {
-                let s = s.trim();
-                if let Some(k) = s.strip_prefix("matrix.") {
-                    // A key this combination lacks is null, which equals '' in an expression.
-                    Some(matrix.get(k).cloned().unwrap_or_default())
-                } else if s == "runner.os" {
-                    Some("Linux".into())
-                } else {
-                    s.strip_prefix('\'')
-                        .and_then(|s| s.strip_suffix('\''))
-                        .map(str::to_owned)
-                }
-            };
-            if let (Some(a), Some(b)) = (side(a), side(b)) {
-                return (a == b) == equal;
-            }
-        }
+    if pr {
+        "pull_request"
+    } else {
+        "push"
     }
-    true
 }
 
-/// Whether a job runs on Linux (its `runs-on`, the matrix put in).
-fn runs_on_linux(
-    job: &Yaml,
-    matrix: &BTreeMap<String, String>,
-    env: &BTreeMap<String, String>,
-) -> bool {
+/// Whether a job runs on Linux (its `runs-on`, the matrix put in); `Err` when its runner cannot
+/// be told (an expression only a workflow run has).
+fn runs_on_linux(job: &Yaml, cx: &expr::Context) -> Result<bool, String> {
     let runs_on = match &job["runs-on"] {
-        Yaml::String(s) => expand(s, matrix, env).unwrap_or_default(),
+        Yaml::String(s) => expand(s, cx)?,
         Yaml::Array(a) => a
             .iter()
             .filter_map(Yaml::as_str)
-            .collect::<Vec<_>>()
+            .map(|s| expand(s, cx))
+            .collect::<Result<Vec<_>, _>>()?
+            .join(" "),
+        Yaml::Hash(h) => h
+            .values()
+            .filter_map(Yaml::as_str)
+            .map(|s| expand(s, cx))
+            .collect::<Result<Vec<_>, _>>()?
             .join(" "),
         _ => String::new(),
     }
     .to_lowercase();
-    !(runs_on.contains("windows") || runs_on.contains("macos"))
+    Ok(!(runs_on.contains("windows") || runs_on.contains("macos") || runs_on.contains("mac-")))
 }
 
 fn string_map(
     y: &Yaml,
     matrix: &BTreeMap<String, String>,
     base: &BTreeMap<String, String>,
+    event: &str,
 ) -> BTreeMap<String, String> {
     let mut out = base.clone();
     if let Some(h) = y.as_hash() {
         for (k, v) in h {
             if let (Some(k), Some(v)) = (k.as_str(), scalar(v)) {
-                if let Ok(v) = expand(&v, matrix, &out) {
+                let cx = expr::Context {
+                    matrix,
+                    env: &out,
+                    event,
+                };
+                if let Ok(v) = expand(&v, &cx) {
                     out.insert(k.to_owned(), v);
                 }
             }
@@ -418,7 +387,8 @@ fn read_workflow(file: &str, text: &str, dir_exists: &dyn Fn(&str) -> bool, ci: 
         ));
         return;
     }
-    let wf_env = string_map(&wf["env"], &BTreeMap::new(), &BTreeMap::new());
+    let event = event_of(wf);
+    let wf_env = string_map(&wf["env"], &BTreeMap::new(), &BTreeMap::new(), event);
     let default_dir = wf["defaults"]["run"]["working-directory"]
         .as_str()
         .map(str::to_owned);
@@ -442,11 +412,29 @@ fn read_workflow(file: &str, text: &str, dir_exists: &dyn Fn(&str) -> bool, ci: 
                 .or_else(|| default_dir.clone()),
             dir_exists,
             matrix: false,
+            event,
         };
-        let runnable: Vec<_> = combinations(&job.yaml["strategy"])
-            .into_iter()
-            .filter(|combo| steps::runs_here(&job, combo, &wf_env))
-            .collect();
+        let mut runnable = Vec::new();
+        let mut not_here: Vec<String> = Vec::new();
+        for combo in combinations(&job.yaml["strategy"]) {
+            match steps::runs_here(&job, &combo, &wf_env) {
+                Ok(true) => runnable.push(combo),
+                Ok(false) => {}
+                Err(why) if combo.is_empty() => not_here.push(why),
+                Err(why) => {
+                    let name = check_name(id, "", &combo);
+                    let name = name.trim_end_matches(": ").trim_start_matches("CI ");
+                    not_here.push(format!("{name} ({why})"));
+                }
+            }
+        }
+        if !not_here.is_empty() {
+            not_here.dedup();
+            ci.notes.push(format!(
+                "{file}, job `{id}`: not provided here: {}",
+                not_here.join("; ")
+            ));
+        }
         job.matrix = runnable.len() > 1;
         if runnable.len() > MAX_COMBINATIONS {
             let dropped: Vec<String> = runnable[MAX_COMBINATIONS..]

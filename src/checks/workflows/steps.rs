@@ -4,7 +4,7 @@
 //! generation), which run first in the job's own tree — and why a step is left out (a system
 //! install, a secret, a value only a workflow run has).
 
-use super::{check_name, classify, command, condition_holds, expand, provides, runs_on_linux};
+use super::{check_name, classify, command, expand, expr, provides, runs_on_linux};
 use super::{string_map, Ci, StepKind};
 use crate::checks::{CheckSpec, JobPlace, JobStep};
 use std::collections::BTreeMap;
@@ -20,19 +20,37 @@ pub(super) struct Job<'a> {
     pub(super) dir_exists: &'a dyn Fn(&str) -> bool,
     /// The job runs here as several matrix combinations.
     pub(super) matrix: bool,
+    /// The event its run stands for (`pull_request`, `push`).
+    pub(super) event: &'static str,
 }
 
-/// Whether `job` runs here under one matrix combination: on Linux, and its `if:` holds.
+/// Whether `job` runs here under one matrix combination: `Ok(false)` where its `if:` does not
+/// hold (as on a runner), `Err` with why where this machine cannot be that instance (another
+/// OS, an interpreter not here) or its `if:` cannot be decided.
 pub(super) fn runs_here(
     job: &Job,
     combo: &BTreeMap<String, String>,
     wf_env: &BTreeMap<String, String>,
-) -> bool {
-    let env = string_map(&job.yaml["env"], combo, wf_env);
-    runs_on_linux(job.yaml, combo, &env)
-        && job.yaml["if"]
-            .as_str()
-            .is_none_or(|cond| condition_holds(cond, combo))
+) -> Result<bool, String> {
+    let env = string_map(&job.yaml["env"], combo, wf_env, job.event);
+    let cx = expr::Context {
+        matrix: combo,
+        env: &env,
+        event: job.event,
+    };
+    let linux =
+        runs_on_linux(job.yaml, &cx).map_err(|why| format!("its runner cannot be told: {why}"))?;
+    if !linux {
+        return Err("it runs on another OS".into());
+    }
+    if let Some(cond) = job.yaml["if"].as_str() {
+        let holds = expr::condition(cond, &cx)
+            .map_err(|what| format!("its condition `{}` needs {what}", cond.trim()))?;
+        if !holds {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Reads the steps of `job` under one matrix combination (one that [`runs_here`]) into `ci`.
@@ -42,7 +60,7 @@ pub(super) fn read_combination(
     wf_env: &BTreeMap<String, String>,
     ci: &mut Ci,
 ) {
-    let env = string_map(&job.yaml["env"], combo, wf_env);
+    let env = string_map(&job.yaml["env"], combo, wf_env, job.event);
     let Some(steps) = job.yaml["steps"].as_vec() else {
         return;
     };
@@ -159,21 +177,16 @@ fn instance(job: &Job, combo: &BTreeMap<String, String>) -> String {
 }
 
 /// The step's name, else its command's first line: what a maintainer would call it.
-fn label_of(
-    step: &Yaml,
-    i: usize,
-    combo: &BTreeMap<String, String>,
-    env: &BTreeMap<String, String>,
-) -> String {
+fn label_of(step: &Yaml, i: usize, cx: &expr::Context) -> String {
     step["name"]
         .as_str()
-        .map(|n| expand(n, combo, env).unwrap_or_else(|_| n.to_owned()))
+        .map(|n| expand(n, cx).unwrap_or_else(|_| n.to_owned()))
         .or_else(|| {
             let first = step["run"]
                 .as_str()?
                 .lines()
                 .find(|l| !l.trim().is_empty())?;
-            let first = expand(first, combo, env).unwrap_or_else(|_| first.to_owned());
+            let first = expand(first, cx).unwrap_or_else(|_| first.to_owned());
             Some(first.trim().chars().take(60).collect())
         })
         .unwrap_or_else(|| format!("step {}", i + 1))
@@ -192,7 +205,12 @@ fn read_step(
     ci: &mut Ci,
 ) {
     let Job { file, id, .. } = *job;
-    let label = label_of(step, i, combo, env);
+    let cx = expr::Context {
+        matrix: combo,
+        env,
+        event: job.event,
+    };
+    let label = label_of(step, i, &cx);
     if let Some(uses) = step["uses"].as_str() {
         let provides = provides(uses);
         let note = format!("{file}, job `{id}`: `{uses}` is not run{provides}");
@@ -423,16 +441,33 @@ fn runnable(
     // What a step that neither checks nor installs (a publish, an upload) needs is not worth a
     // note.
     let noted = classify(script) != StepKind::Other;
-    if let Some(cond) = step["if"].as_str() {
-        if cond.contains("secrets.") || !condition_holds(cond, combo) {
-            return None;
-        }
-    }
     let needs_secret = step["env"].as_hash().is_some_and(|h| {
         h.values()
             .any(|v| v.as_str().is_some_and(|s| s.contains("secrets.")))
     });
-    let env = string_map(&step["env"], combo, env);
+    let env = string_map(&step["env"], combo, env, job.event);
+    let cx = expr::Context {
+        matrix: combo,
+        env: &env,
+        event: job.event,
+    };
+    if let Some(cond) = step["if"].as_str() {
+        match expr::condition(cond, &cx) {
+            Ok(true) => {}
+            Ok(false) => return None,
+            // Not run blind: named, so the plan says what it leaves out.
+            Err(what) => {
+                let note = format!(
+                    "{file}, job `{id}`, `{label}`: left out, its condition `{}` cannot be decided here (it needs {what})",
+                    cond.trim()
+                );
+                if !ci.notes.contains(&note) {
+                    ci.notes.push(note);
+                }
+                return None;
+            }
+        }
+    }
     if needs_secret {
         if noted {
             ci.notes.push(format!(
@@ -441,7 +476,7 @@ fn runnable(
         }
         return None;
     }
-    let expanded = match expand(script, combo, &env) {
+    let expanded = match expand(script, &cx) {
         Ok(s) => s,
         Err(why) => {
             let note = format!("{file}, job `{id}`, `{label}`: left out, {why}");
@@ -456,7 +491,7 @@ fn runnable(
         .as_str()
         .map(str::to_owned)
         .or_else(|| job.dir.clone())
-        .map(|d| expand(&d, combo, &env).unwrap_or(d))
+        .map(|d| expand(&d, &cx).unwrap_or(d))
         .map(|d| match d.strip_prefix("$GITHUB_WORKSPACE") {
             Some(rest) => rest.trim_start_matches('/').to_owned(),
             None => d,

@@ -217,15 +217,29 @@ fn matrix_includes_and_excludes_and_conditions_apply() {
         "a key with no value is the empty string, as in a workflow run"
     );
     let m: BTreeMap<String, String> = [("os".to_owned(), "windows-latest".to_owned())].into();
-    assert!(!condition_holds("matrix.os == 'ubuntu-latest'", &m));
-    assert!(condition_holds("${{ runner.os == 'Linux' }}", &m));
-    assert!(
-        !condition_holds("matrix.bench != ''", &m),
+    let env = BTreeMap::new();
+    let cx = expr::Context {
+        matrix: &m,
+        env: &env,
+        event: "pull_request",
+    };
+    assert_eq!(
+        expr::condition("matrix.os == 'ubuntu-latest'", &cx),
+        Ok(false)
+    );
+    assert_eq!(
+        expr::condition("${{ runner.os == 'Linux' }}", &cx),
+        Ok(true)
+    );
+    assert_eq!(
+        expr::condition("matrix.bench != ''", &cx),
+        Ok(false),
         "a key the combination lacks is empty"
     );
-    assert!(
-        condition_holds("github.event_name == 'push'", &m),
-        "what ralph cannot tell, it runs"
+    assert_eq!(
+        expr::condition("github.event_name == 'push'", &cx),
+        Ok(false),
+        "the run stands for a pull request"
     );
 }
 
@@ -612,5 +626,62 @@ fn a_check_step_that_installs_first_installs_as_a_step_before_it() {
             // Quoted words: the script is kept whole.
             ("echo \"go\" && pytest tests", vec![]),
         ]
+    );
+}
+
+#[test]
+fn step_conditions_are_evaluated_and_undecidable_ones_named() {
+    let ci = read_one(
+        r#"
+on: [push, pull_request]
+jobs:
+  test:
+    runs-on: ${{ matrix.os }}
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest]
+        py: ['3.12', '3.13t']
+    steps:
+      - name: Tests
+        run: pytest
+      - name: Threads
+        if: contains(matrix.py, 't')
+        run: pytest --parallel-threads=auto
+      - name: Cached
+        if: steps.cache.outputs.cache-hit != 'true'
+        run: pytest -m slow
+      - name: On pushes
+        if: github.event_name == 'push'
+        run: pytest -m push
+  other:
+    runs-on: ${{ fromJSON(needs.plan.outputs.runner) }}
+    steps:
+      - run: pytest -m other
+"#,
+    );
+    let commands: Vec<&str> = ci.checks.iter().map(|c| c.command.as_str()).collect();
+    assert_eq!(
+        commands
+            .iter()
+            .filter(|c| c.contains("--parallel-threads"))
+            .count(),
+        1,
+        "only on the free-threaded Python: {commands:?}"
+    );
+    assert!(
+        !commands
+            .iter()
+            .any(|c| c.contains("-m slow") || c.contains("-m push") || c.contains("-m other")),
+        "{commands:?}"
+    );
+    let notes = ci.notes.join("\n");
+    assert!(
+        notes.contains("`Cached`: left out, its condition `steps.cache.outputs.cache-hit != 'true'` cannot be decided here"),
+        "{notes}"
+    );
+    assert!(notes.contains("job `test`: not provided here: test (os windows-latest, py 3.12) (it runs on another OS)"), "{notes}");
+    assert!(
+        notes.contains("job `other`: not provided here: its runner cannot be told"),
+        "{notes}"
     );
 }
