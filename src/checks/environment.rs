@@ -392,7 +392,7 @@ async fn prepare(
         }
     }
     .label(what)
-    .hosts(registries(&project))
+    .hosts(registries_for(command, &project))
     .timeout(timeout)
     .max_output(1 << 20);
     let out = process::run(&cmd).await.map_err(|e| {
@@ -418,62 +418,173 @@ async fn prepare(
     Err(Unready { how, said, message })
 }
 
+/// A package registry a setup may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Registry {
+    PyPI,
+    Npm,
+    Crates,
+    GoProxy,
+    Debian,
+}
+
+impl Registry {
+    /// Its hosts.
+    fn hosts(self) -> &'static [&'static str] {
+        match self {
+            Registry::PyPI => &["pypi.org", "files.pythonhosted.org"],
+            Registry::Npm => &["registry.npmjs.org", "registry.yarnpkg.com"],
+            Registry::Crates => &["index.crates.io", "static.crates.io", "crates.io"],
+            Registry::GoProxy => &["proxy.golang.org", "sum.golang.org"],
+            Registry::Debian => &["deb.debian.org", "security.debian.org"],
+        }
+    }
+
+    /// The mirrors and private registries the environment and the project `p` name in its place.
+    fn mirrors(self, p: &Project) -> Vec<String> {
+        let env_list = |vars: &[&str], split: &dyn Fn(&str) -> Vec<String>| -> Vec<String> {
+            vars.iter()
+                .filter_map(|v| crate::env::non_empty(v))
+                .flat_map(|v| split(&v))
+                .collect()
+        };
+        match self {
+            Registry::PyPI => {
+                let mut urls = env_list(
+                    &[
+                        "PIP_INDEX_URL",
+                        "PIP_EXTRA_INDEX_URL",
+                        "UV_INDEX_URL",
+                        "UV_DEFAULT_INDEX",
+                        "UV_EXTRA_INDEX_URL",
+                    ],
+                    &|v| v.split_whitespace().map(str::to_owned).collect(),
+                );
+                urls.extend(urls_in(
+                    &p.text("pyproject.toml").unwrap_or_default(),
+                    "url",
+                ));
+                urls
+            }
+            Registry::Npm => {
+                let mut urls: Vec<String> = crate::env::non_empty("npm_config_registry")
+                    .into_iter()
+                    .collect();
+                for file in [".npmrc", ".yarnrc", ".yarnrc.yml"] {
+                    let text = p.text(file).unwrap_or_default();
+                    urls.extend(urls_in(&text, "registry"));
+                    urls.extend(urls_in(&text, "npmRegistryServer"));
+                }
+                urls
+            }
+            Registry::Crates => urls_in(&p.text(".cargo/config.toml").unwrap_or_default(), "index"),
+            Registry::GoProxy => env_list(&["GOPROXY"], &|v| {
+                v.split([',', '|']).map(str::to_owned).collect()
+            }),
+            Registry::Debian => Vec::new(),
+        }
+    }
+}
+
+/// The registry a program downloads packages from, when it is a package manager (or a tool
+/// that installs through one: tox, nox, Hatch build environments from PyPI).
+fn registry_of(program: &str) -> Option<Registry> {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    Some(match name {
+        "pip" | "pipx" | "uv" | "uvx" | "poetry" | "pdm" | "hatch" | "tox" | "nox" | "pipenv"
+        | "maturin" | "conda" | "mamba" | "micromamba" => Registry::PyPI,
+        "npm" | "npx" | "pnpm" | "pnpx" | "yarn" | "bun" | "bunx" | "corepack" => Registry::Npm,
+        "cargo" => Registry::Crates,
+        "go" => Registry::GoProxy,
+        "apt-get" | "apt" => Registry::Debian,
+        _ => return None,
+    })
+}
+
+/// The registries `command`'s own package managers download from: each simple command it runs
+/// (its wrappers looked through, `python -m pip` read as pip), and each tool it reaches
+/// through the project `p` (a Makefile target's recipe, a package script).
+fn registries_of_command(command: &str, p: &Project) -> Vec<Registry> {
+    let mut out = Vec::new();
+    for words in super::tools::plain_commands(command) {
+        let Some(program) = words.first() else {
+            continue;
+        };
+        let module = (program
+            .rsplit('/')
+            .next()
+            .unwrap_or(program)
+            .starts_with("python")
+            && words.get(1).map(String::as_str) == Some("-m"))
+        .then(|| words.get(2).cloned())
+        .flatten();
+        out.extend(registry_of(module.as_deref().unwrap_or(program)));
+        if registry_of(program) == Some(Registry::Crates) && command.contains("maturin") {
+            out.push(Registry::PyPI);
+        }
+    }
+    for tool in super::tools::recognise(command, Some(p)).tools {
+        out.extend(registry_of(tool));
+    }
+    out
+}
+
+/// The registries of the project `p`'s own ecosystems: PyPI for a Python project, npm for a
+/// `package.json`, crates.io for a `Cargo.toml`, the Go module proxy for a `go.mod`.
+fn registries_of_project(p: &Project) -> Vec<Registry> {
+    let has = |f: &str| p.is_file(f);
+    let mut out = Vec::new();
+    if super::python::is_python(p) || has("requirements.txt") {
+        out.push(Registry::PyPI);
+    }
+    if has("package.json") {
+        out.push(Registry::Npm);
+    }
+    if has("Cargo.toml") {
+        out.push(Registry::Crates);
+    }
+    if has("go.mod") {
+        out.push(Registry::GoProxy);
+    }
+    out
+}
+
+/// The hosts of `registries` and their mirrors, sorted, each once.
+fn hosts_of(mut registries: Vec<Registry>, p: &Project) -> Vec<String> {
+    registries.sort();
+    registries.dedup();
+    let mut out: Vec<String> = Vec::new();
+    for r in registries {
+        out.extend(r.hosts().iter().map(|h| (*h).to_owned()));
+        out.extend(
+            r.mirrors(p)
+                .iter()
+                .filter_map(|u| crate::process::egress::endpoint(u))
+                .map(|r| r.text()),
+        );
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// The package registries a setup of the project `p` downloads from, by the ecosystems
 /// it has: PyPI, npm (and Yarn's mirror of it), crates.io, the Go module proxy — and the index
 /// URLs the environment and the project's own configuration name instead (a mirror, a private
 /// registry). `[sandbox.network] setup_allow` adds more.
 pub fn registries(p: &Project) -> Vec<String> {
-    let has = |f: &str| p.is_file(f);
-    let mut out: Vec<String> = Vec::new();
-    let mut urls: Vec<String> = Vec::new();
-    if super::python::is_python(p) || has("requirements.txt") {
-        out.extend(["pypi.org", "files.pythonhosted.org"].map(String::from));
-        for var in [
-            "PIP_INDEX_URL",
-            "PIP_EXTRA_INDEX_URL",
-            "UV_INDEX_URL",
-            "UV_DEFAULT_INDEX",
-            "UV_EXTRA_INDEX_URL",
-        ] {
-            urls.extend(
-                crate::env::non_empty(var)
-                    .into_iter()
-                    .flat_map(|v| v.split_whitespace().map(str::to_owned).collect::<Vec<_>>()),
-            );
-        }
-        let pyproject = p.text("pyproject.toml").unwrap_or_default();
-        urls.extend(urls_in(&pyproject, "url"));
-    }
-    if has("package.json") {
-        out.extend(["registry.npmjs.org", "registry.yarnpkg.com"].map(String::from));
-        urls.extend(crate::env::non_empty("npm_config_registry"));
-        for file in [".npmrc", ".yarnrc", ".yarnrc.yml"] {
-            let text = p.text(file).unwrap_or_default();
-            urls.extend(urls_in(&text, "registry"));
-            urls.extend(urls_in(&text, "npmRegistryServer"));
-        }
-    }
-    if has("Cargo.toml") {
-        out.extend(["index.crates.io", "static.crates.io", "crates.io"].map(String::from));
-        let config = p.text(".cargo/config.toml").unwrap_or_default();
-        urls.extend(urls_in(&config, "index"));
-    }
-    if has("go.mod") {
-        out.extend(["proxy.golang.org", "sum.golang.org"].map(String::from));
-        urls.extend(
-            crate::env::non_empty("GOPROXY")
-                .into_iter()
-                .flat_map(|v| v.split([',', '|']).map(str::to_owned).collect::<Vec<_>>()),
-        );
-    }
-    out.extend(
-        urls.iter()
-            .filter_map(|u| crate::process::egress::endpoint(u))
-            .map(|r| r.text()),
-    );
-    out.sort();
-    out.dedup();
-    out
+    hosts_of(registries_of_project(p), p)
+}
+
+/// The registries the setup command `command` may reach in the project `p`: those of the
+/// package managers it runs, whatever the project's language (`pip install meson` in a C
+/// project reaches PyPI; `apt-get` Debian's archive), and those of the project's own
+/// ecosystems (what a script of its own installs cannot be read) — with their mirrors.
+pub fn registries_for(command: &str, p: &Project) -> Vec<String> {
+    let mut all = registries_of_project(p);
+    all.extend(registries_of_command(command, p));
+    hosts_of(all, p)
 }
 
 /// The URL values of `key = "…"` (or `key: …`, `key=…`) lines in a configuration `text`.

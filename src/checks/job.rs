@@ -272,7 +272,8 @@ async fn run_step(
         .timeout(run.timeout)
         .max_output(1 << 20);
     if step.installs {
-        cmd = cmd.hosts(super::environment::registries(
+        cmd = cmd.hosts(super::environment::registries_for(
+            &step.command,
             &super::project::Project::read(run.tree),
         ));
         if run.base.is_some() {

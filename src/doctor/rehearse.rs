@@ -13,7 +13,7 @@
 //! command is a pure function of how it ran ([`finding_of`]).
 
 use super::{Finding, Findings, Report, Status};
-use crate::checks::environment::{try_native, try_setup, variables, Unready};
+use crate::checks::environment::{registries_for, try_native, try_setup, variables, Unready};
 use crate::checks::job::{run_steps_alone, step_label};
 use crate::checks::{detect, CheckPlan, JobStep};
 use crate::process::egress::{allow_key, refusals, Refusal};
@@ -75,6 +75,9 @@ struct Ran {
     ended: Result<(), Unready>,
     /// The connections the sandbox refused it while it ran.
     refused: Vec<Refusal>,
+    /// The registries its network policy lets it reach (those of the package managers it
+    /// runs, and of the project's ecosystems).
+    reaches: Vec<String>,
 }
 
 /// Runs the preparation a competition would run (unless `how` says otherwise) and adds what it
@@ -172,6 +175,8 @@ async fn prepare(settings: &Settings, tree: &Path, say: &dyn Fn(&str)) -> (Vec<R
     plan.env = variables(tree, &settings.ralph_dir.join("cache"));
     let timeout = Duration::from_secs(settings.config.checks.timeout_secs);
     let mut ran = Vec::new();
+    let project = crate::checks::project::Project::read(tree);
+    let reaches = |command: &str| registries_for(command, &project);
     if let Some(setup) = &plan.setup {
         say(&format!(
             "Setup: running `{}` as a competition would…",
@@ -181,6 +186,7 @@ async fn prepare(settings: &Settings, tree: &Path, say: &dyn Fn(&str)) -> (Vec<R
         let failed = r.ended.is_err();
         ran.push(Ran {
             command: setup.command.clone(),
+            reaches: reaches(&setup.command),
             ..r
         });
         if failed {
@@ -201,6 +207,7 @@ async fn prepare(settings: &Settings, tree: &Path, say: &dyn Fn(&str)) -> (Vec<R
         ran.push(Ran {
             stake: Stake::Native,
             command: native.command.clone(),
+            reaches: reaches(&native.command),
             ..r
         });
         if failed {
@@ -214,7 +221,19 @@ async fn prepare(settings: &Settings, tree: &Path, say: &dyn Fn(&str)) -> (Vec<R
             "Setup: the steps of `{}` before its first check…",
             job.instance
         ));
-        ran.extend(run_job_steps(job, tree, timeout, &plan.env).await);
+        ran.extend(
+            run_job_steps(job, tree, timeout, &plan.env)
+                .await
+                .into_iter()
+                .map(|r| Ran {
+                    reaches: if r.command.is_empty() || !installs(job, &r.label) {
+                        Vec::new()
+                    } else {
+                        reaches(&r.command)
+                    },
+                    ..r
+                }),
+        );
     }
     (ran, later)
 }
@@ -236,7 +255,13 @@ where
         took: started.elapsed(),
         ended,
         refused: refused_since(&before, &refusals().all(), by),
+        reaches: Vec::new(),
     }
+}
+
+/// Whether `job`'s step `label` installs (and so has the setup's network).
+fn installs(job: &JobPreparation, label: &str) -> bool {
+    job.steps.iter().any(|s| s.label == label && s.installs)
 }
 
 /// The refusals of `by` in `after` that `before` did not hold (or held fewer times).
@@ -323,6 +348,7 @@ async fn run_job_steps(
             took: run.took,
             ended: run.ended.map(|_| ()),
             refused: refused_since(&before, &after, &step_label(&run.step)),
+            reaches: Vec::new(),
         })
         .collect()
 }
@@ -389,6 +415,12 @@ fn finding_of(r: &Ran) -> Finding {
         .refused
         .first()
         .map(|x| (x.kind.as_str(), allow_key(&x.kind), hosts.join(", ")));
+    let network = if r.reaches.is_empty() {
+        String::new()
+    } else {
+        format!(" (its network: {})", r.reaches.join(", "))
+    };
+    let what = format!("{what}{network}");
     let (status, detail, hint) = match (&r.ended, policy) {
         (Ok(()), None) => (Status::Ok, format!("{what} ok in {:.1}s", r.took.as_secs_f64()), None),
         (Ok(()), Some((kind, key, hosts))) => (

@@ -280,3 +280,43 @@ fn native_code_rebuilt_after_a_change_goes_beside_the_read_only_environment() {
         "{path}"
     );
 }
+
+#[test]
+fn a_setup_reaches_the_registries_of_the_package_managers_it_runs() {
+    let c = Project::in_memory(
+        Path::new("/p"),
+        &[
+            ("meson.build", "project('x', 'c')\n"),
+            ("Makefile", "deps:\n\tpip install ninja\n"),
+        ],
+    );
+    // A C project: no registry of its own, but pip reaches PyPI whatever the language.
+    assert!(registries(&c).is_empty());
+    let pip = registries_for("pip install meson", &c);
+    assert_eq!(pip, ["files.pythonhosted.org", "pypi.org"]);
+    assert_eq!(
+        registries_for("python3 -m pip install --user meson ninja", &c),
+        pip,
+        "python -m pip is pip"
+    );
+    assert_eq!(
+        registries_for("env CC=gcc bash -ec 'npm ci && cargo fetch'", &c),
+        [
+            "crates.io",
+            "index.crates.io",
+            "registry.npmjs.org",
+            "registry.yarnpkg.com",
+            "static.crates.io"
+        ]
+    );
+    assert!(registries_for("go mod download", &c).contains(&"proxy.golang.org".to_owned()));
+    assert!(registries_for("sudo apt-get install -y libfoo-dev", &c)
+        .contains(&"deb.debian.org".to_owned()));
+    assert!(registries_for("./configure && make", &c).is_empty());
+    // A Python project's own registry stays, whatever its setup's words (a script of its own).
+    let py = Project::in_memory(
+        Path::new("/p"),
+        &[("pyproject.toml", "[project]\nname='x'\n")],
+    );
+    assert_eq!(registries_for("./bootstrap.sh", &py), pip);
+}

@@ -14,6 +14,7 @@ fn ran(stake: Stake, ended: Result<(), Unready>, refused: Vec<Refusal>) -> Ran {
         took: Duration::from_millis(1500),
         ended,
         refused,
+        reaches: Vec::new(),
     }
 }
 
@@ -49,6 +50,16 @@ fn a_setup_that_passes_is_ok_with_its_time() {
     assert_eq!(f.status, Status::Ok);
     assert_eq!(f.detail, "`pnpm install --frozen-lockfile` ok in 1.5s");
     assert_eq!(f.hint, None);
+    // Each command names the registries its network policy lets it reach.
+    let step = Ran {
+        reaches: vec!["files.pythonhosted.org".into(), "pypi.org".into()],
+        command: "pip install meson".into(),
+        ..ran(step(), Ok(()), vec![])
+    };
+    assert_eq!(
+        finding_of(&step).detail,
+        "`ci.yml#test` step `Install` (its network: files.pythonhosted.org, pypi.org) ok in 1.5s"
+    );
 }
 
 #[test]

@@ -7,9 +7,9 @@
 //! and host, for the terminal, the run report, the pull request and `ralph doctor`.
 //!
 //! Policies, per kind of process (`[sandbox.network]`): an agent reaches its own model endpoint
-//! and `agents_allow`; a setup the package registries of the project's ecosystems and
-//! `setup_allow`; a check nothing but `checks_allow`. A kind set to `open` gets the host's
-//! network, as before, and every report says so.
+//! and `agents_allow`; a setup the package registries of the package managers it runs and of
+//! the project's ecosystems, and `setup_allow`; a check nothing but `checks_allow`. A kind set
+//! to `open` gets the host's network, as before, and every report says so.
 
 pub mod forward;
 pub mod proxy;
