@@ -419,7 +419,16 @@ async fn check_line(
         None => reason,
     };
     if let Some(stand_in) = &c.fallback {
-        why.push_str(&format!("; {stand_in}"));
+        why.push_str(&format!(
+            "; stands in for `{}` where {} cannot judge on the base: {}",
+            stand_in.for_checks.join("`, `"),
+            if stand_in.for_checks.len() == 1 {
+                "it"
+            } else {
+                "none of them"
+            },
+            stand_in.why
+        ));
     }
     if let Some(off) = &c.relaxed {
         why.push_str(&format!(

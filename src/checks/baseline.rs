@@ -35,13 +35,41 @@ impl BaseCheck {
     /// A test check whose runner named its tests here, some of them passing: a change is judged
     /// by those tests even when the check as a whole fails.
     pub fn judges_by_test(&self) -> bool {
-        self.kind == CheckKind::Test
-            && self
-                .measure
-                .tests
-                .as_ref()
-                .is_some_and(|t| t.by_name && !t.passed.is_empty())
+        judges_by_test(self.kind, &self.measure)
     }
+}
+
+fn judges_by_test(kind: CheckKind, measure: &Measure) -> bool {
+    kind == CheckKind::Test
+        && measure
+            .tests
+            .as_ref()
+            .is_some_and(|t| t.by_name && !t.passed.is_empty())
+}
+
+/// Whether a check that ended so on a commit can judge a change from it: it passed, or — failing
+/// — a test check named passing tests, or a quality check counted its problems. A check that
+/// could not run, or failed saying nothing to compare by, gives way to the next candidate of its
+/// role ([`CheckSpec::fallback`]).
+pub fn judges(r: &CheckResult) -> bool {
+    match r.status {
+        CheckStatus::Passed => true,
+        CheckStatus::Failed | CheckStatus::TimedOut | CheckStatus::FailingOnBase => match r.kind {
+            CheckKind::Test => judges_by_test(r.kind, &r.measure),
+            CheckKind::Quality => r.measure.problems.is_some(),
+        },
+        CheckStatus::Unavailable | CheckStatus::Skipped => false,
+    }
+}
+
+/// Whether the stand-in `spec` must run on the base, given the `results` so far: none of the
+/// checks it stands in for can judge.
+pub fn stand_in_needed(spec: &CheckSpec, results: &[&CheckResult]) -> bool {
+    spec.fallback.as_ref().is_some_and(|f| {
+        !f.for_checks
+            .iter()
+            .any(|n| results.iter().any(|r| r.name == *n && judges(r)))
+    })
 }
 
 /// The checks on one commit.
@@ -102,7 +130,8 @@ impl Baseline {
     }
 
     /// The cached baseline of `commit` for `plan`, when it still applies: the same checks with
-    /// the same commands, and no check that was unavailable whose program is there now.
+    /// the same commands (a stand-in that was not needed has none), and no check that was
+    /// unavailable whose program is there now.
     pub fn load(cache_dir: &Path, commit: &str, plan: &CheckPlan) -> Option<Baseline> {
         let path = Baseline::path(cache_dir, commit);
         let text = crate::fsutil::read_regular_text(&path, 16 << 20).ok()?;
@@ -113,14 +142,19 @@ impl Baseline {
                 return None;
             }
         };
-        let same = cached.checks.len() == plan.checks.len()
-            && cached
+        let spec_of = |c: &BaseCheck| {
+            plan.checks
+                .iter()
+                .find(|s| s.name == c.name && s.command == c.command)
+        };
+        let same = cached.checks.iter().all(|c| spec_of(c).is_some())
+            && plan
                 .checks
                 .iter()
-                .zip(&plan.checks)
-                .all(|(c, s)| c.name == s.name && c.command == s.command);
-        let installed_since = cached.checks.iter().zip(&plan.checks).any(|(c, s)| {
-            c.status == CheckStatus::Unavailable && s.program.as_deref().is_some_and(on_path)
+                .all(|s| s.fallback.is_some() || cached.checks.iter().any(|c| c.name == s.name));
+        let installed_since = cached.checks.iter().any(|c| {
+            c.status == CheckStatus::Unavailable
+                && spec_of(c).is_some_and(|s| s.program.as_deref().is_some_and(on_path))
         });
         (same && !installed_since && cached.commit == commit).then_some(cached)
     }
@@ -179,6 +213,27 @@ impl Baseline {
         let base = self
             .check(&spec.name)
             .filter(|b| b.command == spec.command)?;
+        if base.status == CheckStatus::Unavailable {
+            // It could not run on the base: nothing to hold a change to.
+            return Some(CheckResult {
+                name: spec.name.clone(),
+                kind: spec.kind,
+                command: spec.command.clone(),
+                status: CheckStatus::Unavailable,
+                exit_code: None,
+                duration_ms: 0,
+                output_tail: base.output_tail.clone(),
+                hint: Some(format!(
+                    "not run: it could not run on the base ({}), so it cannot judge the change: {}",
+                    short(&self.commit),
+                    base.hint.as_deref().unwrap_or("its program is missing")
+                )),
+                measure: Measure::default(),
+                configured: spec.configured,
+                advisory: spec.advisory.clone(),
+                uses: spec.uses.clone(),
+            });
+        }
         let mute = matches!(base.status, CheckStatus::Failed | CheckStatus::TimedOut)
             && base.measure.tests.is_none()
             && base.measure.problems.is_none();
@@ -202,18 +257,13 @@ impl Baseline {
         })
     }
 
-    /// Whether the plan's stand-in checks ([`CheckSpec::fallback`]) must judge a change: no other
-    /// test check can — none passes on this commit, and none that fails here names a passing
-    /// test.
-    pub fn fallbacks_needed(&self, plan: &CheckPlan) -> bool {
-        !self.checks.iter().any(|c| {
-            c.kind == CheckKind::Test
-                && plan
-                    .checks
-                    .iter()
-                    .any(|s| s.name == c.name && s.fallback.is_none())
-                && (c.status == CheckStatus::Passed || c.judges_by_test())
-        })
+    /// Whether the stand-in `spec` ([`CheckSpec::fallback`]) stood in on this commit — none of
+    /// the checks it gives way to could judge here, so it ran —, and so judges a change too.
+    pub fn stood_in(&self, spec: &CheckSpec) -> bool {
+        spec.fallback.is_some()
+            && self
+                .check(&spec.name)
+                .is_some_and(|b| b.command == spec.command)
     }
 
     /// Why a test check run with warnings allowed ([`CheckSpec::relaxed`]) fails for its

@@ -39,32 +39,63 @@ fn meson_tests(text: &str) -> bool {
 }
 
 /// The build system's test check, and where it came from (`cmake`, `meson`); `None` when the
-/// build files declare no test.
+/// build files declare no test. With both, the one whose program is installed here judges (the
+/// contributor's tools, not the first file found), and the other stands in for it where it
+/// cannot run: `cmake-test` or `meson-test`.
 pub fn checks(files: BuildFiles) -> Option<(&'static str, Vec<CheckSpec>)> {
+    checks_with(files, &|program| super::on_path(program))
+}
+
+/// [`checks`], with `installed` telling which programs are here.
+fn checks_with(
+    files: BuildFiles,
+    installed: &dyn Fn(&str) -> bool,
+) -> Option<(&'static str, Vec<CheckSpec>)> {
     let dir = |name: &str| format!("\"${BUILD_DIR_VAR}/{name}\"");
-    let (source, command, why) = if files.cmake.is_some_and(cmake_tests) {
+    let mut found: Vec<(&'static str, String, &str)> = Vec::new();
+    if files.cmake.is_some_and(cmake_tests) {
         let build = dir("cmake");
-        (
+        found.push((
             "cmake",
             format!(
                 "cmake -S . -B {build} && cmake --build {build} --parallel \"$(nproc)\" && cd {build} && ctest --output-on-failure --parallel \"$(nproc)\""
             ),
             "CMakeLists.txt turns its tests on (enable_testing): built out of tree, run by ctest",
-        )
-    } else if files.meson.is_some_and(meson_tests) {
+        ));
+    }
+    if files.meson.is_some_and(meson_tests) {
         let build = dir("meson");
-        (
+        found.push((
             "meson",
             format!("meson setup {build} && meson test -C {build} --print-errorlogs"),
             "meson.build declares tests: built out of tree, run by meson test",
-        )
-    } else {
-        return None;
-    };
-    let mut spec = CheckSpec::new("test", &command).because(why);
-    spec.kind = CheckKind::Test;
-    spec.program = Some(source.to_owned());
-    Some((source, vec![spec]))
+        ));
+    }
+    // The installed one first; the files' order among equals.
+    found.sort_by_key(|(source, ..)| !installed(source));
+    let (first, ..) = *found.first()?;
+    let checks = found
+        .iter()
+        .enumerate()
+        .map(|(i, (source, command, why))| {
+            let name = if i == 0 {
+                "test".to_owned()
+            } else {
+                format!("{source}-test")
+            };
+            let mut spec = CheckSpec::new(&name, command).because(why);
+            spec.kind = CheckKind::Test;
+            spec.program = Some((*source).to_owned());
+            if i > 0 {
+                spec = spec.standing_in(
+                    vec!["test".into()],
+                    &format!("the project builds with {source} too: it judges where {first} cannot run here"),
+                );
+            }
+            spec
+        })
+        .collect();
+    Some((first, checks))
 }
 
 /// Whether a Makefile's text only drives one of these build systems (its `test` target then
@@ -128,6 +159,30 @@ mod tests {
             meson: Some("project('x', 'c')\n# test('no', exe)\n")
         })
         .is_none());
+    }
+
+    #[test]
+    fn with_cmake_and_meson_the_installed_one_judges_and_the_other_stands_in() {
+        let files = BuildFiles {
+            cmake: Some("enable_testing()\n"),
+            meson: Some("test('basic', exe)\n"),
+        };
+        let (source, found) = checks_with(files, &|p| p == "meson").unwrap();
+        assert_eq!(source, "meson");
+        let names: Vec<(&str, Option<&str>)> = found
+            .iter()
+            .map(|c| (c.name.as_str(), c.program.as_deref()))
+            .collect();
+        assert_eq!(
+            names,
+            [("test", Some("meson")), ("cmake-test", Some("cmake"))]
+        );
+        let stand_in = found[1].fallback.as_ref().unwrap();
+        assert_eq!(stand_in.for_checks, ["test"]);
+        // Both installed (or neither): CMake first, as before.
+        let (source, found) = checks_with(files, &|_| true).unwrap();
+        assert_eq!((source, found[1].name.as_str()), ("cmake", "meson-test"));
+        assert_eq!(checks_with(files, &|_| false).unwrap().0, "cmake");
     }
 
     #[test]

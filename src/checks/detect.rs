@@ -98,7 +98,9 @@ fn checks(p: &Project, config: &ChecksConfig) -> CheckPlan {
         return CheckPlan::new(source, checks, config);
     }
     if let Some((source, checks)) = super::declared::targets(p) {
-        return declared(p, source, checks, config);
+        let mut plan = declared(p, source, checks, config);
+        runners_stand_in(&mut plan, p, build.into_iter());
+        return plan;
     }
     let parts = languages(p);
     if parts.is_empty() {
@@ -250,6 +252,55 @@ fn declared(p: &Project, source: &str, checks: Vec<CheckSpec>, config: &ChecksCo
         }
     }
     plan
+}
+
+/// The test runners the project configures (its languages' test checks, its build system's
+/// suite) stand in for the tests a Makefile or justfile declares, where those cannot judge on
+/// the base (a `make test` that runs a linter from the internet first): each named after where
+/// it comes from (`python-test`, `cmake-test`), tried in that order.
+fn runners_stand_in(
+    plan: &mut CheckPlan,
+    p: &Project,
+    build: impl Iterator<Item = (&'static str, Vec<CheckSpec>)>,
+) {
+    let mut gives_way_to: Vec<String> = plan
+        .checks
+        .iter()
+        .filter(|c| c.kind == CheckKind::Test)
+        .map(|c| c.name.clone())
+        .collect();
+    if gives_way_to.is_empty() {
+        return;
+    }
+    let own: Vec<(&str, CheckSpec)> = languages(p)
+        .into_iter()
+        .flat_map(|l| l.checks.into_iter().map(move |c| (l.name, c)))
+        .chain(build.flat_map(|(source, checks)| checks.into_iter().map(move |c| (source, c))))
+        .filter(|(_, c)| c.kind == CheckKind::Test)
+        .collect();
+    for (from, check) in own {
+        let same = plan.checks.iter().any(|c| {
+            super::workflows::canonical(&c.command) == super::workflows::canonical(&check.command)
+        });
+        let name = format!("{from}-test");
+        if same || plan.checks.iter().any(|c| c.name == name) {
+            continue;
+        }
+        let why = format!(
+            "the project's {from} tests run directly ({}), for where {} cannot judge on the base",
+            check.reason,
+            gives_way_to
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        );
+        let mut spec = check.standing_in(gives_way_to.clone(), &why);
+        spec.name = name.clone();
+        spec.kind = CheckKind::Test;
+        plan.checks.push(spec);
+        gives_way_to.push(name);
+    }
 }
 
 /// The checks of a Node project from its package.json `text`: its format, lint and type-check

@@ -143,11 +143,12 @@ pub struct CheckSpec {
     /// The tools it runs: decided here, asked by every stage after.
     #[serde(flatten)]
     pub uses: tools::Uses,
-    /// Why it stands in only where the CI's own tests cannot judge (ralph's build-system suite
-    /// beside a CI job that runs the same suite its own way): it runs on the base, and judges a
-    /// change only when no other test check can ([`baseline::Baseline::fallbacks_needed`]).
+    /// The checks it gives way to, and why: a candidate for the same role that runs on the base
+    /// only where none of them can judge there (a CI job whose setup cannot run here, a
+    /// Makefile's `test` that runs a tool this machine lacks), and after a change only where it
+    /// stood in on the base ([`baseline::Baseline::stood_in`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fallback: Option<String>,
+    pub fallback: Option<Fallback>,
     /// What made warnings errors in the CI's step, taken off (`RUSTFLAGS=-Dwarnings`): it runs
     /// for its tests with warnings allowed, and its warnings are judged by rule
     /// ([`warnings`]).
@@ -200,6 +201,27 @@ impl CheckSpec {
     /// The same check, with why it was chosen.
     pub fn because(mut self, reason: &str) -> CheckSpec {
         self.reason = reason.to_owned();
+        self
+    }
+}
+
+/// A check that stands in for others of the plan (the candidates preferred to it for its role).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fallback {
+    /// The checks it gives way to, by name: it judges only where none of them can on the base.
+    #[serde(rename = "for")]
+    pub for_checks: Vec<String>,
+    /// Why it stands in, for `ralph doctor`.
+    pub why: String,
+}
+
+impl CheckSpec {
+    /// The same check, standing in for the checks `for_checks` (its name and kind kept).
+    pub fn standing_in(mut self, for_checks: Vec<String>, why: &str) -> CheckSpec {
+        self.fallback = Some(Fallback {
+            for_checks,
+            why: why.to_owned(),
+        });
         self
     }
 }

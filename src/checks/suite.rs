@@ -137,16 +137,23 @@ pub async fn run_checks(
             state.results[i] = base.cannot_judge(spec);
         }
     }
-    // ralph's stand-in suite judges a change only where the CI's tests cannot.
-    let stand_ins_out = schedule
-        .stop_against
-        .is_some_and(|base| !base.fallbacks_needed(plan));
+    // A stand-in runs after the change only where it stood in on the base; on the base, only
+    // after the checks it gives way to, where none of them can judge.
     for phase in schedule.phases(plan) {
         let phase: Vec<usize> = phase
             .into_iter()
-            .filter(|i| !(stand_ins_out && plan.checks[*i].fallback.is_some()))
+            .filter(|i| {
+                let spec = &plan.checks[*i];
+                spec.fallback.is_none()
+                    || schedule
+                        .stop_against
+                        .is_some_and(|base| base.stood_in(spec))
+            })
             .collect();
         run.phase(&phase, &mut state).await;
+    }
+    if schedule.stop_against.is_none() {
+        stand_in(&run, &mut state).await;
     }
     let measured = measure_coverage(&run, &state, cov_dir.as_ref()).await;
     let (coverage, coverage_missing) = match measured {
@@ -158,6 +165,22 @@ pub async fn run_checks(
         coverage,
         coverage_missing,
         took_ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+/// On the base, runs each stand-in, in plan order, where none of the checks it gives way to
+/// could judge (a stand-in after another names it among them).
+async fn stand_in(run: &Run<'_>, state: &mut State) {
+    let plan = run.plan;
+    for (i, spec) in plan.checks.iter().enumerate() {
+        if spec.fallback.is_none() || state.results[i].is_some() {
+            continue;
+        }
+        let so_far: Vec<&CheckResult> = state.results.iter().flatten().collect();
+        let needed = super::baseline::stand_in_needed(spec, &so_far);
+        if needed {
+            run.phase(&[i], state).await;
+        }
     }
 }
 

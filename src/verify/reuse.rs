@@ -123,8 +123,8 @@ pub enum Slot {
     Taken(CheckResult),
     /// The baseline's result: it cannot judge a change and never runs.
     Base(CheckResult),
-    /// Left out of the run, with no result: a stand-in check where the project's own tests
-    /// judge ([`Baseline::fallbacks_needed`]).
+    /// Left out of the run, with no result: a stand-in check that did not stand in on the
+    /// base ([`Baseline::stood_in`]).
     Out,
     /// It runs again.
     Again(Again),
@@ -190,13 +190,12 @@ impl Judged {
     /// `base`; `None` when it was not judged.
     pub fn take(&self, tree: &str, plan: &CheckPlan, base: &Baseline) -> Option<Taken> {
         let judgement = self.find(tree, &setting(plan))?;
-        let stand_ins_out = !base.fallbacks_needed(plan);
         let mut slots: Vec<Slot> = plan
             .checks
             .iter()
             .map(|spec| match base.cannot_judge(spec) {
                 Some(r) => Slot::Base(r),
-                None if spec.fallback.is_some() && stand_ins_out => Slot::Out,
+                None if spec.fallback.is_some() && !base.stood_in(spec) => Slot::Out,
                 None => match judgement.kept(spec) {
                     Some(kept) => kept.verdict(spec, base),
                     None => Slot::Again(Again::NotJudged),

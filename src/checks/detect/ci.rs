@@ -11,12 +11,15 @@ use std::collections::BTreeMap;
 /// check the plan detected after steps of its job that prepare (a build, a bootstrap), the CI's
 /// run takes the detected one's place.
 pub(super) fn join(plan: &mut CheckPlan, mut ci: workflows::Ci, p: &Project) {
-    stand_in(plan, &mut ci);
+    let own = plan.checks.len();
+    let stands_in = stand_in(plan, &mut ci);
     // One command is one check, however the project and its CI spell it.
     let normal = |c: &str| workflows::canonical(c);
     // The CI's own checks are told apart already (the same command after other steps is
     // another check): each is held only against the checks detected here.
     let mut detected = Detected::new(plan);
+    // ralph's own suite stands in for the CI's: no CI run takes its place.
+    detected.taken.fill(stands_in);
     let mut added = 0;
     for check in ci.checks {
         let script = ci.scripts.get(&check.name);
@@ -28,12 +31,18 @@ pub(super) fn join(plan: &mut CheckPlan, mut ci: workflows::Ci, p: &Project) {
         });
         if let Some(at) = detected.taken_by(&check, same_as, p) {
             plan.notes.push(format!(
-                "`{}` runs as the CI runs it, after its job's steps ({}): `{}`",
+                "`{}` runs as the CI runs it, after its job's steps ({}): `{}`; ralph's own run stands in where that cannot run on the base",
                 detected.checks[at].command,
                 detected.prepared.steps_of(&check).join(", "),
                 check.name
             ));
-            plan.checks[at] = check;
+            let ci_name = check.name.clone();
+            let own = std::mem::replace(&mut plan.checks[at], check);
+            let why = format!(
+                "ralph's own run of `{}`, for where the CI's run cannot run here (a step of its job fails on this machine)",
+                own.command
+            );
+            plan.checks.push(own.standing_in(vec![ci_name], &why));
             added += 1;
             continue;
         }
@@ -56,6 +65,9 @@ pub(super) fn join(plan: &mut CheckPlan, mut ci: workflows::Ci, p: &Project) {
         plan.checks.push(check);
         added += 1;
     }
+    if stands_in {
+        stand_in_for_ci(plan, own);
+    }
     if added > 0 {
         plan.source = if plan.source == "none" {
             "CI".into()
@@ -68,16 +80,13 @@ pub(super) fn join(plan: &mut CheckPlan, mut ci: workflows::Ci, p: &Project) {
 
 /// A build system's suite that the CI runs its own way (its build folder, its options, its
 /// compilers) judges the change the CI's way; ralph's own stands in where the CI's cannot judge
-/// (every CI test check fails on the base naming no test).
-fn stand_in(plan: &mut CheckPlan, ci: &mut workflows::Ci) {
+/// (every CI test check fails on the base naming no test, or cannot run here). Whether it does,
+/// with the note that says so.
+fn stand_in(plan: &CheckPlan, ci: &mut workflows::Ci) -> bool {
     let ci_tests = ci.checks.iter().any(|c| c.kind == CheckKind::Test);
     if !ci_tests || !matches!(plan.source.as_str(), "cmake" | "meson") {
-        return;
+        return false;
     }
-    let why = format!(
-        "ralph's own {} suite, run on the base beside the CI's; it judges a change only where no CI test check can (each fails on the base naming no test)",
-        plan.source
-    );
     ci.notes.push(format!(
         "the {} tests run as the CI runs them (its own steps); `{}` stands in where those cannot judge the change",
         plan.source,
@@ -87,8 +96,30 @@ fn stand_in(plan: &mut CheckPlan, ci: &mut workflows::Ci) {
             .collect::<Vec<_>>()
             .join("`, `")
     ));
-    for check in &mut plan.checks {
-        check.fallback = Some(why.clone());
+    true
+}
+
+/// Makes the plan's own checks (a build system's suite) stand in for the CI's test checks of
+/// the plan, once they are joined.
+fn stand_in_for_ci(plan: &mut CheckPlan, own: usize) {
+    let ci_tests: Vec<String> = plan
+        .checks
+        .iter()
+        .filter(|c| c.kind == CheckKind::Test && c.job.is_some())
+        .map(|c| c.name.clone())
+        .collect();
+    let why = format!(
+        "ralph's own {} suite, for where none of the CI's test checks can judge (each fails on the base naming no test, or cannot run here)",
+        plan.source
+    );
+    for check in &mut plan.checks[..own] {
+        let stand_in = check
+            .fallback
+            .get_or_insert_with(|| crate::checks::Fallback {
+                for_checks: Vec::new(),
+                why: why.clone(),
+            });
+        stand_in.for_checks.extend(ci_tests.iter().cloned());
     }
 }
 
@@ -132,12 +163,7 @@ impl Detected {
                     .iter()
                     .position(|c| runs_with_more_words(c, &check.command, p))
             })
-            .filter(|at| {
-                after_preparation
-                    && !self.taken[*at]
-                    && self.checks[*at].fallback.is_none()
-                    && self.covered != Some(*at)
-            })?;
+            .filter(|at| after_preparation && !self.taken[*at] && self.covered != Some(*at))?;
         self.taken[at] = true;
         Some(at)
     }

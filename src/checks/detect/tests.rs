@@ -318,8 +318,12 @@ fn declared_checks_win_over_the_language() {
             .iter()
             .map(|n| n.1.as_str())
             .collect::<Vec<_>>(),
-        ["make lint", "make test"]
+        ["make lint", "make test", "cargo test"]
     );
+    // The runner's own configuration stands in where `make test` cannot judge on the base.
+    let own = &plan.checks[2];
+    assert_eq!(own.name, "cargo-test");
+    assert_eq!(own.fallback.as_ref().unwrap().for_checks, ["test"]);
     let pc = project(&[
         ("pyproject.toml", "[tool.ruff]\n[tool.pytest.ini_options]\n"),
         (".pre-commit-config.yaml", "repos: []\n"),
@@ -526,13 +530,28 @@ fn a_check_the_ci_runs_after_its_build_takes_the_detected_ones_place() {
                 "CI build: npm test".to_owned(),
                 "npm test -- --runInBand --forceExit".to_owned()
             ),
+            ("test".to_owned(), "npm test".to_owned()),
+            ("lint".to_owned(), "npm run --silent lint".to_owned()),
         ],
         "{:?}",
         plan.checks
     );
+    // ralph's own runs stand in, each for the CI run that took its place.
+    let stand_ins: Vec<(&str, Vec<String>)> = plan
+        .checks
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), c.fallback.as_ref()?.for_checks.clone())))
+        .collect();
+    assert_eq!(
+        stand_ins,
+        [
+            ("test", vec!["CI build: npm test".to_owned()]),
+            ("lint", vec!["CI build: Lint".to_owned()])
+        ]
+    );
     assert!(
         plan.notes.iter().any(|n| n
-            == "`npm test` runs as the CI runs it, after its job's steps (Compile): `CI build: npm test`"),
+            == "`npm test` runs as the CI runs it, after its job's steps (Compile): `CI build: npm test`; ralph's own run stands in where that cannot run on the base"),
         "{:?}",
         plan.notes
     );
@@ -559,6 +578,12 @@ fn a_check_the_ci_runs_after_its_build_takes_the_detected_ones_place() {
     let beside: Vec<String> = names(&plan).into_iter().map(|n| n.0).collect();
     assert_eq!(
         beside,
-        ["format", "CI build: Lint", "test", "CI build: npm test"]
+        [
+            "format",
+            "CI build: Lint",
+            "test",
+            "CI build: npm test",
+            "lint"
+        ]
     );
 }

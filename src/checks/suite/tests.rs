@@ -630,17 +630,17 @@ async fn a_jobs_steps_run_in_order_in_a_tree_of_its_own_with_what_earlier_steps_
 }
 
 #[tokio::test]
-async fn ralphs_stand_in_suite_judges_only_where_the_cis_tests_cannot() {
+async fn a_stand_in_runs_only_where_the_checks_it_gives_way_to_cannot_judge() {
     let dir = tempfile::tempdir().unwrap();
     let t = Duration::from_secs(10);
     let ran = |dir: &Path| std::fs::read_to_string(dir.join("ran")).unwrap_or_default();
-    let mut own = test("cmake", "echo own >> ran");
-    own.fallback = Some("ralph's own cmake suite".into());
-    // The CI's test passes on the base: it judges, ralph's own suite only ran on the base.
+    let own = test("cmake", "echo own >> ran")
+        .standing_in(vec!["CI b".into()], "ralph's own cmake suite");
+    // The CI's test passes on the base: it judges, ralph's own suite never runs.
     let plan = CheckPlan::of(vec![own.clone(), test("CI b", "echo ci >> ran")]);
     let baseline = baseline_of(&plan, dir.path()).await;
-    assert!(!baseline.fallbacks_needed(&plan));
-    assert_eq!(ran(dir.path()), "own\nci\n");
+    assert!(!baseline.stood_in(&plan.checks[0]));
+    assert_eq!(ran(dir.path()), "ci\n");
     std::fs::remove_file(dir.path().join("ran")).unwrap();
     let change = run_checks(&plan, dir.path(), t, &Unwatched, against(&baseline)).await;
     assert_eq!(ran(dir.path()), "ci\n");
@@ -648,10 +648,12 @@ async fn ralphs_stand_in_suite_judges_only_where_the_cis_tests_cannot() {
     assert_eq!(names, ["CI b"]);
     std::fs::remove_file(dir.path().join("ran")).unwrap();
 
-    // The CI's test fails on the base naming no test: ralph's own suite judges the change.
+    // The CI's test fails on the base naming no test: ralph's own suite runs after it on the
+    // base, and judges the change.
     let plan = CheckPlan::of(vec![own, test("CI b", "echo ci >> ran; exit 1")]);
     let baseline = baseline_of(&plan, dir.path()).await;
-    assert!(baseline.fallbacks_needed(&plan));
+    assert!(baseline.stood_in(&plan.checks[0]));
+    assert_eq!(ran(dir.path()), "ci\nown\n");
     std::fs::remove_file(dir.path().join("ran")).unwrap();
     let change = run_checks(&plan, dir.path(), t, &Unwatched, against(&baseline)).await;
     assert_eq!(
@@ -661,4 +663,49 @@ async fn ralphs_stand_in_suite_judges_only_where_the_cis_tests_cannot() {
     );
     assert_eq!(change.checks[0].status, CheckStatus::Passed);
     assert_eq!(change.checks[1].status, CheckStatus::FailingOnBase);
+}
+
+#[tokio::test]
+async fn candidates_give_way_in_order_and_one_unavailable_on_the_base_is_not_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Duration::from_secs(10);
+    let ran = |dir: &Path| std::fs::read_to_string(dir.join("ran")).unwrap_or_default();
+    // `make test` runs a tool this machine lacks; the runner's own configuration is next, then
+    // a third that is never needed.
+    let mut make = test("test", "definitely-not-installed-ralph-tool");
+    make.program = Some("definitely-not-installed-ralph-tool".into());
+    let pytest = test("python-test", "echo pytest >> ran")
+        .standing_in(vec!["test".into()], "the runner's own configuration");
+    let third = test("third-test", "echo third >> ran")
+        .standing_in(vec!["test".into(), "python-test".into()], "a last resort");
+    let plan = CheckPlan::of(vec![make, pytest, third]);
+    let baseline = baseline_of(&plan, dir.path()).await;
+    assert_eq!(ran(dir.path()), "pytest\n");
+    let names: Vec<(&str, CheckStatus)> = baseline
+        .checks
+        .iter()
+        .map(|c| (c.name.as_str(), c.status))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("test", CheckStatus::Unavailable),
+            ("python-test", CheckStatus::Passed)
+        ]
+    );
+    assert_eq!(baseline.unverifiable(true), None);
+    std::fs::remove_file(dir.path().join("ran")).unwrap();
+    let change = run_checks(&plan, dir.path(), t, &Unwatched, against(&baseline)).await;
+    assert_eq!(ran(dir.path()), "pytest\n");
+    let first = &change.checks[0];
+    assert_eq!(first.status, CheckStatus::Unavailable);
+    assert!(
+        first
+            .hint
+            .as_deref()
+            .unwrap()
+            .starts_with("not run: it could not run on the base"),
+        "{first:?}"
+    );
+    assert_eq!(change.checks.len(), 2, "the third never runs");
 }

@@ -487,11 +487,14 @@ fn a_taken_result_says_whose_it_is_before_its_own_hint() {
 fn a_stand_in_the_run_leaves_out_is_out_and_needs_no_verdict() {
     let mut stand_in = CheckSpec::new("ctest", "ctest --output-on-failure");
     stand_in.kind = CheckKind::Test;
-    stand_in.fallback = Some("the CI runs the same suite its own way".into());
+    stand_in = stand_in.standing_in(
+        vec!["test".into()],
+        "the CI runs the same suite its own way",
+    );
     let mut plan = plan();
-    plan.checks.push(stand_in);
     // The project's own test passes on the base: the stand-in judges nothing, and never ran.
     let base = green("b", &plan);
+    plan.checks.push(stand_in);
     let results = [
         result(&plan.checks[0], CheckStatus::Passed),
         result(&plan.checks[1], CheckStatus::Passed),
@@ -508,8 +511,9 @@ fn a_stand_in_the_run_leaves_out_is_out_and_needs_no_verdict() {
     let taken = judged.take(TREE, &plan, &base).unwrap();
     assert_eq!(kinds(&taken), ["taken passed", "taken passed", "out"]);
     assert!(taken.whole());
-    // Where no other test can judge, it runs, and was not judged on this tree.
-    let mut red = base.clone();
+    // Where it stood in on the base (no other test could judge), it runs, and was not judged
+    // on this tree.
+    let mut red = green("b", &plan);
     red.checks[1].status = CheckStatus::Failed;
     let taken = judged.take(TREE, &plan, &red).unwrap();
     assert_eq!(kinds(&taken)[2], "again: it was not judged on this tree");
