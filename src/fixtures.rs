@@ -123,6 +123,7 @@ pub fn passed_check(name: &str, kind: CheckKind, command: &str) -> CheckResult {
         configured: false,
         advisory: None,
         uses: Default::default(),
+        trace: Default::default(),
     }
 }
 

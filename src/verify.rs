@@ -161,6 +161,15 @@ impl VerificationReport {
             environment: true,
         };
         let mut out: Vec<Reason> = self.setup.iter().cloned().map(environment).collect();
+        // A check that could not run after the change for the machine's sake: unverified, and
+        // nobody's doing.
+        out.extend(self.checks.iter().filter_map(|c| {
+            let why = c.trace.machine.as_ref()?;
+            Some(environment(format!(
+                "check `{}` could not run after the change: {why}",
+                c.name
+            )))
+        }));
         out.extend(
             self.failing_checks()
                 .map(|c| change(format!("check `{}` {}", c.name, c.status.word()))),
@@ -465,6 +474,7 @@ mod tests {
             configured: false,
             advisory: None,
             uses: Default::default(),
+            trace: Default::default(),
         }
     }
 

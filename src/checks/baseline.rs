@@ -29,6 +29,10 @@ pub struct BaseCheck {
     pub hint: Option<String>,
     /// Named in `[checks]`.
     pub configured: bool,
+    /// The steps of its CI job that failed here and were skipped, the check running without
+    /// them: skipped after the change too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_steps: Vec<String>,
 }
 
 impl BaseCheck {
@@ -118,6 +122,7 @@ impl Baseline {
                     output_tail: tail(&r.output_tail),
                     hint: r.hint.clone(),
                     configured: r.configured,
+                    skipped_steps: r.trace.skipped_steps.clone(),
                 })
                 .collect(),
             coverage,
@@ -195,6 +200,11 @@ impl Baseline {
         new
     }
 
+    /// The steps of the check `name`'s CI job skipped here (they failed for this machine).
+    pub fn skipped_steps(&self, name: &str) -> &[String] {
+        self.check(name).map_or(&[], |c| c.skipped_steps.as_slice())
+    }
+
     /// The tests the check `name` named as passing here, when its runner names them.
     pub fn passed_tests(&self, name: &str) -> Option<&std::collections::BTreeSet<String>> {
         let t = self.check(name)?.measure.tests.as_ref()?;
@@ -232,6 +242,7 @@ impl Baseline {
                 configured: spec.configured,
                 advisory: spec.advisory.clone(),
                 uses: spec.uses.clone(),
+                trace: Default::default(),
             });
         }
         let mute = matches!(base.status, CheckStatus::Failed | CheckStatus::TimedOut)
@@ -254,6 +265,7 @@ impl Baseline {
             configured: spec.configured,
             advisory: spec.advisory.clone(),
             uses: spec.uses.clone(),
+            trace: Default::default(),
         })
     }
 
@@ -371,7 +383,10 @@ impl Baseline {
         let ran_on_base = self
             .check(&result.name)
             .is_some_and(|b| b.status == CheckStatus::Passed && b.command == result.command);
-        if result.status == CheckStatus::Unavailable && ran_on_base {
+        if result.status == CheckStatus::Unavailable
+            && ran_on_base
+            && result.trace.machine.is_none()
+        {
             result.status = CheckStatus::Failed;
             result.hint = Some(format!(
                 "it passes on the base ({}), and cannot run after the change: {}",
@@ -495,6 +510,7 @@ mod tests {
             configured: false,
             advisory: None,
             uses: Default::default(),
+            trace: Default::default(),
         }
     }
 

@@ -66,7 +66,7 @@ pub fn judge(base: &Measure, after: &Measure) -> Judgement {
                     Judgement::Worse(format!("{} new test(s) fail, e.g. {t}", new_failing.len()))
                 }
                 (None, None, Some(t)) => Judgement::Worse(format!(
-                    "{} test(s) that pass on the base did not run, e.g. {t} (the run stopped before them)",
+                    "{} test(s) that pass on the base did not run after the change, e.g. {t}",
                     missing.len()
                 )),
                 (None, None, None) => Judgement::FailingOnBase,
@@ -214,7 +214,7 @@ mod tests {
         let stopped = by_name(&["api > get"], &["browser > renders"]);
         assert!(matches!(
             judge(&base, &stopped),
-            Judgement::Worse(w) if w.contains("1 test(s) that pass on the base did not run, e.g. api > put")
+            Judgement::Worse(w) if w.contains("1 test(s) that pass on the base did not run after the change, e.g. api > put")
         ));
         // Nothing named at all after the change.
         let silent = Measure::default();

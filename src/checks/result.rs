@@ -62,6 +62,25 @@ pub struct CheckResult {
     /// The tools it runs, as its check was made.
     #[serde(skip)]
     pub uses: Uses,
+    /// How its CI job got it there: the steps skipped, and why it could not run for the
+    /// machine's sake.
+    #[serde(flatten)]
+    pub trace: Trace,
+}
+
+/// What a CI job's run of a check says beyond its own output.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trace {
+    /// The job's steps before it that failed on the base for this machine (a browser download,
+    /// a host outside the policy) and were skipped, the check running without them — and so
+    /// skipped after the change too: the same environment on both sides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_steps: Vec<String>,
+    /// Why it could not run after the change for the machine's sake, not the change's (a step
+    /// that passed on the base refused a connection, wrote where nothing may be written): its
+    /// verdict is unknown, and held against nobody.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 impl CheckResult {

@@ -119,6 +119,7 @@ fn finished(
         configured: spec.configured,
         advisory: spec.advisory.clone(),
         uses: spec.uses.clone(),
+        trace: Default::default(),
         name: spec.name.clone(),
         kind: spec.kind,
         command: spec.command.clone(),
@@ -195,6 +196,7 @@ fn unavailable(spec: &CheckSpec, program: &str) -> CheckResult {
         configured: spec.configured,
         advisory: spec.advisory.clone(),
         uses: spec.uses.clone(),
+        trace: Default::default(),
     }
 }
 
@@ -274,6 +276,7 @@ pub(crate) fn skipped(spec: &CheckSpec) -> CheckResult {
         configured: spec.configured,
         advisory: spec.advisory.clone(),
         uses: spec.uses.clone(),
+        trace: Default::default(),
     }
 }
 

@@ -393,6 +393,7 @@ impl Run<'_> {
                 };
                 let run = super::job::JobRun {
                     tree: copy.as_ref().map_or(self.workdir, |c| c.path()),
+                    workdir: self.workdir,
                     timeout: self.timeout,
                     env: self.env,
                     base,

@@ -632,12 +632,16 @@ pub fn on_path(program: &str) -> bool {
 
 /// The file `program` names: itself when it is a path, else the first match on `PATH`.
 pub fn find_on_path(program: &str) -> Option<PathBuf> {
+    find_in(program, &crate::env::get_os(crate::env::PATH)?)
+}
+
+/// Where `program` is found on the search path `paths` (a `PATH` value).
+pub fn find_in(program: &str, paths: &std::ffi::OsStr) -> Option<PathBuf> {
     if program.contains('/') {
         let path = std::path::Path::new(program);
         return (path.is_file() && is_executable(path)).then(|| path.to_owned());
     }
-    let paths = crate::env::get_os(crate::env::PATH)?;
-    std::env::split_paths(&paths)
+    std::env::split_paths(paths)
         .map(|dir| dir.join(program))
         .find(|candidate| candidate.is_file() && is_executable(candidate))
 }

@@ -229,6 +229,7 @@ mod tests {
             configured: false,
             advisory: None,
             uses: Default::default(),
+            trace: Default::default(),
         }
     }
 

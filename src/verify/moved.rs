@@ -147,6 +147,7 @@ mod tests {
             configured: false,
             advisory: None,
             uses: Default::default(),
+            trace: Default::default(),
         }
     }
 

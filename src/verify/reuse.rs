@@ -328,6 +328,7 @@ impl Kept {
             configured: spec.configured,
             advisory: spec.advisory.clone(),
             uses: spec.uses.clone(),
+            trace: Default::default(),
         })
     }
 }

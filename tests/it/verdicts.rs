@@ -73,6 +73,11 @@ echo '{{"summary":"added mul","checkboxes_completed":["req_1"]}}'"#
 
 /// A repository whose test check is the stand-in runner over a base with a failing test.
 fn repo(implementer: &str) -> Repo {
+    repo_with(implementer, BASE_TESTS)
+}
+
+/// A repository whose test check is the stand-in runner over the base's `tests`.
+fn repo_with(implementer: &str, tests: &str) -> Repo {
     let repo = Repo::with(Setup {
         implementer,
         checks: "[checks]\ntest = \"python3 runtests.py\"\n",
@@ -81,7 +86,7 @@ fn repo(implementer: &str) -> Repo {
     for (name, text) in [
         ("runtests.py", RUNNER),
         ("calc.py", "def add(a, b):\n    return a + b\n"),
-        ("tests/test_calc.py", BASE_TESTS),
+        ("tests/test_calc.py", tests),
         ("pytest.ini", "[pytest]\n"),
     ] {
         let path = repo.root.join(name);
@@ -162,6 +167,29 @@ fn a_settings_change_is_refused_only_when_it_weakened_a_check() {
         "sed -i 's/a + b/a - b/' calc.py\nprintf '[pytest]\\nskip = test_add\\n' > pytest.ini",
     );
     let repo = repo(&weakened);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    // On a red base the test the settings skip is missed first: it passed there and no longer
+    // runs, which is worse whatever the settings say.
+    assert!(
+        out.stderr.contains(
+            "1 test(s) that pass on the base did not run after the change, e.g. tests.test_calc::test_add"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("pytest.ini: changes the lint, type-check, test or coverage settings"),
+        "{}",
+        out.stderr
+    );
+    // On a green base the change passes under its own settings, and is tried under the base's.
+    let green = BASE_TESTS.replace(
+        "def test_needs_service():\n    raise AssertionError(\"no database on this machine\")\n",
+        "",
+    );
+    let repo = repo_with(&weakened, &green);
     let out = run(repo.ralph().args(["compete", "3"]));
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(

@@ -89,6 +89,7 @@ fn check(name: &str, command: &str, passed: &[&str], failed: &[&str]) -> CheckRe
         configured: false,
         advisory: None,
         uses: crate::checks::tools::recognise(command, None),
+        trace: Default::default(),
     }
 }
 

@@ -607,17 +607,18 @@ async fn a_jobs_steps_run_in_order_in_a_tree_of_its_own_with_what_earlier_steps_
             ("CI cmake: build", CheckStatus::Passed),
             ("CI cmake: test", CheckStatus::Passed),
             ("CI env: greets", CheckStatus::Passed),
-            ("CI broken: after", CheckStatus::Failed),
+            ("CI broken: after", CheckStatus::Unavailable),
         ],
         "{:?}",
         ran.checks
     );
+    // On the base, a step that fails here is skipped and the check tried without it: one that
+    // names no passing test then could not run here.
     let broken = &ran.checks[3];
-    assert!(broken
-        .hint
-        .as_deref()
-        .unwrap()
-        .contains("the job's step `fails` failed (exit 3) before it"));
+    assert!(broken.hint.as_deref().unwrap().starts_with(
+        "could not run here: its job's step(s) `fails` (exit 3) failed on this machine"
+    ));
+    assert_eq!(broken.trace.skipped_steps, ["fails"]);
     assert!(
         broken.output_tail.contains("no compiler"),
         "{}",
@@ -708,4 +709,78 @@ async fn candidates_give_way_in_order_and_one_unavailable_on_the_base_is_not_run
         "{first:?}"
     );
     assert_eq!(change.checks.len(), 2, "the third never runs");
+}
+
+#[tokio::test]
+async fn a_step_that_fails_on_the_base_is_skipped_on_both_sides_and_the_machines_failure_blames_nobody(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = tempfile::tempdir().unwrap();
+    let browser = format!(
+        "echo browser >> {}/log; echo 'su: Authentication failure' >&2; exit 1",
+        log.path().display()
+    );
+    // A step that passes on the base and, after the change, fails the way a read-only
+    // environment makes it fail.
+    let install =
+        "if [ -e CHANGED ]; then echo 'OSError: [Errno 30] Read-only file system' >&2; exit 1; fi";
+    let mut check = job_check(
+        "test",
+        "CI test: yarn test",
+        "echo '===== 3 passed in 0.1s ====='",
+        &[("Install browsers", &browser), ("Install", install)],
+    );
+    check.job.as_mut().unwrap().before[1].installs = true;
+    let plan = CheckPlan::of(vec![check]);
+    let base = baseline_of(&plan, dir.path()).await;
+    let b = &base.checks[0];
+    assert_eq!(b.status, CheckStatus::Passed, "{b:?}");
+    assert_eq!(b.skipped_steps, ["Install browsers"]);
+    assert!(
+        b.hint
+            .as_deref()
+            .unwrap()
+            .contains("`Install browsers` (exit 1) failed on this machine and were skipped"),
+        "{b:?}"
+    );
+    let ran = std::fs::read_to_string(log.path().join("log")).unwrap();
+    assert_eq!(ran, "browser\n");
+    // After the change: the browser step is skipped again, the install fails for the machine.
+    std::fs::write(dir.path().join("CHANGED"), "").unwrap();
+    let t = Duration::from_secs(20);
+    let change = run_checks(&plan, dir.path(), t, &Unwatched, against(&base)).await;
+    assert_eq!(
+        std::fs::read_to_string(log.path().join("log")).unwrap(),
+        "browser\n",
+        "the step the base skipped is not run"
+    );
+    let mut r = change.checks[0].clone();
+    assert_eq!(r.status, CheckStatus::Unavailable, "{r:?}");
+    assert!(
+        r.trace.machine.as_deref().unwrap().contains("read-only"),
+        "{r:?}"
+    );
+    base.judge(&mut r);
+    assert_eq!(
+        r.status,
+        CheckStatus::Unavailable,
+        "not the change's: {r:?}"
+    );
+    let report = crate::verify::VerificationReport {
+        checks: vec![r],
+        ..crate::verify::VerificationReport::none()
+    };
+    let reasons = report.reasons();
+    assert!(
+        reasons.iter().any(|r| r.environment
+            && r.text
+                .starts_with("check `CI test: yarn test` could not run after the change")),
+        "{reasons:?}"
+    );
+    assert!(
+        !reasons
+            .iter()
+            .any(|r| !r.environment && r.text.contains("yarn test")),
+        "held against nobody: {reasons:?}"
+    );
 }

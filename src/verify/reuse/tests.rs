@@ -30,6 +30,7 @@ fn result(spec: &CheckSpec, status: CheckStatus) -> CheckResult {
         configured: spec.configured,
         advisory: spec.advisory.clone(),
         uses: spec.uses.clone(),
+        trace: Default::default(),
     }
 }
 

@@ -4,9 +4,20 @@
 //! variables a runner gives (`GITHUB_WORKSPACE`, `RUNNER_TEMP`, `CI`). A step that installs runs
 //! as a setup does — the setup's network, before the change into the user's caches, after it
 //! into private ones — and what it installs globally (`pip install`, `npm i -g`, `cargo
-//! install`, …) lands in the job's own folders, first on `PATH`; the job's other steps run as
-//! checks do. A step that fails leaves the job's later checks unable to run, each saying so; a
-//! check that fails does not stop the job (its later checks still judge).
+//! install`, …) lands in the job's own folders, first on `PATH`; a pip install into the active
+//! Python goes into a virtual environment of the job's own ([`python`]): the same on both sides.
+//! The job's other steps run as checks do; a check that fails does not stop the job.
+//!
+//! A CI job is written for a fresh VM with the network and root. On the base, a step that fails
+//! here (a browser download, `su`, a host outside the policy) is skipped and the checks after it
+//! are tried without it: one that then judges does so (and the step is skipped after the change
+//! too), one that does not could not run here — it gives way to the next candidate of its role.
+//! After the change, a step that fails leaves the job's later checks unable to run: the change's
+//! doing, unless the machine stopped it ([`cause`]) — then their verdict is unknown, held
+//! against nobody.
+
+mod cause;
+mod python;
 
 use super::baseline::Baseline;
 use super::environment::Unready;
@@ -35,6 +46,8 @@ const PRIVATE_INSTALLS: [(&str, &str, Option<&str>); 9] = [
 /// (its installs may write the user's caches) and who watches.
 pub struct JobRun<'a> {
     pub tree: &'a Path,
+    /// The worktree the tree copies: the plan's import roots there point into the tree.
+    pub workdir: &'a Path,
     pub timeout: Duration,
     pub env: &'a [(String, String)],
     /// The base's results: a check failing for the change is run again alone before it counts
@@ -53,6 +66,10 @@ struct Job {
     exported: Vec<(String, String)>,
     path: Vec<String>,
     steps: usize,
+    /// What its steps ask of its Python.
+    python: python::Needs,
+    workdir: PathBuf,
+    tree: PathBuf,
 }
 
 /// Makes `rel` beneath the job's folder, as an I/O error when it cannot.
@@ -62,7 +79,12 @@ fn job_dir_made(dir: &crate::untrusted_dir::UntrustedDir, rel: &Path) -> std::io
 }
 
 impl Job {
-    fn new(tree: &Path, extra_path: &[String]) -> std::io::Result<Job> {
+    fn new(
+        tree: &Path,
+        workdir: &Path,
+        extra_path: &[String],
+        python: python::Needs,
+    ) -> std::io::Result<Job> {
         let scratch = tempfile::Builder::new().prefix("ralph-job").tempdir()?;
         let dir = crate::untrusted_dir::UntrustedDir::open(scratch.path())?;
         let mut job = Job {
@@ -71,6 +93,9 @@ impl Job {
             exported: Vec::new(),
             path: extra_path.to_vec(),
             steps: 0,
+            python,
+            workdir: workdir.to_owned(),
+            tree: tree.to_owned(),
         };
         let root = job.scratch.path().to_owned();
         let made = |rel: &Path| job_dir_made(&job.dir, rel);
@@ -101,14 +126,64 @@ impl Job {
         Ok(job)
     }
 
-    /// The variables of the next step: the plan's, the job's, `PATH` with the job's folders
-    /// first, and fresh files for what the step exports.
+    /// Makes the job's own Python environment where its steps install with pip, first on its
+    /// `PATH`; where it cannot be made, the steps run without (and say what they find).
+    async fn ready(&mut self, plan: &[(String, String)]) {
+        if !self.python.venv {
+            return;
+        }
+        let venv = self.scratch.path().join("venv");
+        let path = self.path_value(plan);
+        match python::make(&venv, &path, &self.tree, self.scratch.path()).await {
+            Ok(()) => {
+                self.path.push(venv.join("bin").display().to_string());
+                self.exported
+                    .push(("VIRTUAL_ENV".into(), venv.display().to_string()));
+            }
+            Err(e) => tracing::warn!("the CI job's Python environment cannot be made: {e}"),
+        }
+    }
+
+    /// `PATH` for a step: the job's folders first (the last added first), then the plan's or
+    /// ralph's own.
+    fn path_value(&self, env: &[(String, String)]) -> String {
+        let base = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.clone())
+            .or_else(|| crate::env::get("PATH"))
+            .unwrap_or_default();
+        let mut path: Vec<String> = self.path.iter().rev().cloned().collect();
+        path.push(base);
+        path.join(":")
+    }
+
+    /// The variables of the next step: the plan's (its import roots pointed at the job's
+    /// tree, its coverage data in the job's folder: instances side by side share no writable
+    /// place), the job's, `PATH` with the job's folders first, and fresh files for what the
+    /// step exports.
     fn env_of_step(&mut self, plan: &[(String, String)]) -> Vec<(String, String)> {
         self.steps += 1;
         let rel = PathBuf::from(format!("step-{}", self.steps));
         let files = self.scratch.path().join(&rel);
         let _ = self.dir.create_dir_all(&rel);
-        let mut env: Vec<(String, String)> = plan.to_vec();
+        let mut env: Vec<(String, String)> = Vec::new();
+        for (k, v) in plan {
+            match k.as_str() {
+                "PYTHONPATH" => {
+                    let roots =
+                        python::import_roots(v, &self.workdir, &self.tree, self.python.project);
+                    env.extend(roots.map(|r| (k.clone(), r)));
+                }
+                "COVERAGE_FILE" => {
+                    let _ = self.dir.create_dir_all(Path::new("coverage"));
+                    let own = self.scratch.path().join("coverage").join(".coverage");
+                    env.push((k.clone(), own.display().to_string()));
+                }
+                _ => env.push((k.clone(), v.clone())),
+            }
+        }
         env.extend(self.exported.iter().cloned());
         for (var, file) in [
             ("GITHUB_ENV", "env"),
@@ -120,16 +195,8 @@ impl Job {
             let _ = self.dir.write(&rel.join(file), b"");
             env.push((var.into(), f.display().to_string()));
         }
-        let base = env
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.clone())
-            .or_else(|| crate::env::get("PATH"))
-            .unwrap_or_default();
-        let mut path: Vec<String> = self.path.iter().rev().cloned().collect();
-        path.push(base);
-        env.push(("PATH".into(), path.join(":")));
+        let path = self.path_value(&env);
+        env.push(("PATH".into(), path));
         env
     }
 
@@ -178,34 +245,49 @@ pub fn exports(text: &str) -> Vec<(String, String)> {
 /// Runs the job's checks `checks` (plan index and check, in order) in its tree: each after the
 /// steps before it. Checks already judged (`done`) are not run, their steps are. Stops before
 /// the next check when `stop` says the run has stopped. Returns each check's result.
+///
+/// On the base, a step that fails is skipped and the checks after it are tried without it (each
+/// such check's result names it, and one that cannot judge without it could not run here);
+/// after the change, the steps the base skipped are skipped again, and one that fails leaves
+/// the later checks unable to run — the change's doing, or the machine's ([`cause`]).
 pub async fn run_job(
     checks: &[(usize, &CheckSpec)],
     run: &JobRun<'_>,
     done: &dyn Fn(usize) -> bool,
     stop: &dyn Fn(&CheckResult) -> bool,
 ) -> Vec<(usize, CheckResult)> {
-    let extra: Vec<String> = checks
-        .first()
-        .and_then(|(_, c)| c.job.as_ref())
-        .map(|j| j.path.clone())
-        .unwrap_or_default();
-    let mut job = match Job::new(run.tree, &extra) {
+    let places: Vec<&super::JobPlace> = checks.iter().filter_map(|(_, c)| c.job.as_ref()).collect();
+    let extra: Vec<String> = places.first().map(|j| j.path.clone()).unwrap_or_default();
+    let needs = python::needs(places.iter().flat_map(|j| j.before.iter()));
+    let mut job = match Job::new(run.tree, run.workdir, &extra, needs) {
         Ok(job) => job,
         Err(e) => {
             let why = format!("the job has no folder of its own: {e}");
-            return checks.iter().map(|(i, c)| (*i, cannot(c, &why))).collect();
+            return checks
+                .iter()
+                .map(|(i, c)| (*i, cannot(c, &why, None)))
+                .collect();
         }
     };
+    job.ready(run.env).await;
+    // The same environment on both sides: what the base skipped, the change skips.
+    let skip: Vec<String> = run.base.map_or_else(Vec::new, |base| {
+        checks
+            .iter()
+            .flat_map(|(_, c)| base.skipped_steps(&c.name).iter().cloned())
+            .collect()
+    });
     let mut out = Vec::new();
-    let mut broken: Option<String> = None;
+    let mut failed_here: Vec<StepFailure> = Vec::new();
+    let mut broken: Option<StepFailure> = None;
     let mut stopped = false;
     for (i, spec) in checks {
-        if let Some(why) = broken.as_ref().filter(|_| !stopped) {
-            out.push((*i, cannot(spec, why)));
-            continue;
-        }
         if stopped {
             out.push((*i, super::run::skipped(spec)));
+            continue;
+        }
+        if let Some(b) = &broken {
+            out.push((*i, cannot(spec, &b.unready.message, b.machine.as_deref())));
             continue;
         }
         let steps = spec
@@ -213,19 +295,81 @@ pub async fn run_job(
             .as_ref()
             .map(|j| j.before.as_slice())
             .unwrap_or(&[]);
-        if let Err(why) = run_steps(&mut job, steps, run).await {
-            broken = Some(why.clone());
-            out.push((*i, cannot(spec, &why)));
-            continue;
+        let on_base = run.base.is_none();
+        let failures = run_steps(&mut job, steps, run, &skip, on_base).await;
+        if !on_base {
+            if let Some(f) = failures.into_iter().next() {
+                out.push((*i, cannot(spec, &f.unready.message, f.machine.as_deref())));
+                broken = Some(f);
+                continue;
+            }
+        } else {
+            failed_here.extend(failures);
         }
         if done(*i) {
             continue;
         }
-        let result = run_one(&mut job, spec, run).await;
+        let mut result = run_one(&mut job, spec, run).await;
+        if on_base && !failed_here.is_empty() {
+            without_steps(&mut result, &failed_here);
+        } else if !skip.is_empty() && steps.iter().any(|s| skip.contains(&s.label)) {
+            result.trace.skipped_steps = skip.clone();
+        }
         stopped = stop(&result);
         out.push((*i, result));
     }
     out
+}
+
+/// A job's step that failed: how, and why the machine made it fail, when it did.
+struct StepFailure {
+    label: String,
+    unready: Unready,
+    machine: Option<String>,
+}
+
+/// A check run on the base after steps of its job failed and were skipped (`failed`): where it
+/// judges without them, it does, saying so; where it does not, it could not run here.
+fn without_steps(result: &mut CheckResult, failed: &[StepFailure]) {
+    result.trace.skipped_steps = failed.iter().map(|f| f.label.clone()).collect();
+    let names = failed
+        .iter()
+        .map(|f| format!("`{}` ({})", f.label, f.unready.how))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Without a step of its job, a test check must name or count a passing test to judge: a
+    // pass that tested nothing (every test skipped without the build) proves nothing.
+    let judges = super::baseline::judges(result)
+        && (result.kind == super::CheckKind::Quality
+            || result
+                .measure
+                .tests
+                .as_ref()
+                .is_some_and(|t| t.passed_count > 0 || !t.passed.is_empty()));
+    if judges {
+        let note = format!(
+            "its job's step(s) {names} failed on this machine and were skipped: it runs without them, on the base and after the change"
+        );
+        result.hint = Some(match result.hint.take() {
+            Some(h) => format!("{h}; {note}"),
+            None => note,
+        });
+        return;
+    }
+    let said = failed
+        .iter()
+        .map(|f| f.unready.message.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    result.status = CheckStatus::Unavailable;
+    result.hint = Some(format!(
+        "could not run here: its job's step(s) {names} failed on this machine, and it does not run without them"
+    ));
+    result.output_tail = format!(
+        "{said}\n--- the check, run without them ---\n{}",
+        result.output_tail
+    );
+    result.measure = Default::default();
 }
 
 /// Runs one of the job's checks in its tree, with the job's variables, and — failing for the
@@ -243,22 +387,36 @@ async fn run_one(job: &mut Job, spec: &CheckSpec, run: &JobRun<'_>) -> CheckResu
     result
 }
 
-/// Runs `steps` in order; the first that fails stops them, and says why.
-async fn run_steps(job: &mut Job, steps: &[JobStep], run: &JobRun<'_>) -> Result<(), String> {
-    for step in steps {
-        run_step(job, step, run).await.map_err(|f| f.message)?;
+/// Runs `steps` in order, but those named in `skip`. With `keep_going` (the base) a step that
+/// fails is recorded and the next one runs; without, the first that fails stops them. Returns
+/// the steps that failed.
+async fn run_steps(
+    job: &mut Job,
+    steps: &[JobStep],
+    run: &JobRun<'_>,
+    skip: &[String],
+    keep_going: bool,
+) -> Vec<StepFailure> {
+    let mut failed = Vec::new();
+    for step in steps.iter().filter(|s| !skip.contains(&s.label)) {
+        if let Err(f) = run_step(job, step, run).await {
+            failed.push(f);
+            if !keep_going {
+                break;
+            }
+        }
     }
-    Ok(())
+    failed
 }
 
 /// Runs one step in the job's tree: a step that installs as a setup does (on the base, into
 /// the user's caches; after the change, into the job's own), any other as a check. On failure,
-/// how it ended and what it said.
+/// how it ended and what it said, and whether the machine stopped it.
 async fn run_step(
     job: &mut Job,
     step: &JobStep,
     run: &JobRun<'_>,
-) -> Result<std::time::Duration, Unready> {
+) -> Result<std::time::Duration, StepFailure> {
     let env = job.env_of_step(run.env);
     let writable = job.writable();
     let writable: Vec<&Path> = writable.iter().map(|p| p.as_path()).collect();
@@ -284,10 +442,18 @@ async fn run_step(
             }
         }
     }
+    let failure = |unready: Unready, machine: Option<String>| StepFailure {
+        label: step.label.clone(),
+        unready,
+        machine,
+    };
     let out = process::run(&cmd).await.map_err(|e| {
-        Unready::not_started(
-            format!("could not start: {e}"),
-            format!("the job's step `{}` could not start: {e}", step.label),
+        failure(
+            Unready::not_started(
+                format!("could not start: {e}"),
+                format!("the job's step `{}` could not start: {e}", step.label),
+            ),
+            None,
         )
     })?;
     job.read_exports();
@@ -296,14 +462,18 @@ async fn run_step(
     }
     let how = super::environment::ending(&out, run.timeout);
     let said = super::tools::explain(&Default::default(), &out.stdout, &out.stderr);
-    let refused = process::egress::refused_to(&step_label(step))
-        .map(|r| format!("\n{r}"))
-        .unwrap_or_default();
-    let message = format!(
-        "the job's step `{}` failed ({how}) before it, so it could not run:\n{said}{refused}",
-        step.label
+    let refused = process::egress::refused_to(&step_label(step));
+    let machine = cause::not_the_changes(
+        &step.command,
+        &format!("{}\n{}", out.stdout, out.stderr),
+        refused.as_deref(),
     );
-    Err(Unready { how, said, message })
+    let message = format!(
+        "the job's step `{}` failed ({how}) before it, so it could not run:\n{said}{}",
+        step.label,
+        refused.map(|r| format!("\n{r}")).unwrap_or_default()
+    );
+    Err(failure(Unready { how, said, message }, machine))
 }
 
 /// How the sandbox's refusals name a job's step: `step <label>`.
@@ -332,12 +502,13 @@ pub async fn run_steps_alone(
 ) -> Vec<StepRun> {
     let run = JobRun {
         tree,
+        workdir: tree,
         timeout,
         env,
         base: None,
         watch: &super::run::Unwatched,
     };
-    let mut job = match Job::new(tree, path) {
+    let mut job = match Job::new(tree, tree, path, python::needs(steps)) {
         Ok(job) => job,
         Err(e) => {
             return steps
@@ -354,10 +525,14 @@ pub async fn run_steps_alone(
                 .collect()
         }
     };
+    job.ready(env).await;
     let mut out = Vec::new();
     for step in steps {
         let started = std::time::Instant::now();
-        let ended = run_step(&mut job, step, &run).await.map(|_| ());
+        let ended = run_step(&mut job, step, &run)
+            .await
+            .map(|_| ())
+            .map_err(|f| f.unready);
         let failed = ended.is_err();
         out.push(StepRun {
             step: step.clone(),
@@ -371,20 +546,24 @@ pub async fn run_steps_alone(
     out
 }
 
-/// The result of a check the job could not run to: an earlier step failed (`why`).
-fn cannot(spec: &CheckSpec, why: &str) -> CheckResult {
-    CheckResult {
+/// The result of a check the job could not run to: an earlier step failed (`why`) — the
+/// change's doing, or where `machine` says why, the machine's: unknown, held against nobody.
+fn cannot(spec: &CheckSpec, why: &str, machine: Option<&str>) -> CheckResult {
+    let first = why.lines().next().unwrap_or(why).trim_end_matches(':');
+    let mut result = CheckResult {
         status: CheckStatus::Failed,
         output_tail: why.lines().skip(1).collect::<Vec<_>>().join("\n"),
-        hint: Some(
-            why.lines()
-                .next()
-                .unwrap_or(why)
-                .trim_end_matches(':')
-                .to_owned(),
-        ),
+        hint: Some(first.to_owned()),
         ..super::run::skipped(spec)
+    };
+    if let Some(machine) = machine {
+        result.status = CheckStatus::Unavailable;
+        result.hint = Some(format!(
+            "{first}: {machine} — the machine's doing, not the change's"
+        ));
+        result.trace.machine = Some(format!("{first}: {machine}"));
     }
+    result
 }
 
 #[cfg(test)]
