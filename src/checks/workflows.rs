@@ -374,7 +374,7 @@ fn command(script: &str, dir: Option<&str>, env: &BTreeMap<String, String>) -> S
 
 /// Reads one workflow file's text into `ci`; `dir_exists` says whether a working directory is
 /// in the repository (one a job makes, or another checkout's, cannot be run from here).
-fn read_workflow(file: &str, text: &str, dir_exists: &dyn Fn(&str) -> bool, ci: &mut Ci) {
+fn read_workflow(file: &str, text: &str, here: &Here, ci: &mut Ci) {
     let Ok(docs) = YamlLoader::load_from_str(text) else {
         ci.notes
             .push(format!("{file} is not valid YAML: its checks are not used"));
@@ -410,49 +410,93 @@ fn read_workflow(file: &str, text: &str, dir_exists: &dyn Fn(&str) -> bool, ci: 
                 .as_str()
                 .map(str::to_owned)
                 .or_else(|| default_dir.clone()),
-            dir_exists,
+            dir_exists: here.dir_exists,
             matrix: false,
             event,
         };
-        let mut runnable = Vec::new();
-        let mut not_here: Vec<String> = Vec::new();
-        for combo in combinations(&job.yaml["strategy"]) {
-            match steps::runs_here(&job, &combo, &wf_env) {
-                Ok(true) => runnable.push(combo),
-                Ok(false) => {}
-                Err(why) if combo.is_empty() => not_here.push(why),
-                Err(why) => {
-                    let name = check_name(id, "", &combo);
-                    let name = name.trim_end_matches(": ").trim_start_matches("CI ");
-                    not_here.push(format!("{name} ({why})"));
-                }
-            }
-        }
-        if !not_here.is_empty() {
-            not_here.dedup();
-            ci.notes.push(format!(
-                "{file}, job `{id}`: not provided here: {}",
-                not_here.join("; ")
-            ));
-        }
+        let runnable = instances(&job, &wf_env, here, ci);
         job.matrix = runnable.len() > 1;
-        if runnable.len() > MAX_COMBINATIONS {
-            let dropped: Vec<String> = runnable[MAX_COMBINATIONS..]
-                .iter()
-                .map(|c| check_name(id, "", c).trim_end_matches(": ").to_owned())
-                .collect();
-            ci.notes.push(format!(
-                "{file}, job `{id}`: only the first {MAX_COMBINATIONS} of its {} combinations that run here are used; left out: {}",
-                runnable.len(),
-                dropped.join("; ")
-            ));
-        }
-        for combo in runnable.iter().take(MAX_COMBINATIONS) {
-            let mut combo = combo.clone();
+        for (combo, path) in runnable {
+            let mut combo = combo;
             combo.extend(input_defaults(wf));
-            read_combination(&job, &combo, &wf_env, ci);
+            read_combination(&job, &combo, path, &wf_env, ci);
         }
     }
+}
+
+/// What this machine offers a workflow's jobs: which working directories the repository has,
+/// and what a matrix combination asks of it ([`interpreters::provided`]).
+pub(super) struct Here<'a> {
+    /// Whether a working directory is in the repository.
+    pub dir_exists: &'a dyn Fn(&str) -> bool,
+    /// The folders first on `PATH` for a combination, or why it is not provided here.
+    pub provided: &'a dyn Fn(&BTreeMap<String, String>) -> Result<Vec<String>, String>,
+}
+
+/// The combinations of `job` that run here, each with its folders first on `PATH` — at most
+/// [`MAX_COMBINATIONS`] — and notes in `ci` on those that do not (another OS, an interpreter
+/// or compiler not here, an undecidable condition) and on those beyond the cap. Where the only
+/// reason none runs is an interpreter not here, one runs with what is here, and says so.
+fn instances(
+    job: &Job,
+    wf_env: &BTreeMap<String, String>,
+    here: &Here,
+    ci: &mut Ci,
+) -> Vec<(BTreeMap<String, String>, Vec<String>)> {
+    let (file, id) = (job.file, job.id);
+    let mut runnable = Vec::new();
+    let mut unprovided = Vec::new();
+    let mut not_here: Vec<String> = Vec::new();
+    let named = |combo: &BTreeMap<String, String>, why: &str| {
+        if combo.is_empty() {
+            return why.to_owned();
+        }
+        let name = check_name(id, "", combo);
+        let name = name.trim_end_matches(": ").trim_start_matches("CI ");
+        format!("{name} ({why})")
+    };
+    for combo in combinations(&job.yaml["strategy"]) {
+        match steps::runs_here(job, &combo, wf_env) {
+            Ok(true) => match (here.provided)(&combo) {
+                Ok(path) => runnable.push((combo, path)),
+                Err(why) => {
+                    not_here.push(named(&combo, &why));
+                    unprovided.push(combo);
+                }
+            },
+            Ok(false) => {}
+            Err(why) => not_here.push(named(&combo, &why)),
+        }
+    }
+    if runnable.is_empty() {
+        if let Some(first) = unprovided.into_iter().next() {
+            ci.notes.push(format!(
+                "{file}, job `{id}`: none of its combinations is provided here; {} runs with what is here",
+                named(&first, "the first").trim_end_matches(" (the first)")
+            ));
+            runnable.push((first, Vec::new()));
+        }
+    }
+    if !not_here.is_empty() {
+        not_here.dedup();
+        ci.notes.push(format!(
+            "{file}, job `{id}`: not provided here: {}",
+            not_here.join("; ")
+        ));
+    }
+    if runnable.len() > MAX_COMBINATIONS {
+        let dropped: Vec<String> = runnable[MAX_COMBINATIONS..]
+            .iter()
+            .map(|(c, _)| check_name(id, "", c).trim_end_matches(": ").to_owned())
+            .collect();
+        ci.notes.push(format!(
+            "{file}, job `{id}`: only the first {MAX_COMBINATIONS} of its {} combinations that run here are used; left out: {}",
+            runnable.len(),
+            dropped.join("; ")
+        ));
+        runnable.truncate(MAX_COMBINATIONS);
+    }
+    runnable
 }
 
 /// The defaults of the inputs a workflow declares (`workflow_dispatch`, `workflow_call`), keyed
@@ -516,7 +560,11 @@ pub fn read(p: &super::project::Project) -> Ci {
         let name = format!(".github/workflows/{file}");
         if let Some(text) = p.text(&name) {
             let exists = |d: &str| !d.contains("${{") && p.is_dir(d);
-            read_workflow(&name, &text, &exists, &mut ci);
+            let here = Here {
+                dir_exists: &exists,
+                provided: &interpreters::provided,
+            };
+            read_workflow(&name, &text, &here, &mut ci);
         }
     }
     narrow_tox(p, &mut ci);

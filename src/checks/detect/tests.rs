@@ -491,14 +491,22 @@ fn each_compiler_a_ci_job_configures_is_a_check_of_its_own() {
         ("CMakeLists.txt", "project(x CXX)\nenable_testing()\n"),
         (
             ".github/workflows/ci.yml",
-            "on: [push]\njobs:\n  b:\n    strategy:\n      matrix:\n        cxx: [g++, clang++]\n    runs-on: ubuntu-latest\n    steps:\n      - run: cmake -B build -DCMAKE_CXX_COMPILER=${{ matrix.cxx }}\n      - run: cmake --build build\n      - name: Test\n        run: ctest --test-dir build\n",
+            "on: [push]\njobs:\n  b:\n    strategy:\n      matrix:\n        cxx: [sh, true, definitely-absent-c++]\n    runs-on: ubuntu-latest\n    steps:\n      - run: cmake -B build -DCMAKE_CXX_COMPILER=${{ matrix.cxx }}\n      - run: cmake --build build\n      - name: Test\n        run: ctest --test-dir build\n",
         ),
     ]);
     let plan = detect(dir.path(), &ChecksConfig::default());
     let names: Vec<&str> = plan.checks.iter().map(|c| c.name.as_str()).collect();
+    // (`sh` and `true` stand for two compilers here; the third is not here.)
     assert_eq!(
         names,
-        ["test", "CI b (cxx g++): Test", "CI b (cxx clang++): Test"]
+        ["test", "CI b (cxx sh): Test", "CI b (cxx true): Test"]
+    );
+    assert!(
+        plan.notes.iter().any(|n| n.contains(
+            "not provided here: b (cxx definitely-absent-c++) (the compiler `definitely-absent-c++` is not here)"
+        )),
+        "{:?}",
+        plan.notes
     );
 }
 

@@ -53,10 +53,12 @@ pub(super) fn runs_here(
     Ok(true)
 }
 
-/// Reads the steps of `job` under one matrix combination (one that [`runs_here`]) into `ci`.
+/// Reads the steps of `job` under one matrix combination (one that [`runs_here`]) into `ci`,
+/// with `path` (the interpreter it names) first on `PATH`.
 pub(super) fn read_combination(
     job: &Job,
     combo: &BTreeMap<String, String>,
+    path: Vec<String>,
     wf_env: &BTreeMap<String, String>,
     ci: &mut Ci,
 ) {
@@ -67,7 +69,7 @@ pub(super) fn read_combination(
     let mut sequence = Sequence {
         instance: instance(job, combo),
         pending: Vec::new(),
-        path: super::interpreters::dirs(combo),
+        path,
         trailing_build: None,
         steps_read: 0,
     };
@@ -340,7 +342,9 @@ fn add_check(
     ci: &mut Ci,
 ) {
     // The same command in the same place after the same steps is one check (a matrix key no
-    // step reads); after other steps (another compiler configured) it is another.
+    // step reads); after other steps (another compiler configured) it is another. A quality
+    // check is one whatever interpreter the combination puts first: a lint runs once, not once
+    // per instance.
     let pending: Vec<&str> = sequence
         .pending
         .iter()
@@ -349,7 +353,7 @@ fn add_check(
     let same = |c: &CheckSpec| {
         c.command == command
             && c.job.as_ref().is_none_or(|j| {
-                j.path == sequence.path
+                (j.path == sequence.path || kind == crate::checks::CheckKind::Quality)
                     && j.before
                         .iter()
                         .map(|s| s.command.as_str())

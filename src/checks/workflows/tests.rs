@@ -3,13 +3,20 @@
 use super::*;
 
 fn read_one(text: &str) -> Ci {
+    read_here(text, &|_| Ok(Vec::new()))
+}
+
+/// `text` read on a machine that provides what `provided` says.
+fn read_here(
+    text: &str,
+    provided: &dyn Fn(&BTreeMap<String, String>) -> Result<Vec<String>, String>,
+) -> Ci {
     let mut ci = Ci::default();
-    read_workflow(
-        ".github/workflows/ci.yml",
-        text,
-        &|d| d != "elsewhere",
-        &mut ci,
-    );
+    let here = Here {
+        dir_exists: &|d| d != "elsewhere",
+        provided,
+    };
+    read_workflow(".github/workflows/ci.yml", text, &here, &mut ci);
     ci
 }
 
@@ -683,5 +690,52 @@ jobs:
     assert!(
         notes.contains("job `other`: not provided here: its runner cannot be told"),
         "{notes}"
+    );
+}
+
+#[test]
+fn a_matrix_runs_the_interpreters_here_and_names_the_others() {
+    let text = r#"
+on: [push, pull_request]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        python: ["3.8", "3.9", "3.10", "3.11", "3.12"]
+    steps:
+      - run: pip install tox
+      - run: tox -e py
+"#;
+    // Two of the five Pythons are here.
+    let here = |c: &BTreeMap<String, String>| match c.get("python").map(String::as_str) {
+        Some(v @ ("3.11" | "3.12")) => Ok(vec![format!("/py/{v}/bin")]),
+        Some(v) => Err(format!("Python {v} is not here")),
+        None => Ok(Vec::new()),
+    };
+    let ci = read_here(text, &here);
+    let paths: Vec<Vec<String>> = ci
+        .checks
+        .iter()
+        .map(|c| c.job.as_ref().unwrap().path.clone())
+        .collect();
+    assert_eq!(paths, [vec!["/py/3.11/bin"], vec!["/py/3.12/bin"]]);
+    let notes = ci.notes.join("\n");
+    assert!(
+        notes.contains("job `test`: not provided here: test (python 3.8) (Python 3.8 is not here); test (python 3.9) (Python 3.9 is not here); test (python 3.10) (Python 3.10 is not here)"),
+        "{notes}"
+    );
+    // None here: one instance runs with what is here, and says so.
+    let ci = read_here(text, &|c| match c.get("python") {
+        Some(v) => Err(format!("Python {v} is not here")),
+        None => Ok(Vec::new()),
+    });
+    assert_eq!(ci.checks.len(), 1, "{:?}", ci.checks);
+    assert!(
+        ci.notes.iter().any(|n| n.contains(
+            "none of its combinations is provided here; test (python 3.8) runs with what is here"
+        )),
+        "{:?}",
+        ci.notes
     );
 }

@@ -19,13 +19,21 @@ pub fn local_python() -> Option<(u32, u32)> {
     })
 }
 
-/// What `python -c …` prints of its version, through the one process wrapper. Detection is
+/// What `python -c …` prints of its version.
+fn ask_version(python: &std::path::Path) -> Option<String> {
+    ask(
+        &python.display().to_string(),
+        &["-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+    )
+}
+
+/// What `program args…` prints when it succeeds, through the one process wrapper. Detection is
 /// synchronous and may run inside the runtime: the wrapper runs on a thread and a runtime of its
 /// own.
-fn ask_version(python: &std::path::Path) -> Option<String> {
-    let cmd = crate::process::Cmd::new(python)
-        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
-        .label("python3's version")
+pub(super) fn ask(program: &str, args: &[&str]) -> Option<String> {
+    let cmd = crate::process::Cmd::new(program)
+        .args(args)
+        .label(format!("{program}'s version"))
         .timeout(std::time::Duration::from_secs(30));
     std::thread::scope(|s| {
         s.spawn(|| {
