@@ -424,13 +424,15 @@ fn read_workflow(file: &str, text: &str, here: &Here, ci: &mut Ci) {
     }
 }
 
+/// The folders first on `PATH` for a matrix combination, or why it is not provided here.
+pub(super) type Provided = dyn Fn(&BTreeMap<String, String>) -> Result<Vec<String>, String>;
+
 /// What this machine offers a workflow's jobs: which working directories the repository has,
 /// and what a matrix combination asks of it ([`interpreters::provided`]).
 pub(super) struct Here<'a> {
     /// Whether a working directory is in the repository.
     pub dir_exists: &'a dyn Fn(&str) -> bool,
-    /// The folders first on `PATH` for a combination, or why it is not provided here.
-    pub provided: &'a dyn Fn(&BTreeMap<String, String>) -> Result<Vec<String>, String>,
+    pub provided: &'a Provided,
 }
 
 /// The combinations of `job` that run here, each with its folders first on `PATH` — at most

@@ -7,10 +7,7 @@ fn read_one(text: &str) -> Ci {
 }
 
 /// `text` read on a machine that provides what `provided` says.
-fn read_here(
-    text: &str,
-    provided: &dyn Fn(&BTreeMap<String, String>) -> Result<Vec<String>, String>,
-) -> Ci {
+fn read_here(text: &str, provided: &Provided) -> Ci {
     let mut ci = Ci::default();
     let here = Here {
         dir_exists: &|d| d != "elsewhere",
