@@ -86,6 +86,11 @@ pub struct Baseline {
     /// Why it was not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage_missing: Option<String>,
+    /// Why ralph's own build of the native code failed on this commit, this run: the checks ran
+    /// without it (the project's own steps — its CI's — build it their way), and a change is
+    /// not built by it either.
+    #[serde(skip)]
+    pub native_unbuilt: Option<String>,
 }
 
 /// Why nothing could be verified on the baseline.
@@ -106,6 +111,7 @@ impl Baseline {
     ) -> Baseline {
         Baseline {
             coverage_missing,
+            native_unbuilt: None,
             commit: commit.to_owned(),
             checks: results
                 .iter()

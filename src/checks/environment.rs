@@ -156,7 +156,18 @@ pub fn native(p: &Project) -> Option<NativeSpec> {
     let env = Env::of(p);
     let setup_py = read("setup.py");
     let pyproject = read("pyproject.toml");
-    if setup_py.contains("ext_modules") || setup_py.contains("Extension(") {
+    // Cython sources beside a setup.py are built by it, however it names them.
+    let cython = || {
+        let package = super::python::package(p).unwrap_or_default();
+        ["", "src", package.as_str()]
+            .iter()
+            .any(|d| p.list(d).iter().any(|(n, _)| n.ends_with(".pyx")))
+    };
+    if setup_py.contains("ext_modules")
+        || setup_py.contains("Extension(")
+        || setup_py.contains("cythonize")
+        || (!setup_py.is_empty() && cython())
+    {
         return Some(NativeSpec {
             command: env.python("setup.py build_ext --inplace"),
             reason: "setup.py builds extension modules".into(),
@@ -180,10 +191,15 @@ pub fn native(p: &Project) -> Option<NativeSpec> {
             )),
         });
     }
-    if pyproject.contains("scikit_build_core") || pyproject.contains("mesonpy") {
+    if pyproject.contains("scikit_build_core")
+        || pyproject.contains("mesonpy")
+        || pyproject.contains("ext-modules")
+    {
         return Some(NativeSpec {
             command: env.python("-m pip install --no-build-isolation -e ."),
-            reason: "an extension built by scikit-build-core or meson-python".into(),
+            reason:
+                "an extension built by scikit-build-core, meson-python or setuptools' ext-modules"
+                    .into(),
             rebuild: Some(wheel_into_site(
                 &env.python(&format!(
                     "-m pip wheel --no-build-isolation --no-deps -w \"${NATIVE_SITE_VAR}/wheel\" ."

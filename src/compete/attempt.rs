@@ -449,7 +449,12 @@ async fn rebuild_native(
     bench: &Bench,
     reset: bool,
 ) -> Result<NativeBuild> {
-    let Some(native) = &plan.native else {
+    // ralph's own build failed on the base: the checks' own steps build the change.
+    let Some(native) = plan
+        .native
+        .as_ref()
+        .filter(|_| crew.baseline.native_unbuilt.is_none())
+    else {
         return Ok(None);
     };
     let touched = crew

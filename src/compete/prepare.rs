@@ -130,7 +130,7 @@ pub(super) async fn discard(input: &Ground<'_>, wt: &Worktree) {
 pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -> Result<Baseline> {
     let (settings, printer) = (input.settings, input.printer);
     let timeout = Duration::from_secs(settings.config.checks.timeout_secs);
-    make_environment(input, wt, plan, timeout).await?;
+    let native_unbuilt = make_environment(input, wt, plan, timeout).await?;
     let interpreter = check_interpreter(plan, &wt.path);
     match python_import(&wt.path, &plan.env, interpreter.as_deref()).await {
         Some(Diagnosis::Neutralised(note)) => printer.status(&note),
@@ -154,6 +154,10 @@ pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -
         }
         None => measure_baseline(input, wt, plan, timeout, &commit).await?,
     };
+    let baseline = Baseline {
+        native_unbuilt,
+        ..baseline
+    };
     if let Some(why) = baseline.unverifiable(plan.require_test) {
         let mut message = why.message;
         for d in &why.details {
@@ -168,14 +172,16 @@ pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -
 }
 
 /// Makes the worktree's environment: the setup when the dependency manifests changed since
-/// it last ran there, then the base's native code built in place. Refuses (exit 2) when
-/// either fails.
+/// it last ran there, then the base's native code built in place. Refuses (exit 2) when the
+/// setup fails. A native build that fails is ralph's guess failing, not the project: the checks
+/// run without it (a CI job builds the code its own way, code generation included), and it
+/// says why — returned, so that no change is built by it either.
 async fn make_environment(
     input: &Ground<'_>,
     wt: &Worktree,
     plan: &CheckPlan,
     timeout: Duration,
-) -> Result<()> {
+) -> Result<Option<String>> {
     let (settings, printer) = (input.settings, input.printer);
     if let Some(setup) = &plan.setup {
         match refresh_environment(settings, wt, plan, timeout, None).await {
@@ -205,15 +211,15 @@ async fn make_environment(
                 took.as_secs_f64()
             )),
             Err(why) => {
-                return Err(UserError::usage(format!(
-                    "the base's native code could not be built: {why}"
-                ))
-                .with_hint("install the compiler and headers it needs, or set `setup` under [checks] in .ralph/config.toml to build it")
-                .into())
+                printer.warn(&format!(
+                    "the base's native code could not be built by `{}` ({}): the checks run without it, and a change's native code is built only by the checks' own steps (a CI job's): {why}",
+                    native.command, native.reason
+                ));
+                return Ok(Some(why));
             }
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Runs the checks on `commit` in the worktree for the baseline, and caches it: what the

@@ -78,6 +78,7 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
         checks: Vec::new(),
         coverage: None,
         coverage_missing: None,
+        native_unbuilt: None,
     };
     let mut run = Run::new(input, pre, &issue, prior, &bench, pending, timeline);
     run.announce(&bench);

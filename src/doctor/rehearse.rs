@@ -58,7 +58,7 @@ fn confinement(st: &crate::process::sandbox::Status) -> String {
 enum Stake {
     /// The setup: the competition stops before it begins.
     Setup,
-    /// The base's native build: the same.
+    /// The base's native build: the checks run without it.
     Native,
     /// A CI job's step: the job's checks after it (named) cannot run on the base.
     Step { job: String, checks: Vec<String> },
@@ -203,16 +203,13 @@ async fn prepare(settings: &Settings, tree: &Path, say: &dyn Fn(&str)) -> (Vec<R
             try_native(native, tree, timeout, &plan.env)
         })
         .await;
-        let failed = r.ended.is_err();
+        // A competition goes on without it: its checks' own steps build the code.
         ran.push(Ran {
             stake: Stake::Native,
             command: native.command.clone(),
             reaches: reaches(&native.command),
             ..r
         });
-        if failed {
-            return (ran, 0);
-        }
     }
     let jobs = job_preparations(&plan);
     let later = jobs.iter().map(|j| j.later).sum();
@@ -442,8 +439,8 @@ fn finding_of(r: &Ran) -> Finding {
             let said = if said.is_empty() { String::new() } else { format!(": {said}") };
             let detail = format!("{what} failed ({}){refused}{said}", u.how);
             let status = match r.stake {
-                Stake::Step { .. } => Status::Warn,
-                Stake::Setup | Stake::Native => Status::Fail,
+                Stake::Step { .. } | Stake::Native => Status::Warn,
+                Stake::Setup => Status::Fail,
             };
             (status, detail, Some(failure_hint(r, u, policy.map(|(_, key, hosts)| (key, hosts)))))
         }
@@ -478,7 +475,8 @@ fn allow_hint(key: &str, hosts: &str) -> String {
 /// connections the sandbox refused it.
 fn failure_hint(r: &Ran, u: &Unready, policy: Option<(&str, String)>) -> String {
     let cost = match &r.stake {
-        Stake::Setup | Stake::Native => "a competition would stop on it (exit 2), after its first round's agents had started".to_owned(),
+        Stake::Setup => "a competition would stop on it (exit 2), after its first round's agents had started".to_owned(),
+        Stake::Native => "a competition would run its checks without it (a CI job that builds the code its own way still can), and build no change with it".to_owned(),
         Stake::Step { checks, .. } => format!(
             "the job's check(s) {} could not run on the base: they would verify nothing (a competition refuses when no test passes on the base)",
             checks.join(", ")

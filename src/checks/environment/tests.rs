@@ -62,6 +62,25 @@ fn setups_follow_the_lockfile_or_the_configuration() {
         command(&[("package-lock.json", "{}")], &none).as_deref(),
         Some("npm ci")
     );
+    // No lockfile committed: `npm install`, as the contributor ran it, writing none.
+    let deps = r#"{"devDependencies": {"mocha": "^10"}}"#;
+    assert_eq!(
+        command(&[("package.json", deps)], &none).as_deref(),
+        Some("npm install --no-package-lock --no-audit --no-fund")
+    );
+    assert_eq!(
+        command(
+            &[("package.json", r#"{"scripts": {"test": "node t.js"}}"#)],
+            &none
+        ),
+        None,
+        "nothing to install"
+    );
+    assert_eq!(
+        command(&[("package.json", deps), ("yarn.lock", "")], &none).as_deref(),
+        Some("yarn install --frozen-lockfile"),
+        "another manager's lockfile"
+    );
     assert_eq!(
         command(&[("yarn.lock", ""), (".yarnrc.yml", "")], &none).as_deref(),
         Some("yarn install --immutable")
@@ -261,6 +280,21 @@ fn native_code_rebuilt_after_a_change_goes_beside_the_read_only_environment() {
         None,
         "built in place, in the worktree"
     );
+    // Cython sources beside a setup.py that names no extension of its own (a build helper
+    // does): built by it all the same.
+    let cython = Project::in_memory(
+        Path::new("/p"),
+        &[
+            (
+                "setup.py",
+                "from build_helpers import setup_all\nsetup_all()\n",
+            ),
+            ("src/fastpkg/_speed.pyx", "def f(): pass\n"),
+            ("src/fastpkg/__init__.py", ""),
+            ("pyproject.toml", "[project]\nname = \"fastpkg\"\n"),
+        ],
+    );
+    assert!(native(&cython).is_some_and(|n| n.command.ends_with("setup.py build_ext --inplace")));
     // The checks find the rebuilt wheel first.
     let dir = tempfile::tempdir().unwrap();
     let wt = dir.path().join("3");

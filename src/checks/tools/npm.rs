@@ -90,18 +90,50 @@ impl Tool for Npm {
     }
 
     fn manages(&self, project: &Project) -> Option<Lang> {
-        project.is_file("package-lock.json").then_some(Lang::Js)
+        (project.is_file("package-lock.json") || unlocked(project)).then_some(Lang::Js)
     }
 
     fn setup(&self, project: &Project) -> Option<(String, String)> {
-        self.manages(project)
-            .map(|_| ("npm ci".to_owned(), "a package-lock.json".to_owned()))
+        if project.is_file("package-lock.json") {
+            return Some(("npm ci".to_owned(), "a package-lock.json".to_owned()));
+        }
+        // No lockfile committed: the contributor ran `npm install`, and so does the checkout
+        // (writing no lockfile into it: the change would carry one).
+        unlocked(project).then(|| {
+            (
+                "npm install --no-package-lock --no-audit --no-fund".to_owned(),
+                "a package.json with dependencies and no lockfile (the contributor's `npm install`)"
+                    .to_owned(),
+            )
+        })
     }
 
     fn missing(&self, line: &str) -> Option<String> {
         line.contains("could not determine executable to run")
             .then(|| "the npx executable".to_owned())
     }
+}
+
+/// Whether `project`'s package.json declares dependencies and no package manager's lockfile is
+/// committed: its `node_modules` exist only where someone ran `npm install`.
+fn unlocked(project: &Project) -> bool {
+    const LOCKFILES: [&str; 5] = [
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lock",
+    ];
+    if LOCKFILES.iter().any(|f| project.is_file(f)) || project.is_file("bun.lockb") {
+        return false;
+    }
+    let Some(text) = project.text("package.json") else {
+        return false;
+    };
+    let package: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    ["dependencies", "devDependencies"]
+        .iter()
+        .any(|k| package[k].as_object().is_some_and(|o| !o.is_empty()))
 }
 
 /// The words after a runner's own flags (those in `valued` with their value).
