@@ -17,6 +17,7 @@ use crate::tracker::{Issue, IssueState, IssueTracker, Permission, RepoFacts, Tra
 use crate::workspace::{self, PreflightOptions};
 use serde::Serialize;
 
+mod candidates;
 mod forge;
 mod rehearse;
 mod sandbox;

@@ -382,8 +382,24 @@ impl Baseline {
     }
 
     /// Judges a result after the change against this commit: a check that failed here and
-    /// fails no worse becomes *failing on base*; one that fails worse says why in its hint.
+    /// fails no worse becomes *failing on base*; one that fails worse says why in its hint. A
+    /// CI job's steps skipped as on the base are said with the verdict.
     pub fn judge(&self, result: &mut CheckResult) {
+        self.judge_run(result);
+        if !result.trace.skipped_steps.is_empty() && result.status != CheckStatus::Unavailable {
+            let note = format!(
+                "its job's step(s) `{}` skipped, as on the base (they fail on this machine)",
+                result.trace.skipped_steps.join("`, `")
+            );
+            result.hint = Some(match result.hint.take() {
+                Some(h) if !h.contains(&note) => format!("{h}; {note}"),
+                Some(h) => h,
+                None => note,
+            });
+        }
+    }
+
+    fn judge_run(&self, result: &mut CheckResult) {
         // It ran and passed on the base, and cannot run after the change: the change took its
         // program away (a dependency, a script's tool) — not a check it may slip out of.
         let ran_on_base = self

@@ -47,12 +47,13 @@ const MODEL_KEYS: [&str; 2] = [crate::env::ANTHROPIC_API_KEY, crate::env::OPENAI
 /// Variables of a plan's environment that name a folder a check writes outside its worktree:
 /// ralph's own folders (a build cache under `.ralph/cache/`, a scratch folder of its own), made
 /// before the check starts so that the sandbox can show them writable.
-const WRITABLE_VARS: [&str; 5] = [
+const WRITABLE_VARS: [&str; 6] = [
     "CARGO_TARGET_DIR",
     "COVERAGE_FILE",
     "GOCACHE",
     "CCACHE_DIR",
     build_system::BUILD_DIR_VAR,
+    job::JOB_DIR_VAR,
 ];
 
 /// `program args…` in `dir` the way every check-side process runs (a check, the coverage

@@ -151,7 +151,19 @@ async fn in_scratch(
         Ok(wt) => wt,
         Err(e) => return not_run(f, format!("cannot make a scratch checkout of {from}: {e}")),
     };
-    let (ran, later) = prepare(settings, &wt.path, say).await;
+    let (ran, later, plan) = prepare(settings, &wt.path, say).await;
+    // Which check judges: the plan's checks on the base, after the setup, as a competition's
+    // baseline runs them (unless the setup failed: a competition stops there).
+    let setup_failed = ran
+        .iter()
+        .any(|r| r.stake == Stake::Setup && r.ended.is_err());
+    let judged = if setup_failed || plan.checks.is_empty() {
+        Vec::new()
+    } else {
+        say("Checks: running them on the base as a competition's baseline would, to see which judges…");
+        let timeout = Duration::from_secs(settings.config.checks.timeout_secs);
+        super::candidates::rehearse(&plan, &wt.path, timeout).await
+    };
     if let Err(e) = crate::workspace::remove_detached(&settings.root, &wt.path).await {
         tracing::warn!(
             "could not remove the scratch checkout {}: {e}",
@@ -165,12 +177,17 @@ async fn in_scratch(
     for r in &ran {
         f.0.push(finding_of(r));
     }
+    f.0.extend(judged);
 }
 
 /// Runs in `tree` what a competition runs there before its baseline, in its order: the setup,
-/// the native build, then each CI job's steps before its first check. Returns what ran and how
-/// many later steps (between a job's checks) were left out.
-async fn prepare(settings: &Settings, tree: &Path, say: &dyn Fn(&str)) -> (Vec<Ran>, usize) {
+/// the native build, then each CI job's steps before its first check. Returns what ran, how
+/// many later steps (between a job's checks) were left out, and the plan.
+async fn prepare(
+    settings: &Settings,
+    tree: &Path,
+    say: &dyn Fn(&str),
+) -> (Vec<Ran>, usize, CheckPlan) {
     let mut plan = detect(tree, &settings.config.checks);
     plan.env = variables(tree, &settings.ralph_dir.join("cache"));
     let timeout = Duration::from_secs(settings.config.checks.timeout_secs);
@@ -191,7 +208,7 @@ async fn prepare(settings: &Settings, tree: &Path, say: &dyn Fn(&str)) -> (Vec<R
         });
         if failed {
             // A competition stops here: nothing after the setup runs.
-            return (ran, 0);
+            return (ran, 0, plan);
         }
     }
     if let Some(native) = &plan.native {
@@ -232,7 +249,7 @@ async fn prepare(settings: &Settings, tree: &Path, say: &dyn Fn(&str)) -> (Vec<R
                 }),
         );
     }
-    (ran, later)
+    (ran, later, plan)
 }
 
 /// Runs `run` (labelled `by` for the sandbox's refusals), timing it and collecting what the
@@ -332,7 +349,7 @@ async fn run_job_steps(
         .filter(|c| crate::untrusted_dir::copy_tree(tree, c.path(), MAX_COPY).is_ok());
     let at = copy.as_ref().map_or(tree, |c| c.path());
     let before = refusals().all();
-    let runs = run_steps_alone(at, &job.path, &job.steps, timeout, env).await;
+    let runs = run_steps_alone((at, tree), &job.path, &job.steps, timeout, env).await;
     let after = refusals().all();
     runs.into_iter()
         .map(|run| Ran {

@@ -12,6 +12,7 @@ mod action_steps;
 mod agent_backends;
 mod checkout;
 mod checks_field;
+mod checks_here;
 mod ci_jobs;
 mod cli;
 mod cli_tracker;

@@ -36,7 +36,7 @@ fn tools(programs: &[&str]) -> Result<Vec<PathBuf>, String> {
 }
 
 /// `PATH` with `dirs` first.
-fn path_with(dirs: &[PathBuf]) -> String {
+pub(crate) fn path_with(dirs: &[PathBuf]) -> String {
     let mut all: Vec<PathBuf> = dirs.to_vec();
     all.extend(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
@@ -49,14 +49,14 @@ fn path_with(dirs: &[PathBuf]) -> String {
 
 /// The sandbox a test requires (its tools folder writable, as every test's fake agents log
 /// there); `None` with why, where bubblewrap does not work.
-fn required_sandbox() -> Result<&'static str, String> {
+pub(crate) fn required_sandbox() -> Result<&'static str, String> {
     crate::security::bubblewrap()?;
     Ok("[sandbox]\nmode = \"required\"\nwritable = [\"{tools}\"]\n")
 }
 
 /// A repository of `files` (added to the default library and its test), with `checks` and the
 /// implementer `implementer`; `sandbox` as `Setup` takes it.
-fn repo(
+pub(crate) fn repo(
     files: &[(&str, &str)],
     checks: &str,
     implementer: &str,
@@ -67,7 +67,7 @@ fn repo(
 }
 
 /// [`repo`], its folder made under `under` (default: the system's temporary folder).
-fn repo_under(
+pub(crate) fn repo_under(
     under: Option<&Path>,
     files: &[(&str, &str)],
     checks: &str,
@@ -101,7 +101,7 @@ fn repo_under(
 }
 
 /// `ralph compete 3` in `repo`, with `dirs` first on `PATH`.
-fn compete(repo: &Repo, dirs: &[PathBuf]) -> crate::common::Out {
+pub(crate) fn compete(repo: &Repo, dirs: &[PathBuf]) -> crate::common::Out {
     run(repo
         .ralph()
         .env("PATH", path_with(dirs))
@@ -109,7 +109,7 @@ fn compete(repo: &Repo, dirs: &[PathBuf]) -> crate::common::Out {
 }
 
 /// An implementer that runs `shell`, then says it is done.
-fn implementer(shell: &str) -> String {
+pub(crate) fn implementer(shell: &str) -> String {
     format!(
         "cat > /dev/null\n{shell}\necho '{{\"summary\":\"done\",\"checkboxes_completed\":[\"req_1\"]}}'"
     )

@@ -28,6 +28,11 @@ use crate::process::{self, Kind};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The variable naming the job's own folder: every step and check of the job (a test run again
+/// alone too) may write it — what its steps installed there (its Python environment, its global
+/// installs) is there for its checks, under the sandbox as without.
+pub const JOB_DIR_VAR: &str = "RALPH_JOB_DIR";
+
 /// Variables that send a global install into the job's own folders: (variable, folder under
 /// the job's, its `bin` put on `PATH`).
 const PRIVATE_INSTALLS: [(&str, &str, Option<&str>); 9] = [
@@ -115,6 +120,7 @@ impl Job {
             }
         }
         job.exported.extend([
+            (JOB_DIR_VAR.to_owned(), root.display().to_string()),
             ("GITHUB_WORKSPACE".to_owned(), tree.display().to_string()),
             (
                 "RUNNER_TEMP".to_owned(),
@@ -309,12 +315,14 @@ pub async fn run_job(
         if done(*i) {
             continue;
         }
-        let mut result = run_one(&mut job, spec, run).await;
-        if on_base && !failed_here.is_empty() {
-            without_steps(&mut result, &failed_here);
-        } else if !skip.is_empty() && steps.iter().any(|s| skip.contains(&s.label)) {
-            result.trace.skipped_steps = skip.clone();
-        }
+        let result = run_one(&mut job, spec, run, |result| {
+            if on_base && !failed_here.is_empty() {
+                without_steps(result, &failed_here);
+            } else if !skip.is_empty() {
+                result.trace.skipped_steps = skip.clone();
+            }
+        })
+        .await;
         stopped = stop(&result);
         out.push((*i, result));
     }
@@ -373,14 +381,21 @@ fn without_steps(result: &mut CheckResult, failed: &[StepFailure]) {
 }
 
 /// Runs one of the job's checks in its tree, with the job's variables, and — failing for the
-/// change — its failing tests again alone.
-async fn run_one(job: &mut Job, spec: &CheckSpec, run: &JobRun<'_>) -> CheckResult {
+/// change — its failing tests again alone; `trace` says how the job got it there before the
+/// watcher is told.
+async fn run_one(
+    job: &mut Job,
+    spec: &CheckSpec,
+    run: &JobRun<'_>,
+    trace: impl FnOnce(&mut CheckResult),
+) -> CheckResult {
     let env = job.env_of_step(run.env);
     let view = run.watch.started(&spec.name, &spec.command);
     let mut result = run_check(spec, run.tree, run.timeout, &env).await;
     if let Some(base) = run.base {
         super::rerun::settle(spec, &mut result, base, run.tree, run.timeout, &env).await;
     }
+    trace(&mut result);
     drop(view);
     run.watch.finished(&result);
     job.read_exports();
@@ -490,11 +505,12 @@ pub struct StepRun {
     pub ended: Result<(), Unready>,
 }
 
-/// Runs `steps` — what a job does before its first check — in a job of its own in `tree`, on
-/// the base, with `path` first on `PATH`, as the baseline's checks run them; the first that
-/// fails stops them. For `ralph doctor`, which runs the preparation without the checks.
+/// Runs `steps` — what a job does before its first check — in a job of its own in `tree` (a
+/// copy of the checkout `workdir`), on the base, with `path` first on `PATH`, as the baseline's
+/// checks run them; the first that fails stops them. For `ralph doctor`, which runs the
+/// preparation without the checks.
 pub async fn run_steps_alone(
-    tree: &Path,
+    (tree, workdir): (&Path, &Path),
     path: &[String],
     steps: &[JobStep],
     timeout: std::time::Duration,
@@ -502,13 +518,13 @@ pub async fn run_steps_alone(
 ) -> Vec<StepRun> {
     let run = JobRun {
         tree,
-        workdir: tree,
+        workdir,
         timeout,
         env,
         base: None,
         watch: &super::run::Unwatched,
     };
-    let mut job = match Job::new(tree, tree, path, python::needs(steps)) {
+    let mut job = match Job::new(tree, workdir, path, python::needs(steps)) {
         Ok(job) => job,
         Err(e) => {
             return steps
@@ -580,7 +596,14 @@ mod tests {
 
     /// `steps` run alone in `tree`, with nothing on `PATH` first and no variables of the plan's.
     async fn alone(tree: &Path, steps: &[JobStep]) -> Vec<StepRun> {
-        run_steps_alone(tree, &[], steps, std::time::Duration::from_secs(20), &[]).await
+        run_steps_alone(
+            (tree, tree),
+            &[],
+            steps,
+            std::time::Duration::from_secs(20),
+            &[],
+        )
+        .await
     }
 
     #[tokio::test]
