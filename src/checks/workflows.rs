@@ -602,7 +602,7 @@ fn narrow_tox(p: &super::project::Project, ci: &mut Ci) {
     if tox_checks.is_empty() {
         return;
     }
-    let (Some(python), list) = (tox::local_python(), tox::env_list(p)) else {
+    let (Some(python), list) = (super::tools::local_python(), tox::env_list(p)) else {
         return;
     };
     let Some((take, leave)) = tox::choose(&list, python) else {

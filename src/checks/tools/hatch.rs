@@ -70,12 +70,38 @@ impl Tool for Hatch {
 
     fn setup(&self, project: &Project) -> Option<(String, String)> {
         self.manages(project)?;
+        let here = super::local_python();
         let mut command = "hatch env create".to_owned();
-        for env in envs(project).into_iter().filter(|(e, _)| e != "default") {
-            command.push_str(&format!(" && hatch env create {}", env.0));
+        for (env, table) in envs(project).into_iter().filter(|(e, _)| e != "default") {
+            match matrix_pythons(&table) {
+                // A matrix of Pythons: only the variant of the Python here — `hatch env create
+                // all` would download every other one from the internet.
+                Some(pythons) => {
+                    let Some((major, minor)) = here else { continue };
+                    let version = format!("{major}.{minor}");
+                    if pythons.contains(&version) {
+                        command.push_str(&format!(" && hatch env create {env}.py{version}"));
+                    }
+                }
+                None => command.push_str(&format!(" && hatch env create {env}")),
+            }
         }
         Some((command, "a Hatch environment".to_owned()))
     }
+}
+
+/// The Pythons an environment's matrix names (`[[tool.hatch.envs.all.matrix]] python = [...]`),
+/// when it has a matrix.
+fn matrix_pythons(table: &toml::Table) -> Option<Vec<String>> {
+    let matrix = table.get("matrix")?.as_array()?;
+    Some(
+        matrix
+            .iter()
+            .filter_map(|m| m.get("python")?.as_array())
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+    )
 }
 
 /// Each environment Hatch configures (`default` included when declared), with its table.
@@ -201,6 +227,28 @@ style = ["ruff {args:.}", "black --check --diff {args:.}"]
             Hatch.setup(&p).unwrap().0,
             "hatch env create && hatch env create lint"
         );
+        // A matrix of Pythons: only the one here is built (none, when it is not among them).
+        let matrix = Project::in_memory(
+            std::path::Path::new("/p"),
+            &[(
+                "pyproject.toml",
+                "[tool.hatch.envs.default]\n[[tool.hatch.envs.all.matrix]]\npython = [\"2.7\", \"3.0\"]\n",
+            )],
+        );
+        assert_eq!(Hatch.setup(&matrix).unwrap().0, "hatch env create");
+        if let Some((major, minor)) = super::super::local_python() {
+            let here = Project::in_memory(
+                std::path::Path::new("/p"),
+                &[(
+                    "pyproject.toml",
+                    &format!("[tool.hatch.envs.default]\n[[tool.hatch.envs.all.matrix]]\npython = [\"2.7\", \"{major}.{minor}\"]\n"),
+                )],
+            );
+            assert_eq!(
+                Hatch.setup(&here).unwrap().0,
+                format!("hatch env create && hatch env create all.py{major}.{minor}")
+            );
+        }
         assert_eq!(fill_args("pytest {args:tests}", ""), "pytest tests");
         assert_eq!(fill_args("pytest {args:tests}", "-x"), "pytest -x");
     }

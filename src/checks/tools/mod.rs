@@ -61,6 +61,7 @@ pub use call::{plain_commands, recognise, simple_commands, Call};
 pub use clippy::rustc_rule;
 pub use excerpt::explain;
 pub use jest::UNLOADED;
+pub use python::{ask, local_python};
 pub use tox::checks_quality as env_checks_quality;
 
 use super::outcomes::TestOutcomes;

@@ -1,7 +1,8 @@
 //! The Python interpreter as a wrapper: `python -m X …` (`python3.11`, `.venv/bin/python` as
 //! well) starts the module `X` — `python -m pytest` is pytest. A missing module is said in the
 //! interpreter's words (`No module named pytest`). Here too what every Python tool's detection
-//! asks of a project: whether it is one, its import package, the interpreter on `PATH`.
+//! asks of a project: whether it is one, its import package, the interpreter on `PATH` and its
+//! version (and how a program's version is asked, once).
 
 use super::{Call, Inner, Role, Tool};
 use crate::checks::project::Project;
@@ -14,6 +15,60 @@ pub fn interpreter(name: &str) -> bool {
         || name
             .strip_prefix("python")
             .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// The Python `X.Y` this machine runs as `python3`: from where its link leads
+/// (`…/bin/python3.11`), else asked once (a pyenv shim names no version).
+pub fn local_python() -> Option<(u32, u32)> {
+    static ASKED: std::sync::OnceLock<Option<(u32, u32)>> = std::sync::OnceLock::new();
+    *ASKED.get_or_init(|| {
+        let path = crate::process::find_on_path("python3")?;
+        let real = path.canonicalize().ok()?;
+        let named = real
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("python"))
+            .and_then(parse);
+        named.or_else(|| parse(ask_version(&path)?.trim()))
+    })
+}
+
+/// What `python -c …` prints of its version.
+fn ask_version(python: &std::path::Path) -> Option<String> {
+    ask(
+        &python.display().to_string(),
+        &["-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+    )
+}
+
+/// What `program args…` prints when it succeeds, through the one process wrapper. Detection is
+/// synchronous and may run inside the runtime: the wrapper runs on a thread and a runtime of its
+/// own.
+pub fn ask(program: &str, args: &[&str]) -> Option<String> {
+    let cmd = crate::process::Cmd::new(program)
+        .args(args)
+        .label(format!("{program}'s version"))
+        .timeout(std::time::Duration::from_secs(30));
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            let out = runtime.block_on(crate::process::run(&cmd)).ok()?;
+            out.success().then_some(out.stdout)
+        })
+        .join()
+        .ok()
+        .flatten()
+    })
+}
+
+/// `3.11` (or `3.11.7`, `3.11m`) as (3, 11).
+fn parse(version: &str) -> Option<(u32, u32)> {
+    let (major, minor) = version.split_once('.')?;
+    let minor: String = minor.chars().take_while(char::is_ascii_digit).collect();
+    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// Whether `p` is a Python project.

@@ -49,7 +49,7 @@ fn python(version: &str) -> Result<Vec<String>, String> {
         // A spelling ralph cannot read: the Python here.
         return Ok(Vec::new());
     }
-    let local = super::tox::local_python();
+    let local = crate::checks::tools::local_python();
     let (major, rest) = version.split_once('.').unwrap_or((version, "x"));
     if matches!(rest, "x" | "*" | "") && local.is_some_and(|(m, _)| m.to_string() == major) {
         return Ok(Vec::new());
@@ -83,7 +83,7 @@ fn node(version: &str) -> Result<(), String> {
 fn local_node() -> Option<u32> {
     static ASKED: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
     *ASKED.get_or_init(|| {
-        let out = super::tox::ask("node", &["--version"])?;
+        let out = crate::checks::tools::ask("node", &["--version"])?;
         out.trim()
             .trim_start_matches('v')
             .split('.')
@@ -154,7 +154,7 @@ mod tests {
             Err("Node.js 4.x is not here".into())
         );
         assert_eq!(provided(&combo("node-version", "lts/*")), Ok(Vec::new()));
-        if let Some((major, minor)) = crate::checks::workflows::tox::local_python() {
+        if let Some((major, minor)) = crate::checks::tools::local_python() {
             assert!(provided(&combo("python", &format!("{major}.{minor}"))).is_ok());
             assert!(provided(&combo("python", &format!("{major}.x"))).is_ok());
         }

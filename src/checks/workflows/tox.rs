@@ -3,60 +3,6 @@
 //! machine can run: the one of the interpreter present (`py311` for Python 3.11, or a bare
 //! `py`), and says which it left out.
 
-/// The Python `X.Y` this machine runs as `python3`: from where its link leads
-/// (`…/bin/python3.11`), else asked once (a pyenv shim names no version).
-pub fn local_python() -> Option<(u32, u32)> {
-    static ASKED: std::sync::OnceLock<Option<(u32, u32)>> = std::sync::OnceLock::new();
-    *ASKED.get_or_init(|| {
-        let path = crate::process::find_on_path("python3")?;
-        let real = path.canonicalize().ok()?;
-        let named = real
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_prefix("python"))
-            .and_then(parse);
-        named.or_else(|| parse(ask_version(&path)?.trim()))
-    })
-}
-
-/// What `python -c …` prints of its version.
-fn ask_version(python: &std::path::Path) -> Option<String> {
-    ask(
-        &python.display().to_string(),
-        &["-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-    )
-}
-
-/// What `program args…` prints when it succeeds, through the one process wrapper. Detection is
-/// synchronous and may run inside the runtime: the wrapper runs on a thread and a runtime of its
-/// own.
-pub(super) fn ask(program: &str, args: &[&str]) -> Option<String> {
-    let cmd = crate::process::Cmd::new(program)
-        .args(args)
-        .label(format!("{program}'s version"))
-        .timeout(std::time::Duration::from_secs(30));
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
-            let out = runtime.block_on(crate::process::run(&cmd)).ok()?;
-            out.success().then_some(out.stdout)
-        })
-        .join()
-        .ok()
-        .flatten()
-    })
-}
-
-/// `3.11` (or `3.11.7`, `3.11m`) as (3, 11).
-fn parse(version: &str) -> Option<(u32, u32)> {
-    let (major, minor) = version.split_once('.')?;
-    let minor: String = minor.chars().take_while(char::is_ascii_digit).collect();
-    Some((major.parse().ok()?, minor.parse().ok()?))
-}
-
 /// The env list of the project's tox configuration (`tox.ini`, `setup.cfg`'s `[tox:tox]`, or
 /// `pyproject.toml`'s legacy ini), generative braces expanded (`py3{9,10}` → `py39`, `py310`).
 pub fn env_list(p: &crate::checks::project::Project) -> Vec<String> {
