@@ -36,7 +36,7 @@ pub enum Status {
 /// One check.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
-    /// `tracker`, `git`, `agents`, `checks`, `sandbox` or `issue`.
+    /// `tracker`, `git`, `agents`, `checks`, `sandbox`, `issue`, `setup` or `candidates`.
     pub area: &'static str,
     pub check: String,
     pub status: Status,

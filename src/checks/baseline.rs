@@ -232,23 +232,14 @@ impl Baseline {
         if base.status == CheckStatus::Unavailable {
             // It could not run on the base: nothing to hold a change to.
             return Some(CheckResult {
-                name: spec.name.clone(),
-                kind: spec.kind,
-                command: spec.command.clone(),
                 status: CheckStatus::Unavailable,
-                exit_code: None,
-                duration_ms: 0,
                 output_tail: base.output_tail.clone(),
                 hint: Some(format!(
                     "not run: it could not run on the base ({}), so it cannot judge the change: {}",
                     short(&self.commit),
                     base.hint.as_deref().unwrap_or("its program is missing")
                 )),
-                measure: Measure::default(),
-                configured: spec.configured,
-                advisory: spec.advisory.clone(),
-                uses: spec.uses.clone(),
-                trace: Default::default(),
+                ..super::run::skipped(spec)
             });
         }
         let mute = matches!(base.status, CheckStatus::Failed | CheckStatus::TimedOut)

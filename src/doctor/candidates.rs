@@ -134,19 +134,9 @@ mod tests {
 
     fn result(spec: &CheckSpec, status: CheckStatus, hint: Option<&str>) -> CheckResult {
         CheckResult {
-            name: spec.name.clone(),
-            kind: spec.kind,
-            command: spec.command.clone(),
             status,
-            exit_code: None,
-            duration_ms: 1,
-            output_tail: String::new(),
             hint: hint.map(str::to_owned),
-            measure: Default::default(),
-            configured: false,
-            advisory: None,
-            uses: Default::default(),
-            trace: Default::default(),
+            ..crate::fixtures::passed_check(&spec.name, spec.kind, &spec.command)
         }
     }
 

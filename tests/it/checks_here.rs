@@ -121,14 +121,9 @@ fn pytest_module(dir: &std::path::Path) -> PathBuf {
     modules
 }
 
-#[test]
-fn a_makefile_test_that_runs_a_missing_tool_gives_way_to_the_projects_pytest() {
-    if !crate::verdicts::python3() {
-        return;
-    }
-    let Some(sandbox) = sandbox_or_skip() else {
-        return;
-    };
+/// A Python project whose Makefile's `test` runs a linter this machine lacks before pytest,
+/// and an implementer that adds `mul` and its test.
+fn makefile_project() -> ([(&'static str, &'static str); 4], String) {
     let files = [
         (
             "Makefile",
@@ -147,6 +142,18 @@ fn a_makefile_test_that_runs_a_missing_tool_gives_way_to_the_projects_pytest() {
     let adds = implementer(
         "printf 'def mul(a, b):\\n    return a * b\\n' >> calc.py\nprintf 'from calc import mul\\n\\ndef test_mul():\\n    assert mul(2, 3) == 6\\n' > tests/test_mul.py",
     );
+    (files, adds)
+}
+
+#[test]
+fn a_makefile_test_that_runs_a_missing_tool_gives_way_to_the_projects_pytest() {
+    if !crate::verdicts::python3() {
+        return;
+    }
+    let Some(sandbox) = sandbox_or_skip() else {
+        return;
+    };
+    let (files, adds) = makefile_project();
     let repo = repo_with(&files, &adds, sandbox);
     let modules = pytest_module(&repo.tools);
     let out = run(repo
@@ -479,24 +486,7 @@ fn the_same_verdicts_from_a_checkout_outside_the_temporary_folder() {
         return;
     }
     let home = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let files = [
-        (
-            "Makefile",
-            "lint:\n\tdefinitely-absent-pre-commit run --all-files\n\ntest: lint\n\tpython3 -m pytest\n",
-        ),
-        (
-            "pyproject.toml",
-            "[project]\nname = \"calc\"\nversion = \"0.1\"\n[tool.pytest.ini_options]\n",
-        ),
-        ("calc.py", "def add(a, b):\n    return a + b\n"),
-        (
-            "tests/test_calc.py",
-            "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-        ),
-    ];
-    let adds = implementer(
-        "printf 'def mul(a, b):\\n    return a * b\\n' >> calc.py\nprintf 'from calc import mul\\n\\ndef test_mul():\\n    assert mul(2, 3) == 6\\n' > tests/test_mul.py",
-    );
+    let (files, adds) = makefile_project();
     let repo =
         crate::tool_verdicts::repo_under(Some(&home), &files, "", &adds, Some(sandbox), |_| {});
     let modules = pytest_module(&repo.tools);
