@@ -585,44 +585,11 @@ pub fn read(p: &super::project::Project) -> Ci {
 }
 
 /// A CI check that is `tox` without `-e` runs the envs this machine can run instead of the
-/// whole list (see `tox`), with a note on what it left out.
+/// whole list (see [`tox::narrow`]).
 fn narrow_tox(p: &super::project::Project, ci: &mut Ci) {
-    let tox_checks: Vec<usize> = ci
-        .checks
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| {
-            let script = ci.scripts.get(&c.name).map(|s| s.trim());
-            script.is_some_and(|s| {
-                s.starts_with("tox") && !s.contains('\n') && !s.contains(" -e") && c.command == s
-            })
-        })
-        .map(|(i, _)| i)
-        .collect();
-    if tox_checks.is_empty() {
-        return;
-    }
-    let (Some(python), list) = (super::tools::local_python(), tox::env_list(p)) else {
-        return;
-    };
-    let Some((take, leave)) = tox::choose(&list, python) else {
-        return;
-    };
-    for i in tox_checks {
-        let check = &mut ci.checks[i];
-        check.command = format!("{} -e {}", check.command, take.join(","));
-        ci.notes.push(format!(
-            "`{}` runs tox's envs for the Python here ({}.{}): {}{}",
-            check.name,
-            python.0,
-            python.1,
-            take.join(", "),
-            if leave.is_empty() {
-                String::new()
-            } else {
-                format!("; left out: {}", leave.join(", "))
-            }
-        ));
+    let list = tox::env_list(p);
+    if !list.is_empty() {
+        tox::narrow(&list, ci, super::tools::local_python());
     }
 }
 

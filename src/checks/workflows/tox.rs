@@ -1,7 +1,14 @@
 //! `tox` (and `nox`) as a CI step runs the whole env list — nine interpreters in a matrix the
-//! runner has, one here. A CI check that runs `tox` without `-e` runs instead the envs this
-//! machine can run: the one of the interpreter present (`py311` for Python 3.11, or a bare
-//! `py`), and says which it left out.
+//! runner has, one here. A CI check that runs `tox` without `-e` runs instead, in each instance
+//! of its job, the envs of that instance's interpreter (`py312` where the matrix puts Python
+//! 3.12 first, or a bare `py`), and — once, in the job's first instance, each a check of its
+//! own — the envs that name no interpreter (`flake8`, `docs`, `check-manifest`): one that needs
+//! the network at run time then fails on its own, naming no test, and cannot judge, rather
+//! than taking the tests of every instance with it. The envs of interpreters not here are left
+//! out and named.
+
+use super::Ci;
+use crate::checks::{CheckKind, CheckSpec, JobPlace};
 
 /// The env list of the project's tox configuration (`tox.ini`, `setup.cfg`'s `[tox:tox]`, or
 /// `pyproject.toml`'s legacy ini), generative braces expanded (`py3{9,10}` → `py39`, `py310`).
@@ -96,16 +103,171 @@ fn expand(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// The envs of `list` this machine runs with Python `major.minor`: those whose interpreter
-/// factor (`py311`, `py3.11`, `py`) it is; and those left out. None when nothing matches.
-pub fn choose(list: &[String], (major, minor): (u32, u32)) -> Option<(Vec<String>, Vec<String>)> {
-    let mine = [format!("py{major}{minor}"), format!("py{major}.{minor}")];
-    let runs = |env: &str| {
-        env.split('-')
-            .any(|f| mine.iter().any(|m| m == f) || f == "py" || f == format!("py{major}"))
+/// The envs of `list` for Python `major.minor`: (those whose interpreter factor — `py311`,
+/// `py3.11`, `py3`, `py` — it is; those that name no interpreter; those of other interpreters).
+pub fn split(
+    list: &[String],
+    (major, minor): (u32, u32),
+) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let mine = [
+        format!("py{major}{minor}"),
+        format!("py{major}.{minor}"),
+        format!("py{major}"),
+        "py".to_owned(),
+    ];
+    let interpreter = |f: &str| {
+        f.strip_prefix("py")
+            .is_some_and(|v| v.is_empty() || v.starts_with(|c: char| c.is_ascii_digit()))
+            || f.starts_with("pypy")
     };
-    let (take, leave): (Vec<String>, Vec<String>) = list.iter().cloned().partition(|e| runs(e));
-    (!take.is_empty()).then_some((take, leave))
+    let (mut take, mut neutral, mut leave) = (Vec::new(), Vec::new(), Vec::new());
+    for env in list {
+        let factors: Vec<&str> = env.split('-').collect();
+        if factors.iter().any(|f| mine.iter().any(|m| m == f)) {
+            take.push(env.clone());
+        } else if factors.iter().any(|f| interpreter(f)) {
+            leave.push(env.clone());
+        } else {
+            neutral.push(env.clone());
+        }
+    }
+    (take, neutral, leave)
+}
+
+/// The Python `X.Y` of a job instance: the folder its matrix puts first on `PATH`
+/// (`…/versions/3.12.1/bin`, `…/cpython-3.12.4-linux-x86_64-gnu/bin`), else `here`.
+fn python_of(place: &JobPlace, here: Option<(u32, u32)>) -> Option<(u32, u32)> {
+    let named = place.path.iter().find_map(|dir| {
+        let name = std::path::Path::new(dir)
+            .parent()?
+            .file_name()?
+            .to_str()?
+            .trim_start_matches("cpython-");
+        let mut numbers = name.split(|c: char| !c.is_ascii_digit());
+        Some((numbers.next()?.parse().ok()?, numbers.next()?.parse().ok()?))
+    });
+    named.or(here)
+}
+
+/// `command` (`tox …`) with `-e envs` added.
+fn with_envs(command: &str, envs: &[String]) -> String {
+    format!("{command} -e {}", envs.join(","))
+}
+
+/// Each CI check that is a bare `tox` (its step's script, however ralph split it into building
+/// the environments and running them offline) runs, in each instance, the envs of the
+/// instance's interpreter; the job's first instance also runs each env that names no
+/// interpreter, as a check of its own after it. `here` is the Python on `PATH`, for an instance
+/// whose matrix names none.
+pub(super) fn narrow(list: &[String], ci: &mut Ci, here: Option<(u32, u32)>) {
+    let bare = |ci: &Ci, c: &CheckSpec| {
+        ci.scripts.get(&c.name).map(|s| s.trim()).is_some_and(|s| {
+            s.split_whitespace().next() == Some("tox")
+                && !s.contains('\n')
+                && !s
+                    .split_whitespace()
+                    .any(|w| w == "-e" || w.starts_with("--env"))
+        })
+    };
+    let mut jobs_seen: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ci.checks.len() {
+        if !bare(ci, &ci.checks[i]) || ci.checks[i].job.is_none() {
+            i += 1;
+            continue;
+        }
+        let place = ci.checks[i].job.clone().expect("a job's check");
+        let Some(python) = python_of(&place, here) else {
+            i += 1;
+            continue;
+        };
+        let (mine, neutral, others) = split(list, python);
+        let first = !jobs_seen.contains(&place.job);
+        if first {
+            jobs_seen.push(place.job.clone());
+        }
+        let neutral = if first { neutral } else { Vec::new() };
+        let mut all: Vec<String> = mine.clone();
+        all.extend(neutral.iter().cloned());
+        let name = ci.checks[i].name.clone();
+        if all.is_empty() {
+            ci.notes.push(format!(
+                "`{name}`: none of tox's envs is for the Python here ({}.{}); left out: {}",
+                python.0,
+                python.1,
+                others.join(", ")
+            ));
+            ci.checks.remove(i);
+            continue;
+        }
+        // Its environments are built, with the network, before it: only those it runs.
+        let check = &mut ci.checks[i];
+        if let Some(job) = check.job.as_mut() {
+            for step in job.before.iter_mut().filter(|s| s.installs) {
+                if step.command.split_whitespace().next() == Some("tox")
+                    && step.command.contains("--notest")
+                {
+                    step.command = with_envs(&step.command, &all);
+                }
+            }
+        }
+        let runs_own = !mine.is_empty();
+        if runs_own {
+            check.command = with_envs(&check.command, &mine);
+        }
+        let own_command = check.command.clone();
+        ci.notes.push(format!(
+            "`{name}` runs tox's envs for Python {}.{}: {}{}{}",
+            python.0,
+            python.1,
+            if mine.is_empty() {
+                "none".to_owned()
+            } else {
+                mine.join(", ")
+            },
+            if neutral.is_empty() {
+                String::new()
+            } else {
+                format!("; once, each a check of its own: {}", neutral.join(", "))
+            },
+            if others.is_empty() {
+                String::new()
+            } else {
+                format!("; left out: {}", others.join(", "))
+            }
+        ));
+        let mut at = i + 1;
+        let base_command = own_command
+            .split(" -e ")
+            .next()
+            .unwrap_or(&own_command)
+            .to_owned();
+        if !runs_own {
+            ci.checks.remove(i);
+            at = i;
+        }
+        for env in neutral {
+            let mut spec = CheckSpec::new(
+                &format!("{} -e {env}", name.trim_end_matches(": tox").trim_end()),
+                &with_envs(&base_command, std::slice::from_ref(&env)),
+            )
+            .because(&format!(
+                "the `{env}` env of tox's list, run once for `{name}`"
+            ));
+            spec.kind = CheckKind::Quality;
+            spec.job = Some(JobPlace {
+                before: if runs_own {
+                    Vec::new()
+                } else {
+                    place.before.clone()
+                },
+                ..place.clone()
+            });
+            ci.checks.insert(at, spec);
+            at += 1;
+        }
+        i = at;
+    }
 }
 
 #[cfg(test)]
@@ -135,13 +297,109 @@ mod tests {
 
     #[test]
     fn the_env_of_the_interpreter_present_is_chosen() {
-        let list: Vec<String> = ["docs", "py39", "py311", "py311-django5", "pypy3"]
+        let list: Vec<String> = ["docs", "py39", "py311", "py311-django5", "pypy3", "flake8"]
             .map(String::from)
             .to_vec();
-        let (take, leave) = choose(&list, (3, 11)).unwrap();
+        let (take, neutral, leave) = split(&list, (3, 11));
         assert_eq!(take, ["py311", "py311-django5"]);
-        assert_eq!(leave, ["docs", "py39", "pypy3"]);
-        assert!(choose(&["py39".to_owned()], (3, 11)).is_none());
-        assert_eq!(choose(&["py".to_owned()], (3, 11)).unwrap().0, ["py"]);
+        assert_eq!(neutral, ["docs", "flake8"]);
+        assert_eq!(leave, ["py39", "pypy3"]);
+        assert!(split(&["py39".to_owned()], (3, 11)).0.is_empty());
+        assert_eq!(split(&["py".to_owned()], (3, 11)).0, ["py"]);
+    }
+
+    fn tox_check(instance: &str, path: &[&str]) -> CheckSpec {
+        let mut spec = CheckSpec::new(
+            &format!("CI main ({instance}): tox"),
+            "tox --skip-pkg-install",
+        );
+        spec.kind = CheckKind::Test;
+        spec.job = Some(JobPlace {
+            instance: format!("ci.yml#main[{instance}]"),
+            job: "ci.yml#main".into(),
+            before: vec![
+                crate::checks::JobStep {
+                    label: "pip install tox".into(),
+                    command: "pip install tox".into(),
+                    installs: true,
+                },
+                crate::checks::JobStep {
+                    label: "tox (its environments)".into(),
+                    command: "tox --notest".into(),
+                    installs: true,
+                },
+            ],
+            path: path.iter().map(|p| (*p).to_owned()).collect(),
+        });
+        spec
+    }
+
+    #[test]
+    fn each_instance_runs_its_interpreters_envs_and_the_others_run_once() {
+        // cachetools: four envs that name no interpreter, and `py`; a matrix of 3.11 and 3.12.
+        let list: Vec<String> = ["check-manifest", "docs", "flake8", "py"]
+            .map(String::from)
+            .to_vec();
+        let mut ci = Ci::default();
+        for (instance, path) in [
+            ("python=3.11", "/py/versions/3.11.7/bin"),
+            ("python=3.12", "/py/versions/3.12.1/bin"),
+        ] {
+            let c = tox_check(instance, &[path]);
+            ci.scripts.insert(c.name.clone(), "tox".into());
+            ci.checks.push(c);
+        }
+        narrow(&list, &mut ci, Some((3, 11)));
+        let checks: Vec<(&str, &str, usize)> = ci
+            .checks
+            .iter()
+            .map(|c| {
+                (
+                    c.name.as_str(),
+                    c.command.as_str(),
+                    c.job.as_ref().unwrap().before.len(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            checks,
+            [
+                (
+                    "CI main (python=3.11): tox",
+                    "tox --skip-pkg-install -e py",
+                    2
+                ),
+                (
+                    "CI main (python=3.11) -e check-manifest",
+                    "tox --skip-pkg-install -e check-manifest",
+                    0
+                ),
+                (
+                    "CI main (python=3.11) -e docs",
+                    "tox --skip-pkg-install -e docs",
+                    0
+                ),
+                (
+                    "CI main (python=3.11) -e flake8",
+                    "tox --skip-pkg-install -e flake8",
+                    0
+                ),
+                (
+                    "CI main (python=3.12): tox",
+                    "tox --skip-pkg-install -e py",
+                    2
+                ),
+            ]
+        );
+        // The first instance builds every env it runs; the second only its own.
+        let built = |i: usize| ci.checks[i].job.as_ref().unwrap().before[1].command.clone();
+        assert_eq!(built(0), "tox --notest -e py,check-manifest,docs,flake8");
+        assert_eq!(built(4), "tox --notest -e py");
+        assert_eq!(ci.checks[1].kind, CheckKind::Quality);
+        assert!(ci.notes[0].contains("once, each a check of its own: check-manifest, docs, flake8"));
+        assert_eq!(
+            python_of(ci.checks[4].job.as_ref().unwrap(), None),
+            Some((3, 12))
+        );
     }
 }
