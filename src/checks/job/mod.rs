@@ -105,6 +105,16 @@ impl Job {
         let root = job.scratch.path().to_owned();
         let made = |rel: &Path| job_dir_made(&job.dir, rel);
         made(Path::new("tmp"))?;
+        // npm's user configuration is the job's own, as a runner's is: a step's `npm config
+        // set` changes nothing of the user's, with the sandbox (which hides `~/.npmrc`) or
+        // without it.
+        job.dir
+            .write(Path::new("npmrc"), b"")
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        job.exported.push((
+            "npm_config_userconfig".into(),
+            root.join("npmrc").display().to_string(),
+        ));
         for (var, dir, bin) in PRIVATE_INSTALLS {
             let rel = Path::new("installed").join(dir);
             made(&rel)?;
@@ -293,7 +303,9 @@ pub async fn run_job(
             continue;
         }
         if let Some(b) = &broken {
-            out.push((*i, cannot(spec, &b.unready.message, b.machine.as_deref())));
+            let result = cannot(spec, &b.unready.message, b.machine.as_deref());
+            run.watch.finished(&result);
+            out.push((*i, result));
             continue;
         }
         let steps = spec
@@ -305,7 +317,10 @@ pub async fn run_job(
         let failures = run_steps(&mut job, steps, run, &skip, on_base).await;
         if !on_base {
             if let Some(f) = failures.into_iter().next() {
-                out.push((*i, cannot(spec, &f.unready.message, f.machine.as_deref())));
+                // Said as it happens: which step, how it ended, what it printed.
+                let result = cannot(spec, &f.unready.message, f.machine.as_deref());
+                run.watch.finished(&result);
+                out.push((*i, result));
                 broken = Some(f);
                 continue;
             }
@@ -615,13 +630,18 @@ mod tests {
                 "use it",
                 "test \"$GREETING\" = hello && echo \"$GREETING\" > seen.txt",
             ),
+            // npm's user configuration is the job's own, empty, and writable.
+            step(
+                "npm config",
+                "test -f \"$npm_config_userconfig\" && test ! -s \"$npm_config_userconfig\" && case \"$npm_config_userconfig\" in \"$RALPH_JOB_DIR\"/*) echo x > \"$npm_config_userconfig\";; *) exit 9;; esac",
+            ),
             step("fail", "echo 'cannot fetch fixtures' >&2; exit 5"),
             step("never", "touch never.txt"),
         ];
         let ran = alone(tree.path(), &steps).await;
-        assert_eq!(ran.len(), 3, "{ran:?}");
-        assert!(ran[0].ended.is_ok() && ran[1].ended.is_ok(), "{ran:?}");
-        let failed = ran[2].ended.as_ref().unwrap_err();
+        assert_eq!(ran.len(), 4, "{ran:?}");
+        assert!(ran[..3].iter().all(|r| r.ended.is_ok()), "{ran:?}");
+        let failed = ran[3].ended.as_ref().unwrap_err();
         assert_eq!(failed.how, "exit 5");
         assert!(failed.said.contains("cannot fetch fixtures"), "{failed:?}");
         assert!(
@@ -636,7 +656,7 @@ mod tests {
             "hello\n"
         );
         assert!(!tree.path().join("never.txt").exists());
-        assert_eq!(step_label(&ran[2].step), "step fail");
+        assert_eq!(step_label(&ran[3].step), "step fail");
     }
 
     #[test]
