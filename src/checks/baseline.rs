@@ -91,6 +91,10 @@ pub struct Baseline {
     /// not built by it either.
     #[serde(skip)]
     pub native_unbuilt: Option<String>,
+    /// Why the detected setup failed on this commit, this run: the checks ran without it, and
+    /// it is not run again after a change (the same environment on both sides).
+    #[serde(skip)]
+    pub setup_failed: Option<String>,
 }
 
 /// Why nothing could be verified on the baseline.
@@ -112,6 +116,7 @@ impl Baseline {
         Baseline {
             coverage_missing,
             native_unbuilt: None,
+            setup_failed: None,
             commit: commit.to_owned(),
             checks: results
                 .iter()

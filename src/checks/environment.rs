@@ -40,6 +40,11 @@ pub struct SetupSpec {
     pub command: String,
     /// Why, for `ralph doctor`.
     pub reason: String,
+    /// Named in `[checks] setup`: when it fails on the base the competition is refused. A
+    /// detected one that fails is ralph's guess failing: the checks run without it (a CI job
+    /// installs its own way), and a competition is refused only when no test can judge.
+    #[serde(skip)]
+    pub configured: bool,
 }
 
 /// The setup of the project `p`: `[checks] setup`, else a declared install target
@@ -49,10 +54,15 @@ pub fn setup(p: &Project, config: &ChecksConfig) -> Option<SetupSpec> {
         return Some(SetupSpec {
             command: command.clone(),
             reason: "`setup` under [checks] in .ralph/config.toml".into(),
+            configured: true,
         });
     }
     if let Some((command, reason)) = super::declared::install_target(p) {
-        return Some(SetupSpec { command, reason });
+        return Some(SetupSpec {
+            command,
+            reason,
+            configured: false,
+        });
     }
     let own = lockfile_setup(p);
     // A Rust crate beside another language's environment (a maturin package): its crates are
@@ -61,6 +71,7 @@ pub fn setup(p: &Project, config: &ChecksConfig) -> Option<SetupSpec> {
         (Some(own), Some(cargo)) => Some(SetupSpec {
             command: format!("{} && ({})", own.command, cargo.command),
             reason: format!("{}, and a Cargo.toml", own.reason),
+            configured: false,
         }),
         (own, cargo) => own.or(cargo),
     }
@@ -76,7 +87,11 @@ fn lockfile_setup(p: &Project) -> Option<SetupSpec> {
 fn managed_setup(p: &Project, langs: &[Lang]) -> Option<SetupSpec> {
     langs.iter().find_map(|lang| {
         let (command, reason) = super::tools::manager(p, *lang)?.setup(p)?;
-        Some(SetupSpec { command, reason })
+        Some(SetupSpec {
+            command,
+            reason,
+            configured: false,
+        })
     })
 }
 

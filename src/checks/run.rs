@@ -103,7 +103,18 @@ pub async fn run_check(
         };
     }
     let measure = measure_of(spec, &printed);
-    finished(spec, &out, measure, timeout)
+    let mut result = finished(spec, &out, measure, timeout);
+    // A test check that succeeded testing nothing (meson built without its tests) proves
+    // nothing: it could not judge, and gives way.
+    if spec.kind == CheckKind::Test && result.status == CheckStatus::Passed {
+        if let Some(line) = tools::ran_no_test(&spec.uses, &printed) {
+            result.status = CheckStatus::Unavailable;
+            result.hint = Some(format!(
+                "it ran no test (`{line}`): it cannot judge a change"
+            ));
+        }
+    }
+    result
 }
 
 /// The result of a check that ran to `out`.
@@ -373,5 +384,22 @@ exit 1"#;
         );
         let tests = r.measure.tests.unwrap();
         assert_eq!((tests.passed.len(), tests.failed.len()), (1, 1));
+    }
+
+    #[tokio::test]
+    async fn a_test_check_that_tested_nothing_cannot_judge() {
+        let dir = tempfile::tempdir().unwrap();
+        let meson = dir.path().join("meson");
+        std::fs::write(&meson, "#!/bin/sh\necho 'No tests defined.'\n").unwrap();
+        std::fs::set_permissions(&meson, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let mut spec = CheckSpec::new("test", "./meson test -C build");
+        spec.kind = CheckKind::Test;
+        let r = run_check(&spec, dir.path(), Duration::from_secs(10), &[]).await;
+        assert_eq!(r.status, CheckStatus::Unavailable, "{r:?}");
+        assert_eq!(
+            r.hint.as_deref(),
+            Some("it ran no test (`No tests defined.`): it cannot judge a change")
+        );
     }
 }

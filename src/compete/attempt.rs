@@ -366,7 +366,11 @@ async fn run_checks(
     };
     let attempt = name.attempt;
     let after = super::prepare::after_change(settings, wt);
-    let setup = refresh_environment(settings, wt, plan, bench.timeout, Some(&after)).await;
+    // A detected setup that failed on the base is not run after the change either.
+    let setup = match &crew.baseline.setup_failed {
+        Some(_) => Ok(None),
+        None => refresh_environment(settings, wt, plan, bench.timeout, Some(&after)).await,
+    };
     // Native code the change touches is built again (a reset took the last build with
     // it): the checks must test the change's code, not the base's library.
     let native = rebuild_native(crew, wt, plan, bench, attempt > 1).await?;

@@ -130,7 +130,7 @@ pub(super) async fn discard(input: &Ground<'_>, wt: &Worktree) {
 pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -> Result<Baseline> {
     let (settings, printer) = (input.settings, input.printer);
     let timeout = Duration::from_secs(settings.config.checks.timeout_secs);
-    let native_unbuilt = make_environment(input, wt, plan, timeout).await?;
+    let made = make_environment(input, wt, plan, timeout).await?;
     let interpreter = check_interpreter(plan, &wt.path);
     match python_import(&wt.path, &plan.env, interpreter.as_deref()).await {
         Some(Diagnosis::Neutralised(note)) => printer.status(&note),
@@ -155,7 +155,8 @@ pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -
         None => measure_baseline(input, wt, plan, timeout, &commit).await?,
     };
     let baseline = Baseline {
-        native_unbuilt,
+        native_unbuilt: made.native_unbuilt,
+        setup_failed: made.setup_failed,
         ..baseline
     };
     if let Some(why) = baseline.unverifiable(plan.require_test) {
@@ -171,18 +172,29 @@ pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -
     Ok(baseline)
 }
 
+/// What making the worktree's environment left undone, and why: ralph's guesses that failed.
+struct Made {
+    setup_failed: Option<String>,
+    native_unbuilt: Option<String>,
+}
+
 /// Makes the worktree's environment: the setup when the dependency manifests changed since
 /// it last ran there, then the base's native code built in place. Refuses (exit 2) when the
-/// setup fails. A native build that fails is ralph's guess failing, not the project: the checks
-/// run without it (a CI job builds the code its own way, code generation included), and it
-/// says why — returned, so that no change is built by it either.
+/// setup `[checks]` names fails. A detected setup or native build that fails is ralph's guess
+/// failing, not the project: the checks run without it (a CI job installs and builds its own
+/// way), and it says why — returned, so that no change is prepared by it either; a competition
+/// is then refused only when no test can judge.
 async fn make_environment(
     input: &Ground<'_>,
     wt: &Worktree,
     plan: &CheckPlan,
     timeout: Duration,
-) -> Result<Option<String>> {
+) -> Result<Made> {
     let (settings, printer) = (input.settings, input.printer);
+    let mut made = Made {
+        setup_failed: None,
+        native_unbuilt: None,
+    };
     if let Some(setup) = &plan.setup {
         match refresh_environment(settings, wt, plan, timeout, None).await {
             Ok(Some(took)) => printer.status(&format!(
@@ -192,12 +204,19 @@ async fn make_environment(
                 took.as_secs_f64()
             )),
             Ok(None) => {}
-            Err(why) => {
+            Err(why) if setup.configured => {
                 return Err(UserError::usage(format!(
                     "the worktree's environment could not be made: {why}"
                 ))
                 .with_hint("fix the setup, or set the command that makes the environment as `setup` under [checks] in .ralph/config.toml; `ralph doctor` shows what runs")
                 .into())
+            }
+            Err(why) => {
+                printer.warn(&format!(
+                    "the detected setup `{}` ({}) failed on the base: the checks run without it (a CI job's own installs still can), and it is not run after a change either; `setup` under [checks] names one that works: {why}",
+                    setup.command, setup.reason
+                ));
+                made.setup_failed = Some(why);
             }
         }
     }
@@ -215,11 +234,11 @@ async fn make_environment(
                     "the base's native code could not be built by `{}` ({}): the checks run without it, and a change's native code is built only by the checks' own steps (a CI job's): {why}",
                     native.command, native.reason
                 ));
-                return Ok(Some(why));
+                made.native_unbuilt = Some(why);
             }
         }
     }
-    Ok(None)
+    Ok(made)
 }
 
 /// Runs the checks on `commit` in the worktree for the baseline, and caches it: what the

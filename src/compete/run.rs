@@ -79,6 +79,7 @@ pub async fn compete(mut input: RunInput<'_>) -> Result<RunReport> {
         coverage: None,
         coverage_missing: None,
         native_unbuilt: None,
+        setup_failed: None,
     };
     let mut run = Run::new(input, pre, &issue, prior, &bench, pending, timeline);
     run.announce(&bench);

@@ -56,8 +56,10 @@ fn confinement(st: &crate::process::sandbox::Status) -> String {
 /// What a command's failure costs a competition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Stake {
-    /// The setup: the competition stops before it begins.
+    /// The setup `[checks]` names: the competition stops before it begins.
     Setup,
+    /// A detected setup: the checks run without it.
+    DetectedSetup,
     /// The base's native build: the checks run without it.
     Native,
     /// A CI job's step: the job's checks after it (named) cannot run on the base.
@@ -157,6 +159,7 @@ async fn in_scratch(
     let setup_failed = ran
         .iter()
         .any(|r| r.stake == Stake::Setup && r.ended.is_err());
+    // (A detected setup that fails does not stop a competition: its checks run all the same.)
     let judged = if setup_failed || plan.checks.is_empty() {
         Vec::new()
     } else {
@@ -204,9 +207,14 @@ async fn prepare(
         ran.push(Ran {
             command: setup.command.clone(),
             reaches: reaches(&setup.command),
+            stake: if setup.configured {
+                Stake::Setup
+            } else {
+                Stake::DetectedSetup
+            },
             ..r
         });
-        if failed {
+        if failed && setup.configured {
             // A competition stops here: nothing after the setup runs.
             return (ran, 0, plan);
         }
@@ -416,7 +424,7 @@ fn excerpt(said: &str) -> String {
 /// The finding of one command, from how it ran.
 fn finding_of(r: &Ran) -> Finding {
     let (check, what) = match &r.stake {
-        Stake::Setup => ("setup", format!("`{}`", r.command)),
+        Stake::Setup | Stake::DetectedSetup => ("setup", format!("`{}`", r.command)),
         Stake::Native => ("native build", format!("`{}`", r.command)),
         Stake::Step { job, .. } => ("CI step", format!("`{job}` step `{}`", r.label)),
     };
@@ -456,7 +464,7 @@ fn finding_of(r: &Ran) -> Finding {
             let said = if said.is_empty() { String::new() } else { format!(": {said}") };
             let detail = format!("{what} failed ({}){refused}{said}", u.how);
             let status = match r.stake {
-                Stake::Step { .. } | Stake::Native => Status::Warn,
+                Stake::Step { .. } | Stake::Native | Stake::DetectedSetup => Status::Warn,
                 Stake::Setup => Status::Fail,
             };
             (status, detail, Some(failure_hint(r, u, policy.map(|(_, key, hosts)| (key, hosts)))))
@@ -494,6 +502,7 @@ fn failure_hint(r: &Ran, u: &Unready, policy: Option<(&str, String)>) -> String 
     let cost = match &r.stake {
         Stake::Setup => "a competition would stop on it (exit 2), after its first round's agents had started".to_owned(),
         Stake::Native => "a competition would run its checks without it (a CI job that builds the code its own way still can), and build no change with it".to_owned(),
+        Stake::DetectedSetup => "a competition would run its checks without it (a CI job that installs its own way still can; see the candidates below), and run it after no change either".to_owned(),
         Stake::Step { checks, .. } => format!(
             "the job's check(s) {} could not run on the base: they would verify nothing (a competition refuses when no test passes on the base)",
             checks.join(", ")
@@ -510,8 +519,8 @@ fn failure_hint(r: &Ran, u: &Unready, policy: Option<(&str, String)>) -> String 
         todo.push("raise `[checks] timeout_secs` if it needs longer".into());
     }
     todo.push(match &r.stake {
-        Stake::Setup if policy.is_some() => "set `[checks] setup` to a command that needs no other host (e.g. one that skips the packages' install scripts)".into(),
-        Stake::Setup => "make it pass on the base branch, or set `[checks] setup` to the command that makes the environment".into(),
+        Stake::Setup | Stake::DetectedSetup if policy.is_some() => "set `[checks] setup` to a command that needs no other host (e.g. one that skips the packages' install scripts)".into(),
+        Stake::Setup | Stake::DetectedSetup => "make it pass on the base branch, or set `[checks] setup` to the command that makes the environment".into(),
         Stake::Native => "install the compiler and headers it needs, or set `[checks] setup` to build it".into(),
         Stake::Step { .. } => "make the step pass on the base branch, or name the checks under [checks]".into(),
     });

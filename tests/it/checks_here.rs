@@ -498,3 +498,61 @@ fn the_same_verdicts_from_a_checkout_outside_the_temporary_folder() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("python-test passes"), "{}", out.stderr);
 }
+
+#[test]
+fn a_detected_setup_that_fails_refuses_nothing_where_the_cis_own_install_works() {
+    if !ralph::process::on_path("npm") {
+        return eprintln!("skipped: npm is not installed");
+    }
+    let Some(sandbox) = sandbox_or_skip() else {
+        return;
+    };
+    // A dependency whose install script needs what this machine has not (a download): the
+    // detected `npm install` fails; the CI installs with `--ignore-scripts`.
+    let workflow = "on: [push, pull_request]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm install --ignore-scripts\n      - run: npm run test:ci\n";
+    let files = [
+        (
+            "package.json",
+            r#"{"name": "calc", "private": true, "scripts": {"test": "calc-runner", "test:ci": "calc-runner"}, "devDependencies": {"calc-runner": "file:vendor/calc-runner", "top-sites": "file:vendor/top-sites"}}"#,
+        ),
+        (
+            "vendor/calc-runner/package.json",
+            r#"{"name": "calc-runner", "version": "1.0.0", "bin": {"calc-runner": "cli.js"}}"#,
+        ),
+        (
+            "vendor/calc-runner/cli.js",
+            "#!/usr/bin/env node\nrequire('child_process').execFileSync(process.execPath, ['--test'], { stdio: 'inherit' });\n",
+        ),
+        (
+            "vendor/top-sites/package.json",
+            r#"{"name": "top-sites", "version": "1.0.0", "scripts": {"postinstall": "node -e \"console.error('getaddrinfo ENOTFOUND moz.com'); process.exit(1)\""}}"#,
+        ),
+        (".gitignore", ".ralph/worktrees/\n.ralph/runs/\nnode_modules/\n"),
+        ("calc.js", "exports.add = (a, b) => a + b;\n"),
+        (
+            "test/calc.test.js",
+            "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('../calc.js');\ntest('adds', () => assert.strictEqual(add(1, 2), 3));\n",
+        ),
+        (".github/workflows/ci.yml", workflow),
+    ];
+    let adds = implementer(
+        "echo 'exports.mul = (a, b) => a * b;' >> calc.js\nprintf \"const test = require('node:test');\\nconst assert = require('node:assert');\\nconst { mul } = require('../calc.js');\\ntest('multiplies', () => assert.strictEqual(mul(2, 3), 6));\\n\" > test/mul.test.js",
+    );
+    let repo = repo(&files, "", &adds, Some(sandbox), |root| {
+        use std::os::unix::fs::PermissionsExt;
+        let cli = root.join("vendor/calc-runner/cli.js");
+        std::fs::set_permissions(cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+    });
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("the detected setup `npm install --no-package-lock --no-audit --no-fund`")
+            && out
+                .stderr
+                .contains("failed on the base: the checks run without it"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("new tests: 1 passed"), "{}", out.stderr);
+}

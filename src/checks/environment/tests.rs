@@ -187,6 +187,7 @@ async fn a_failing_setup_says_what_happened() {
     let spec = SetupSpec {
         command: "echo resolving; echo 'No solution found: foo>=9' >&2; exit 1".into(),
         reason: "test".into(),
+        configured: true,
     };
     let err = run_setup(&spec, dir.path(), Duration::from_secs(5), &[], None)
         .await
@@ -198,6 +199,7 @@ async fn a_failing_setup_says_what_happened() {
     let ok = SetupSpec {
         command: "test \"$X\" = 1".into(),
         reason: "test".into(),
+        configured: true,
     };
     assert!(run_setup(
         &ok,

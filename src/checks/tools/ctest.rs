@@ -21,6 +21,10 @@ impl Tool for Ctest {
         call.name() == "ctest"
     }
 
+    fn ran_no_test<'a>(&self, printed: &Printed<'a>) -> Option<&'a str> {
+        super::meson::said(printed, "No tests were found")
+    }
+
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
         read(printed.stdout, printed.stderr)
     }

@@ -23,6 +23,10 @@ impl Tool for MesonTest {
             || (call.name() == "ninja" && call.sub() == "test")
     }
 
+    fn ran_no_test<'a>(&self, printed: &Printed<'a>) -> Option<&'a str> {
+        said(printed, "No tests defined.")
+    }
+
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
         read(&format!("{}\n{}", printed.stdout, printed.stderr))
     }
@@ -41,6 +45,16 @@ impl Tool for MesonTest {
             (!failing.is_empty()).then(|| failing.join("\n"))
         })
     }
+}
+
+/// The line of `printed` (either stream) that starts with `words`.
+pub(super) fn said<'a>(printed: &Printed<'a>, words: &str) -> Option<&'a str> {
+    printed
+        .stdout
+        .lines()
+        .chain(printed.stderr.lines())
+        .map(str::trim)
+        .find(|l| l.starts_with(words))
 }
 
 /// A result line's test name and verdict (`Some(true)` passed, `Some(false)` failed, `None`

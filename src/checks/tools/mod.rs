@@ -393,6 +393,12 @@ pub trait Tool: Sync {
         Vec::new()
     }
 
+    /// The line with which it says it ran no test at all and still succeeded (meson's `No tests
+    /// defined.`, ctest's `No tests were found!!!`): such a run tested nothing, and cannot judge.
+    fn ran_no_test<'a>(&self, _printed: &Printed<'a>) -> Option<&'a str> {
+        None
+    }
+
     /// Its tests, read from what it printed and the reports it was asked for.
     fn tests(&self, _printed: &Printed) -> Option<TestOutcomes> {
         None
@@ -523,6 +529,11 @@ pub fn with_state(uses: &Uses, run: &mut Prepared, scratch: &Path) {
             run.set(&k, v);
         }
     }
+}
+
+/// The line with which a tool of `uses` says the run tested nothing, when one does.
+pub fn ran_no_test<'a>(uses: &Uses, printed: &Printed<'a>) -> Option<&'a str> {
+    uses.asked().iter().find_map(|t| t.ran_no_test(printed))
 }
 
 /// The tests a run names, read by the check's tools (each workspace package's part by the

@@ -140,6 +140,8 @@ fn spec(text: &str, root: Option<&std::path::Path>) -> Option<TestOutcomes> {
         }
         let (passed, rest) = match (l.strip_prefix("✔ "), l.strip_prefix("✖ ")) {
             (Some(r), _) => (true, r),
+            // ESLint's summary (`✖ 52 problems (0 errors, 52 warnings)`) is no test.
+            (_, Some(r)) if eslint_summary(r) => continue,
             (_, Some(r)) => (false, r),
             _ => continue,
         };
@@ -162,12 +164,31 @@ fn spec(text: &str, root: Option<&std::path::Path>) -> Option<TestOutcomes> {
     t.finished()
 }
 
+/// Whether the text after a `✖ ` is ESLint's summary: `52 problems (0 errors, 52 warnings)`.
+fn eslint_summary(rest: &str) -> bool {
+    let mut words = rest.split_whitespace();
+    words
+        .next()
+        .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()))
+        && words
+            .next()
+            .is_some_and(|w| w == "problem" || w == "problems")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// `node --test` on Node 20, as recorded (diagnostics shortened).
     const TAP: &str = "TAP version 13\n# Subtest: adds numbers\nok 1 - adds numbers\n  ---\n  duration_ms: 1.3\n  ...\n# Subtest: Math suite\n    # Subtest: nested level\n        # Subtest: multiplies with \"quotes\" & spaces\n        ok 1 - multiplies with \"quotes\" & spaces\n          ---\n          ...\n        1..1\n    ok 1 - nested level\n      ---\n      type: 'suite'\n      ...\n    1..1\nok 2 - Math suite\n  ---\n  ...\n# console.log from failing test\n# Subtest: parent with subtests\n    # Subtest: sub passes\n    ok 1 - sub passes\n      ---\n      ...\n    # Subtest: sub fails\n    not ok 2 - sub fails\n      ---\n      location: '/w/test/b_fail.test.js:6:11'\n      error: |-\n        Expected values to be strictly deep-equal:\n      ...\n    1..2\nnot ok 3 - parent with subtests\n  ---\n  failureType: 'subtestsFailed'\n  ...\n# Subtest: is skipped\nok 4 - is skipped # SKIP not today\n  ---\n  ...\n# Subtest: hook failure\n    # Subtest: never runs because of hook\n    not ok 1 - never runs because of hook\n      ---\n      failureType: 'cancelledByParent'\n      ...\n    1..1\nnot ok 7 - hook failure\n  ---\n  failureType: 'hookFailed'\n  ...\n# Subtest: /w/test/d_broken.test.js\nnot ok 8 - /w/test/d_broken.test.js\n  ---\n  error: 'test failed'\n  ...\n1..8\n# tests 7\n# pass 3\n# fail 3\n";
+
+    #[test]
+    fn an_eslint_summary_before_the_tests_is_no_failing_test() {
+        let out = "> lint\n\n/w/lib/a.js\n  3:1  warning  Unexpected var  no-var\n\n✖ 52 problems (0 errors, 52 warnings)\n\n✔ adds (1.2ms)\n";
+        let t = spec(out, None).unwrap();
+        assert_eq!(t.failed.len(), 0, "{t:?}");
+        assert!(t.passed.contains("adds"));
+    }
 
     #[test]
     fn tap_names_each_test_by_its_suites() {

@@ -244,7 +244,7 @@ fn read_step(
         StepKind::Check(kind) => add_check(
             job, combo, step, &label, kind, &expanded, dir, command, made, sequence, ci,
         ),
-        StepKind::Setup if system_install(&expanded) => {
+        StepKind::Setup | StepKind::Other if system_install(&expanded) => {
             let note = format!(
                 "{file}, job `{id}`, `{label}`: left out, it installs into the system (what it installs must be on this machine)"
             );
@@ -424,6 +424,9 @@ fn system_install(script: &str) -> bool {
             .any(|w| {
                 w.first()
                     .is_some_and(|p| SYSTEM.contains(&p.rsplit('/').next().unwrap_or(p)))
+                    // Playwright's browsers with their system libraries: `apt-get` as root.
+                    || w.iter().any(|a| a == "playwright")
+                        && w.iter().any(|a| a == "--with-deps" || a == "install-deps")
             })
 }
 

@@ -736,3 +736,35 @@ jobs:
         ci.notes
     );
 }
+
+#[test]
+fn a_browser_install_with_its_system_libraries_is_left_out_and_named() {
+    let ci = read_one(
+        r#"
+on: [push]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Install browsers
+        run: npx playwright install --with-deps chromium
+      - name: Install more
+        run: yarn playwright install-deps
+      - run: npm test
+"#,
+    );
+    let before: Vec<&str> = ci.checks[0]
+        .job
+        .as_ref()
+        .unwrap()
+        .before
+        .iter()
+        .map(|s| s.label.as_str())
+        .collect();
+    assert!(before.is_empty(), "{before:?}");
+    let notes = ci.notes.join("\n");
+    assert!(
+        notes.contains("`Install browsers`: left out, it installs into the system"),
+        "{notes}"
+    );
+}
