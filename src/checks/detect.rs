@@ -38,12 +38,50 @@ fn detect_in(p: &Project, config: &ChecksConfig) -> CheckPlan {
         mark_advisory(&mut plan, p, &ci);
         ci::join(&mut plan, ci, p);
     }
+    if plan.source != "config" {
+        build_environments_in_setup(&mut plan);
+    }
     // Each check's tools, read through the project (a Makefile's recipe, a package script).
     plan.checks = std::mem::take(&mut plan.checks)
         .into_iter()
         .map(|c| c.seen_in(p))
         .collect();
     plan
+}
+
+/// The environments a detected quality check's runner builds (`tox -e flake8`) are built in
+/// the setup, with the setup's network, and the check runs them offline (`tox
+/// --skip-pkg-install -e flake8`): a check has no network to install its environment at run
+/// time. (A test environment is not: it would test the package the setup installed, not the
+/// change.)
+fn build_environments_in_setup(plan: &mut CheckPlan) {
+    let mut builds: Vec<String> = Vec::new();
+    for check in plan
+        .checks
+        .iter_mut()
+        .filter(|c| c.job.is_none() && c.kind == CheckKind::Quality)
+    {
+        if let Some((build, offline)) = super::tools::offline(&check.command) {
+            builds.push(build);
+            check.command = offline;
+        }
+    }
+    if builds.is_empty() {
+        return;
+    }
+    let builds = builds.join(" && ");
+    plan.setup = Some(match plan.setup.take() {
+        Some(setup) => super::environment::SetupSpec {
+            command: format!("{} && {builds}", setup.command),
+            reason: format!("{}; the checks' environments built", setup.reason),
+            ..setup
+        },
+        None => super::environment::SetupSpec {
+            command: builds,
+            reason: "the environments of the checks' runner (tox), built with the network".into(),
+            configured: false,
+        },
+    });
 }
 
 /// A check ralph adds of its own that the project does not run itself only advises (its tool

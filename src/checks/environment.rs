@@ -172,20 +172,28 @@ pub fn native(p: &Project) -> Option<NativeSpec> {
     let setup_py = read("setup.py");
     let pyproject = read("pyproject.toml");
     // Cython sources beside a setup.py are built by it, however it names them.
-    let cython = || {
-        let package = super::python::package(p).unwrap_or_default();
-        ["", "src", package.as_str()]
-            .iter()
-            .any(|d| p.list(d).iter().any(|(n, _)| n.ends_with(".pyx")))
-    };
+    let pyx = cython_sources(p);
     if setup_py.contains("ext_modules")
         || setup_py.contains("Extension(")
         || setup_py.contains("cythonize")
-        || (!setup_py.is_empty() && cython())
+        || (!setup_py.is_empty() && !pyx.is_empty())
     {
         return Some(NativeSpec {
             command: env.python("setup.py build_ext --inplace"),
             reason: "setup.py builds extension modules".into(),
+            rebuild: None,
+        });
+    }
+    if setup_py.is_empty() && !pyx.is_empty() && !pyproject.contains("[tool.maturin]") {
+        // Cython sources a build backend of the project's compiles (no setup.py says how):
+        // compiled in place by Cython, so that the worktree's package holds the change's own
+        // modules — never another checkout's, which an editable install would otherwise lend.
+        return Some(NativeSpec {
+            command: env.python(&format!(
+                "-m Cython.Build.Cythonize -i -3 {}",
+                pyx.join(" ")
+            )),
+            reason: format!("Cython sources ({}), compiled in place", pyx.join(", ")),
             rebuild: None,
         });
     }
@@ -231,6 +239,37 @@ pub fn native(p: &Project) -> Option<NativeSpec> {
         });
     }
     None
+}
+
+/// The project's Cython sources (`.pyx`), by their paths: at its root, under `src/`, and in
+/// its import package.
+fn cython_sources(p: &Project) -> Vec<String> {
+    let package = super::python::package(p).unwrap_or_default();
+    let mut dirs = vec!["".to_owned(), "src".to_owned()];
+    if !package.is_empty() {
+        dirs.push(package);
+    }
+    dirs.dedup();
+    let mut out: Vec<String> = dirs
+        .iter()
+        .flat_map(|d| {
+            p.list(d)
+                .into_iter()
+                .filter(|(n, _)| n.ends_with(".pyx"))
+                .map(
+                    move |(n, _)| {
+                        if d.is_empty() {
+                            n
+                        } else {
+                            format!("{d}/{n}")
+                        }
+                    },
+                )
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Builds the native code in `dir`. On failure, what the build said.
@@ -765,6 +804,22 @@ pub async fn python_import(
     let p = Project::read(wt);
     if !super::python::is_python(&p) || super::tools::manager(&p, Lang::Python).is_some() {
         return None;
+    }
+    // A compiled module of the project's that comes from another checkout (an editable
+    // install's finder lends the main checkout's build): the change's native code would not be
+    // the one tested.
+    for source in cython_sources(&p).iter().take(1) {
+        let module = source
+            .trim_start_matches("src/")
+            .trim_end_matches(".pyx")
+            .replace('/', ".");
+        if let Some(at) = origin(&module, wt, env, python).await {
+            if !Path::new(&at).starts_with(wt) {
+                return Some(Diagnosis::Wrong(format!(
+                    "the compiled module `{module}` is imported from {at}, not from the worktree: the checks would test another checkout's native code, and a change to {source} would not be tested. Install Cython (ralph compiles it in place), or set `[checks] setup` to build the worktree's"
+                )));
+            }
+        }
     }
     let package = super::python::package(&p)?;
     let module = package.trim_start_matches("src/").to_owned();

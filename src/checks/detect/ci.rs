@@ -46,7 +46,14 @@ pub(super) fn join(plan: &mut CheckPlan, mut ci: workflows::Ci, p: &Project) {
             added += 1;
             continue;
         }
-        if same_as.is_some() {
+        if let Some(at) = same_as {
+            let note = format!(
+                "`{}` runs what `{}` runs already (`{}`): run once",
+                check.name, detected.checks[at].name, detected.checks[at].command
+            );
+            if !plan.notes.contains(&note) {
+                plan.notes.push(note);
+            }
             continue;
         }
         // A step that installs and runs checks the plan runs already (`yarn && yarn test &&

@@ -595,3 +595,21 @@ fn a_check_the_ci_runs_after_its_build_takes_the_detected_ones_place() {
         ]
     );
 }
+
+#[test]
+fn a_detected_quality_checks_tox_environment_is_built_in_the_setup() {
+    let mut plan = CheckPlan::of(vec![
+        CheckSpec::new("flake8", "tox -e flake8"),
+        CheckSpec::new("test", "tox -e py"),
+    ]);
+    plan.checks[1].kind = CheckKind::Test;
+    build_environments_in_setup(&mut plan);
+    assert_eq!(plan.checks[0].command, "tox --skip-pkg-install -e flake8");
+    assert_eq!(
+        plan.checks[1].command, "tox -e py",
+        "a test env tests the change's package"
+    );
+    let setup = plan.setup.unwrap();
+    assert_eq!(setup.command, "tox --notest -e flake8");
+    assert!(!setup.configured, "its failure refuses nothing");
+}

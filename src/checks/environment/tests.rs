@@ -297,6 +297,22 @@ fn native_code_rebuilt_after_a_change_goes_beside_the_read_only_environment() {
         ],
     );
     assert!(native(&cython).is_some_and(|n| n.command.ends_with("setup.py build_ext --inplace")));
+    // Cython sources an in-project build backend compiles (yarl): compiled in place by Cython.
+    let backend = Project::in_memory(
+        Path::new("/p"),
+        &[
+            ("pyproject.toml", "[build-system]\nbuild-backend = \"pep517_backend.hooks\"\nbackend-path = [\"packaging\"]\n[project]\nname = \"yarl\"\n"),
+            ("yarl/__init__.py", ""),
+            ("yarl/_quoting_c.pyx", "cdef int x\n"),
+        ],
+    );
+    let n = native(&backend).unwrap();
+    assert!(
+        n.command
+            .ends_with("-m Cython.Build.Cythonize -i -3 yarl/_quoting_c.pyx"),
+        "{n:?}"
+    );
+    assert_eq!(n.rebuild, None, "in place, in the worktree");
     // The checks find the rebuilt wheel first.
     let dir = tempfile::tempdir().unwrap();
     let wt = dir.path().join("3");

@@ -94,15 +94,20 @@ fn is_project(arg: &str) -> bool {
 
 /// The Python script that makes the job's environment at `argv[1]`: no pip of its own (the
 /// user's is found through the site folders, and installs into this environment), the user's
-/// Python's site folders added after its own, `pip` commands that run this environment's.
+/// Python's packages seen after its own — as a virtual environment's system site packages where
+/// that Python is no virtual environment itself, else its site folders added by a `.pth` that
+/// an isolated build (pip's, which sets `PYTHONNOUSERSITE`) does not read —, `pip` commands
+/// that run this environment's.
 const MAKE: &str = r#"import os, sys, venv
 d = sys.argv[1]
-venv.EnvBuilder(with_pip=False, symlinks=True).create(d)
+plain = sys.prefix == sys.base_prefix
+venv.EnvBuilder(with_pip=False, symlinks=True, system_site_packages=plain).create(d)
 site = os.path.join(d, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
 parents = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]
-with open(os.path.join(site, "ralph-parent.pth"), "w") as f:
-    for p in parents:
-        f.write("import site; site.addsitedir(%r)\n" % p)
+if not plain:
+    with open(os.path.join(site, "ralph-parent.pth"), "w") as f:
+        for p in parents:
+            f.write("import os, site; os.environ.get('PYTHONNOUSERSITE') or site.addsitedir(%r)\n" % p)
 for name in ("pip", "pip3", "pip%d.%d" % sys.version_info[:2]):
     path = os.path.join(d, "bin", name)
     with open(path, "w") as f:
