@@ -344,7 +344,10 @@ fn python_script(script: &str, args: &[String]) -> StepKind {
 fn node(name: &str, sub: &str, args: &[String]) -> StepKind {
     match sub {
         "" if name == "yarn" => StepKind::Setup,
-        "ci" | "install" | "i" | "add" => StepKind::Setup,
+        // What changes the installed dependencies reaches the registry: removing one makes npm
+        // resolve the rest again.
+        "ci" | "install" | "i" | "add" | "rm" | "remove" | "uninstall" | "un" | "r" | "update"
+        | "up" | "upgrade" | "dedupe" | "prune" => StepKind::Setup,
         "test" | "t" => StepKind::Check(CheckKind::Test),
         "run" | "run-script" => {
             let script = args
@@ -421,6 +424,8 @@ mod tests {
             ("mypy src", QUALITY),
             ("poetry install --with dev", StepKind::Setup),
             ("npm ci", StepKind::Setup),
+            ("npm rm --silent --save-dev top-sites", StepKind::Setup),
+            ("yarn remove left-pad", StepKind::Setup),
             ("yarn", StepKind::Setup),
             ("sudo apt-get install -y libssl-dev", StepKind::Setup),
             ("echo done", StepKind::Other),
