@@ -229,7 +229,8 @@ impl Baseline {
     /// The result `spec` gets without running, when it cannot judge a change: it failed (or
     /// timed out) on the base without naming a test or counting a problem — it fails
     /// whatever the change (a build broken by today's compiler, a missing service), and
-    /// running it again would only cost its time. `None`: it runs.
+    /// running it again would only cost its time; or it is a test check that named no passing
+    /// test there while another test check judges. `None`: it runs.
     pub fn cannot_judge(&self, spec: &CheckSpec) -> Option<CheckResult> {
         let base = self
             .check(&spec.name)
@@ -247,10 +248,21 @@ impl Baseline {
                 ..super::run::skipped(spec)
             });
         }
-        let mute = matches!(base.status, CheckStatus::Failed | CheckStatus::TimedOut)
-            && base.measure.tests.is_none()
-            && base.measure.problems.is_none();
-        mute.then(|| CheckResult {
+        let failed = matches!(base.status, CheckStatus::Failed | CheckStatus::TimedOut);
+        let mute = failed && base.measure.tests.is_none() && base.measure.problems.is_none();
+        // A test check that passed no test on the base (its suite could not import the
+        // project's code here, say) gives way to another that judges.
+        let judged_by = (failed && base.kind == CheckKind::Test && !base.judges_by_test())
+            .then(|| self.judging_test(&spec.name))
+            .flatten();
+        let why = match (mute, judged_by) {
+            (true, _) => "without naming a test or counting a problem, so it cannot judge the change".to_owned(),
+            (false, Some(other)) => format!(
+                "naming no passing test, so it cannot judge the change; `{other}`, which judges there, does"
+            ),
+            (false, None) => return None,
+        };
+        Some(CheckResult {
             name: spec.name.clone(),
             kind: spec.kind,
             command: spec.command.clone(),
@@ -259,8 +271,12 @@ impl Baseline {
             duration_ms: 0,
             output_tail: base.output_tail.clone(),
             hint: Some(format!(
-                "not run again: it {} on the base ({}) without naming a test or counting a problem, so it cannot judge the change",
-                if base.status == CheckStatus::TimedOut { "timed out" } else { "failed" },
+                "not run again: it {} on the base ({}) {why}",
+                if base.status == CheckStatus::TimedOut {
+                    "timed out"
+                } else {
+                    "failed"
+                },
                 short(&self.commit)
             )),
             measure: base.measure.clone(),
@@ -269,6 +285,19 @@ impl Baseline {
             uses: spec.uses.clone(),
             trace: Default::default(),
         })
+    }
+
+    /// A test check other than `name` that judges from this commit: it passed here, or named
+    /// passing tests.
+    fn judging_test(&self, name: &str) -> Option<&str> {
+        self.checks
+            .iter()
+            .find(|c| {
+                c.name != name
+                    && c.kind == CheckKind::Test
+                    && (c.status == CheckStatus::Passed || c.judges_by_test())
+            })
+            .map(|c| c.name.as_str())
     }
 
     /// Whether the stand-in `spec` ([`CheckSpec::fallback`]) stood in on this commit — none of
@@ -743,6 +772,68 @@ mod tests {
             b.failing().map(|c| c.name.as_str()).collect::<Vec<_>>(),
             ["lint", "test"]
         );
+    }
+
+    #[test]
+    fn a_test_check_passing_no_test_on_the_base_gives_way_to_one_that_judges() {
+        let collection = || tests(&[], &["tests/test_a.py", "tests/test_b.py"]);
+        let with = |other: CheckStatus, measure: Measure| {
+            Baseline::from_results(
+                "0123456789abcdef",
+                &[
+                    result("test", CheckKind::Test, CheckStatus::Failed, collection()),
+                    result("CI test", CheckKind::Test, other, measure),
+                    result("lint", CheckKind::Quality, CheckStatus::Failed, lint(3)),
+                ],
+                None,
+                None,
+            )
+        };
+        let spec = |name: &str| CheckSpec::new(name, &format!("run {name}"));
+        // The CI's run passes: the detected one, which imported nothing, gives way.
+        let b = with(CheckStatus::Passed, tests(&["a"], &[]));
+        let given = b.cannot_judge(&spec("test")).expect("it gives way");
+        assert_eq!(given.status, CheckStatus::FailingOnBase);
+        let hint = given.hint.unwrap();
+        assert!(hint.contains("naming no passing test"), "{hint}");
+        assert!(
+            hint.contains("`CI test`, which judges there, does"),
+            "{hint}"
+        );
+        assert_eq!(b.cannot_judge(&spec("CI test")), None, "the judge runs");
+        assert_eq!(
+            b.cannot_judge(&spec("lint")),
+            None,
+            "a counted problem judges"
+        );
+        // The other fails naming passing tests: it judges, so the first still gives way.
+        let b = with(CheckStatus::Failed, tests(&["a"], &["b"]));
+        assert!(b.cannot_judge(&spec("test")).is_some());
+        // Neither judges: the first is still run and compared by its own numbers.
+        let b = with(CheckStatus::Failed, collection());
+        assert_eq!(b.cannot_judge(&spec("test")), None);
+        assert_eq!(b.cannot_judge(&spec("CI test")), None);
+        // A test check that named passing tests never gives way.
+        let b = Baseline::from_results(
+            "0123456789abcdef",
+            &[
+                result(
+                    "test",
+                    CheckKind::Test,
+                    CheckStatus::Failed,
+                    tests(&["x"], &["y"]),
+                ),
+                result(
+                    "CI test",
+                    CheckKind::Test,
+                    CheckStatus::Passed,
+                    tests(&["a"], &[]),
+                ),
+            ],
+            None,
+            None,
+        );
+        assert_eq!(b.cannot_judge(&spec("test")), None);
     }
 
     #[test]

@@ -223,8 +223,9 @@ fn a_c_projects_pip_install_reaches_the_index_of_its_setup_policy() {
         return eprintln!("skipped: {why}");
     }
     let (index, served) = crate::egress::server("<html></html>");
+    // A name no Python here has installed already (pip would not ask the index for it).
     let workflow = format!(
-        "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - name: Install meson\n        run: pip install --index-url http://127.0.0.1:{index}/simple/ meson\n      - run: meson test -C build\n"
+        "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - name: Install meson\n        run: pip install --index-url http://127.0.0.1:{index}/simple/ meson-built-here\n      - run: meson test -C build\n"
     );
     let files = [
         ("meson.build", "project('calc', 'c')\n".to_owned()),
