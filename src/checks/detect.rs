@@ -388,6 +388,23 @@ fn node_checks(p: &Project, text: &str) -> Vec<CheckSpec> {
 fn node_coverage(text: &str) -> Option<CoverageSpec> {
     let package: serde_json::Value = serde_json::from_str(text).ok()?;
     let test = package["scripts"]["test"].as_str()?;
+    // c8 and nyc print their table and keep the run's data: their report reads it again.
+    let around = super::tools::plain_commands(test)
+        .into_iter()
+        .find_map(|w| {
+            ["c8", "nyc"]
+                .into_iter()
+                .find(|t| w.first().is_some_and(|p| p == t))
+        });
+    if let Some(tool) = around {
+        return Some(CoverageSpec {
+            test_command: None,
+            command: format!("npx --no-install {tool} report --reporter=text"),
+            reason: format!(
+                "`{tool}` around the `test` script of package.json: its report of the run"
+            ),
+        });
+    }
     let tool = ["jest", "vitest"].into_iter().find(|t| test.contains(t))?;
     test.contains("--coverage").then(|| CoverageSpec {
         test_command: None,

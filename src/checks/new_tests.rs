@@ -526,6 +526,13 @@ impl Lookup<'_> {
             c.kind == CheckKind::Test && c.status == CheckStatus::Skipped && c.uses.runs(self.lang)
         });
         let failures = self.file_failures();
+        let unnamed = self.checks.iter().find(|c| {
+            c.kind == CheckKind::Test
+                && c.uses.runs(self.lang)
+                && matches!(c.status, CheckStatus::Passed | CheckStatus::Failed)
+                && c.exit_code.is_some()
+                && !c.measure.tests.as_ref().is_some_and(|t| t.by_name)
+        });
         // jest could not load the file at all: none of its tests ran under that check (another
         // check that loaded it, its build made first, tells what became of them).
         let unloaded = failures
@@ -563,6 +570,18 @@ impl Lookup<'_> {
                 Some(format!(
                     "no crate root reaches {file} through `mod` declarations, `#[path]`, `include!` or `automod::dir!`, so ralph cannot tell which test in cargo's report is this one"
                 )),
+            ),
+            // A check that may run it ran without naming its tests: it may have run it.
+            None if unnamed.is_some() => (
+                Outcome::Unknown,
+                None,
+                unnamed.map(|c| {
+                    format!(
+                        "`{}` ran without naming its tests (ralph reads them from {} and plain TAP or PASS:/FAIL: lines): it may have run this one",
+                        c.name,
+                        super::tools::runners().join(", ")
+                    )
+                }),
             ),
             None => (
                 Outcome::NotRun,

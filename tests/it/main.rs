@@ -28,6 +28,7 @@ mod docs;
 mod doctor_setup;
 mod done;
 mod egress;
+mod failures_named;
 mod fake_forgejo;
 mod fake_gitlab;
 mod follow;

@@ -390,3 +390,45 @@ mod full_paths {
             .contains("could not be loaded under `test`"));
     }
 }
+
+#[test]
+fn a_test_a_check_may_have_run_without_naming_its_tests_never_never_ran() {
+    let new = vec![(
+        "tests/test_views.py".to_owned(),
+        TestFn {
+            name: "test_redirect".into(),
+            body: String::new(),
+            feature: None,
+            marks: vec![],
+        },
+    )];
+    // pytest names its tests, none of them this one; `make test` (Django's runtests.py) passed
+    // without naming any.
+    let pytest = check(
+        "lint-tests",
+        "python -m pytest tests/unit",
+        &["tests.unit.test_a::test_a"],
+        &[],
+    );
+    let mut make = check("test", "make test", &[], &[]);
+    make.measure = Measure::default();
+    let tree = layout();
+    let found = locate(&new, &[pytest.clone(), make.clone()], &tree);
+    assert_eq!(found[0].outcome, Outcome::Unknown);
+    assert!(
+        found[0]
+            .hint
+            .as_deref()
+            .unwrap()
+            .starts_with("`test` ran without naming its tests"),
+        "{:?}",
+        found[0].hint
+    );
+    // It did not run this time (the base's verdict taken): it proves nothing either way.
+    make.exit_code = None;
+    make.status = CheckStatus::FailingOnBase;
+    assert_eq!(
+        locate(&new, &[pytest, make], &tree)[0].outcome,
+        Outcome::NotRun
+    );
+}

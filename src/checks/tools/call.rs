@@ -185,6 +185,29 @@ fn generic_wrapper(words: &[String]) -> Option<usize> {
         "nice" => Some(skip_flags(1, &["-n"])),
         "xvfb-run" => Some(skip_flags(1, &["-s", "-n", "-f", "-e", "-p", "-w"])),
         "timeout" => Some(skip_flags(1, &["-s", "-k"]) + 1),
+        // Coverage around a Node test run.
+        "c8" | "nyc" => Some(skip_flags(
+            1,
+            &[
+                "-r",
+                "--reporter",
+                "-n",
+                "--include",
+                "-x",
+                "--exclude",
+                "--reports-dir",
+                "--report-dir",
+                "-o",
+                "--temp-directory",
+                "--src",
+                "--lines",
+                "--functions",
+                "--branches",
+                "--statements",
+                "--extension",
+                "-e",
+            ],
+        )),
         _ => None,
     }
 }

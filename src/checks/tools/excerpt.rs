@@ -1,6 +1,7 @@
 //! The part of a check's output that explains it: what its tools say of their failing tests
-//! (each runner's own failure blocks, [`super::Tool::excerpt`]), else the head and the tail of
-//! both streams. Colours are taken off first: a runner that colours its output names its
+//! (each runner's own failure blocks, [`super::Tool::excerpt`]; a run ralph cannot see into is
+//! read by its `PASS:`/`FAIL:` lines first), else the failures of a plain format, else the head and the
+//! tail of both streams. Colours are taken off first: a runner that colours its output names its
 //! failures all the same.
 
 use super::Uses;
@@ -49,6 +50,17 @@ pub fn explain(uses: &Uses, stdout: &str, stderr: &str) -> String {
         crate::output::strip_ansi(stderr),
     );
     let tools = uses.asked();
+    // A run ralph cannot see into that prints a plain format is explained by its failures.
+    let plain = |format| {
+        [&stdout, &stderr]
+            .iter()
+            .find_map(|t| super::plain::excerpt(t, format))
+    };
+    if uses.opaque {
+        if let Some(s) = plain(super::plain::Format::Marked) {
+            return s;
+        }
+    }
     for text in [&stdout, &stderr] {
         let found = tools
             .iter()
@@ -57,6 +69,9 @@ pub fn explain(uses: &Uses, stdout: &str, stderr: &str) -> String {
         if let Some(s) = found {
             return s;
         }
+    }
+    if let Some(s) = plain(super::plain::Format::Any) {
+        return s;
     }
     match (stdout.trim().is_empty(), stderr.trim().is_empty()) {
         (true, true) => String::new(),

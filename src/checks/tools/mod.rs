@@ -11,7 +11,9 @@
 mod call;
 mod excerpt;
 mod junit;
+mod plain;
 
+mod ava;
 mod black;
 mod bun;
 mod cargo_test;
@@ -99,6 +101,7 @@ pub static TOOLS: &[&dyn Tool] = &[
     &jest::Jest,
     &vitest::Vitest,
     &mocha::Mocha,
+    &ava::Ava,
     &node_test::NodeTest,
     &bun::BunTest,
     &deno::DenoTest,
@@ -546,6 +549,14 @@ pub fn read_tests(uses: &Uses, printed: &Printed) -> Option<TestOutcomes> {
         .filter(|t| t.role() != Role::Wrapper && t.role() != Role::Quality)
         .collect();
     let read = |p: &Printed| runners.iter().find_map(|t| t.tests(p));
+    let plain = |format| plain::tests(printed.stdout, printed.stderr, format);
+    // A run ralph cannot see into is read by its `PASS:`/`FAIL:` lines first, where it prints
+    // them: no other tool's reader is asked to guess at it.
+    if uses.opaque {
+        if let Some(t) = plain(plain::Format::Marked) {
+            return Some(t);
+        }
+    }
     let merged = format!("{}\n{}", printed.stdout, printed.stderr);
     let project = printed.root.map(super::project::Project::read);
     for wrapper in asked.iter().filter(|t| t.role() == Role::Wrapper) {
@@ -568,7 +579,7 @@ pub fn read_tests(uses: &Uses, printed: &Printed) -> Option<TestOutcomes> {
             return all;
         }
     }
-    read(printed)
+    read(printed).or_else(|| plain(plain::Format::Any))
 }
 
 /// A lint's findings by rule, read by the check's tools; `None` when no line names a rule.

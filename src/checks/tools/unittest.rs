@@ -149,9 +149,18 @@ impl Tool for Unittest {
     }
 
     fn excerpt(&self, text: &str) -> Option<String> {
+        // Its failure blocks: a banner, then `FAIL: test (id)` or `ERROR: test (id)` — a banner
+        // alone is anyone's.
+        let lines: Vec<&str> = text.lines().collect();
+        let first = lines.windows(2).position(|w| {
+            w[0].starts_with("======")
+                && !w[0].contains(' ')
+                && (w[1].starts_with("FAIL: ") || w[1].starts_with("ERROR: "))
+                && w[1].ends_with(')')
+        })?;
         super::excerpt::section(
-            text,
-            |l| l.starts_with("======") && !l.contains(' '),
+            &lines[first..].join("\n"),
+            |_| true,
             |l| l.starts_with("FAILED (") || l.starts_with("Ran "),
         )
     }
@@ -260,6 +269,15 @@ mod tests {
     /// `python -m unittest -v` on Python 3.11, as recorded: a docstring puts the outcome on the
     /// next line; a subtest, a class fixture and a module that fails to import.
     const VERBOSE: &str = "test_add (tests.test_a_pass.TestAlpha.test_add)\nAdds numbers: a docstring first line. ... ok\ntest_subtests (tests.test_a_pass.TestAlpha.test_subtests) ... ok\ntest_dict_equal (tests.test_b_fail.TestBeta.test_dict_equal) ... FAIL\ntest_subtest_fails (tests.test_b_fail.TestBeta.test_subtest_fails) ... \n  test_subtest_fails (tests.test_b_fail.TestBeta.test_subtest_fails) (i=1) ... FAIL\ntest_raises (tests.test_c_mixed.TestGamma.test_raises) ... ERROR\ntest_skipped (tests.test_c_mixed.TestGamma.test_skipped) ... skipped 'not today'\ntest_xfail (tests.test_c_mixed.TestGamma.test_xfail) ... expected failure\nERROR\ntests.test_d_broken_import (unittest.loader._FailedTest.tests.test_d_broken_import) ... ERROR\ntest_after_failure (tests.test_e_pass.TestOmega.test_after_failure) ... ok\n\n======================================================================\nERROR: test_raises (tests.test_c_mixed.TestGamma.test_raises)\n";
+
+    #[test]
+    fn its_failure_blocks_explain_it_and_anothers_banner_does_not() {
+        let e = Unittest.excerpt(VERBOSE).unwrap();
+        assert!(e.starts_with("======"), "{e}");
+        assert!(e.contains("ERROR: test_raises (tests.test_c_mixed.TestGamma.test_raises)"));
+        let banners = "================================================================================\n  test suite\n================================================================================\nPASS: a\nFAIL: b\n";
+        assert_eq!(Unittest.excerpt(banners), None);
+    }
 
     #[test]
     fn verbose_lines_name_each_test() {
