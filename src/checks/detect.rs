@@ -384,22 +384,24 @@ fn node_checks(p: &Project, text: &str) -> Vec<CheckSpec> {
 
 /// Coverage a Node project's `test` script already collects (`jest --coverage`, `vitest
 /// --coverage`): read from the report it writes (`coverage/coverage-summary.json`,
-/// `coverage/lcov.info`) after the tests.
+/// `coverage/lcov.info`) after the tests; under `c8` or `nyc`, from their text report of the
+/// run's data.
 fn node_coverage(text: &str) -> Option<CoverageSpec> {
     let package: serde_json::Value = serde_json::from_str(text).ok()?;
     let test = package["scripts"]["test"].as_str()?;
     // c8 and nyc print their table and keep the run's data: their report reads it again.
-    let around = super::tools::plain_commands(test)
+    let around = super::tools::simple_commands(test)
         .into_iter()
-        .find_map(|w| {
-            ["c8", "nyc"]
-                .into_iter()
-                .find(|t| w.first().is_some_and(|p| p == t))
+        .find_map(|words| {
+            let program = words
+                .iter()
+                .find(|w| !w.contains('=') && *w != "cross-env")?;
+            ["c8", "nyc"].into_iter().find(|t| program == t)
         });
     if let Some(tool) = around {
         return Some(CoverageSpec {
             test_command: None,
-            command: format!("npx --no-install {tool} report --reporter=text"),
+            command: format!("PATH=\"$PWD/node_modules/.bin:$PATH\" {tool} report --reporter=text"),
             reason: format!(
                 "`{tool}` around the `test` script of package.json: its report of the run"
             ),

@@ -78,7 +78,15 @@ pub fn lang(path: &str) -> Option<Lang> {
         .iter()
         .any(|e| file.ends_with(e))
     {
-        (file.contains(".test.") || file.contains(".spec.") || path.contains("__tests__/"))
+        // A test/ folder's files are tests to mocha and AVA, but for their helpers and fixtures.
+        let helper = file.starts_with('_')
+            || path
+                .split('/')
+                .any(|p| p == "fixtures" || p == "helpers" || p == "node_modules");
+        (file.contains(".test.")
+            || file.contains(".spec.")
+            || path.contains("__tests__/")
+            || (in_tests && !helper))
             .then_some(Lang::Js)
     } else {
         None

@@ -76,3 +76,91 @@ fn a_home_made_runners_failing_test_and_its_assertion_reach_the_bots() {
         );
     }
 }
+
+/// Where `.ci/run` installs AVA and c8; `None` with why where they are not.
+fn ava_and_c8() -> Result<std::path::PathBuf, String> {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/ci-tools/ava/node_modules");
+    if !ralph::process::on_path("npm") {
+        return Err("npm is not installed".into());
+    }
+    ["ava", "c8"]
+        .iter()
+        .all(|p| dir.join(p).join("package.json").is_file())
+        .then_some(dir)
+        .ok_or_else(|| {
+            "AVA and c8 are not installed (`.ci/run` installs them into target/ci-tools/ava)".into()
+        })
+}
+
+/// An AVA project under c8, whose `npm test` finds them where `.ci/run` installed them (on
+/// `PATH`, and `NODE_PATH` for `require('ava')`).
+fn ava_project() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            "package.json",
+            r#"{"name": "calc", "private": true, "scripts": {"test": "c8 ava"}}"#,
+        ),
+        (".gitignore", ".ralph/worktrees/\n.ralph/runs/\ncoverage/\n"),
+        ("calc.js", "exports.add = (a, b) => a + b;\n"),
+        (
+            "test/calc.js",
+            "const test = require('ava');\nconst calc = require('../calc.js');\ntest('adds', t => { t.is(calc.add(1, 2), 3); });\n",
+        ),
+    ]
+}
+
+/// `ralph compete 3` in `repo` with AVA and c8 from `modules`.
+fn compete_with(repo: &crate::compete::Repo, modules: &std::path::Path) -> crate::common::Out {
+    run(repo
+        .ralph()
+        .env(
+            "PATH",
+            crate::tool_verdicts::path_with(&[modules.join(".bin")]),
+        )
+        .env("NODE_PATH", modules)
+        .args(["compete", "3"]))
+}
+
+#[test]
+fn avas_failing_test_is_named_with_its_difference_and_c8_measures_coverage() {
+    let modules = match ava_and_c8() {
+        Ok(m) => m,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let files = ava_project();
+    let test =
+        "printf \"test('multiplies', t => { t.is(calc.mul(2, 3), 6); });\\n\" >> test/calc.js";
+    // The test alone: `calc.mul` is no function.
+    let repo = repo(&files, "", &implementer(test), None, |_| {});
+    let out = compete_with(&repo, &modules);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let prompt = std::fs::read_to_string(repo.tools.join("alpha.prompt")).unwrap();
+    for said in [&out.stderr, &prompt] {
+        assert!(
+            said.contains("✘ [fail]: multiplies"),
+            "the failing test is named: {said}"
+        );
+        assert!(
+            said.contains("calc.mul is not a function"),
+            "its error is shown: {said}"
+        );
+        assert!(said.contains("1 test failed"), "and the summary: {said}");
+    }
+    // With the function: AVA named the new test, and c8's report gave the coverage.
+    let fix = format!("echo 'exports.mul = (a, b) => a * b;' >> calc.js\n{test}");
+    let repo = self::repo(&files, "", &implementer(&fix), None, |_| {});
+    let out = compete_with(&repo, &modules);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("new tests: 1 passed (test/calc.js multiplies)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("coverage: 100.00% → 100.00%"),
+        "{}",
+        out.stderr
+    );
+}

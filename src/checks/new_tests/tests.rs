@@ -432,3 +432,18 @@ fn a_test_a_check_may_have_run_without_naming_its_tests_never_never_ran() {
         Outcome::NotRun
     );
 }
+
+#[test]
+fn a_test_folders_scripts_are_tests_but_for_helpers_and_fixtures() {
+    assert_eq!(
+        lang("test/calc.js"),
+        Some(Lang::Js),
+        "mocha's and AVA's default"
+    );
+    assert_eq!(lang("packages/a/tests/b.mjs"), Some(Lang::Js));
+    assert_eq!(lang("src/calc.test.ts"), Some(Lang::Js));
+    assert_eq!(lang("test/helpers/server.js"), None);
+    assert_eq!(lang("test/fixtures/broken.js"), None);
+    assert_eq!(lang("test/_setup.js"), None);
+    assert_eq!(lang("src/calc.js"), None);
+}

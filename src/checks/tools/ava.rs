@@ -47,19 +47,30 @@ impl Tool for Ava {
     fn excerpt(&self, text: &str) -> Option<String> {
         let lines: Vec<&str> = text.lines().collect();
         let rule = lines.iter().position(|l| l.trim() == "─")?;
-        let mut out: Vec<&str> = lines[rule + 1..]
+        // The failing tests' lines, then their blocks through the summary (what follows it —
+        // c8's table — is another tool's), without the stack frames of AVA's own code.
+        let mut out: Vec<&str> = lines[..rule]
             .iter()
             .copied()
-            .filter(|l| {
-                l.trim() != "─" && !l.contains("node_modules/") && !l.contains("node:internal")
-            })
-            .take(super::excerpt::MAX_SECTION)
+            .filter(|l| l.trim_start().starts_with("✘ "))
             .collect();
-        // The summary (`2 tests failed`) even when the blocks were cut.
-        for l in lines.iter().rev().take(6).rev() {
-            if summary(l) && !out.contains(l) {
-                out.push(l);
-            }
+        let end = lines
+            .iter()
+            .rposition(|l| summary(l))
+            .filter(|e| *e > rule)
+            .map_or(lines.len(), |e| e + 1);
+        let blocks = lines[rule + 1..end].iter().copied().filter(|l| {
+            l.trim() != "─" && !l.contains("node_modules/") && !l.contains("node:internal")
+        });
+        let blocks: Vec<&str> = blocks.collect();
+        let room = super::excerpt::MAX_SECTION.saturating_sub(out.len());
+        if blocks.len() > room {
+            // Cut in the middle: the summary stays.
+            out.extend(&blocks[..room.saturating_sub(3)]);
+            out.push("  …");
+            out.extend(blocks.iter().rev().take(2).rev());
+        } else {
+            out.extend(blocks);
         }
         let text = out.join("\n");
         (!text.trim().is_empty()).then(|| text.trim_matches('\n').to_owned())
@@ -158,8 +169,15 @@ mod tests {
 
     #[test]
     fn a_failure_is_explained_by_its_block_and_the_summary() {
-        let e = Ava.excerpt(RUN).unwrap();
-        assert!(e.starts_with("  services › bitbucket › Push\n"), "{e}");
+        let e = Ava
+            .excerpt(&format!("{RUN}---|---\nAll files | 100 |\n"))
+            .unwrap();
+        assert!(
+            e.starts_with("  ✘ [fail]: services › bitbucket › Push\n  ✘ [fail]: math › throws Error thrown in test\n"),
+            "{e}"
+        );
+        assert!(e.contains("\n  services › bitbucket › Push\n"), "{e}");
+        assert!(!e.contains("All files"), "c8's table is not AVA's: {e}");
         assert!(e.contains("  - 2\n  + 3"), "{e}");
         assert!(e.contains("Error: boom"), "{e}");
         assert!(!e.contains("node_modules/"), "{e}");
