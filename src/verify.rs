@@ -308,9 +308,17 @@ pub async fn verify(
     let diff = workspace.diff(wt).await?;
     let protected = protected_findings(&diff);
     rebuild_crates_of_new_files(&wt.path, &diff);
+    // The change's test files, run first, alone.
+    let changed_tests: Vec<String> = diff
+        .files
+        .iter()
+        .filter(|f| f.status != "deleted" && new_tests::lang(&f.path).is_some())
+        .map(|f| f.path.clone())
+        .collect();
     let schedule = crate::checks::suite::Schedule {
         first,
         stop_against: baseline,
+        changed_tests: &changed_tests,
     };
     let setting = once::Setting {
         plan,

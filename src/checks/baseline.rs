@@ -222,6 +222,13 @@ impl Baseline {
         t.by_name.then_some(&t.passed)
     }
 
+    /// Every test the check `name` named here, passing or failing, when its runner names them.
+    pub fn known_tests(&self, name: &str) -> Option<std::collections::BTreeSet<String>> {
+        let t = self.check(name)?.measure.tests.as_ref()?;
+        t.by_name
+            .then(|| t.passed.iter().chain(&t.failed).cloned().collect())
+    }
+
     fn check(&self, name: &str) -> Option<&BaseCheck> {
         self.checks.iter().find(|c| c.name == name)
     }

@@ -13,6 +13,7 @@ pub mod coverage;
 mod declared;
 pub mod detect;
 pub mod environment;
+mod first;
 pub mod job;
 pub mod live;
 pub mod new_tests;

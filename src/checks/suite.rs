@@ -67,6 +67,9 @@ pub struct Schedule<'a> {
     /// the base, or worse — stops the run, the checks after it not run ([`CheckStatus::Skipped`]).
     /// `None` (the baseline itself) runs every check.
     pub stop_against: Option<&'a Baseline>,
+    /// The test files the change adds or edits: after a change, they run first, alone
+    /// ([`super::first`]).
+    pub changed_tests: &'a [String],
 }
 
 impl Schedule<'_> {
@@ -135,6 +138,33 @@ pub async fn run_checks(
     if let Some(base) = schedule.stop_against {
         for (i, spec) in plan.checks.iter().enumerate() {
             state.results[i] = base.cannot_judge(spec);
+        }
+    }
+    // The change's own tests first: where they fail, that is the verdict, and the rest waits.
+    if let Some(base) = schedule.stop_against {
+        let first = super::first::Setting {
+            plan,
+            workdir,
+            timeout,
+            env: &env,
+            watch,
+        };
+        let decided = super::first::run(&first, base, schedule.changed_tests, &state.results).await;
+        if let Some((at, verdict)) = decided {
+            state.results[at] = Some(verdict);
+            for (i, spec) in plan.checks.iter().enumerate() {
+                if state.results[i].is_none() {
+                    state.results[i] = Some(super::first::not_run(spec));
+                }
+            }
+            return Ran {
+                checks: state.results.into_iter().flatten().collect(),
+                coverage: None,
+                coverage_missing: Some(
+                    "the change's own tests failed first, and the suite was not run".into(),
+                ),
+                took_ms: started.elapsed().as_millis() as u64,
+            };
         }
     }
     // A stand-in runs after the change only where it stood in on the base; on the base, only

@@ -79,6 +79,7 @@ pub async fn judge(
     let schedule = Schedule {
         first: &[],
         stop_against: under.baseline,
+        changed_tests: &[],
     };
     let plan = CheckPlan {
         checks: under

@@ -147,6 +147,13 @@ fn avas_failing_test_is_named_with_its_difference_and_c8_measures_coverage() {
         );
         assert!(said.contains("1 test failed"), "and the summary: {said}");
     }
+    // The change's test file ran first, alone, and its failure was the verdict.
+    assert!(
+        out.stderr
+            .contains("the change's own tests, run first alone (`npm test -- test/calc.js`), fail: `multiplies`"),
+        "{}",
+        out.stderr
+    );
     // With the function: AVA named the new test, and c8's report gave the coverage.
     let fix = format!("echo 'exports.mul = (a, b) => a * b;' >> calc.js\n{test}");
     let repo = self::repo(&files, "", &implementer(&fix), None, |_| {});

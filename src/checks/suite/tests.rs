@@ -99,6 +99,7 @@ fn against(baseline: &Baseline) -> Schedule<'_> {
     Schedule {
         first: &[],
         stop_against: Some(baseline),
+        changed_tests: &[],
     }
 }
 
@@ -302,6 +303,7 @@ async fn a_change_is_rejected_at_its_first_failing_check_and_the_rest_do_not_run
     let schedule = Schedule {
         first: &failed,
         stop_against: Some(&baseline),
+        changed_tests: &[],
     };
     let again = run_checks(&plan, dir.path(), t, &Unwatched, schedule).await;
     assert_eq!(

@@ -44,6 +44,16 @@ impl Tool for Ava {
         })
     }
 
+    fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
+        super::append_files(
+            self.name(),
+            command,
+            files,
+            uses,
+            &[".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts"],
+        )
+    }
+
     fn excerpt(&self, text: &str) -> Option<String> {
         let lines: Vec<&str> = text.lines().collect();
         let rule = lines.iter().position(|l| l.trim() == "─")?;

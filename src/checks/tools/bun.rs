@@ -3,7 +3,7 @@
 //! `X` (or a program of the package's), `bunx X` starts `X`. Its environment is the lockfile's.
 
 use super::npm::script_with_hooks;
-use super::{Call, Inner, Lang, Missed, Printed, Role, Tool};
+use super::{Alone, Call, Inner, Lang, Missed, Printed, Role, Tool, Uses};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 
@@ -24,6 +24,19 @@ impl Tool for BunTest {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "bun" && call.sub() == "test"
+    }
+
+    /// Its file and `-t '^suite name$'` (bun matches the titles joined by spaces) added where
+    /// words reach `bun test`.
+    fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
+        let tail = uses.tail.filter(|t| t.tool == self.name())?;
+        let (file, title) = id.split_once("::")?;
+        let full = title.split(" > ").collect::<Vec<_>>().join(" ");
+        let pattern = format!("^{}$", super::jest::regex_escape(&full));
+        Some(Alone {
+            command: tail.append(command, &[file, "-t", &pattern]),
+            env: Vec::new(),
+        })
     }
 
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
@@ -199,5 +212,13 @@ mod tests {
             crate::checks::tools::recognise("bun lint", Some(&p)).tools,
             ["bun", "eslint"]
         );
+    }
+    #[test]
+    fn one_test_runs_alone_by_its_file_and_title() {
+        let uses = super::super::recognise("bun test", None);
+        let alone = BunTest
+            .alone("bun test", "test/calc.test.ts::calc > adds", &[], &uses)
+            .unwrap();
+        assert_eq!(alone.command, "bun test test/calc.test.ts -t '^calc adds$'");
     }
 }

@@ -2,7 +2,7 @@
 //! lines (`***Failed`, `***Timeout`, `***Exception…` failed; `***Not Run` and `***Skipped`
 //! neither).
 
-use super::{Call, Printed, Role, Tool};
+use super::{Alone, Call, Printed, Role, Tool, Uses};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 
@@ -23,6 +23,16 @@ impl Tool for Ctest {
 
     fn ran_no_test<'a>(&self, printed: &Printed<'a>) -> Option<&'a str> {
         super::meson::said(printed, "No tests were found")
+    }
+
+    /// `-R '^name$'` added where words reach ctest.
+    fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
+        let tail = uses.tail.filter(|t| t.tool == self.name())?;
+        let pattern = format!("^{}$", super::jest::regex_escape(id));
+        Some(Alone {
+            command: tail.append(command, &["-R", &pattern]),
+            env: Vec::new(),
+        })
     }
 
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
@@ -86,5 +96,17 @@ mod tests {
         assert_eq!(t.passed.iter().collect::<Vec<_>>(), ["add"]);
         assert_eq!(t.failed.iter().collect::<Vec<_>>(), ["slow", "sub"]);
         assert!(read("no tests were found", "").is_none());
+    }
+    #[test]
+    fn one_test_runs_alone_by_its_name() {
+        let uses = super::super::recognise("ctest --test-dir build", None);
+        let alone = Ctest
+            .alone("ctest --test-dir build", "vec3.norm", &[], &uses)
+            .unwrap();
+        assert_eq!(alone.command, "ctest --test-dir build -R '^vec3\\.norm$'");
+        let wrapped = super::super::recognise("cd build && ctest | tee log", None);
+        assert!(Ctest
+            .alone("cd build && ctest | tee log", "a", &[], &wrapped)
+            .is_none());
     }
 }

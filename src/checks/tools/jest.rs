@@ -52,6 +52,16 @@ impl Tool for Jest {
         JSON.alone(command, id, uses)
     }
 
+    fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
+        super::append_files(
+            self.name(),
+            command,
+            files,
+            uses,
+            &[".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts"],
+        )
+    }
+
     fn excerpt(&self, text: &str) -> Option<String> {
         super::excerpt::section(
             text,
@@ -150,7 +160,7 @@ impl JsonReport {
 const REPORT: &str = "report.json";
 
 /// `text` with every character a regular expression reads specially escaped.
-fn regex_escape(text: &str) -> String {
+pub(crate) fn regex_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if "\\^$.|?*+()[]{}".contains(c) {

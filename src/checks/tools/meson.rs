@@ -3,7 +3,7 @@
 //! `EXPECTEDFAIL` passed; `SKIP` neither). Its failures are explained by its `--print-errorlogs`
 //! blocks and its summary of failures.
 
-use super::{Call, Printed, Role, Tool};
+use super::{Alone, Call, Printed, Role, Tool, Uses};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 
@@ -25,6 +25,15 @@ impl Tool for MesonTest {
 
     fn ran_no_test<'a>(&self, printed: &Printed<'a>) -> Option<&'a str> {
         said(printed, "No tests defined.")
+    }
+
+    /// The test's `project:name` added where words reach `meson test`, which takes names.
+    fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
+        let tail = uses.tail.filter(|t| t.tool == self.name())?;
+        Some(Alone {
+            command: tail.append(command, &[id]),
+            env: Vec::new(),
+        })
     }
 
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
@@ -120,5 +129,13 @@ mod tests {
             ]
         );
         assert!(read("1/2 is not a result").is_none());
+    }
+    #[test]
+    fn one_test_runs_alone_by_its_name() {
+        let uses = super::super::recognise("meson test -C build", None);
+        let alone = MesonTest
+            .alone("meson test -C build", "cglm:vec3 norm", &[], &uses)
+            .unwrap();
+        assert_eq!(alone.command, "meson test -C build 'cglm:vec3 norm'");
     }
 }

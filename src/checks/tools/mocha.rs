@@ -3,7 +3,7 @@
 //! itself), each named by its suites' titles down to its own, `suite > test`: `✔ title` passed,
 //! `N) title` failed. Its failures are explained by the numbered blocks after the summary.
 
-use super::{Call, Lang, Prepared, Printed, Role, Tool};
+use super::{Alone, Call, Lang, Prepared, Printed, Role, Tool, Uses};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
@@ -33,6 +33,18 @@ impl Tool for Mocha {
         if direct && !chosen && super::plain(&run.command) {
             run.command = format!("{} --reporter spec", run.command.trim_end());
         }
+    }
+
+    /// `--grep '^suite name$'` (mocha matches a test's titles joined by spaces) added where
+    /// words reach mocha.
+    fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
+        let tail = uses.tail.filter(|t| t.tool == self.name())?;
+        let full = id.split(" > ").collect::<Vec<_>>().join(" ");
+        let pattern = format!("^{}$", super::jest::regex_escape(&full));
+        Some(Alone {
+            command: tail.append(command, &["--grep", &pattern]),
+            env: Vec::new(),
+        })
     }
 
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
@@ -141,5 +153,21 @@ mod tests {
         };
         Mocha.prepare(&mut chosen, dir.path());
         assert_eq!(chosen.command, "mocha --reporter tap");
+    }
+    #[test]
+    fn one_test_runs_alone_by_its_full_title() {
+        let uses = super::super::recognise("mocha --reporter spec", None);
+        let alone = Mocha
+            .alone(
+                "mocha --reporter spec",
+                "Math suite > adds (1 + 2)",
+                &[],
+                &uses,
+            )
+            .unwrap();
+        assert_eq!(
+            alone.command,
+            "mocha --reporter spec --grep '^Math suite adds \\(1 \\+ 2\\)$'"
+        );
     }
 }

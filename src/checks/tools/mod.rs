@@ -441,6 +441,12 @@ pub trait Tool: Sync {
         None
     }
 
+    /// `command` (whose appended words reach this runner) narrowed to the project's test
+    /// `files` alone, when it takes files and they are its language's.
+    fn files(&self, _command: &str, _files: &[&str], _uses: &Uses) -> Option<String> {
+        None
+    }
+
     /// The part of its output that shows why its failing tests failed (their own output, not
     /// the head and the tail of the run).
     fn excerpt(&self, _text: &str) -> Option<String> {
@@ -626,6 +632,33 @@ pub fn missing_program(uses: &Uses, stdout: &str, stderr: &str) -> Option<String
         }
     }
     None
+}
+
+/// `command` narrowed to the project's test `files` alone, by the runner its appended words
+/// reach, when that runner takes files; `None` for a command ralph cannot change so safely.
+pub fn files_command(uses: &Uses, command: &str, files: &[&str]) -> Option<String> {
+    let tail = uses.tail?;
+    if !plain(command) {
+        return None;
+    }
+    named(tail.tool)?.files(command, files, uses)
+}
+
+/// Appends `files` where `uses`' words reach the runner `tool`, when each file ends in one of
+/// `extensions`.
+pub(crate) fn append_files(
+    tool: &str,
+    command: &str,
+    files: &[&str],
+    uses: &Uses,
+    extensions: &[&str],
+) -> Option<String> {
+    let tail = uses.tail.filter(|t| t.tool == tool)?;
+    let ours = !files.is_empty()
+        && files
+            .iter()
+            .all(|f| extensions.iter().any(|e| f.ends_with(e)) && !f.starts_with('-'));
+    ours.then(|| tail.append(command, files))
 }
 
 /// What would have run a test of `lang` that no check ran, as its runners say.

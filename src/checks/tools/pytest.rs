@@ -96,6 +96,10 @@ impl Tool for Pytest {
         })
     }
 
+    fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
+        super::append_files(self.name(), command, files, uses, &[".py"])
+    }
+
     fn excerpt(&self, text: &str) -> Option<String> {
         failures(text)
     }

@@ -54,6 +54,16 @@ impl Tool for Vitest {
         JSON.alone(command, id, uses)
     }
 
+    fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
+        super::append_files(
+            self.name(),
+            command,
+            files,
+            uses,
+            &[".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts"],
+        )
+    }
+
     fn excerpt(&self, text: &str) -> Option<String> {
         super::excerpt::section(
             text,
