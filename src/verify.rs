@@ -237,10 +237,14 @@ impl VerificationReport {
         for t in &self.new_tests {
             match t.outcome {
                 Outcome::Failed => out.push(format!(
-                    "the change's test `{}` ({}) fails under `{}`",
+                    "the change's test `{}` ({}) fails under `{}`{}",
                     t.name,
                     t.file,
-                    t.check.as_deref().unwrap_or("a check")
+                    t.check.as_deref().unwrap_or("a check"),
+                    t.hint
+                        .as_deref()
+                        .map(|h| format!(": {h}"))
+                        .unwrap_or_default()
                 )),
                 Outcome::Unidentified => out.push(format!(
                     "the change's test `{}` ({}) cannot be told apart in the checks' reports: {}",

@@ -40,7 +40,7 @@ pub async fn run(
     let (i, spec, command) = at.plan.checks.iter().enumerate().find_map(|(i, spec)| {
         let takes = spec.kind == CheckKind::Test
             && spec.job.is_none()
-            && spec.fallback.is_none()
+            && (spec.fallback.is_none() || base.stood_in(spec))
             && decided[i].is_none()
             && spec.advisory.is_none();
         let command = takes

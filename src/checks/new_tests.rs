@@ -374,10 +374,11 @@ fn same_file(file: &str, reported: &str) -> bool {
 /// the file's dotted path as pytest names it from its rootdir (so a suffix of the path from
 /// the project's top), then the class; the name is the function, with any parameters.
 fn python_names(file: &str, test: &TestFn, id: &str) -> bool {
-    let Some((classname, name)) = id.rsplit_once("::") else {
+    // A case's parameters (`test_k[a::b]`) may hold anything, `::` too.
+    let head = id.split('[').next().unwrap_or(id);
+    let Some((classname, name)) = head.rsplit_once("::") else {
         return false;
     };
-    let name = name.split('[').next().unwrap_or(name);
     let (class, function) = match test.name.split_once("::") {
         Some((c, f)) => (Some(c), f),
         None => (None, test.name.as_str()),
@@ -499,6 +500,44 @@ impl Lookup<'_> {
         }
     }
 
+    /// The cases of it that failed under the check `name`, when it is parametrized (`failing
+    /// case(s): test_x[3-7]`).
+    fn failing_cases(&self, name: &str) -> Option<String> {
+        let c = self.reporting.iter().find(|c| c.name == name)?;
+        let t = c.measure.tests.as_ref()?;
+        let named = |id: &&String| names(self.lang, self.file, self.test, &self.rust, id);
+        let cases: Vec<&str> = t
+            .failed
+            .iter()
+            .filter(named)
+            .filter_map(|id| id.find('[').map(|at| &id[at..]))
+            .collect();
+        if cases.is_empty() {
+            return None;
+        }
+        let function = self
+            .test
+            .name
+            .rsplit("::")
+            .next()
+            .unwrap_or(&self.test.name);
+        let passed = t.passed.iter().filter(|id| named(id)).count();
+        Some(format!(
+            "failing case(s): {}{}",
+            cases
+                .iter()
+                .take(5)
+                .map(|p| format!("`{function}{p}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if passed > 0 {
+                format!(" ({passed} other case(s) pass)")
+            } else {
+                String::new()
+            }
+        ))
+    }
+
     /// Its file's failures in the reports: `(title, check, whether the report names a passing
     /// file for its tests)` of each.
     fn file_failures(&self) -> Vec<(&str, &str, bool)> {
@@ -561,6 +600,11 @@ impl Lookup<'_> {
                 left_out.map(|c| c.name.clone()),
                 Some("not run this time: the checks stopped at an earlier failure".to_owned()),
             ),
+            // A parametrized test is told by its cases: which of them failed.
+            Some((Outcome::Failed, c)) => {
+                let cases = self.failing_cases(&c);
+                (Outcome::Failed, Some(c), cases)
+            }
             Some((o, c)) => (o, Some(c), None),
             None if self.reporting.is_empty() => (Outcome::Unknown, None, None),
             // jest names a failing file's failures only: another test failing in it hides

@@ -447,3 +447,31 @@ fn a_test_folders_scripts_are_tests_but_for_helpers_and_fixtures() {
     assert_eq!(lang("test/_setup.js"), None);
     assert_eq!(lang("src/calc.js"), None);
 }
+
+#[test]
+fn a_parametrized_test_fails_by_its_cases_whatever_their_parameters_hold() {
+    let k = TestFn {
+        name: "TestK::test_k".into(),
+        body: String::new(),
+        feature: None,
+        marks: vec![],
+    };
+    let new = vec![("tests/test_p.py".to_owned(), k)];
+    // pytest's JUnit ids, as recorded: a case whose parameter holds `::` failed.
+    let pytest = check(
+        "test",
+        "python -m pytest",
+        &["tests.test_p.TestK::test_k[c.d]"],
+        &["tests.test_p.TestK::test_k[a::b]"],
+    );
+    let found = locate(&new, &[pytest], &layout());
+    assert_eq!(
+        found[0].outcome,
+        Outcome::Failed,
+        "one failing case fails it"
+    );
+    assert_eq!(
+        found[0].hint.as_deref(),
+        Some("failing case(s): `test_k[a::b]` (1 other case(s) pass)")
+    );
+}

@@ -78,8 +78,9 @@ impl Tool for Pytest {
         _: &super::Uses,
     ) -> Option<Alone> {
         // `tests.test_x.TestC::test_y[1]`: the class (or module) and the function.
-        let (classname, name) = id.rsplit_once("::")?;
-        let function = name.split('[').next().unwrap_or(name);
+        // A case's parameters may hold `::`: the id is read up to them.
+        let head = id.split('[').next().unwrap_or(id);
+        let (classname, function) = head.rsplit_once("::")?;
         let owner = classname.rsplit('.').next().unwrap_or(classname);
         if !super::word(function) || !super::word(owner) {
             return None;
@@ -162,6 +163,20 @@ fn failures(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_case_whose_parameters_hold_colons_runs_alone_by_its_function() {
+        let uses = super::super::recognise("python -m pytest", None);
+        let alone = Pytest
+            .alone(
+                "python -m pytest",
+                "tests.test_p.TestK::test_k[a::b]",
+                &[],
+                &uses,
+            )
+            .unwrap();
+        assert_eq!(alone.env[0].1, "-k 'TestK and test_k'");
+    }
 
     #[test]
     fn one_test_is_run_alone_by_k() {
