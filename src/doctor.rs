@@ -501,6 +501,7 @@ async fn check_checks(f: &mut Findings, settings: &Settings) {
     for c in &plan.checks {
         check_line(f, settings, &plan, c).await;
     }
+    alone_lines(f, &plan);
     if plan.require_test
         && !plan
             .checks
@@ -516,6 +517,34 @@ async fn check_checks(f: &mut Findings, settings: &Settings) {
         f.hint("name the test command under [checks], e.g. test = \"make test\"");
     }
     environment_checks(f, settings, &plan);
+}
+
+/// How each test check runs one failing test again alone (a flaky test is told from a
+/// regression so), or why its runner cannot.
+fn alone_lines(f: &mut Findings, plan: &crate::checks::CheckPlan) {
+    let tests = plan
+        .checks
+        .iter()
+        .filter(|c| c.kind == crate::checks::CheckKind::Test && c.job.is_none());
+    for c in tests {
+        for (runner, how) in crate::checks::tools::alone_in_plan(&c.uses, &c.command, &plan.env) {
+            let check = format!("{} alone", c.name);
+            match how {
+                Ok(how) => f.add(
+                    "checks",
+                    &check,
+                    Status::Ok,
+                    format!("a failing {runner} test is run again alone, e.g. `{how}`: passing then, it is flaky and blamed on nobody"),
+                ),
+                Err(why) => f.add(
+                    "checks",
+                    &check,
+                    Status::Warn,
+                    format!("a failing {runner} test cannot be run again alone ({why}): a flaky one fails the change like a regression"),
+                ),
+            }
+        }
+    }
 }
 
 /// How a worktree's environment is made, what every check runs with, how coverage is measured.

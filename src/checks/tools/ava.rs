@@ -31,6 +31,10 @@ impl Tool for Ava {
         read(printed.stdout).or_else(|| read(printed.stderr))
     }
 
+    fn example_id(&self) -> Option<&'static str> {
+        Some("test > adds")
+    }
+
     fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
         let tail = uses.tail.filter(|t| t.tool == self.name())?;
         let title = id.rsplit(" > ").next()?;

@@ -70,6 +70,10 @@ impl Tool for CargoTest {
         read(printed.stdout, printed.stderr)
     }
 
+    fn example_id(&self) -> Option<&'static str> {
+        Some("tests/calc.rs::adds")
+    }
+
     fn alone(
         &self,
         command: &str,

@@ -26,6 +26,12 @@ impl Tool for DenoTest {
         call.name() == "deno" && call.sub() == "test"
     }
 
+    fn never_alone(&self) -> Option<&'static str> {
+        Some(
+            "its steps cannot be filtered one by one, and ralph does not run a deno test alone yet",
+        )
+    }
+
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
         read(printed.stdout)
     }

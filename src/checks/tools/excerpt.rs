@@ -67,7 +67,7 @@ pub fn explain(uses: &Uses, stdout: &str, stderr: &str) -> String {
             .find_map(|t| t.excerpt(text))
             .filter(|s| !s.trim().is_empty());
         if let Some(s) = found {
-            return s;
+            return without_coverage_table(&s);
         }
     }
     if let Some(s) = plain(super::plain::Format::Any) {
@@ -81,9 +81,34 @@ pub fn explain(uses: &Uses, stdout: &str, stderr: &str) -> String {
     }
 }
 
+/// `text` without a coverage tool's text table (Istanbul's `File | % Stmts | … |` rows and their
+/// rules, which c8, nyc, jest and vitest print after the run): no failure is in it.
+fn without_coverage_table(text: &str) -> String {
+    let header = |l: &str| l.contains('|') && (l.contains("% Stmts") || l.contains("% Lines"));
+    if !text.lines().any(header) {
+        return text.to_owned();
+    }
+    let row = |l: &str| {
+        let t = l.trim();
+        t.matches('|').count() >= 4 && (t.starts_with('-') || t.contains(" | ") || t.contains(" |"))
+    };
+    let kept: Vec<&str> = text.lines().filter(|l| !row(l)).collect();
+    kept.join("\n").trim_end().to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runners_failures_come_without_the_coverage_table_after_them() {
+        let mocha = "  1 passing\n  1 failing\n\n  1) cookie.serialize\n       should serialize valid domain:\n     TypeError: option domain is invalid\n      at Object.serialize (index.js:81:16)\n\n\n\n----------|---------|----------|---------|---------|-------------------\nFile      | % Stmts | % Branch | % Funcs | % Lines | Uncovered Line #s\n----------|---------|----------|---------|---------|-------------------\nAll files |   66.37 |    59.25 |   85.71 |   65.74 |\n index.js |   66.37 |    59.25 |   85.71 |   65.74 | 221,225-231\n----------|---------|----------|---------|---------|-------------------\n";
+        let uses = super::super::recognise("mocha", None);
+        let e = explain(&uses, mocha, "");
+        assert!(e.starts_with("  1) cookie.serialize"), "{e}");
+        assert!(e.ends_with("at Object.serialize (index.js:81:16)"), "{e}");
+        assert!(!e.contains("% Stmts") && !e.contains("All files"), "{e}");
+    }
 
     #[test]
     fn without_a_summary_the_head_and_the_tail() {

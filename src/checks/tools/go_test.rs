@@ -34,6 +34,10 @@ impl Tool for GoTest {
         read(printed.stdout, printed.stderr)
     }
 
+    fn example_id(&self) -> Option<&'static str> {
+        Some("example.com/calc/TestAdd")
+    }
+
     fn alone(
         &self,
         command: &str,

@@ -48,6 +48,10 @@ impl Tool for Jest {
         JSON.tests(printed, read)
     }
 
+    fn example_id(&self) -> Option<&'static str> {
+        Some("test/calc.test.js::calc › adds")
+    }
+
     fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
         JSON.alone(command, id, uses)
     }

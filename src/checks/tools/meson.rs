@@ -28,6 +28,10 @@ impl Tool for MesonTest {
     }
 
     /// The test's `project:name` added where words reach `meson test`, which takes names.
+    fn example_id(&self) -> Option<&'static str> {
+        Some("calc:adds")
+    }
+
     fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
         let tail = uses.tail.filter(|t| t.tool == self.name())?;
         Some(Alone {

@@ -441,6 +441,17 @@ pub trait Tool: Sync {
         None
     }
 
+    /// A test id of its report's shape, with which the plan shows how one failing test of a
+    /// check runs again alone, for a runner that can run one.
+    fn example_id(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Why it never runs one test alone, for a runner that cannot: said in the plan.
+    fn never_alone(&self) -> Option<&'static str> {
+        None
+    }
+
     /// `command` (whose appended words reach this runner) narrowed to the project's test
     /// `files` alone, when it takes files and they are its language's.
     fn files(&self, _command: &str, _files: &[&str], _uses: &Uses) -> Option<String> {
@@ -632,6 +643,53 @@ pub fn missing_program(uses: &Uses, stdout: &str, stderr: &str) -> Option<String
         }
     }
     None
+}
+
+/// How a test check running `command` (with `env`) runs one failing test again alone, per
+/// runner it starts: the command (and variables) for one that can, why not for one that cannot.
+/// Nothing for a check ralph cannot see into.
+pub fn alone_in_plan(
+    uses: &Uses,
+    command: &str,
+    env: &[(String, String)],
+) -> Vec<(&'static str, Result<String, String>)> {
+    if uses.opaque {
+        return Vec::new();
+    }
+    uses.asked()
+        .into_iter()
+        .filter(|t| matches!(t.role(), Role::Tests(_) | Role::Suite))
+        .filter_map(|t| {
+            if let Some(why) = t.never_alone() {
+                return Some((t.name(), Err(why.to_owned())));
+            }
+            let id = t.example_id()?;
+            Some((
+                t.name(),
+                match t.alone(command, id, env, uses) {
+                    Some(a) => Ok(a
+                        .env
+                        .iter()
+                        .map(|(k, v)| format!("{k}={} ", shown(v)))
+                        .chain(std::iter::once(a.command))
+                        .collect()),
+                    None => Err(format!(
+                        "words added to `{command}` reach no {} that ralph can tell",
+                        t.name()
+                    )),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// `value` as a shell reads it back, in double quotes where that is enough (`"-k 'a and b'"`).
+fn shown(value: &str) -> String {
+    if value.contains(['"', '$', '`', '\\', '!']) {
+        shell_words::quote(value).into_owned()
+    } else {
+        format!("\"{value}\"")
+    }
 }
 
 /// `command` narrowed to the project's test `files` alone, by the runner its appended words

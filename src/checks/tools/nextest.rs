@@ -43,6 +43,10 @@ impl Tool for Nextest {
         read(&format!("{}\n{}", printed.stdout, printed.stderr))
     }
 
+    fn example_id(&self) -> Option<&'static str> {
+        Some("calc::calc adds")
+    }
+
     fn alone(
         &self,
         command: &str,

@@ -23,6 +23,10 @@ impl Tool for NodeTest {
         matches!(call.name(), "node" | "nodejs") && call.args.iter().any(|a| a == "--test")
     }
 
+    fn never_alone(&self) -> Option<&'static str> {
+        Some("its options go before its files, so words added to the end of the check reach the tests, not node")
+    }
+
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
         let root = printed.root;
         tap(printed.stdout, root).or_else(|| spec(printed.stdout, root))

@@ -70,6 +70,10 @@ impl Tool for Pytest {
         super::junit::read(&xml, self.name())
     }
 
+    fn example_id(&self) -> Option<&'static str> {
+        Some("tests.test_calc::test_add")
+    }
+
     fn alone(
         &self,
         command: &str,

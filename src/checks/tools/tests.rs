@@ -155,3 +155,49 @@ fn words_appended_to_a_command_are_followed_to_the_tool_they_reach() {
         assert_eq!(tail(command), None, "{command}");
     }
 }
+
+#[test]
+fn every_runner_runs_one_test_alone_or_says_why_not() {
+    // Each runner that runs tests either shows how, or says why it cannot.
+    for t in TOOLS
+        .iter()
+        .filter(|t| matches!(t.role(), Role::Tests(_) | Role::Suite))
+    {
+        assert!(
+            t.example_id().is_some() != t.never_alone().is_some(),
+            "{} must say how it runs one test alone, or why it cannot",
+            t.name()
+        );
+    }
+    let plan = |c: &str| alone_in_plan(&recognise(c, None), c, &[]);
+    assert_eq!(
+        plan("python -m pytest"),
+        [(
+            "pytest",
+            Ok("PYTEST_ADDOPTS=\"-k 'test_calc and test_add'\" python -m pytest".to_owned())
+        )]
+    );
+    assert_eq!(
+        plan("npx jest --ci"),
+        [(
+            "jest",
+            Ok("npx jest --ci 'test/calc\\.test\\.js' -t '^calc adds$'".to_owned())
+        )]
+    );
+    let node = plan("node --test");
+    assert_eq!(node.len(), 1);
+    assert!(node[0]
+        .1
+        .as_ref()
+        .unwrap_err()
+        .contains("its options go before its files"));
+    let piped = plan("bash -c 'jest --ci'");
+    assert_eq!(
+        piped[0].1.as_ref().unwrap_err(),
+        "words added to `bash -c 'jest --ci'` reach no jest that ralph can tell"
+    );
+    assert!(
+        plan("./scripts/test.sh").is_empty(),
+        "nothing is said of a script ralph cannot see into"
+    );
+}

@@ -126,6 +126,10 @@ impl Tool for Unittest {
         hooked.or_else(|| from_verbose(&format!("{}\n{}", printed.stderr, printed.stdout)))
     }
 
+    fn example_id(&self) -> Option<&'static str> {
+        Some("tests.test_calc.Calc::test_add")
+    }
+
     fn alone(
         &self,
         command: &str,

@@ -50,6 +50,10 @@ impl Tool for Vitest {
         JSON.tests(printed, read)
     }
 
+    fn example_id(&self) -> Option<&'static str> {
+        Some("test/calc.test.ts::calc > adds")
+    }
+
     fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
         JSON.alone(command, id, uses)
     }

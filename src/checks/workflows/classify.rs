@@ -11,8 +11,8 @@ use crate::checks::CheckKind;
 
 /// Programs that run tests, known only by that: tox and nox (whose sessions ralph does not read
 /// from a step) and other languages' runners.
-const TESTERS: [&str; 9] = [
-    "tox", "nox", "ava", "rspec", "phpunit", "behave", "trial", "ward", "karma",
+const TESTERS: [&str; 8] = [
+    "tox", "nox", "rspec", "phpunit", "behave", "trial", "ward", "karma",
 ];
 
 /// Programs that check quality (format, lint, types), known only by that.
