@@ -100,7 +100,7 @@ fn mark_advisory(plan: &mut CheckPlan, p: &Project, ci: &super::workflows::Ci) {
         let ci_runs = uses.tools.iter().any(|tool| {
             texts
                 .iter()
-                .any(|t| super::tools::mentions(t, tool, Some(p)))
+                .any(|t| super::tools::mentions(t, tool.name(), Some(p)))
         });
         if ci_runs {
             check.advisory = None;

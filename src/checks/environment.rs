@@ -595,7 +595,7 @@ fn registries_of_command(command: &str, p: &Project) -> Vec<Registry> {
         }
     }
     for tool in super::tools::recognise(command, Some(p)).tools {
-        out.extend(registry_of(tool));
+        out.extend(registry_of(tool.name()));
     }
     out
 }

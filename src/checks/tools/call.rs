@@ -300,7 +300,7 @@ fn tail(command: &str, project: Option<&Project>) -> Option<Tail> {
 }
 
 /// The tool of `script` whose call ends in the probe.
-fn reached(script: &str, project: Option<&Project>, depth: usize) -> Option<&'static str> {
+fn reached(script: &str, project: Option<&Project>, depth: usize) -> Option<super::ToolRef> {
     if depth > MAX_DEPTH {
         return None;
     }
@@ -309,7 +309,7 @@ fn reached(script: &str, project: Option<&Project>, depth: usize) -> Option<&'st
         .find_map(|words| reached_by(words, project, depth))
 }
 
-fn reached_by(words: &[String], project: Option<&Project>, depth: usize) -> Option<&'static str> {
+fn reached_by(words: &[String], project: Option<&Project>, depth: usize) -> Option<super::ToolRef> {
     let call = match peel(words) {
         Peeled::Call(call) => call,
         Peeled::Script(s) => return reached(&s, project, depth + 1),
@@ -321,7 +321,7 @@ fn reached_by(words: &[String], project: Option<&Project>, depth: usize) -> Opti
         Inner::Script(s) => reached(&s, project, depth + 1),
         Inner::Nothing => (tool.role() != Role::Wrapper
             && call.args.last().is_some_and(|a| a == PROBE))
-        .then(|| tool.name()),
+        .then_some(super::ToolRef(*tool)),
         Inner::Each(_) | Inner::Unknown => None,
     }
 }
@@ -353,8 +353,8 @@ fn visit(words: &[String], project: Option<&Project>, depth: usize, uses: &mut U
         return;
     };
     uses.writes |= tool.writes(&call);
-    if !uses.tools.contains(&tool.name()) {
-        uses.tools.push(tool.name());
+    if !uses.tools.iter().any(|t| *t == tool.name()) {
+        uses.tools.push(super::ToolRef(*tool));
     }
     uses.lock = uses.lock.or_else(|| tool.lock(&call));
     match tool.inner(&call, project) {
@@ -437,7 +437,7 @@ mod tests {
         let u = recognise("timeout 600 xvfb-run -a ./run-tests.sh", None);
         assert!(u.opaque && u.tools.is_empty());
         let u = recognise("cd build && ctest --output-on-failure", None);
-        assert_eq!((u.tools.as_slice(), u.opaque), (&["ctest"][..], false));
+        assert_eq!((&u.names()[..], u.opaque), (&["ctest"][..], false));
     }
 
     #[test]

@@ -119,7 +119,7 @@ mod tests {
         ] {
             let uses = recognise(cmd, None);
             assert_eq!(
-                (uses.tools.as_slice(), uses.lock),
+                (&uses.names()[..], uses.lock),
                 (&["clippy"][..], Some("cargo")),
                 "{cmd}"
             );

@@ -140,10 +140,7 @@ pub fn runners() -> Vec<&'static str> {
 /// offline, when it runs one (tox, nox).
 pub fn offline(command: &str) -> Option<(String, String)> {
     let uses = recognise(command, None);
-    uses.tools
-        .iter()
-        .filter_map(|n| named(n))
-        .find_map(|t| t.offline(command))
+    uses.tools.iter().find_map(|t| t.offline(command))
 }
 
 /// The tool named `name`.
@@ -202,11 +199,55 @@ pub struct Prepared {
     pub tail: Option<Tail>,
 }
 
+/// A tool as the stages carry it: the tool itself, compared, shown and written by its name.
+#[derive(Clone, Copy)]
+pub struct ToolRef(pub &'static dyn Tool);
+
+impl ToolRef {
+    pub fn name(&self) -> &'static str {
+        self.0.name()
+    }
+}
+
+impl std::ops::Deref for ToolRef {
+    type Target = dyn Tool;
+
+    fn deref(&self) -> &(dyn Tool + 'static) {
+        self.0
+    }
+}
+
+impl PartialEq for ToolRef {
+    fn eq(&self, other: &ToolRef) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for ToolRef {}
+
+impl PartialEq<&str> for ToolRef {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+impl std::fmt::Debug for ToolRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.name())
+    }
+}
+
+impl Serialize for ToolRef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// Where words appended to a check's command go: the test runner they reach (through `npx`,
 /// a package script, `uv run`), and whether a `--` must come before them (npm's scripts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tail {
-    pub tool: &'static str,
+    pub tool: ToolRef,
     pub separator: bool,
 }
 
@@ -480,7 +521,7 @@ pub trait Tool: Sync {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Uses {
     /// The tools recognised in its command, outer first (`uv`, `pytest`).
-    pub tools: Vec<&'static str>,
+    pub tools: Vec<ToolRef>,
     /// Something it runs is no tool ralph knows (a script of the project's): every tool's
     /// harmless preparation applies, and every reader is tried on its output.
     pub opaque: bool,
@@ -502,17 +543,17 @@ impl Uses {
         if self.opaque || self.tools.is_empty() {
             return TOOLS.to_vec();
         }
-        self.tools.iter().filter_map(|n| named(n)).collect()
+        self.tools.iter().map(|t| t.0).collect()
+    }
+
+    /// The names of its tools, outer first.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.name()).collect()
     }
 
     /// Whether it runs tests of `lang` (a check ralph cannot see into may).
     pub fn runs(&self, lang: Lang) -> bool {
-        self.opaque
-            || self
-                .tools
-                .iter()
-                .filter_map(|n| named(n))
-                .any(|t| t.role() == Role::Tests(lang))
+        self.opaque || self.tools.iter().any(|t| t.role() == Role::Tests(lang))
     }
 }
 
@@ -699,7 +740,7 @@ pub fn files_command(uses: &Uses, command: &str, files: &[&str]) -> Option<Strin
     if !plain(command) {
         return None;
     }
-    named(tail.tool)?.files(command, files, uses)
+    tail.tool.files(command, files, uses)
 }
 
 /// Appends `files` where `uses`' words reach the runner `tool`, when each file ends in one of
@@ -800,7 +841,7 @@ pub fn mentions(text: &str, tool: &str, project: Option<&super::project::Project
     let quoted = text.split('`').skip(1).step_by(2);
     std::iter::once(text)
         .chain(quoted)
-        .any(|t| recognise(t, project).tools.contains(&tool))
+        .any(|t| recognise(t, project).tools.iter().any(|u| *u == tool))
 }
 
 /// The tool that manages `project`'s environment for `lang` (`uv`, `poetry`, `npm`, …).

@@ -40,7 +40,7 @@ mod tests {
     #[test]
     fn a_session_is_not_seen_into() {
         let u = recognise("nox -s tests-3.11", None);
-        assert_eq!((u.tools.as_slice(), u.opaque), (&["nox"][..], true));
+        assert_eq!((&u.names()[..], u.opaque), (&["nox"][..], true));
         assert_eq!(
             crate::checks::tools::offline("nox -s tests").unwrap(),
             (

@@ -58,7 +58,7 @@ mod tests {
     #[test]
     fn cargo_fmt_takes_no_build_lock() {
         let uses = recognise("cargo fmt --all -- --check", None);
-        assert_eq!((uses.tools.as_slice(), uses.lock), (&["rustfmt"][..], None));
+        assert_eq!((&uses.names()[..], uses.lock), (&["rustfmt"][..], None));
         assert!(Rustfmt.is(&Call::of(&["rustfmt", "--check", "src/lib.rs"]), None));
     }
 }

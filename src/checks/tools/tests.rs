@@ -142,7 +142,12 @@ fn words_appended_to_a_command_are_followed_to_the_tool_they_reach() {
         )],
     );
     let tail = |command: &str| recognise(command, Some(&p)).tail;
-    let reaches = |tool, separator| Some(Tail { tool, separator });
+    let reaches = |tool: &str, separator| {
+        Some(Tail {
+            tool: ToolRef(named(tool).unwrap()),
+            separator,
+        })
+    };
     assert_eq!(tail("uv run pytest -q"), reaches("pytest", false));
     assert_eq!(tail("cd web && npx jest"), reaches("jest", false));
     assert_eq!(tail("npm test"), reaches("jest", true));

@@ -217,12 +217,7 @@ fn command(words: &[String]) -> StepKind {
 /// check where one checks; `None` where none says.
 fn tool_kind(words: &[String]) -> Option<StepKind> {
     let uses = tools::recognise(&shell_words::join(words), None);
-    let roles: Vec<Role> = uses
-        .tools
-        .iter()
-        .filter_map(|n| tools::named(n))
-        .map(|t| t.role())
-        .collect();
+    let roles: Vec<Role> = uses.tools.iter().map(|t| t.role()).collect();
     if roles
         .iter()
         .any(|r| matches!(r, Role::Tests(_) | Role::Suite))
