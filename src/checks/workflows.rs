@@ -587,7 +587,7 @@ pub fn read(p: &super::project::Project) -> Ci {
 /// A CI check that is `tox` without `-e` runs the envs this machine can run instead of the
 /// whole list (see [`tox::narrow`]).
 fn narrow_tox(p: &super::project::Project, ci: &mut Ci) {
-    let list = tox::env_list(p);
+    let list = super::tools::tox_env_list(p);
     if !list.is_empty() {
         tox::narrow(&list, ci, super::tools::local_python());
     }

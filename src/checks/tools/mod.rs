@@ -64,7 +64,7 @@ pub use clippy::rustc_rule;
 pub use excerpt::explain;
 pub use jest::UNLOADED;
 pub use python::{ask, local_python};
-pub use tox::checks_quality as env_checks_quality;
+pub use tox::{checks_quality as env_checks_quality, env_list as tox_env_list};
 
 use super::outcomes::TestOutcomes;
 use serde::Serialize;

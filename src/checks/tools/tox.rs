@@ -1,7 +1,9 @@
 //! tox: the `commands` of the environments it runs are what it runs (`tox -e lint,py` → those
 //! of `[testenv:lint]` and `[testenv:py]`, else `[testenv]`'s; without `-e`, the env list), read
 //! from tox.ini or setup.cfg's `[tox:tox]` sections; `{posargs}` and other substitutions left
-//! out. A configuration ralph cannot read (tox.toml, pyproject's) is not seen into.
+//! out. The env list is read here once, for the tool and for a CI's bare `tox` alike, generative
+//! names expanded (`py3{11,12}` → `py311`, `py312`). A configuration ralph cannot read
+//! (tox.toml) is not seen into.
 
 use super::{Call, Env, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
@@ -70,17 +72,18 @@ impl Tool for Tox {
                 .and_then(|(_, kv)| kv.iter().find(|(k, _)| k == key))
                 .map(|(_, v)| v.clone())
         };
+        // The envs named (`-e py3{11,12},lint`), else the env list, generative names expanded.
         let envs: Vec<String> = match call.args.iter().position(|a| a == "-e" || a == "--env") {
-            Some(at) => call.args.get(at + 1).cloned().unwrap_or_default(),
-            None => value("tox", "envlist")
-                .or_else(|| value("tox", "env_list"))
-                .or_else(|| value("tox:tox", "envlist"))
-                .unwrap_or_default(),
-        }
-        .split([',', '\n'])
-        .map(|e| e.trim().to_owned())
-        .filter(|e| !e.is_empty() && !e.contains('{'))
-        .collect();
+            Some(at) => {
+                let named = call.args.get(at + 1).map_or("", String::as_str);
+                split_top(named)
+                    .into_iter()
+                    .flat_map(|e| expand(e.trim()))
+                    .filter(|e| !e.is_empty())
+                    .collect()
+            }
+            None => project.map(env_list).unwrap_or_default(),
+        };
         let mut lines = Vec::new();
         for env in if envs.is_empty() {
             vec![String::new()]
@@ -98,6 +101,99 @@ impl Tool for Tox {
             false => Inner::Script(lines.join("\n")),
         }
     }
+}
+
+/// The env list of the project's tox configuration (`tox.ini`, `setup.cfg`'s `[tox:tox]`, or
+/// `pyproject.toml`'s legacy ini), generative braces expanded (`py3{9,10}` → `py39`, `py310`).
+pub fn env_list(p: &Project) -> Vec<String> {
+    let sources = [
+        ("tox.ini", "[tox]"),
+        ("setup.cfg", "[tox:tox]"),
+        ("pyproject.toml", "[tox]"),
+    ];
+    for (file, section) in sources {
+        let Some(text) = p.text(file) else {
+            continue;
+        };
+        if let Some(list) = env_list_in(&text, section) {
+            return list;
+        }
+    }
+    Vec::new()
+}
+
+/// The `envlist`/`env_list` of `section` in an ini `text` (values may continue on indented
+/// lines), expanded.
+fn env_list_in(text: &str, section: &str) -> Option<Vec<String>> {
+    let mut inside = false;
+    let mut value: Option<String> = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            if value.is_some() {
+                break;
+            }
+            inside = t == section;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        match &mut value {
+            Some(v) if line.starts_with([' ', '\t']) && !t.is_empty() => {
+                v.push(',');
+                v.push_str(t);
+            }
+            Some(_) => break,
+            None => {
+                if let Some((k, v)) = t.split_once('=') {
+                    if matches!(k.trim(), "envlist" | "env_list") {
+                        value = Some(v.trim().to_owned());
+                    }
+                }
+            }
+        }
+    }
+    let value = value?;
+    let mut out = Vec::new();
+    for item in split_top(&value) {
+        out.extend(expand(item.trim()));
+    }
+    out.retain(|e| !e.is_empty());
+    Some(out)
+}
+
+/// `text` split at commas outside braces.
+fn split_top(text: &str) -> Vec<&str> {
+    let (mut depth, mut start, mut out) = (0, 0, Vec::new());
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// A generative env name expanded: `py3{9,10}-django{4,5}` → every combination.
+fn expand(name: &str) -> Vec<String> {
+    let Some(open) = name.find('{') else {
+        return vec![name.to_owned()];
+    };
+    let Some(close) = name[open..].find('}').map(|c| open + c) else {
+        return vec![name.to_owned()];
+    };
+    let (head, tail) = (&name[..open], &name[close + 1..]);
+    name[open + 1..close]
+        .split(',')
+        .flat_map(|alt| expand(&format!("{head}{}{tail}", alt.trim())))
+        .collect()
 }
 
 /// `command` with `flag` right after its one `program` word; `None` when the program is not
@@ -215,6 +311,42 @@ fn ini_sections(text: &str) -> Vec<(String, Vec<(String, String)>)> {
 mod tests {
     use super::*;
     use crate::checks::tools::recognise;
+
+    #[test]
+    fn a_generative_env_list_is_what_a_bare_tox_runs() {
+        let ini = "[tox]\nenvlist = py3{11,12}-lint\n\n[testenv]\ncommands = pytest\n\n[testenv:py311-lint]\ncommands = ruff check .\n";
+        let p = Project::in_memory(std::path::Path::new("/p"), &[("tox.ini", ini)]);
+        // py311-lint has its own commands; py312-lint the [testenv]'s.
+        assert_eq!(
+            crate::checks::tools::recognise("tox", Some(&p)).tools,
+            ["tox", "ruff", "pytest"]
+        );
+        assert_eq!(
+            crate::checks::tools::recognise("tox -e 'py3{12,11}-lint'", Some(&p)).tools,
+            ["tox", "pytest", "ruff"]
+        );
+    }
+
+    #[test]
+    fn the_env_list_is_read_and_expanded() {
+        let ini = "[tox]\nenvlist = check-manifest,docs,flake8,py3{9,10,11,12},pypy3\n\n[testenv]\ndeps = pytest\n";
+        assert_eq!(
+            env_list_in(ini, "[tox]").unwrap(),
+            [
+                "check-manifest",
+                "docs",
+                "flake8",
+                "py39",
+                "py310",
+                "py311",
+                "py312",
+                "pypy3"
+            ]
+        );
+        let multi = "[tox]\nenv_list =\n    py311\n    lint\nskip_missing_interpreters = true\n";
+        assert_eq!(env_list_in(multi, "[tox]").unwrap(), ["py311", "lint"]);
+        assert!(env_list_in("[testenv]\nx=1\n", "[tox]").is_none());
+    }
 
     #[test]
     fn an_environment_is_its_commands() {

@@ -10,99 +10,6 @@
 use super::Ci;
 use crate::checks::{CheckKind, CheckSpec, JobPlace};
 
-/// The env list of the project's tox configuration (`tox.ini`, `setup.cfg`'s `[tox:tox]`, or
-/// `pyproject.toml`'s legacy ini), generative braces expanded (`py3{9,10}` → `py39`, `py310`).
-pub fn env_list(p: &crate::checks::project::Project) -> Vec<String> {
-    let sources = [
-        ("tox.ini", "[tox]"),
-        ("setup.cfg", "[tox:tox]"),
-        ("pyproject.toml", "[tox]"),
-    ];
-    for (file, section) in sources {
-        let Some(text) = p.text(file) else {
-            continue;
-        };
-        if let Some(list) = env_list_in(&text, section) {
-            return list;
-        }
-    }
-    Vec::new()
-}
-
-/// The `envlist`/`env_list` of `section` in an ini `text` (values may continue on indented
-/// lines), expanded.
-fn env_list_in(text: &str, section: &str) -> Option<Vec<String>> {
-    let mut inside = false;
-    let mut value: Option<String> = None;
-    for line in text.lines() {
-        let t = line.trim();
-        if t.starts_with('[') {
-            if value.is_some() {
-                break;
-            }
-            inside = t == section;
-            continue;
-        }
-        if !inside {
-            continue;
-        }
-        match &mut value {
-            Some(v) if line.starts_with([' ', '\t']) && !t.is_empty() => {
-                v.push(',');
-                v.push_str(t);
-            }
-            Some(_) => break,
-            None => {
-                if let Some((k, v)) = t.split_once('=') {
-                    if matches!(k.trim(), "envlist" | "env_list") {
-                        value = Some(v.trim().to_owned());
-                    }
-                }
-            }
-        }
-    }
-    let value = value?;
-    let mut out = Vec::new();
-    for item in split_top(&value) {
-        out.extend(expand(item.trim()));
-    }
-    out.retain(|e| !e.is_empty());
-    Some(out)
-}
-
-/// `text` split at commas outside braces.
-fn split_top(text: &str) -> Vec<&str> {
-    let (mut depth, mut start, mut out) = (0, 0, Vec::new());
-    for (i, c) in text.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&text[start..]);
-    out
-}
-
-/// A generative env name expanded: `py3{9,10}-django{4,5}` → every combination.
-fn expand(name: &str) -> Vec<String> {
-    let Some(open) = name.find('{') else {
-        return vec![name.to_owned()];
-    };
-    let Some(close) = name[open..].find('}').map(|c| open + c) else {
-        return vec![name.to_owned()];
-    };
-    let (head, tail) = (&name[..open], &name[close + 1..]);
-    name[open + 1..close]
-        .split(',')
-        .flat_map(|alt| expand(&format!("{head}{}{tail}", alt.trim())))
-        .collect()
-}
-
 /// The envs of `list` for Python `major.minor`: (those whose interpreter factor — `py311`,
 /// `py3.11`, `py3`, `py` — it is; those that name no interpreter; those of other interpreters).
 pub fn split(
@@ -274,27 +181,6 @@ pub(super) fn narrow(list: &[String], ci: &mut Ci, here: Option<(u32, u32)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_env_list_is_read_and_expanded() {
-        let ini = "[tox]\nenvlist = check-manifest,docs,flake8,py3{9,10,11,12},pypy3\n\n[testenv]\ndeps = pytest\n";
-        assert_eq!(
-            env_list_in(ini, "[tox]").unwrap(),
-            [
-                "check-manifest",
-                "docs",
-                "flake8",
-                "py39",
-                "py310",
-                "py311",
-                "py312",
-                "pypy3"
-            ]
-        );
-        let multi = "[tox]\nenv_list =\n    py311\n    lint\nskip_missing_interpreters = true\n";
-        assert_eq!(env_list_in(multi, "[tox]").unwrap(), ["py311", "lint"]);
-        assert!(env_list_in("[testenv]\nx=1\n", "[tox]").is_none());
-    }
 
     #[test]
     fn the_env_of_the_interpreter_present_is_chosen() {
