@@ -26,12 +26,12 @@ impl Tool for BunTest {
         call.name() == "bun" && call.sub() == "test"
     }
 
-    /// Its file and `-t '^suite name$'` (bun matches the titles joined by spaces) added where
-    /// words reach `bun test`.
     fn example_id(&self) -> Option<&'static str> {
         Some("test/calc.test.ts::calc > adds")
     }
 
+    /// Its file and `-t '^suite name$'` (bun matches the titles joined by spaces) added where
+    /// words reach `bun test`.
     fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
         let tail = uses.tail.filter(|t| t.tool == self.name())?;
         let (file, title) = id.split_once("::")?;

@@ -25,11 +25,11 @@ impl Tool for Ctest {
         super::meson::said(printed, "No tests were found")
     }
 
-    /// `-R '^name$'` added where words reach ctest.
     fn example_id(&self) -> Option<&'static str> {
         Some("calc_adds")
     }
 
+    /// `-R '^name$'` added where words reach ctest.
     fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
         let tail = uses.tail.filter(|t| t.tool == self.name())?;
         let pattern = format!("^{}$", super::jest::regex_escape(id));

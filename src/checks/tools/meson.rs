@@ -3,7 +3,7 @@
 //! `EXPECTEDFAIL` passed; `SKIP` neither). Its failures are explained by its `--print-errorlogs`
 //! blocks and its summary of failures.
 
-use super::{Alone, Call, Printed, Role, Tool, Uses};
+use super::{Alone, Call, Prepared, Printed, Role, Tool, Uses};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 
@@ -27,11 +27,28 @@ impl Tool for MesonTest {
         said(printed, "No tests defined.")
     }
 
-    /// The test's `project:name` added where words reach `meson test`, which takes names.
+    /// `--print-errorlogs` added where words reach `meson test`: a failing test's own output
+    /// (its assertion) is printed, not only kept in meson's log file — whole, where meson is
+    /// 1.5 or later (`--max-lines`; before, the last 100 lines of a long log).
+    fn prepare(&self, run: &mut Prepared, _: &std::path::Path) {
+        let Some(tail) = run.tail.filter(|t| t.tool == self.name()) else {
+            return;
+        };
+        if run.command.contains("--print-errorlogs") {
+            return;
+        }
+        let mut words = vec!["--print-errorlogs"];
+        if whole_logs() && !run.command.contains("--max-lines") {
+            words.push("--max-lines=100000");
+        }
+        run.command = tail.append(&run.command, &words);
+    }
+
     fn example_id(&self) -> Option<&'static str> {
         Some("calc:adds")
     }
 
+    /// The test's `project:name` added where words reach `meson test`, which takes names.
     fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
         let tail = uses.tail.filter(|t| t.tool == self.name())?;
         Some(Alone {
@@ -44,8 +61,10 @@ impl Tool for MesonTest {
         read(&format!("{}\n{}", printed.stdout, printed.stderr))
     }
 
+    /// The failing tests' own output (`--print-errorlogs`' blocks, their passing lines cut),
+    /// then meson's summary of failures.
     fn excerpt(&self, text: &str) -> Option<String> {
-        super::excerpt::section(
+        let summary = super::excerpt::section(
             text,
             |l| l.starts_with("Summary of Failures:"),
             |l| l.starts_with("Ok:"),
@@ -56,6 +75,11 @@ impl Tool for MesonTest {
                 .filter(|l| verdict(l).is_some_and(|(_, v)| v.is_some_and(|p| !p)))
                 .collect();
             (!failing.is_empty()).then(|| failing.join("\n"))
+        })?;
+        let logs = error_logs(text);
+        Some(match logs.is_empty() {
+            true => summary,
+            false => format!("{}\n\n{summary}", logs.join("\n")),
         })
     }
 }
@@ -101,6 +125,51 @@ fn verdict(line: &str) -> Option<(String, Option<bool>)> {
 }
 
 /// meson test's results by its per-test lines.
+/// Whether the meson here prints a long test log whole when asked (`--max-lines`, 1.5).
+fn whole_logs() -> bool {
+    static WHOLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WHOLE.get_or_init(|| {
+        super::ask("meson", &["--version"])
+            .and_then(|v| {
+                let mut parts = v.trim().split('.').map(|p| p.parse::<u32>().ok());
+                Some((parts.next()??, parts.next()??))
+            })
+            .is_some_and(|version| version >= (1, 5))
+    })
+}
+
+/// The lines of `--print-errorlogs`' blocks (from a `✀` rule to the closing one) that are no
+/// passing test's (`✔ name`, `ok 3`, `PASS: x`, `[ OK ]`), at most a section's worth.
+fn error_logs(text: &str) -> Vec<&str> {
+    let passing = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with('✔')
+            || t.starts_with('✓')
+            || t.starts_with("ok ")
+            || t.starts_with("PASS")
+            || t.starts_with("[       OK ]")
+            || t.starts_with("[ RUN      ]")
+    };
+    let rule = |l: &str| !l.trim().is_empty() && l.trim().chars().all(|c| c == '―');
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line.contains('✀') {
+            inside = true;
+            continue;
+        }
+        if inside && rule(line) {
+            inside = false;
+            continue;
+        }
+        if inside && !passing(line) && !line.trim().is_empty() {
+            out.push(line);
+        }
+    }
+    out.truncate(super::excerpt::MAX_SECTION);
+    out
+}
+
 pub fn read(text: &str) -> Option<TestOutcomes> {
     let mut t = TestOutcomes::named("meson test");
     for line in text.lines() {
@@ -141,5 +210,44 @@ mod tests {
             .alone("meson test -C build", "cglm:vec3 norm", &[], &uses)
             .unwrap();
         assert_eq!(alone.command, "meson test -C build 'cglm:vec3 norm'");
+    }
+
+    #[test]
+    fn a_failing_tests_own_output_is_printed() {
+        let scratch = tempfile::tempdir().unwrap();
+        let prepare = |c: &str| {
+            super::super::prepare(&super::super::recognise(c, None), c, &[], scratch.path()).command
+        };
+        let whole = if whole_logs() {
+            " --max-lines=100000"
+        } else {
+            ""
+        };
+        assert_eq!(
+            prepare("meson test -C build"),
+            format!("meson test -C build --print-errorlogs{whole}")
+        );
+        assert_eq!(
+            prepare("meson test -C build --print-errorlogs"),
+            "meson test -C build --print-errorlogs"
+        );
+        assert_eq!(
+            prepare("cd build && meson test | tee log"),
+            "cd build && meson test | tee log"
+        );
+    }
+
+    #[test]
+    fn a_failing_tests_own_lines_come_before_the_summary_without_its_passing_ones() {
+        // cglm's suite under `meson test --print-errorlogs`, trimmed.
+        let out = "1/1 cglm:cglm.tests FAIL            0.16s   exit status 4\n>>> MALLOC_PERTURB_=5 /b/tests\n――――――――――――――――― ✀  ―――――――――――――――――\nListing only the last 100 lines from a long log.\n  ✔︎ glm_mat2x3_make                    0\n  assert fail in ../test/src/test_mat2x3.h on line 105 :  ASSERTIFY(test_assert_mat3_eq(m3, m4))\n  𐄂 glm_mat2x3_mul \n  ✔︎ glm_mat2x3_transpose               0\n\ncglm test results (0.15s):\n1093 tests ran, 1089 passed, 4 failed\n――――――――――――――――――――――――――――――――――\n\n\nSummary of Failures:\n\n1/1 cglm:cglm.tests FAIL            0.16s   exit status 4\n\nOk:                0\nFail:              1\n";
+        let e = MesonTest.excerpt(out).unwrap();
+        assert!(e.starts_with("Listing only the last 100 lines from a long log.\n  assert fail in ../test/src/test_mat2x3.h on line 105"), "{e}");
+        assert!(
+            e.contains("𐄂 glm_mat2x3_mul") && e.contains("1093 tests ran, 1089 passed, 4 failed"),
+            "{e}"
+        );
+        assert!(!e.contains("✔"), "{e}");
+        assert!(e.ends_with("Summary of Failures:\n\n1/1 cglm:cglm.tests FAIL            0.16s   exit status 4\n\nOk:                0"), "{e}");
     }
 }

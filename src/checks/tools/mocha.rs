@@ -35,12 +35,12 @@ impl Tool for Mocha {
         }
     }
 
-    /// `--grep '^suite name$'` (mocha matches a test's titles joined by spaces) added where
-    /// words reach mocha.
     fn example_id(&self) -> Option<&'static str> {
         Some("calc > adds")
     }
 
+    /// `--grep '^suite name$'` (mocha matches a test's titles joined by spaces) added where
+    /// words reach mocha.
     fn alone(&self, command: &str, id: &str, _: &[(String, String)], uses: &Uses) -> Option<Alone> {
         let tail = uses.tail.filter(|t| t.tool == self.name())?;
         let full = id.split(" > ").collect::<Vec<_>>().join(" ");
