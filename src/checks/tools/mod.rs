@@ -5,13 +5,15 @@
 //! test alone, what build lock it takes, what state it must be able to write, what would have run
 //! a test it missed. A check's tools are decided once, when the check is made ([`recognise`]),
 //! and travel with it ([`Uses`]); the stages (running, baseline, comparison, re-run, new tests)
-//! ask the tools and never read the command again. Adding a tool is one file and one line of
-//! [`TOOLS`].
+//! ask the tools (the questions of `ask.rs`) and never read the command again. Adding a tool is one
+//! file and one line of [`TOOLS`].
 
+mod ask;
 mod call;
 mod excerpt;
 mod junit;
 mod plain;
+mod uses;
 
 mod ava;
 mod black;
@@ -59,16 +61,21 @@ mod uv;
 mod vitest;
 mod yarn;
 
+pub(crate) use ask::append_files;
+pub use ask::{
+    alone_in_plan, count_problems, files_command, missed_hint, missing_program, ran_no_test,
+    read_rules, read_tests,
+};
 pub use call::{plain_commands, recognise, simple_commands, Call};
 pub use clippy::rustc_rule;
 pub use excerpt::explain;
 pub use jest::UNLOADED;
 pub use python::{ask, local_python};
 pub use tox::{checks_quality as env_checks_quality, env_list as tox_env_list};
+pub use uses::{prepare, with_state, Tail, ToolRef, Uses};
 
 use super::outcomes::TestOutcomes;
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Every tool ralph knows, in the order it asks them: a command is the first tool's that
@@ -197,84 +204,6 @@ pub struct Prepared {
     pub writable: Vec<PathBuf>,
     /// Where words appended to the command go.
     pub tail: Option<Tail>,
-}
-
-/// A tool as the stages carry it: the tool itself, compared, shown and written by its name.
-#[derive(Clone, Copy)]
-pub struct ToolRef(pub &'static dyn Tool);
-
-impl ToolRef {
-    pub fn name(&self) -> &'static str {
-        self.0.name()
-    }
-}
-
-impl std::ops::Deref for ToolRef {
-    type Target = dyn Tool;
-
-    fn deref(&self) -> &(dyn Tool + 'static) {
-        self.0
-    }
-}
-
-impl PartialEq for ToolRef {
-    fn eq(&self, other: &ToolRef) -> bool {
-        self.name() == other.name()
-    }
-}
-
-impl Eq for ToolRef {}
-
-impl PartialEq<&str> for ToolRef {
-    fn eq(&self, other: &&str) -> bool {
-        self.name() == *other
-    }
-}
-
-impl std::fmt::Debug for ToolRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", self.name())
-    }
-}
-
-impl Serialize for ToolRef {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-/// Where words appended to a check's command go: the test runner they reach (through `npx`,
-/// a package script, `uv run`), and whether a `--` must come before them (npm's scripts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Tail {
-    pub tool: ToolRef,
-    pub separator: bool,
-}
-
-impl Tail {
-    /// `command` with `words` appended (shell-quoted) where they reach the tool, after a `--`
-    /// when one must come first and the command's last simple command has none yet.
-    pub fn append(&self, command: &str, words: &[&str]) -> String {
-        let has_separator = simple_commands(command)
-            .last()
-            .is_some_and(|w| w.iter().any(|a| a == "--"));
-        let mut out = command.trim_end().to_owned();
-        if self.separator && !has_separator {
-            out.push_str(" --");
-        }
-        for w in words {
-            out.push(' ');
-            let safe = !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_-./=:@,+%".contains(c));
-            if safe {
-                out.push_str(w);
-            } else {
-                out.push_str(&shell_words::quote(w));
-            }
-        }
-        out
-    }
 }
 
 impl Prepared {
@@ -515,257 +444,6 @@ pub trait Tool: Sync {
     fn missed(&self, _test: &Missed) -> Option<String> {
         None
     }
-}
-
-/// The tools a check runs, decided when the check is made.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Uses {
-    /// The tools recognised in its command, outer first (`uv`, `pytest`).
-    pub tools: Vec<ToolRef>,
-    /// Something it runs is no tool ralph knows (a script of the project's): every tool's
-    /// harmless preparation applies, and every reader is tried on its output.
-    pub opaque: bool,
-    /// The build lock it takes.
-    #[serde(skip)]
-    pub lock: Option<&'static str>,
-    /// It may write into the tree outside ralph's own folders (a fixer, a file command, a
-    /// script ralph cannot see into): it never runs beside another such check in one tree.
-    #[serde(skip)]
-    pub writes: bool,
-    /// Where words appended to its command go.
-    #[serde(skip)]
-    pub tail: Option<Tail>,
-}
-
-impl Uses {
-    /// The tools to ask: the check's own, or every tool when ralph cannot see all it runs.
-    pub fn asked(&self) -> Vec<&'static dyn Tool> {
-        if self.opaque || self.tools.is_empty() {
-            return TOOLS.to_vec();
-        }
-        self.tools.iter().map(|t| t.0).collect()
-    }
-
-    /// The names of its tools, outer first.
-    pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.name()).collect()
-    }
-
-    /// Whether it runs tests of `lang` (a check ralph cannot see into may).
-    pub fn runs(&self, lang: Lang) -> bool {
-        self.opaque || self.tools.iter().any(|t| t.role() == Role::Tests(lang))
-    }
-}
-
-/// `command` as the check's tools prepare it, with `env` (the plan's) and what they add.
-pub fn prepare(uses: &Uses, command: &str, env: &[(String, String)], scratch: &Path) -> Prepared {
-    let mut run = Prepared {
-        command: command.to_owned(),
-        env: env.to_vec(),
-        writable: Vec::new(),
-        tail: uses.tail,
-    };
-    for tool in uses.asked() {
-        tool.prepare(&mut run, scratch);
-    }
-    with_state(uses, &mut run, scratch);
-    run
-}
-
-/// Adds the state the tools of `uses` must write (their variables, the folder made writable)
-/// to `run`, under `scratch`.
-pub fn with_state(uses: &Uses, run: &mut Prepared, scratch: &Path) {
-    for tool in uses.asked() {
-        let dir = scratch.join("state").join(tool.name().replace(' ', "-"));
-        let state = tool.state(&dir);
-        if state.is_empty() {
-            continue;
-        }
-        run.own_dir(scratch, "state");
-        for (k, v) in state {
-            // The sandbox shows only what exists: the tool's folders are made now.
-            if Path::new(&v).starts_with(&dir) {
-                let _ = std::fs::create_dir_all(&v);
-            }
-            run.set(&k, v);
-        }
-    }
-}
-
-/// The line with which a tool of `uses` says the run tested nothing, when one does.
-pub fn ran_no_test<'a>(uses: &Uses, printed: &Printed<'a>) -> Option<&'a str> {
-    uses.asked().iter().find_map(|t| t.ran_no_test(printed))
-}
-
-/// The tests a run names, read by the check's tools (each workspace package's part by the
-/// runners, its tests under the package's folder); `None` when no tool names any.
-pub fn read_tests(uses: &Uses, printed: &Printed) -> Option<TestOutcomes> {
-    let asked = uses.asked();
-    let runners: Vec<&dyn Tool> = asked
-        .iter()
-        .copied()
-        .filter(|t| t.role() != Role::Wrapper && t.role() != Role::Quality)
-        .collect();
-    let read = |p: &Printed| runners.iter().find_map(|t| t.tests(p));
-    let plain = |format| plain::tests(printed.stdout, printed.stderr, format);
-    // A run ralph cannot see into is read by its `PASS:`/`FAIL:` lines first, where it prints
-    // them: no other tool's reader is asked to guess at it.
-    if uses.opaque {
-        if let Some(t) = plain(plain::Format::Marked) {
-            return Some(t);
-        }
-    }
-    let merged = format!("{}\n{}", printed.stdout, printed.stderr);
-    let project = printed.root.map(super::project::Project::read);
-    for wrapper in asked.iter().filter(|t| t.role() == Role::Wrapper) {
-        let Some(sections) = wrapper.sections(&merged, project.as_ref()) else {
-            continue;
-        };
-        let mut all: Option<TestOutcomes> = None;
-        for (folder, text) in sections {
-            let part = Printed {
-                stdout: &text,
-                stderr: "",
-                ..*printed
-            };
-            if let Some(t) = read(&part) {
-                all.get_or_insert_with(TestOutcomes::default)
-                    .absorb(t, Some(&folder));
-            }
-        }
-        if all.is_some() {
-            return all;
-        }
-    }
-    read(printed).or_else(|| plain(plain::Format::Any))
-}
-
-/// A lint's findings by rule, read by the check's tools; `None` when no line names a rule.
-pub fn read_rules(uses: &Uses, stdout: &str, stderr: &str) -> Option<BTreeMap<String, u64>> {
-    let linters: Vec<&dyn Tool> = uses
-        .asked()
-        .into_iter()
-        .filter(|t| t.role() == Role::Quality)
-        .collect();
-    let mut kinds = BTreeMap::new();
-    for text in [stdout, stderr] {
-        let lines: Vec<&str> = text.lines().collect();
-        for (i, line) in lines.iter().enumerate() {
-            let next = lines.get(i + 1).copied().unwrap_or("");
-            if let Some(k) = linters.iter().find_map(|t| t.rule(line, next)) {
-                *kinds.entry(k).or_insert(0) += 1;
-            }
-        }
-    }
-    (!kinds.is_empty()).then_some(kinds)
-}
-
-/// How many problems a quality check's output reports: as its tools count them, else as every
-/// linter's findings are counted ([`crate::checks::outcomes::problems`]).
-pub fn count_problems(uses: &Uses, stdout: &str, stderr: &str) -> Option<u64> {
-    let text = format!("{stdout}\n{stderr}");
-    uses.asked()
-        .iter()
-        .filter(|t| t.role() == Role::Quality)
-        .find_map(|t| t.count(&text))
-        .or_else(|| super::outcomes::problems(stdout, stderr))
-}
-
-/// The program a failed check could not start, as its wrappers or the shell said.
-pub fn missing_program(uses: &Uses, stdout: &str, stderr: &str) -> Option<String> {
-    let wrappers = uses.asked();
-    for line in stderr.lines().chain(stdout.lines()) {
-        let line = line.trim();
-        if let Some(p) = call::shell_missing(line) {
-            return Some(p);
-        }
-        if let Some(p) = wrappers.iter().find_map(|t| t.missing(line)) {
-            return Some(p);
-        }
-    }
-    None
-}
-
-/// How a test check running `command` (with `env`) runs one failing test again alone, per
-/// runner it starts: the command (and variables) for one that can, why not for one that cannot.
-/// Nothing for a check ralph cannot see into.
-pub fn alone_in_plan(
-    uses: &Uses,
-    command: &str,
-    env: &[(String, String)],
-) -> Vec<(&'static str, Result<String, String>)> {
-    if uses.opaque {
-        return Vec::new();
-    }
-    uses.asked()
-        .into_iter()
-        .filter(|t| matches!(t.role(), Role::Tests(_) | Role::Suite))
-        .filter_map(|t| {
-            if let Some(why) = t.never_alone() {
-                return Some((t.name(), Err(why.to_owned())));
-            }
-            let id = t.example_id()?;
-            Some((
-                t.name(),
-                match t.alone(command, id, env, uses) {
-                    Some(a) => Ok(a
-                        .env
-                        .iter()
-                        .map(|(k, v)| format!("{k}={} ", shown(v)))
-                        .chain(std::iter::once(a.command))
-                        .collect()),
-                    None => Err(format!(
-                        "words added to `{command}` reach no {} that ralph can tell",
-                        t.name()
-                    )),
-                },
-            ))
-        })
-        .collect()
-}
-
-/// `value` as a shell reads it back, in double quotes where that is enough (`"-k 'a and b'"`).
-fn shown(value: &str) -> String {
-    if value.contains(['"', '$', '`', '\\', '!']) {
-        shell_words::quote(value).into_owned()
-    } else {
-        format!("\"{value}\"")
-    }
-}
-
-/// `command` narrowed to the project's test `files` alone, by the runner its appended words
-/// reach, when that runner takes files; `None` for a command ralph cannot change so safely.
-pub fn files_command(uses: &Uses, command: &str, files: &[&str]) -> Option<String> {
-    let tail = uses.tail?;
-    if !plain(command) {
-        return None;
-    }
-    tail.tool.files(command, files, uses)
-}
-
-/// Appends `files` where `uses`' words reach the runner `tool`, when each file ends in one of
-/// `extensions`.
-pub(crate) fn append_files(
-    tool: &str,
-    command: &str,
-    files: &[&str],
-    uses: &Uses,
-    extensions: &[&str],
-) -> Option<String> {
-    let tail = uses.tail.filter(|t| t.tool == tool)?;
-    let ours = !files.is_empty()
-        && files
-            .iter()
-            .all(|f| extensions.iter().any(|e| f.ends_with(e)) && !f.starts_with('-'));
-    ours.then(|| tail.append(command, files))
-}
-
-/// What would have run a test of `lang` that no check ran, as its runners say.
-pub fn missed_hint(lang: Lang, test: &Missed) -> Option<String> {
-    TOOLS
-        .iter()
-        .filter(|t| t.role() == Role::Tests(lang))
-        .find_map(|t| t.missed(test))
 }
 
 /// A project as detection reads it, with the manager of its Python environment: the tools a
