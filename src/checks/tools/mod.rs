@@ -5,8 +5,8 @@
 //! test alone, what build lock it takes, what state it must be able to write, what would have run
 //! a test it missed. A check's tools are decided once, when the check is made ([`recognise`]),
 //! and travel with it ([`Uses`]); the stages (running, baseline, comparison, re-run, new tests)
-//! ask the tools (the questions of `ask.rs`) and never read the command again. Adding a tool is one
-//! file and one line of [`TOOLS`].
+//! ask the tools (the questions of `ask.rs`) and never read the command again. Adding a tool is
+//! one file and one line of [`TOOLS`].
 
 mod ask;
 mod call;
