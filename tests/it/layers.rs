@@ -203,7 +203,7 @@ const WORKTREE_MODULES: [&str; 8] = [
 
 /// Files of [`WORKTREE_MODULES`] with direct file-system calls on paths no agent or check
 /// writes: (file under `src/`, number of lines, the paths).
-const OWN_PATHS: [(&str, usize, &str); 27] = [
+const OWN_PATHS: [(&str, usize, &str); 28] = [
     ("process/egress/proxy.rs", 2, "the network gates' sockets in ralph's own folder"),
     ("checks/mod.rs", 1, "ralph's own build caches and scratch folders, made before a check starts"),
     ("checks/environment.rs", 1, "the worktree's private cache folder under .ralph/cache"),
@@ -284,7 +284,12 @@ const OWN_PATHS: [(&str, usize, &str); 27] = [
         "the common git dir and the global git config (bounded, never blocking)",
     ),
     ("agent/replay.rs", 2, "the recordings folder"),
-    ("checks/tools/mod.rs", 2, "a check run's own folder (reports, state)"),
+    ("checks/tools/mod.rs", 1, "a check run's own folder (reports)"),
+    (
+        "checks/tools/uses.rs",
+        1,
+        "a check run's own folder (its tools' state)",
+    ),
     (
         "checks/tools/unittest.rs",
         1,
