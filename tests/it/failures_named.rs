@@ -171,3 +171,44 @@ fn avas_failing_test_is_named_with_its_difference_and_c8_measures_coverage() {
         out.stderr
     );
 }
+
+#[test]
+fn a_rust_changes_new_test_file_runs_first_as_its_target_and_its_failure_is_the_verdict() {
+    if !ralph::process::on_path("cargo") {
+        return eprintln!("skipped: cargo is not installed");
+    }
+    let files = [
+        (
+            "Cargo.toml",
+            "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+        ),
+        ("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"),
+        (
+            "tests/basic.rs",
+            "#[test]\nfn adds() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n",
+        ),
+        (".gitignore", ".ralph/worktrees/\n.ralph/runs/\ntarget/\n"),
+    ];
+    // The change's test expects a `halve` that rounds up; the library has none that does.
+    let adds = implementer(
+        "printf 'pub fn halve(n: i32) -> i32 {\\n    n / 2\\n}\\n' >> src/lib.rs\nprintf '#[test]\\nfn rounds_up() {\\n    assert_eq!(calc::halve(3), 2, \"halve(3) rounds up\");\\n}\\n' > tests/halves.rs",
+    );
+    let repo = repo(
+        &files,
+        "[checks]\ntest = \"cargo test\"\n",
+        &adds,
+        None,
+        |_| {},
+    );
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "the change's own tests, run first alone (`cargo test --test halves`), fail: `tests/halves.rs::rounds_up`"
+        ),
+        "{}",
+        out.stderr
+    );
+    let prompt = std::fs::read_to_string(repo.tools.join("alpha.prompt")).unwrap();
+    assert!(prompt.contains("halve(3) rounds up"), "{prompt}");
+}

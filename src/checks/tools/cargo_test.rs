@@ -66,6 +66,33 @@ impl Tool for CargoTest {
         }
     }
 
+    /// `--test <name>` for each of the package's own integration test files (`tests/<name>.rs`
+    /// at the top), where words added reach cargo test and go to cargo, not to the binaries
+    /// (no `--` yet). Other Rust files (a module's unit tests, a workspace member's) wait for the
+    /// suite; without such a file, `None`.
+    fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
+        if command.split_whitespace().any(|w| w == "--") {
+            return None;
+        }
+        let targets: Vec<&str> = files
+            .iter()
+            .filter_map(|f| {
+                f.strip_prefix("tests/")
+                    .and_then(|n| n.strip_suffix(".rs"))
+                    .filter(|n| super::word(n))
+            })
+            .collect();
+        if targets.is_empty() {
+            return None;
+        }
+        let mut words = Vec::new();
+        for t in &targets {
+            words.extend(["--test", t]);
+        }
+        let tail = uses.tail.filter(|t| t.tool == self.name())?;
+        Some(tail.append(command, &words))
+    }
+
     fn tests(&self, printed: &Printed) -> Option<TestOutcomes> {
         read(printed.stdout, printed.stderr)
     }
@@ -421,5 +448,35 @@ mod tests {
         assert!(enables("cargo test --features a,b", "b"));
         assert!(enables("cargo test --all-features", "x"));
         assert!(!enables("cargo test", "x"));
+    }
+
+    #[test]
+    fn the_changes_integration_test_files_run_as_their_targets() {
+        let uses = super::super::recognise("cargo test --workspace", None);
+        assert_eq!(
+            CargoTest.files(
+                "cargo test --workspace",
+                &["tests/calc.rs", "tests/io_2.rs"],
+                &uses
+            ),
+            Some("cargo test --workspace --test calc --test io_2".into())
+        );
+        assert_eq!(
+            CargoTest.files("cargo test --workspace", &["src/lib.rs"], &uses),
+            None
+        );
+        assert_eq!(
+            CargoTest.files("cargo test --workspace", &["crates/a/tests/calc.rs"], &uses),
+            None
+        );
+        let to_binaries = super::super::recognise("cargo test -- --nocapture", None);
+        assert_eq!(
+            CargoTest.files(
+                "cargo test -- --nocapture",
+                &["tests/calc.rs"],
+                &to_binaries
+            ),
+            None
+        );
     }
 }
