@@ -222,6 +222,12 @@ impl Baseline {
         t.by_name.then_some(&t.passed)
     }
 
+    /// Whether the check `name` passed here.
+    pub fn passed(&self, name: &str) -> bool {
+        self.check(name)
+            .is_some_and(|c| c.status == CheckStatus::Passed)
+    }
+
     /// Every test the check `name` named here, passing or failing, when its runner names them.
     pub fn known_tests(&self, name: &str) -> Option<std::collections::BTreeSet<String>> {
         let t = self.check(name)?.measure.tests.as_ref()?;

@@ -1,9 +1,10 @@
 //! The change's own tests first: before the suite runs for a change, the test files it adds or
 //! edits run alone, by the first test check whose runner takes files ([`Tool::files`]: pytest,
-//! jest, vitest, AVA, `cargo test --test`). When one of the change's tests fails there — a test
-//! the base did not have, or did not name — that run is the check's verdict at once and the
-//! rest is not run: a broken change costs its failing tests, not the whole suite again. When
-//! they pass (or what fails is a test the base knew), the suite runs as always, and judges.
+//! jest, vitest, AVA, `cargo test --test`) that passed on the base. When one of the change's
+//! tests fails there — a test the base did not have, or did not name — that run is the check's
+//! verdict at once and the rest is not run: a broken change costs its failing tests, not the
+//! whole suite again. When they pass (or what fails is a test the base knew), the suite runs as
+//! always, and judges.
 //!
 //! [`Tool::files`]: super::tools::Tool::files
 
@@ -42,7 +43,10 @@ pub async fn run(
             && spec.job.is_none()
             && (spec.fallback.is_none() || base.stood_in(spec))
             && decided[i].is_none()
-            && spec.advisory.is_none();
+            && spec.advisory.is_none()
+            // One failing on the base is judged by how far the whole suite gets, which a run
+            // of a few files cannot say.
+            && base.passed(&spec.name);
         let command = takes
             .then(|| tools::files_command(&spec.uses, &spec.command, &words))
             .flatten()?;
