@@ -159,20 +159,17 @@ pub fn files_command(uses: &Uses, command: &str, files: &[&str]) -> Option<Strin
     tail.tool.files(command, files, uses)
 }
 
-/// Appends `files` where `uses`' words reach the runner `tool`, when each file ends in one of
-/// `extensions`.
+/// Appends `files` where `uses`' words reach the runner `tool`, when each is one of its test
+/// files (`test_file`).
 pub(crate) fn append_files(
     tool: &str,
     command: &str,
     files: &[&str],
     uses: &Uses,
-    extensions: &[&str],
+    test_file: fn(&str) -> bool,
 ) -> Option<String> {
     let tail = uses.tail.filter(|t| t.tool == tool)?;
-    let ours = !files.is_empty()
-        && files
-            .iter()
-            .all(|f| extensions.iter().any(|e| f.ends_with(e)) && !f.starts_with('-'));
+    let ours = !files.is_empty() && files.iter().all(|f| test_file(f) && !f.starts_with('-'));
     ours.then(|| tail.append(command, files))
 }
 

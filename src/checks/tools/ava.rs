@@ -49,13 +49,7 @@ impl Tool for Ava {
     }
 
     fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
-        super::append_files(
-            self.name(),
-            command,
-            files,
-            uses,
-            &[".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts"],
-        )
+        super::append_files(self.name(), command, files, uses, super::jest::test_file)
     }
 
     fn excerpt(&self, text: &str) -> Option<String> {

@@ -90,7 +90,7 @@ fn without_coverage_table(text: &str) -> String {
     }
     let row = |l: &str| {
         let t = l.trim();
-        t.matches('|').count() >= 4 && (t.starts_with('-') || t.contains(" | ") || t.contains(" |"))
+        t.matches('|').count() >= 4 && (t.starts_with('-') || t.contains(" |"))
     };
     let kept: Vec<&str> = text.lines().filter(|l| !row(l)).collect();
     kept.join("\n").trim_end().to_owned()

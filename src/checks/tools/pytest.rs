@@ -102,7 +102,7 @@ impl Tool for Pytest {
     }
 
     fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
-        super::append_files(self.name(), command, files, uses, &[".py"])
+        super::append_files(self.name(), command, files, uses, |f| f.ends_with(".py"))
     }
 
     fn excerpt(&self, text: &str) -> Option<String> {
