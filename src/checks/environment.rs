@@ -8,31 +8,13 @@
 //! another checkout (an editable install of the main checkout).
 
 use super::project::Project;
+use super::tools::ecosystem::{self, Registry};
 use super::tools::{Env, Lang};
 use crate::config::ChecksConfig;
 use crate::process::{self, Kind};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
-
-/// The files whose change makes the setup run again.
-const MANIFESTS: [&str; 15] = [
-    "pyproject.toml",
-    "uv.lock",
-    "setup.py",
-    "setup.cfg",
-    "requirements.txt",
-    "requirements-dev.txt",
-    "poetry.lock",
-    "pdm.lock",
-    "poetry.toml",
-    "package.json",
-    "package-lock.json",
-    "pnpm-lock.yaml",
-    "yarn.lock",
-    "Makefile",
-    "justfile",
-];
 
 /// How a worktree's environment is made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -360,32 +342,11 @@ pub struct AfterChange {
     pub cache: std::path::PathBuf,
 }
 
-/// The package managers' cache variables, each pointed into the private folder.
-const CACHE_VARIABLES: [(&str, &str); 7] = [
-    ("PIP_CACHE_DIR", "pip"),
-    ("UV_CACHE_DIR", "uv"),
-    ("npm_config_cache", "npm"),
-    ("YARN_CACHE_FOLDER", "yarn"),
-    ("BUN_INSTALL_CACHE_DIR", "bun"),
-    ("npm_config_store_dir", "pnpm-store"),
-    ("PDM_CACHE_DIR", "pdm"),
-];
-
-/// Folders under `HOME` where env managers keep a project's environment (keyed by the project's
-/// path): a setup after the change installs into the worktree's own there.
-const ENVIRONMENTS: [&str; 4] = [
-    ".cache/pypoetry/virtualenvs",
-    ".local/share/hatch",
-    ".local/share/pdm/venvs",
-    ".local/share/virtualenvs",
-];
-
 /// The package managers' cache variables, each pointed into `dir`: what a command run after the
 /// change downloads stays out of the user's caches.
 pub fn private_caches(dir: &Path) -> Vec<(String, String)> {
-    CACHE_VARIABLES
-        .iter()
-        .map(|(var, sub)| ((*var).to_owned(), dir.join(sub).display().to_string()))
+    super::tools::caches()
+        .map(|(var, sub)| (var.to_owned(), dir.join(sub).display().to_string()))
         .collect()
 }
 
@@ -394,22 +355,16 @@ impl AfterChange {
     /// is `cargo fetch` (ralph's own Rust setup, which runs no code of the project) also
     /// downloads into Cargo's registry.
     fn confinement(&self, command: &str) -> (Vec<(String, String)>, Vec<std::path::PathBuf>) {
-        let vars = CACHE_VARIABLES
-            .iter()
-            .map(|(var, sub)| {
-                (
-                    (*var).to_owned(),
-                    self.cache.join(sub).display().to_string(),
-                )
-            })
-            .collect();
+        let vars = private_caches(&self.cache);
         let home = crate::env::non_empty("HOME").map(std::path::PathBuf::from);
         let mut writable = vec![self.cache.clone()];
         if let Some(h) = &home {
-            writable.extend(ENVIRONMENTS.iter().map(|rel| h.join(rel)));
-            if command.trim_start_matches('(').starts_with("cargo fetch") {
-                writable.extend([h.join(".cargo/registry"), h.join(".cargo/git")]);
-            }
+            writable.extend(super::tools::environments().map(|rel| h.join(rel)));
+            writable.extend(
+                super::tools::downloads(command)
+                    .iter()
+                    .map(|rel| h.join(rel)),
+            );
         }
         (vars, writable)
     }
@@ -488,114 +443,13 @@ async fn prepare(
     Err(Unready { how, said, message })
 }
 
-/// A package registry a setup may reach.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Registry {
-    PyPI,
-    Npm,
-    Crates,
-    GoProxy,
-    Debian,
-}
-
-impl Registry {
-    /// Its hosts.
-    fn hosts(self) -> &'static [&'static str] {
-        match self {
-            Registry::PyPI => &["pypi.org", "files.pythonhosted.org"],
-            Registry::Npm => &["registry.npmjs.org", "registry.yarnpkg.com"],
-            Registry::Crates => &["index.crates.io", "static.crates.io", "crates.io"],
-            Registry::GoProxy => &["proxy.golang.org", "sum.golang.org"],
-            Registry::Debian => &["deb.debian.org", "security.debian.org"],
-        }
-    }
-
-    /// The mirrors and private registries the environment and the project `p` name in its place.
-    fn mirrors(self, p: &Project) -> Vec<String> {
-        let env_list = |vars: &[&str], split: &dyn Fn(&str) -> Vec<String>| -> Vec<String> {
-            vars.iter()
-                .filter_map(|v| crate::env::non_empty(v))
-                .flat_map(|v| split(&v))
-                .collect()
-        };
-        match self {
-            Registry::PyPI => {
-                let mut urls = env_list(
-                    &[
-                        "PIP_INDEX_URL",
-                        "PIP_EXTRA_INDEX_URL",
-                        "UV_INDEX_URL",
-                        "UV_DEFAULT_INDEX",
-                        "UV_EXTRA_INDEX_URL",
-                    ],
-                    &|v| v.split_whitespace().map(str::to_owned).collect(),
-                );
-                urls.extend(urls_in(
-                    &p.text("pyproject.toml").unwrap_or_default(),
-                    "url",
-                ));
-                urls
-            }
-            Registry::Npm => {
-                let mut urls: Vec<String> = crate::env::non_empty("npm_config_registry")
-                    .into_iter()
-                    .collect();
-                for file in [".npmrc", ".yarnrc", ".yarnrc.yml"] {
-                    let text = p.text(file).unwrap_or_default();
-                    urls.extend(urls_in(&text, "registry"));
-                    urls.extend(urls_in(&text, "npmRegistryServer"));
-                }
-                urls
-            }
-            Registry::Crates => urls_in(&p.text(".cargo/config.toml").unwrap_or_default(), "index"),
-            Registry::GoProxy => env_list(&["GOPROXY"], &|v| {
-                v.split([',', '|']).map(str::to_owned).collect()
-            }),
-            Registry::Debian => Vec::new(),
-        }
-    }
-}
-
-/// The registry a program downloads packages from, when it is a package manager (or a tool
-/// that installs through one: tox, nox, Hatch build environments from PyPI).
-fn registry_of(program: &str) -> Option<Registry> {
-    let name = program.rsplit('/').next().unwrap_or(program);
-    let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    Some(match name {
-        "pip" | "pipx" | "uv" | "uvx" | "poetry" | "pdm" | "hatch" | "tox" | "nox" | "pipenv"
-        | "maturin" | "conda" | "mamba" | "micromamba" => Registry::PyPI,
-        "npm" | "npx" | "pnpm" | "pnpx" | "yarn" | "bun" | "bunx" | "corepack" => Registry::Npm,
-        "cargo" => Registry::Crates,
-        "go" => Registry::GoProxy,
-        "apt-get" | "apt" => Registry::Debian,
-        _ => return None,
-    })
-}
-
 /// The registries `command`'s own package managers download from: each simple command it runs
 /// (its wrappers looked through, `python -m pip` read as pip), and each tool it reaches
 /// through the project `p` (a Makefile target's recipe, a package script).
 fn registries_of_command(command: &str, p: &Project) -> Vec<Registry> {
-    let mut out = Vec::new();
-    for words in super::tools::plain_commands(command) {
-        let Some(program) = words.first() else {
-            continue;
-        };
-        let module = (program
-            .rsplit('/')
-            .next()
-            .unwrap_or(program)
-            .starts_with("python")
-            && words.get(1).map(String::as_str) == Some("-m"))
-        .then(|| words.get(2).cloned())
-        .flatten();
-        out.extend(registry_of(module.as_deref().unwrap_or(program)));
-        if registry_of(program) == Some(Registry::Crates) && command.contains("maturin") {
-            out.push(Registry::PyPI);
-        }
-    }
+    let mut out = super::tools::registries_of(command);
     for tool in super::tools::recognise(command, Some(p)).tools {
-        out.extend(registry_of(tool.name()));
+        out.extend(tool.registry());
     }
     out
 }
@@ -603,21 +457,7 @@ fn registries_of_command(command: &str, p: &Project) -> Vec<Registry> {
 /// The registries of the project `p`'s own ecosystems: PyPI for a Python project, npm for a
 /// `package.json`, crates.io for a `Cargo.toml`, the Go module proxy for a `go.mod`.
 fn registries_of_project(p: &Project) -> Vec<Registry> {
-    let has = |f: &str| p.is_file(f);
-    let mut out = Vec::new();
-    if super::python::is_python(p) || has("requirements.txt") {
-        out.push(Registry::PyPI);
-    }
-    if has("package.json") {
-        out.push(Registry::Npm);
-    }
-    if has("Cargo.toml") {
-        out.push(Registry::Crates);
-    }
-    if has("go.mod") {
-        out.push(Registry::GoProxy);
-    }
-    out
+    ecosystem::of(p).filter_map(|e| e.registry).collect()
 }
 
 /// The hosts of `registries` and their mirrors, sorted, each once.
@@ -657,23 +497,10 @@ pub fn registries_for(command: &str, p: &Project) -> Vec<String> {
     hosts_of(all, p)
 }
 
-/// The URL values of `key = "…"` (or `key: …`, `key=…`) lines in a configuration `text`.
-fn urls_in(text: &str, key: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| {
-            let l = l.trim();
-            let rest = l.strip_prefix(key)?;
-            let value = rest.trim_start().strip_prefix(['=', ':'])?;
-            let value = value.trim().trim_matches(['"', '\'']);
-            value.contains("://").then(|| value.to_owned())
-        })
-        .collect()
-}
-
 /// A fingerprint of the dependency manifests at `root` (FNV-1a over names and contents).
 pub fn fingerprint(root: &Path) -> String {
     let mut hash = crate::mix::Fnv1a::default();
-    for name in MANIFESTS {
+    for name in super::tools::manifests() {
         if let Some(text) = crate::untrusted_dir::project_text(root, name) {
             let bytes = text.as_bytes();
             hash.eat(name.as_bytes());

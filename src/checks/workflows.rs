@@ -6,7 +6,7 @@
 //! step that `uses:` an action — what it would provide (a toolchain, a Python) is said instead.
 //! YAML is read with `yaml-rust2` (maintained, no `unsafe` serde layer; `serde_yaml` is not).
 
-use super::{CheckKind, CheckSpec};
+use super::CheckSpec;
 use std::collections::BTreeMap;
 use yaml_rust2::{Yaml, YamlLoader};
 
@@ -41,15 +41,7 @@ pub struct Ci {
 }
 
 /// What a `run:` step does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StepKind {
-    Check(CheckKind),
-    Setup,
-    /// A build (`make`, `cmake --build`, `npm run build`): it prepares the checks after it, and
-    /// is the job's quality check where none follows.
-    Build,
-    Other,
-}
+pub use crate::checks::tools::StepKind;
 
 pub use classify::{canonical, checks_in, classify};
 

@@ -49,44 +49,8 @@ pub fn not_the_changes(command: &str, said: &str, refused: Option<&str>) -> Opti
     if let Some((_, why)) = SIGNS.iter().find(|(sign, _)| said.contains(sign)) {
         return Some((*why).to_owned());
     }
-    installs_only_tools(command)
+    crate::checks::tools::installs_only_by_name(command)
         .then(|| "it only installs the job's tools by name, nothing of the change's".to_owned())
-}
-
-/// Whether every command of `command` installs tools or dependencies by name, building nothing
-/// of the project: `pip install tox`, `pip install -r requirements.txt`, `npm i -g pnpm`,
-/// `cargo install cargo-nextest`, `pipx install nox`, `go install …@v1`.
-fn installs_only_tools(command: &str) -> bool {
-    let commands = crate::checks::tools::plain_commands(command);
-    !commands.is_empty()
-        && commands.iter().all(|words| {
-            let name = |i: usize| {
-                words
-                    .get(i)
-                    .map(|w| w.rsplit('/').next().unwrap_or(w).to_owned())
-                    .unwrap_or_default()
-            };
-            let args = |from: usize| words.iter().skip(from);
-            let by_name = |from: usize| {
-                args(from).all(|a| {
-                    !matches!(a.as_str(), "." | "./" | "-e" | "--editable")
-                        && !a.starts_with(".[")
-                        && !a.starts_with("./")
-                })
-            };
-            match name(0).as_str() {
-                n if n.starts_with("pip") => name(1) == "install" && by_name(2),
-                n if n.starts_with("python") => {
-                    name(1) == "-m" && name(2) == "pip" && name(3) == "install" && by_name(4)
-                }
-                "pipx" | "cargo" | "go" | "gem" => name(1) == "install",
-                "npm" | "pnpm" | "yarn" => words
-                    .iter()
-                    .any(|w| w == "-g" || w == "--global" || w == "global"),
-                "uv" => name(1) == "tool" && name(2) == "install",
-                _ => false,
-            }
-        })
 }
 
 #[cfg(test)]

@@ -33,20 +33,6 @@ use std::time::Duration;
 /// installs) is there for its checks, under the sandbox as without.
 pub const JOB_DIR_VAR: &str = "RALPH_JOB_DIR";
 
-/// Variables that send a global install into the job's own folders: (variable, folder under
-/// the job's, its `bin` put on `PATH`).
-const PRIVATE_INSTALLS: [(&str, &str, Option<&str>); 9] = [
-    ("npm_config_prefix", "npm", Some("bin")),
-    ("CARGO_INSTALL_ROOT", "cargo", Some("bin")),
-    ("GOBIN", "go/bin", Some("")),
-    ("GEM_HOME", "gem", Some("bin")),
-    ("PIPX_HOME", "pipx", None),
-    ("PIPX_BIN_DIR", "pipx/bin", Some("")),
-    ("UV_TOOL_DIR", "uv-tools", None),
-    ("UV_TOOL_BIN_DIR", "uv-tools/bin", Some("")),
-    ("PYTHONUSERBASE", "python-user", Some("bin")),
-];
-
 /// How a job runs: its tree, its time limit, the plan's variables, whether it runs on the base
 /// (its installs may write the user's caches) and who watches.
 pub struct JobRun<'a> {
@@ -105,17 +91,17 @@ impl Job {
         let root = job.scratch.path().to_owned();
         let made = |rel: &Path| job_dir_made(&job.dir, rel);
         made(Path::new("tmp"))?;
-        // npm's user configuration is the job's own, as a runner's is: a step's `npm config
-        // set` changes nothing of the user's, with the sandbox (which hides `~/.npmrc`) or
-        // without it.
-        job.dir
-            .write(Path::new("npmrc"), b"")
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        job.exported.push((
-            "npm_config_userconfig".into(),
-            root.join("npmrc").display().to_string(),
-        ));
-        for (var, dir, bin) in PRIVATE_INSTALLS {
+        // The tools' user configuration is the job's own, as a runner's is: a step's `npm
+        // config set` changes nothing of the user's, with the sandbox (which hides `~/.npmrc`)
+        // or without it.
+        for (var, file) in crate::checks::tools::user_configs() {
+            job.dir
+                .write(Path::new(file), b"")
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            job.exported
+                .push((var.into(), root.join(file).display().to_string()));
+        }
+        for (var, dir, bin) in crate::checks::tools::private_installs() {
             let rel = Path::new("installed").join(dir);
             made(&rel)?;
             let place = root.join(rel);

@@ -28,7 +28,7 @@ pub(super) fn needs<'a>(steps: impl IntoIterator<Item = &'a JobStep>) -> Needs {
     let mut out = Needs::default();
     for step in steps {
         for words in crate::checks::tools::plain_commands(&step.command) {
-            let Some(args) = pip_install(&words) else {
+            let Some(args) = crate::checks::tools::pip_install_args(&words) else {
                 continue;
             };
             out.venv = true;
@@ -46,44 +46,6 @@ pub(super) fn needs<'a>(steps: impl IntoIterator<Item = &'a JobStep>) -> Needs {
         }
     }
     out
-}
-
-/// The arguments after `install` of a pip install into the active Python (`pip install …`,
-/// `python -m pip install …`, `uv pip install --system …`); `None` for anything else, and for
-/// one that installs elsewhere (`--user`, `--target`, `--prefix`, a venv's own `pip` by its path).
-fn pip_install(words: &[String]) -> Option<&[String]> {
-    let bare = |w: &str| !w.contains('/');
-    let name = |w: &str| w.rsplit('/').next().unwrap_or(w).to_owned();
-    let program = words.first()?;
-    let rest: &[String] = if bare(program)
-        && name(program).starts_with("pip")
-        && name(program)[3..]
-            .chars()
-            .all(|c| c.is_ascii_digit() || c == '.')
-    {
-        &words[1..]
-    } else if bare(program)
-        && name(program).starts_with("python")
-        && words.get(1).is_some_and(|w| w == "-m")
-        && words.get(2).is_some_and(|w| w == "pip")
-    {
-        &words[3..]
-    } else if bare(program)
-        && program == "uv"
-        && words.get(1).is_some_and(|w| w == "pip")
-        && words.iter().any(|w| w == "--system")
-    {
-        &words[2..]
-    } else {
-        return None;
-    };
-    let at = rest.iter().position(|w| w == "install")?;
-    let args = &rest[at + 1..];
-    let elsewhere = ["--user", "--target", "-t", "--prefix", "--root"];
-    (!args.iter().any(|a| {
-        elsewhere.contains(&a.as_str()) || elsewhere.iter().any(|e| a.starts_with(&format!("{e}=")))
-    }))
-    .then_some(args)
 }
 
 /// Whether a pip argument names the project in the job's tree: `.`, `./`, `.[test]`.

@@ -2,7 +2,9 @@
 //! and `(fail)` lines under each `file:` header; `bun run X` and `bun X` run the package script
 //! `X` (or a program of the package's), `bunx X` starts `X`. Its environment is the lockfile's.
 
+use super::ecosystem::Registry;
 use super::npm::script_with_hooks;
+use super::StepKind;
 use super::{Alone, Call, Inner, Lang, Missed, Printed, Role, Tool, Uses};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
@@ -89,6 +91,22 @@ impl Tool for Bun {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         matches!(call.name(), "bun" | "bunx") && call.sub() != "test"
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        super::npm::node_step(call)
+    }
+
+    fn script(&self, call: &Call) -> Option<(String, Vec<String>)> {
+        super::npm::script_of(call)
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::Npm)
+    }
+
+    fn cache(&self) -> Option<(&'static str, &'static str)> {
+        Some(("BUN_INSTALL_CACHE_DIR", "bun"))
     }
 
     fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {

@@ -214,13 +214,13 @@ fn generic_wrapper(words: &[String]) -> Option<usize> {
 
 /// What a command's words come to once assignments and generic wrappers are taken off: a call,
 /// or the script a shell was given.
-enum Peeled {
+pub(super) enum Peeled {
     Call(Call),
     Script(String),
     Nothing,
 }
 
-fn peel(words: &[String]) -> Peeled {
+pub(super) fn peel(words: &[String]) -> Peeled {
     let mut env = Vec::new();
     let mut i = 0;
     loop {
@@ -315,7 +315,10 @@ fn reached_by(words: &[String], project: Option<&Project>, depth: usize) -> Opti
         Peeled::Script(s) => return reached(&s, project, depth + 1),
         Peeled::Nothing => return None,
     };
-    let tool = TOOLS.iter().find(|t| t.is(&call, project))?;
+    let tool = TOOLS
+        .iter()
+        .find(|t| t.is(&call, project))
+        .filter(|t| t.role() != Role::Other)?;
     match tool.inner(&call, project) {
         Inner::Words(w) => reached_by(&w, project, depth + 1),
         Inner::Script(s) => reached(&s, project, depth + 1),
@@ -344,7 +347,11 @@ fn visit(words: &[String], project: Option<&Project>, depth: usize, uses: &mut U
         Peeled::Script(s) => return walk(&s, project, depth + 1, uses),
         Peeled::Call(call) => call,
     };
-    let Some(tool) = TOOLS.iter().find(|t| t.is(&call, project)) else {
+    let tool = TOOLS
+        .iter()
+        .find(|t| t.is(&call, project))
+        .filter(|t| t.role() != Role::Other);
+    let Some(tool) = tool else {
         if !TRANSPARENT.contains(&call.name()) && !call.program.starts_with('$') {
             uses.opaque = true;
             uses.writes = true;

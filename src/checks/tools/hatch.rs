@@ -5,6 +5,8 @@
 //! environment depends on ruff); its setup creates the default environment and those of the
 //! tools it runs.
 
+use super::ecosystem::Registry;
+use super::StepKind;
 use super::{Call, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 
@@ -21,6 +23,18 @@ impl Tool for Hatch {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "hatch"
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        super::uv::sets_up(call)
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::PyPI)
+    }
+
+    fn environments(&self) -> &'static [&'static str] {
+        &[".local/share/hatch"]
     }
 
     fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {

@@ -1,6 +1,7 @@
 //! just: a recipe of the justfile is what it runs (`just test` → the `test` recipe's lines, its
 //! dependencies' first; `just` alone → the first recipe).
 
+use super::StepKind;
 use super::{Call, Inner, Role, Tool};
 use crate::checks::project::Project;
 
@@ -17,6 +18,14 @@ impl Tool for Just {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "just"
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        Some(super::step::by_target(call, StepKind::Other))
+    }
+
+    fn manifests(&self) -> &'static [&'static str] {
+        &["justfile"]
     }
 
     fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {

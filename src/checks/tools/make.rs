@@ -3,6 +3,7 @@
 //! the Makefile's simple variables put in. A program a recipe could not start is said as `make:
 //! X: No such file or directory`.
 
+use super::StepKind;
 use super::{Call, Inner, Role, Tool};
 use crate::checks::project::Project;
 use std::collections::BTreeMap;
@@ -23,6 +24,14 @@ impl Tool for Make {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         matches!(call.name(), "make" | "gmake")
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        Some(super::step::by_target(call, StepKind::Build))
+    }
+
+    fn manifests(&self) -> &'static [&'static str] {
+        &["Makefile"]
     }
 
     fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {

@@ -3,7 +3,7 @@
 //! `EXPECTEDFAIL` passed; `SKIP` neither). Its failures are explained by its `--print-errorlogs`
 //! blocks and its summary of failures.
 
-use super::{Alone, Call, Prepared, Printed, Role, Tool, Uses};
+use super::{Alone, Call, Prepared, Printed, Role, StepKind, Tool, Uses};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 
@@ -178,6 +178,27 @@ pub fn read(text: &str) -> Option<TestOutcomes> {
         }
     }
     t.finished()
+}
+
+/// Meson for what is not its test run: `meson setup` sets up, `meson compile` builds.
+pub struct Meson;
+
+impl Tool for Meson {
+    fn name(&self) -> &'static str {
+        "meson"
+    }
+
+    fn role(&self) -> Role {
+        Role::Other
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        call.name() == "meson"
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        Some(super::step::by_target(call, StepKind::Other))
+    }
 }
 
 #[cfg(test)]

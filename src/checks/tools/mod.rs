@@ -10,20 +10,28 @@
 
 mod ask;
 mod call;
+pub mod ecosystem;
 mod excerpt;
 mod junit;
 mod plain;
+mod step;
 mod uses;
 
 mod ava;
 mod black;
 mod bun;
+mod cargo;
 mod cargo_test;
 mod clippy;
+mod cmake;
+mod conda;
 mod ctest;
 mod deno;
 mod eslint;
 mod flake8;
+mod foreign;
+mod gem;
+mod go;
 mod go_test;
 mod go_vet;
 mod gofmt;
@@ -33,15 +41,18 @@ mod isort;
 mod jest;
 mod just;
 mod make;
+mod maturin;
 mod meson;
 mod mocha;
 mod mypy;
 mod nextest;
+mod ninja;
 mod node_test;
 mod nox;
 mod npm;
 mod nx;
 mod pdm;
+mod pip;
 mod pipenv;
 mod pnpm;
 mod poetry;
@@ -52,7 +63,10 @@ mod pytest;
 mod python;
 mod ruff;
 mod rustfmt;
+mod rye;
 mod staticcheck;
+mod system;
+mod task;
 mod tox;
 mod tsc;
 mod turbo;
@@ -70,7 +84,9 @@ pub use call::{plain_commands, recognise, simple_commands, Call};
 pub use clippy::rustc_rule;
 pub use excerpt::explain;
 pub use jest::UNLOADED;
+pub use pip::install_args as pip_install_args;
 pub use python::{ask, local_python};
+pub use step::{by_name, chain, innermost, step_of, strongest, StepKind};
 pub use tox::{checks_quality as env_checks_quality, env_list as tox_env_list};
 pub use uses::{prepare, with_state, Tail, ToolRef, Uses};
 
@@ -132,6 +148,25 @@ pub static TOOLS: &[&dyn Tool] = &[
     &gofmt::Gofmt,
     &go_vet::GoVet,
     &staticcheck::Staticcheck,
+    // Programs known by what they do as a CI step and what they install: asked last, so that a
+    // check of theirs (`cargo test`, `meson test`) is the check's tool.
+    &python::Script,
+    &pip::Pip,
+    &pip::Pipx,
+    &conda::Conda,
+    &rye::Rye,
+    &maturin::Maturin,
+    &npm::Corepack,
+    &cargo::Cargo,
+    &go::Go,
+    &cmake::Cmake,
+    &meson::Meson,
+    &ninja::Ninja,
+    &task::Task,
+    &gem::Gem,
+    &system::Apt,
+    &system::Installer,
+    &foreign::Foreign,
 ];
 
 /// The names of the test runners whose results ralph reads test by test.
@@ -148,6 +183,80 @@ pub fn runners() -> Vec<&'static str> {
 pub fn offline(command: &str) -> Option<(String, String)> {
     let uses = recognise(command, None);
     uses.tools.iter().find_map(|t| t.offline(command))
+}
+
+/// Whether every command of `command` installs tools or dependencies by name, building nothing
+/// of the project (`pip install tox`, `npm i -g pnpm`, `cargo install cargo-nextest`, `pipx
+/// install nox`, `go install …@v1`): each asked of the tool that runs it.
+pub fn installs_only_by_name(command: &str) -> bool {
+    let commands = plain_commands(command);
+    !commands.is_empty()
+        && commands.iter().all(|words| {
+            step::innermost(words)
+                .and_then(|(call, tool)| tool.map(|t| t.installs_by_name(&call)))
+                .unwrap_or(false)
+        })
+}
+
+/// Every tool's variables that send its global installs into a folder of their own: (variable,
+/// folder, its folder of programs to put on `PATH`).
+pub fn private_installs() -> impl Iterator<Item = (&'static str, &'static str, Option<&'static str>)>
+{
+    TOOLS.iter().flat_map(|t| t.installs_into().iter().copied())
+}
+
+/// Every tool's download cache: (variable, folder name).
+pub fn caches() -> impl Iterator<Item = (&'static str, &'static str)> {
+    TOOLS.iter().filter_map(|t| t.cache())
+}
+
+/// Every folder under `HOME` where a tool keeps a project's environment.
+pub fn environments() -> impl Iterator<Item = &'static str> {
+    TOOLS.iter().flat_map(|t| t.environments().iter().copied())
+}
+
+/// The files a project's environment is made from — each ecosystem's manifests and each tool's
+/// own (lockfiles, a Makefile) —, sorted: their change makes the setup run again.
+pub fn manifests() -> Vec<&'static str> {
+    let mut all: Vec<&'static str> = ecosystem::ECOSYSTEMS
+        .iter()
+        .flat_map(|e| e.manifests.iter().copied())
+        .chain(TOOLS.iter().flat_map(|t| t.manifests().iter().copied()))
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+/// The folders under `HOME` that `command` downloads into, where each of its commands is a
+/// download that runs no code of the project (`cargo fetch`); else none.
+pub fn downloads(command: &str) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for words in plain_commands(command) {
+        let own = step::innermost(&words)
+            .and_then(|(call, tool)| tool.map(|t| t.downloads(&call)))
+            .unwrap_or_default();
+        if own.is_empty() {
+            return Vec::new();
+        }
+        out.extend_from_slice(own);
+    }
+    out
+}
+
+/// The registries the package managers of `command`'s own commands download from (their
+/// wrappers looked through: `python -m pip` is pip).
+pub fn registries_of(command: &str) -> Vec<ecosystem::Registry> {
+    plain_commands(command)
+        .iter()
+        .flat_map(|words| step::chain(words))
+        .filter_map(|(_, tool)| tool?.registry())
+        .collect()
+}
+
+/// Every tool's user configuration file: (variable, file name).
+pub fn user_configs() -> impl Iterator<Item = (&'static str, &'static str)> {
+    TOOLS.iter().filter_map(|t| t.user_config())
 }
 
 /// The tool named `name`.
@@ -178,6 +287,10 @@ pub enum Role {
     Quality,
     /// It starts other programs: an env manager, a package script, a task runner.
     Wrapper,
+    /// A program ralph knows by what it does as a CI step and what it installs — a package
+    /// manager, a build system, another language's runner — and never reads: a check that runs
+    /// it is not seen into.
+    Other,
 }
 
 /// What a wrapper starts.
@@ -193,6 +306,17 @@ pub enum Inner {
     /// Something ralph cannot read (a noxfile's session, a script it cannot find): the check
     /// is not seen whole.
     Unknown,
+}
+
+impl Inner {
+    /// What a runner's `sub` starts (`pipx run X`, `conda run X`): the words after it, its own
+    /// flags skipped; nothing for another subcommand.
+    pub fn after(call: &Call, sub: &str) -> Inner {
+        match call.after(sub) {
+            Some(words) if call.sub() == sub => Inner::Words(words),
+            _ => Inner::Nothing,
+        }
+    }
 }
 
 /// How a check runs, prepared by its tools: its command, the variables it runs with and the
@@ -442,6 +566,64 @@ pub trait Tool: Sync {
 
     /// What would have run a test of its language that no check ran.
     fn missed(&self, _test: &Missed) -> Option<String> {
+        None
+    }
+
+    /// What a CI step's call of it does, where the call says (`uv sync` sets up, `npm test`
+    /// tests, `cmake --build` builds); `None`: what it starts says, else its role.
+    fn step(&self, _call: &Call) -> Option<StepKind> {
+        None
+    }
+
+    /// The package registry its installs download from.
+    fn registry(&self) -> Option<ecosystem::Registry> {
+        None
+    }
+
+    /// Its download cache: the variable that points it elsewhere, and a folder name for it.
+    fn cache(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
+    /// Its own files a project's environment is made from (its lockfile, its configuration):
+    /// their change makes the setup run again.
+    fn manifests(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Folders under `HOME` where it keeps a project's environment (keyed by the project's path).
+    fn environments(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Folders under `HOME` a call of it downloads into and that runs no code of the project
+    /// (`cargo fetch` into Cargo's registry); empty for any other call.
+    fn downloads(&self, _call: &Call) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Whether the call installs tools or dependencies by name, building nothing of the project
+    /// (`pip install tox`, `npm i -g pnpm`, `cargo install cargo-nextest`).
+    fn installs_by_name(&self, _call: &Call) -> bool {
+        false
+    }
+
+    /// The variables that send its global installs into a folder of their own: (variable,
+    /// folder, its folder of programs to put on `PATH`, relative to it).
+    fn installs_into(&self) -> &'static [(&'static str, &'static str, Option<&'static str>)] {
+        &[]
+    }
+
+    /// Its user configuration file, as the variable that points it elsewhere and a file name
+    /// for it: a CI job gets an empty one of its own, as a runner's is (a step's `npm config
+    /// set` changes nothing of the user's).
+    fn user_config(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
+    /// The package script a call runs and the arguments passed on to it (`npm test -- -x`,
+    /// `yarn lint`), for a package manager: two spellings of one script are one check.
+    fn script(&self, _call: &Call) -> Option<(String, Vec<String>)> {
         None
     }
 }

@@ -2,8 +2,11 @@
 //! through nox is not seen whole, and every tool's reading applies to its output. In a CI job it
 //! installs with the network first, then runs offline.
 
+use super::ecosystem::Registry;
+use super::StepKind;
 use super::{Call, Inner, Role, Tool};
 use crate::checks::project::Project;
+use crate::checks::CheckKind;
 
 pub struct Nox;
 
@@ -18,6 +21,18 @@ impl Tool for Nox {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "nox" || call.name() == "nox.exe"
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        Some(if super::tox::sessions_check_quality(&call.args) {
+            StepKind::Check(CheckKind::Quality)
+        } else {
+            StepKind::Check(CheckKind::Test)
+        })
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::PyPI)
     }
 
     fn inner(&self, _: &Call, _: Option<&Project>) -> Inner {

@@ -5,6 +5,8 @@
 //! environment is the lockfile's (`npm ci`). The workspace's packages and their scripts are read
 //! here for every Node wrapper.
 
+use super::ecosystem::Registry;
+use super::StepKind;
 use super::{Call, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 
@@ -21,6 +23,38 @@ impl Tool for Npm {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         matches!(call.name(), "npm" | "npx")
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        super::npm::node_step(call)
+    }
+
+    fn script(&self, call: &Call) -> Option<(String, Vec<String>)> {
+        super::npm::script_of(call)
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::Npm)
+    }
+
+    fn cache(&self) -> Option<(&'static str, &'static str)> {
+        Some(("npm_config_cache", "npm"))
+    }
+
+    fn manifests(&self) -> &'static [&'static str] {
+        &["package-lock.json"]
+    }
+
+    fn installs_by_name(&self, call: &Call) -> bool {
+        global(call)
+    }
+
+    fn installs_into(&self) -> &'static [(&'static str, &'static str, Option<&'static str>)] {
+        &[("npm_config_prefix", "npm", Some("bin"))]
+    }
+
+    fn user_config(&self) -> Option<(&'static str, &'static str)> {
+        Some(("npm_config_userconfig", "npmrc"))
     }
 
     fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {
@@ -273,6 +307,103 @@ pub fn after_separator(call: &Call) -> String {
         .position(|a| a == "--")
         .map(|at| call.args[at + 1..].join(" "))
         .unwrap_or_default()
+}
+
+/// corepack, which fetches the package manager a project names (`corepack enable`, `corepack
+/// prepare pnpm@9`): from npm's registry.
+pub struct Corepack;
+
+impl Tool for Corepack {
+    fn name(&self) -> &'static str {
+        "corepack"
+    }
+
+    fn role(&self) -> Role {
+        Role::Other
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        call.name() == "corepack"
+    }
+
+    fn step(&self, _: &Call) -> Option<StepKind> {
+        Some(StepKind::Setup)
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::Npm)
+    }
+}
+
+/// What a JavaScript package manager's call does in a CI step (npm, pnpm, Yarn, Bun): what
+/// changes the installed dependencies sets up, a package script by its name; `None` for a call
+/// that starts a program (`npx X`, `npm exec X`).
+pub(super) fn node_step(call: &Call) -> Option<StepKind> {
+    let runs = matches!(call.name(), "npx" | "pnpx" | "bunx")
+        || matches!(call.sub(), "exec" | "x" | "dlx");
+    if runs {
+        return None;
+    }
+    Some(match call.sub() {
+        "" if call.name() == "yarn" => StepKind::Setup,
+        // What changes the installed dependencies reaches the registry: removing one makes npm
+        // resolve the rest again.
+        "ci" | "install" | "i" | "add" | "rm" | "remove" | "uninstall" | "un" | "r" | "update"
+        | "up" | "upgrade" | "dedupe" | "prune" => StepKind::Setup,
+        "test" | "t" => StepKind::Check(crate::checks::CheckKind::Test),
+        "run" | "run-script" => call
+            .after(call.sub())
+            .map_or(StepKind::Other, |s| super::by_name(&s[0])),
+        // `yarn lint`, `pnpm typecheck`: a script by its name.
+        other if call.name() != "npm" => super::by_name(other),
+        _ => StepKind::Other,
+    })
+}
+
+/// The package script a package manager's call runs and the arguments it passes on, its own
+/// output flags left out (`npm run --silent lint` = `yarn lint`); `None` for a call that runs
+/// no script (`npm ci`, `yarn add x`).
+pub(super) fn script_of(call: &Call) -> Option<(String, Vec<String>)> {
+    let args: Vec<&String> = call.args.iter().filter(|a| !output_flag(a)).collect();
+    let sub = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .map_or("", |a| a.as_str());
+    let rest: Vec<String> = args
+        .iter()
+        .filter(|a| a.as_str() != sub)
+        .map(|a| (*a).clone())
+        .collect();
+    let run = matches!(sub, "run" | "run-script");
+    let script = match sub {
+        "run" | "run-script" => rest.first().cloned().unwrap_or_default(),
+        "t" => "test".to_owned(),
+        other => other.to_owned(),
+    };
+    if matches!(
+        script.as_str(),
+        "" | "install" | "i" | "ci" | "add" | "exec"
+    ) {
+        return None;
+    }
+    Some((script, rest.into_iter().skip(usize::from(run)).collect()))
+}
+
+/// A package manager's flag that changes only what it prints.
+fn output_flag(arg: &str) -> bool {
+    matches!(
+        arg,
+        "--silent" | "-s" | "--quiet" | "-q" | "--if-present" | "--color" | "--no-color"
+    ) || arg.starts_with("--loglevel")
+        || arg.starts_with("--reporter=")
+}
+
+/// Whether a package manager's call is global (`npm i -g pnpm`, `yarn global add x`): it
+/// installs a tool by name.
+pub(super) fn global(call: &Call) -> bool {
+    call.args
+        .iter()
+        .any(|w| w == "-g" || w == "--global" || w == "global")
 }
 
 #[cfg(test)]

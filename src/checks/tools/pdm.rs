@@ -3,6 +3,8 @@
 //! its setup installs every group. Its logs go to a folder of the run's own (`PDM_LOG_DIR`): the
 //! user's state folder is read-only under the sandbox.
 
+use super::ecosystem::Registry;
+use super::StepKind;
 use super::{Call, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 use std::path::Path;
@@ -20,6 +22,26 @@ impl Tool for Pdm {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "pdm"
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        super::uv::sets_up(call)
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::PyPI)
+    }
+
+    fn cache(&self) -> Option<(&'static str, &'static str)> {
+        Some(("PDM_CACHE_DIR", "pdm"))
+    }
+
+    fn manifests(&self) -> &'static [&'static str] {
+        &["pdm.lock"]
+    }
+
+    fn environments(&self) -> &'static [&'static str] {
+        &[".local/share/pdm/venvs"]
     }
 
     fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {

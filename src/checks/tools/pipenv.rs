@@ -1,5 +1,7 @@
 //! Pipenv: a Python environment manager; `pipenv run X` starts `X` in the project's environment.
 
+use super::ecosystem::Registry;
+use super::StepKind;
 use super::{Call, Inner, Role, Tool};
 use crate::checks::project::Project;
 
@@ -16,6 +18,18 @@ impl Tool for Pipenv {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "pipenv"
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        super::uv::sets_up(call)
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::PyPI)
+    }
+
+    fn environments(&self) -> &'static [&'static str] {
+        &[".local/share/virtualenvs"]
     }
 
     fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {

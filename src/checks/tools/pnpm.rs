@@ -5,7 +5,9 @@
 //! by package from the `<folder> <script>: ` prefix it puts on each line. Its environment is the
 //! lockfile's (`pnpm install --frozen-lockfile`).
 
+use super::ecosystem::Registry;
 use super::npm::{after_separator, each, script, script_with_hooks};
+use super::StepKind;
 use super::{Call, Inner, Lang, Prepared, Role, Tool};
 use crate::checks::project::Project;
 use std::path::Path;
@@ -39,6 +41,30 @@ impl Tool for Pnpm {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         matches!(call.name(), "pnpm" | "pnpx")
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        super::npm::node_step(call)
+    }
+
+    fn script(&self, call: &Call) -> Option<(String, Vec<String>)> {
+        super::npm::script_of(call)
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::Npm)
+    }
+
+    fn cache(&self) -> Option<(&'static str, &'static str)> {
+        Some(("npm_config_store_dir", "pnpm-store"))
+    }
+
+    fn manifests(&self) -> &'static [&'static str] {
+        &["pnpm-lock.yaml"]
+    }
+
+    fn installs_by_name(&self, call: &Call) -> bool {
+        super::npm::global(call)
     }
 
     fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {

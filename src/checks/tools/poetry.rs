@@ -3,6 +3,8 @@
 //! dependency group it declares and the extras; a program it cannot start is said as `Command
 //! not found: X`.
 
+use super::ecosystem::Registry;
+use super::StepKind;
 use super::{Call, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 
@@ -19,6 +21,22 @@ impl Tool for Poetry {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "poetry"
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        super::uv::sets_up(call)
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::PyPI)
+    }
+
+    fn manifests(&self) -> &'static [&'static str] {
+        &["poetry.lock", "poetry.toml"]
+    }
+
+    fn environments(&self) -> &'static [&'static str] {
+        &[".cache/pypoetry/virtualenvs"]
     }
 
     fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {

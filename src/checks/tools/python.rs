@@ -4,8 +4,9 @@
 //! asks of a project: whether it is one, its import package, the interpreter on `PATH` and its
 //! version (and how a program's version is asked, once).
 
-use super::{Call, Inner, Role, Tool};
+use super::{Call, Inner, Role, StepKind, Tool};
 use crate::checks::project::Project;
+use crate::checks::CheckKind;
 
 pub struct Python;
 
@@ -159,6 +160,41 @@ impl Tool for Python {
         // `/usr/bin/python3: No module named pytest`
         let (interp, module) = line.split_once(": No module named ")?;
         interpreter(interp.rsplit('/').next()?).then(|| super::call::unquote(module))
+    }
+}
+
+/// A Python script run by the interpreter (`python setup.py test`, `python runtests.py`), known
+/// by what a CI step of it does: `setup.py test` tests, `setup.py install`/`develop` sets up, a
+/// script named for tests tests.
+pub struct Script;
+
+impl Tool for Script {
+    fn name(&self) -> &'static str {
+        "python script"
+    }
+
+    fn role(&self) -> Role {
+        Role::Other
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        interpreter(call.name()) && call.sub().ends_with(".py")
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        let script = call.sub();
+        let name = script
+            .rsplit('/')
+            .next()
+            .unwrap_or(script)
+            .trim_end_matches(".py");
+        let then = call.after(script).map(|w| w[0].clone()).unwrap_or_default();
+        Some(match (name, then.as_str()) {
+            ("setup", "test") => StepKind::Check(CheckKind::Test),
+            ("setup", "install" | "develop") => StepKind::Setup,
+            (s, _) if s.contains("test") => StepKind::Check(CheckKind::Test),
+            _ => StepKind::Other,
+        })
     }
 }
 

@@ -5,8 +5,11 @@
 //! names expanded (`py3{11,12}` → `py311`, `py312`). A configuration ralph cannot read
 //! (tox.toml) is not seen into.
 
+use super::ecosystem::Registry;
+use super::StepKind;
 use super::{Call, Env, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
+use crate::checks::CheckKind;
 use crate::checks::CheckSpec;
 
 /// tox environments named like quality checks, and the check name each stands for.
@@ -41,6 +44,18 @@ impl Tool for Tox {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "tox"
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        Some(if super::tox::sessions_check_quality(&call.args) {
+            StepKind::Check(CheckKind::Quality)
+        } else {
+            StepKind::Check(CheckKind::Test)
+        })
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::PyPI)
     }
 
     /// The quality checks tox.ini declares as environments (`[testenv:flake8]` …), run through
@@ -305,6 +320,29 @@ fn ini_sections(text: &str) -> Vec<(String, Vec<(String, String)>)> {
         }
     }
     out
+}
+
+/// Whether a tox or nox command names only environments that check quality (`tox -e
+/// isort,lint`, `nox -s lint docs`): a quality check, not a test run.
+pub(super) fn sessions_check_quality(args: &[String]) -> bool {
+    let mut named = Vec::new();
+    let mut take = false;
+    for a in args {
+        if take {
+            named.extend(a.split(',').map(str::trim).filter(|e| !e.is_empty()));
+            take = a == "-e" || a == "-s";
+            continue;
+        }
+        match a.as_str() {
+            "-e" | "--env" | "-s" | "--session" | "--sessions" => take = true,
+            _ => {
+                if let Some(v) = a.strip_prefix("-e").filter(|v| !v.is_empty()) {
+                    named.extend(v.split(','));
+                }
+            }
+        }
+    }
+    !named.is_empty() && named.iter().all(|e| checks_quality(e))
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //! sync, and the user's cache is read-only to a check (the setup, which made the environment,
 //! had it).
 
+use super::ecosystem::Registry;
+use super::StepKind;
 use super::{Call, Inner, Lang, Prepared, Role, Tool};
 use crate::checks::project::Project;
 use std::path::Path;
@@ -42,6 +44,33 @@ impl Tool for Uv {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         matches!(call.name(), "uv" | "uvx")
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        sets_up(call)
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::PyPI)
+    }
+
+    fn cache(&self) -> Option<(&'static str, &'static str)> {
+        Some(("UV_CACHE_DIR", "uv"))
+    }
+
+    fn manifests(&self) -> &'static [&'static str] {
+        &["uv.lock"]
+    }
+
+    fn installs_by_name(&self, call: &Call) -> bool {
+        call.sub() == "tool" && call.after("tool").is_some_and(|w| w[0] == "install")
+    }
+
+    fn installs_into(&self) -> &'static [(&'static str, &'static str, Option<&'static str>)] {
+        &[
+            ("UV_TOOL_DIR", "uv-tools", None),
+            ("UV_TOOL_BIN_DIR", "uv-tools/bin", Some("")),
+        ]
     }
 
     fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {
@@ -92,6 +121,16 @@ impl Tool for Uv {
             .nth(1)
             .map(super::call::unquote)
     }
+}
+
+/// What a Python project manager's call does in a CI step (uv, Poetry, PDM, Hatch, Pipenv): one
+/// that makes or changes the environment sets up; `None` for one that runs something (`uv run`).
+pub(super) fn sets_up(call: &Call) -> Option<StepKind> {
+    matches!(
+        call.sub(),
+        "sync" | "pip" | "add" | "tool" | "python" | "venv" | "lock" | "install" | "update" | "env"
+    )
+    .then_some(StepKind::Setup)
 }
 
 #[cfg(test)]

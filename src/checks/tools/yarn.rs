@@ -3,7 +3,9 @@
 //! foreach … run X` (v2+) run it in each package. `yarn` alone installs. Its environment is the
 //! lockfile's (`--immutable` under Yarn 2+, `--frozen-lockfile` under Yarn 1).
 
+use super::ecosystem::Registry;
 use super::npm::{each, script_with_hooks};
+use super::StepKind;
 use super::{Call, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 
@@ -32,6 +34,30 @@ impl Tool for Yarn {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "yarn"
+    }
+
+    fn step(&self, call: &Call) -> Option<StepKind> {
+        super::npm::node_step(call)
+    }
+
+    fn script(&self, call: &Call) -> Option<(String, Vec<String>)> {
+        super::npm::script_of(call)
+    }
+
+    fn registry(&self) -> Option<Registry> {
+        Some(Registry::Npm)
+    }
+
+    fn cache(&self) -> Option<(&'static str, &'static str)> {
+        Some(("YARN_CACHE_FOLDER", "yarn"))
+    }
+
+    fn manifests(&self) -> &'static [&'static str] {
+        &["yarn.lock"]
+    }
+
+    fn installs_by_name(&self, call: &Call) -> bool {
+        super::npm::global(call)
     }
 
     fn inner(&self, call: &Call, project: Option<&Project>) -> Inner {

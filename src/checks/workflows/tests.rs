@@ -1,6 +1,7 @@
 //! The tests of `workflows`.
 
 use super::*;
+use crate::checks::CheckKind;
 
 fn read_one(text: &str) -> Ci {
     read_here(text, &|_| Ok(Vec::new()))

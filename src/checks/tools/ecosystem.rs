@@ -1,0 +1,144 @@
+//! What ralph knows per language and not per tool: which files say a project is of it, which of
+//! them make its environment (their change makes the setup run again), and the package registry
+//! its installs reach — its hosts, and the mirrors the environment or the project name in its
+//! place. A tool says which registry it downloads from ([`super::Tool::registry`]); the project's
+//! own ecosystems add theirs, since what a script of its own installs cannot be read.
+
+use crate::checks::project::Project;
+
+/// A package registry a setup may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Registry {
+    PyPI,
+    Npm,
+    Crates,
+    GoProxy,
+    Debian,
+}
+
+/// One language's ecosystem.
+pub struct Ecosystem {
+    pub name: &'static str,
+    /// Whether a project is of it.
+    pub present: fn(&Project) -> bool,
+    /// Its manifests a project's environment is made from, whatever the tool (a tool's own
+    /// lockfile is the tool's: [`super::Tool::manifests`]).
+    pub manifests: &'static [&'static str],
+    pub registry: Option<Registry>,
+}
+
+/// Every ecosystem ralph knows.
+pub static ECOSYSTEMS: &[Ecosystem] = &[
+    Ecosystem {
+        name: "Python",
+        present: |p| super::is_python(p) || p.is_file("requirements.txt"),
+        manifests: &[
+            "pyproject.toml",
+            "setup.py",
+            "setup.cfg",
+            "requirements.txt",
+            "requirements-dev.txt",
+        ],
+        registry: Some(Registry::PyPI),
+    },
+    Ecosystem {
+        name: "Node",
+        present: |p| p.is_file("package.json"),
+        manifests: &["package.json"],
+        registry: Some(Registry::Npm),
+    },
+    Ecosystem {
+        name: "Rust",
+        present: |p| p.is_file("Cargo.toml"),
+        manifests: &[],
+        registry: Some(Registry::Crates),
+    },
+    Ecosystem {
+        name: "Go",
+        present: |p| p.is_file("go.mod"),
+        manifests: &[],
+        registry: Some(Registry::GoProxy),
+    },
+    Ecosystem {
+        name: "C/C++",
+        present: |p| p.is_file("CMakeLists.txt") || p.is_file("meson.build"),
+        manifests: &[],
+        registry: None,
+    },
+];
+
+/// The ecosystems of the project `p`.
+pub fn of(p: &Project) -> impl Iterator<Item = &'static Ecosystem> + '_ {
+    ECOSYSTEMS.iter().filter(move |e| (e.present)(p))
+}
+
+impl Registry {
+    /// Its hosts.
+    pub fn hosts(self) -> &'static [&'static str] {
+        match self {
+            Registry::PyPI => &["pypi.org", "files.pythonhosted.org"],
+            Registry::Npm => &["registry.npmjs.org", "registry.yarnpkg.com"],
+            Registry::Crates => &["index.crates.io", "static.crates.io", "crates.io"],
+            Registry::GoProxy => &["proxy.golang.org", "sum.golang.org"],
+            Registry::Debian => &["deb.debian.org", "security.debian.org"],
+        }
+    }
+
+    /// The mirrors and private registries the environment and the project `p` name in its place.
+    pub fn mirrors(self, p: &Project) -> Vec<String> {
+        let env_list = |vars: &[&str], split: &dyn Fn(&str) -> Vec<String>| -> Vec<String> {
+            vars.iter()
+                .filter_map(|v| crate::env::non_empty(v))
+                .flat_map(|v| split(&v))
+                .collect()
+        };
+        match self {
+            Registry::PyPI => {
+                let mut urls = env_list(
+                    &[
+                        "PIP_INDEX_URL",
+                        "PIP_EXTRA_INDEX_URL",
+                        "UV_INDEX_URL",
+                        "UV_DEFAULT_INDEX",
+                        "UV_EXTRA_INDEX_URL",
+                    ],
+                    &|v| v.split_whitespace().map(str::to_owned).collect(),
+                );
+                urls.extend(urls_in(
+                    &p.text("pyproject.toml").unwrap_or_default(),
+                    "url",
+                ));
+                urls
+            }
+            Registry::Npm => {
+                let mut urls: Vec<String> = crate::env::non_empty("npm_config_registry")
+                    .into_iter()
+                    .collect();
+                for file in [".npmrc", ".yarnrc", ".yarnrc.yml"] {
+                    let text = p.text(file).unwrap_or_default();
+                    urls.extend(urls_in(&text, "registry"));
+                    urls.extend(urls_in(&text, "npmRegistryServer"));
+                }
+                urls
+            }
+            Registry::Crates => urls_in(&p.text(".cargo/config.toml").unwrap_or_default(), "index"),
+            Registry::GoProxy => env_list(&["GOPROXY"], &|v| {
+                v.split([',', '|']).map(str::to_owned).collect()
+            }),
+            Registry::Debian => Vec::new(),
+        }
+    }
+}
+
+/// The URL values of `key = "…"` (or `key: …`, `key=…`) lines in a configuration `text`.
+fn urls_in(text: &str, key: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l.strip_prefix(key)?;
+            let value = rest.trim_start().strip_prefix(['=', ':'])?;
+            let value = value.trim().trim_matches(['"', '\'']);
+            value.contains("://").then(|| value.to_owned())
+        })
+        .collect()
+}
