@@ -1,9 +1,10 @@
 //! The checks a repository declares itself, preferred over anything ralph would guess: the
-//! targets of a `Makefile` or the recipes of a `justfile` named like checks (`test`, `lint`,
-//! `typecheck`, `format-check`…), and a pre-commit configuration, which runs the project's own
-//! linters and formatters as it pins them.
+//! targets of a task runner's file (a `Makefile`, a `justfile`, each read by its runner's tool)
+//! named like checks (`test`, `lint`, `typecheck`, `format-check`…), and a pre-commit
+//! configuration, which runs the project's own linters and formatters as it pins them.
 
 use super::project::Project;
+use super::tools::{self, Tasks};
 use super::{CheckKind, CheckSpec};
 
 /// Target names that are quality checks, in the order they run.
@@ -21,38 +22,14 @@ const QUALITY: [&str; 9] = [
 /// Target names that run the tests.
 const TESTS: [&str; 2] = ["test", "tests"];
 
-/// The targets a Makefile defines (not pattern or special ones).
-fn make_targets(text: &str) -> Vec<String> {
-    text.lines()
-        .filter(|l| !l.starts_with(['\t', ' ', '#', '.']))
-        .filter_map(|l| {
-            let (head, rest) = l.split_once(':')?;
-            (!rest.starts_with('=')).then_some(head)
-        })
-        .flat_map(|head| head.split_whitespace())
-        .filter(|t| !t.contains(['%', '$']))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The recipes a justfile defines.
-fn just_recipes(text: &str) -> Vec<String> {
-    text.lines()
-        .filter(|l| !l.starts_with([' ', '\t', '#', '[']) && !l.contains(":="))
-        .filter(|l| !l.starts_with("set ") && !l.starts_with("alias ") && !l.starts_with("import "))
-        .filter_map(|l| l.split_once(':').map(|(head, _)| head))
-        .filter_map(|head| head.trim_start_matches('@').split_whitespace().next())
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Checks from a list of target names run by `runner` (`make`, `just`); `None` without a test
+/// Checks from the targets of a task runner's file, run by `runner`; `None` without a test
 /// target, since a plan without tests verifies nothing.
-fn from_targets(targets: &[String], runner: &str, file: &str) -> Option<Vec<CheckSpec>> {
-    let has = |t: &str| targets.iter().any(|x| x == t);
-    // A Makefile's `check` without a `test` is the test suite (GNU's convention: `make check`).
-    let make_check = runner == "make" && !TESTS.iter().any(|t| has(t)) && has("check");
-    let test = if make_check {
+fn from_targets(tasks: &Tasks, runner: &str) -> Option<Vec<CheckSpec>> {
+    let has = |t: &str| tasks.has(t);
+    let file = tasks.file;
+    // A `check` without a `test` may be the test suite (GNU's convention: `make check`).
+    let check_tests = tasks.check_tests && !TESTS.iter().any(|t| has(t)) && has("check");
+    let test = if check_tests {
         &"check"
     } else {
         TESTS.iter().find(|t| has(t))?
@@ -72,107 +49,51 @@ fn from_targets(targets: &[String], runner: &str, file: &str) -> Option<Vec<Chec
     Some(out)
 }
 
-/// The checks of a `Makefile` or `justfile` with a test target, and where they came from.
+/// The checks of the first task runner's file with a test target, and where they came from.
 pub fn targets(p: &Project) -> Option<(&'static str, Vec<CheckSpec>)> {
-    let read = |f: &str| p.text(f);
-    if let Some(text) = read("Makefile").or_else(|| read("makefile")) {
-        if let Some(checks) = from_targets(&make_targets(&text), "make", "the Makefile") {
-            return Some(("Makefile", checks));
-        }
-    }
-    for name in ["justfile", "Justfile", ".justfile"] {
-        if let Some(text) = read(name) {
-            if let Some(checks) = from_targets(&just_recipes(&text), "just", "the justfile") {
-                return Some(("justfile", checks));
-            }
-        }
-    }
-    None
+    tools::task_files(p)
+        .into_iter()
+        .find_map(|(tool, tasks)| Some((tasks.source, from_targets(&tasks, tool.name())?)))
 }
 
 /// Target names that make the project's environment.
 const INSTALL: [&str; 4] = ["install", "setup", "bootstrap", "dev"];
-/// Commands a setup recipe may run to be run without asking: each makes an environment local
-/// to the directory it runs in.
-const LOCAL_ENV: [&str; 9] = [
-    "uv sync",
-    "uv venv",
-    "npm ci",
-    "pnpm install",
-    "yarn install",
-    "poetry install",
-    "pdm install",
-    "pdm sync",
-    "hatch env create",
-];
-
-/// The body of `target` in a Makefile (tab-indented lines) or a justfile (indented lines), when
-/// it has no prerequisites.
-fn recipe<'a>(text: &'a str, target: &str) -> Option<Vec<&'a str>> {
-    let mut lines = text.lines();
-    lines.by_ref().find(|l| {
-        l.trim_start_matches('@')
-            .split_once(':')
-            .is_some_and(|(head, rest)| head.trim() == target && rest.trim().is_empty())
-    })?;
-    let body: Vec<&str> = lines
-        .take_while(|l| l.starts_with(['\t', ' ']) || l.trim().is_empty())
-        .map(|l| l.trim().trim_start_matches(['@', '-']))
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect();
-    (!body.is_empty()).then_some(body)
-}
 
 /// A declared install target that only makes a local environment (`uv sync`, `npm ci`, …),
 /// as a setup command with its reason. One that installs anywhere else (`pip install` into
-/// whatever environment is active, `sudo`, a global install) is never run unasked.
+/// whatever environment is active, `sudo`, a global install) is never run unasked, nor one with
+/// prerequisites (they are not followed).
 pub fn install_target(p: &Project) -> Option<(String, String)> {
-    let read = |f: &str| p.text(f);
-    let files = [
-        ("Makefile", "make", "the Makefile"),
-        ("makefile", "make", "the Makefile"),
-        ("justfile", "just", "the justfile"),
-        ("Justfile", "just", "the justfile"),
-    ];
-    for (file, runner, what) in files {
-        let Some(text) = read(file) else { continue };
-        for target in INSTALL {
-            let Some(body) = recipe(&text, target) else {
-                continue;
-            };
-            let local = body.iter().all(|l| {
-                LOCAL_ENV.iter().any(|c| l.starts_with(c))
-                    && !l.contains(" -g")
-                    && !l.contains("--global")
-            });
-            if local {
-                return Some((
-                    format!("{runner} {target}"),
-                    format!("the `{target}` target of {what}"),
-                ));
-            }
-        }
-    }
-    None
+    tools::task_files(p).into_iter().find_map(|(tool, tasks)| {
+        INSTALL.iter().find_map(|target| {
+            let body = tasks.recipe(target)?;
+            body.iter().all(|l| tools::makes_local_env(l)).then(|| {
+                (
+                    format!("{} {target}", tool.name()),
+                    format!("the `{target}` target of {}", tasks.file),
+                )
+            })
+        })
+    })
 }
 
-/// Whether the declared `test` target only runs pytest (`pytest …`, `python -m pytest …`, `uv
-/// run pytest …`), so that running pytest under coverage instead runs the same tests.
-pub fn test_runs_only_pytest(p: &Project) -> bool {
-    let read = |f: &str| p.text(f);
-    let text = ["Makefile", "makefile", "justfile", "Justfile"]
-        .iter()
-        .find_map(|f| read(f));
-    let Some(body) = text.as_deref().and_then(|t| recipe(t, "test")) else {
+/// Whether the declared `test` target runs only what `command` runs, through the project's
+/// environment (`pytest`, `python -m pytest`, `uv run pytest` for `coverage run -m pytest`): the
+/// same tests, so that `command` may run in its place.
+pub fn test_runs_only(p: &Project, command: &str) -> bool {
+    let runner = |line: &str| -> Option<&'static str> {
+        let commands = tools::plain_commands(line);
+        let [words] = commands.as_slice() else {
+            return None;
+        };
+        let (_, tool) = tools::innermost(words)?;
+        tool.map(|t| t.name())
+    };
+    let Some(want) = runner(command) else {
         return false;
     };
-    let [line] = body.as_slice() else {
-        return false;
-    };
-    let words: Vec<&str> = line.split_whitespace().collect();
-    matches!(
-        words.as_slice(),
-        ["pytest", ..] | ["python" | "python3", "-m", "pytest", ..] | ["uv", "run", "pytest", ..]
+    tools::task_files(p).into_iter().next().is_some_and(
+        |(_, tasks)| matches!(tasks.recipe("test"), Some([line]) if runner(line) == Some(want)),
     )
 }
 
@@ -192,12 +113,36 @@ pub fn pre_commit(p: &Project) -> Option<CheckSpec> {
 mod tests {
     use super::*;
 
+    fn tasks(file: &str, text: &str) -> (String, Tasks) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(file), text).unwrap();
+        let (tool, tasks) = tools::task_files(&Project::read(dir.path()))
+            .into_iter()
+            .next()
+            .unwrap();
+        (tool.name().to_owned(), tasks)
+    }
+
+    fn named(names: &[&str], check_tests: bool) -> Tasks {
+        Tasks {
+            file: "the Makefile",
+            targets: names
+                .iter()
+                .map(|n| ((*n).to_owned(), Default::default()))
+                .collect(),
+            check_tests,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn makefile_targets_named_like_checks() {
         let make = ".PHONY: test lint\nVERSION := 1\ninstall:\n\tpip install -e .\nlint: install\n\tflake8\ntest:\n\tpytest\n%.o: %.c\n\tcc $<\n";
-        let t = make_targets(make);
-        assert_eq!(t, ["install", "lint", "test"]);
-        let checks = from_targets(&t, "make", "the Makefile").unwrap();
+        let (runner, t) = tasks("Makefile", make);
+        assert_eq!(runner, "make");
+        assert!(t.has("install") && t.has("lint") && t.has("test"));
+        assert!(!t.has("VERSION") && !t.targets.keys().any(|k| k.contains('%')));
+        let checks = from_targets(&t, &runner).unwrap();
         let got: Vec<(&str, &str, CheckKind)> = checks
             .iter()
             .map(|c| (c.name.as_str(), c.command.as_str(), c.kind))
@@ -211,7 +156,7 @@ mod tests {
         );
         assert_eq!(checks[1].reason, "the `test` target of the Makefile");
         assert!(
-            from_targets(&["lint".into()], "make", "m").is_none(),
+            from_targets(&named(&["lint"], true), "make").is_none(),
             "no test, no plan"
         );
     }
@@ -232,6 +177,8 @@ mod tests {
         assert_eq!(install_target(&Project::read(dir.path())), None);
         write("install:\n    npm install -g something\n");
         assert_eq!(install_target(&Project::read(dir.path())), None);
+        write("install:\n    uv sync && ./post-install.sh\n");
+        assert_eq!(install_target(&Project::read(dir.path())), None);
         write("install: venv\n    uv sync\n");
         assert_eq!(
             install_target(&Project::read(dir.path())),
@@ -241,29 +188,33 @@ mod tests {
     }
 
     #[test]
-    fn a_test_target_that_only_runs_pytest() {
+    fn a_test_target_that_only_runs_the_tests_coverage_runs() {
         let dir = tempfile::tempdir().unwrap();
         let write = |t: &str| std::fs::write(dir.path().join("Makefile"), t).unwrap();
+        let under = "python3 -m coverage run -m pytest";
         write(".PHONY: test\ntest:\n\tuv run pytest\n");
-        assert!(test_runs_only_pytest(&Project::read(dir.path())));
+        assert!(test_runs_only(&Project::read(dir.path()), under));
         write("test:\n\tpython -m pytest -q tests\n");
-        assert!(test_runs_only_pytest(&Project::read(dir.path())));
+        assert!(test_runs_only(&Project::read(dir.path()), under));
         write("test:\n\tpytest\n\t./check-docs.sh\n");
-        assert!(!test_runs_only_pytest(&Project::read(dir.path())));
+        assert!(!test_runs_only(&Project::read(dir.path()), under));
         write("test:\n\ttox\n");
-        assert!(!test_runs_only_pytest(&Project::read(dir.path())));
+        assert!(!test_runs_only(&Project::read(dir.path()), under));
     }
 
     #[test]
     fn justfile_recipes() {
         let just = "set shell := [\"bash\", \"-c\"]\nversion := \"1\"\n# run the tests\ntest *args:\n    cargo test {{args}}\n@lint:\n    cargo clippy\n[private]\nhelper:\n    true\n";
-        assert_eq!(just_recipes(just), ["test", "lint", "helper"]);
+        let (runner, t) = tasks("justfile", just);
+        assert_eq!(runner, "just");
+        let mut names: Vec<&String> = t.targets.keys().collect();
+        names.sort();
+        assert_eq!(names, ["helper", "lint", "test"]);
     }
 
     #[test]
     fn a_makefile_check_target_without_a_test_target_is_the_test_suite() {
-        let targets = |t: &[&str]| t.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let checks = from_targets(&targets(&["all", "check", "lint"]), "make", "the Makefile")
+        let checks = from_targets(&named(&["all", "check", "lint"], true), "make")
             .expect("make check is the suite");
         let got: Vec<(&str, &str, CheckKind)> = checks
             .iter()
@@ -277,9 +228,9 @@ mod tests {
             ]
         );
         // With a test target, `check` stays a quality check; a justfile's `check` is a lint.
-        let both = from_targets(&targets(&["check", "test"]), "make", "the Makefile").unwrap();
+        let both = from_targets(&named(&["check", "test"], true), "make").unwrap();
         assert_eq!(both[0].command, "make check");
         assert_eq!(both[0].kind, CheckKind::Quality);
-        assert!(from_targets(&targets(&["check"]), "just", "the justfile").is_none());
+        assert!(from_targets(&named(&["check"], false), "just").is_none());
     }
 }

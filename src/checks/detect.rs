@@ -10,6 +10,7 @@
 use super::coverage::CoverageSpec;
 pub use super::plan::CheckPlan;
 use super::project::Project;
+use super::tools::Lang;
 use super::{CheckKind, CheckSpec};
 use crate::config::ChecksConfig;
 use std::path::Path;
@@ -165,51 +166,53 @@ fn languages(p: &Project) -> Vec<Language> {
     let mut out = Vec::new();
     let cargo = p.is_file("Cargo.toml");
     if super::python::is_python(p) && (!cargo || python_beside_rust(p)) {
-        let (mut checks, coverage) = super::python::checks(p);
-        // A pre-commit configuration runs the project's own linters, pinned.
-        if let Some(pc) = super::declared::pre_commit(p) {
-            checks.retain(|c| c.kind == CheckKind::Test);
-            checks.insert(0, pc);
-        }
+        let (checks, coverage) = super::python::checks(p);
         out.push(Language {
             name: "python",
-            checks,
+            checks: with_pre_commit(p, checks),
             coverage,
         });
     }
+    let env = super::tools::Env::of(p);
     if cargo {
         out.push(Language {
             name: "cargo",
-            checks: super::tools::detect(&super::tools::Env::of(p), super::tools::Lang::Rust),
+            checks: super::tools::detect(&env, Lang::Rust),
             coverage: None,
         });
     }
-    if let Some(text) = p.text("package.json") {
-        let checks = node_checks(p, &text);
+    if p.is_file("package.json") {
+        let checks = with_pre_commit(p, super::tools::detect(&env, Lang::Js));
         if !checks.is_empty() || out.is_empty() {
             out.push(Language {
                 name: "node",
                 checks,
-                coverage: node_coverage(&text),
+                coverage: super::tools::coverage(&env, Lang::Js),
             });
         }
     }
     out
 }
 
-/// Whether the Python files beside a Cargo.toml are a Python package of their own: built by
-/// maturin (or PyO3 through setuptools-rust), or with Python tests.
+/// A language's `checks` with a pre-commit configuration, when the project has one, in place of
+/// its quality checks: it runs the project's own linters and formatters, pinned.
+fn with_pre_commit(p: &Project, mut checks: Vec<CheckSpec>) -> Vec<CheckSpec> {
+    if let Some(pc) = super::declared::pre_commit(p) {
+        checks.retain(|c| c.kind == CheckKind::Test);
+        checks.insert(0, pc);
+    }
+    checks
+}
+
+/// Whether the Python files beside a Cargo.toml are a Python package of their own: built from
+/// the crate (maturin, setuptools-rust), or with Python tests.
 fn python_beside_rust(p: &Project) -> bool {
-    let pyproject = p.text("pyproject.toml").unwrap_or_default();
     let python_tests = ["tests", "test", "python/tests"].iter().any(|d| {
         p.list(d)
             .iter()
             .any(|(n, _)| n.ends_with(".py") && (n.starts_with("test_") || n.ends_with("_test.py")))
     });
-    pyproject.contains("maturin")
-        || pyproject.contains("setuptools-rust")
-        || pyproject.contains("setuptools_rust")
-        || python_tests
+    super::tools::builds_python_from_rust(p) || python_tests
 }
 
 /// The plan of the project's languages: one language's checks as they are; several, each
@@ -276,7 +279,12 @@ fn declared(p: &Project, source: &str, checks: Vec<CheckSpec>, config: &ChecksCo
         // Coverage the project configures, measured in its own `test` target's run when
         // that target is pytest alone.
         match super::python::checks(p).1 {
-            Some(c) if super::declared::test_runs_only_pytest(p) && c.test_command.is_some() => {
+            Some(c)
+                if c
+                    .test_command
+                    .as_deref()
+                    .is_some_and(|t| super::declared::test_runs_only(p, t)) =>
+            {
                 plan.coverage = Some(CoverageSpec {
                     reason: format!("{}; the `test` target only runs pytest", c.reason),
                     ..c
@@ -341,80 +349,6 @@ fn runners_stand_in(
     }
 }
 
-/// The checks of a Node project from its package.json `text`: its format, lint and type-check
-/// scripts (or a pre-commit configuration in their place), then its `test` script.
-fn node_checks(p: &Project, text: &str) -> Vec<CheckSpec> {
-    let scripts: Vec<String> = serde_json::from_str::<serde_json::Value>(text)
-        .ok()
-        .and_then(|v| v.get("scripts").and_then(|s| s.as_object()).cloned())
-        .map(|o| o.keys().cloned().collect())
-        .unwrap_or_default();
-    // The project's own package manager, by its lockfile: a Yarn project's scripts through
-    // Yarn (as its CI runs them), npm where nothing says otherwise.
-    let manager = super::tools::script_runner(p);
-    let run = |script: &str| manager.run_script(script).unwrap_or_default();
-    let has = |s: &str| scripts.iter().any(|k| k == s);
-    let mut checks = Vec::new();
-    for (name, candidates) in [
-        (
-            "format",
-            &["format:check", "format-check", "prettier:check"][..],
-        ),
-        ("lint", &["lint"][..]),
-        ("type-check", &["typecheck", "type-check", "tsc"][..]),
-    ] {
-        if let Some(script) = candidates.iter().find(|c| has(c)) {
-            checks.push(
-                CheckSpec::new(name, &run(script))
-                    .because(&format!("the `{script}` script of package.json")),
-            );
-        }
-    }
-    if let Some(pc) = super::declared::pre_commit(p) {
-        checks.clear();
-        checks.push(pc);
-    }
-    if has("test") {
-        checks.push(
-            CheckSpec::new("test", &run("test")).because("the `test` script of package.json"),
-        );
-    }
-    checks
-}
-
-/// Coverage a Node project's `test` script already collects (`jest --coverage`, `vitest
-/// --coverage`): read from the report it writes (`coverage/coverage-summary.json`,
-/// `coverage/lcov.info`) after the tests; under `c8` or `nyc`, from their text report of the
-/// run's data.
-fn node_coverage(text: &str) -> Option<CoverageSpec> {
-    let package: serde_json::Value = serde_json::from_str(text).ok()?;
-    let test = package["scripts"]["test"].as_str()?;
-    // c8 and nyc print their table and keep the run's data: their report reads it again.
-    let around = super::tools::simple_commands(test)
-        .into_iter()
-        .find_map(|words| {
-            let program = words
-                .iter()
-                .find(|w| !w.contains('=') && *w != "cross-env")?;
-            ["c8", "nyc"].into_iter().find(|t| program == t)
-        });
-    if let Some(tool) = around {
-        return Some(CoverageSpec {
-            test_command: None,
-            command: format!("PATH=\"$PWD/node_modules/.bin:$PATH\" {tool} report --reporter=text"),
-            reason: format!(
-                "`{tool}` around the `test` script of package.json: its report of the run"
-            ),
-        });
-    }
-    let tool = ["jest", "vitest"].into_iter().find(|t| test.contains(t))?;
-    test.contains("--coverage").then(|| CoverageSpec {
-        test_command: None,
-        command: String::new(),
-        reason: format!("`{tool} --coverage` in the `test` script of package.json"),
-    })
-}
-
 /// A `[checks]` section to start from, for the language the repository at `root` looks like it
 /// is written in (for the message that refuses a competition with no check).
 pub fn example(root: &Path) -> String {
@@ -423,24 +357,7 @@ pub fn example(root: &Path) -> String {
 
 /// [`example`] for the project `p`.
 fn example_in(p: &Project) -> String {
-    let has = |f: &str| p.exists(f);
-    let lines: &[&str] = if has("Cargo.toml") {
-        &[
-            "format = \"cargo fmt --all -- --check\"",
-            "lint = \"cargo clippy --all-targets -- -D warnings\"",
-            "test = \"cargo test\"",
-        ]
-    } else if has("pyproject.toml") || has("setup.py") || has("setup.cfg") {
-        &["lint = \"flake8\"", "test = \"python -m pytest\""]
-    } else if has("package.json") {
-        &["lint = \"npm run lint\"", "test = \"npm test\""]
-    } else if has("go.mod") {
-        &["lint = \"go vet ./...\"", "test = \"go test ./...\""]
-    } else if has("pom.xml") {
-        &["test = \"mvn -q test\""]
-    } else {
-        &["test = \"make test\""]
-    };
+    let lines = super::tools::ecosystem::example(p);
     format!("[checks]\n{}", lines.join("\n"))
 }
 

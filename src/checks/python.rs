@@ -13,42 +13,6 @@ use super::{CheckKind, CheckSpec};
 pub use super::tools::{is_python, python_on_path as python, python_package as package};
 use std::path::Path;
 
-/// What a Python project's configuration files say.
-struct Config {
-    pyproject: String,
-    setup_cfg: String,
-    tox_ini: String,
-}
-
-impl Config {
-    fn read(p: &Project) -> Config {
-        let read = |f: &str| p.text(f).unwrap_or_default();
-        Config {
-            pyproject: read("pyproject.toml"),
-            setup_cfg: read("setup.cfg"),
-            tox_ini: read("tox.ini"),
-        }
-    }
-
-    /// Where `[section]` (or `[section.…]`) is declared, for the reason.
-    fn section(&self, section: &str) -> Option<&'static str> {
-        let has = |text: &str| {
-            text.lines().any(|l| {
-                let l = l.trim();
-                l == format!("[{section}]") || l.starts_with(&format!("[{section}."))
-            })
-        };
-        [
-            ("pyproject.toml", &self.pyproject),
-            ("setup.cfg", &self.setup_cfg),
-            ("tox.ini", &self.tox_ini),
-        ]
-        .into_iter()
-        .find(|(_, t)| has(t))
-        .map(|(f, _)| f)
-    }
-}
-
 /// The interpreter and the module of a `python -m module …` command (`python3`, `python3.11`,
 /// `.venv/bin/python` as well): the module must be importable for the check to run.
 pub fn module_run(command: &str) -> Option<(String, String)> {
@@ -86,23 +50,6 @@ pub async fn importable(python: &str, module: &str, dir: &Path, env: &[(String, 
     matches!(crate::process::run(&cmd).await, Ok(out) if out.success())
 }
 
-/// The values of `--cov=X` / `--cov X` options in `text`.
-fn cov_sources(text: &str) -> Vec<String> {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let mut out = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        if let Some(v) = w.strip_prefix("--cov=") {
-            out.push(v.trim_matches(['"', '\'']).to_owned());
-        } else if *w == "--cov" {
-            if let Some(v) = words.get(i + 1).filter(|v| !v.starts_with('-')) {
-                out.push(v.trim_matches(['"', '\'']).to_owned());
-            }
-        }
-    }
-    out.retain(|v| !v.is_empty() && !v.contains('{'));
-    out
-}
-
 /// The checks of the Python project `p`, each with why it was chosen, and the coverage
 /// command when coverage is configured.
 pub fn checks(p: &Project) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
@@ -111,60 +58,9 @@ pub fn checks(p: &Project) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
     let coverage = checks
         .iter()
         .any(|c| c.kind == CheckKind::Test)
-        .then(|| coverage(&Config::read(p), &env))
+        .then(|| super::tools::coverage(&env, Lang::Python))
         .flatten();
     (checks, coverage)
-}
-
-/// How the project measures coverage: pytest-cov in pytest's options (the suite already runs
-/// under coverage), else coverage.py configured or `--cov` in tox's commands (the test check
-/// runs under `coverage run`, on the sources tox names); the total comes from `coverage json`.
-fn coverage(c: &Config, env: &Env) -> Option<CoverageSpec> {
-    let p = env.project;
-    let tool = |args: &str| env.module("coverage", args);
-    let report = tool(&format!("json -q -o {}", super::coverage::REPORT));
-    let pytest_ini = p.text("pytest.ini").unwrap_or_default();
-    let addopts_cov = [
-        ("pyproject.toml", &c.pyproject),
-        ("setup.cfg", &c.setup_cfg),
-        ("tox.ini", &c.tox_ini),
-        ("pytest.ini", &pytest_ini),
-    ]
-    .into_iter()
-    .find(|(_, t)| {
-        t.lines()
-            .any(|l| l.trim_start().starts_with("addopts") && l.contains("--cov"))
-    });
-    if let Some((file, _)) = addopts_cov {
-        return Some(CoverageSpec {
-            test_command: None,
-            command: report,
-            reason: format!("pytest-cov in pytest's addopts in {file}: the tests run under it"),
-        });
-    }
-    let tox_cov = c
-        .tox_ini
-        .lines()
-        .find(|l| (l.contains("pytest") || l.contains("py.test")) && l.contains("--cov"))
-        .map(cov_sources);
-    let configured = c
-        .section("tool.coverage")
-        .or_else(|| c.section("coverage:run"))
-        .or_else(|| p.is_file(".coveragerc").then_some(".coveragerc"));
-    let reason = match (&tox_cov, configured) {
-        (_, Some(file)) => format!("coverage.py is configured in {file}"),
-        (Some(_), None) => "pytest --cov in tox.ini's commands".to_owned(),
-        (None, None) => return None,
-    };
-    let source = tox_cov
-        .filter(|s| !s.is_empty() && configured.is_none())
-        .map(|s| format!(" --source={}", s.join(",")))
-        .unwrap_or_default();
-    Some(CoverageSpec {
-        test_command: Some(tool(&format!("run{source} -m pytest"))),
-        command: report,
-        reason,
-    })
 }
 
 #[cfg(test)]

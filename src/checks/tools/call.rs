@@ -181,33 +181,10 @@ fn generic_wrapper(words: &[String]) -> Option<usize> {
     match name {
         "sudo" => Some(skip_flags(1, &["-u", "-g", "-C"])),
         "env" => Some(skip_flags(1, &["-u", "-C", "-S"])),
-        "time" | "exec" | "nohup" | "command" | "stdbuf" => Some(skip_flags(1, &[])),
+        "time" | "exec" | "nohup" | "command" | "stdbuf" | "cross-env" => Some(skip_flags(1, &[])),
         "nice" => Some(skip_flags(1, &["-n"])),
         "xvfb-run" => Some(skip_flags(1, &["-s", "-n", "-f", "-e", "-p", "-w"])),
         "timeout" => Some(skip_flags(1, &["-s", "-k"]) + 1),
-        // Coverage around a Node test run.
-        "c8" | "nyc" => Some(skip_flags(
-            1,
-            &[
-                "-r",
-                "--reporter",
-                "-n",
-                "--include",
-                "-x",
-                "--exclude",
-                "--reports-dir",
-                "--report-dir",
-                "-o",
-                "--temp-directory",
-                "--src",
-                "--lines",
-                "--functions",
-                "--branches",
-                "--statements",
-                "--extension",
-                "-e",
-            ],
-        )),
         _ => None,
     }
 }

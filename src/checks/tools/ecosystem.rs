@@ -25,10 +25,23 @@ pub struct Ecosystem {
     /// lockfile is the tool's: [`super::Tool::manifests`]).
     pub manifests: &'static [&'static str],
     pub registry: Option<Registry>,
+    /// The `[checks]` lines to start from, offered when a project of it has no check.
+    pub example: &'static [&'static str],
 }
 
-/// Every ecosystem ralph knows.
+/// Every ecosystem ralph knows, in the order a project of several is offered an example.
 pub static ECOSYSTEMS: &[Ecosystem] = &[
+    Ecosystem {
+        name: "Rust",
+        present: |p| p.is_file("Cargo.toml"),
+        manifests: &[],
+        registry: Some(Registry::Crates),
+        example: &[
+            "format = \"cargo fmt --all -- --check\"",
+            "lint = \"cargo clippy --all-targets -- -D warnings\"",
+            "test = \"cargo test\"",
+        ],
+    },
     Ecosystem {
         name: "Python",
         present: |p| super::is_python(p) || p.is_file("requirements.txt"),
@@ -40,32 +53,48 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
             "requirements-dev.txt",
         ],
         registry: Some(Registry::PyPI),
+        example: &["lint = \"flake8\"", "test = \"python -m pytest\""],
     },
     Ecosystem {
         name: "Node",
         present: |p| p.is_file("package.json"),
         manifests: &["package.json"],
         registry: Some(Registry::Npm),
-    },
-    Ecosystem {
-        name: "Rust",
-        present: |p| p.is_file("Cargo.toml"),
-        manifests: &[],
-        registry: Some(Registry::Crates),
+        example: &["lint = \"npm run lint\"", "test = \"npm test\""],
     },
     Ecosystem {
         name: "Go",
         present: |p| p.is_file("go.mod"),
         manifests: &[],
         registry: Some(Registry::GoProxy),
+        example: &["lint = \"go vet ./...\"", "test = \"go test ./...\""],
+    },
+    Ecosystem {
+        name: "Java",
+        present: |p| p.is_file("pom.xml"),
+        manifests: &[],
+        registry: None,
+        example: &["test = \"mvn -q test\""],
     },
     Ecosystem {
         name: "C/C++",
         present: |p| p.is_file("CMakeLists.txt") || p.is_file("meson.build"),
         manifests: &[],
         registry: None,
+        example: &[],
     },
 ];
+
+/// The `[checks]` lines offered where no ecosystem has an example of its own.
+const EXAMPLE_ELSE: &[&str] = &["test = \"make test\""];
+
+/// The `[checks]` lines to start from for the project `p`: its first ecosystem's example.
+pub fn example(p: &Project) -> &'static [&'static str] {
+    of(p)
+        .map(|e| e.example)
+        .find(|e| !e.is_empty())
+        .unwrap_or(EXAMPLE_ELSE)
+}
 
 /// The ecosystems of the project `p`.
 pub fn of(p: &Project) -> impl Iterator<Item = &'static Ecosystem> + '_ {

@@ -25,6 +25,10 @@ impl Tool for Hatch {
         call.name() == "hatch"
     }
 
+    fn makes_local_env(&self, call: &Call) -> bool {
+        call.sub() == "env" && call.after("env").is_some_and(|w| w[0] == "create")
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         super::uv::sets_up(call)
     }

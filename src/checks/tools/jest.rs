@@ -36,6 +36,10 @@ impl Tool for Jest {
         call.name() == "jest" || call.name() == "react-scripts" && call.sub() == "test"
     }
 
+    fn coverage(&self, env: &super::Env) -> Option<crate::checks::coverage::CoverageSpec> {
+        super::jest::collects_coverage(env.project, self.name())
+    }
+
     fn prepare(&self, run: &mut Prepared, scratch: &Path) {
         // The project asked for a report of its own: it stays where the project wants it.
         if let Some((tail, report)) = JSON.report(run, scratch, &["--json", "--outputFile"]) {
@@ -275,6 +279,23 @@ pub fn read(text: &str) -> Option<TestOutcomes> {
         .collect();
     t.passed.retain(|f| !failed_files.contains(f));
     t.finished()
+}
+
+/// The coverage a project's `test` script already collects with `tool --coverage` (jest,
+/// vitest): read from the report it writes (`coverage/coverage-summary.json`,
+/// `coverage/lcov.info`) after the tests.
+pub(super) fn collects_coverage(
+    p: &Project,
+    tool: &str,
+) -> Option<crate::checks::coverage::CoverageSpec> {
+    let test = super::npm::script(p, "", "test")?;
+    (test.contains(tool) && test.contains("--coverage")).then(|| {
+        crate::checks::coverage::CoverageSpec {
+            test_command: None,
+            command: String::new(),
+            reason: format!("`{tool} --coverage` in the `test` script of package.json"),
+        }
+    })
 }
 
 #[cfg(test)]

@@ -20,6 +20,21 @@ impl Tool for Just {
         call.name() == "just"
     }
 
+    fn tasks(&self, project: &Project) -> Option<super::Tasks> {
+        let text = ["justfile", "Justfile", ".justfile"]
+            .iter()
+            .find_map(|f| project.text(f))?;
+        Some(super::Tasks {
+            source: "justfile",
+            file: "the justfile",
+            targets: recipes(&text)
+                .into_iter()
+                .map(|(name, deps, lines)| (name, (deps, lines)))
+                .collect(),
+            check_tests: false,
+        })
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         Some(super::step::by_target(call, StepKind::Other))
     }

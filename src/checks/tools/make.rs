@@ -26,6 +26,18 @@ impl Tool for Make {
         matches!(call.name(), "make" | "gmake")
     }
 
+    fn tasks(&self, project: &Project) -> Option<super::Tasks> {
+        let text = ["GNUmakefile", "makefile", "Makefile"]
+            .iter()
+            .find_map(|f| project.text(f))?;
+        Some(super::Tasks {
+            source: "Makefile",
+            file: "the Makefile",
+            targets: Makefile::read(&text).rules,
+            check_tests: true,
+        })
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         Some(super::step::by_target(call, StepKind::Build))
     }

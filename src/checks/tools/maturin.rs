@@ -33,3 +33,12 @@ impl Tool for Maturin {
         Some(Registry::PyPI)
     }
 }
+
+/// Whether the project `p` builds its Python package from its Rust crate: with maturin, or PyO3
+/// through setuptools-rust.
+pub fn builds_python_from_rust(p: &Project) -> bool {
+    let pyproject = p.text("pyproject.toml").unwrap_or_default();
+    ["maturin", "setuptools-rust", "setuptools_rust"]
+        .iter()
+        .any(|b| pyproject.contains(b))
+}

@@ -15,16 +15,19 @@ mod excerpt;
 mod junit;
 mod plain;
 mod step;
+mod tasks;
 mod uses;
 
 mod ava;
 mod black;
 mod bun;
+mod c8;
 mod cargo;
 mod cargo_test;
 mod clippy;
 mod cmake;
 mod conda;
+mod coverage_py;
 mod ctest;
 mod deno;
 mod eslint;
@@ -84,9 +87,11 @@ pub use call::{plain_commands, recognise, simple_commands, Call};
 pub use clippy::rustc_rule;
 pub use excerpt::explain;
 pub use jest::UNLOADED;
+pub use maturin::builds_python_from_rust;
 pub use pip::install_args as pip_install_args;
 pub use python::{ask, local_python};
 pub use step::{by_name, chain, innermost, step_of, strongest, StepKind};
+pub use tasks::Tasks;
 pub use tox::{checks_quality as env_checks_quality, env_list as tox_env_list};
 pub use uses::{prepare, with_state, Tail, ToolRef, Uses};
 
@@ -106,6 +111,7 @@ pub static TOOLS: &[&dyn Tool] = &[
     &pipenv::Pipenv,
     &tox::Tox,
     &nox::Nox,
+    &coverage_py::Coverage,
     &make::Make,
     &just::Just,
     &npm::Npm,
@@ -115,6 +121,8 @@ pub static TOOLS: &[&dyn Tool] = &[
     &deno::Deno,
     &turbo::Turbo,
     &nx::Nx,
+    &c8::C8,
+    &c8::Nyc,
     // Test runners.
     &pytest::Pytest,
     &unittest::Unittest,
@@ -203,6 +211,36 @@ pub fn installs_only_by_name(command: &str) -> bool {
 pub fn private_installs() -> impl Iterator<Item = (&'static str, &'static str, Option<&'static str>)>
 {
     TOOLS.iter().flat_map(|t| t.installs_into().iter().copied())
+}
+
+/// The task runners' files of `project` that declare targets, each with its runner, in the
+/// order [`TOOLS`] asks them (a Makefile before a justfile).
+pub fn task_files(project: &super::project::Project) -> Vec<(&'static dyn Tool, Tasks)> {
+    TOOLS
+        .iter()
+        .filter_map(|t| Some((*t, t.tasks(project)?)))
+        .collect()
+}
+
+/// Whether every command of `line` only makes the project's environment where it runs (no
+/// global install): each asked of its tool.
+pub fn makes_local_env(line: &str) -> bool {
+    let commands = plain_commands(line);
+    !commands.is_empty()
+        && commands.iter().all(|words| {
+            step::innermost(words)
+                .and_then(|(call, tool)| tool.map(|t| t.makes_local_env(&call)))
+                .unwrap_or(false)
+        })
+}
+
+/// How the project of `env` measures the coverage of its `lang` tests: the first tool of that
+/// language that says.
+pub fn coverage(env: &Env, lang: Lang) -> Option<super::coverage::CoverageSpec> {
+    TOOLS
+        .iter()
+        .filter(|t| t.ecosystem() == Some(lang))
+        .find_map(|t| t.coverage(env))
 }
 
 /// Every tool's download cache: (variable, folder name).
@@ -619,6 +657,23 @@ pub trait Tool: Sync {
     /// set` changes nothing of the user's).
     fn user_config(&self) -> Option<(&'static str, &'static str)> {
         None
+    }
+
+    /// How a project whose checks are in `env` measures coverage with it, where it is configured
+    /// to (pytest-cov in pytest's options, c8 around the test script).
+    fn coverage(&self, _env: &Env) -> Option<super::coverage::CoverageSpec> {
+        None
+    }
+
+    /// The targets of its file in `project`, for a task runner (a Makefile's, a justfile's).
+    fn tasks(&self, _project: &super::project::Project) -> Option<Tasks> {
+        None
+    }
+
+    /// Whether the call only makes the project's environment in the folder it runs in (`uv
+    /// sync`, `npm ci`, `poetry install`): safe to run as a setup without being asked.
+    fn makes_local_env(&self, _call: &Call) -> bool {
+        false
     }
 
     /// The package script a call runs and the arguments passed on to it (`npm test -- -x`,

@@ -9,6 +9,7 @@ use super::ecosystem::Registry;
 use super::StepKind;
 use super::{Call, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
+use crate::checks::CheckSpec;
 
 pub struct Npm;
 
@@ -17,12 +18,55 @@ impl Tool for Npm {
         "npm"
     }
 
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Js)
+    }
+
+    /// The checks of package.json's scripts: its format, lint and type-check scripts, then its
+    /// `test` script, each run by the project's own package manager (by its lockfile: a Yarn
+    /// project's scripts through Yarn, as its CI runs them; npm where nothing says otherwise).
+    fn detect(&self, env: &super::Env) -> Vec<CheckSpec> {
+        let p = env.project;
+        let Some(package) = p.json("package.json") else {
+            return Vec::new();
+        };
+        let has = |s: &str| package["scripts"][s].is_string();
+        let manager = super::script_runner(p);
+        let run = |script: &str| manager.run_script(script).unwrap_or_default();
+        let mut checks = Vec::new();
+        for (name, candidates) in [
+            (
+                "format",
+                &["format:check", "format-check", "prettier:check"][..],
+            ),
+            ("lint", &["lint"][..]),
+            ("type-check", &["typecheck", "type-check", "tsc"][..]),
+        ] {
+            if let Some(script) = candidates.iter().find(|c| has(c)) {
+                checks.push(
+                    CheckSpec::new(name, &run(script))
+                        .because(&format!("the `{script}` script of package.json")),
+                );
+            }
+        }
+        if has("test") {
+            checks.push(
+                CheckSpec::new("test", &run("test")).because("the `test` script of package.json"),
+            );
+        }
+        checks
+    }
+
     fn role(&self) -> Role {
         Role::Wrapper
     }
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         matches!(call.name(), "npm" | "npx")
+    }
+
+    fn makes_local_env(&self, call: &Call) -> bool {
+        call.sub() == "ci"
     }
 
     fn step(&self, call: &Call) -> Option<StepKind> {

@@ -24,6 +24,10 @@ impl Tool for Pdm {
         call.name() == "pdm"
     }
 
+    fn makes_local_env(&self, call: &Call) -> bool {
+        matches!(call.sub(), "install" | "sync")
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         super::uv::sets_up(call)
     }

@@ -43,6 +43,10 @@ impl Tool for Pnpm {
         matches!(call.name(), "pnpm" | "pnpx")
     }
 
+    fn makes_local_env(&self, call: &Call) -> bool {
+        call.sub() == "install" && !super::npm::global(call)
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         super::npm::node_step(call)
     }

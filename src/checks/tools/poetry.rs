@@ -23,6 +23,10 @@ impl Tool for Poetry {
         call.name() == "poetry"
     }
 
+    fn makes_local_env(&self, call: &Call) -> bool {
+        call.sub() == "install"
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         super::uv::sets_up(call)
     }

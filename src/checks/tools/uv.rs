@@ -46,6 +46,10 @@ impl Tool for Uv {
         matches!(call.name(), "uv" | "uvx")
     }
 
+    fn makes_local_env(&self, call: &Call) -> bool {
+        matches!(call.sub(), "sync" | "venv")
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         sets_up(call)
     }

@@ -35,6 +35,10 @@ impl Tool for Vitest {
         call.name() == "vitest"
     }
 
+    fn coverage(&self, env: &super::Env) -> Option<crate::checks::coverage::CoverageSpec> {
+        super::jest::collects_coverage(env.project, self.name())
+    }
+
     fn prepare(&self, run: &mut Prepared, scratch: &Path) {
         // The project chose its reporters or a report of its own: they stay.
         if let Some((tail, report)) = JSON.report(run, scratch, &["--reporter", "--outputFile"]) {

@@ -36,6 +36,10 @@ impl Tool for Yarn {
         call.name() == "yarn"
     }
 
+    fn makes_local_env(&self, call: &Call) -> bool {
+        call.sub() == "install" && !super::npm::global(call)
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         super::npm::node_step(call)
     }

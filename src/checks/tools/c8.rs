@@ -1,0 +1,99 @@
+//! c8 and nyc, coverage around a Node test run (`c8 mocha`, `nyc ava`): each starts the command
+//! after its own options, prints its table after the run and keeps the run's data, so a
+//! project whose `test` script runs under one has its coverage read from that tool's text
+//! report of the run (`c8 report --reporter=text`), found in the project's own
+//! `node_modules/.bin` (never fetched: `npx` would reach for the registry).
+
+use super::{Call, Env, Inner, Lang, Role, Tool};
+use crate::checks::coverage::CoverageSpec;
+use crate::checks::project::Project;
+
+/// The options of c8 and nyc that take a value.
+const VALUED: [&str; 17] = [
+    "-r",
+    "--reporter",
+    "-n",
+    "--include",
+    "-x",
+    "--exclude",
+    "--reports-dir",
+    "--report-dir",
+    "-o",
+    "--temp-directory",
+    "--src",
+    "--lines",
+    "--functions",
+    "--branches",
+    "--statements",
+    "--extension",
+    "-e",
+];
+
+pub struct C8;
+pub struct Nyc;
+
+impl Tool for C8 {
+    fn name(&self) -> &'static str {
+        "c8"
+    }
+
+    fn role(&self) -> Role {
+        Role::Wrapper
+    }
+
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Js)
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        call.name() == "c8"
+    }
+
+    fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {
+        super::npm::after_flags(&call.args, &VALUED)
+    }
+
+    fn coverage(&self, env: &Env) -> Option<CoverageSpec> {
+        around_test_script(env.project, self.name())
+    }
+}
+
+impl Tool for Nyc {
+    fn name(&self) -> &'static str {
+        "nyc"
+    }
+
+    fn role(&self) -> Role {
+        Role::Wrapper
+    }
+
+    fn ecosystem(&self) -> Option<Lang> {
+        Some(Lang::Js)
+    }
+
+    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
+        call.name() == "nyc"
+    }
+
+    fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {
+        super::npm::after_flags(&call.args, &VALUED)
+    }
+
+    fn coverage(&self, env: &Env) -> Option<CoverageSpec> {
+        around_test_script(env.project, self.name())
+    }
+}
+
+/// The coverage of a project whose `test` script runs under `tool` (c8 or nyc): its text report
+/// of the run's data.
+fn around_test_script(p: &Project, tool: &str) -> Option<CoverageSpec> {
+    let test = super::npm::script(p, "", "test")?;
+    let around = super::plain_commands(&test)
+        .iter()
+        .any(|words| words.first().is_some_and(|w| w == tool));
+    around.then(|| CoverageSpec {
+        test_command: None,
+        command: format!("PATH=\"$PWD/node_modules/.bin:$PATH\" {tool} report --reporter=text"),
+        reason: format!("`{tool}` around the `test` script of package.json: its report of the run"),
+    })
+}
