@@ -121,15 +121,10 @@ fn checks(p: &Project, config: &ChecksConfig) -> CheckPlan {
             return CheckPlan::new("maskfile.md", checks, config);
         }
     }
-    let cmake = read("CMakeLists.txt");
-    let meson = read("meson.build");
-    let build = super::build_system::checks(super::build_system::BuildFiles {
-        cmake: cmake.as_deref(),
-        meson: meson.as_deref(),
-    });
+    let build = super::build_system::checks(p);
     // A C or C++ project's build system before a Makefile of its own (a deprecated one, a
     // demo), unless that Makefile drives the build system itself.
-    let driven = read("Makefile").is_some_and(|m| super::build_system::makefile_drives_it(&m));
+    let driven = super::build_system::task_file_drives_it(p);
     let language = ["Cargo.toml", "pyproject.toml", "setup.py", "package.json"]
         .iter()
         .any(|f| p.is_file(f));

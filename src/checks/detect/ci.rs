@@ -91,7 +91,9 @@ pub(super) fn join(plan: &mut CheckPlan, mut ci: workflows::Ci, p: &Project) {
 /// with the note that says so.
 fn stand_in(plan: &CheckPlan, ci: &mut workflows::Ci) -> bool {
     let ci_tests = ci.checks.iter().any(|c| c.kind == CheckKind::Test);
-    if !ci_tests || !matches!(plan.source.as_str(), "cmake" | "meson") {
+    let from_build_system =
+        crate::checks::tools::named(&plan.source).is_some_and(|t| t.build_system().is_some());
+    if !ci_tests || !from_build_system {
         return false;
     }
     ci.notes.push(format!(

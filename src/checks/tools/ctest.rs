@@ -21,6 +21,10 @@ impl Tool for Ctest {
         call.name() == "ctest"
     }
 
+    fn build_system(&self) -> Option<&'static str> {
+        Some("cmake")
+    }
+
     fn ran_no_test<'a>(&self, printed: &Printed<'a>) -> Option<&'a str> {
         super::meson::said(printed, "No tests were found")
     }

@@ -23,6 +23,10 @@ impl Tool for MesonTest {
             || (call.name() == "ninja" && call.sub() == "test")
     }
 
+    fn build_system(&self) -> Option<&'static str> {
+        Some("meson")
+    }
+
     fn ran_no_test<'a>(&self, printed: &Printed<'a>) -> Option<&'a str> {
         said(printed, "No tests defined.")
     }
@@ -196,9 +200,32 @@ impl Tool for Meson {
         call.name() == "meson"
     }
 
+    fn build_system(&self) -> Option<&'static str> {
+        Some("meson")
+    }
+
+    fn suite(&self, project: &Project, build: &str) -> Option<(String, &'static str)> {
+        meson_tests(&project.text("meson.build")?).then(|| {
+            (
+                format!("meson setup {build} && meson test -C {build} --print-errorlogs"),
+                "meson.build declares tests: built out of tree, run by meson test",
+            )
+        })
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         Some(super::step::by_target(call, StepKind::Other))
     }
+}
+
+/// Whether a Meson file's text declares a test (`test('name', exe)`).
+fn meson_tests(text: &str) -> bool {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .any(|l| {
+            let t = l.trim_start();
+            t.starts_with("test(") || t.contains(" test(") || t.contains("=test(")
+        })
 }
 
 #[cfg(test)]

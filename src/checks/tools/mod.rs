@@ -243,6 +243,29 @@ pub fn coverage(env: &Env, lang: Lang) -> Option<super::coverage::CoverageSpec> 
         .find_map(|t| t.coverage(env))
 }
 
+/// The test suites the build systems of `project` declare, in the order of [`TOOLS`]: each
+/// build system's name, its command (built in `build(name)`) and why.
+pub fn build_suites(
+    project: &super::project::Project,
+    build: &dyn Fn(&str) -> String,
+) -> Vec<(&'static str, String, &'static str)> {
+    TOOLS
+        .iter()
+        .filter_map(|t| {
+            let (command, why) = t.suite(project, &build(t.name()))?;
+            Some((t.name(), command, why))
+        })
+        .collect()
+}
+
+/// Whether a command line runs a C or C++ build system (`cmake`, `ctest`, `meson`).
+pub fn runs_build_system(line: &str) -> bool {
+    plain_commands(line)
+        .iter()
+        .flat_map(|words| step::chain(words))
+        .any(|(_, tool)| tool.is_some_and(|t| t.build_system().is_some()))
+}
+
 /// Every tool's download cache: (variable, folder name).
 pub fn caches() -> impl Iterator<Item = (&'static str, &'static str)> {
     TOOLS.iter().filter_map(|t| t.cache())
@@ -662,6 +685,21 @@ pub trait Tool: Sync {
     /// How a project whose checks are in `env` measures coverage with it, where it is configured
     /// to (pytest-cov in pytest's options, c8 around the test script).
     fn coverage(&self, _env: &Env) -> Option<super::coverage::CoverageSpec> {
+        None
+    }
+
+    /// The C or C++ build system it is part of (`cmake` for CMake and ctest).
+    fn build_system(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// For a build system: the command that configures, builds and tests `project` out of tree
+    /// in the folder `build` (a shell word), and why — when its build files declare tests.
+    fn suite(
+        &self,
+        _project: &super::project::Project,
+        _build: &str,
+    ) -> Option<(String, &'static str)> {
         None
     }
 
