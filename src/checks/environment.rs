@@ -82,23 +82,7 @@ fn cargo_fetch(p: &Project) -> Option<SetupSpec> {
     managed_setup(p, &[Lang::Rust])
 }
 
-/// How the native code of a project is built in place: a Python extension (setuptools'
-/// `ext_modules`, Cython, maturin, scikit-build, meson-python) or a node-gyp addon. Run after
-/// the setup, and again before the checks when a change touches native sources.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NativeSpec {
-    pub command: String,
-    /// Why, for `ralph doctor`.
-    pub reason: String,
-    /// The build after an agent's change, when `command` installs into the environment (which
-    /// is read-only then): it builds a wheel and unpacks it into `$RALPH_NATIVE_SITE`, a
-    /// private folder of the worktree's that the checks find first on `PYTHONPATH`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rebuild: Option<String>,
-}
-
-/// The variable naming the folder a rebuild after the change unpacks its wheel into.
-const NATIVE_SITE_VAR: &str = "RALPH_NATIVE_SITE";
+pub use super::tools::{touches_native, NativeSpec, NATIVE_SITE_VAR};
 
 /// The private folder of the worktree at `wt` where what ralph runs again after an agent's
 /// change may write (under ralph's cache folder `cache_dir`).
@@ -125,133 +109,9 @@ pub fn clear_native_site(after: &AfterChange) -> Result<(), String> {
         .map_err(|e| format!("cannot remove {}: {e}", native_site(&after.cache).display()))
 }
 
-/// The command that builds the wheel with `build` (its output folder `$RALPH_NATIVE_SITE/wheel`)
-/// and unpacks it into `$RALPH_NATIVE_SITE` with the project's `python`.
-fn wheel_into_site(build: &str, python: &str) -> String {
-    format!(
-        "rm -rf \"${NATIVE_SITE_VAR}\" && {build} && {python} -c 'import glob, os, zipfile; d = os.environ[\"{NATIVE_SITE_VAR}\"]; [zipfile.ZipFile(w).extractall(d) for w in glob.glob(d + \"/wheel/*.whl\")]'"
-    )
-}
-
-/// Files whose change makes the native code build again.
-const NATIVE_SOURCES: [&str; 13] = [
-    ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".pyx", ".pxd", ".pxi", ".rs", ".gyp",
-    "setup.py",
-];
-
-/// Whether a change to `path` needs the native code rebuilt (for `spec`'s kind of project).
-pub fn touches_native(path: &str, spec: &NativeSpec) -> bool {
-    let rust_ok = spec.command.contains("maturin");
-    NATIVE_SOURCES
-        .iter()
-        .any(|s| path.ends_with(s) && (rust_ok || *s != ".rs"))
-}
-
 /// The native build of the project `p`, when it has native code.
 pub fn native(p: &Project) -> Option<NativeSpec> {
-    let read = |f: &str| p.text(f).unwrap_or_default();
-    let env = Env::of(p);
-    let setup_py = read("setup.py");
-    let pyproject = read("pyproject.toml");
-    // Cython sources beside a setup.py are built by it, however it names them.
-    let pyx = cython_sources(p);
-    if setup_py.contains("ext_modules")
-        || setup_py.contains("Extension(")
-        || setup_py.contains("cythonize")
-        || (!setup_py.is_empty() && !pyx.is_empty())
-    {
-        return Some(NativeSpec {
-            command: env.python("setup.py build_ext --inplace"),
-            reason: "setup.py builds extension modules".into(),
-            rebuild: None,
-        });
-    }
-    if setup_py.is_empty() && !pyx.is_empty() && !pyproject.contains("[tool.maturin]") {
-        // Cython sources a build backend of the project's compiles (no setup.py says how):
-        // compiled in place by Cython, so that the worktree's package holds the change's own
-        // modules — never another checkout's, which an editable install would otherwise lend.
-        return Some(NativeSpec {
-            command: env.python(&format!(
-                "-m Cython.Build.Cythonize -i -3 {}",
-                pyx.join(" ")
-            )),
-            reason: format!("Cython sources ({}), compiled in place", pyx.join(", ")),
-            rebuild: None,
-        });
-    }
-    if pyproject.contains("[tool.maturin]") {
-        let interpreter = if env.manager.is_some() {
-            "python".to_owned()
-        } else {
-            super::python::python().to_owned()
-        };
-        return Some(NativeSpec {
-            command: env.run("maturin develop"),
-            reason: "[tool.maturin] in pyproject.toml".into(),
-            rebuild: Some(wheel_into_site(
-                &env.run(&format!(
-                    "maturin build --interpreter {interpreter} --out \"${NATIVE_SITE_VAR}/wheel\""
-                )),
-                &env.python(""),
-            )),
-        });
-    }
-    if pyproject.contains("scikit_build_core")
-        || pyproject.contains("mesonpy")
-        || pyproject.contains("ext-modules")
-    {
-        return Some(NativeSpec {
-            command: env.python("-m pip install --no-build-isolation -e ."),
-            reason:
-                "an extension built by scikit-build-core, meson-python or setuptools' ext-modules"
-                    .into(),
-            rebuild: Some(wheel_into_site(
-                &env.python(&format!(
-                    "-m pip wheel --no-build-isolation --no-deps -w \"${NATIVE_SITE_VAR}/wheel\" ."
-                )),
-                &env.python(""),
-            )),
-        });
-    }
-    if p.is_file("binding.gyp") {
-        return Some(NativeSpec {
-            command: "npx --no-install node-gyp rebuild".into(),
-            reason: "a node-gyp addon (binding.gyp)".into(),
-            rebuild: None,
-        });
-    }
-    None
-}
-
-/// The project's Cython sources (`.pyx`), by their paths: at its root, under `src/`, and in
-/// its import package.
-fn cython_sources(p: &Project) -> Vec<String> {
-    let package = super::python::package(p).unwrap_or_default();
-    let mut dirs = vec!["".to_owned(), "src".to_owned()];
-    if !package.is_empty() {
-        dirs.push(package);
-    }
-    dirs.dedup();
-    let mut out: Vec<String> = dirs
-        .iter()
-        .flat_map(|d| {
-            p.list(d)
-                .into_iter()
-                .filter(|(n, _)| n.ends_with(".pyx"))
-                .map(
-                    move |(n, _)| {
-                        if d.is_empty() {
-                            n
-                        } else {
-                            format!("{d}/{n}")
-                        }
-                    },
-                )
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+    super::tools::native(&Env::of(p))
 }
 
 /// Builds the native code in `dir`. On failure, what the build said.
@@ -635,7 +495,7 @@ pub async fn python_import(
     // A compiled module of the project's that comes from another checkout (an editable
     // install's finder lends the main checkout's build): the change's native code would not be
     // the one tested.
-    for source in cython_sources(&p).iter().take(1) {
+    for source in super::tools::cython_sources(&p).iter().take(1) {
         let module = source
             .trim_start_matches("src/")
             .trim_end_matches(".pyx")

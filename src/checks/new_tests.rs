@@ -607,13 +607,14 @@ impl Lookup<'_> {
             }
             Some((o, c)) => (o, Some(c), None),
             None if self.reporting.is_empty() => (Outcome::Unknown, None, None),
-            // jest names a failing file's failures only: another test failing in it hides
-            // whether this one passed.
+            // A runner that names a failing file's failures only (jest's default reporter):
+            // another test failing in it hides whether this one passed.
             None if failures.iter().any(|(_, _, by_file)| *by_file) => (
                 Outcome::Unidentified,
                 None,
                 Some(format!(
-                    "jest and vitest name only the failing tests of a file, and other tests of {file} fail: whether this one passed cannot be told"
+                    "the runner of `{}` names only the failing tests of a file, and other tests of {file} fail: whether this one passed cannot be told",
+                    failures.iter().find(|(_, _, by_file)| *by_file).map_or("", |(_, c, _)| *c)
                 )),
             ),
             None if self.lang == Lang::Rust && self.rust.is_empty() => (

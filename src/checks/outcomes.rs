@@ -35,17 +35,14 @@ pub struct TestOutcomes {
     pub by_file: bool,
 }
 
-/// A runner's name as a cache written before tools had names holds it (`junit`, `cargo`, …),
-/// in today's words; anything else as it is.
+/// A runner's name as a cache holds it: `counts` (only counts were read) is none; any other
+/// name as it is — a name from before tools had names (`junit`) is known to [`super::tools::runner`].
 fn runner_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     let name = String::deserialize(d)?;
-    Ok(match name.as_str() {
-        "counts" => String::new(),
-        "junit" => "pytest".into(),
-        "cargo" => "cargo test".into(),
-        "go" => "go test".into(),
-        "jest" => "jest".into(),
-        _ => name,
+    Ok(if name == "counts" {
+        String::new()
+    } else {
+        name
     })
 }
 
@@ -280,14 +277,5 @@ mod tests {
             &all,
             "packages/a/src/c.test.ts::x"
         ));
-    }
-
-    #[test]
-    fn a_cache_of_the_old_runner_names_reads_in_todays() {
-        let t: TestOutcomes = serde_json::from_str(
-            r#"{"passed":[],"failed":[],"passed_count":0,"failed_count":0,"by_name":true,"runner":"junit"}"#,
-        )
-        .unwrap();
-        assert_eq!(t.runner, "pytest");
     }
 }

@@ -43,7 +43,7 @@ pub async fn settle(
     if broken.is_empty() || broken.len() > MAX_RERUNS {
         return;
     }
-    let Some(runner) = super::tools::named(&tests.runner) else {
+    let Some(runner) = super::tools::runner(&tests.runner) else {
         return;
     };
     let mut flaky = Vec::new();

@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 use yaml_rust2::{Yaml, YamlLoader};
 
 mod classify;
+mod env_list;
 mod expr;
 mod interpreters;
 mod steps;
-mod tox;
 use steps::{read_combination, Job};
 
 /// The most checks taken from CI: beyond them a matrix would multiply the verification time.
@@ -521,19 +521,7 @@ fn job_left_out(job: &Yaml) -> Option<String> {
 /// What a `uses:` step gives the workflow's later steps, for the note.
 fn provides(uses: &str) -> String {
     let action = uses.split('@').next().unwrap_or(uses);
-    let what = match action {
-        "actions/setup-python" => "a Python",
-        "actions/setup-node" => "a Node.js",
-        "actions/setup-go" => "a Go toolchain",
-        "actions/setup-java" => "a JDK",
-        "dtolnay/rust-toolchain"
-        | "actions-rs/toolchain"
-        | "actions-rust-lang/setup-rust-toolchain" => "a Rust toolchain",
-        "astral-sh/setup-uv" => "uv",
-        "snok/install-poetry" | "abatilo/actions-poetry" => "Poetry",
-        "pdm-project/setup-pdm" => "PDM",
-        _ => "",
-    };
+    let what = super::tools::ecosystem::provided_by(action).unwrap_or_default();
     if what.is_empty() {
         String::new()
     } else {
@@ -561,7 +549,7 @@ pub fn read(p: &super::project::Project) -> Ci {
             read_workflow(&name, &text, &here, &mut ci);
         }
     }
-    narrow_tox(p, &mut ci);
+    narrow_env_lists(p, &mut ci);
     if ci.checks.len() > MAX_CHECKS {
         let left: Vec<String> = ci.checks[MAX_CHECKS..]
             .iter()
@@ -576,12 +564,14 @@ pub fn read(p: &super::project::Project) -> Ci {
     ci
 }
 
-/// A CI check that is `tox` without `-e` runs the envs this machine can run instead of the
-/// whole list (see [`tox::narrow`]).
-fn narrow_tox(p: &super::project::Project, ci: &mut Ci) {
-    let list = super::tools::tox_env_list(p);
-    if !list.is_empty() {
-        tox::narrow(&list, ci, super::tools::local_python());
+/// A CI check that runs an env runner's whole list (a bare `tox`) runs the envs this machine can
+/// run instead (see [`env_list::narrow`]).
+fn narrow_env_lists(p: &super::project::Project, ci: &mut Ci) {
+    for tool in super::tools::TOOLS {
+        let list = tool.env_list(p);
+        if !list.is_empty() {
+            env_list::narrow(*tool, &list, ci, super::tools::local_python());
+        }
     }
 }
 

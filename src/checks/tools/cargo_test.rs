@@ -25,6 +25,10 @@ impl Tool for CargoTest {
         call.name() == "cargo" && subcommand(call) == "test"
     }
 
+    fn former_names(&self) -> &'static [&'static str] {
+        &["cargo"]
+    }
+
     fn detect(&self, env: &Env) -> Vec<CheckSpec> {
         if !env.project.is_file("Cargo.toml") {
             return Vec::new();

@@ -27,6 +27,9 @@ pub struct Ecosystem {
     pub registry: Option<Registry>,
     /// The `[checks]` lines to start from, offered when a project of it has no check.
     pub example: &'static [&'static str],
+    /// The CI actions that install its toolchain, and what they provide.
+    pub actions: &'static [&'static str],
+    pub toolchain: &'static str,
 }
 
 /// Every ecosystem ralph knows, in the order a project of several is offered an example.
@@ -41,6 +44,12 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
             "lint = \"cargo clippy --all-targets -- -D warnings\"",
             "test = \"cargo test\"",
         ],
+        actions: &[
+            "dtolnay/rust-toolchain",
+            "actions-rs/toolchain",
+            "actions-rust-lang/setup-rust-toolchain",
+        ],
+        toolchain: "a Rust toolchain",
     },
     Ecosystem {
         name: "Python",
@@ -54,6 +63,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         ],
         registry: Some(Registry::PyPI),
         example: &["lint = \"flake8\"", "test = \"python -m pytest\""],
+        actions: &["actions/setup-python"],
+        toolchain: "a Python",
     },
     Ecosystem {
         name: "Node",
@@ -61,6 +72,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         manifests: &["package.json"],
         registry: Some(Registry::Npm),
         example: &["lint = \"npm run lint\"", "test = \"npm test\""],
+        actions: &["actions/setup-node"],
+        toolchain: "a Node.js",
     },
     Ecosystem {
         name: "Go",
@@ -68,6 +81,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         manifests: &[],
         registry: Some(Registry::GoProxy),
         example: &["lint = \"go vet ./...\"", "test = \"go test ./...\""],
+        actions: &["actions/setup-go"],
+        toolchain: "a Go toolchain",
     },
     Ecosystem {
         name: "Java",
@@ -75,6 +90,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         manifests: &[],
         registry: None,
         example: &["test = \"mvn -q test\""],
+        actions: &["actions/setup-java"],
+        toolchain: "a JDK",
     },
     Ecosystem {
         name: "C/C++",
@@ -82,8 +99,25 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         manifests: &[],
         registry: None,
         example: &[],
+        actions: &[],
+        toolchain: "a C or C++ toolchain",
     },
 ];
+
+/// What the CI action `action` (without its version) installs: a language's toolchain, or a
+/// tool (`uv`, `poetry`), when ralph knows it.
+pub fn provided_by(action: &str) -> Option<&'static str> {
+    ECOSYSTEMS
+        .iter()
+        .find(|e| e.actions.contains(&action))
+        .map(|e| e.toolchain)
+        .or_else(|| {
+            super::TOOLS
+                .iter()
+                .find(|t| t.installed_by().contains(&action))
+                .map(|t| t.name())
+        })
+}
 
 /// The `[checks]` lines offered where no ecosystem has an example of its own.
 const EXAMPLE_ELSE: &[&str] = &["test = \"make test\""];

@@ -23,6 +23,10 @@ impl Tool for GoTest {
         call.name() == "go" && call.sub() == "test"
     }
 
+    fn former_names(&self) -> &'static [&'static str] {
+        &["go"]
+    }
+
     fn prepare(&self, run: &mut Prepared, _: &Path) {
         let flags = run.get("GOFLAGS").unwrap_or_default();
         if !flags.split_whitespace().any(|f| f == "-v" || f == "-json") {

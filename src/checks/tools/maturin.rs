@@ -3,6 +3,7 @@
 //! build (`checks/environment.rs`).
 
 use super::ecosystem::Registry;
+use super::native::{wheel_into_site, NativeSpec, NATIVE_SITE_VAR};
 use super::{Call, Role, StepKind, Tool};
 use crate::checks::project::Project;
 
@@ -19,6 +20,29 @@ impl Tool for Maturin {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "maturin"
+    }
+
+    fn native(&self, env: &super::Env) -> Option<NativeSpec> {
+        let pyproject = env.project.text("pyproject.toml")?;
+        if !pyproject.contains("[tool.maturin]") {
+            return None;
+        }
+        let interpreter = if env.manager.is_some() {
+            "python"
+        } else {
+            super::python_on_path()
+        };
+        Some(NativeSpec {
+            command: env.run("maturin develop"),
+            reason: "[tool.maturin] in pyproject.toml".into(),
+            rebuild: Some(wheel_into_site(
+                &env.run(&format!(
+                    "maturin build --interpreter {interpreter} --out \"${NATIVE_SITE_VAR}/wheel\""
+                )),
+                &env.python(""),
+            )),
+            rust: true,
+        })
     }
 
     fn step(&self, call: &Call) -> Option<StepKind> {

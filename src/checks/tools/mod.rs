@@ -29,6 +29,7 @@ mod cmake;
 mod conda;
 mod coverage_py;
 mod ctest;
+mod cython;
 mod deno;
 mod eslint;
 mod flake8;
@@ -48,8 +49,10 @@ mod maturin;
 mod meson;
 mod mocha;
 mod mypy;
+mod native;
 mod nextest;
 mod ninja;
+mod node_gyp;
 mod node_test;
 mod nox;
 mod npm;
@@ -85,14 +88,16 @@ pub use ask::{
 };
 pub use call::{plain_commands, recognise, simple_commands, Call};
 pub use clippy::rustc_rule;
+pub use cython::sources as cython_sources;
 pub use excerpt::explain;
 pub use jest::UNLOADED;
 pub use maturin::builds_python_from_rust;
+pub use native::{native, touches_native, NativeSpec, NATIVE_SITE_VAR};
 pub use pip::install_args as pip_install_args;
 pub use python::{ask, local_python};
 pub use step::{by_name, chain, innermost, step_of, strongest, StepKind};
 pub use tasks::Tasks;
-pub use tox::{checks_quality as env_checks_quality, env_list as tox_env_list};
+pub use tox::checks_quality as env_checks_quality;
 pub use uses::{prepare, with_state, Tail, ToolRef, Uses};
 
 use super::outcomes::TestOutcomes;
@@ -159,12 +164,14 @@ pub static TOOLS: &[&dyn Tool] = &[
     // Programs known by what they do as a CI step and what they install: asked last, so that a
     // check of theirs (`cargo test`, `meson test`) is the check's tool.
     &python::Script,
+    &cython::Cython,
+    &maturin::Maturin,
     &pip::Pip,
     &pip::Pipx,
     &conda::Conda,
     &rye::Rye,
-    &maturin::Maturin,
     &npm::Corepack,
+    &node_gyp::NodeGyp,
     &cargo::Cargo,
     &go::Go,
     &cmake::Cmake,
@@ -323,6 +330,16 @@ pub fn user_configs() -> impl Iterator<Item = (&'static str, &'static str)> {
 /// The tool named `name`.
 pub fn named(name: &str) -> Option<&'static dyn Tool> {
     TOOLS.iter().copied().find(|t| t.name() == name)
+}
+
+/// The test runner whose report names `name` as its runner — today, or in a cache written before
+/// tools had names (`junit` for pytest, `cargo` for cargo test).
+pub fn runner(name: &str) -> Option<&'static dyn Tool> {
+    TOOLS
+        .iter()
+        .copied()
+        .filter(|t| matches!(t.role(), Role::Tests(_) | Role::Suite))
+        .find(|t| t.name() == name || t.former_names().contains(&name))
 }
 
 /// The language of a test file, by its name: which runners' reports can name its tests.
@@ -685,6 +702,56 @@ pub trait Tool: Sync {
     /// How a project whose checks are in `env` measures coverage with it, where it is configured
     /// to (pytest-cov in pytest's options, c8 around the test script).
     fn coverage(&self, _env: &Env) -> Option<super::coverage::CoverageSpec> {
+        None
+    }
+
+    /// The names its reports had in caches written before tools had names (`junit` for pytest).
+    fn former_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The CI actions that install it (`astral-sh/setup-uv`).
+    fn installed_by(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// For a runner of a list of environments (tox): the list `project` declares.
+    fn env_list(&self, _project: &super::project::Project) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Whether the call runs its whole list of environments (a bare `tox`).
+    fn runs_whole_list(&self, _call: &Call) -> bool {
+        false
+    }
+
+    /// Whether the call only builds its environments, running none (`tox --notest`).
+    fn builds_envs(&self, _call: &Call) -> bool {
+        false
+    }
+
+    /// `list` split for the Python `major.minor`: (the envs of that interpreter, those that
+    /// name none, those of other interpreters).
+    fn split_envs(
+        &self,
+        list: &[String],
+        _python: (u32, u32),
+    ) -> (Vec<String>, Vec<String>, Vec<String>) {
+        (Vec::new(), list.to_vec(), Vec::new())
+    }
+
+    /// `command`, one call of it, narrowed to the environments `envs`.
+    fn with_envs(&self, command: &str, _envs: &[String]) -> String {
+        command.to_owned()
+    }
+
+    /// `command` without the environments it was narrowed to.
+    fn without_envs(&self, command: &str) -> String {
+        command.to_owned()
+    }
+
+    /// How the native code of the project of `env` is built in place, when it builds it.
+    fn native(&self, _env: &Env) -> Option<native::NativeSpec> {
         None
     }
 

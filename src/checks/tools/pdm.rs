@@ -24,6 +24,10 @@ impl Tool for Pdm {
         call.name() == "pdm"
     }
 
+    fn installed_by(&self) -> &'static [&'static str] {
+        &["pdm-project/setup-pdm"]
+    }
+
     fn makes_local_env(&self, call: &Call) -> bool {
         matches!(call.sub(), "install" | "sync")
     }

@@ -22,6 +22,28 @@ impl Tool for Pip {
         is_pip(call.name())
     }
 
+    fn native(&self, env: &super::Env) -> Option<super::native::NativeSpec> {
+        // An extension a PEP 517 backend builds: installed editable into the environment.
+        let pyproject = env.project.text("pyproject.toml")?;
+        let backend = ["scikit_build_core", "mesonpy", "ext-modules"]
+            .iter()
+            .any(|b| pyproject.contains(b));
+        backend.then(|| super::native::NativeSpec {
+            command: env.python("-m pip install --no-build-isolation -e ."),
+            reason:
+                "an extension built by scikit-build-core, meson-python or setuptools' ext-modules"
+                    .into(),
+            rebuild: Some(super::native::wheel_into_site(
+                &env.python(&format!(
+                    "-m pip wheel --no-build-isolation --no-deps -w \"${}/wheel\" .",
+                    super::native::NATIVE_SITE_VAR
+                )),
+                &env.python(""),
+            )),
+            rust: false,
+        })
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         super::step::installs_by(call, super::step::INSTALLS)
     }

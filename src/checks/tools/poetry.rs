@@ -23,6 +23,10 @@ impl Tool for Poetry {
         call.name() == "poetry"
     }
 
+    fn installed_by(&self) -> &'static [&'static str] {
+        &["snok/install-poetry", "abatilo/actions-poetry"]
+    }
+
     fn makes_local_env(&self, call: &Call) -> bool {
         call.sub() == "install"
     }

@@ -30,6 +30,10 @@ impl Tool for Pytest {
         matches!(call.name(), "pytest" | "py.test")
     }
 
+    fn former_names(&self) -> &'static [&'static str] {
+        &["junit"]
+    }
+
     /// The test check, when pytest is configured or a tests folder exists: through the
     /// project's environment manager, else `python -m pytest`.
     fn detect(&self, env: &Env) -> Vec<CheckSpec> {

@@ -181,6 +181,21 @@ impl Tool for Script {
         interpreter(call.name()) && call.sub().ends_with(".py")
     }
 
+    fn native(&self, env: &super::Env) -> Option<super::native::NativeSpec> {
+        let setup_py = env.project.text("setup.py")?;
+        // Cython sources beside a setup.py are built by it, however it names them.
+        let builds = setup_py.contains("ext_modules")
+            || setup_py.contains("Extension(")
+            || setup_py.contains("cythonize")
+            || !super::cython::sources(env.project).is_empty();
+        builds.then(|| super::native::NativeSpec {
+            command: env.python("setup.py build_ext --inplace"),
+            reason: "setup.py builds extension modules".into(),
+            rebuild: None,
+            rust: false,
+        })
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         let script = call.sub();
         let name = script

@@ -206,3 +206,15 @@ fn every_runner_runs_one_test_alone_or_says_why_not() {
         "nothing is said of a script ralph cannot see into"
     );
 }
+
+#[test]
+fn a_cache_of_the_old_runner_names_finds_todays_runners() {
+    let t: TestOutcomes = serde_json::from_str(
+        r#"{"passed":[],"failed":[],"passed_count":0,"failed_count":0,"by_name":true,"runner":"junit"}"#,
+    )
+    .unwrap();
+    assert_eq!(runner(&t.runner).map(|t| t.name()), Some("pytest"));
+    assert_eq!(runner("cargo").map(|t| t.name()), Some("cargo test"));
+    assert_eq!(runner("go").map(|t| t.name()), Some("go test"));
+    assert_eq!(runner("vitest").map(|t| t.name()), Some("vitest"));
+}

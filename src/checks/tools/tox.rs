@@ -46,6 +46,37 @@ impl Tool for Tox {
         call.name() == "tox"
     }
 
+    fn env_list(&self, project: &Project) -> Vec<String> {
+        env_list(project)
+    }
+
+    fn runs_whole_list(&self, call: &Call) -> bool {
+        !call
+            .args
+            .iter()
+            .any(|w| w.starts_with("-e") || w.starts_with("--env"))
+    }
+
+    fn builds_envs(&self, call: &Call) -> bool {
+        call.has("--notest")
+    }
+
+    fn split_envs(
+        &self,
+        list: &[String],
+        python: (u32, u32),
+    ) -> (Vec<String>, Vec<String>, Vec<String>) {
+        split(list, python)
+    }
+
+    fn with_envs(&self, command: &str, envs: &[String]) -> String {
+        format!("{command} -e {}", envs.join(","))
+    }
+
+    fn without_envs(&self, command: &str) -> String {
+        command.split(" -e ").next().unwrap_or(command).to_owned()
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         Some(if super::tox::sessions_check_quality(&call.args) {
             StepKind::Check(CheckKind::Quality)
@@ -345,6 +376,34 @@ pub(super) fn sessions_check_quality(args: &[String]) -> bool {
     !named.is_empty() && named.iter().all(|e| checks_quality(e))
 }
 
+/// The envs of `list` for Python `major.minor`: (those whose interpreter factor — `py311`,
+/// `py3.11`, `py3`, `py` — it is; those that name no interpreter; those of other interpreters).
+fn split(list: &[String], (major, minor): (u32, u32)) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let mine = [
+        format!("py{major}{minor}"),
+        format!("py{major}.{minor}"),
+        format!("py{major}"),
+        "py".to_owned(),
+    ];
+    let interpreter = |f: &str| {
+        f.strip_prefix("py")
+            .is_some_and(|v| v.is_empty() || v.starts_with(|c: char| c.is_ascii_digit()))
+            || f.starts_with("pypy")
+    };
+    let (mut take, mut neutral, mut leave) = (Vec::new(), Vec::new(), Vec::new());
+    for env in list {
+        let factors: Vec<&str> = env.split('-').collect();
+        if factors.iter().any(|f| mine.iter().any(|m| m == f)) {
+            take.push(env.clone());
+        } else if factors.iter().any(|f| interpreter(f)) {
+            leave.push(env.clone());
+        } else {
+            neutral.push(env.clone());
+        }
+    }
+    (take, neutral, leave)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,5 +485,18 @@ mod tests {
         assert_eq!(q.len(), 1, "one flake8 check");
         assert_eq!(q[0].command, "tox -e flake8");
         assert_eq!(q[0].reason, "the `[testenv:flake8]` environment of tox.ini");
+    }
+
+    #[test]
+    fn the_env_of_the_interpreter_present_is_chosen() {
+        let list: Vec<String> = ["docs", "py39", "py311", "py311-django5", "pypy3", "flake8"]
+            .map(String::from)
+            .to_vec();
+        let (take, neutral, leave) = split(&list, (3, 11));
+        assert_eq!(take, ["py311", "py311-django5"]);
+        assert_eq!(neutral, ["docs", "flake8"]);
+        assert_eq!(leave, ["py39", "pypy3"]);
+        assert!(split(&["py39".to_owned()], (3, 11)).0.is_empty());
+        assert_eq!(split(&["py".to_owned()], (3, 11)).0, ["py"]);
     }
 }

@@ -46,6 +46,10 @@ impl Tool for Uv {
         matches!(call.name(), "uv" | "uvx")
     }
 
+    fn installed_by(&self) -> &'static [&'static str] {
+        &["astral-sh/setup-uv"]
+    }
+
     fn makes_local_env(&self, call: &Call) -> bool {
         matches!(call.sub(), "sync" | "venv")
     }

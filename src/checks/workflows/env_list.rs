@@ -1,45 +1,16 @@
-//! `tox` (and `nox`) as a CI step runs the whole env list — nine interpreters in a matrix the
-//! runner has, one here. A CI check that runs `tox` without `-e` runs instead, in each instance
-//! of its job, the envs of that instance's interpreter (`py312` where the matrix puts Python
-//! 3.12 first, or a bare `py`), and — once, in the job's first instance, each a check of its
-//! own — the envs that name no interpreter (`flake8`, `docs`, `check-manifest`): one that needs
-//! the network at run time then fails on its own, naming no test, and cannot judge, rather
-//! than taking the tests of every instance with it. The envs of interpreters not here are left
-//! out and named.
+//! A runner of a list of environments (tox) as a CI step runs its whole list — nine interpreters
+//! in a matrix the runner has, one here. A CI check that runs the whole list runs instead, in
+//! each instance of its job, the envs of that instance's interpreter (`py312` where the matrix
+//! puts Python 3.12 first, or a bare `py`), and — once, in the job's first instance, each a
+//! check of its own — the envs that name no interpreter (`flake8`, `docs`, `check-manifest`):
+//! one that needs the network at run time then fails on its own, naming no test, and cannot
+//! judge, rather than taking the tests of every instance with it. The envs of interpreters not
+//! here are left out and named. What the list is, how an env is named for an interpreter and
+//! how a command is narrowed are the runner's tool's.
 
 use super::Ci;
+use crate::checks::tools::{self, Tool};
 use crate::checks::{CheckKind, CheckSpec, JobPlace};
-
-/// The envs of `list` for Python `major.minor`: (those whose interpreter factor — `py311`,
-/// `py3.11`, `py3`, `py` — it is; those that name no interpreter; those of other interpreters).
-pub fn split(
-    list: &[String],
-    (major, minor): (u32, u32),
-) -> (Vec<String>, Vec<String>, Vec<String>) {
-    let mine = [
-        format!("py{major}{minor}"),
-        format!("py{major}.{minor}"),
-        format!("py{major}"),
-        "py".to_owned(),
-    ];
-    let interpreter = |f: &str| {
-        f.strip_prefix("py")
-            .is_some_and(|v| v.is_empty() || v.starts_with(|c: char| c.is_ascii_digit()))
-            || f.starts_with("pypy")
-    };
-    let (mut take, mut neutral, mut leave) = (Vec::new(), Vec::new(), Vec::new());
-    for env in list {
-        let factors: Vec<&str> = env.split('-').collect();
-        if factors.iter().any(|f| mine.iter().any(|m| m == f)) {
-            take.push(env.clone());
-        } else if factors.iter().any(|f| interpreter(f)) {
-            leave.push(env.clone());
-        } else {
-            neutral.push(env.clone());
-        }
-    }
-    (take, neutral, leave)
-}
 
 /// The Python `X.Y` of a job instance: the folder its matrix puts first on `PATH`
 /// (`…/versions/3.12.1/bin`, `…/cpython-3.12.4-linux-x86_64-gnu/bin`), else `here`.
@@ -56,26 +27,18 @@ fn python_of(place: &JobPlace, here: Option<(u32, u32)>) -> Option<(u32, u32)> {
     named.or(here)
 }
 
-/// `command` (`tox …`) with `-e envs` added.
-fn with_envs(command: &str, envs: &[String]) -> String {
-    format!("{command} -e {}", envs.join(","))
-}
-
-/// Each CI check that is a bare `tox` (its step's script, however ralph split it into building
-/// the environments and running them offline) runs, in each instance, the envs of the
-/// instance's interpreter; the job's first instance also runs each env that names no
+/// Each CI check that runs `tool`'s whole `list` (its step's script, however ralph split it
+/// into building the environments and running them offline) runs, in each instance, the envs of
+/// the instance's interpreter; the job's first instance also runs each env that names no
 /// interpreter, as a check of its own after it. `here` is the Python on `PATH`, for an instance
 /// whose matrix names none.
-pub(super) fn narrow(list: &[String], ci: &mut Ci, here: Option<(u32, u32)>) {
+pub(super) fn narrow(tool: &dyn Tool, list: &[String], ci: &mut Ci, here: Option<(u32, u32)>) {
+    let program = tool.name();
     // The step's script where the CI's check is it alone, else the check's command (after the
     // job's installs: `tox --skip-pkg-install`, its environments built by a step before it).
     let bare = |ci: &Ci, c: &CheckSpec| {
         let script = ci.scripts.get(&c.name).unwrap_or(&c.command).trim();
-        script.split_whitespace().next() == Some("tox")
-            && !script.contains('\n')
-            && !script
-                .split_whitespace()
-                .any(|w| w.starts_with("-e") || w.starts_with("--env"))
+        only_call(script).is_some_and(|(call, t)| t == tool.name() && tool.runs_whole_list(&call))
     };
     let mut jobs_seen: Vec<String> = Vec::new();
     let mut i = 0;
@@ -89,7 +52,7 @@ pub(super) fn narrow(list: &[String], ci: &mut Ci, here: Option<(u32, u32)>) {
             i += 1;
             continue;
         };
-        let (mine, neutral, others) = split(list, python);
+        let (mine, neutral, others) = tool.split_envs(list, python);
         let first = !jobs_seen.contains(&place.job);
         if first {
             jobs_seen.push(place.job.clone());
@@ -100,7 +63,7 @@ pub(super) fn narrow(list: &[String], ci: &mut Ci, here: Option<(u32, u32)>) {
         let name = ci.checks[i].name.clone();
         if all.is_empty() {
             ci.notes.push(format!(
-                "`{name}`: none of tox's envs is for the Python here ({}.{}); left out: {}",
+                "`{name}`: none of {program}'s envs is for the Python here ({}.{}); left out: {}",
                 python.0,
                 python.1,
                 others.join(", ")
@@ -112,20 +75,20 @@ pub(super) fn narrow(list: &[String], ci: &mut Ci, here: Option<(u32, u32)>) {
         let check = &mut ci.checks[i];
         if let Some(job) = check.job.as_mut() {
             for step in job.before.iter_mut().filter(|s| s.installs) {
-                if step.command.split_whitespace().next() == Some("tox")
-                    && step.command.contains("--notest")
-                {
-                    step.command = with_envs(&step.command, &all);
+                let builds = only_call(&step.command)
+                    .is_some_and(|(call, t)| t == tool.name() && tool.builds_envs(&call));
+                if builds {
+                    step.command = tool.with_envs(&step.command, &all);
                 }
             }
         }
         let runs_own = !mine.is_empty();
         if runs_own {
-            check.command = with_envs(&check.command, &mine);
+            check.command = tool.with_envs(&check.command, &mine);
         }
         let own_command = check.command.clone();
         ci.notes.push(format!(
-            "`{name}` runs tox's envs for Python {}.{}: {}{}{}",
+            "`{name}` runs {program}'s envs for Python {}.{}: {}{}{}",
             python.0,
             python.1,
             if mine.is_empty() {
@@ -145,22 +108,21 @@ pub(super) fn narrow(list: &[String], ci: &mut Ci, here: Option<(u32, u32)>) {
             }
         ));
         let mut at = i + 1;
-        let base_command = own_command
-            .split(" -e ")
-            .next()
-            .unwrap_or(&own_command)
-            .to_owned();
+        let base_command = tool.without_envs(&own_command);
         if !runs_own {
             ci.checks.remove(i);
             at = i;
         }
         for env in neutral {
             let mut spec = CheckSpec::new(
-                &format!("{} -e {env}", name.trim_end_matches(": tox").trim_end()),
-                &with_envs(&base_command, std::slice::from_ref(&env)),
+                &format!(
+                    "{} -e {env}",
+                    name.trim_end_matches(&format!(": {program}")).trim_end()
+                ),
+                &tool.with_envs(&base_command, std::slice::from_ref(&env)),
             )
             .because(&format!(
-                "the `{env}` env of tox's list, run once for `{name}`"
+                "the `{env}` env of {program}'s list, run once for `{name}`"
             ));
             spec.kind = CheckKind::Quality;
             spec.job = Some(JobPlace {
@@ -178,21 +140,23 @@ pub(super) fn narrow(list: &[String], ci: &mut Ci, here: Option<(u32, u32)>) {
     }
 }
 
+/// The one call `script` makes, through its wrappers, with its tool's name.
+fn only_call(script: &str) -> Option<(tools::Call, &'static str)> {
+    let commands = tools::plain_commands(script);
+    let [words] = commands.as_slice() else {
+        return None;
+    };
+    tools::chain(words)
+        .into_iter()
+        .find_map(|(call, t)| Some((call, t?.name())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_env_of_the_interpreter_present_is_chosen() {
-        let list: Vec<String> = ["docs", "py39", "py311", "py311-django5", "pypy3", "flake8"]
-            .map(String::from)
-            .to_vec();
-        let (take, neutral, leave) = split(&list, (3, 11));
-        assert_eq!(take, ["py311", "py311-django5"]);
-        assert_eq!(neutral, ["docs", "flake8"]);
-        assert_eq!(leave, ["py39", "pypy3"]);
-        assert!(split(&["py39".to_owned()], (3, 11)).0.is_empty());
-        assert_eq!(split(&["py".to_owned()], (3, 11)).0, ["py"]);
+    fn tox() -> &'static dyn Tool {
+        tools::named("tox").unwrap()
     }
 
     fn tox_check(instance: &str, path: &[&str]) -> CheckSpec {
@@ -235,7 +199,7 @@ mod tests {
             // (After the job's installs the step's script is not kept: the command says it.)
             ci.checks.push(tox_check(instance, &[path]));
         }
-        narrow(&list, &mut ci, Some((3, 11)));
+        narrow(tox(), &list, &mut ci, Some((3, 11)));
         let checks: Vec<(&str, &str, usize)> = ci
             .checks
             .iter()
