@@ -6,24 +6,10 @@
 //! `fail_under` message never does.
 
 use crate::process::{self, Kind};
-use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
 
-/// The placeholder in a coverage command for the report file ralph reads.
-pub const REPORT: &str = "{report}";
-
-/// How a plan measures coverage.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CoverageSpec {
-    /// The first test check's command under coverage, run instead of it: the suite runs once.
-    pub test_command: Option<String>,
-    /// Run after the checks: writes the report to `{report}` (a file outside the worktree) or
-    /// prints the total. Empty: the tests write a report of their own (`REPORT_FILES`).
-    pub command: String,
-    /// Why coverage is measured so, for `ralph doctor`.
-    pub reason: String,
-}
+pub use super::tools::{CoverageSpec, REPORT};
 
 /// Runs the coverage command in `dir` (the report goes to `scratch`) and reads the total: from
 /// the report it wrote, else from its output, else from a report file in the worktree. When no

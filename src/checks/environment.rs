@@ -378,28 +378,10 @@ pub fn fingerprint(root: &Path) -> String {
 pub fn variables(wt: &Path, cache_dir: &Path) -> Vec<(String, String)> {
     let p = Project::read(wt);
     let mut out = Vec::new();
-    if p.is_file("Cargo.toml") {
-        out.push((
-            "CARGO_TARGET_DIR".into(),
-            cache_dir.join("target").display().to_string(),
-        ));
-    }
-    // Go's build cache: ralph's own, shared by the worktrees like Rust's target directory;
-    // the user's stays read-only to checks.
-    if p.is_file("go.mod") {
-        out.push((
-            "GOCACHE".into(),
-            cache_dir.join("go-build").display().to_string(),
-        ));
-    }
-    if ["CMakeLists.txt", "meson.build"]
-        .iter()
-        .any(|f| p.is_file(f))
-    {
-        out.push((
-            "CCACHE_DIR".into(),
-            cache_dir.join("ccache").display().to_string(),
-        ));
+    // Each ecosystem's build cache (Cargo's target directory, Go's build cache, ccache): ralph's
+    // own, shared by the worktrees.
+    for (var, dir) in ecosystem::of(&p).filter_map(|e| e.build_cache) {
+        out.push((var.into(), cache_dir.join(dir).display().to_string()));
     }
     if super::python::is_python(&p) {
         let root = match super::python::package(&p) {

@@ -46,16 +46,22 @@ use std::path::Path;
 const MODEL_KEYS: [&str; 2] = [crate::env::ANTHROPIC_API_KEY, crate::env::OPENAI_API_KEY];
 
 /// Variables of a plan's environment that name a folder a check writes outside its worktree:
-/// ralph's own folders (a build cache under `.ralph/cache/`, a scratch folder of its own), made
-/// before the check starts so that the sandbox can show them writable.
-const WRITABLE_VARS: [&str; 6] = [
-    "CARGO_TARGET_DIR",
-    "COVERAGE_FILE",
-    "GOCACHE",
-    "CCACHE_DIR",
-    build_system::BUILD_DIR_VAR,
-    job::JOB_DIR_VAR,
-];
+/// ralph's own folders (an ecosystem's build cache under `.ralph/cache/`, a scratch folder of its
+/// own, a tool's data file there), made before the check starts so that the sandbox can show
+/// them writable. The folder itself, or — for a data file — the folder it is in.
+fn writable_of<'a>(var: &str, value: &'a str) -> Option<&'a Path> {
+    let path = Path::new(value);
+    if tools::ecosystem::names_build_cache(var)
+        || var == build_system::BUILD_DIR_VAR
+        || var == job::JOB_DIR_VAR
+    {
+        Some(path)
+    } else if tools::data_files().any(|(v, ..)| v == var) {
+        Some(path.parent().unwrap_or(path))
+    } else {
+        None
+    }
+}
 
 /// `program args…` in `dir` the way every check-side process runs (a check, the coverage
 /// command, a setup, an import probe, the pre-commit hook): with `env`, without the GitHub or
@@ -74,13 +80,7 @@ pub fn program(
         confinement = confinement.writable(*w);
     }
     for (k, v) in env {
-        if WRITABLE_VARS.contains(&k.as_str()) {
-            let path = Path::new(v);
-            let dir = if k == "COVERAGE_FILE" {
-                path.parent().unwrap_or(path)
-            } else {
-                path
-            };
+        if let Some(dir) = writable_of(k, v) {
             // The sandbox shows only what exists: a cache made now, not by the first build.
             let _ = std::fs::create_dir_all(dir);
             confinement = confinement.writable(dir);

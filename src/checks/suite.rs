@@ -230,16 +230,17 @@ fn run_env(
             dir.path().display().to_string(),
         ));
     }
-    if crate::env::get("CARGO_NET_OFFLINE").is_none()
-        && super::project::Project::read(workdir).is_file("Cargo.toml")
-    {
-        env.push(("CARGO_NET_OFFLINE".into(), "true".into()));
+    // Each ecosystem's builds stay off the network, as a check has none (unless the user says).
+    let project = super::project::Project::read(workdir);
+    for (var, value) in super::tools::ecosystem::of(&project).filter_map(|e| e.offline) {
+        if crate::env::get(var).is_none() {
+            env.push((var.into(), value.into()));
+        }
     }
     if let (Some(_), Some(dir)) = (&plan.coverage, cov_dir) {
-        env.push((
-            "COVERAGE_FILE".into(),
-            dir.path().join(".coverage").display().to_string(),
-        ));
+        for (var, file, _) in super::tools::data_files() {
+            env.push((var.into(), dir.path().join(file).display().to_string()));
+        }
     }
     env
 }

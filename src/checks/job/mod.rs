@@ -172,16 +172,19 @@ impl Job {
         let _ = self.dir.create_dir_all(&rel);
         let mut env: Vec<(String, String)> = Vec::new();
         for (k, v) in plan {
+            // A tool's data file (coverage.py's): the job's own.
+            let data = crate::checks::tools::data_files().find(|(var, ..)| var == k);
+            if let Some((_, file, tool)) = data {
+                let _ = self.dir.create_dir_all(Path::new(tool));
+                let own = self.scratch.path().join(tool).join(file);
+                env.push((k.clone(), own.display().to_string()));
+                continue;
+            }
             match k.as_str() {
                 "PYTHONPATH" => {
                     let roots =
                         python::import_roots(v, &self.workdir, &self.tree, self.python.project);
                     env.extend(roots.map(|r| (k.clone(), r)));
-                }
-                "COVERAGE_FILE" => {
-                    let _ = self.dir.create_dir_all(Path::new("coverage"));
-                    let own = self.scratch.path().join("coverage").join(".coverage");
-                    env.push((k.clone(), own.display().to_string()));
                 }
                 _ => env.push((k.clone(), v.clone())),
             }

@@ -4,8 +4,8 @@
 //! report of the run (`c8 report --reporter=text`), found in the project's own
 //! `node_modules/.bin` (never fetched: `npx` would reach for the registry).
 
+use super::CoverageSpec;
 use super::{Call, Env, Inner, Lang, Role, Tool};
-use crate::checks::coverage::CoverageSpec;
 use crate::checks::project::Project;
 
 /// The options of c8 and nyc that take a value.

@@ -5,7 +5,7 @@
 //! comes from `coverage json`.
 
 use super::{Call, Env, Inner, Lang, Role, Tool};
-use crate::checks::coverage::{CoverageSpec, REPORT};
+use super::{CoverageSpec, REPORT};
 use crate::checks::project::Project;
 
 pub struct Coverage;
@@ -25,6 +25,10 @@ impl Tool for Coverage {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "coverage"
+    }
+
+    fn data_file(&self) -> Option<(&'static str, &'static str)> {
+        Some(("COVERAGE_FILE", ".coverage"))
     }
 
     fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {

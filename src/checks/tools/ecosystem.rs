@@ -27,6 +27,12 @@ pub struct Ecosystem {
     pub registry: Option<Registry>,
     /// The `[checks]` lines to start from, offered when a project of it has no check.
     pub example: &'static [&'static str],
+    /// Its build cache: the variable that points it elsewhere, and the folder under ralph's cache
+    /// it is pointed to — ralph's own, shared by the worktrees; the user's stays read-only to
+    /// checks.
+    pub build_cache: Option<(&'static str, &'static str)>,
+    /// The variable and value that keep its builds off the network (a check has none).
+    pub offline: Option<(&'static str, &'static str)>,
     /// The CI actions that install its toolchain, and what they provide.
     pub actions: &'static [&'static str],
     pub toolchain: &'static str,
@@ -50,6 +56,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
             "actions-rust-lang/setup-rust-toolchain",
         ],
         toolchain: "a Rust toolchain",
+        build_cache: Some(("CARGO_TARGET_DIR", "target")),
+        offline: Some(("CARGO_NET_OFFLINE", "true")),
     },
     Ecosystem {
         name: "Python",
@@ -65,6 +73,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         example: &["lint = \"flake8\"", "test = \"python -m pytest\""],
         actions: &["actions/setup-python"],
         toolchain: "a Python",
+        build_cache: None,
+        offline: None,
     },
     Ecosystem {
         name: "Node",
@@ -74,6 +84,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         example: &["lint = \"npm run lint\"", "test = \"npm test\""],
         actions: &["actions/setup-node"],
         toolchain: "a Node.js",
+        build_cache: None,
+        offline: None,
     },
     Ecosystem {
         name: "Go",
@@ -83,6 +95,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         example: &["lint = \"go vet ./...\"", "test = \"go test ./...\""],
         actions: &["actions/setup-go"],
         toolchain: "a Go toolchain",
+        build_cache: Some(("GOCACHE", "go-build")),
+        offline: None,
     },
     Ecosystem {
         name: "Java",
@@ -92,6 +106,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         example: &["test = \"mvn -q test\""],
         actions: &["actions/setup-java"],
         toolchain: "a JDK",
+        build_cache: None,
+        offline: None,
     },
     Ecosystem {
         name: "C/C++",
@@ -101,6 +117,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         example: &[],
         actions: &[],
         toolchain: "a C or C++ toolchain",
+        build_cache: Some(("CCACHE_DIR", "ccache")),
+        offline: None,
     },
 ];
 
@@ -117,6 +135,14 @@ pub fn provided_by(action: &str) -> Option<&'static str> {
                 .find(|t| t.installed_by().contains(&action))
                 .map(|t| t.name())
         })
+}
+
+/// Whether the variable `var` names a folder a check writes outside its worktree, as an
+/// ecosystem's build cache does (`CARGO_TARGET_DIR`).
+pub fn names_build_cache(var: &str) -> bool {
+    ECOSYSTEMS
+        .iter()
+        .any(|e| e.build_cache.is_some_and(|(v, _)| v == var))
 }
 
 /// The `[checks]` lines offered where no ecosystem has an example of its own.

@@ -36,7 +36,7 @@ impl Tool for Jest {
         call.name() == "jest" || call.name() == "react-scripts" && call.sub() == "test"
     }
 
-    fn coverage(&self, env: &super::Env) -> Option<crate::checks::coverage::CoverageSpec> {
+    fn coverage(&self, env: &super::Env) -> Option<super::CoverageSpec> {
         super::jest::collects_coverage(env.project, self.name())
     }
 
@@ -284,17 +284,12 @@ pub fn read(text: &str) -> Option<TestOutcomes> {
 /// The coverage a project's `test` script already collects with `tool --coverage` (jest,
 /// vitest): read from the report it writes (`coverage/coverage-summary.json`,
 /// `coverage/lcov.info`) after the tests.
-pub(super) fn collects_coverage(
-    p: &Project,
-    tool: &str,
-) -> Option<crate::checks::coverage::CoverageSpec> {
+pub(super) fn collects_coverage(p: &Project, tool: &str) -> Option<super::CoverageSpec> {
     let test = super::npm::script(p, "", "test")?;
-    (test.contains(tool) && test.contains("--coverage")).then(|| {
-        crate::checks::coverage::CoverageSpec {
-            test_command: None,
-            command: String::new(),
-            reason: format!("`{tool} --coverage` in the `test` script of package.json"),
-        }
+    (test.contains(tool) && test.contains("--coverage")).then(|| super::CoverageSpec {
+        test_command: None,
+        command: String::new(),
+        reason: format!("`{tool} --coverage` in the `test` script of package.json"),
     })
 }
 

@@ -35,7 +35,7 @@ impl Tool for Vitest {
         call.name() == "vitest"
     }
 
-    fn coverage(&self, env: &super::Env) -> Option<crate::checks::coverage::CoverageSpec> {
+    fn coverage(&self, env: &super::Env) -> Option<super::CoverageSpec> {
         super::jest::collects_coverage(env.project, self.name())
     }
 
