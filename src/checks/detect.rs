@@ -172,12 +172,12 @@ fn languages(p: &Project) -> Vec<Language> {
     if cargo {
         out.push(Language {
             name: "cargo",
-            checks: super::tools::detect(&env, Lang::Rust),
+            checks: found(super::tools::detect(&env, Lang::Rust)),
             coverage: None,
         });
     }
     if p.is_file("package.json") {
-        let checks = with_pre_commit(p, super::tools::detect(&env, Lang::Js));
+        let checks = with_pre_commit(p, found(super::tools::detect(&env, Lang::Js)));
         if !checks.is_empty() || out.is_empty() {
             out.push(Language {
                 name: "node",
@@ -187,6 +187,11 @@ fn languages(p: &Project) -> Vec<Language> {
         }
     }
     out
+}
+
+/// The checks the tools found, as the plan's.
+fn found(found: Vec<super::tools::Found>) -> Vec<CheckSpec> {
+    found.into_iter().map(CheckSpec::from).collect()
 }
 
 /// A language's `checks` with a pre-commit configuration, when the project has one, in place of

@@ -38,7 +38,7 @@ pub use result::{CheckResult, CheckStatus};
 pub use suite::run_checks;
 
 use crate::process::{Cmd, Confinement, Kind};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::Path;
 
 /// Model API keys a check or setup never gets (an agent that needs one gets it from its own
@@ -112,13 +112,7 @@ pub fn shell(
     program("sh", &["-c", command], dir, kind, env, writable)
 }
 
-/// Whether a check is a quality check (format, lint, types, dead code) or a test run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CheckKind {
-    Quality,
-    Test,
-}
+pub use tools::CheckKind;
 
 /// One check: a name and the shell command that runs it in the worktree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -162,19 +156,10 @@ impl CheckSpec {
     /// A check whose kind follows from its name: `test`, `tests` and names ending in `-test`
     /// or `_test` run tests; everything else is a quality check.
     pub fn new(name: &str, command: &str) -> CheckSpec {
-        let test = name == "test"
-            || name == "tests"
-            || name.ends_with("-test")
-            || name.ends_with("_test")
-            || name.ends_with("-tests");
         CheckSpec {
             name: name.to_owned(),
             command: command.to_owned(),
-            kind: if test {
-                CheckKind::Test
-            } else {
-                CheckKind::Quality
-            },
+            kind: CheckKind::of_name(name),
             program: first_program(command),
             configured: false,
             reason: String::new(),
@@ -204,6 +189,16 @@ impl CheckSpec {
     pub fn because(mut self, reason: &str) -> CheckSpec {
         self.reason = reason.to_owned();
         self
+    }
+}
+
+impl From<tools::Found> for CheckSpec {
+    fn from(found: tools::Found) -> CheckSpec {
+        CheckSpec {
+            kind: found.kind,
+            advisory: found.advisory,
+            ..CheckSpec::new(&found.name, &found.command).because(&found.reason)
+        }
     }
 }
 

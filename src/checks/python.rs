@@ -54,7 +54,10 @@ pub async fn importable(python: &str, module: &str, dir: &Path, env: &[(String, 
 /// command when coverage is configured.
 pub fn checks(p: &Project) -> (Vec<CheckSpec>, Option<CoverageSpec>) {
     let env = Env::of(p);
-    let checks = super::tools::detect(&env, Lang::Python);
+    let checks: Vec<CheckSpec> = super::tools::detect(&env, Lang::Python)
+        .into_iter()
+        .map(CheckSpec::from)
+        .collect();
     let coverage = checks
         .iter()
         .any(|c| c.kind == CheckKind::Test)

@@ -1,8 +1,8 @@
 //! black (`black --check`): a formatter; its findings are the files it would reformat (`N files would be reformatted`), counted.
 
+use super::Found;
 use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckSpec;
 
 pub struct Black;
 
@@ -28,11 +28,11 @@ impl Tool for Black {
         !call.args.iter().any(|a| a == "--check" || a == "--diff")
     }
 
-    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+    fn detect(&self, env: &Env) -> Vec<Found> {
         let Some(why) = env.project.declares("tool.black") else {
             return Vec::new();
         };
-        vec![CheckSpec::new(
+        vec![Found::new(
             "black",
             &env.run("black --check --extend-exclude '/\\.ralph/' ."),
         )

@@ -5,9 +5,9 @@
 //! downloads into Cargo's own registry; a tool installed by name lands in the job's own folder.
 
 use super::ecosystem::Registry;
+use super::CheckKind;
 use super::{Call, Role, StepKind, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckKind;
 
 pub struct Cargo;
 

@@ -4,10 +4,10 @@
 //! source file cargo announces (`Running tests/it.rs (…)`; with `--verbose`, by the target's name
 //! — never a compiler line taken for a binary); one test run alone by `-- --exact`.
 
+use super::Found;
 use super::{Alone, Call, Env, Lang, Missed, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
-use crate::checks::CheckSpec;
 use std::path::Path;
 
 pub struct CargoTest;
@@ -29,12 +29,12 @@ impl Tool for CargoTest {
         &["cargo"]
     }
 
-    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+    fn detect(&self, env: &Env) -> Vec<Found> {
         if !env.project.is_file("Cargo.toml") {
             return Vec::new();
         }
-        let mut check = CheckSpec::new("test", "cargo test").because("a Cargo.toml");
-        check.kind = crate::checks::CheckKind::Test;
+        let mut check = Found::new("test", "cargo test").because("a Cargo.toml");
+        check.kind = super::CheckKind::Test;
         vec![check]
     }
 

@@ -3,9 +3,9 @@
 //! error's code, else its message with each quoted part left out — so that a lint failing on the
 //! base is held to the rules the base keeps.
 
+use super::Found;
 use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckSpec;
 
 pub struct Clippy;
 
@@ -38,13 +38,13 @@ impl Tool for Clippy {
     /// `cargo clippy --all-targets -- -D warnings` for a Cargo project (one build: it checks
     /// every target as `cargo check --all-targets` would, and the tests reuse it); advisory where
     /// the project does not run clippy itself (no clippy.toml, no `[lints.clippy]`).
-    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+    fn detect(&self, env: &Env) -> Vec<Found> {
         let p = env.project;
         let Some(manifest) = p.text("Cargo.toml") else {
             return Vec::new();
         };
-        let mut check = CheckSpec::new("lint", "cargo clippy --all-targets -- -D warnings")
-            .because("a Cargo.toml");
+        let mut check =
+            Found::new("lint", "cargo clippy --all-targets -- -D warnings").because("a Cargo.toml");
         let own = p.is_file("clippy.toml")
             || p.is_file(".clippy.toml")
             || manifest.contains("[lints.clippy]")

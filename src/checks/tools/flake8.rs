@@ -1,8 +1,8 @@
 //! flake8: a linter; its findings by rule from `path:line:col: CODE message` lines.
 
+use super::Found;
 use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckSpec;
 
 pub struct Flake8;
 
@@ -23,7 +23,7 @@ impl Tool for Flake8 {
         matches!(call.name(), "flake8" | "pflake8" | "flakeheaven")
     }
 
-    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+    fn detect(&self, env: &Env) -> Vec<Found> {
         let p = env.project;
         let why = p
             .is_file(".flake8")
@@ -34,7 +34,7 @@ impl Tool for Flake8 {
                     .map(|f| format!("[tool.flake8] in {f} (read by flake8-pyproject)"))
             });
         why.map(|why| {
-            CheckSpec::new("flake8", &env.run("flake8 --extend-exclude .ralph")).because(&why)
+            Found::new("flake8", &env.run("flake8 --extend-exclude .ralph")).because(&why)
         })
         .into_iter()
         .collect()

@@ -2,9 +2,9 @@
 //! CI step they are: a job that runs one checks, and is run as a check whose output is read by
 //! no runner of its own.
 
+use super::CheckKind;
 use super::{Call, Role, StepKind, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckKind;
 
 /// Programs that run tests: other languages' runners.
 const TESTERS: [&str; 6] = ["rspec", "phpunit", "behave", "trial", "ward", "karma"];

@@ -1,8 +1,8 @@
 //! isort (`isort --check-only`): an import sorter; its findings are the files it would change (`ERROR: … Imports are incorrectly sorted`), counted.
 
+use super::Found;
 use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckSpec;
 
 pub struct Isort;
 
@@ -31,7 +31,7 @@ impl Tool for Isort {
             .any(|a| matches!(a.as_str(), "--check" | "--check-only" | "-c" | "--diff"))
     }
 
-    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+    fn detect(&self, env: &Env) -> Vec<Found> {
         let p = env.project;
         let Some(why) = p
             .declares("tool.isort")
@@ -40,7 +40,7 @@ impl Tool for Isort {
             return Vec::new();
         };
         vec![
-            CheckSpec::new("isort", &env.run("isort --check-only --skip .ralph ."))
+            Found::new("isort", &env.run("isort --check-only --skip .ralph ."))
                 .because(&format!("isort is configured in {why}")),
         ]
     }

@@ -13,6 +13,7 @@ mod call;
 pub mod ecosystem;
 mod every;
 mod excerpt;
+mod found;
 mod junit;
 mod plain;
 mod step;
@@ -94,6 +95,7 @@ pub use coverage_spec::{CoverageSpec, REPORT};
 pub use cython::sources as cython_sources;
 pub use every::*;
 pub use excerpt::explain;
+pub use found::{CheckKind, Found};
 pub use jest::UNLOADED;
 pub use maturin::builds_python_from_rust;
 pub use native::{native, touches_native, NativeSpec, NATIVE_SITE_VAR};
@@ -427,7 +429,7 @@ pub trait Tool: Sync {
 
     /// The checks it makes of a project that configures it (a linter's section, a runner's
     /// folder of tests), each with why, its commands run in the project's environment (`env`).
-    fn detect(&self, _env: &Env) -> Vec<super::CheckSpec> {
+    fn detect(&self, _env: &Env) -> Vec<Found> {
         Vec::new()
     }
 
@@ -713,14 +715,14 @@ pub use python::{is_python, on_path as python_on_path, package as python_package
 /// The checks the tools of `lang` make of a project (each tool's [`Tool::detect`]): the quality
 /// checks in the order of [`TOOLS`], then the tests. A wrapper's own checks (tox's environments)
 /// stand for the quality checks of the tools it would run.
-pub fn detect(env: &Env, lang: Lang) -> Vec<super::CheckSpec> {
+pub fn detect(env: &Env, lang: Lang) -> Vec<Found> {
     let (mut quality, mut tests, mut standing) = (Vec::new(), Vec::new(), Vec::new());
     for tool in TOOLS.iter().filter(|t| t.ecosystem() == Some(lang)) {
         for check in tool.detect(env) {
             match (tool.role(), check.kind) {
                 (Role::Wrapper, _) => standing.push(check),
-                (_, super::CheckKind::Test) => tests.push(check),
-                (_, super::CheckKind::Quality) => quality.push(check),
+                (_, CheckKind::Test) => tests.push(check),
+                (_, CheckKind::Quality) => quality.push(check),
             }
         }
     }

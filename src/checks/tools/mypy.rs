@@ -1,8 +1,8 @@
 //! mypy: a type checker; its findings are counted from its `Found N errors` line (type errors are judged by number, not by rule).
 
+use super::Found;
 use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckSpec;
 
 pub struct Mypy;
 
@@ -23,7 +23,7 @@ impl Tool for Mypy {
         matches!(call.name(), "mypy" | "dmypy")
     }
 
-    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+    fn detect(&self, env: &Env) -> Vec<Found> {
         let p = env.project;
         let Some(why) = p
             .declares("tool.mypy")
@@ -46,7 +46,7 @@ impl Tool for Mypy {
                 super::python_package(p).unwrap_or_else(|| ".".into())
             )
         };
-        vec![CheckSpec::new(
+        vec![Found::new(
             "type-check",
             &env.run(&format!("mypy --exclude '^\\.ralph/'{target}")),
         )

@@ -3,10 +3,10 @@
 //! installs with the network first, then runs offline.
 
 use super::ecosystem::Registry;
+use super::CheckKind;
 use super::StepKind;
 use super::{Call, Inner, Role, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckKind;
 
 pub struct Nox;
 

@@ -6,10 +6,10 @@
 //! here for every Node wrapper.
 
 use super::ecosystem::Registry;
+use super::Found;
 use super::StepKind;
 use super::{Call, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckSpec;
 
 pub struct Npm;
 
@@ -25,7 +25,7 @@ impl Tool for Npm {
     /// The checks of package.json's scripts: its format, lint and type-check scripts, then its
     /// `test` script, each run by the project's own package manager (by its lockfile: a Yarn
     /// project's scripts through Yarn, as its CI runs them; npm where nothing says otherwise).
-    fn detect(&self, env: &super::Env) -> Vec<CheckSpec> {
+    fn detect(&self, env: &super::Env) -> Vec<Found> {
         let p = env.project;
         let Some(package) = p.json("package.json") else {
             return Vec::new();
@@ -44,14 +44,14 @@ impl Tool for Npm {
         ] {
             if let Some(script) = candidates.iter().find(|c| has(c)) {
                 checks.push(
-                    CheckSpec::new(name, &run(script))
+                    Found::new(name, &run(script))
                         .because(&format!("the `{script}` script of package.json")),
                 );
             }
         }
         if has("test") {
             checks.push(
-                CheckSpec::new("test", &run("test")).because("the `test` script of package.json"),
+                Found::new("test", &run("test")).because("the `test` script of package.json"),
             );
         }
         checks
@@ -394,7 +394,7 @@ pub(super) fn node_step(call: &Call) -> Option<StepKind> {
         // resolve the rest again.
         "ci" | "install" | "i" | "add" | "rm" | "remove" | "uninstall" | "un" | "r" | "update"
         | "up" | "upgrade" | "dedupe" | "prune" => StepKind::Setup,
-        "test" | "t" => StepKind::Check(crate::checks::CheckKind::Test),
+        "test" | "t" => StepKind::Check(super::CheckKind::Test),
         "run" | "run-script" => call
             .after(call.sub())
             .map_or(StepKind::Other, |s| super::by_name(&s[0])),

@@ -4,9 +4,9 @@
 //! by its `FAILURES` section and short summary.
 
 use super::{excerpt::section, Alone, Call, Env, Lang, Missed, Prepared, Printed, Role, Tool};
+use super::{CheckKind, Found};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
-use crate::checks::{CheckKind, CheckSpec};
 use std::path::Path;
 
 pub struct Pytest;
@@ -36,7 +36,7 @@ impl Tool for Pytest {
 
     /// The test check, when pytest is configured or a tests folder exists: through the
     /// project's environment manager, else `python -m pytest`.
-    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+    fn detect(&self, env: &Env) -> Vec<Found> {
         let p = env.project;
         let configured = p
             .declares("tool.pytest.ini_options")
@@ -51,7 +51,7 @@ impl Tool for Pytest {
         else {
             return Vec::new();
         };
-        let mut spec = CheckSpec::new("test", &env.module("pytest", "")).because(&why);
+        let mut spec = Found::new("test", &env.module("pytest", "")).because(&why);
         spec.kind = CheckKind::Test;
         vec![spec]
     }

@@ -4,9 +4,9 @@
 //! asks of a project: whether it is one, its import package, the interpreter on `PATH` and its
 //! version (and how a program's version is asked, once).
 
+use super::CheckKind;
 use super::{Call, Inner, Role, StepKind, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckKind;
 
 pub struct Python;
 

@@ -2,9 +2,9 @@
 //! message` in the concise format, or the full format's `CODE message` header followed by
 //! ` --> path:line:col`.
 
+use super::Found;
 use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckSpec;
 
 pub struct Ruff;
 
@@ -34,7 +34,7 @@ impl Tool for Ruff {
         has("--fix") && !has("--no-fix")
     }
 
-    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+    fn detect(&self, env: &Env) -> Vec<Found> {
         let p = env.project;
         let Some(why) = p
             .declares("tool.ruff")
@@ -46,7 +46,7 @@ impl Tool for Ruff {
         let mut out = Vec::new();
         if p.declares("tool.ruff.format").is_some() {
             out.push(
-                CheckSpec::new(
+                Found::new(
                     "format",
                     &env.run("ruff format --check --extend-exclude .ralph"),
                 )
@@ -54,7 +54,7 @@ impl Tool for Ruff {
             );
         }
         out.push(
-            CheckSpec::new("lint", &env.run("ruff check --extend-exclude .ralph"))
+            Found::new("lint", &env.run("ruff check --extend-exclude .ralph"))
                 .because(&format!("ruff is configured in {why}")),
         );
         out

@@ -1,9 +1,9 @@
 //! rustfmt (`cargo fmt`, `rustfmt --check`): no build lock (it compiles nothing); its findings
 //! are the files it would change (`Diff in …`), counted.
 
+use super::Found;
 use super::{Call, Env, Lang, Role, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckSpec;
 
 pub struct Rustfmt;
 
@@ -33,13 +33,12 @@ impl Tool for Rustfmt {
 
     /// `cargo fmt --all -- --check` for a Cargo project; advisory where the project does not
     /// run rustfmt itself (no rustfmt.toml — its CI may, which the plan then says).
-    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+    fn detect(&self, env: &Env) -> Vec<Found> {
         let p = env.project;
         if !p.is_file("Cargo.toml") {
             return Vec::new();
         }
-        let mut check =
-            CheckSpec::new("format", "cargo fmt --all -- --check").because("a Cargo.toml");
+        let mut check = Found::new("format", "cargo fmt --all -- --check").because("a Cargo.toml");
         if !(p.is_file("rustfmt.toml") || p.is_file(".rustfmt.toml")) {
             check.advisory = Some(
                 "the project does not run rustfmt itself (no rustfmt.toml, no `cargo fmt` in its CI)"

@@ -5,8 +5,8 @@
 //! every script runner and task runner.
 
 use super::call::{peel, Peeled};
+use super::CheckKind;
 use super::{Call, Inner, Role, Tool, TOOLS};
-use crate::checks::CheckKind;
 
 /// What a command, a step's script, does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,11 +6,11 @@
 //! (tox.toml) is not seen into.
 
 use super::ecosystem::Registry;
+use super::CheckKind;
+use super::Found;
 use super::StepKind;
 use super::{Call, Env, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
-use crate::checks::CheckKind;
-use crate::checks::CheckSpec;
 
 /// tox environments named like quality checks, and the check name each stands for.
 const QUALITY: [(&str, &str); 11] = [
@@ -92,7 +92,7 @@ impl Tool for Tox {
     /// The quality checks tox.ini declares as environments (`[testenv:flake8]` …), run through
     /// tox when it is installed: the environment holds the plugins and options the project
     /// uses, and they stand for the linters ralph would run by hand.
-    fn detect(&self, env: &Env) -> Vec<CheckSpec> {
+    fn detect(&self, env: &Env) -> Vec<Found> {
         match env.project.text("tox.ini") {
             Some(ini) if crate::process::on_path("tox") => quality_envs(&ini),
             _ => Vec::new(),
@@ -293,8 +293,8 @@ pub fn checks_quality(env: &str) -> bool {
 }
 
 /// The quality checks of the environments `ini` declares that are named like one.
-pub(super) fn quality_envs(ini: &str) -> Vec<CheckSpec> {
-    let mut out: Vec<CheckSpec> = Vec::new();
+pub(super) fn quality_envs(ini: &str) -> Vec<Found> {
+    let mut out: Vec<Found> = Vec::new();
     for (section, _) in ini_sections(ini) {
         let Some(name) = section.strip_prefix("testenv:") else {
             continue;
@@ -302,7 +302,7 @@ pub(super) fn quality_envs(ini: &str) -> Vec<CheckSpec> {
         if let Some((_, check)) = QUALITY.iter().find(|(e, _)| *e == name) {
             if !out.iter().any(|c| c.name == *check) {
                 out.push(
-                    CheckSpec::new(check, &format!("tox -e {name}"))
+                    Found::new(check, &format!("tox -e {name}"))
                         .because(&format!("the `[testenv:{name}]` environment of tox.ini")),
                 );
             }
