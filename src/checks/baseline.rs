@@ -8,7 +8,11 @@
 
 use super::compare::{judge, Judgement};
 use super::outcomes::Measure;
-use super::{on_path, CheckKind, CheckPlan, CheckResult, CheckSpec, CheckStatus};
+use super::plan::CheckPlan;
+use super::result::{CheckResult, CheckStatus};
+use super::spec::CheckSpec;
+use super::tools::CheckKind;
+use crate::process::on_path;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -553,7 +557,7 @@ fn last_lines(text: &str, n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::CheckSpec;
+    use super::super::spec::CheckSpec;
     use super::*;
 
     fn result(name: &str, kind: CheckKind, status: CheckStatus, measure: Measure) -> CheckResult {

@@ -6,7 +6,8 @@
 //! cache — never leaks into another, and the worktree holds only the change.
 
 use super::project::Project;
-use super::{CheckKind, CheckSpec};
+use super::spec::CheckSpec;
+use super::tools::CheckKind;
 
 /// The variable that names the run's own build folder in a build system's check.
 pub const BUILD_DIR_VAR: &str = "RALPH_BUILD_DIR";
@@ -16,7 +17,7 @@ pub const BUILD_DIR_VAR: &str = "RALPH_BUILD_DIR";
 /// judges (the contributor's tools, not the first file found), and the others stand in for it
 /// where it cannot run (`cmake-test`, `meson-test`).
 pub fn checks(p: &Project) -> Option<(&'static str, Vec<CheckSpec>)> {
-    checks_with(p, &|program| super::on_path(program))
+    checks_with(p, &|program| crate::process::on_path(program))
 }
 
 /// [`checks`], with `installed` telling which programs are here.

@@ -40,7 +40,7 @@ pub async fn measure(
     let prepared = super::tools::prepare(&uses, &command, env, scratch);
     let mut writable: Vec<&Path> = prepared.writable.iter().map(|p| p.as_path()).collect();
     writable.push(scratch);
-    let cmd = super::shell(
+    let cmd = super::confined::shell(
         &prepared.command,
         dir,
         Kind::Check,

@@ -4,8 +4,9 @@
 //! configuration, which runs the project's own linters and formatters as it pins them.
 
 use super::project::Project;
+use super::spec::CheckSpec;
+use super::tools::CheckKind;
 use super::tools::{self, Tasks};
-use super::{CheckKind, CheckSpec};
 
 /// Target names that are quality checks, in the order they run.
 const QUALITY: [&str; 9] = [

@@ -10,8 +10,9 @@
 use super::coverage::CoverageSpec;
 pub use super::plan::CheckPlan;
 use super::project::Project;
+use super::spec::CheckSpec;
+use super::tools::CheckKind;
 use super::tools::Lang;
-use super::{CheckKind, CheckSpec};
 use crate::config::ChecksConfig;
 use std::path::Path;
 

@@ -265,7 +265,7 @@ async fn prepare(
     let cmd = match after {
         None => {
             let writable: Vec<&Path> = own.writable.iter().map(|p| p.as_path()).collect();
-            super::shell(command, dir, Kind::Setup, &own.env, &writable)
+            super::confined::shell(command, dir, Kind::Setup, &own.env, &writable)
         }
         Some(after) => {
             let (vars, mut writable) = after.confinement(command);
@@ -273,7 +273,7 @@ async fn prepare(
             writable.extend(own.writable.iter().cloned());
             let env: Vec<(String, String)> = vars.into_iter().chain(own.env).collect();
             let writable: Vec<&Path> = writable.iter().map(|p| p.as_path()).collect();
-            super::shell(command, dir, Kind::Rebuild, &env, &writable)
+            super::confined::shell(command, dir, Kind::Rebuild, &env, &writable)
         }
     }
     .label(what)
@@ -419,11 +419,11 @@ pub async fn run_setup(
 /// The interpreter the checks run Python with, when a check names one as its program
 /// (`.venv/bin/python -m pytest`, `/opt/py/bin/python3 -m pytest`): the test checks first.
 /// A relative path is taken from the worktree. `None`: the checks use the one on `PATH`.
-pub fn check_interpreter(plan: &super::CheckPlan, wt: &Path) -> Option<String> {
-    let mut checks: Vec<&super::CheckSpec> = plan.checks.iter().collect();
-    checks.sort_by_key(|c| c.kind != super::CheckKind::Test);
+pub fn check_interpreter(checks: &[super::spec::CheckSpec], wt: &Path) -> Option<String> {
+    let mut checks: Vec<&super::spec::CheckSpec> = checks.iter().collect();
+    checks.sort_by_key(|c| c.kind != super::tools::CheckKind::Test);
     checks.iter().find_map(|c| {
-        let words = super::words(&c.command);
+        let words = super::spec::words(&c.command);
         let program = words.first()?.as_str();
         let name = Path::new(program).file_name()?.to_str()?;
         if !name.starts_with("python") {
@@ -454,7 +454,7 @@ async fn origin(
         "import importlib.util as u; s = u.find_spec({module:?}); print(s.origin if s and s.origin else '')"
     );
     // Importing the package runs the worktree's code: a check like any other.
-    let cmd = super::program(python, &["-c", &script], dir, Kind::Check, env, &[])
+    let cmd = super::confined::program(python, &["-c", &script], dir, Kind::Check, env, &[])
         .timeout(Duration::from_secs(60));
     let out = process::run(&cmd).await.ok()?;
     let line = out.stdout.trim().to_owned();

@@ -9,8 +9,12 @@
 //! [`Tool::files`]: super::tools::Tool::files
 
 use super::baseline::Baseline;
+use super::plan::CheckPlan;
+use super::result::{CheckResult, CheckStatus};
 use super::run::{run_check, Observer};
-use super::{tools, CheckKind, CheckPlan, CheckResult, CheckSpec, CheckStatus};
+use super::spec::CheckSpec;
+use super::tools;
+use super::tools::CheckKind;
 use std::path::Path;
 use std::time::Duration;
 

@@ -7,8 +7,9 @@
 //! from its language's runners saying what would run it; one that ran and failed fails it even
 //! when its check fails on the base.
 
+use super::result::{CheckResult, CheckStatus};
+use super::tools::CheckKind;
 use super::tools::UNLOADED;
-use super::{CheckKind, CheckResult, CheckStatus};
 use serde::Serialize;
 
 pub use super::tools::Lang;

@@ -4,7 +4,7 @@
 
 use super::coverage::CoverageSpec;
 use super::environment::{NativeSpec, SetupSpec};
-use super::CheckSpec;
+use super::spec::CheckSpec;
 use crate::config::ChecksConfig;
 use serde::Serialize;
 

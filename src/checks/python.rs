@@ -7,8 +7,9 @@
 
 use super::coverage::CoverageSpec;
 use super::project::Project;
+use super::spec::CheckSpec;
+use super::tools::CheckKind;
 use super::tools::{Env, Lang};
-use super::{CheckKind, CheckSpec};
 
 pub use super::tools::{is_python, python_on_path as python, python_package as package};
 use std::path::Path;
@@ -16,7 +17,7 @@ use std::path::Path;
 /// The interpreter and the module of a `python -m module …` command (`python3`, `python3.11`,
 /// `.venv/bin/python` as well): the module must be importable for the check to run.
 pub fn module_run(command: &str) -> Option<(String, String)> {
-    let words = super::words(command);
+    let words = super::spec::words(command);
     let mut words = words
         .iter()
         .skip_while(|w| w.contains('=') && !w.starts_with('-'));
@@ -38,7 +39,7 @@ pub fn module_run(command: &str) -> Option<(String, String)> {
 pub async fn importable(python: &str, module: &str, dir: &Path, env: &[(String, String)]) -> bool {
     let script =
         format!("import importlib.util as u, sys; sys.exit(0 if u.find_spec({module:?}) else 1)");
-    let cmd = super::program(
+    let cmd = super::confined::program(
         python,
         &["-c", &script],
         dir,

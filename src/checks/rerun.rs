@@ -6,8 +6,10 @@
 //! fail is not a flaky one: nothing is run again.
 
 use super::baseline::Baseline;
+use super::result::{CheckResult, CheckStatus};
 use super::run::run_check;
-use super::{CheckKind, CheckResult, CheckSpec, CheckStatus};
+use super::spec::CheckSpec;
+use super::tools::CheckKind;
 use std::path::Path;
 use std::time::Duration;
 

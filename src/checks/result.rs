@@ -2,8 +2,8 @@
 //! every stage after the run reads. A leaf of `checks/`.
 
 use super::outcomes::Measure;
+use super::tools::CheckKind;
 use super::tools::Uses;
-use super::CheckKind;
 use serde::{Deserialize, Serialize};
 
 /// How a check ended.

@@ -7,8 +7,10 @@
 
 use super::outcomes::{counts, Measure, TestOutcomes};
 use super::result::{CheckResult, CheckStatus};
+use super::spec::CheckSpec;
+use super::tools::CheckKind;
 use super::tools::{self, Printed};
-use super::{on_path, CheckKind, CheckSpec};
+use crate::process::on_path;
 use crate::process::{self, Kind};
 use std::path::Path;
 use std::time::Duration;
@@ -70,7 +72,7 @@ pub async fn run_check(
     };
     let prepared = tools::prepare(&spec.uses, &spec.command, env, scratch.path());
     let writable: Vec<&Path> = prepared.writable.iter().map(|p| p.as_path()).collect();
-    let cmd = super::shell(
+    let cmd = super::confined::shell(
         &prepared.command,
         workdir,
         Kind::Check,

@@ -5,9 +5,11 @@
 //! rejected as soon as that is known.
 
 use super::baseline::Baseline;
+use super::plan::CheckPlan;
 use super::result::{CheckResult, CheckStatus};
 use super::run::{run_check, skipped, Observer};
-use super::{CheckKind, CheckPlan, CheckSpec};
+use super::spec::CheckSpec;
+use super::tools::CheckKind;
 use std::path::Path;
 use std::time::{Duration, Instant};
 

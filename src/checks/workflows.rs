@@ -6,7 +6,7 @@
 //! step that `uses:` an action — what it would provide (a toolchain, a Python) is said instead.
 //! YAML is read with `yaml-rust2` (maintained, no `unsafe` serde layer; `serde_yaml` is not).
 
-use super::CheckSpec;
+use super::spec::CheckSpec;
 use std::collections::BTreeMap;
 use yaml_rust2::{Yaml, YamlLoader};
 

@@ -131,7 +131,7 @@ pub(super) async fn ready(input: &Ground<'_>, wt: &Worktree, plan: &CheckPlan) -
     let (settings, printer) = (input.settings, input.printer);
     let timeout = Duration::from_secs(settings.config.checks.timeout_secs);
     let made = make_environment(input, wt, plan, timeout).await?;
-    let interpreter = check_interpreter(plan, &wt.path);
+    let interpreter = check_interpreter(&plan.checks, &wt.path);
     match python_import(&wt.path, &plan.env, interpreter.as_deref()).await {
         Some(Diagnosis::Neutralised(note)) => printer.status(&note),
         Some(Diagnosis::Wrong(warning)) => printer.warn(&warning),

@@ -4,7 +4,9 @@
 
 use crate::checks::plan::CheckPlan;
 use crate::checks::project::Project;
-use crate::checks::{tools, workflows, CheckKind, CheckSpec};
+use crate::checks::spec::CheckSpec;
+use crate::checks::tools::CheckKind;
+use crate::checks::{tools, workflows};
 use std::collections::BTreeMap;
 
 /// Adds the CI's checks that the plan does not run already, and its notes. Where the CI runs a
@@ -124,7 +126,7 @@ fn stand_in_for_ci(plan: &mut CheckPlan, own: usize) {
     for check in &mut plan.checks[..own] {
         let stand_in = check
             .fallback
-            .get_or_insert_with(|| crate::checks::Fallback {
+            .get_or_insert_with(|| crate::checks::spec::Fallback {
                 for_checks: Vec::new(),
                 why: why.clone(),
             });

@@ -21,10 +21,13 @@ fn command(files: &[(&str, &str)], config: &ChecksConfig) -> Option<String> {
 
 #[test]
 fn the_interpreter_is_the_one_the_checks_name() {
-    use crate::checks::{CheckPlan, CheckSpec};
+    use crate::checks::spec::CheckSpec;
     let wt = Path::new("/w/tree");
     let plan = |commands: &[(&str, &str)]| {
-        CheckPlan::of(commands.iter().map(|(n, c)| CheckSpec::new(n, c)).collect())
+        commands
+            .iter()
+            .map(|(n, c)| CheckSpec::new(n, c))
+            .collect::<Vec<_>>()
     };
     assert_eq!(
         check_interpreter(

@@ -23,15 +23,12 @@ use super::baseline::Baseline;
 use super::environment::Unready;
 use super::result::{CheckResult, CheckStatus};
 use super::run::{run_check, Observer};
-use super::{CheckSpec, JobStep};
+use super::spec::{CheckSpec, JobStep};
 use crate::process::{self, Kind};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The variable naming the job's own folder: every step and check of the job (a test run again
-/// alone too) may write it — what its steps installed there (its Python environment, its global
-/// installs) is there for its checks, under the sandbox as without.
-pub const JOB_DIR_VAR: &str = "RALPH_JOB_DIR";
+pub use super::confined::JOB_DIR_VAR;
 
 /// How a job runs: its tree, its time limit, the plan's variables, whether it runs on the base
 /// (its installs may write the user's caches) and who watches.
@@ -261,7 +258,8 @@ pub async fn run_job(
     done: &dyn Fn(usize) -> bool,
     stop: &dyn Fn(&CheckResult) -> bool,
 ) -> Vec<(usize, CheckResult)> {
-    let places: Vec<&super::JobPlace> = checks.iter().filter_map(|(_, c)| c.job.as_ref()).collect();
+    let places: Vec<&super::spec::JobPlace> =
+        checks.iter().filter_map(|(_, c)| c.job.as_ref()).collect();
     let extra: Vec<String> = places.first().map(|j| j.path.clone()).unwrap_or_default();
     let needs = python::needs(places.iter().flat_map(|j| j.before.iter()));
     let mut job = match Job::new(run.tree, run.workdir, &extra, needs) {
@@ -352,7 +350,7 @@ fn without_steps(result: &mut CheckResult, failed: &[StepFailure]) {
     // Without a step of its job, a test check must name or count a passing test to judge: a
     // pass that tested nothing (every test skipped without the build) proves nothing.
     let judges = super::baseline::judges(result)
-        && (result.kind == super::CheckKind::Quality
+        && (result.kind == super::tools::CheckKind::Quality
             || result
                 .measure
                 .tests
@@ -444,7 +442,7 @@ async fn run_step(
         (true, None) => Kind::Setup,
         (true, Some(_)) => Kind::Rebuild,
     };
-    let mut cmd = super::shell(&step.command, run.tree, kind, &env, &writable)
+    let mut cmd = super::confined::shell(&step.command, run.tree, kind, &env, &writable)
         .label(step_label(step))
         .timeout(run.timeout)
         .max_output(1 << 20);

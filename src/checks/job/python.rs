@@ -10,7 +10,7 @@
 //! leave `PYTHONPATH`, as a runner has none: its checks import what the job installed (compiled
 //! extensions included).
 
-use crate::checks::JobStep;
+use crate::checks::spec::JobStep;
 use std::path::Path;
 
 /// What a job's steps ask of its Python.
@@ -88,7 +88,7 @@ pub(super) async fn make(
     let python = crate::process::find_in("python3", std::ffi::OsStr::new(path))
         .ok_or("there is no python3 on its PATH")?;
     let dir_text = dir.display().to_string();
-    let cmd = crate::checks::program(
+    let cmd = crate::checks::confined::program(
         &python.display().to_string(),
         &["-c", MAKE, &dir_text],
         tree,

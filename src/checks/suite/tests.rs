@@ -360,7 +360,7 @@ async fn a_stopped_run_measures_no_coverage_and_says_why() {
 
 fn combination(name: &str, command: &str) -> CheckSpec {
     let mut t = test(name, command);
-    t.job = Some(crate::checks::JobPlace {
+    t.job = Some(crate::checks::spec::JobPlace {
         instance: format!("ci.yml#build[{name}]"),
         job: "ci.yml#build".into(),
         before: Vec::new(),
@@ -556,12 +556,12 @@ async fn a_test_failing_on_the_change_is_run_again_alone_before_it_counts() {
 /// A check of the CI job `job` after the steps `before` (label, command, installs).
 fn job_check(job: &str, name: &str, command: &str, before: &[(&str, &str)]) -> CheckSpec {
     let mut t = test(name, command);
-    t.job = Some(crate::checks::JobPlace {
+    t.job = Some(crate::checks::spec::JobPlace {
         instance: format!("ci.yml#{job}[]"),
         job: format!("ci.yml#{job}"),
         before: before
             .iter()
-            .map(|(label, command)| crate::checks::JobStep {
+            .map(|(label, command)| crate::checks::spec::JobStep {
                 label: (*label).into(),
                 command: (*command).into(),
                 installs: false,

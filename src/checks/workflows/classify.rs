@@ -54,7 +54,7 @@ pub fn canonical(script: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::CheckKind;
+    use crate::checks::tools::CheckKind;
 
     const TEST: StepKind = StepKind::Check(CheckKind::Test);
     const QUALITY: StepKind = StepKind::Check(CheckKind::Quality);

@@ -9,8 +9,9 @@
 //! how a command is narrowed are the runner's tool's.
 
 use super::Ci;
+use crate::checks::spec::{CheckSpec, JobPlace};
+use crate::checks::tools::CheckKind;
 use crate::checks::tools::{self, Tool};
-use crate::checks::{CheckKind, CheckSpec, JobPlace};
 
 /// The Python `X.Y` of a job instance: the folder its matrix puts first on `PATH`
 /// (`…/versions/3.12.1/bin`, `…/cpython-3.12.4-linux-x86_64-gnu/bin`), else `here`.
@@ -169,12 +170,12 @@ mod tests {
             instance: format!("ci.yml#main[{instance}]"),
             job: "ci.yml#main".into(),
             before: vec![
-                crate::checks::JobStep {
+                crate::checks::spec::JobStep {
                     label: "pip install tox".into(),
                     command: "pip install tox".into(),
                     installs: true,
                 },
-                crate::checks::JobStep {
+                crate::checks::spec::JobStep {
                     label: "tox (its environments)".into(),
                     command: "tox --notest".into(),
                     installs: true,

@@ -6,7 +6,7 @@
 
 use super::{check_name, classify, command, expand, expr, provides, runs_on_linux};
 use super::{string_map, Ci, StepKind};
-use crate::checks::{CheckSpec, JobPlace, JobStep};
+use crate::checks::spec::{CheckSpec, JobPlace, JobStep};
 use std::collections::BTreeMap;
 use yaml_rust2::Yaml;
 
@@ -85,7 +85,7 @@ pub(super) fn read_combination(
             combo,
             step,
             &build.label,
-            crate::checks::CheckKind::Quality,
+            crate::checks::tools::CheckKind::Quality,
             &build.expanded,
             build.dir,
             build.command,
@@ -316,7 +316,7 @@ fn relax(
     script: &mut String,
     env: &mut BTreeMap<String, String>,
 ) -> Option<String> {
-    if kind != StepKind::Check(crate::checks::CheckKind::Test) {
+    if kind != StepKind::Check(crate::checks::tools::CheckKind::Test) {
         return None;
     }
     let (relaxed, off) = crate::checks::warnings::allow(script, env)?;
@@ -333,7 +333,7 @@ fn add_check(
     combo: &BTreeMap<String, String>,
     step: &Yaml,
     label: &str,
-    kind: crate::checks::CheckKind,
+    kind: crate::checks::tools::CheckKind,
     expanded: &str,
     dir: Option<String>,
     command: String,
@@ -353,7 +353,7 @@ fn add_check(
     let same = |c: &CheckSpec| {
         c.command == command
             && c.job.as_ref().is_none_or(|j| {
-                (j.path == sequence.path || kind == crate::checks::CheckKind::Quality)
+                (j.path == sequence.path || kind == crate::checks::tools::CheckKind::Quality)
                     && j.before
                         .iter()
                         .map(|s| s.command.as_str())

@@ -1,7 +1,7 @@
 //! The tests of `workflows`.
 
 use super::*;
-use crate::checks::CheckKind;
+use crate::checks::tools::CheckKind;
 
 fn read_one(text: &str) -> Ci {
     read_here(text, &|_| Ok(Vec::new()))
