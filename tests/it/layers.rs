@@ -205,7 +205,7 @@ const WORKTREE_MODULES: [&str; 8] = [
 /// writes: (file under `src/`, number of lines, the paths).
 const OWN_PATHS: [(&str, usize, &str); 28] = [
     ("process/egress/proxy.rs", 2, "the network gates' sockets in ralph's own folder"),
-    ("checks/mod.rs", 1, "ralph's own build caches and scratch folders, made before a check starts"),
+    ("checks/confined.rs", 1, "ralph's own build caches and scratch folders, made before a check starts"),
     ("checks/environment.rs", 1, "the worktree's private cache folder under .ralph/cache"),
     ("agent/state.rs", 5, "the user's agent CLI state (bounded regular-file reads) and ralph's private copies of it; the agent's copy is read through untrusted_dir"),
     ("process/gitconfig.rs", 1, "the repository's and the user's git configuration (a bounded regular-file read)"),
