@@ -26,7 +26,7 @@ pub async fn measure(
         return from_report_files(dir).map(|(p, _)| p).ok_or_else(|| {
             format!(
                 "the tests wrote none of the reports read ({})",
-                REPORT_FILES.join(", ")
+                super::tools::coverage_reports().join(", ")
             )
         });
     }
@@ -83,18 +83,6 @@ fn failure(spec: &CoverageSpec, out: &process::Output) -> String {
     }
 }
 
-/// Report files looked for in the worktree when the command's output holds no total.
-const REPORT_FILES: [&str; 8] = [
-    "coverage.json",
-    "coverage/coverage-summary.json",
-    "lcov.info",
-    "coverage/lcov.info",
-    "coverage/coverage-final.json",
-    "coverage.xml",
-    "cobertura.xml",
-    "coverage/cobertura-coverage.xml",
-];
-
 /// The total line coverage, in percent, found in `text`.
 fn parse_total(text: &str) -> Option<f64> {
     let trimmed = text.trim();
@@ -110,10 +98,12 @@ fn parse_total(text: &str) -> Option<f64> {
 
 /// The total from the first report file found under `dir`.
 fn from_report_files(dir: &Path) -> Option<(f64, &'static str)> {
-    REPORT_FILES.iter().find_map(|name| {
-        let text = crate::untrusted_dir::text_in(dir, name, crate::untrusted_dir::MAX_REPORT)?;
-        parse_total(&text).map(|p| (p, *name))
-    })
+    super::tools::coverage_reports()
+        .into_iter()
+        .find_map(|name| {
+            let text = crate::untrusted_dir::text_in(dir, name, crate::untrusted_dir::MAX_REPORT)?;
+            parse_total(&text).map(|p| (p, name))
+        })
 }
 
 /// `cargo llvm-cov --json`, coverage.py's `coverage json`, Istanbul's json-summary, else

@@ -49,6 +49,10 @@ impl Tool for C8 {
         call.name() == "c8"
     }
 
+    fn coverage_reports(&self) -> &'static [&'static str] {
+        super::jest::ISTANBUL_REPORTS
+    }
+
     fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {
         super::npm::after_flags(&call.args, &VALUED)
     }
@@ -73,6 +77,10 @@ impl Tool for Nyc {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         call.name() == "nyc"
+    }
+
+    fn coverage_reports(&self) -> &'static [&'static str] {
+        super::jest::ISTANBUL_REPORTS
     }
 
     fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {

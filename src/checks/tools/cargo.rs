@@ -24,6 +24,11 @@ impl Tool for Cargo {
         call.name() == "cargo"
     }
 
+    fn coverage_reports(&self) -> &'static [&'static str] {
+        // tarpaulin's and llvm-cov's own names, at the root.
+        &["lcov.info", "cobertura.xml"]
+    }
+
     fn step(&self, call: &Call) -> Option<StepKind> {
         Some(match super::cargo_test::subcommand(call) {
             "install" | "fetch" | "binstall" => StepKind::Setup,

@@ -27,6 +27,10 @@ impl Tool for Coverage {
         call.name() == "coverage"
     }
 
+    fn coverage_reports(&self) -> &'static [&'static str] {
+        &["coverage.json", "coverage.xml"]
+    }
+
     fn data_file(&self) -> Option<(&'static str, &'static str)> {
         Some(("COVERAGE_FILE", ".coverage"))
     }

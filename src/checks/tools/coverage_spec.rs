@@ -12,7 +12,7 @@ pub struct CoverageSpec {
     /// The first test check's command under coverage, run instead of it: the suite runs once.
     pub test_command: Option<String>,
     /// Run after the checks: writes the report to `{report}` (a file outside the worktree) or
-    /// prints the total. Empty: the tests write a report of their own (`REPORT_FILES`).
+    /// prints the total. Empty: the tests write a report of their own (each tool's [`super::Tool::coverage_reports`]).
     pub command: String,
     /// Why coverage is measured so, for `ralph doctor`.
     pub reason: String,

@@ -145,3 +145,17 @@ pub fn registries_of(command: &str) -> Vec<ecosystem::Registry> {
 pub fn user_configs() -> impl Iterator<Item = (&'static str, &'static str)> {
     TOOLS.iter().filter_map(|t| t.user_config())
 }
+
+/// Where the tools' coverage reports land by default, each once, in the order of [`TOOLS`].
+pub fn coverage_reports() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for name in TOOLS
+        .iter()
+        .flat_map(|t| t.coverage_reports().iter().copied())
+    {
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}

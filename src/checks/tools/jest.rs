@@ -36,6 +36,10 @@ impl Tool for Jest {
         call.name() == "jest" || call.name() == "react-scripts" && call.sub() == "test"
     }
 
+    fn coverage_reports(&self) -> &'static [&'static str] {
+        super::jest::ISTANBUL_REPORTS
+    }
+
     fn coverage(&self, env: &super::Env) -> Option<super::CoverageSpec> {
         super::jest::collects_coverage(env.project, self.name())
     }
@@ -280,6 +284,14 @@ pub fn read(text: &str) -> Option<TestOutcomes> {
     t.passed.retain(|f| !failed_files.contains(f));
     t.finished()
 }
+
+/// Where Istanbul's reporters (jest's, vitest's, c8's and nyc's) write by default.
+pub(super) const ISTANBUL_REPORTS: &[&str] = &[
+    "coverage/coverage-summary.json",
+    "coverage/lcov.info",
+    "coverage/coverage-final.json",
+    "coverage/cobertura-coverage.xml",
+];
 
 /// The coverage a project's `test` script already collects with `tool --coverage` (jest,
 /// vitest): read from the report it writes (`coverage/coverage-summary.json`,

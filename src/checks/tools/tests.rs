@@ -1,6 +1,7 @@
 //! The registry and the stages' questions to it.
 
 use super::*;
+use crate::checks::outcomes::TestOutcomes;
 
 #[test]
 fn every_tool_has_a_name_of_its_own_and_claims_no_empty_call() {

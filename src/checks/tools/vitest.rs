@@ -35,6 +35,10 @@ impl Tool for Vitest {
         call.name() == "vitest"
     }
 
+    fn coverage_reports(&self) -> &'static [&'static str] {
+        super::jest::ISTANBUL_REPORTS
+    }
+
     fn coverage(&self, env: &super::Env) -> Option<super::CoverageSpec> {
         super::jest::collects_coverage(env.project, self.name())
     }
