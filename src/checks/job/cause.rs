@@ -102,9 +102,18 @@ mod tests {
             "python -m pip install --upgrade pip && pip install -r requirements-dev.txt",
             "npm install -g pnpm@9",
             "cargo install cargo-nextest --locked",
+            "uv tool install ruff",
+            "pipx install nox && go install golang.org/x/tools/cmd/goimports@v0.24.0",
+            "yarn global add serve",
         ] {
             assert!(not_the_changes(tools, "error", None).is_some(), "{tools}");
         }
         assert_eq!(not_the_changes("npm ci", "npm ERR! code E404", None), None);
+        // An install by name beside one of the project is the project's.
+        assert_eq!(
+            not_the_changes("pip install tox && pip install -e .", "error", None),
+            None
+        );
+        assert_eq!(not_the_changes("uv sync", "error", None), None);
     }
 }

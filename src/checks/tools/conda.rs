@@ -21,7 +21,11 @@ impl Tool for Conda {
     }
 
     fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {
-        Inner::after(call, "run")
+        let valued = ["-n", "--name", "-p", "--prefix", "--cwd"];
+        match call.after_valued("run", &valued) {
+            Some(words) if call.sub() == "run" => Inner::Words(words),
+            _ => Inner::Nothing,
+        }
     }
 
     fn step(&self, call: &Call) -> Option<StepKind> {

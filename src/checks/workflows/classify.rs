@@ -126,6 +126,23 @@ mod tests {
             ("python setup.py sdist", StepKind::Other),
             ("python runtests.py -v", TEST),
             ("python scripts/release.py", StepKind::Other),
+            // Each program's tool says, through the wrappers that start it.
+            ("coverage run -m pytest -q", TEST),
+            ("python -m coverage run --source=src -m pytest", TEST),
+            ("c8 --reporter=lcov mocha", TEST),
+            ("conda run -n test pytest", TEST),
+            ("rye run pytest", TEST),
+            ("pipx run nox -s lint", QUALITY),
+            ("pipenv install --dev", StepKind::Setup),
+            ("maturin develop --release", StepKind::Setup),
+            ("corepack enable", StepKind::Setup),
+            ("sudo apt-get install -y libxml2-dev", StepKind::Setup),
+            ("ninja -C build", StepKind::Build),
+            ("meson compile -C build", StepKind::Build),
+            ("task lint", QUALITY),
+            ("bundle install", StepKind::Setup),
+            ("rspec spec/", TEST),
+            ("shellcheck scripts/*.sh", QUALITY),
         ] {
             assert_eq!(classify(script), kind, "{script}");
         }
