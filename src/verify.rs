@@ -334,7 +334,16 @@ pub async fn verify(
     let ran = once::run_or_take(&setting, reuse.as_mut()).await;
     let mut checks = ran.checks;
     judge_all(&mut checks, baseline);
-    let new_tests = new_tests(workspace, wt, &diff, &checks).await?;
+    let mut new_tests = new_tests(workspace, wt, &diff, &checks).await?;
+    // A new test no check named is run alone by its language's runner: run there, it counts.
+    crate::checks::unnamed::run_alone(
+        &mut new_tests,
+        &wt.path,
+        timeout,
+        &plan.env,
+        &WorktreeFiles(&wt.path),
+    )
+    .await;
     let (settings, mut protected): (Vec<Finding>, Vec<Finding>) =
         protected.into_iter().partition(|f| f.settings);
     // A test that moved still runs and passes: its old file's deletion is no finding.

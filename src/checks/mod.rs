@@ -30,6 +30,7 @@ pub mod shared_target;
 pub mod spec;
 pub mod suite;
 pub mod tools;
+pub mod unnamed;
 pub mod warnings;
 pub mod workflows;
 

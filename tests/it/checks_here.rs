@@ -557,3 +557,41 @@ fn a_detected_setup_that_fails_refuses_nothing_where_the_cis_own_install_works()
     );
     assert!(out.stderr.contains("new tests: 1 passed"), "{}", out.stderr);
 }
+
+/// A Makefile's `test` runs the project's own quiet runner, which names no test: the change's
+/// new test, which that check may have run, is run alone by pytest — and counts as run, and
+/// passed, because it passes there.
+#[test]
+fn a_new_test_no_check_names_is_run_alone_by_its_languages_runner() {
+    if !crate::verdicts::python3() {
+        return;
+    }
+    let Some(sandbox) = sandbox_or_skip() else {
+        return;
+    };
+    let quiet = "import glob, importlib.util, sys\nsys.path.insert(0, '.')\nn = 0\nfor path in sorted(glob.glob('tests/test_*.py')):\n    spec = importlib.util.spec_from_file_location(path[:-3].replace('/', '.'), path)\n    m = importlib.util.module_from_spec(spec)\n    spec.loader.exec_module(m)\n    for name in [x for x in dir(m) if x.startswith('test_')]:\n        getattr(m, name)()\n        n += 1\nprint('ran', n, 'OK')\n";
+    let files = [
+        ("Makefile", "test:\n\tpython3 quiet.py\n"),
+        ("quiet.py", quiet),
+        ("calc.py", "def add(a, b):\n    return a + b\n"),
+        (
+            "tests/test_calc.py",
+            "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        ),
+    ];
+    let adds = implementer(
+        "printf 'def mul(a, b):\\n    return a * b\\n' >> calc.py\nprintf 'from calc import mul\\n\\ndef test_mul():\\n    assert mul(2, 3) == 6\\n' > tests/test_mul.py",
+    );
+    let repo = repo_with(&files, &adds, sandbox);
+    let modules = pytest_module(&repo.tools);
+    let out = run(repo
+        .ralph()
+        .env("PYTHONPATH", &modules)
+        .args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("new tests: 1 passed") && !out.stderr.contains("not reported by name"),
+        "the new test is run alone by pytest, and passes there: {}",
+        out.stderr
+    );
+}

@@ -30,6 +30,18 @@ impl Tool for Pytest {
         matches!(call.name(), "pytest" | "py.test")
     }
 
+    fn alone_in(&self, env: &Env, file: &str, name: &str) -> Option<Alone> {
+        let command = format!(
+            "{} {}",
+            env.module("pytest", ""),
+            crate::process::shell_quote(file)
+        );
+        let module = file.strip_suffix(".py")?.replace('/', ".");
+        let id = format!("{module}::{name}");
+        let uses = super::recognise(&command, Some(env.project));
+        self.alone(&command, &id, &[], &uses)
+    }
+
     fn former_names(&self) -> &'static [&'static str] {
         &["junit"]
     }

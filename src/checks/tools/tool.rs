@@ -146,6 +146,13 @@ pub trait Tool: Sync {
         None
     }
 
+    /// How it runs the test `name` of the file `file` alone over the project of `env`, without a
+    /// check's command to start from: for a new test that a check ralph cannot see into may have
+    /// run without naming it.
+    fn alone_in(&self, _env: &Env, _file: &str, _name: &str) -> Option<Alone> {
+        None
+    }
+
     /// Why it never runs one test alone, for a runner that cannot: said in the plan.
     fn never_alone(&self) -> Option<&'static str> {
         None
