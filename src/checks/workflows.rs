@@ -521,7 +521,7 @@ fn job_left_out(job: &Yaml) -> Option<String> {
 /// What a `uses:` step gives the workflow's later steps, for the note.
 fn provides(uses: &str) -> String {
     let action = uses.split('@').next().unwrap_or(uses);
-    let what = super::tools::ecosystem::provided_by(action).unwrap_or_default();
+    let what = super::tools::provided_by(action).unwrap_or_default();
     if what.is_empty() {
         String::new()
     } else {

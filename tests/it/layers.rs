@@ -284,9 +284,9 @@ const OWN_PATHS: [(&str, usize, &str); 28] = [
         "the common git dir and the global git config (bounded, never blocking)",
     ),
     ("agent/replay.rs", 2, "the recordings folder"),
-    ("checks/tools/mod.rs", 1, "a check run's own folder (reports)"),
+    ("checks/tools/tool.rs", 1, "a check run's own folder (reports)"),
     (
-        "checks/tools/uses.rs",
+        "checks/tools/ask.rs",
         1,
         "a check run's own folder (its tools' state)",
     ),

@@ -3,10 +3,14 @@
 //! it could not start, how one failing test runs again alone and how the change's test files run
 //! first, what would have run a test no check ran.
 
-use super::{call, plain, Lang, Missed, Printed, Role, Tool, Uses, TOOLS};
+use super::registry::TOOLS;
+use super::tool::Uses;
+use super::tool::{Lang, Missed, Prepared, Printed, Role, Tool};
+use super::{plain, shell};
 use crate::checks::outcomes::{self, TestOutcomes};
 use crate::checks::project::Project;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// The line with which a tool of `uses` says the run tested nothing, when one does.
 pub fn ran_no_test<'a>(uses: &Uses, printed: &Printed<'a>) -> Option<&'a str> {
@@ -92,7 +96,7 @@ pub fn missing_program(uses: &Uses, stdout: &str, stderr: &str) -> Option<String
     let wrappers = uses.asked();
     for line in stderr.lines().chain(stdout.lines()) {
         let line = line.trim();
-        if let Some(p) = call::shell_missing(line) {
+        if let Some(p) = shell::shell_missing(line) {
             return Some(p);
         }
         if let Some(p) = wrappers.iter().find_map(|t| t.missing(line)) {
@@ -153,30 +157,104 @@ fn shown(value: &str) -> String {
 /// reach, when that runner takes files; `None` for a command ralph cannot change so safely.
 pub fn files_command(uses: &Uses, command: &str, files: &[&str]) -> Option<String> {
     let tail = uses.tail?;
-    if !plain(command) {
+    if !shell::plain(command) {
         return None;
     }
     tail.tool.files(command, files, uses)
 }
 
 /// Appends `files` where `uses`' words reach the runner `tool`, when each is one of its test
-/// files (`test_file`).
-pub(crate) fn append_files(
-    tool: &str,
-    command: &str,
-    files: &[&str],
-    uses: &Uses,
-    test_file: fn(&str) -> bool,
-) -> Option<String> {
-    let tail = uses.tail.filter(|t| t.tool == tool)?;
-    let ours = !files.is_empty() && files.iter().all(|f| test_file(f) && !f.starts_with('-'));
-    ours.then(|| tail.append(command, files))
-}
-
 /// What would have run a test of `lang` that no check ran, as its runners say.
 pub fn missed_hint(lang: Lang, test: &Missed) -> Option<String> {
     TOOLS
         .iter()
         .filter(|t| t.role() == Role::Tests(lang))
         .find_map(|t| t.missed(test))
+}
+
+impl Uses {
+    /// The tools to ask: the check's own, or every tool when ralph cannot see all it runs.
+    pub fn asked(&self) -> Vec<&'static dyn Tool> {
+        if self.opaque || self.tools.is_empty() {
+            return TOOLS.to_vec();
+        }
+        self.tools.iter().map(|t| t.0).collect()
+    }
+}
+
+/// `command` as the check's tools prepare it, with `env` (the plan's) and what they add.
+pub fn prepare(uses: &Uses, command: &str, env: &[(String, String)], scratch: &Path) -> Prepared {
+    let mut run = Prepared {
+        command: command.to_owned(),
+        env: env.to_vec(),
+        writable: Vec::new(),
+        tail: uses.tail,
+    };
+    for tool in uses.asked() {
+        tool.prepare(&mut run, scratch);
+    }
+    with_state(uses, &mut run, scratch);
+    run
+}
+
+/// Adds the state the tools of `uses` must write (their variables, the folder made writable)
+/// to `run`, under `scratch`.
+pub fn with_state(uses: &Uses, run: &mut Prepared, scratch: &Path) {
+    for tool in uses.asked() {
+        let dir = scratch.join("state").join(tool.name().replace(' ', "-"));
+        let state = tool.state(&dir);
+        if state.is_empty() {
+            continue;
+        }
+        run.own_dir(scratch, "state");
+        for (k, v) in state {
+            // The sandbox shows only what exists: the tool's folders are made now.
+            if Path::new(&v).starts_with(&dir) {
+                let _ = std::fs::create_dir_all(&v);
+            }
+            run.set(&k, v);
+        }
+    }
+}
+
+/// The part of a check's output that explains it, as its tools (`uses`) read it.
+pub fn explain(uses: &Uses, stdout: &str, stderr: &str) -> String {
+    let (stdout, stderr) = (
+        crate::output::strip_ansi(stdout),
+        crate::output::strip_ansi(stderr),
+    );
+    let tools = uses.asked();
+    // A run ralph cannot see into that prints a plain format is explained by its failures.
+    let plain = |format| {
+        [&stdout, &stderr]
+            .iter()
+            .find_map(|t| plain::excerpt(t, format))
+    };
+    if uses.opaque {
+        if let Some(s) = plain(plain::Format::Marked) {
+            return s;
+        }
+    }
+    for text in [&stdout, &stderr] {
+        let found = tools
+            .iter()
+            .find_map(|t| t.excerpt(text))
+            .filter(|s| !s.trim().is_empty());
+        if let Some(s) = found {
+            return super::excerpt::without_coverage_table(&s);
+        }
+    }
+    if let Some(s) = plain(plain::Format::Any) {
+        return s;
+    }
+    match (stdout.trim().is_empty(), stderr.trim().is_empty()) {
+        (true, true) => String::new(),
+        (false, true) => super::excerpt::head_tail(&stdout),
+        (true, false) => super::excerpt::head_tail(&stderr),
+        (false, false) => format!(
+            "{}\n{}",
+            super::excerpt::head_tail(&stdout),
+            super::excerpt::head_tail(&stderr)
+        ),
+    }
 }

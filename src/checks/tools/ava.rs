@@ -5,7 +5,9 @@
 //! each failing title alone, which tells where the title ends. Under `--tap` the plain reader
 //! reads it. One test runs alone with `--match`, by its own title.
 
-use super::{Alone, Call, Lang, Printed, Role, Tool, Uses};
+use super::shell::Call;
+use super::tool::Uses;
+use super::tool::{Alone, Lang, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 
@@ -48,8 +50,8 @@ impl Tool for Ava {
         })
     }
 
-    fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
-        super::append_files(self.name(), command, files, uses, super::jest::test_file)
+    fn files(&self, command: &str, files: &[&str], uses: &super::tool::Uses) -> Option<String> {
+        super::tool::append_files(self.name(), command, files, uses, super::jest::test_file)
     }
 
     fn excerpt(&self, text: &str) -> Option<String> {

@@ -1,7 +1,8 @@
 //! black (`black --check`): a formatter; its findings are the files it would reformat (`N files would be reformatted`), counted.
 
-use super::Found;
-use super::{Call, Env, Lang, Role, Tool};
+use super::found::Found;
+use super::shell::Call;
+use super::tool::{Env, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Black;

@@ -4,8 +4,10 @@
 
 use super::ecosystem::Registry;
 use super::npm::script_with_hooks;
-use super::StepKind;
-use super::{Alone, Call, Inner, Lang, Missed, Printed, Role, Tool, Uses};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::Uses;
+use super::tool::{Alone, Inner, Lang, Missed, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 

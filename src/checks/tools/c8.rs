@@ -4,8 +4,9 @@
 //! report of the run (`c8 report --reporter=text`), found in the project's own
 //! `node_modules/.bin` (never fetched: `npx` would reach for the registry).
 
-use super::CoverageSpec;
-use super::{Call, Env, Inner, Lang, Role, Tool};
+use super::coverage_spec::CoverageSpec;
+use super::shell::Call;
+use super::tool::{Env, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 /// The options of c8 and nyc that take a value.
@@ -96,7 +97,7 @@ impl Tool for Nyc {
 /// of the run's data.
 fn around_test_script(p: &Project, tool: &str) -> Option<CoverageSpec> {
     let test = super::npm::script(p, "", "test")?;
-    let around = super::plain_commands(&test)
+    let around = super::shell::plain_commands(&test)
         .iter()
         .any(|words| words.first().is_some_and(|w| w == tool));
     around.then(|| CoverageSpec {

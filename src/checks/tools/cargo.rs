@@ -5,8 +5,10 @@
 //! downloads into Cargo's own registry; a tool installed by name lands in the job's own folder.
 
 use super::ecosystem::Registry;
-use super::CheckKind;
-use super::{Call, Role, StepKind, Tool};
+use super::found::CheckKind;
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Cargo;

@@ -4,8 +4,9 @@
 //! source file cargo announces (`Running tests/it.rs (…)`; with `--verbose`, by the target's name
 //! — never a compiler line taken for a binary); one test run alone by `-- --exact`.
 
-use super::Found;
-use super::{Alone, Call, Env, Lang, Missed, Prepared, Printed, Role, Tool};
+use super::found::Found;
+use super::shell::Call;
+use super::tool::{Alone, Env, Lang, Missed, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
@@ -34,7 +35,7 @@ impl Tool for CargoTest {
             return Vec::new();
         }
         let mut check = Found::new("test", "cargo test").because("a Cargo.toml");
-        check.kind = super::CheckKind::Test;
+        check.kind = super::found::CheckKind::Test;
         vec![check]
     }
 
@@ -74,7 +75,7 @@ impl Tool for CargoTest {
     /// at the top), where words added reach cargo test and go to cargo, not to the binaries
     /// (no `--` yet). Other Rust files (a module's unit tests, a workspace member's) wait for the
     /// suite; without such a file, `None`.
-    fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
+    fn files(&self, command: &str, files: &[&str], uses: &super::tool::Uses) -> Option<String> {
         if command.split_whitespace().any(|w| w == "--") {
             return None;
         }
@@ -83,7 +84,7 @@ impl Tool for CargoTest {
             .filter_map(|f| {
                 f.strip_prefix("tests/")
                     .and_then(|n| n.strip_suffix(".rs"))
-                    .filter(|n| super::word(n))
+                    .filter(|n| super::shell::word(n))
             })
             .collect();
         if targets.is_empty() {
@@ -110,9 +111,9 @@ impl Tool for CargoTest {
         command: &str,
         id: &str,
         _: &[(String, String)],
-        _: &super::Uses,
+        _: &super::tool::Uses,
     ) -> Option<Alone> {
-        let plain = command.trim_start().starts_with("cargo test") && super::plain(command);
+        let plain = command.trim_start().starts_with("cargo test") && super::shell::plain(command);
         let (binary, name) = id.split_once("::")?;
         // A test path is Rust identifiers and `::`; anything else is not appended to a command
         // (a doc test, a name a report made up).

@@ -3,8 +3,9 @@
 //! error's code, else its message with each quoted part left out — so that a lint failing on the
 //! base is held to the rules the base keeps.
 
-use super::Found;
-use super::{Call, Env, Lang, Role, Tool};
+use super::found::Found;
+use super::shell::Call;
+use super::tool::{Env, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Clippy;

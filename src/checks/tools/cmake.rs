@@ -3,7 +3,9 @@
 //! ([`super::ctest`]); a project whose `CMakeLists.txt` turns them on is configured, built and
 //! tested out of tree.
 
-use super::{Call, Role, StepKind, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Cmake;

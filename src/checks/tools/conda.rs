@@ -2,7 +2,9 @@
 //! install`, `conda env create` set up from the Python world's channels; `conda run X` starts `X`.
 
 use super::ecosystem::Registry;
-use super::{Call, Inner, Role, StepKind, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Conda;

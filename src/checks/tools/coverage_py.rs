@@ -4,8 +4,9 @@
 //! commands (the test check runs under `coverage run`, on the sources tox names); the total
 //! comes from `coverage json`.
 
-use super::{Call, Env, Inner, Lang, Role, Tool};
-use super::{CoverageSpec, REPORT};
+use super::coverage_spec::{CoverageSpec, REPORT};
+use super::shell::Call;
+use super::tool::{Env, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Coverage;

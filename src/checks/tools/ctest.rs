@@ -2,7 +2,9 @@
 //! lines (`***Failed`, `***Timeout`, `***Exception…` failed; `***Not Run` and `***Skipped`
 //! neither).
 
-use super::{Alone, Call, Printed, Role, Tool, Uses};
+use super::shell::Call;
+use super::tool::Uses;
+use super::tool::{Alone, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 

@@ -4,7 +4,8 @@
 //! checkout's, which an editable install would otherwise lend).
 
 use super::native::NativeSpec;
-use super::{Call, Env, Role, Tool};
+use super::shell::Call;
+use super::tool::{Env, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Cython;
@@ -43,7 +44,7 @@ impl Tool for Cython {
 /// The project's Cython sources (`.pyx`), by their paths: at its root, under `src/`, and in
 /// its import package.
 pub fn sources(p: &Project) -> Vec<String> {
-    let package = super::python_package(p).unwrap_or_default();
+    let package = super::ecosystem::package(p).unwrap_or_default();
     let mut dirs = vec!["".to_owned(), "src".to_owned()];
     if !package.is_empty() {
         dirs.push(package);

@@ -3,7 +3,8 @@
 //! (it colours them even into a file: the colours are taken off); `deno task X` runs the task `X`
 //! of deno.json.
 
-use super::{Call, Inner, Lang, Printed, Role, Tool};
+use super::shell::Call;
+use super::tool::{Inner, Lang, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 

@@ -61,7 +61,7 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
     },
     Ecosystem {
         name: "Python",
-        present: |p| super::is_python(p) || p.is_file("requirements.txt"),
+        present: |p| is_python(p) || p.is_file("requirements.txt"),
         manifests: &[
             "pyproject.toml",
             "setup.py",
@@ -122,21 +122,6 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
     },
 ];
 
-/// What the CI action `action` (without its version) installs: a language's toolchain, or a
-/// tool (`uv`, `poetry`), when ralph knows it.
-pub fn provided_by(action: &str) -> Option<&'static str> {
-    ECOSYSTEMS
-        .iter()
-        .find(|e| e.actions.contains(&action))
-        .map(|e| e.toolchain)
-        .or_else(|| {
-            super::TOOLS
-                .iter()
-                .find(|t| t.installed_by().contains(&action))
-                .map(|t| t.name())
-        })
-}
-
 /// Whether the variable `var` names a folder a check writes outside its worktree, as an
 /// ecosystem's build cache does (`CARGO_TARGET_DIR`).
 pub fn names_build_cache(var: &str) -> bool {
@@ -154,6 +139,60 @@ pub fn example(p: &Project) -> &'static [&'static str] {
         .map(|e| e.example)
         .find(|e| !e.is_empty())
         .unwrap_or(EXAMPLE_ELSE)
+}
+
+/// Whether `p` is a Python project.
+pub fn is_python(p: &Project) -> bool {
+    [
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "tox.ini",
+    ]
+    .iter()
+    .any(|f| p.is_file(f))
+}
+
+/// The project's import package: `src/<name>/` or `<name>/` holding an `__init__.py`, where
+/// `<name>` is the project's name (dashes as underscores), else the only such folder.
+pub fn package(p: &Project) -> Option<String> {
+    let pyproject = p.text("pyproject.toml").unwrap_or_default();
+    let name = pyproject
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "name").then(|| v.trim().trim_matches(['"', '\'']).replace('-', "_"))
+        })
+        .filter(|n| !n.is_empty());
+    for base in ["src", ""] {
+        let under = |n: &str| {
+            if base.is_empty() {
+                n.to_owned()
+            } else {
+                format!("{base}/{n}")
+            }
+        };
+        if let Some(n) = &name {
+            if p.is_file(&format!("{}/__init__.py", under(n))) {
+                return Some(under(n));
+            }
+        }
+        let found: Vec<String> = p
+            .list(base)
+            .into_iter()
+            .filter(|(n, kind)| {
+                *kind == crate::untrusted_dir::Kind::Dir
+                    && p.is_file(&format!("{}/__init__.py", under(n)))
+            })
+            .map(|(n, _)| n)
+            .filter(|n| !n.starts_with('.') && n != "tests" && n != "test" && n != "docs")
+            .collect();
+        if let [only] = found.as_slice() {
+            return Some(under(only));
+        }
+    }
+    None
 }
 
 /// The ecosystems of the project `p`.

@@ -1,7 +1,8 @@
 //! ESLint: a linter; its findings by rule from its default `stylish` output (`  12:5  error
 //! 'x' is defined but never used  no-unused-vars`).
 
-use super::{Call, Lang, Role, Tool};
+use super::shell::Call;
+use super::tool::{Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Eslint;

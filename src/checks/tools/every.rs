@@ -3,7 +3,15 @@
 //! environment is made of (manifests, caches, environments, a tool's data file and user
 //! configuration), the task files, build suites and coverage a project declares.
 
-use super::{ecosystem, plain_commands, recognise, step, Env, Lang, Tasks, Tool, TOOLS};
+use super::call::recognise;
+use super::ecosystem;
+use super::found::{CheckKind, Found};
+use super::registry::TOOLS;
+use super::shell::{peel, plain_commands, Call, Peeled, MAX_DEPTH};
+use super::step::{strongest, StepKind};
+use super::tasks::Tasks;
+use super::tool::{Env, Inner, Lang, Role, Tool};
+use crate::checks::project::Project;
 
 /// `command` split into what builds an env-building runner's environments and what runs them
 /// offline, when it runs one (tox, nox).
@@ -19,7 +27,7 @@ pub fn installs_only_by_name(command: &str) -> bool {
     let commands = plain_commands(command);
     !commands.is_empty()
         && commands.iter().all(|words| {
-            step::innermost(words)
+            innermost(words)
                 .and_then(|(call, tool)| tool.map(|t| t.installs_by_name(&call)))
                 .unwrap_or(false)
         })
@@ -34,7 +42,7 @@ pub fn private_installs() -> impl Iterator<Item = (&'static str, &'static str, O
 
 /// The task runners' files of `project` that declare targets, each with its runner, in the
 /// order [`TOOLS`] asks them (a Makefile before a justfile).
-pub fn task_files(project: &crate::checks::project::Project) -> Vec<(&'static dyn Tool, Tasks)> {
+pub fn task_files(project: &Project) -> Vec<(&'static dyn Tool, Tasks)> {
     TOOLS
         .iter()
         .filter_map(|t| Some((*t, t.tasks(project)?)))
@@ -47,7 +55,7 @@ pub fn makes_local_env(line: &str) -> bool {
     let commands = plain_commands(line);
     !commands.is_empty()
         && commands.iter().all(|words| {
-            step::innermost(words)
+            innermost(words)
                 .and_then(|(call, tool)| tool.map(|t| t.makes_local_env(&call)))
                 .unwrap_or(false)
         })
@@ -55,7 +63,7 @@ pub fn makes_local_env(line: &str) -> bool {
 
 /// How the project of `env` measures the coverage of its `lang` tests: the first tool of that
 /// language that says.
-pub fn coverage(env: &Env, lang: Lang) -> Option<super::CoverageSpec> {
+pub fn coverage(env: &Env, lang: Lang) -> Option<super::coverage_spec::CoverageSpec> {
     TOOLS
         .iter()
         .filter(|t| t.ecosystem() == Some(lang))
@@ -65,7 +73,7 @@ pub fn coverage(env: &Env, lang: Lang) -> Option<super::CoverageSpec> {
 /// The test suites the build systems of `project` declare, in the order of [`TOOLS`]: each
 /// build system's name, its command (built in `build(name)`) and why.
 pub fn build_suites(
-    project: &crate::checks::project::Project,
+    project: &Project,
     build: &dyn Fn(&str) -> String,
 ) -> Vec<(&'static str, String, &'static str)> {
     TOOLS
@@ -81,7 +89,7 @@ pub fn build_suites(
 pub fn runs_build_system(line: &str) -> bool {
     plain_commands(line)
         .iter()
-        .flat_map(|words| step::chain(words))
+        .flat_map(|words| chain(words))
         .any(|(_, tool)| tool.is_some_and(|t| t.build_system().is_some()))
 }
 
@@ -120,7 +128,7 @@ pub fn manifests() -> Vec<&'static str> {
 pub fn downloads(command: &str) -> Vec<&'static str> {
     let mut out = Vec::new();
     for words in plain_commands(command) {
-        let own = step::innermost(&words)
+        let own = innermost(&words)
             .and_then(|(call, tool)| tool.map(|t| t.downloads(&call)))
             .unwrap_or_default();
         if own.is_empty() {
@@ -136,7 +144,7 @@ pub fn downloads(command: &str) -> Vec<&'static str> {
 pub fn registries_of(command: &str) -> Vec<ecosystem::Registry> {
     plain_commands(command)
         .iter()
-        .flat_map(|words| step::chain(words))
+        .flat_map(|words| chain(words))
         .filter_map(|(_, tool)| tool?.registry())
         .collect()
 }
@@ -158,4 +166,180 @@ pub fn coverage_reports() -> Vec<&'static str> {
         }
     }
     out
+}
+
+/// The names of the test runners whose results ralph reads test by test.
+pub fn runners() -> Vec<&'static str> {
+    TOOLS
+        .iter()
+        .filter(|t| matches!(t.role(), Role::Tests(_) | Role::Suite))
+        .map(|t| t.name())
+        .collect()
+}
+
+/// The tool named `name`.
+pub fn named(name: &str) -> Option<&'static dyn Tool> {
+    TOOLS.iter().copied().find(|t| t.name() == name)
+}
+
+/// The test runner whose report names `name` as its runner — today, or in a cache written before
+/// tools had names (`junit` for pytest, `cargo` for cargo test).
+pub fn runner(name: &str) -> Option<&'static dyn Tool> {
+    TOOLS
+        .iter()
+        .copied()
+        .filter(|t| matches!(t.role(), Role::Tests(_) | Role::Suite))
+        .find(|t| t.name() == name || t.former_names().contains(&name))
+}
+
+/// The checks the tools of `lang` make of a project (each tool's [`Tool::detect`]): the quality
+/// checks in the order of [`TOOLS`], then the tests. A wrapper's own checks (tox's environments)
+/// stand for the quality checks of the tools it would run.
+pub fn detect(env: &Env, lang: Lang) -> Vec<Found> {
+    let (mut quality, mut tests, mut standing) = (Vec::new(), Vec::new(), Vec::new());
+    for tool in TOOLS.iter().filter(|t| t.ecosystem() == Some(lang)) {
+        for check in tool.detect(env) {
+            match (tool.role(), check.kind) {
+                (Role::Wrapper, _) => standing.push(check),
+                (_, CheckKind::Test) => tests.push(check),
+                (_, CheckKind::Quality) => quality.push(check),
+            }
+        }
+    }
+    if !standing.is_empty() {
+        quality = standing;
+    }
+    quality.extend(tests);
+    quality
+}
+
+/// Whether `text` (a CI step's command, a script, a note naming commands in backquotes) runs
+/// the tool named `tool`.
+pub fn mentions(text: &str, tool: &str, project: Option<&Project>) -> bool {
+    let quoted = text.split('`').skip(1).step_by(2);
+    std::iter::once(text)
+        .chain(quoted)
+        .any(|t| recognise(t, project).tools.iter().any(|u| *u == tool))
+}
+
+/// The tool that manages `project`'s environment for `lang` (`uv`, `poetry`, `npm`, …).
+pub fn manager(project: &Project, lang: Lang) -> Option<&'static dyn Tool> {
+    TOOLS
+        .iter()
+        .copied()
+        .find(|t| t.manages(project) == Some(lang))
+}
+
+/// How the package scripts of `project` are run: by the package manager its lockfile names,
+/// else npm.
+pub fn script_runner(project: &Project) -> &'static dyn Tool {
+    manager(project, Lang::Js).unwrap_or(&super::npm::Npm)
+}
+
+impl<'a> Env<'a> {
+    /// The project `project`, with its Python environment's manager.
+    pub fn of(project: &'a Project) -> Env<'a> {
+        Env {
+            project,
+            manager: manager(project, Lang::Python),
+            scripts: script_runner(project),
+            python: super::python::on_path(),
+        }
+    }
+}
+
+/// The native build of the project of `env`, when it has native code: the first tool's that
+/// builds it.
+pub fn native(env: &Env) -> Option<super::native::NativeSpec> {
+    TOOLS.iter().find_map(|t| t.native(env))
+}
+
+/// What the CI action `action` (without its version) installs: a language's toolchain, or a
+/// tool (`uv`, `poetry`), when ralph knows it.
+pub fn provided_by(action: &str) -> Option<&'static str> {
+    ecosystem::ECOSYSTEMS
+        .iter()
+        .find(|e| e.actions.contains(&action))
+        .map(|e| e.toolchain)
+        .or_else(|| {
+            TOOLS
+                .iter()
+                .find(|t| t.installed_by().contains(&action))
+                .map(|t| t.name())
+        })
+}
+
+/// What one simple command (its words, as [`plain_commands`] gives them) does: the first
+/// tool that knows the call says, else what it starts, else what its role is.
+pub fn step_of(words: &[String]) -> StepKind {
+    step_at(words, 0)
+}
+
+fn step_at(words: &[String], depth: usize) -> StepKind {
+    if depth > MAX_DEPTH {
+        return StepKind::Other;
+    }
+    let call = match peel(words) {
+        Peeled::Call(call) => call,
+        Peeled::Script(s) => {
+            let kinds: Vec<StepKind> = plain_commands(&s)
+                .iter()
+                .map(|w| step_at(w, depth + 1))
+                .collect();
+            return strongest(&kinds);
+        }
+        Peeled::Nothing => return StepKind::Other,
+    };
+    let Some(tool) = TOOLS.iter().find(|t| t.is(&call, None)) else {
+        return StepKind::Other;
+    };
+    if let Some(kind) = tool.step(&call) {
+        return kind;
+    }
+    if let Inner::Words(w) = tool.inner(&call, None) {
+        return step_at(&w, depth + 1);
+    }
+    by_role(tool.role())
+}
+
+/// What a tool's role says a call of it does.
+fn by_role(role: Role) -> StepKind {
+    match role {
+        Role::Tests(_) | Role::Suite => StepKind::Check(CheckKind::Test),
+        Role::Quality => StepKind::Check(CheckKind::Quality),
+        Role::Wrapper | Role::Other => StepKind::Other,
+    }
+}
+
+/// The calls a simple command makes, the outermost first, through the wrappers that start
+/// another program's words (`uv run pytest` is uv's call, then pytest's), each with the tool that
+/// knows it.
+pub fn chain(words: &[String]) -> Vec<(Call, Option<&'static dyn Tool>)> {
+    let mut out = Vec::new();
+    let Peeled::Call(mut call) = peel(words) else {
+        return out;
+    };
+    for _ in 0..MAX_DEPTH {
+        let tool = TOOLS.iter().copied().find(|t| t.is(&call, None));
+        let next = match tool.map(|t| t.inner(&call, None)) {
+            Some(Inner::Words(w)) => match peel(&w) {
+                Peeled::Call(inner) => Some(inner),
+                Peeled::Script(_) | Peeled::Nothing => None,
+            },
+            _ => None,
+        };
+        out.push((call, tool));
+        match next {
+            Some(inner) => call = inner,
+            None => break,
+        }
+    }
+    out
+}
+
+/// The call a simple command comes to once the wrappers that start another program's words are
+/// looked through (`python -m pytest`, `uv run pytest`, `npx jest` are `pytest`, `jest`), with
+/// the tool that knows it.
+pub fn innermost(words: &[String]) -> Option<(Call, Option<&'static dyn Tool>)> {
+    chain(words).pop()
 }

@@ -4,8 +4,6 @@
 //! tail of both streams. Colours are taken off first: a runner that colours its output names its
 //! failures all the same.
 
-use super::Uses;
-
 /// The most lines kept of a section.
 pub const MAX_SECTION: usize = 60;
 /// Lines kept from the start and from the end of a stream without a summary.
@@ -30,7 +28,7 @@ pub fn section(
 }
 
 /// The head and tail of a stream, with a marker where lines were dropped.
-fn head_tail(text: &str) -> String {
+pub(super) fn head_tail(text: &str) -> String {
     let lines: Vec<&str> = text.trim().lines().collect();
     if lines.len() <= HEAD + TAIL {
         return lines.join("\n");
@@ -43,47 +41,9 @@ fn head_tail(text: &str) -> String {
     )
 }
 
-/// The part of a check's output that explains it, as its tools (`uses`) read it.
-pub fn explain(uses: &Uses, stdout: &str, stderr: &str) -> String {
-    let (stdout, stderr) = (
-        crate::output::strip_ansi(stdout),
-        crate::output::strip_ansi(stderr),
-    );
-    let tools = uses.asked();
-    // A run ralph cannot see into that prints a plain format is explained by its failures.
-    let plain = |format| {
-        [&stdout, &stderr]
-            .iter()
-            .find_map(|t| super::plain::excerpt(t, format))
-    };
-    if uses.opaque {
-        if let Some(s) = plain(super::plain::Format::Marked) {
-            return s;
-        }
-    }
-    for text in [&stdout, &stderr] {
-        let found = tools
-            .iter()
-            .find_map(|t| t.excerpt(text))
-            .filter(|s| !s.trim().is_empty());
-        if let Some(s) = found {
-            return without_coverage_table(&s);
-        }
-    }
-    if let Some(s) = plain(super::plain::Format::Any) {
-        return s;
-    }
-    match (stdout.trim().is_empty(), stderr.trim().is_empty()) {
-        (true, true) => String::new(),
-        (false, true) => head_tail(&stdout),
-        (true, false) => head_tail(&stderr),
-        (false, false) => format!("{}\n{}", head_tail(&stdout), head_tail(&stderr)),
-    }
-}
-
 /// `text` without a coverage tool's text table (Istanbul's `File | % Stmts | … |` rows and their
 /// rules, which c8, nyc, jest and vitest print after the run): no failure is in it.
-fn without_coverage_table(text: &str) -> String {
+pub(super) fn without_coverage_table(text: &str) -> String {
     let header = |l: &str| l.contains('|') && (l.contains("% Stmts") || l.contains("% Lines"));
     if !text.lines().any(header) {
         return text.to_owned();
@@ -98,7 +58,7 @@ fn without_coverage_table(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::checks::tools::{explain, Uses};
 
     #[test]
     fn a_runners_failures_come_without_the_coverage_table_after_them() {

@@ -1,7 +1,8 @@
 //! flake8: a linter; its findings by rule from `path:line:col: CODE message` lines.
 
-use super::Found;
-use super::{Call, Env, Lang, Role, Tool};
+use super::found::Found;
+use super::shell::Call;
+use super::tool::{Env, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Flake8;

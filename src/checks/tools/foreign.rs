@@ -2,8 +2,10 @@
 //! CI step they are: a job that runs one checks, and is run as a check whose output is read by
 //! no runner of its own.
 
-use super::CheckKind;
-use super::{Call, Role, StepKind, Tool};
+use super::found::CheckKind;
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Role, Tool};
 use crate::checks::project::Project;
 
 /// Programs that run tests: other languages' runners.

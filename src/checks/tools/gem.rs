@@ -1,7 +1,9 @@
 //! Ruby's gem and Bundler, known by what they do in a CI step: `gem install`, `bundle install`
 //! set up; a gem installed by name lands in the job's own `GEM_HOME`.
 
-use super::{Call, Role, StepKind, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Gem;

@@ -4,7 +4,9 @@
 //! `GOBIN`.
 
 use super::ecosystem::Registry;
-use super::{Call, Role, StepKind, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Go;

@@ -3,7 +3,8 @@
 //! (subtests `…/<TestName>/<case>`) from its `--- PASS`/`--- FAIL` lines and the package line
 //! after them; one test run alone by `-run '^Name$'`.
 
-use super::{Alone, Call, Lang, Missed, Prepared, Printed, Role, Tool};
+use super::shell::Call;
+use super::tool::{Alone, Lang, Missed, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
@@ -47,11 +48,11 @@ impl Tool for GoTest {
         command: &str,
         id: &str,
         _: &[(String, String)],
-        _: &super::Uses,
+        _: &super::tool::Uses,
     ) -> Option<Alone> {
         let test = id.rsplit('/').find(|p| p.starts_with("Test"))?;
-        let plain = command.trim_start().starts_with("go test") && super::plain(command);
-        (plain && super::word(test)).then(|| Alone {
+        let plain = command.trim_start().starts_with("go test") && super::shell::plain(command);
+        (plain && super::shell::word(test)).then(|| Alone {
             command: format!("{} -run '^{test}$'", command.trim_end()),
             env: Vec::new(),
         })

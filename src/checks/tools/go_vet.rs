@@ -1,7 +1,8 @@
 //! `go vet`: the Go toolchain's own analysis of suspicious constructs; its findings are
 //! `file:line:col: message` lines, counted.
 
-use super::{Call, Lang, Role, Tool};
+use super::shell::Call;
+use super::tool::{Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct GoVet;

@@ -1,7 +1,8 @@
 //! gofmt (`gofmt -l`, `gofmt -d`, `go fmt`): a formatter; its findings are the files it would
 //! change — the `.go` files `-l` lists, or the files `-d` shows a diff of — counted.
 
-use super::{Call, Lang, Role, Tool};
+use super::shell::Call;
+use super::tool::{Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Gofmt;

@@ -2,7 +2,8 @@
 //! themselves, each under a build lock of its own (two builds in one project would only wait for
 //! each other). ralph does not read their reports: what they run is not seen into.
 
-use super::{Call, Inner, Role, Tool};
+use super::shell::Call;
+use super::tool::{Inner, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Gradle;
@@ -53,9 +54,12 @@ impl Tool for Maven {
     }
 }
 
-#[test]
-fn each_takes_its_own_lock() {
-    let lock = |c: &str| super::recognise(c, None).lock;
-    assert_eq!(lock("./gradlew check"), Some("gradle"));
-    assert_eq!(lock("mvn -q verify"), Some("maven"));
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_takes_its_own_lock() {
+        let lock = |c: &str| crate::checks::tools::recognise(c, None).lock;
+        assert_eq!(lock("./gradlew check"), Some("gradle"));
+        assert_eq!(lock("mvn -q verify"), Some("maven"));
+    }
 }

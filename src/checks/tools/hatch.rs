@@ -6,8 +6,9 @@
 //! tools it runs.
 
 use super::ecosystem::Registry;
-use super::StepKind;
-use super::{Call, Inner, Lang, Role, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Hatch;
@@ -88,7 +89,7 @@ impl Tool for Hatch {
 
     fn setup(&self, project: &Project) -> Option<(String, String)> {
         self.manages(project)?;
-        let here = super::local_python();
+        let here = super::python::local_python();
         let mut command = "hatch env create".to_owned();
         for (env, table) in envs(project).into_iter().filter(|(e, _)| e != "default") {
             match matrix_pythons(&table) {

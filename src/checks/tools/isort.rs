@@ -1,7 +1,8 @@
 //! isort (`isort --check-only`): an import sorter; its findings are the files it would change (`ERROR: … Imports are incorrectly sorted`), counted.
 
-use super::Found;
-use super::{Call, Env, Lang, Role, Tool};
+use super::found::Found;
+use super::shell::Call;
+use super::tool::{Env, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Isort;

@@ -7,7 +7,9 @@
 //! that could not load is `file::Test suite failed to run`. Its failures are explained by their
 //! `●` blocks.
 
-use super::{Alone, Call, Lang, Missed, Prepared, Printed, Role, Tool, Uses};
+use super::shell::Call;
+use super::tool::Uses;
+use super::tool::{Alone, Lang, Missed, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
@@ -40,7 +42,7 @@ impl Tool for Jest {
         super::jest::ISTANBUL_REPORTS
     }
 
-    fn coverage(&self, env: &super::Env) -> Option<super::CoverageSpec> {
+    fn coverage(&self, env: &super::tool::Env) -> Option<super::coverage_spec::CoverageSpec> {
         super::jest::collects_coverage(env.project, self.name())
     }
 
@@ -64,8 +66,8 @@ impl Tool for Jest {
         JSON.alone(command, id, uses)
     }
 
-    fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
-        super::append_files(self.name(), command, files, uses, test_file)
+    fn files(&self, command: &str, files: &[&str], uses: &super::tool::Uses) -> Option<String> {
+        super::tool::append_files(self.name(), command, files, uses, test_file)
     }
 
     fn excerpt(&self, text: &str) -> Option<String> {
@@ -117,7 +119,7 @@ impl JsonReport {
         run: &mut Prepared,
         scratch: &Path,
         own: &[&str],
-    ) -> Option<(super::Tail, std::path::PathBuf)> {
+    ) -> Option<(super::tool::Tail, std::path::PathBuf)> {
         let tail = run.tail.filter(|t| t.tool == self.runner)?;
         if own.iter().any(|o| run.command.contains(o)) {
             return None;
@@ -296,12 +298,17 @@ pub(super) const ISTANBUL_REPORTS: &[&str] = &[
 /// The coverage a project's `test` script already collects with `tool --coverage` (jest,
 /// vitest): read from the report it writes (`coverage/coverage-summary.json`,
 /// `coverage/lcov.info`) after the tests.
-pub(super) fn collects_coverage(p: &Project, tool: &str) -> Option<super::CoverageSpec> {
+pub(super) fn collects_coverage(
+    p: &Project,
+    tool: &str,
+) -> Option<super::coverage_spec::CoverageSpec> {
     let test = super::npm::script(p, "", "test")?;
-    (test.contains(tool) && test.contains("--coverage")).then(|| super::CoverageSpec {
-        test_command: None,
-        command: String::new(),
-        reason: format!("`{tool} --coverage` in the `test` script of package.json"),
+    (test.contains(tool) && test.contains("--coverage")).then(|| {
+        super::coverage_spec::CoverageSpec {
+            test_command: None,
+            command: String::new(),
+            reason: format!("`{tool} --coverage` in the `test` script of package.json"),
+        }
     })
 }
 

@@ -1,8 +1,9 @@
 //! just: a recipe of the justfile is what it runs (`just test` → the `test` recipe's lines, its
 //! dependencies' first; `just` alone → the first recipe).
 
-use super::StepKind;
-use super::{Call, Inner, Role, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Just;
@@ -20,11 +21,11 @@ impl Tool for Just {
         call.name() == "just"
     }
 
-    fn tasks(&self, project: &Project) -> Option<super::Tasks> {
+    fn tasks(&self, project: &Project) -> Option<super::tasks::Tasks> {
         let text = ["justfile", "Justfile", ".justfile"]
             .iter()
             .find_map(|f| project.text(f))?;
-        Some(super::Tasks {
+        Some(super::tasks::Tasks {
             source: "justfile",
             file: "the justfile",
             targets: recipes(&text)

@@ -3,8 +3,9 @@
 //! the Makefile's simple variables put in. A program a recipe could not start is said as `make:
 //! X: No such file or directory`.
 
-use super::StepKind;
-use super::{Call, Inner, Role, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Role, Tool};
 use crate::checks::project::Project;
 use std::collections::BTreeMap;
 
@@ -26,11 +27,11 @@ impl Tool for Make {
         matches!(call.name(), "make" | "gmake")
     }
 
-    fn tasks(&self, project: &Project) -> Option<super::Tasks> {
+    fn tasks(&self, project: &Project) -> Option<super::tasks::Tasks> {
         let text = ["GNUmakefile", "makefile", "Makefile"]
             .iter()
             .find_map(|f| project.text(f))?;
-        Some(super::Tasks {
+        Some(super::tasks::Tasks {
             source: "Makefile",
             file: "the Makefile",
             targets: Makefile::read(&text).rules,
@@ -103,7 +104,7 @@ impl Tool for Make {
         let rest = line
             .strip_prefix("make: ")?
             .strip_suffix(": No such file or directory")?;
-        (!rest.contains(' ') && !rest.starts_with('*')).then(|| super::call::unquote(rest))
+        (!rest.contains(' ') && !rest.starts_with('*')).then(|| super::shell::unquote(rest))
     }
 }
 

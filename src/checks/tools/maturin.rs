@@ -4,7 +4,9 @@
 
 use super::ecosystem::Registry;
 use super::native::{wheel_into_site, NativeSpec, NATIVE_SITE_VAR};
-use super::{Call, Role, StepKind, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Maturin;
@@ -22,7 +24,7 @@ impl Tool for Maturin {
         call.name() == "maturin"
     }
 
-    fn native(&self, env: &super::Env) -> Option<NativeSpec> {
+    fn native(&self, env: &super::tool::Env) -> Option<NativeSpec> {
         let pyproject = env.project.text("pyproject.toml")?;
         if !pyproject.contains("[tool.maturin]") {
             return None;
@@ -30,7 +32,7 @@ impl Tool for Maturin {
         let interpreter = if env.manager.is_some() {
             "python"
         } else {
-            super::python_on_path()
+            super::python::on_path()
         };
         Some(NativeSpec {
             command: env.run("maturin develop"),

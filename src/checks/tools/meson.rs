@@ -3,7 +3,10 @@
 //! `EXPECTEDFAIL` passed; `SKIP` neither). Its failures are explained by its `--print-errorlogs`
 //! blocks and its summary of failures.
 
-use super::{Alone, Call, Prepared, Printed, Role, StepKind, Tool, Uses};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::Uses;
+use super::tool::{Alone, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 
@@ -133,7 +136,7 @@ fn verdict(line: &str) -> Option<(String, Option<bool>)> {
 fn whole_logs() -> bool {
     static WHOLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *WHOLE.get_or_init(|| {
-        super::ask("meson", &["--version"])
+        super::python::ask("meson", &["--version"])
             .and_then(|v| {
                 let mut parts = v.trim().split('.').map(|p| p.parse::<u32>().ok());
                 Some((parts.next()??, parts.next()??))

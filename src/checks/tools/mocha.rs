@@ -3,7 +3,9 @@
 //! itself), each named by its suites' titles down to its own, `suite > test`: `✔ title` passed,
 //! `N) title` failed. Its failures are explained by the numbered blocks after the summary.
 
-use super::{Alone, Call, Lang, Prepared, Printed, Role, Tool, Uses};
+use super::shell::Call;
+use super::tool::Uses;
+use super::tool::{Alone, Lang, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
@@ -30,7 +32,7 @@ impl Tool for Mocha {
             .command
             .split_whitespace()
             .any(|w| w == "--reporter" || w == "-R" || w.starts_with("--reporter="));
-        if direct && !chosen && super::plain(&run.command) {
+        if direct && !chosen && super::shell::plain(&run.command) {
             run.command = format!("{} --reporter spec", run.command.trim_end());
         }
     }

@@ -1,7 +1,8 @@
 //! mypy: a type checker; its findings are counted from its `Found N errors` line (type errors are judged by number, not by rule).
 
-use super::Found;
-use super::{Call, Env, Lang, Role, Tool};
+use super::found::Found;
+use super::shell::Call;
+use super::tool::{Env, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Mypy;
@@ -43,7 +44,7 @@ impl Tool for Mypy {
         } else {
             format!(
                 " {}",
-                super::python_package(p).unwrap_or_else(|| ".".into())
+                super::ecosystem::package(p).unwrap_or_else(|| ".".into())
             )
         };
         vec![Found::new(

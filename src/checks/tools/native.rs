@@ -37,12 +37,6 @@ pub fn touches_native(path: &str, spec: &NativeSpec) -> bool {
         .any(|s| path.ends_with(s) && (spec.rust || *s != ".rs"))
 }
 
-/// The native build of the project of `env`, when it has native code: the first tool's that
-/// builds it.
-pub fn native(env: &super::Env) -> Option<NativeSpec> {
-    super::TOOLS.iter().find_map(|t| t.native(env))
-}
-
 /// The command that builds the wheel with `build` (its output folder `$RALPH_NATIVE_SITE/wheel`)
 /// and unpacks it into `$RALPH_NATIVE_SITE` with the project's `python`.
 pub(super) fn wheel_into_site(build: &str, python: &str) -> String {

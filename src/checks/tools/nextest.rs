@@ -4,7 +4,8 @@
 //! test run alone by its filter expression `-E 'test(=path)'`. Its failures are explained by each
 //! failing test's captured output.
 
-use super::{Alone, Call, Lang, Prepared, Printed, Role, Tool};
+use super::shell::Call;
+use super::tool::{Alone, Lang, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
@@ -52,13 +53,14 @@ impl Tool for Nextest {
         command: &str,
         id: &str,
         _: &[(String, String)],
-        _: &super::Uses,
+        _: &super::tool::Uses,
     ) -> Option<Alone> {
         let (_, path) = id.split_once(' ')?;
         let path_ok = path
             .chars()
             .all(|c| c.is_alphanumeric() || c == '_' || c == ':');
-        let plain = command.trim_start().starts_with("cargo nextest run") && super::plain(command);
+        let plain =
+            command.trim_start().starts_with("cargo nextest run") && super::shell::plain(command);
         (plain && path_ok && !path.is_empty()).then(|| Alone {
             command: format!("{} -E 'test(={path})'", command.trim_end()),
             env: Vec::new(),

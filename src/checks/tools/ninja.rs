@@ -1,7 +1,9 @@
 //! Ninja, the build tool under CMake and Meson: a bare `ninja` builds, a target says what it
 //! does by its name (`ninja test` is meson's test run, [`super::meson`]).
 
-use super::{Call, Role, StepKind, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Ninja;

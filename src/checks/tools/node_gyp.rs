@@ -2,7 +2,8 @@
 //! fetched: `npx --no-install`) builds it in place.
 
 use super::native::NativeSpec;
-use super::{Call, Env, Role, Tool};
+use super::shell::Call;
+use super::tool::{Env, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct NodeGyp;

@@ -4,7 +4,8 @@
 //! passing test is in. A file that fails to load is a failing test named by its path. Its failures
 //! are explained by their TAP diagnostics or spec blocks.
 
-use super::{Call, Lang, Printed, Role, Tool};
+use super::shell::Call;
+use super::tool::{Lang, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 

@@ -3,9 +3,10 @@
 //! installs with the network first, then runs offline.
 
 use super::ecosystem::Registry;
-use super::CheckKind;
-use super::StepKind;
-use super::{Call, Inner, Role, Tool};
+use super::found::CheckKind;
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Nox;

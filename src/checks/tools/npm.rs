@@ -6,9 +6,10 @@
 //! here for every Node wrapper.
 
 use super::ecosystem::Registry;
-use super::Found;
-use super::StepKind;
-use super::{Call, Inner, Lang, Role, Tool};
+use super::found::Found;
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Npm;
@@ -25,13 +26,13 @@ impl Tool for Npm {
     /// The checks of package.json's scripts: its format, lint and type-check scripts, then its
     /// `test` script, each run by the project's own package manager (by its lockfile: a Yarn
     /// project's scripts through Yarn, as its CI runs them; npm where nothing says otherwise).
-    fn detect(&self, env: &super::Env) -> Vec<Found> {
+    fn detect(&self, env: &super::tool::Env) -> Vec<Found> {
         let p = env.project;
         let Some(package) = p.json("package.json") else {
             return Vec::new();
         };
         let has = |s: &str| package["scripts"][s].is_string();
-        let manager = super::script_runner(p);
+        let manager = env.scripts;
         let run = |script: &str| manager.run_script(script).unwrap_or_default();
         let mut checks = Vec::new();
         for (name, candidates) in [
@@ -394,12 +395,12 @@ pub(super) fn node_step(call: &Call) -> Option<StepKind> {
         // resolve the rest again.
         "ci" | "install" | "i" | "add" | "rm" | "remove" | "uninstall" | "un" | "r" | "update"
         | "up" | "upgrade" | "dedupe" | "prune" => StepKind::Setup,
-        "test" | "t" => StepKind::Check(super::CheckKind::Test),
+        "test" | "t" => StepKind::Check(super::found::CheckKind::Test),
         "run" | "run-script" => call
             .after(call.sub())
-            .map_or(StepKind::Other, |s| super::by_name(&s[0])),
+            .map_or(StepKind::Other, |s| super::step::by_name(&s[0])),
         // `yarn lint`, `pnpm typecheck`: a script by its name.
-        other if call.name() != "npm" => super::by_name(other),
+        other if call.name() != "npm" => super::step::by_name(other),
         _ => StepKind::Other,
     })
 }

@@ -3,7 +3,8 @@
 //! <project>:<target>` header it prints before each.
 
 use super::npm::{each, package_folders};
-use super::{Call, Inner, Role, Tool};
+use super::shell::Call;
+use super::tool::{Inner, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Nx;

@@ -4,8 +4,9 @@
 //! user's state folder is read-only under the sandbox.
 
 use super::ecosystem::Registry;
-use super::StepKind;
-use super::{Call, Inner, Lang, Role, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 use std::path::Path;
 
@@ -103,7 +104,7 @@ impl Tool for Pdm {
         // `[PdmUsageError]: Command 'ruff' is not found in your PATH.`
         let rest = line.split("Command '").nth(1)?;
         rest.strip_suffix("' is not found in your PATH.")
-            .map(super::call::unquote)
+            .map(super::shell::unquote)
     }
 }
 

@@ -4,7 +4,9 @@
 //! install` puts a tool into folders of its own, `pipx run X` starts `X`.
 
 use super::ecosystem::Registry;
-use super::{Call, Inner, Role, StepKind, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Pip;
@@ -22,7 +24,7 @@ impl Tool for Pip {
         is_pip(call.name())
     }
 
-    fn native(&self, env: &super::Env) -> Option<super::native::NativeSpec> {
+    fn native(&self, env: &super::tool::Env) -> Option<super::native::NativeSpec> {
         // An extension a PEP 517 backend builds: installed editable into the environment.
         let pyproject = env.project.text("pyproject.toml")?;
         let backend = ["scikit_build_core", "mesonpy", "ext-modules"]

@@ -1,8 +1,9 @@
 //! Pipenv: a Python environment manager; `pipenv run X` starts `X` in the project's environment.
 
 use super::ecosystem::Registry;
-use super::StepKind;
-use super::{Call, Inner, Role, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Pipenv;

@@ -7,8 +7,9 @@
 
 use super::ecosystem::Registry;
 use super::npm::{after_separator, each, script, script_with_hooks};
-use super::StepKind;
-use super::{Call, Inner, Lang, Prepared, Role, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Lang, Prepared, Role, Tool};
 use crate::checks::project::Project;
 use std::path::Path;
 
@@ -130,7 +131,7 @@ impl Tool for Pnpm {
         if recursive
             && run.command.trim_start().starts_with("pnpm")
             && !run.command.contains("--no-bail")
-            && super::plain(&run.command)
+            && super::shell::plain(&run.command)
         {
             run.command = run.command.replacen("pnpm", "pnpm --no-bail", 1);
         }

@@ -4,8 +4,9 @@
 //! not found: X`.
 
 use super::ecosystem::Registry;
-use super::StepKind;
-use super::{Call, Inner, Lang, Role, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Poetry;
@@ -73,7 +74,7 @@ impl Tool for Poetry {
 
     fn missing(&self, line: &str) -> Option<String> {
         line.strip_prefix("Command not found: ")
-            .map(super::call::unquote)
+            .map(super::shell::unquote)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Prettier (`prettier --check`): a formatter; its findings are the files it would change, counted.
 
-use super::{Call, Lang, Role, Tool};
+use super::shell::Call;
+use super::tool::{Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Prettier;

@@ -1,6 +1,7 @@
 //! pylint: a linter; its findings by rule from `path:line:col: C0114: message (symbol)` lines.
 
-use super::{Call, Lang, Role, Tool};
+use super::shell::Call;
+use super::tool::{Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Pylint;

@@ -1,6 +1,7 @@
 //! pyright: a type checker; its findings are counted (`N errors`, `path:line:col - error` lines), never by rule.
 
-use super::{Call, Lang, Role, Tool};
+use super::shell::Call;
+use super::tool::{Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Pyright;

@@ -3,8 +3,10 @@
 //! `dotted.module[.Class]::function[params]`; one test run alone by `-k`; its failures explained
 //! by its `FAILURES` section and short summary.
 
-use super::{excerpt::section, Alone, Call, Env, Lang, Missed, Prepared, Printed, Role, Tool};
-use super::{CheckKind, Found};
+use super::excerpt::section;
+use super::found::{CheckKind, Found};
+use super::shell::Call;
+use super::tool::{Alone, Env, Lang, Missed, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
@@ -38,8 +40,7 @@ impl Tool for Pytest {
         );
         let module = file.strip_suffix(".py")?.replace('/', ".");
         let id = format!("{module}::{name}");
-        let uses = super::recognise(&command, Some(env.project));
-        self.alone(&command, &id, &[], &uses)
+        self.alone(&command, &id, &[], &Default::default())
     }
 
     fn former_names(&self) -> &'static [&'static str] {
@@ -95,14 +96,14 @@ impl Tool for Pytest {
         command: &str,
         id: &str,
         env: &[(String, String)],
-        _: &super::Uses,
+        _: &super::tool::Uses,
     ) -> Option<Alone> {
         // `tests.test_x.TestC::test_y[1]`: the class (or module) and the function.
         // A case's parameters may hold `::`: the id is read up to them.
         let head = id.split('[').next().unwrap_or(id);
         let (classname, function) = head.rsplit_once("::")?;
         let owner = classname.rsplit('.').next().unwrap_or(classname);
-        if !super::word(function) || !super::word(owner) {
+        if !super::shell::word(function) || !super::shell::word(owner) {
             return None;
         }
         let addopts = addopts(env);
@@ -117,8 +118,8 @@ impl Tool for Pytest {
         })
     }
 
-    fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
-        super::append_files(self.name(), command, files, uses, |f| f.ends_with(".py"))
+    fn files(&self, command: &str, files: &[&str], uses: &super::tool::Uses) -> Option<String> {
+        super::tool::append_files(self.name(), command, files, uses, |f| f.ends_with(".py"))
     }
 
     fn excerpt(&self, text: &str) -> Option<String> {

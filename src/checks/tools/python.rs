@@ -4,8 +4,10 @@
 //! asks of a project: whether it is one, its import package, the interpreter on `PATH` and its
 //! version (and how a program's version is asked, once).
 
-use super::CheckKind;
-use super::{Call, Inner, Role, StepKind, Tool};
+use super::found::CheckKind;
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Python;
@@ -72,60 +74,6 @@ fn parse(version: &str) -> Option<(u32, u32)> {
     Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
-/// Whether `p` is a Python project.
-pub fn is_python(p: &Project) -> bool {
-    [
-        "pyproject.toml",
-        "setup.py",
-        "setup.cfg",
-        "requirements.txt",
-        "tox.ini",
-    ]
-    .iter()
-    .any(|f| p.is_file(f))
-}
-
-/// The project's import package: `src/<name>/` or `<name>/` holding an `__init__.py`, where
-/// `<name>` is the project's name (dashes as underscores), else the only such folder.
-pub fn package(p: &Project) -> Option<String> {
-    let pyproject = p.text("pyproject.toml").unwrap_or_default();
-    let name = pyproject
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once('=')?;
-            (k.trim() == "name").then(|| v.trim().trim_matches(['"', '\'']).replace('-', "_"))
-        })
-        .filter(|n| !n.is_empty());
-    for base in ["src", ""] {
-        let under = |n: &str| {
-            if base.is_empty() {
-                n.to_owned()
-            } else {
-                format!("{base}/{n}")
-            }
-        };
-        if let Some(n) = &name {
-            if p.is_file(&format!("{}/__init__.py", under(n))) {
-                return Some(under(n));
-            }
-        }
-        let found: Vec<String> = p
-            .list(base)
-            .into_iter()
-            .filter(|(n, kind)| {
-                *kind == crate::untrusted_dir::Kind::Dir
-                    && p.is_file(&format!("{}/__init__.py", under(n)))
-            })
-            .map(|(n, _)| n)
-            .filter(|n| !n.starts_with('.') && n != "tests" && n != "test" && n != "docs")
-            .collect();
-        if let [only] = found.as_slice() {
-            return Some(under(only));
-        }
-    }
-    None
-}
-
 /// The Python interpreter on `PATH`: `python`, else `python3`.
 pub fn on_path() -> &'static str {
     if crate::process::on_path("python") {
@@ -159,7 +107,7 @@ impl Tool for Python {
     fn missing(&self, line: &str) -> Option<String> {
         // `/usr/bin/python3: No module named pytest`
         let (interp, module) = line.split_once(": No module named ")?;
-        interpreter(interp.rsplit('/').next()?).then(|| super::call::unquote(module))
+        interpreter(interp.rsplit('/').next()?).then(|| super::shell::unquote(module))
     }
 }
 
@@ -181,7 +129,7 @@ impl Tool for Script {
         interpreter(call.name()) && call.sub().ends_with(".py")
     }
 
-    fn native(&self, env: &super::Env) -> Option<super::native::NativeSpec> {
+    fn native(&self, env: &super::tool::Env) -> Option<super::native::NativeSpec> {
         let setup_py = env.project.text("setup.py")?;
         // Cython sources beside a setup.py are built by it, however it names them.
         let builds = setup_py.contains("ext_modules")

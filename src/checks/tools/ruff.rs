@@ -2,8 +2,9 @@
 //! message` in the concise format, or the full format's `CODE message` header followed by
 //! ` --> path:line:col`.
 
-use super::Found;
-use super::{Call, Env, Lang, Role, Tool};
+use super::found::Found;
+use super::shell::Call;
+use super::tool::{Env, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Ruff;

@@ -1,8 +1,9 @@
 //! rustfmt (`cargo fmt`, `rustfmt --check`): no build lock (it compiles nothing); its findings
 //! are the files it would change (`Diff in …`), counted.
 
-use super::Found;
-use super::{Call, Env, Lang, Role, Tool};
+use super::found::Found;
+use super::shell::Call;
+use super::tool::{Env, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Rustfmt;

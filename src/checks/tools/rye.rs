@@ -2,7 +2,9 @@
 //! PyPI, `rye run X` starts `X`.
 
 use super::ecosystem::Registry;
-use super::{Call, Inner, Role, StepKind, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Rye;

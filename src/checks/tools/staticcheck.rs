@@ -1,6 +1,7 @@
 //! staticcheck: a Go linter; its findings by rule from `path:line:col: message (SA4006)` lines.
 
-use super::{Call, Lang, Role, Tool};
+use super::shell::Call;
+use super::tool::{Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Staticcheck;

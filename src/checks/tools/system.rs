@@ -3,7 +3,9 @@
 //! of theirs sets up.
 
 use super::ecosystem::Registry;
-use super::{Call, Role, StepKind, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Apt;

@@ -1,7 +1,9 @@
 //! Task (go-task), a task runner whose Taskfile ralph does not read: a CI step's `task lint`
 //! says what it does by its target's name.
 
-use super::{Call, Role, StepKind, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Task;

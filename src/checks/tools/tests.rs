@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::checks::outcomes::TestOutcomes;
+use std::path::Path;
 
 #[test]
 fn every_tool_has_a_name_of_its_own_and_claims_no_empty_call() {

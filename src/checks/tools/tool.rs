@@ -1,15 +1,197 @@
-//! The [`Tool`] trait: all ralph knows about one tool, each question with a default that knows
-//! nothing, so a tool's file answers only what is its own.
+//! The [`Tool`] trait — all ralph knows about one tool, each question with a default that knows
+//! nothing, so a tool's file answers only what is its own — and the words its questions are asked
+//! in: a tool's role, what a wrapper starts, a run being prepared and what it printed, a test to
+//! run alone or that no check ran, a project as detection reads it.
 
+use super::coverage_spec::CoverageSpec;
 use super::ecosystem::Registry;
+use super::found::Found;
 use super::native::NativeSpec;
-use super::{
-    Alone, Call, CoverageSpec, Env, Found, Inner, Lang, Missed, Prepared, Printed, Role, StepKind,
-    Tasks, Uses,
-};
+use super::shell::{simple_commands, Call};
+use super::step::StepKind;
+use super::tasks::Tasks;
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
-use std::path::Path;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The language of a test file, by its name: which runners' reports can name its tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    Python,
+    Rust,
+    Go,
+    Js,
+}
+
+/// What a tool does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// It runs tests written in a language, and names them in ids of that language's shape:
+    /// Python `dotted.module[.Class]::function`, Rust `<test binary>::<module path>`, Go
+    /// `<import path>/<TestName>`, JavaScript a passing `file` or a failing `file::title`.
+    Tests(Lang),
+    /// A test runner of its own kind of tests (ctest, meson): no source file names them.
+    Suite,
+    /// Format, lint, types.
+    Quality,
+    /// It starts other programs: an env manager, a package script, a task runner.
+    Wrapper,
+    /// A program ralph knows by what it does as a CI step and what it installs — a package
+    /// manager, a build system, another language's runner — and never reads: a check that runs
+    /// it is not seen into.
+    Other,
+}
+
+/// What a wrapper starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inner {
+    Nothing,
+    /// A command's words (`uv run pytest -q` starts `pytest -q`).
+    Words(Vec<String>),
+    /// A shell script: a make target's recipe, a package script.
+    Script(String),
+    /// The same script in each package of a workspace: (its folder, its script).
+    Each(Vec<(String, String)>),
+    /// Something ralph cannot read (a noxfile's session, a script it cannot find): the check
+    /// is not seen whole.
+    Unknown,
+}
+
+impl Inner {
+    /// What a runner's `sub` starts (`pipx run X`, `conda run X`): the words after it, its own
+    /// flags skipped; nothing for another subcommand.
+    pub fn after(call: &Call, sub: &str) -> Inner {
+        match call.after(sub) {
+            Some(words) if call.sub() == sub => Inner::Words(words),
+            _ => Inner::Nothing,
+        }
+    }
+}
+
+/// How a check runs, prepared by its tools: its command, the variables it runs with and the
+/// places besides its worktree it may write.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prepared {
+    pub command: String,
+    pub env: Vec<(String, String)>,
+    pub writable: Vec<PathBuf>,
+    /// Where words appended to the command go.
+    pub tail: Option<Tail>,
+}
+
+impl Prepared {
+    /// Sets `key` for the check, after what the plan gives.
+    pub fn set(&mut self, key: &str, value: impl Into<String>) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_owned(), value.into()));
+    }
+
+    /// The value the check will see for `key`: the plan's, else ralph's own environment's.
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .or_else(|| crate::env::get(key))
+    }
+
+    /// A folder of this run's own under `scratch`, made now (the sandbox shows only what
+    /// exists) and writable to the check.
+    pub fn own_dir(&mut self, scratch: &Path, name: &str) -> PathBuf {
+        let dir = scratch.join(name);
+        let _ = std::fs::create_dir_all(&dir);
+        if !self.writable.contains(&dir) {
+            self.writable.push(dir.clone());
+        }
+        dir
+    }
+}
+
+/// What one run of a check printed, and the folder where its tools wrote their reports.
+#[derive(Debug, Clone, Copy)]
+pub struct Printed<'a> {
+    pub stdout: &'a str,
+    pub stderr: &'a str,
+    /// The run's own folder ([`Prepared::own_dir`]'s parent), where reports were asked for.
+    pub scratch: Option<&'a Path>,
+    /// The worktree it ran in: absolute paths in what it printed are made relative to it, and
+    /// a workspace's packages are read there.
+    pub root: Option<&'a Path>,
+}
+
+/// How to run one test alone: the check's command changed, and variables to set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alone {
+    pub command: String,
+    pub env: Vec<(String, String)>,
+}
+
+/// A test the change adds that no check ran, as the tools are asked what would run it.
+#[derive(Debug, Clone, Copy)]
+pub struct Missed<'a> {
+    pub file: &'a str,
+    pub name: &'a str,
+    /// The cargo feature it is compiled under, when its source says.
+    pub feature: Option<&'a str>,
+    /// The pytest marks on it.
+    pub marks: &'a [String],
+    /// The checks whose runners report its language's tests by name.
+    pub reporting: &'a [Checked<'a>],
+    /// Every test check of the run.
+    pub checks: &'a [Checked<'a>],
+}
+
+/// A check as a tool's hint names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked<'a> {
+    pub name: &'a str,
+    pub command: &'a str,
+    /// It failed on the base as a whole, without naming a test: it cannot judge.
+    pub failing_on_base: bool,
+}
+
+/// A project as detection reads it, with the manager of its Python environment: the tools a
+/// check runs are run through it.
+pub struct Env<'a> {
+    pub project: &'a Project,
+    pub manager: Option<&'static dyn Tool>,
+    /// The package manager that runs its package scripts.
+    pub scripts: &'static dyn Tool,
+    /// The Python interpreter on `PATH` (`python`, else `python3`).
+    pub python: &'static str,
+}
+
+impl<'a> Env<'a> {
+    /// `tool` (a command line) run in the project's environment.
+    pub fn run(&self, tool: &str) -> String {
+        match self.manager {
+            Some(m) => m.run_in(self.project, tool),
+            None => tool.to_owned(),
+        }
+    }
+
+    /// The Python module `module` run with `args`: through the manager, else as `python -m`
+    /// with the interpreter on `PATH`.
+    pub fn module(&self, module: &str, args: &str) -> String {
+        let line = match self.manager {
+            Some(m) => m.run_in(self.project, &format!("{module} {args}")),
+            None => format!("{} -m {module} {args}", self.python),
+        };
+        line.trim_end().to_owned()
+    }
+
+    /// `python args` in the project's environment.
+    pub fn python(&self, args: &str) -> String {
+        let line = match self.manager {
+            Some(m) => m.run_in(self.project, &format!("python {args}")),
+            None => format!("{} {args}", self.python),
+        };
+        line.trim_end().to_owned()
+    }
+}
 
 /// All ralph knows about one tool. Every method but [`Tool::name`], [`Tool::role`] and
 /// [`Tool::is`] has a default that knows nothing.
@@ -328,4 +510,127 @@ pub trait Tool: Sync {
     fn script(&self, _call: &Call) -> Option<(String, Vec<String>)> {
         None
     }
+}
+
+/// A tool as the stages carry it: the tool itself, compared, shown and written by its name.
+#[derive(Clone, Copy)]
+pub struct ToolRef(pub &'static dyn Tool);
+
+impl ToolRef {
+    pub fn name(&self) -> &'static str {
+        self.0.name()
+    }
+}
+
+impl std::ops::Deref for ToolRef {
+    type Target = dyn Tool;
+
+    fn deref(&self) -> &(dyn Tool + 'static) {
+        self.0
+    }
+}
+
+impl PartialEq for ToolRef {
+    fn eq(&self, other: &ToolRef) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for ToolRef {}
+
+impl PartialEq<&str> for ToolRef {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+impl std::fmt::Debug for ToolRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.name())
+    }
+}
+
+impl Serialize for ToolRef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// Where words appended to a check's command go: the test runner they reach (through `npx`,
+/// a package script, `uv run`), and whether a `--` must come before them (npm's scripts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tail {
+    pub tool: ToolRef,
+    pub separator: bool,
+}
+
+impl Tail {
+    /// `command` with `words` appended (shell-quoted) where they reach the tool, after a `--`
+    /// when one must come first and the command's last simple command has none yet.
+    pub fn append(&self, command: &str, words: &[&str]) -> String {
+        let has_separator = simple_commands(command)
+            .last()
+            .is_some_and(|w| w.iter().any(|a| a == "--"));
+        let mut out = command.trim_end().to_owned();
+        if self.separator && !has_separator {
+            out.push_str(" --");
+        }
+        for w in words {
+            out.push(' ');
+            let safe = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-./=:@,+%".contains(c));
+            if safe {
+                out.push_str(w);
+            } else {
+                out.push_str(&shell_words::quote(w));
+            }
+        }
+        out
+    }
+}
+
+/// The tools a check runs, decided when the check is made.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Uses {
+    /// The tools recognised in its command, outer first (`uv`, `pytest`).
+    pub tools: Vec<ToolRef>,
+    /// Something it runs is no tool ralph knows (a script of the project's): every tool's
+    /// harmless preparation applies, and every reader is tried on its output.
+    pub opaque: bool,
+    /// The build lock it takes.
+    #[serde(skip)]
+    pub lock: Option<&'static str>,
+    /// It may write into the tree outside ralph's own folders (a fixer, a file command, a
+    /// script ralph cannot see into): it never runs beside another such check in one tree.
+    #[serde(skip)]
+    pub writes: bool,
+    /// Where words appended to its command go.
+    #[serde(skip)]
+    pub tail: Option<Tail>,
+}
+
+impl Uses {
+    /// The names of its tools, outer first.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    /// Whether it runs tests of `lang` (a check ralph cannot see into may).
+    pub fn runs(&self, lang: Lang) -> bool {
+        self.opaque || self.tools.iter().any(|t| t.role() == Role::Tests(lang))
+    }
+}
+
+/// files (`test_file`).
+pub(crate) fn append_files(
+    tool: &str,
+    command: &str,
+    files: &[&str],
+    uses: &Uses,
+    test_file: fn(&str) -> bool,
+) -> Option<String> {
+    let tail = uses.tail.filter(|t| t.tool == tool)?;
+    let ours = !files.is_empty() && files.iter().all(|f| test_file(f) && !f.starts_with('-'));
+    ours.then(|| tail.append(command, files))
 }

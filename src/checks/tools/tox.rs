@@ -6,10 +6,11 @@
 //! (tox.toml) is not seen into.
 
 use super::ecosystem::Registry;
-use super::CheckKind;
-use super::Found;
-use super::StepKind;
-use super::{Call, Env, Inner, Lang, Role, Tool};
+use super::found::CheckKind;
+use super::found::Found;
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Env, Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 /// tox environments named like quality checks, and the check name each stands for.

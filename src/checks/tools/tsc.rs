@@ -1,6 +1,7 @@
 //! The TypeScript compiler (`tsc --noEmit`): a type checker; its findings are counted from its `Found N errors` line (type errors are judged by number, not by rule: a change's new type error in a file full of old ones is still a new one).
 
-use super::{Call, Lang, Role, Tool};
+use super::shell::Call;
+use super::tool::{Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Tsc;

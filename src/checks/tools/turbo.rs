@@ -2,7 +2,8 @@
 //! package by package from the `<package>:<script>: ` prefix it puts on each line.
 
 use super::npm::{each, package_folders};
-use super::{Call, Inner, Role, Tool};
+use super::shell::Call;
+use super::tool::{Inner, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Turbo;

@@ -8,7 +8,8 @@
 //! are read. Tests are named `pkg.mod.Class::test_x`; one is run alone by its id through `python
 //! -m unittest`.
 
-use super::{Alone, Call, Lang, Prepared, Printed, Role, Tool};
+use super::shell::Call;
+use super::tool::{Alone, Lang, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
@@ -110,7 +111,7 @@ impl Tool for Unittest {
         };
         run.set("PYTHONPATH", path);
         run.set(REPORT_VAR, dir.join("report.tsv").display().to_string());
-        if run.command.trim_start().starts_with("python") && super::plain(&run.command) {
+        if run.command.trim_start().starts_with("python") && super::shell::plain(&run.command) {
             if let Some(verbose) = verbose(&run.command) {
                 run.command = verbose;
             }
@@ -135,15 +136,15 @@ impl Tool for Unittest {
         command: &str,
         id: &str,
         _: &[(String, String)],
-        _: &super::Uses,
+        _: &super::tool::Uses,
     ) -> Option<Alone> {
         let (owner, function) = id.split_once("::")?;
         let dotted = owner
             .split('.')
             .chain(std::iter::once(function))
-            .all(super::word);
+            .all(super::shell::word);
         let at = command.find("-m unittest")?;
-        (dotted && super::plain(command)).then(|| Alone {
+        (dotted && super::shell::plain(command)).then(|| Alone {
             command: format!(
                 "{} {owner}.{function}",
                 &command[..at + "-m unittest".len()]

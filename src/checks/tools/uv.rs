@@ -6,8 +6,9 @@
 //! had it).
 
 use super::ecosystem::Registry;
-use super::StepKind;
-use super::{Call, Inner, Lang, Prepared, Role, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Lang, Prepared, Role, Tool};
 use crate::checks::project::Project;
 use std::path::Path;
 
@@ -127,7 +128,7 @@ impl Tool for Uv {
         // `error: Failed to spawn: `ruff``
         line.split("Failed to spawn: ")
             .nth(1)
-            .map(super::call::unquote)
+            .map(super::shell::unquote)
     }
 }
 

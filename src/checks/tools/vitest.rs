@@ -8,7 +8,9 @@
 //! `FAIL` blocks.
 
 use super::jest::{file_of, JsonReport};
-use super::{Alone, Call, Lang, Missed, Prepared, Printed, Role, Tool, Uses};
+use super::shell::Call;
+use super::tool::Uses;
+use super::tool::{Alone, Lang, Missed, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
@@ -39,7 +41,7 @@ impl Tool for Vitest {
         super::jest::ISTANBUL_REPORTS
     }
 
-    fn coverage(&self, env: &super::Env) -> Option<super::CoverageSpec> {
+    fn coverage(&self, env: &super::tool::Env) -> Option<super::coverage_spec::CoverageSpec> {
         super::jest::collects_coverage(env.project, self.name())
     }
 
@@ -66,8 +68,8 @@ impl Tool for Vitest {
         JSON.alone(command, id, uses)
     }
 
-    fn files(&self, command: &str, files: &[&str], uses: &super::Uses) -> Option<String> {
-        super::append_files(self.name(), command, files, uses, super::jest::test_file)
+    fn files(&self, command: &str, files: &[&str], uses: &super::tool::Uses) -> Option<String> {
+        super::tool::append_files(self.name(), command, files, uses, super::jest::test_file)
     }
 
     fn excerpt(&self, text: &str) -> Option<String> {

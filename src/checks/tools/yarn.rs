@@ -5,8 +5,9 @@
 
 use super::ecosystem::Registry;
 use super::npm::{each, script_with_hooks};
-use super::StepKind;
-use super::{Call, Inner, Lang, Role, Tool};
+use super::shell::Call;
+use super::step::StepKind;
+use super::tool::{Inner, Lang, Role, Tool};
 use crate::checks::project::Project;
 
 pub struct Yarn;
@@ -142,7 +143,7 @@ pub(super) fn command_not_found(line: &str) -> Option<String> {
     line.split("Command \"").nth(1).and_then(|r| {
         r.strip_suffix("\" not found.")
             .or_else(|| r.strip_suffix("\" not found"))
-            .map(super::call::unquote)
+            .map(super::shell::unquote)
     })
 }
 
