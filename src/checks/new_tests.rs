@@ -294,7 +294,8 @@ fn js(text: &str) -> Vec<TestFn> {
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim_start();
-        let Some(rest) = ["it(", "test(", "it.only(", "test.only("]
+        // `t.test(…)`: node-tap's subtest.
+        let Some(rest) = ["it(", "test(", "it.only(", "test.only(", "t.test("]
             .iter()
             .find_map(|p| t.strip_prefix(p))
         else {

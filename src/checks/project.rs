@@ -162,23 +162,6 @@ impl Project {
         listing
     }
 
-    /// The file among `pyproject.toml`, `setup.cfg` and `tox.ini` that declares `[section]` (or
-    /// `[section.…]`), where Python tools keep their settings.
-    pub fn declares(&self, section: &str) -> Option<&'static str> {
-        let head = format!("[{section}]");
-        let sub = format!("[{section}.");
-        ["pyproject.toml", "setup.cfg", "tox.ini"]
-            .into_iter()
-            .find(|f| {
-                self.text(f).is_some_and(|t| {
-                    t.lines().any(|l| {
-                        let l = l.trim();
-                        l == head || l.starts_with(&sub)
-                    })
-                })
-            })
-    }
-
     /// The TOML file `rel`, parsed; `None` when it is missing or not TOML.
     pub fn toml(&self, rel: &str) -> Option<toml::Table> {
         self.text(rel)?.parse().ok()

@@ -212,3 +212,72 @@ fn a_rust_changes_new_test_file_runs_first_as_its_target_and_its_failure_is_the_
     let prompt = std::fs::read_to_string(repo.tools.join("alpha.prompt")).unwrap();
     assert!(prompt.contains("halve(3) rounds up"), "{prompt}");
 }
+
+/// Where `.ci/run` installs node-tap; why not where it is not.
+fn node_tap() -> Result<std::path::PathBuf, String> {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/ci-tools/tap/node_modules");
+    if !ralph::process::on_path("node") {
+        return Err("node is not installed".into());
+    }
+    dir.join("tap/package.json")
+        .is_file()
+        .then_some(dir)
+        .ok_or_else(|| {
+            "node-tap is not installed (`.ci/run` installs it into target/ci-tools/tap)".into()
+        })
+}
+
+/// node-tap 21, the real program: the change's failing test is named by its file and title with
+/// its diff in what the bots are told, and with the fix the new test is named as passed.
+#[test]
+fn node_taps_failing_test_is_named_with_its_diff_and_a_passing_one_by_its_title() {
+    let modules = match node_tap() {
+        Ok(m) => m,
+        Err(why) => return eprintln!("skipped: {why}"),
+    };
+    let files = [
+        (
+            "package.json",
+            r#"{"name": "calc", "private": true, "scripts": {"test": "tap"}}"#,
+        ),
+        (".gitignore", ".ralph/worktrees/\n.ralph/runs/\n.tap/\n"),
+        ("calc.js", "exports.add = (a, b) => a + b;\n"),
+        (
+            "test/calc.test.js",
+            "const t = require('tap');\nconst calc = require('../calc.js');\nt.test('adds', t => { t.equal(calc.add(1, 2), 3); t.end(); });\n",
+        ),
+    ];
+    let test = "printf \"t.test('multiplies', t => { t.equal(calc.add(2, 3), 6, 'mul 2 3'); t.end(); });\\n\" >> test/calc.test.js";
+    // node-tap loads `tap` as an ES module, which NODE_PATH does not reach: the project's
+    // `node_modules` is a committed link to where `.ci/run` installed it.
+    let link = |root: &std::path::Path| {
+        std::os::unix::fs::symlink(&modules, root.join("node_modules")).unwrap()
+    };
+    let repo = repo(&files, "", &implementer(test), None, link);
+    let out = compete_with(&repo, &modules);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let prompt = std::fs::read_to_string(repo.tools.join("alpha.prompt")).unwrap();
+    for said in [&out.stderr, &prompt] {
+        assert!(
+            said.contains("not ok 1 - mul 2 3"),
+            "the failing assertion: {said}"
+        );
+        assert!(said.contains("+5"), "its diff: {said}");
+    }
+    assert!(
+        out.stderr.contains("`multiplies`"),
+        "the failing test by its title: {}",
+        out.stderr
+    );
+    let fix = "printf \"t.test('multiplies', t => { t.equal(calc.add(2, 3), 5); t.end(); });\\n\" >> test/calc.test.js";
+    let repo = self::repo(&files, "", &implementer(fix), None, link);
+    let out = compete_with(&repo, &modules);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("new tests: 1 passed (test/calc.test.js multiplies)"),
+        "{}",
+        out.stderr
+    );
+}

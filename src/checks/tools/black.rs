@@ -30,7 +30,7 @@ impl Tool for Black {
     }
 
     fn detect(&self, env: &Env) -> Vec<Found> {
-        let Some(why) = env.project.declares("tool.black") else {
+        let Some(why) = super::ecosystem::declares(env.project, "tool.black") else {
             return Vec::new();
         };
         vec![Found::new(

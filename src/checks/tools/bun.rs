@@ -95,17 +95,7 @@ impl Tool for Bun {
         matches!(call.name(), "bun" | "bunx") && call.sub() != "test"
     }
 
-    fn step(&self, call: &Call) -> Option<StepKind> {
-        super::npm::node_step(call)
-    }
-
-    fn script(&self, call: &Call) -> Option<(String, Vec<String>)> {
-        super::npm::script_of(call)
-    }
-
-    fn registry(&self) -> Option<Registry> {
-        Some(Registry::Npm)
-    }
+    super::npm::node_manager!();
 
     fn cache(&self) -> Option<(&'static str, &'static str)> {
         Some(("BUN_INSTALL_CACHE_DIR", "bun"))

@@ -30,12 +30,15 @@ const VALUED: [&str; 17] = [
     "-e",
 ];
 
-pub struct C8;
-pub struct Nyc;
+/// c8 or nyc, by its program's name.
+pub struct Istanbul(&'static str);
 
-impl Tool for C8 {
+pub static C8: Istanbul = Istanbul("c8");
+pub static NYC: Istanbul = Istanbul("nyc");
+
+impl Tool for Istanbul {
     fn name(&self) -> &'static str {
-        "c8"
+        self.0
     }
 
     fn role(&self) -> Role {
@@ -47,37 +50,7 @@ impl Tool for C8 {
     }
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
-        call.name() == "c8"
-    }
-
-    fn coverage_reports(&self) -> &'static [&'static str] {
-        super::jest::ISTANBUL_REPORTS
-    }
-
-    fn inner(&self, call: &Call, _: Option<&Project>) -> Inner {
-        super::npm::after_flags(&call.args, &VALUED)
-    }
-
-    fn coverage(&self, env: &Env) -> Option<CoverageSpec> {
-        around_test_script(env.project, self.name())
-    }
-}
-
-impl Tool for Nyc {
-    fn name(&self) -> &'static str {
-        "nyc"
-    }
-
-    fn role(&self) -> Role {
-        Role::Wrapper
-    }
-
-    fn ecosystem(&self) -> Option<Lang> {
-        Some(Lang::Js)
-    }
-
-    fn is(&self, call: &Call, _: Option<&Project>) -> bool {
-        call.name() == "nyc"
+        call.name() == self.0
     }
 
     fn coverage_reports(&self) -> &'static [&'static str] {

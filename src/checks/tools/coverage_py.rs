@@ -75,9 +75,8 @@ impl Tool for Coverage {
             .lines()
             .find(|l| (l.contains("pytest") || l.contains("py.test")) && l.contains("--cov"))
             .map(cov_sources);
-        let configured = p
-            .declares("tool.coverage")
-            .or_else(|| p.declares("coverage:run"))
+        let configured = super::ecosystem::declares(p, "tool.coverage")
+            .or_else(|| super::ecosystem::declares(p, "coverage:run"))
             .or_else(|| p.is_file(".coveragerc").then_some(".coveragerc"));
         let reason = match (&tox_cov, configured) {
             (_, Some(file)) => format!("coverage.py is configured in {file}"),

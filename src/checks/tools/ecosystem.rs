@@ -195,6 +195,24 @@ pub fn package(p: &Project) -> Option<String> {
     None
 }
 
+/// The files where Python tools keep their settings, in the order they are looked at.
+const PYTHON_SETTINGS: [&str; 3] = ["pyproject.toml", "setup.cfg", "tox.ini"];
+
+/// The file among Python's settings files (`pyproject.toml`, `setup.cfg`, `tox.ini`) of the
+/// project `p` that declares `[section]` (or `[section.…]`).
+pub fn declares(p: &Project, section: &str) -> Option<&'static str> {
+    let head = format!("[{section}]");
+    let sub = format!("[{section}.");
+    PYTHON_SETTINGS.into_iter().find(|f| {
+        p.text(f).is_some_and(|t| {
+            t.lines().any(|l| {
+                let l = l.trim();
+                l == head || l.starts_with(&sub)
+            })
+        })
+    })
+}
+
 /// The ecosystems of the project `p`.
 pub fn of(p: &Project) -> impl Iterator<Item = &'static Ecosystem> + '_ {
     ECOSYSTEMS.iter().filter(move |e| (e.present)(p))

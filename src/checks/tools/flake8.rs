@@ -29,9 +29,9 @@ impl Tool for Flake8 {
         let why = p
             .is_file(".flake8")
             .then(|| ".flake8".to_owned())
-            .or_else(|| p.declares("flake8").map(|f| format!("[flake8] in {f}")))
+            .or_else(|| super::ecosystem::declares(p, "flake8").map(|f| format!("[flake8] in {f}")))
             .or_else(|| {
-                p.declares("tool.flake8")
+                super::ecosystem::declares(p, "tool.flake8")
                     .map(|f| format!("[tool.flake8] in {f} (read by flake8-pyproject)"))
             });
         why.map(|why| {

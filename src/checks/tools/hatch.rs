@@ -75,8 +75,9 @@ impl Tool for Hatch {
     }
 
     fn manages(&self, project: &Project) -> Option<Lang> {
-        (project.is_file("hatch.toml") || project.declares("tool.hatch.envs").is_some())
-            .then_some(Lang::Python)
+        (project.is_file("hatch.toml")
+            || super::ecosystem::declares(project, "tool.hatch.envs").is_some())
+        .then_some(Lang::Python)
     }
 
     fn run_in(&self, project: &Project, tool: &str) -> String {

@@ -34,8 +34,7 @@ impl Tool for Isort {
 
     fn detect(&self, env: &Env) -> Vec<Found> {
         let p = env.project;
-        let Some(why) = p
-            .declares("tool.isort")
+        let Some(why) = super::ecosystem::declares(p, "tool.isort")
             .or_else(|| p.is_file(".isort.cfg").then_some(".isort.cfg"))
         else {
             return Vec::new();

@@ -58,6 +58,7 @@ mod native;
 mod nextest;
 mod ninja;
 mod node_gyp;
+mod node_tap;
 mod node_test;
 mod nox;
 mod npm;

@@ -26,9 +26,8 @@ impl Tool for Mypy {
 
     fn detect(&self, env: &Env) -> Vec<Found> {
         let p = env.project;
-        let Some(why) = p
-            .declares("tool.mypy")
-            .or_else(|| p.declares("mypy"))
+        let Some(why) = super::ecosystem::declares(p, "tool.mypy")
+            .or_else(|| super::ecosystem::declares(p, "mypy"))
             .or_else(|| p.is_file("mypy.ini").then_some("mypy.ini"))
             .or_else(|| p.is_file(".mypy.ini").then_some(".mypy.ini"))
         else {

@@ -3,7 +3,6 @@
 //! installs with the network first, then runs offline.
 
 use super::ecosystem::Registry;
-use super::found::CheckKind;
 use super::shell::Call;
 use super::step::StepKind;
 use super::tool::{Inner, Role, Tool};
@@ -25,11 +24,7 @@ impl Tool for Nox {
     }
 
     fn step(&self, call: &Call) -> Option<StepKind> {
-        Some(if super::tox::sessions_check_quality(&call.args) {
-            StepKind::Check(CheckKind::Quality)
-        } else {
-            StepKind::Check(CheckKind::Test)
-        })
+        super::tox::sessions_step(call)
     }
 
     fn registry(&self) -> Option<Registry> {

@@ -70,17 +70,7 @@ impl Tool for Npm {
         call.sub() == "ci"
     }
 
-    fn step(&self, call: &Call) -> Option<StepKind> {
-        super::npm::node_step(call)
-    }
-
-    fn script(&self, call: &Call) -> Option<(String, Vec<String>)> {
-        super::npm::script_of(call)
-    }
-
-    fn registry(&self) -> Option<Registry> {
-        Some(Registry::Npm)
-    }
+    super::npm::node_manager!();
 
     fn cache(&self) -> Option<(&'static str, &'static str)> {
         Some(("npm_config_cache", "npm"))
@@ -379,6 +369,25 @@ impl Tool for Corepack {
         Some(Registry::Npm)
     }
 }
+
+/// What every JavaScript package manager (npm, pnpm, Yarn, Bun) answers alike: what its call does
+/// in a CI step, the package script it runs, and npm's registry.
+macro_rules! node_manager {
+    () => {
+        fn step(&self, call: &Call) -> Option<StepKind> {
+            super::npm::node_step(call)
+        }
+
+        fn script(&self, call: &Call) -> Option<(String, Vec<String>)> {
+            super::npm::script_of(call)
+        }
+
+        fn registry(&self) -> Option<Registry> {
+            Some(Registry::Npm)
+        }
+    };
+}
+pub(super) use node_manager;
 
 /// What a JavaScript package manager's call does in a CI step (npm, pnpm, Yarn, Bun): what
 /// changes the installed dependencies sets up, a package script by its name; `None` for a call

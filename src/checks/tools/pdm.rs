@@ -76,7 +76,7 @@ impl Tool for Pdm {
     }
 
     fn manages(&self, project: &Project) -> Option<Lang> {
-        (project.is_file("pdm.lock") || project.declares("tool.pdm").is_some())
+        (project.is_file("pdm.lock") || super::ecosystem::declares(project, "tool.pdm").is_some())
             .then_some(Lang::Python)
     }
 

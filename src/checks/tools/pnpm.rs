@@ -48,17 +48,7 @@ impl Tool for Pnpm {
         call.sub() == "install" && !super::npm::global(call)
     }
 
-    fn step(&self, call: &Call) -> Option<StepKind> {
-        super::npm::node_step(call)
-    }
-
-    fn script(&self, call: &Call) -> Option<(String, Vec<String>)> {
-        super::npm::script_of(call)
-    }
-
-    fn registry(&self) -> Option<Registry> {
-        Some(Registry::Npm)
-    }
+    super::npm::node_manager!();
 
     fn cache(&self) -> Option<(&'static str, &'static str)> {
         Some(("npm_config_store_dir", "pnpm-store"))

@@ -56,8 +56,9 @@ impl Tool for Poetry {
     }
 
     fn manages(&self, project: &Project) -> Option<Lang> {
-        (project.is_file("poetry.lock") || project.declares("tool.poetry").is_some())
-            .then_some(Lang::Python)
+        (project.is_file("poetry.lock")
+            || super::ecosystem::declares(project, "tool.poetry").is_some())
+        .then_some(Lang::Python)
     }
 
     fn run_in(&self, _: &Project, tool: &str) -> String {

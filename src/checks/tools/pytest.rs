@@ -51,10 +51,9 @@ impl Tool for Pytest {
     /// project's environment manager, else `python -m pytest`.
     fn detect(&self, env: &Env) -> Vec<Found> {
         let p = env.project;
-        let configured = p
-            .declares("tool.pytest.ini_options")
-            .or_else(|| p.declares("tool:pytest"))
-            .or_else(|| p.declares("pytest"))
+        let configured = super::ecosystem::declares(p, "tool.pytest.ini_options")
+            .or_else(|| super::ecosystem::declares(p, "tool:pytest"))
+            .or_else(|| super::ecosystem::declares(p, "pytest"))
             .or_else(|| p.is_file("pytest.ini").then_some("pytest.ini"))
             .or_else(|| p.is_file("conftest.py").then_some("conftest.py"));
         let folder = ["tests", "test"].into_iter().find(|d| p.is_dir(d));

@@ -26,7 +26,7 @@ pub static TOOLS: &[&dyn Tool] = &[
     &super::turbo::Turbo,
     &super::nx::Nx,
     &super::c8::C8,
-    &super::c8::Nyc,
+    &super::c8::NYC,
     // Test runners.
     &super::pytest::Pytest,
     &super::unittest::Unittest,
@@ -37,6 +37,7 @@ pub static TOOLS: &[&dyn Tool] = &[
     &super::vitest::Vitest,
     &super::mocha::Mocha,
     &super::ava::Ava,
+    &super::node_tap::NodeTap,
     &super::node_test::NodeTest,
     &super::bun::BunTest,
     &super::deno::DenoTest,

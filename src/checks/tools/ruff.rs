@@ -37,15 +37,14 @@ impl Tool for Ruff {
 
     fn detect(&self, env: &Env) -> Vec<Found> {
         let p = env.project;
-        let Some(why) = p
-            .declares("tool.ruff")
+        let Some(why) = super::ecosystem::declares(p, "tool.ruff")
             .or_else(|| p.is_file("ruff.toml").then_some("ruff.toml"))
             .or_else(|| p.is_file(".ruff.toml").then_some(".ruff.toml"))
         else {
             return Vec::new();
         };
         let mut out = Vec::new();
-        if p.declares("tool.ruff.format").is_some() {
+        if super::ecosystem::declares(p, "tool.ruff.format").is_some() {
             out.push(
                 Found::new(
                     "format",

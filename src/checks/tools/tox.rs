@@ -79,11 +79,7 @@ impl Tool for Tox {
     }
 
     fn step(&self, call: &Call) -> Option<StepKind> {
-        Some(if super::tox::sessions_check_quality(&call.args) {
-            StepKind::Check(CheckKind::Quality)
-        } else {
-            StepKind::Check(CheckKind::Test)
-        })
+        sessions_step(call)
     }
 
     fn registry(&self) -> Option<Registry> {
@@ -354,9 +350,19 @@ fn ini_sections(text: &str) -> Vec<(String, Vec<(String, String)>)> {
     out
 }
 
+/// What a tox or nox command does as a CI step: a quality check where it names only
+/// environments that check quality, else a test run.
+pub(super) fn sessions_step(call: &Call) -> Option<StepKind> {
+    Some(if sessions_check_quality(&call.args) {
+        StepKind::Check(CheckKind::Quality)
+    } else {
+        StepKind::Check(CheckKind::Test)
+    })
+}
+
 /// Whether a tox or nox command names only environments that check quality (`tox -e
 /// isort,lint`, `nox -s lint docs`): a quality check, not a test run.
-pub(super) fn sessions_check_quality(args: &[String]) -> bool {
+fn sessions_check_quality(args: &[String]) -> bool {
     let mut named = Vec::new();
     let mut take = false;
     for a in args {

@@ -41,17 +41,7 @@ impl Tool for Yarn {
         call.sub() == "install" && !super::npm::global(call)
     }
 
-    fn step(&self, call: &Call) -> Option<StepKind> {
-        super::npm::node_step(call)
-    }
-
-    fn script(&self, call: &Call) -> Option<(String, Vec<String>)> {
-        super::npm::script_of(call)
-    }
-
-    fn registry(&self) -> Option<Registry> {
-        Some(Registry::Npm)
-    }
+    super::npm::node_manager!();
 
     fn cache(&self) -> Option<(&'static str, &'static str)> {
         Some(("YARN_CACHE_FOLDER", "yarn"))
