@@ -207,17 +207,7 @@ fn unlocked(project: &Project) -> bool {
 
 /// The words after a runner's own flags (those in `valued` with their value).
 pub(super) fn after_flags(args: &[String], valued: &[&str]) -> Inner {
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        if valued.contains(&a.as_str()) {
-            i += 2;
-        } else if a.starts_with('-') {
-            i += 1;
-        } else {
-            break;
-        }
-    }
-    match args.get(i..) {
+    match args.get(super::shell::past_flags(args, 0, valued)..) {
         Some(rest) if !rest.is_empty() => Inner::Words(rest.to_vec()),
         _ => Inner::Nothing,
     }

@@ -47,17 +47,10 @@ impl Call {
     /// value after them (`uv run --with x pytest` starts `pytest`).
     pub fn after_valued(&self, word: &str, valued: &[&str]) -> Option<Vec<String>> {
         let at = self.args.iter().position(|a| a == word)?;
-        let mut i = at + 1;
-        while let Some(a) = self.args.get(i) {
-            if valued.contains(&a.as_str()) {
-                i += 2;
-            } else if a.starts_with('-') {
-                i += 1;
-            } else {
-                break;
-            }
-        }
-        let rest = self.args.get(i..)?.to_vec();
+        let rest = self
+            .args
+            .get(past_flags(&self.args, at + 1, valued)..)?
+            .to_vec();
         (!rest.is_empty()).then_some(rest)
     }
 
@@ -127,22 +120,26 @@ pub fn simple_commands(script: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// The index of the first word of `words` from `from` that is no option: options skipped, those
+/// in `valued` with the value after them.
+pub(super) fn past_flags(words: &[String], from: usize, valued: &[&str]) -> usize {
+    let mut i = from;
+    while let Some(w) = words.get(i) {
+        if valued.contains(&w.as_str()) {
+            i += 2;
+        } else if w.starts_with('-') {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    i
+}
+
 /// Programs that start the command after their own options, as it is.
 fn generic_wrapper(words: &[String]) -> Option<usize> {
     let name = words.first()?.rsplit('/').next()?;
-    let skip_flags = |from: usize, with_value: &[&str]| {
-        let mut i = from;
-        while let Some(w) = words.get(i) {
-            if with_value.contains(&w.as_str()) {
-                i += 2;
-            } else if w.starts_with('-') {
-                i += 1;
-            } else {
-                break;
-            }
-        }
-        i
-    };
+    let skip_flags = |from: usize, with_value: &[&str]| past_flags(words, from, with_value);
     match name {
         "sudo" => Some(skip_flags(1, &["-u", "-g", "-C"])),
         "env" => Some(skip_flags(1, &["-u", "-C", "-S"])),
