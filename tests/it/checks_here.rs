@@ -121,6 +121,17 @@ fn pytest_module(dir: &std::path::Path) -> PathBuf {
     modules
 }
 
+/// `ralph compete 3` on a project of `files` whose implementer runs `adds`, with the verdict
+/// tests' stand-in pytest as `python3 -m pytest`.
+fn compete_with_pytest(files: &[(&str, &str)], adds: &str, sandbox: &str) -> crate::common::Out {
+    let repo = repo_with(files, adds, sandbox);
+    let modules = pytest_module(&repo.tools);
+    run(repo
+        .ralph()
+        .env("PYTHONPATH", &modules)
+        .args(["compete", "3"]))
+}
+
 /// A Python project whose Makefile's `test` runs a linter this machine lacks before pytest,
 /// and an implementer that adds `mul` and its test.
 fn makefile_project() -> ([(&'static str, &'static str); 4], String) {
@@ -154,12 +165,7 @@ fn a_makefile_test_that_runs_a_missing_tool_gives_way_to_the_projects_pytest() {
         return;
     };
     let (files, adds) = makefile_project();
-    let repo = repo_with(&files, &adds, sandbox);
-    let modules = pytest_module(&repo.tools);
-    let out = run(repo
-        .ralph()
-        .env("PYTHONPATH", &modules)
-        .args(["compete", "3"]));
+    let out = compete_with_pytest(&files, &adds, sandbox);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stderr
@@ -582,12 +588,7 @@ fn a_new_test_no_check_names_is_run_alone_by_its_languages_runner() {
     let adds = implementer(
         "printf 'def mul(a, b):\\n    return a * b\\n' >> calc.py\nprintf 'from calc import mul\\n\\ndef test_mul():\\n    assert mul(2, 3) == 6\\n' > tests/test_mul.py",
     );
-    let repo = repo_with(&files, &adds, sandbox);
-    let modules = pytest_module(&repo.tools);
-    let out = run(repo
-        .ralph()
-        .env("PYTHONPATH", &modules)
-        .args(["compete", "3"]));
+    let out = compete_with_pytest(&files, &adds, sandbox);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stderr.contains("new tests: 1 passed") && !out.stderr.contains("not reported by name"),
