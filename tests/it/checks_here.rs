@@ -596,3 +596,60 @@ fn a_new_test_no_check_names_is_run_alone_by_its_languages_runner() {
         out.stderr
     );
 }
+
+/// The same with a test of a `unittest.TestCase` and no pytest that runs: pytest alone fails to
+/// start, and `python -m unittest` runs the test alone — it counts as run, and passed, there.
+#[test]
+fn a_new_unittest_no_check_names_is_run_alone_by_unittest_where_pytest_cannot() {
+    if !crate::verdicts::python3() {
+        return;
+    }
+    let Some(sandbox) = sandbox_or_skip() else {
+        return;
+    };
+    // The runner calls each test method itself: no unittest runner that ralph's hook would read.
+    let quiet = "import glob, importlib, inspect, sys, unittest\nsys.path.insert(0, '.')\nn = 0\nfor path in sorted(glob.glob('tests/test_*.py')):\n    m = importlib.import_module(path[:-3].replace('/', '.'))\n    for _, c in inspect.getmembers(m, inspect.isclass):\n        if issubclass(c, unittest.TestCase) and c is not unittest.TestCase:\n            for name in [x for x in dir(c) if x.startswith('test_')]:\n                getattr(c(name), name)()\n                n += 1\nprint('ran', n, 'OK')\n";
+    let files = [
+        ("Makefile", "test:\n\tpython3 quiet.py\n"),
+        ("quiet.py", quiet),
+        ("calc.py", "def add(a, b):\n    return a + b\n"),
+        ("tests/__init__.py", ""),
+        (
+            "tests/test_calc.py",
+            "import unittest\nfrom calc import add\n\nclass Calc(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n",
+        ),
+    ];
+    let adds = implementer(
+        "printf 'def mul(a, b):\\n    return a * b\\n' >> calc.py\nprintf 'import unittest\\nfrom calc import mul\\n\\nclass Mul(unittest.TestCase):\\n    def test_mul(self):\\n        self.assertEqual(mul(2, 3), 6)\\n' > tests/test_mul.py",
+    );
+    let repo = repo_with(&files, &adds, sandbox);
+    // A pytest that cannot start, whatever this machine's Python has installed.
+    let broken = repo.tools.join("broken-pytest");
+    std::fs::create_dir_all(broken.join("pytest")).unwrap();
+    std::fs::write(broken.join("pytest/__init__.py"), "").unwrap();
+    std::fs::write(
+        broken.join("pytest/__main__.py"),
+        "raise SystemExit('no pytest here')\n",
+    )
+    .unwrap();
+    let out = run(repo
+        .ralph()
+        .env("PYTHONPATH", &broken)
+        .args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("new tests: 1 passed"),
+        "the new test is run alone by unittest, and passes there: {}",
+        out.stderr
+    );
+    let report = std::fs::read_to_string(repo.root.join(".ralph/runs/3/report.json")).unwrap();
+    assert!(
+        report.contains("\"check\":\"unittest alone\"")
+            || report.contains("\"check\": \"unittest alone\""),
+        "{report}"
+    );
+    assert!(
+        report.contains("run alone by pytest"),
+        "pytest was tried first: {report}"
+    );
+}

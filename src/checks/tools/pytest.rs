@@ -39,7 +39,11 @@ impl Tool for Pytest {
             crate::process::shell_quote(file)
         );
         let module = file.strip_suffix(".py")?.replace('/', ".");
-        let id = format!("{module}::{name}");
+        // Its report's id: the class (where there is one) joins the module's dotted path.
+        let id = match name.rsplit_once("::") {
+            Some((class, function)) => format!("{module}.{}::{function}", class.replace("::", ".")),
+            None => format!("{module}::{name}"),
+        };
         self.alone(&command, &id, &[], &Default::default())
     }
 

@@ -9,7 +9,7 @@
 //! -m unittest`.
 
 use super::shell::Call;
-use super::tool::{Alone, Lang, Prepared, Printed, Role, Tool};
+use super::tool::{Alone, Env, Lang, Prepared, Printed, Role, Tool};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 use std::path::Path;
@@ -98,6 +98,19 @@ impl Tool for Unittest {
                 .is_some_and(|t| t.contains("django") || t.contains("unittest")),
             _ => false,
         }
+    }
+
+    fn alone_in(&self, env: &Env, file: &str, name: &str) -> Option<Alone> {
+        // unittest runs a test of a class alone: `python -m unittest module.Class.test`.
+        let (class, _) = name.split_once("::")?;
+        let module = file.strip_suffix(".py")?.replace('/', ".");
+        let command = env.python("-m unittest");
+        self.alone(
+            &command,
+            &format!("{module}.{class}::{}", &name[class.len() + 2..]),
+            &[],
+            &Default::default(),
+        )
     }
 
     fn prepare(&self, run: &mut Prepared, scratch: &Path) {
