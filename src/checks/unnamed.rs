@@ -1,8 +1,9 @@
 //! A test the change adds that no check's output named — a check ralph cannot see into may have
-//! run it, naming none of its tests — is run alone by its language's runner, the way that runner
+//! run it, naming none of its tests — is run alone by its language's runners, each the way it
 //! runs one test ([`super::tools::Tool::alone_in`]: pytest, then unittest for a test of a
-//! class): it counts as run, and passed, when it passes under one of them. Anything else leaves it "not reported by name", held against nobody: that runner may
-//! not be how the project runs its tests, so its failure is said, never blamed.
+//! class): it counts as run, and passed, when it passes under one of them. Anything else leaves
+//! it "not reported by name", held against nobody: those runners may not be how the project runs
+//! its tests, so what they did is said, never blamed.
 
 use super::new_tests::{self, NewTest, Outcome, TestFn};
 use super::result::CheckStatus;
