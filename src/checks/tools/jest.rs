@@ -303,13 +303,49 @@ pub(super) fn collects_coverage(
     tool: &str,
 ) -> Option<super::coverage_spec::CoverageSpec> {
     let test = super::npm::script(p, "", "test")?;
-    (test.contains(tool) && test.contains("--coverage")).then(|| {
-        super::coverage_spec::CoverageSpec {
-            test_command: None,
-            command: String::new(),
-            reason: format!("`{tool} --coverage` in the `test` script of package.json"),
-        }
+    let spec = |reason: String| super::coverage_spec::CoverageSpec {
+        test_command: None,
+        command: String::new(),
+        reason,
+    };
+    if test.contains(tool) && test.contains("--coverage") {
+        return Some(spec(format!(
+            "`{tool} --coverage` in the `test` script of package.json"
+        )));
+    }
+    // jest's own configuration collects it on every run (`collectCoverage: true`), where a
+    // script of package.json runs jest.
+    let runs_it = p
+        .json("package.json")
+        .and_then(|v| v["scripts"].as_object().cloned())
+        .is_some_and(|s| {
+            s.values()
+                .any(|c| c.as_str().is_some_and(|c| c.contains(tool)))
+        });
+    let file = configured_to_collect(p, tool)?;
+    (runs_it && !test.contains("--no-coverage")).then(|| {
+        spec(format!(
+            "`collectCoverage: true` in {file}, and a script runs {tool}"
+        ))
     })
+}
+
+/// The configuration file of `tool` (jest) that turns coverage on for every run.
+fn configured_to_collect(p: &Project, tool: &str) -> Option<String> {
+    let on = |text: &str| {
+        let flat: String = text.split_whitespace().collect();
+        flat.contains("collectCoverage:true") || flat.contains("\"collectCoverage\":true")
+    };
+    let files = ["ts", "js", "mjs", "cjs", "json"].map(|ext| format!("{tool}.config.{ext}"));
+    if let Some(f) = files
+        .into_iter()
+        .find(|f| p.text(f).is_some_and(|t| on(&t)))
+    {
+        return Some(f);
+    }
+    p.json("package.json")
+        .is_some_and(|v| v[tool]["collectCoverage"] == serde_json::Value::Bool(true))
+        .then(|| "package.json".to_owned())
 }
 
 #[cfg(test)]
@@ -470,5 +506,33 @@ mod tests {
                 &uses("jest | tee log")
             )
             .is_none());
+    }
+
+    #[test]
+    fn coverage_the_configuration_collects_is_read_from_its_report() {
+        let dir = crate::checks::project(&[
+            (
+                "package.json",
+                r#"{"scripts": {"test": "pnpm run test:nodejs", "test:nodejs": "jest --env node"}}"#,
+            ),
+            (
+                "jest.config.ts",
+                "const config = {\n  collectCoverage: true,\n  coverageReporters: ['text', 'lcov'],\n};\n",
+            ),
+        ]);
+        let spec = collects_coverage(&Project::read(dir.path()), "jest").unwrap();
+        assert!(spec.command.is_empty(), "read from the report it writes");
+        assert_eq!(
+            spec.reason,
+            "`collectCoverage: true` in jest.config.ts, and a script runs jest"
+        );
+        let off = crate::checks::project(&[
+            ("package.json", r#"{"scripts": {"test": "jest"}}"#),
+            (
+                "jest.config.js",
+                "module.exports = { collectCoverage: false };\n",
+            ),
+        ]);
+        assert!(collects_coverage(&Project::read(off.path()), "jest").is_none());
     }
 }
