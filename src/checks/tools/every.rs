@@ -24,11 +24,17 @@ pub fn offline(command: &str) -> Option<(String, String)> {
 /// of the project (`pip install tox`, `npm i -g pnpm`, `cargo install cargo-nextest`, `pipx
 /// install nox`, `go install …@v1`): each asked of the tool that runs it.
 pub fn installs_only_by_name(command: &str) -> bool {
+    each_command(command, |tool, call| tool.installs_by_name(call))
+}
+
+/// Whether `command` has commands and the tool of each (its wrappers looked through) says `yes`
+/// of it; a command no tool knows says no.
+fn each_command(command: &str, yes: impl Fn(&dyn Tool, &Call) -> bool) -> bool {
     let commands = plain_commands(command);
     !commands.is_empty()
         && commands.iter().all(|words| {
             innermost(words)
-                .and_then(|(call, tool)| tool.map(|t| t.installs_by_name(&call)))
+                .and_then(|(call, tool)| tool.map(|t| yes(t, &call)))
                 .unwrap_or(false)
         })
 }
@@ -52,13 +58,7 @@ pub fn task_files(project: &Project) -> Vec<(&'static dyn Tool, Tasks)> {
 /// Whether every command of `line` only makes the project's environment where it runs (no
 /// global install): each asked of its tool.
 pub fn makes_local_env(line: &str) -> bool {
-    let commands = plain_commands(line);
-    !commands.is_empty()
-        && commands.iter().all(|words| {
-            innermost(words)
-                .and_then(|(call, tool)| tool.map(|t| t.makes_local_env(&call)))
-                .unwrap_or(false)
-        })
+    each_command(line, |tool, call| tool.makes_local_env(call))
 }
 
 /// How the project of `env` measures the coverage of its `lang` tests: the first tool of that
