@@ -57,12 +57,17 @@ const PROBE: &str = "ralph-appended-probe";
 fn tail(command: &str, project: Option<&Project>) -> Option<Tail> {
     [false, true].into_iter().find_map(|separator| {
         let probe = format!("{command}{} {PROBE}", if separator { " --" } else { "" });
-        reached(&probe, project, 0).map(|tool| Tail { tool, separator })
+        reached(&probe, project, 0).map(|(tool, operands)| Tail {
+            tool,
+            separator,
+            operands,
+        })
     })
 }
 
-/// The tool of `script` whose call ends in the probe.
-fn reached(script: &str, project: Option<&Project>, depth: usize) -> Option<ToolRef> {
+/// The tool of `script` whose call ends in the probe, and whether that call names operands of
+/// its own before it (`mocha test/`).
+fn reached(script: &str, project: Option<&Project>, depth: usize) -> Option<(ToolRef, bool)> {
     if depth > MAX_DEPTH {
         return None;
     }
@@ -71,7 +76,11 @@ fn reached(script: &str, project: Option<&Project>, depth: usize) -> Option<Tool
         .find_map(|words| reached_by(words, project, depth))
 }
 
-fn reached_by(words: &[String], project: Option<&Project>, depth: usize) -> Option<ToolRef> {
+fn reached_by(
+    words: &[String],
+    project: Option<&Project>,
+    depth: usize,
+) -> Option<(ToolRef, bool)> {
     let call = match peel(words) {
         Peeled::Call(call) => call,
         Peeled::Script(s) => return reached(&s, project, depth + 1),
@@ -84,9 +93,11 @@ fn reached_by(words: &[String], project: Option<&Project>, depth: usize) -> Opti
     match tool.inner(&call, project) {
         Inner::Words(w) => reached_by(&w, project, depth + 1),
         Inner::Script(s) => reached(&s, project, depth + 1),
-        Inner::Nothing => (tool.role() != Role::Wrapper
-            && call.args.last().is_some_and(|a| a == PROBE))
-        .then_some(ToolRef(*tool)),
+        Inner::Nothing => {
+            let (last, before) = call.args.split_last()?;
+            let operands = before.iter().any(|a| !a.starts_with('-'));
+            (tool.role() != Role::Wrapper && last == PROBE).then_some((ToolRef(*tool), operands))
+        }
         Inner::Each(_) | Inner::Unknown => None,
     }
 }

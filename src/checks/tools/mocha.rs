@@ -25,6 +25,12 @@ impl Tool for Mocha {
         matches!(call.name(), "mocha" | "_mocha")
     }
 
+    fn files(&self, command: &str, files: &[&str], uses: &Uses) -> Option<String> {
+        // Files added to a call that names its own (`mocha test/`) would run beside them.
+        uses.tail.filter(|t| !t.operands)?;
+        super::tool::append_files(self.name(), command, files, uses, super::jest::test_file)
+    }
+
     fn prepare(&self, run: &mut Prepared, _: &Path) {
         let direct = run.command.trim_start().starts_with("mocha")
             || run.command.trim_start().starts_with("npx mocha");
@@ -175,5 +181,30 @@ mod tests {
             alone.command,
             "mocha --reporter spec --grep '^Math suite adds \\(1 \\+ 2\\)$'"
         );
+    }
+
+    #[test]
+    fn the_changes_files_run_alone_only_where_the_call_names_none_of_its_own() {
+        let p = Project::in_memory(
+            std::path::Path::new("/w"),
+            &[(
+                "package.json",
+                r#"{"scripts": {"test": "mocha --check-leaks", "all": "mocha test/"}}"#,
+            )],
+        );
+        let files = |command: &str| {
+            let uses = crate::checks::tools::recognise(command, Some(&p));
+            Mocha.files(command, &["test/new.test.js"], &uses)
+        };
+        assert_eq!(
+            files("npm test").as_deref(),
+            Some("npm test -- test/new.test.js")
+        );
+        assert_eq!(
+            files("npx mocha").as_deref(),
+            Some("npx mocha test/new.test.js")
+        );
+        assert_eq!(files("npm run all"), None, "`test/` would run beside it");
+        assert_eq!(files("npx mocha test/"), None);
     }
 }

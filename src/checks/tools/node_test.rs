@@ -5,7 +5,7 @@
 //! are explained by their TAP diagnostics or spec blocks.
 
 use super::shell::Call;
-use super::tool::{Lang, Printed, Role, Tool};
+use super::tool::{Lang, Printed, Role, Tool, Uses};
 use crate::checks::outcomes::TestOutcomes;
 use crate::checks::project::Project;
 
@@ -22,6 +22,12 @@ impl Tool for NodeTest {
 
     fn is(&self, call: &Call, _: Option<&Project>) -> bool {
         matches!(call.name(), "node" | "nodejs") && call.args.iter().any(|a| a == "--test")
+    }
+
+    fn files(&self, command: &str, files: &[&str], uses: &Uses) -> Option<String> {
+        // Files added to a call that names its own (`mocha test/`) would run beside them.
+        uses.tail.filter(|t| !t.operands)?;
+        super::tool::append_files(self.name(), command, files, uses, super::jest::test_file)
     }
 
     fn never_alone(&self) -> Option<&'static str> {

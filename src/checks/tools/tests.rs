@@ -148,6 +148,7 @@ fn words_appended_to_a_command_are_followed_to_the_tool_they_reach() {
         Some(Tail {
             tool: ToolRef(named(tool).unwrap()),
             separator,
+            operands: false,
         })
     };
     assert_eq!(tail("uv run pytest -q"), reaches("pytest", false));
@@ -156,7 +157,14 @@ fn words_appended_to_a_command_are_followed_to_the_tool_they_reach() {
     assert_eq!(tail("npm test -- --ci"), reaches("jest", false));
     assert_eq!(tail("yarn test"), reaches("jest", false));
     assert_eq!(tail("pnpm test"), reaches("jest", true));
-    assert_eq!(tail("npm run all"), reaches("eslint", true));
+    // `eslint .` names what it lints: words added there add to it.
+    assert_eq!(
+        tail("npm run all"),
+        reaches("eslint", true).map(|t| Tail {
+            operands: true,
+            ..t
+        })
+    );
     // The last command is another, or a shell or a recipe takes them.
     for command in ["jest || true", "sh -c 'jest'", "make test"] {
         assert_eq!(tail(command), None, "{command}");

@@ -562,6 +562,9 @@ impl Serialize for ToolRef {
 pub struct Tail {
     pub tool: ToolRef,
     pub separator: bool,
+    /// The call the words reach names words of its own that are no option (`mocha test/`, or an
+    /// option's value): words added there add to them rather than take their place.
+    pub operands: bool,
 }
 
 impl Tail {
