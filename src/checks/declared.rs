@@ -82,20 +82,22 @@ pub fn install_target(p: &Project) -> Option<(String, String)> {
 /// environment (`pytest`, `python -m pytest`, `uv run pytest` for `coverage run -m pytest`): the
 /// same tests, so that `command` may run in its place.
 pub fn test_runs_only(p: &Project, command: &str) -> bool {
-    let runner = |line: &str| -> Option<&'static str> {
-        let commands = tools::plain_commands(line);
-        let [words] = commands.as_slice() else {
-            return None;
-        };
-        let (_, tool) = tools::innermost(words)?;
-        tool.map(|t| t.name())
-    };
-    let Some(want) = runner(command) else {
+    let Some(want) = runner_of(command) else {
         return false;
     };
     tools::task_files(p).into_iter().next().is_some_and(
-        |(_, tasks)| matches!(tasks.recipe("test"), Some([line]) if runner(line) == Some(want)),
+        |(_, tasks)| matches!(tasks.recipe("test"), Some([line]) if runner_of(line) == Some(want)),
     )
+}
+
+/// The tool a one-command `line` comes to through its wrappers (`uv run pytest` → pytest).
+pub fn runner_of(line: &str) -> Option<&'static str> {
+    let commands = tools::plain_commands(line);
+    let [words] = commands.as_slice() else {
+        return None;
+    };
+    let (_, tool) = tools::innermost(words)?;
+    tool.map(|t| t.name())
 }
 
 /// The pre-commit check, when the repository has a pre-commit configuration: it stands for the

@@ -12,7 +12,7 @@ pub use super::plan::CheckPlan;
 use super::project::Project;
 use super::spec::CheckSpec;
 use super::tools::CheckKind;
-use super::tools::Lang;
+use super::tools::{ecosystem, Lang};
 use crate::config::ChecksConfig;
 use std::path::Path;
 
@@ -58,13 +58,17 @@ fn detect_in(p: &Project, config: &ChecksConfig) -> CheckPlan {
 /// change.)
 fn build_environments_in_setup(plan: &mut CheckPlan) {
     let mut builds: Vec<String> = Vec::new();
+    let mut runners: Vec<&str> = Vec::new();
     for check in plan
         .checks
         .iter_mut()
         .filter(|c| c.job.is_none() && c.kind == CheckKind::Quality)
     {
-        if let Some((build, offline)) = super::tools::offline(&check.command) {
+        if let Some((runner, build, offline)) = super::tools::offline_by(&check.command) {
             builds.push(build);
+            if !runners.contains(&runner) {
+                runners.push(runner);
+            }
             check.command = offline;
         }
     }
@@ -80,7 +84,10 @@ fn build_environments_in_setup(plan: &mut CheckPlan) {
         },
         None => super::environment::SetupSpec {
             command: builds,
-            reason: "the environments of the checks' runner (tox), built with the network".into(),
+            reason: format!(
+                "the environments of the checks' runner ({}), built with the network",
+                runners.join(", ")
+            ),
             configured: false,
         },
     });
@@ -160,19 +167,19 @@ struct Language {
 /// crate's own `tests/` folder is not a pytest suite.
 fn languages(p: &Project) -> Vec<Language> {
     let mut out = Vec::new();
-    let cargo = p.is_file("Cargo.toml");
-    if super::python::is_python(p) && (!cargo || python_beside_rust(p)) {
+    let rust = p.is_file("Cargo.toml");
+    if super::python::is_python(p) && (!rust || python_beside_rust(p)) {
         let (checks, coverage) = super::python::checks(p);
         out.push(Language {
-            name: "python",
+            name: ecosystem::named("Python").part,
             checks: with_pre_commit(p, checks),
             coverage,
         });
     }
     let env = super::tools::Env::of(p);
-    if cargo {
+    if rust {
         out.push(Language {
-            name: "cargo",
+            name: ecosystem::named("Rust").part,
             checks: found(super::tools::detect(&env, Lang::Rust)),
             coverage: None,
         });
@@ -181,7 +188,7 @@ fn languages(p: &Project) -> Vec<Language> {
         let checks = with_pre_commit(p, found(super::tools::detect(&env, Lang::Js)));
         if !checks.is_empty() || out.is_empty() {
             out.push(Language {
-                name: "node",
+                name: ecosystem::named("Node").part,
                 checks,
                 coverage: super::tools::coverage(&env, Lang::Js),
             });
@@ -286,8 +293,13 @@ fn declared(p: &Project, source: &str, checks: Vec<CheckSpec>, config: &ChecksCo
                     .as_deref()
                     .is_some_and(|t| super::declared::test_runs_only(p, t)) =>
             {
+                let runner = c
+                    .test_command
+                    .as_deref()
+                    .and_then(super::declared::runner_of)
+                    .unwrap_or_default();
                 plan.coverage = Some(CoverageSpec {
-                    reason: format!("{}; the `test` target only runs pytest", c.reason),
+                    reason: format!("{}; the `test` target only runs {runner}", c.reason),
                     ..c
                 });
             }

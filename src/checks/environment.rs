@@ -49,13 +49,13 @@ pub fn setup(p: &Project, config: &ChecksConfig) -> Option<SetupSpec> {
     let own = lockfile_setup(p);
     // A Rust crate beside another language's environment (a maturin package): its crates are
     // downloaded too, for the cargo checks that have no network.
-    match (own, cargo_fetch(p)) {
-        (Some(own), Some(cargo)) => Some(SetupSpec {
-            command: format!("{} && ({})", own.command, cargo.command),
+    match (own, rust_setup(p)) {
+        (Some(own), Some(rust)) => Some(SetupSpec {
+            command: format!("{} && ({})", own.command, rust.command),
             reason: format!("{}, and a Cargo.toml", own.reason),
             configured: false,
         }),
-        (own, cargo) => own.or(cargo),
+        (own, rust) => own.or(rust),
     }
 }
 
@@ -78,7 +78,7 @@ fn managed_setup(p: &Project, langs: &[Lang]) -> Option<SetupSpec> {
 }
 
 /// A Rust project's setup: the crates its checks build, downloaded (cargo says how).
-fn cargo_fetch(p: &Project) -> Option<SetupSpec> {
+fn rust_setup(p: &Project) -> Option<SetupSpec> {
     managed_setup(p, &[Lang::Rust])
 }
 

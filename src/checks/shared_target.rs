@@ -10,8 +10,9 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// Folders never touched: git's, build outputs and environments.
-const SKIP: [&str; 6] = [".git", "target", "node_modules", ".venv", ".ralph", ".tox"];
+/// Folders never touched besides each ecosystem's and tool's builds and environments
+/// ([`super::tools::local_folders`]): git's and ralph's.
+const SKIP: [&str; 2] = [".git", ".ralph"];
 
 /// The shared directory held by one worktree's checks; released when dropped.
 #[derive(Debug)]
@@ -49,15 +50,18 @@ fn hold_blocking(dir: &Path, worktree: &Path) -> std::io::Result<Held> {
     let last = std::fs::read_to_string(&last_file).unwrap_or_default();
     if last != me {
         if !last.is_empty() {
-            renew(worktree, SystemTime::now());
+            let mut skip = SKIP.to_vec();
+            skip.extend(super::tools::local_folders());
+            renew(worktree, SystemTime::now(), &skip);
         }
         std::fs::write(&last_file, &me)?;
     }
     Ok(Held { _lock: lock })
 }
 
-/// Sets the modification time of every file under `dir` (but the skipped folders) to `now`.
-fn renew(dir: &Path, now: SystemTime) {
+/// Sets the modification time of every file under `dir` (but the folders named in `skip`) to
+/// `now`.
+fn renew(dir: &Path, now: SystemTime, skip: &[&str]) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -68,8 +72,8 @@ fn renew(dir: &Path, now: SystemTime) {
         };
         if kind.is_dir() {
             let name = entry.file_name();
-            if !SKIP.iter().any(|s| name == *s) {
-                renew(&path, now);
+            if !skip.iter().any(|s| name == *s) {
+                renew(&path, now, skip);
             }
         } else if kind.is_file() {
             if let Ok(f) = OpenOptions::new().write(true).open(&path) {

@@ -31,6 +31,10 @@ pub struct Ecosystem {
     /// it is pointed to — ralph's own, shared by the worktrees; the user's stays read-only to
     /// checks.
     pub build_cache: Option<(&'static str, &'static str)>,
+    /// What its checks are named by beside another language's (`cargo-test`, `node-lint`).
+    pub part: &'static str,
+    /// The folders a project of it keeps its builds or its environment in, inside its tree.
+    pub local_folders: &'static [&'static str],
     /// The variable and value that keep its builds off the network (a check has none).
     pub offline: Option<(&'static str, &'static str)>,
     /// The CI actions that install its toolchain, and what they provide.
@@ -58,6 +62,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         toolchain: "a Rust toolchain",
         build_cache: Some(("CARGO_TARGET_DIR", "target")),
         offline: Some(("CARGO_NET_OFFLINE", "true")),
+        local_folders: &["target"],
+        part: "cargo",
     },
     Ecosystem {
         name: "Python",
@@ -75,6 +81,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         toolchain: "a Python",
         build_cache: None,
         offline: None,
+        local_folders: &[".venv"],
+        part: "python",
     },
     Ecosystem {
         name: "Node",
@@ -86,6 +94,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         toolchain: "a Node.js",
         build_cache: None,
         offline: None,
+        local_folders: &["node_modules"],
+        part: "node",
     },
     Ecosystem {
         name: "Go",
@@ -97,6 +107,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         toolchain: "a Go toolchain",
         build_cache: Some(("GOCACHE", "go-build")),
         offline: None,
+        local_folders: &[],
+        part: "go",
     },
     Ecosystem {
         name: "Java",
@@ -108,6 +120,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         toolchain: "a JDK",
         build_cache: None,
         offline: None,
+        local_folders: &[],
+        part: "java",
     },
     Ecosystem {
         name: "C/C++",
@@ -119,6 +133,8 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         toolchain: "a C or C++ toolchain",
         build_cache: Some(("CCACHE_DIR", "ccache")),
         offline: None,
+        local_folders: &[],
+        part: "c",
     },
 ];
 
@@ -128,6 +144,14 @@ pub fn names_build_cache(var: &str) -> bool {
     ECOSYSTEMS
         .iter()
         .any(|e| e.build_cache.is_some_and(|(v, _)| v == var))
+}
+
+/// The ecosystem named `name` (`Rust`), one of the table's.
+pub fn named(name: &str) -> &'static Ecosystem {
+    ECOSYSTEMS
+        .iter()
+        .find(|e| e.name == name)
+        .expect("an ecosystem of the table")
 }
 
 /// The `[checks]` lines offered where no ecosystem has an example of its own.

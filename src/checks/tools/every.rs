@@ -16,8 +16,16 @@ use crate::checks::project::Project;
 /// `command` split into what builds an env-building runner's environments and what runs them
 /// offline, when it runs one (tox, nox).
 pub fn offline(command: &str) -> Option<(String, String)> {
+    offline_by(command).map(|(_, build, run)| (build, run))
+}
+
+/// [`offline`], with the name of the runner that splits it.
+pub fn offline_by(command: &str) -> Option<(&'static str, String, String)> {
     let uses = recognise(command, None);
-    uses.tools.iter().find_map(|t| t.offline(command))
+    uses.tools.iter().find_map(|t| {
+        t.offline(command)
+            .map(|(build, run)| (t.name(), build, run))
+    })
 }
 
 /// Whether every command of `command` installs tools or dependencies by name, building nothing
@@ -342,4 +350,20 @@ pub fn chain(words: &[String]) -> Vec<(Call, Option<&'static dyn Tool>)> {
 /// the tool that knows it.
 pub fn innermost(words: &[String]) -> Option<(Call, Option<&'static dyn Tool>)> {
     chain(words).pop()
+}
+
+/// The folders of a project's tree that hold builds or environments, never its sources: each
+/// ecosystem's and each tool's.
+pub fn local_folders() -> Vec<&'static str> {
+    ecosystem::ECOSYSTEMS
+        .iter()
+        .flat_map(|e| e.local_folders.iter().copied())
+        .chain(TOOLS.iter().flat_map(|t| t.local_folders().iter().copied()))
+        .collect()
+}
+
+/// Where the tools keep the Pythons they install, each folder with the prefix of its
+/// interpreters' folders, in the order of [`TOOLS`].
+pub fn python_installs() -> Vec<(std::path::PathBuf, &'static str)> {
+    TOOLS.iter().filter_map(|t| t.pythons()).collect()
 }

@@ -432,6 +432,17 @@ pub trait Tool: Sync {
         None
     }
 
+    /// The folders it keeps its environments in, inside the project's tree (tox's `.tox`).
+    fn local_folders(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The Pythons it installs: the folder that holds them, and the prefix of each one's folder
+    /// before its version (`cpython-`).
+    fn pythons(&self) -> Option<(std::path::PathBuf, &'static str)> {
+        None
+    }
+
     /// The CI actions that install it (`astral-sh/setup-uv`).
     fn installed_by(&self) -> &'static [&'static str] {
         &[]

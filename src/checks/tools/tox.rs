@@ -47,6 +47,10 @@ impl Tool for Tox {
         call.name() == "tox"
     }
 
+    fn local_folders(&self) -> &'static [&'static str] {
+        &[".tox"]
+    }
+
     fn env_list(&self, project: &Project) -> Vec<String> {
         env_list(project)
     }

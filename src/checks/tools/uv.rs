@@ -47,6 +47,14 @@ impl Tool for Uv {
         matches!(call.name(), "uv" | "uvx")
     }
 
+    fn pythons(&self) -> Option<(std::path::PathBuf, &'static str)> {
+        let home = crate::env::non_empty("HOME").map(std::path::PathBuf::from);
+        let dir = crate::env::non_empty("UV_PYTHON_INSTALL_DIR")
+            .map(std::path::PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".local/share/uv/python")))?;
+        Some((dir, "cpython-"))
+    }
+
     fn installed_by(&self) -> &'static [&'static str] {
         &["astral-sh/setup-uv"]
     }

@@ -93,18 +93,20 @@ fn local_node() -> Option<u32> {
     })
 }
 
-/// The folder of the Python `version` that pyenv or uv keeps here.
+/// The folder of the Python `version` that pyenv or a tool that installs Pythons (uv) keeps
+/// here.
 fn dirs(version: &str) -> Option<String> {
     let home = crate::env::non_empty("HOME").map(PathBuf::from);
     let pyenv = crate::env::non_empty("PYENV_ROOT")
         .map(PathBuf::from)
         .or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
-    let uv = crate::env::non_empty("UV_PYTHON_INSTALL_DIR")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".local/share/uv/python")));
     let found = pyenv
         .and_then(|p| newest(&p.join("versions"), version, ""))
-        .or_else(|| uv.and_then(|u| newest(&u, version, "cpython-")));
+        .or_else(|| {
+            crate::checks::tools::python_installs()
+                .iter()
+                .find_map(|(dir, prefix)| newest(dir, version, prefix))
+        });
     found.map(|d| d.join("bin").display().to_string())
 }
 
