@@ -1,6 +1,6 @@
 //! The change's own tests first: before the suite runs for a change, the test files it adds or
 //! edits run alone, by the first test check whose runner takes files ([`Tool::files`]: pytest,
-//! jest, vitest, AVA, `cargo test --test`) that passed on the base. When one of the change's
+//! jest, vitest, AVA, node-tap, mocha, `node --test`, `cargo test --test`) that passed on the base. When one of the change's
 //! tests fails there — a test the base did not have, or did not name — that run is the check's
 //! verdict at once and the rest is not run: a broken change costs its failing tests, not the
 //! whole suite again. When they pass (or what fails is a test the base knew), the suite runs as

@@ -23,8 +23,8 @@ pub struct TestFn {
     pub body: String,
     /// The cargo feature the file or the function is compiled under, when it says.
     pub feature: Option<String>,
-    /// The pytest marks on it.
-    pub marks: Vec<String>,
+    /// The decorator lines above it (`@pytest.mark.slow`), for its runner to read.
+    pub decorators: Vec<String>,
 }
 
 /// What became of a test the change adds or edits.
@@ -132,19 +132,13 @@ fn python(text: &str) -> Vec<TestFn> {
             .iter()
             .position(|l| !l.trim().is_empty() && indent(l) <= ind)
             .map_or(lines.len(), |p| i + 1 + p);
-        let marks = lines[..i]
+        let mut decorators: Vec<String> = lines[..i]
             .iter()
             .rev()
             .take_while(|l| l.trim_start().starts_with('@'))
-            .filter_map(|l| {
-                let m = l.trim_start().strip_prefix("@pytest.mark.")?;
-                Some(
-                    m.chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect(),
-                )
-            })
+            .map(|l| l.trim().to_owned())
             .collect();
+        decorators.reverse();
         out.push(TestFn {
             name: match &class {
                 Some((_, c)) => format!("{c}::{name}"),
@@ -152,7 +146,7 @@ fn python(text: &str) -> Vec<TestFn> {
             },
             body: lines[i..end].join("\n").trim_end().to_owned(),
             feature: None,
-            marks,
+            decorators,
         });
     }
     out
@@ -256,7 +250,7 @@ fn rust(text: &str) -> Vec<TestFn> {
             name: format!("{}{name}", modules[f]),
             body,
             feature,
-            marks: Vec::new(),
+            decorators: Vec::new(),
         });
         i = next.max(i + 1);
     }
@@ -282,7 +276,7 @@ fn go(text: &str) -> Vec<TestFn> {
             name,
             body: braced(&lines, i).0,
             feature: None,
-            marks: Vec::new(),
+            decorators: Vec::new(),
         });
     }
     out
@@ -313,7 +307,7 @@ fn js(text: &str) -> Vec<TestFn> {
             name,
             body: called(&lines, i),
             feature: None,
-            marks: Vec::new(),
+            decorators: Vec::new(),
         });
     }
     out
@@ -420,7 +414,7 @@ fn hint(
         file,
         name: &test.name,
         feature: test.feature.as_deref(),
-        marks: &test.marks,
+        decorators: &test.decorators,
         reporting: &reporting,
         checks: &all,
     };

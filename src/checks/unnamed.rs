@@ -56,7 +56,7 @@ pub async fn run_alone(
                 name: test.name.clone(),
                 body: String::new(),
                 feature: None,
-                marks: Vec::new(),
+                decorators: Vec::new(),
             };
             let alone = new_tests::locate(&[(test.file.clone(), found)], &[result], tree);
             let ran = format!("run alone by {} (`{}`", runner.name(), spec.command);

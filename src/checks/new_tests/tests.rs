@@ -10,7 +10,7 @@ fn new_and_edited_tests_are_found_in_each_language() {
     let c = changed("tests/test_parse.py", Some(base), now);
     let names: Vec<&str> = c.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["test_old", "TestParse::test_new"]);
-    assert_eq!(c[1].marks, ["slow"]);
+    assert_eq!(c[1].decorators, ["@pytest.mark.slow"]);
 
     let rs = "#![cfg(feature = \"exact\")]\n\n#[test]\nfn rounds_up() {\n    assert_eq!(halve(3), 2);\n}\n\n#[tokio::test]\nasync fn later() {\n    x().await;\n}\n\nfn not_a_test() {}\n";
     let c = changed("tests/exact.rs", None, rs);
@@ -99,7 +99,7 @@ fn each_new_test_is_found_in_the_runners_reports_or_named_as_never_run() {
         name: "rounds_up".into(),
         body: String::new(),
         feature: Some("exact".into()),
-        marks: vec![],
+        decorators: vec![],
     };
     let plain = TestFn {
         name: "halves".into(),
@@ -171,7 +171,7 @@ mod full_paths {
             name: name.into(),
             body: String::new(),
             feature: feature.map(str::to_owned),
-            marks: vec![],
+            decorators: vec![],
         }
     }
 
@@ -399,7 +399,7 @@ fn a_test_a_check_may_have_run_without_naming_its_tests_never_never_ran() {
             name: "test_redirect".into(),
             body: String::new(),
             feature: None,
-            marks: vec![],
+            decorators: vec![],
         },
     )];
     // pytest names its tests, none of them this one; `make test` (Django's runtests.py) passed
@@ -454,7 +454,7 @@ fn a_parametrized_test_fails_by_its_cases_whatever_their_parameters_hold() {
         name: "TestK::test_k".into(),
         body: String::new(),
         feature: None,
-        marks: vec![],
+        decorators: vec![],
     };
     let new = vec![("tests/test_p.py".to_owned(), k)];
     // pytest's JUnit ids, as recorded: a case whose parameter holds `::` failed.

@@ -25,10 +25,30 @@ impl Tool for Mocha {
         matches!(call.name(), "mocha" | "_mocha")
     }
 
+    /// The files as operands where the call names none; where it names its own (`mocha
+    /// test/`), files added would run beside them, so every spec file is ignored (both spellings
+    /// mocha looks paths up by) and the change's are loaded by `--file`, which `--ignore` does
+    /// not reach.
     fn files(&self, command: &str, files: &[&str], uses: &Uses) -> Option<String> {
-        // Files added to a call that names its own (`mocha test/`) would run beside them.
-        uses.tail.filter(|t| !t.operands)?;
-        super::tool::append_files(self.name(), command, files, uses, super::jest::test_file)
+        let tail = uses.tail.filter(|t| t.tool == self.name())?;
+        if !tail.operands {
+            return super::tool::append_files(
+                self.name(),
+                command,
+                files,
+                uses,
+                super::jest::test_file,
+            );
+        }
+        let ours = !files.is_empty()
+            && files
+                .iter()
+                .all(|f| super::jest::test_file(f) && !f.starts_with('-'));
+        let mut words = vec!["--ignore", "**", "--ignore", "./**"];
+        for f in files {
+            words.extend(["--file", f]);
+        }
+        ours.then(|| tail.append(command, &words))
     }
 
     fn prepare(&self, run: &mut Prepared, _: &Path) {
@@ -184,7 +204,7 @@ mod tests {
     }
 
     #[test]
-    fn the_changes_files_run_alone_only_where_the_call_names_none_of_its_own() {
+    fn the_changes_files_run_alone_whether_or_not_the_call_names_its_own() {
         let p = Project::in_memory(
             std::path::Path::new("/w"),
             &[(
@@ -204,7 +224,18 @@ mod tests {
             files("npx mocha").as_deref(),
             Some("npx mocha test/new.test.js")
         );
-        assert_eq!(files("npm run all"), None, "`test/` would run beside it");
-        assert_eq!(files("npx mocha test/"), None);
+        // `test/` would run beside files added as operands: it is ignored instead, and the
+        // change's files loaded by `--file` (checked against mocha 10 in the field).
+        assert_eq!(
+            files("npm run all").as_deref(),
+            Some("npm run all -- --ignore '**' --ignore './**' --file test/new.test.js")
+        );
+        assert_eq!(
+            files("npx mocha test/").as_deref(),
+            Some("npx mocha test/ --ignore '**' --ignore './**' --file test/new.test.js")
+        );
+        let uses = crate::checks::tools::recognise("npx mocha test/", Some(&p));
+        assert_eq!(Mocha.files("npx mocha test/", &["README.md"], &uses), None);
+        assert_eq!(Mocha.files("npx mocha test/", &[], &uses), None);
     }
 }

@@ -131,7 +131,16 @@ impl Tool for Pytest {
 
     fn missed(&self, test: &Missed) -> Option<String> {
         let file = test.file;
-        Some(match test.marks.first() {
+        let mark = test.decorators.iter().find_map(|d| {
+            let m = d.strip_prefix("@pytest.mark.")?;
+            let name: String = m
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            // Marks that select nothing: a parametrized or skipped test is collected as any.
+            (!name.is_empty() && !NOT_SELECTING.contains(&name.as_str())).then_some(name)
+        });
+        Some(match mark {
             Some(m) => format!(
                 "it is marked `{m}`, which the checks' pytest leaves out: a check must run `python -m pytest -m {m} {file}`"
             ),
@@ -141,6 +150,16 @@ impl Tool for Pytest {
         })
     }
 }
+
+/// pytest's own marks, which no `-m` expression in a check leaves a test out by.
+const NOT_SELECTING: [&str; 6] = [
+    "parametrize",
+    "skip",
+    "skipif",
+    "xfail",
+    "usefixtures",
+    "filterwarnings",
+];
 
 /// The `PYTEST_ADDOPTS` a check runs with: its own first, else the user's.
 fn addopts(env: &[(String, String)]) -> String {

@@ -107,7 +107,7 @@ fn the_runner_of_a_language_says_what_would_have_run_a_missed_test() {
         file: "tests/test_a.py",
         name: "test_x",
         feature: None,
-        marks: &["slow".to_owned()],
+        decorators: &["@pytest.mark.slow".to_owned()],
         reporting: &checks,
         checks: &checks,
     };
@@ -117,6 +117,27 @@ fn the_runner_of_a_language_says_what_would_have_run_a_missed_test() {
     assert!(missed_hint(Lang::Go, &missed)
         .unwrap()
         .contains("-run '^test_x$'"));
+    // pytest's own marks select nothing: a parametrized test is collected as any.
+    let own = [
+        "@pytest.mark.parametrize(\"n\", [1, 2])".to_owned(),
+        "@pytest.mark.xfail".to_owned(),
+    ];
+    let plain = Missed {
+        decorators: &own,
+        ..missed
+    };
+    assert_eq!(
+        missed_hint(Lang::Python, &plain).unwrap(),
+        "no check's test run collected it: a check must run `python -m pytest tests/test_a.py`"
+    );
+    let network = ["@other.thing".to_owned(), "@pytest.mark.network".to_owned()];
+    let marked = Missed {
+        decorators: &network,
+        ..missed
+    };
+    assert!(missed_hint(Lang::Python, &marked)
+        .unwrap()
+        .contains("marked `network`"));
 }
 
 #[test]

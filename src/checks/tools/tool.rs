@@ -136,8 +136,8 @@ pub struct Missed<'a> {
     pub name: &'a str,
     /// The cargo feature it is compiled under, when its source says.
     pub feature: Option<&'a str>,
-    /// The pytest marks on it.
-    pub marks: &'a [String],
+    /// The decorator lines above it in its source (`@pytest.mark.slow`).
+    pub decorators: &'a [String],
     /// The checks whose runners report its language's tests by name.
     pub reporting: &'a [Checked<'a>],
     /// Every test check of the run.
