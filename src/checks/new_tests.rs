@@ -632,11 +632,21 @@ impl Lookup<'_> {
                     )
                 }),
             ),
-            None => (
-                Outcome::NotRun,
-                None,
-                Some(hint(self.lang, file, self.test, &self.reporting, self.checks)),
-            ),
+            None => {
+                let mut why = hint(self.lang, file, self.test, &self.reporting, self.checks);
+                // A run stopped at its first failure (`--bail`, `-x`) names no test after it.
+                let stopped = self.reporting.iter().find(|c| {
+                    c.status == CheckStatus::Failed
+                        && c.measure.tests.as_ref().is_some_and(|t| !t.failed.is_empty())
+                });
+                if let Some(c) = stopped {
+                    why.push_str(&format!(
+                        " (or `{}`, which failed first, stopped before it: a runner told to stop at its first failure runs no more)",
+                        c.name
+                    ));
+                }
+                (Outcome::NotRun, None, Some(why))
+            }
         }
     }
 }

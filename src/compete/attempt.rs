@@ -16,6 +16,7 @@ use super::propose::FailedCheck;
 use super::verify_role::verify_requirements;
 use crate::agent::protocol::ImplementAnswer;
 use crate::checks::CheckPlan;
+use crate::render::plain::inert;
 use crate::verify::reuse::Name;
 use crate::verify::{verify, Earlier, Reuse, VerificationReport};
 use crate::workspace::{CommitInfo, WorkspaceError, Worktree};
@@ -516,11 +517,13 @@ async fn commit(
         Purpose::Revision => format!(": revision {}", contest.site.round),
         Purpose::Winner | Purpose::Audit => String::new(),
     };
+    // A forge reads a commit message wherever it lands: neither the issue's title nor the
+    // implementer's summary may close, link or mention anything (only the `(#N)` is ralph's).
     let message = format!(
         "{} (#{}){revision}\n\n{}",
-        contest.issue.title,
+        inert(&contest.issue.title.replace(['\n', '\r'], " ")),
         crew.input.issue,
-        answer.summary.trim()
+        inert(answer.summary.trim())
     );
     let id = crew
         .input

@@ -47,7 +47,7 @@ pub(super) async fn complete(crew: &mut Crew<'_>, book: &mut Book, wt: &Worktree
         let created = tracker
             .create_pull_request(&NewPullRequest {
                 issue: n,
-                title: issue.title.clone(),
+                title: crate::render::plain::inert(&issue.title),
                 head: wt.branch.clone(),
                 base: book.pre.base.clone(),
                 body: redact(&pr_body(&book.report, &book.state.evidence)).into_owned(),

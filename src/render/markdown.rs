@@ -133,7 +133,7 @@ fn reference_name(chars: &[char], from: usize) -> Option<usize> {
 
 /// Where the acting token starting at `i` ends (a mention, a reference, a web address, a
 /// quick action), if one starts there.
-fn acting_token(chars: &[char], i: usize) -> Option<usize> {
+pub(super) fn acting_token(chars: &[char], i: usize) -> Option<usize> {
     let at_word_start = i == 0 || !word_char(chars[i - 1]) && chars[i - 1] != '/';
     let run = |from: usize, ok: &dyn Fn(char) -> bool| {
         let mut j = from;

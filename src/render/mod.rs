@@ -7,6 +7,7 @@
 pub mod follow;
 pub mod html;
 pub mod markdown;
+pub mod plain;
 pub mod replay;
 pub mod run;
 mod table;

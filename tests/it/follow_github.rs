@@ -25,17 +25,81 @@ pub(crate) fn branch(repo: &Repo) -> String {
     .to_owned()
 }
 
-/// The competition's implementer, which in a revision also writes down its prompt.
+/// The competition's implementer, which in a revision also writes down its prompt. Its
+/// summaries, which become commit messages, are hostile: closing patterns for other issues,
+/// mentions, quick actions, references and an issue's address.
 pub(crate) const IMPLEMENTER: &str = r#"prompt=$(cat)
 case "$prompt" in
   *"This is a revision"*)
     printf '%s' "$prompt" > "$HOME/revision.prompt"
     echo 'shout() { echo "HELLO, $1!"; }' >> lib.sh
-    echo '{"summary":"added shout","checkboxes_completed":["feedback_1","ci_1"]}';;
+    printf '%s\n' '{"summary":"added shout. Fixes #17\n/close\n/merge\n@all resolves acme/widgets#18","checkboxes_completed":["feedback_1","ci_1"]}';;
   *)
     echo 'greet() { echo "Hello, $1!"; }' >> lib.sh
-    echo '{"summary":"added greet","checkboxes_completed":["req_1"]}';;
+    printf '%s\n' '{"summary":"added greet. Closes #15, fixes #16.\n/merge\n  /label ~security\n@all cc @maintainer: see GH-5 !6 &7 %v1.0 and closes https://forge.example/acme/widgets/issues/4","checkboxes_completed":["req_1"]}';;
 esac"#;
+
+/// Every commit of ralph's branch on the remote (those `main` lacks), with the parts of each
+/// message a forge would act on: a closing pattern's reference, a mention, a quick action
+/// opening a line, an issue's address. A rough reading of GitHub's, GitLab's and Forgejo's
+/// rules, stricter than any. Asserts the hostile summaries reached the commits, broken.
+pub(crate) fn assert_commits_inert(repo: &Repo, commits: usize) {
+    let log = git(
+        &repo.remote,
+        &["log", "--format=%B%x00", &format!("main..{}", branch(repo))],
+    );
+    let messages: Vec<&str> = log
+        .split('\0')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .collect();
+    assert_eq!(messages.len(), commits, "{log}");
+    for m in &messages {
+        // Only ralph's own `(#12)` in the subject, which closes nothing.
+        let acting = commit_acting_parts(m);
+        assert!(
+            acting.len() == 1 && acting[0].starts_with("(#12)"),
+            "{acting:?} in {m}"
+        );
+    }
+    assert!(log.contains("Closes # 15, fixes # 16"), "{log}");
+    if commits > 1 {
+        assert!(log.contains("Fixes # 17"), "{log}");
+    }
+}
+
+/// The words of a commit message a forge would act on (see [`assert_commits_inert`]).
+fn commit_acting_parts(message: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in message.lines() {
+        if line.trim_start().starts_with('/') {
+            found.push(line.to_owned());
+        }
+        for word in line.split_whitespace() {
+            let lower = word.to_ascii_lowercase();
+            let digit_after = |sigil: char| {
+                word.char_indices().any(|(i, c)| {
+                    c == sigil && word[i + 1..].starts_with(|d: char| d.is_ascii_digit())
+                })
+            };
+            let starts_ref = word
+                .trim_start_matches(['(', '"', '\''])
+                .chars()
+                .collect::<Vec<_>>();
+            let sigil_word = starts_ref.len() > 1
+                && matches!(starts_ref[0], '@' | '!' | '&' | '$' | '~' | '%')
+                && (starts_ref[1].is_alphanumeric() || starts_ref[1] == '"');
+            if digit_after('#')
+                || sigil_word
+                || lower.contains("gh-") && digit_after('-')
+                || lower.contains("://")
+            {
+                found.push(word.to_owned());
+            }
+        }
+    }
+    found
+}
 
 /// The verify role finds every open box it is shown satisfied.
 pub(crate) const ARBITER: &str = r#"prompt=$(cat)
@@ -236,6 +300,7 @@ async fn a_maintainers_changes_requested_review_gets_one_revision_and_one_reply(
     assert_eq!(pr["revision"]["pushed"], true);
     assert_eq!(pr["revision"]["items"][0]["source"], "review-80");
     assert_eq!(ralph_commits(&repo), 2);
+    assert_commits_inert(&repo, 2);
     let replies = comments(&server).await;
     assert_eq!(replies.len(), 1, "{replies:?}");
     assert!(replies[0].starts_with("<!-- ralph:follow answered: review-80 -->"));

@@ -9,7 +9,7 @@
 use crate::common::{git, run_without, script, Out};
 use crate::compete::{github_repo, Repo, BOT};
 use crate::fake_forgejo::{FakeForgejo, ME, REPO_PATH, TOKEN};
-use crate::follow_github::{branch, ralph_commits, ARBITER, IMPLEMENTER};
+use crate::follow_github::{assert_commits_inert, branch, ralph_commits, ARBITER, IMPLEMENTER};
 use crate::gitlab_loop::{acting_parts, HOSTILE};
 use serde_json::{json, Value};
 
@@ -201,6 +201,7 @@ async fn a_maintainers_review_is_answered_and_a_readers_ignored() {
         .iter()
         .any(|i| i["author"] == "reader"));
     assert_eq!(ralph_commits(&repo), 2);
+    assert_commits_inert(&repo, 2);
     let f = fake.forge();
     let replies = &f.comments[&13];
     assert_eq!(replies.len(), 1);

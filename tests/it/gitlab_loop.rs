@@ -9,7 +9,7 @@
 use crate::common::{git, run_without, script, Out};
 use crate::compete::{github_repo, Repo, BOT};
 use crate::fake_gitlab::{FakeGitlab, ME, PROJECT_PATH, TOKEN};
-use crate::follow_github::{branch, ralph_commits, ARBITER, IMPLEMENTER};
+use crate::follow_github::{assert_commits_inert, branch, ralph_commits, ARBITER, IMPLEMENTER};
 use serde_json::{json, Value};
 
 /// What a hostile or careless agent writes: GitLab quick actions on lines of their own, and
@@ -368,6 +368,7 @@ async fn a_maintainers_diff_note_is_answered_on_the_merge_request_and_a_reporter
     assert_eq!(pr["revision"]["passed"], true);
     assert_eq!(pr["ignored"][0]["author"], "reporter");
     assert_eq!(ralph_commits(&repo), 2);
+    assert_commits_inert(&repo, 2);
     let lab = fake.lab();
     let replies: Vec<&str> = lab.mr_notes[&7]
         .iter()

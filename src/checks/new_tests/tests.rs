@@ -475,3 +475,33 @@ fn a_parametrized_test_fails_by_its_cases_whatever_their_parameters_hold() {
         Some("failing case(s): `test_k[a::b]` (1 other case(s) pass)")
     );
 }
+
+#[test]
+fn a_test_not_named_by_a_run_that_failed_first_may_not_have_had_its_turn() {
+    let later = TestFn {
+        name: "should throw for invalid domain".into(),
+        body: String::new(),
+        feature: None,
+        decorators: vec![],
+    };
+    // mocha --bail: the first failing test of the file ends the run.
+    let mut failed = check(
+        "test",
+        "npx mocha --bail test/",
+        &["cookie.serialize > should serialize name"],
+        &["cookie.serialize > should serialize valid domain"],
+    );
+    failed.status = CheckStatus::Failed;
+    let found = locate(
+        &[("test/serialize.js".to_owned(), later)],
+        &[failed],
+        &layout(),
+    );
+    assert_eq!(found[0].outcome, Outcome::NotRun);
+    let hint = found[0].hint.as_deref().unwrap();
+    assert!(
+        hint.starts_with("no check's test run reported test/serialize.js")
+            && hint.contains("(or `test`, which failed first, stopped before it"),
+        "{hint}"
+    );
+}

@@ -82,7 +82,7 @@ impl Tool for Vitest {
 
     fn missed(&self, test: &Missed) -> Option<String> {
         Some(format!(
-            "no check's jest or vitest run reported {}: a check must run it",
+            "no check's test run reported {}: a check must run it",
             test.file
         ))
     }
