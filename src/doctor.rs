@@ -18,6 +18,7 @@ use crate::workspace::{self, PreflightOptions};
 use serde::Serialize;
 
 mod candidates;
+mod checkouts;
 mod forge;
 mod rehearse;
 mod sandbox;
@@ -276,7 +277,7 @@ async fn git_checks(f: &mut Findings, settings: &Settings, facts: &RepoFacts) ->
             f.hint(hint);
         }
     }
-    checkout_checks(f, settings);
+    checkouts::checkout_checks(f, settings);
     if !found.has_remote {
         f.add(
             "git",
@@ -290,39 +291,6 @@ async fn git_checks(f: &mut Findings, settings: &Settings, facts: &RepoFacts) ->
         f.hint("add the remote, or run competitions with --no-push");
     }
     found.base.ok().map(|(base, _)| base)
-}
-
-/// Where the competitions' checkouts go, and those an earlier version left inside the
-/// repository (removed by the next competition).
-fn checkout_checks(f: &mut Findings, settings: &Settings) {
-    match settings.checkouts() {
-        Ok(dir) => f.add(
-            "git",
-            "checkouts",
-            Status::Ok,
-            format!(
-                "{} (outside the repository, each with a git directory of its own; `[workspace] root` moves them)",
-                dir.display()
-            ),
-        ),
-        Err(e) => {
-            f.add("git", "checkouts", Status::Fail, e.to_string());
-            f.hint(e.hint().unwrap_or_default());
-        }
-    }
-    let legacy = settings.root.join(workspace::LEGACY_DIR);
-    if let Ok(entries) = std::fs::read_dir(&legacy) {
-        f.add(
-            "git",
-            "old checkouts",
-            Status::Warn,
-            format!(
-                "{} checkout(s) an earlier version made in {}: the next competition removes them, but one that holds uncommitted work",
-                entries.count(),
-                workspace::LEGACY_DIR
-            ),
-        );
-    }
 }
 
 fn agent_checks(f: &mut Findings, settings: &Settings) {

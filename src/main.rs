@@ -22,6 +22,7 @@ fn main() {
         }
     };
     let code = runtime.block_on(cli::main(cli));
+    ralph::process::remove_own_files();
     // Exit without waiting for blocking tasks (a confirmation prompt interrupted by Ctrl-C).
     std::process::exit(code.code());
 }

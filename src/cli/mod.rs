@@ -18,6 +18,7 @@ mod ready;
 mod refine;
 mod replay;
 mod reset;
+mod reset_issue;
 mod setup;
 mod signal;
 mod spec;
@@ -94,7 +95,8 @@ pub enum Command {
     Leaderboard(leaderboard::LeaderboardArgs),
     /// List ledger events, or verify every event file
     Events(events::EventsArgs),
-    /// Delete the events and caches, keeping the configuration
+    /// Delete the events and caches, keeping the configuration; or, with --issue N, an issue's
+    /// branch, checkouts and run state, to run it again from scratch
     Reset(reset::ResetArgs),
     /// Create the workflow labels on the tracker (idempotent)
     Setup(setup::SetupArgs),

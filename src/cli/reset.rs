@@ -1,6 +1,7 @@
 //! `ralph reset`: delete the event log, the caches (`marketplace.json`, `runs/`) and ralph's
 //! checkouts of the repository (their branches stay), keeping the configuration, local issues
 //! and prompt overrides. Asks on a terminal; otherwise needs `--yes`, and refuses without it.
+//! With `--issue N`, only what the runs on issue N left (see [`super::reset_issue`]).
 
 use super::Context;
 use crate::error::Exit;
@@ -15,9 +16,16 @@ pub struct ResetArgs {
     /// Do not ask for confirmation
     #[arg(short, long)]
     pub yes: bool,
+    /// Only issue N: remove its branch, ralph's checkouts of it and its run state, so that
+    /// `ralph compete N` starts again from scratch (events, caches and the remote stay)
+    #[arg(long, value_name = "N")]
+    pub issue: Option<u64>,
 }
 
 pub async fn run(ctx: &Context, args: ResetArgs) -> Result<Exit> {
+    if let Some(n) = args.issue {
+        return super::reset_issue::run(ctx, n, args.yes).await;
+    }
     let ralph = &ctx.ralph_dir;
     let ledger = Ledger::new(ralph);
     let files = ledger
@@ -94,7 +102,7 @@ pub async fn run(ctx: &Context, args: ResetArgs) -> Result<Exit> {
 
 /// The folder of the repository's checkouts, as the configuration (or, when it cannot be read,
 /// the default) places it.
-fn checkouts_of(ctx: &Context) -> Option<std::path::PathBuf> {
+pub(super) fn checkouts_of(ctx: &Context) -> Option<std::path::PathBuf> {
     match ctx.settings() {
         Ok(settings) => settings.checkouts().ok(),
         Err(_) => crate::workspace::checkouts_dir(&ctx.root, None).ok(),

@@ -257,6 +257,14 @@ fn live_groups() -> &'static std::sync::Mutex<std::collections::BTreeSet<i32>> {
     LIVE.get_or_init(Default::default)
 }
 
+/// Removes the folders this process made for its sandbox and its network gates, which statics
+/// hold and nothing drops: the binary calls it before it exits, so that no run leaves them in
+/// the temporary folder.
+pub fn remove_own_files() {
+    sandbox::remove_own_files();
+    egress::proxy::remove_socket_dir();
+}
+
 /// Kills every child process group still running (Ctrl-C, before the process exits).
 pub fn kill_all() {
     let groups: Vec<i32> = live_groups()

@@ -173,10 +173,7 @@ impl Workspace for MemoryWorkspace {
         if !opts.resume && self.inner.lock().unwrap().record.branches.contains(&branch) {
             return Err(WorkspaceError::Refused {
                 message: format!("the branch `{branch}` already exists"),
-                hint: format!(
-                    "continue that run with `ralph compete {} --resume`, or delete the branch",
-                    opts.issue
-                ),
+                hint: super::preflight::exists_hint(opts.issue),
             });
         }
         Ok(Preflight {

@@ -18,6 +18,7 @@ mod diff;
 mod git;
 mod guard;
 mod ledger_push;
+mod leftovers;
 #[cfg(test)]
 pub(crate) mod memory;
 mod own_git;
@@ -38,6 +39,7 @@ pub use git::{
 };
 pub use guard::Snapshot;
 pub use ledger_push::{classify, push_events, LedgerPush, LedgerTarget, Rejection};
+pub use leftovers::{leftovers, remove_issue, Leftover};
 pub use preflight::{default_branch, inspect, preflight, Inspection, Preflight, PreflightOptions};
 
 use crate::secret::GitToken;

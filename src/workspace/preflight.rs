@@ -138,7 +138,10 @@ pub async fn preflight(
             (Some(true), _) | (None, true) => {
                 return Err(refuse(
                     format!("the branch `{branch}` already exists on `{remote}`"),
-                    exists_hint(opts.issue),
+                    format!(
+                        "continue that run with `ralph compete {0} --resume`, or, to start again, delete the branch there (`git push {remote} --delete {branch}`: a pull request open on it closes) and run `ralph reset --issue {0}`",
+                        opts.issue
+                    ),
                 ))
             }
             (Some(false), true) => tracing::info!(
@@ -229,8 +232,11 @@ async fn remote_default(root: &Path, remote: &str, token: Option<&GitToken>) -> 
     })
 }
 
-fn exists_hint(issue: u64) -> String {
-    format!("continue that run with `ralph compete {issue} --resume`, or delete the branch")
+/// What to do about a branch of the issue's that is there already.
+pub(super) fn exists_hint(issue: u64) -> String {
+    format!(
+        "continue that run with `ralph compete {issue} --resume`, or start again with `ralph reset --issue {issue}` (it removes the branch and ralph's checkouts of the issue)"
+    )
 }
 
 /// What `ralph doctor` learns about the repository, each part on its own.

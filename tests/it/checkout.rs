@@ -4,7 +4,7 @@
 //! step may write — none of it reaching the user's repository or home, with the sandbox and
 //! without. And the checkouts earlier versions made inside the repository are removed once.
 
-use crate::common::{commit_all, git};
+use crate::common::{checkout_of, commit_all, git};
 use crate::compete::{run, Repo, Setup};
 use std::path::Path;
 
@@ -255,4 +255,129 @@ fn the_checkouts_inside_the_repository_are_removed_once_and_uncommitted_work_is_
     );
     assert!(!repo.root.join(".ralph/worktrees").exists());
     assert!(!git(&repo.root, &["worktree", "list"]).contains(".ralph/worktrees"));
+}
+
+/// After a run that escalated, the issue cannot be run again until its branch and checkout are
+/// gone, and git's own commands cannot remove them; `ralph reset --issue 3` can, and doctor
+/// lists them. After a run that succeeded, the branch is on the remote too: named, with the
+/// command that deletes it there.
+#[test]
+fn reset_issue_is_the_way_out_of_a_finished_run() {
+    let repo = Repo::new(crate::compete::BAD, &["alpha"]);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let branch = git(
+        &repo.root,
+        &["branch", "--list", "ralph/3-*", "--format=%(refname:short)"],
+    )
+    .trim()
+    .to_owned();
+    assert!(branch.starts_with("ralph/3-"), "{branch}");
+    let checkout = checkout_of(&repo.tools, &repo.root, "3");
+    assert!(checkout.is_dir());
+    // A second run is refused, with a command that works.
+    let out = run(repo.ralph().args(["ready", "3", "--yes"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("ralph reset --issue 3"),
+        "{}",
+        out.stderr
+    );
+    // git's own commands refuse.
+    let git_refuses = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(&repo.root)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "git {args:?} worked");
+    };
+    git_refuses(&["branch", "-D", &branch]);
+    git_refuses(&["worktree", "remove", "--force", &checkout.to_string_lossy()]);
+    // Doctor lists what the run left.
+    let out = run(repo.ralph().args(["doctor", "--json"]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let left = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "runs left")
+        .unwrap_or_else(|| panic!("{report:#}"))["detail"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        left.contains(&format!("#3 (`{branch}`, checkout(s) 3"))
+            && left.contains("ralph reset --issue N"),
+        "{left}"
+    );
+    // Off a terminal it wants --yes, and changes nothing without it.
+    let out = run(repo.ralph().args(["reset", "--issue", "3"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(checkout.is_dir());
+    let out = run(repo
+        .ralph()
+        .args(["reset", "--issue", "3", "--yes", "--json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let done: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(done["deleted_branches"], serde_json::json!([branch]));
+    assert_eq!(done["run_state_cleared"], true);
+    assert_eq!(done["on_remote"], serde_json::json!([]));
+    assert!(!checkout.exists());
+    assert!(!repo.root.join(".ralph/runs/3").exists());
+    assert_eq!(
+        git(&repo.root, &["branch", "--list", "ralph/3-*"]).trim(),
+        ""
+    );
+    let list = git(&repo.root, &["worktree", "list", "--porcelain"]);
+    assert_eq!(list.matches("worktree ").count(), 1, "{list}");
+    // The issue runs again from scratch, and this time succeeds: its branch is pushed.
+    crate::common::script(&repo.tools, "implementer.sh", crate::compete::GOOD);
+    let out = run(repo.ralph().args(["ready", "3", "--yes"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Reopened: its box unchecked and ready again.
+    let issue = repo.root.join(".ralph/issues/3.md");
+    let text = std::fs::read_to_string(&issue).unwrap();
+    std::fs::write(&issue, text.replace("- [x]", "- [ ]")).unwrap();
+    let out = run(repo.ralph().args(["ready", "3", "--yes"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = run(repo
+        .ralph()
+        .args(["reset", "--issue", "3", "--yes", "--json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let done: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(done["deleted_branches"], serde_json::json!([branch]));
+    // The pushed branch is still on the remote: said, with the command that deletes it.
+    assert_eq!(done["on_remote"], serde_json::json!([branch]));
+    let delete = format!("git push origin --delete {branch}");
+    assert!(out.stderr.contains(&delete), "{}", out.stderr);
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("already exists on `origin`") && out.stderr.contains(&delete),
+        "{}",
+        out.stderr
+    );
+    git(
+        &repo.root,
+        &["push", "--quiet", "origin", "--delete", &branch],
+    );
+    // The branch is free again: the run starts (and ends as its fake verify role decides).
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_ne!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("## Round 1/"), "{}", out.stderr);
+    // Nothing to reset for an issue never run.
+    let out = run(repo.ralph().args(["reset", "--issue", "99", "--yes"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Nothing to reset for #99"),
+        "{}",
+        out.stderr
+    );
 }

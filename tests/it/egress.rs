@@ -86,10 +86,22 @@ fn an_agent_reaches_its_model_a_check_nothing_and_every_refusal_is_reported() {
         sandbox: Some(&sandbox),
         ..Setup::default()
     });
-    let out = run(repo.ralph().args(["compete", "3", "--json"]));
+    // ralph's own temporary folders (the sandbox's, the network gates') go when it exits.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(repo
+        .ralph()
+        .env("TMPDIR", tmp.path())
+        .args(["compete", "3", "--json"]));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(report["outcome"], "complete", "{report}");
+    let left: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("ralph-"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "left in the temporary folder");
 
     // What the implementer saw, from the pushed branch.
     let seen = crate::common::git(

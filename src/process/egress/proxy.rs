@@ -40,9 +40,19 @@ impl Drop for Gate {
     }
 }
 
+/// ralph's own folder for the gates' sockets, made on first use.
+static DIR: std::sync::OnceLock<Option<tempfile::TempDir>> = std::sync::OnceLock::new();
+
+/// Removes the folder of the gates' sockets, when one was made: a static, which nothing drops,
+/// holds it, so the binary removes it before it exits.
+pub fn remove_socket_dir() {
+    if let Some(Some(dir)) = DIR.get() {
+        let _ = std::fs::remove_dir_all(dir.path());
+    }
+}
+
 /// ralph's own folder (mode 0700) for the gates' sockets.
 fn socket_dir() -> io::Result<&'static Path> {
-    static DIR: std::sync::OnceLock<Option<tempfile::TempDir>> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         tempfile::Builder::new()
             .prefix("ralph-egress-")

@@ -283,6 +283,14 @@ pub fn install(sandbox: Sandbox) -> Arc<Sandbox> {
     sandbox
 }
 
+/// Removes the installed sandbox's own folder (what hidden files are shown as): the sandbox is
+/// held by a static, which nothing drops, so the binary removes it before it exits.
+pub fn remove_own_files() {
+    if let Some(dir) = current().as_ref().and_then(|s| s.scrub_dir.clone()) {
+        let _ = std::fs::remove_dir_all(dir.path());
+    }
+}
+
 /// The installed sandbox, if any.
 pub fn current() -> Option<Arc<Sandbox>> {
     registry().read().unwrap_or_else(|e| e.into_inner()).clone()
