@@ -1,10 +1,11 @@
 //! The change's own tests first: before the suite runs for a change, the test files it adds or
 //! edits run alone, by the first test check whose runner takes files ([`Tool::files`]: pytest,
-//! jest, vitest, AVA, node-tap, mocha, `node --test`, `cargo test --test`) that passed on the base. When one of the change's
-//! tests fails there — a test the base did not have, or did not name — that run is the check's
-//! verdict at once and the rest is not run: a broken change costs its failing tests, not the
-//! whole suite again. When they pass (or what fails is a test the base knew), the suite runs as
-//! always, and judges.
+//! jest, vitest, AVA, node-tap, mocha, `node --test`, `cargo test --test`) that passed on the
+//! base. When one of the change's tests fails there — a test the base did not have, or one it
+//! passed that fails again when run alone (an edited test, a regression; one that passes alone
+//! is flaky, see [`super::rerun`]) — that run is the check's verdict at once and the rest is not
+//! run: a broken change costs its failing tests, not the whole suite again. When they pass, or
+//! what fails is flaky, the suite runs as always, and judges.
 //!
 //! [`Tool::files`]: super::tools::Tool::files
 
@@ -56,20 +57,26 @@ pub async fn run(
             .flatten()?;
         Some((i, spec, command))
     })?;
-    let known = base.known_tests(&spec.name)?;
     let once = CheckSpec {
         command: command.clone(),
         ..spec.clone()
     };
     let view = at.watch.started(&spec.name, &command);
-    let result = run_check(&once, at.workdir, at.timeout, at.env).await;
+    let mut result = run_check(&once, at.workdir, at.timeout, at.env).await;
+    // A test the base passed is run again alone: failing again, it is the change's doing.
+    super::rerun::settle(&once, &mut result, base, at.workdir, at.timeout, at.env).await;
     drop(view);
     let new_failing: Vec<&String> = result
         .measure
         .tests
         .as_ref()
         .filter(|t| t.by_name)
-        .map(|t| t.failed.iter().filter(|id| !known.contains(*id)).collect())
+        .map(|t| {
+            t.failed
+                .iter()
+                .filter(|id| !t.flaky.contains(*id))
+                .collect()
+        })
         .unwrap_or_default();
     if result.status != CheckStatus::Failed || new_failing.is_empty() {
         return None;

@@ -213,6 +213,48 @@ fn a_rust_changes_new_test_file_runs_first_as_its_target_and_its_failure_is_the_
     assert!(prompt.contains("halve(3) rounds up"), "{prompt}");
 }
 
+/// A test the base had and passed, edited by the change so that it fails, fails again when run
+/// alone: it is the change's doing, and the verdict of the first run.
+#[test]
+fn an_edited_test_that_fails_again_alone_is_the_first_runs_verdict() {
+    if !ralph::process::on_path("cargo") {
+        return eprintln!("skipped: cargo is not installed");
+    }
+    let files = [
+        (
+            "Cargo.toml",
+            "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+        ),
+        ("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"),
+        (
+            "tests/basic.rs",
+            "#[test]\nfn adds() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n",
+        ),
+        (".gitignore", ".ralph/worktrees/\n.ralph/runs/\ntarget/\n"),
+    ];
+    let edits = implementer(
+        "printf '#[test]\\nfn adds() {\\n    assert_eq!(calc::add(2, 2), 5, \"two and two\");\\n}\\n' > tests/basic.rs",
+    );
+    let repo = repo(
+        &files,
+        "[checks]\ntest = \"cargo test\"\n",
+        &edits,
+        None,
+        |_| {},
+    );
+    let out = run(repo.ralph().args(["compete", "3"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "the change's own tests, run first alone (`cargo test --test basic`), fail: `tests/basic.rs::adds`"
+        ),
+        "{}",
+        out.stderr
+    );
+    let prompt = std::fs::read_to_string(repo.tools.join("alpha.prompt")).unwrap();
+    assert!(prompt.contains("two and two"), "{prompt}");
+}
+
 /// Where `.ci/run` installs node-tap; why not where it is not.
 fn node_tap() -> Result<std::path::PathBuf, String> {
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
