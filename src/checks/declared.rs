@@ -1,6 +1,7 @@
 //! The checks a repository declares itself, preferred over anything ralph would guess: the
 //! targets of a task runner's file (a `Makefile`, a `justfile`, each read by its runner's tool)
-//! named like checks (`test`, `lint`, `typecheck`, `format-check`…), and a pre-commit
+//! named like checks (`test`, `lint`, `typecheck`, `format-check`…, or after a linter ralph
+//! knows), and a pre-commit
 //! configuration, which runs the project's own linters and formatters as it pins them.
 
 use super::project::Project;
@@ -8,15 +9,15 @@ use super::spec::CheckSpec;
 use super::tools::CheckKind;
 use super::tools::{self, Tasks};
 
-/// Target names that are quality checks, in the order they run.
-const QUALITY: [&str; 9] = [
+/// Target names that are quality checks, in the order they run; then targets named after a
+/// formatter, linter or type checker ralph knows ([`tools::quality_tools`]).
+const QUALITY: [&str; 8] = [
     "format-check",
     "fmt-check",
     "check-format",
     "lint",
     "typecheck",
     "type-check",
-    "mypy",
     "check",
     "vet",
 ];
@@ -35,9 +36,18 @@ fn from_targets(tasks: &Tasks, runner: &str) -> Option<Vec<CheckSpec>> {
     } else {
         TESTS.iter().find(|t| has(t))?
     };
-    let mut out: Vec<CheckSpec> = QUALITY
+    let named: Vec<&str> = QUALITY
         .iter()
-        .filter(|t| has(t) && t != &test)
+        .copied()
+        .chain(
+            tools::quality_tools()
+                .into_iter()
+                .filter(|n| !QUALITY.contains(n)),
+        )
+        .collect();
+    let mut out: Vec<CheckSpec> = named
+        .iter()
+        .filter(|t| has(t) && *t != test)
         .map(|t| {
             CheckSpec::new(t, &format!("{runner} {t}"))
                 .because(&format!("the `{t}` target of {file}"))
@@ -162,6 +172,12 @@ mod tests {
             from_targets(&named(&["lint"], true), "make").is_none(),
             "no test, no plan"
         );
+        // Targets named after a linter or type checker ralph knows are checks too.
+        let checks =
+            from_targets(&named(&["mypy", "ruff", "docs", "test"], false), "just").unwrap();
+        let names: Vec<&str> = checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["ruff", "mypy", "test"]);
+        assert_eq!(checks[1].command, "just mypy");
     }
 
     #[test]

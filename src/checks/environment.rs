@@ -502,7 +502,8 @@ pub async fn python_import(
             "`{module}` is installed from {without} (an editable install of another checkout?); ralph puts the worktree's import roots first on PYTHONPATH, so the checks test the worktree's code"
         )),
         _ => Diagnosis::Wrong(format!(
-            "`{module}` is imported from {without}, not from the worktree: the checks would test another checkout's code. Set `[checks] setup` to install the worktree (e.g. `python -m venv .venv && .venv/bin/pip install -e .`) and run the checks through it"
+            "`{module}` is imported from {without}, not from the worktree: the checks would test another checkout's code. Set `[checks] setup` to install the worktree (e.g. `{}`) and run the checks through it",
+            super::tools::python_setup()
         )),
     })
 }

@@ -54,29 +54,6 @@ fn is_project(arg: &str) -> bool {
     matches!(path, "." | "./") || path.starts_with("./") && !path.ends_with(".txt")
 }
 
-/// The Python script that makes the job's environment at `argv[1]`: no pip of its own (the
-/// user's is found through the site folders, and installs into this environment), the user's
-/// Python's packages seen after its own — as a virtual environment's system site packages where
-/// that Python is no virtual environment itself, else its site folders added by a `.pth` that
-/// an isolated build (pip's, which sets `PYTHONNOUSERSITE`) does not read —, `pip` commands
-/// that run this environment's.
-const MAKE: &str = r#"import os, sys, venv
-d = sys.argv[1]
-plain = sys.prefix == sys.base_prefix
-venv.EnvBuilder(with_pip=False, symlinks=True, system_site_packages=plain).create(d)
-site = os.path.join(d, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
-parents = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]
-if not plain:
-    with open(os.path.join(site, "ralph-parent.pth"), "w") as f:
-        for p in parents:
-            f.write("import os, site; os.environ.get('PYTHONNOUSERSITE') or site.addsitedir(%r)\n" % p)
-for name in ("pip", "pip3", "pip%d.%d" % sys.version_info[:2]):
-    path = os.path.join(d, "bin", name)
-    with open(path, "w") as f:
-        f.write('#!/bin/sh\nexec "$(dirname "$0")/python" -m pip "$@"\n')
-    os.chmod(path, 0o755)
-"#;
-
 /// Makes the job's environment at `dir` with the `python3` first on `path` (the interpreter its
 /// matrix names, else the user's), confined as a check is (it writes only the job's folder).
 pub(super) async fn make(
@@ -90,7 +67,7 @@ pub(super) async fn make(
     let dir_text = dir.display().to_string();
     let cmd = crate::checks::confined::program(
         &python.display().to_string(),
-        &["-c", MAKE, &dir_text],
+        &["-c", crate::checks::tools::pip::JOB_ENVIRONMENT, &dir_text],
         tree,
         crate::process::Kind::Check,
         &[("PATH".to_owned(), path.to_owned())],

@@ -40,6 +40,9 @@ pub struct Ecosystem {
     /// The CI actions that install its toolchain, and what they provide.
     pub actions: &'static [&'static str],
     pub toolchain: &'static str,
+    /// A `[checks] setup` that installs the project into an environment of its own, where one
+    /// is needed for the checks to test the tree's code.
+    pub setup: Option<&'static str>,
 }
 
 /// Every ecosystem ralph knows, in the order a project of several is offered an example.
@@ -64,6 +67,7 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         offline: Some(("CARGO_NET_OFFLINE", "true")),
         local_folders: &["target"],
         part: "cargo",
+        setup: None,
     },
     Ecosystem {
         name: "Python",
@@ -83,6 +87,7 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         offline: None,
         local_folders: &[".venv"],
         part: "python",
+        setup: Some("python -m venv .venv && .venv/bin/pip install -e ."),
     },
     Ecosystem {
         name: "Node",
@@ -96,6 +101,7 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         offline: None,
         local_folders: &["node_modules"],
         part: "node",
+        setup: None,
     },
     Ecosystem {
         name: "Go",
@@ -109,6 +115,7 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         offline: None,
         local_folders: &[],
         part: "go",
+        setup: None,
     },
     Ecosystem {
         name: "Java",
@@ -122,6 +129,7 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         offline: None,
         local_folders: &[],
         part: "java",
+        setup: None,
     },
     Ecosystem {
         name: "C/C++",
@@ -135,6 +143,7 @@ pub static ECOSYSTEMS: &[Ecosystem] = &[
         offline: None,
         local_folders: &[],
         part: "c",
+        setup: None,
     },
 ];
 
@@ -152,6 +161,15 @@ pub fn named(name: &str) -> &'static Ecosystem {
         .iter()
         .find(|e| e.name == name)
         .expect("an ecosystem of the table")
+}
+
+/// The `[checks] setup` that installs a Python project into an environment of its own.
+pub fn python_setup() -> &'static str {
+    ECOSYSTEMS
+        .iter()
+        .find(|e| e.name == "Python")
+        .and_then(|e| e.setup)
+        .unwrap_or_default()
 }
 
 /// The `[checks]` lines offered where no ecosystem has an example of its own.

@@ -185,6 +185,15 @@ pub fn runners() -> Vec<&'static str> {
         .collect()
 }
 
+/// The names of the formatters, linters and type checkers ralph knows.
+pub fn quality_tools() -> Vec<&'static str> {
+    TOOLS
+        .iter()
+        .filter(|t| t.role() == Role::Quality)
+        .map(|t| t.name())
+        .collect()
+}
+
 /// The tool named `name`.
 pub fn named(name: &str) -> Option<&'static dyn Tool> {
     TOOLS.iter().copied().find(|t| t.name() == name)

@@ -1,7 +1,8 @@
 //! pip and pipx, known by what they install: `pip install …` sets up a CI job (whatever it
 //! names: `pip install pytest` is no test run), downloads from PyPI into its cache, and — a pip
-//! install into the active Python — is given a job's own environment ([`install_args`]); `pipx
-//! install` puts a tool into folders of its own, `pipx run X` starts `X`.
+//! install into the active Python — is given a job's own environment ([`install_args`], made by
+//! [`JOB_ENVIRONMENT`]); `pipx install` puts a tool into folders of its own, `pipx run X` starts
+//! `X`.
 
 use super::ecosystem::Registry;
 use super::shell::Call;
@@ -153,6 +154,29 @@ pub fn install_args(words: &[String]) -> Option<&[String]> {
     }))
     .then_some(args)
 }
+
+/// The Python script that makes the job's environment at `argv[1]`: no pip of its own (the
+/// user's is found through the site folders, and installs into this environment), the user's
+/// Python's packages seen after its own — as a virtual environment's system site packages where
+/// that Python is no virtual environment itself, else its site folders added by a `.pth` that
+/// an isolated build (pip's, which sets `PYTHONNOUSERSITE`) does not read —, `pip` commands
+/// that run this environment's.
+pub const JOB_ENVIRONMENT: &str = r#"import os, sys, venv
+d = sys.argv[1]
+plain = sys.prefix == sys.base_prefix
+venv.EnvBuilder(with_pip=False, symlinks=True, system_site_packages=plain).create(d)
+site = os.path.join(d, "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
+parents = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]
+if not plain:
+    with open(os.path.join(site, "ralph-parent.pth"), "w") as f:
+        for p in parents:
+            f.write("import os, site; os.environ.get('PYTHONNOUSERSITE') or site.addsitedir(%r)\n" % p)
+for name in ("pip", "pip3", "pip%d.%d" % sys.version_info[:2]):
+    path = os.path.join(d, "bin", name)
+    with open(path, "w") as f:
+        f.write('#!/bin/sh\nexec "$(dirname "$0")/python" -m pip "$@"\n')
+    os.chmod(path, 0o755)
+"#;
 
 #[cfg(test)]
 mod tests {
