@@ -103,13 +103,11 @@ fn remove_issue_in(root: &Path, dir: &Path, issue: u64) -> Result<Leftover, Work
         };
         let path = w.path().to_owned();
         // A checkout on one of the branches (`ralph follow`'s `pr-34`) holds it too.
-        let head =
-            std::fs::read_to_string(repo.commondir().join("worktrees").join(name).join("HEAD"))
-                .unwrap_or_default();
-        let on_branch = head
-            .trim()
-            .strip_prefix("ref: refs/heads/")
-            .is_some_and(|b| found.branches.iter().any(|f| f == b));
+        let registration = repo.commondir().join("worktrees").join(name);
+        let on_branch = git2::Repository::open(&registration)
+            .ok()
+            .and_then(|r| r.head().ok().and_then(|h| h.shorthand().map(str::to_owned)))
+            .is_some_and(|b| found.branches.contains(&b));
         let ours = on_branch
             || match path.strip_prefix(dir) {
                 Ok(rest) => {

@@ -203,8 +203,8 @@ const WORKTREE_MODULES: [&str; 8] = [
 
 /// Files of [`WORKTREE_MODULES`] with direct file-system calls on paths no agent or check
 /// writes: (file under `src/`, number of lines, the paths).
-const OWN_PATHS: [(&str, usize, &str); 28] = [
-    ("process/egress/proxy.rs", 2, "the network gates' sockets in ralph's own folder"),
+const OWN_PATHS: [(&str, usize, &str); 29] = [
+    ("process/egress/proxy.rs", 3, "the network gates' sockets in ralph's own folder, and the folder, removed at exit"),
     ("checks/confined.rs", 1, "ralph's own build caches and scratch folders, made before a check starts"),
     ("checks/environment.rs", 1, "the worktree's private cache folder under .ralph/cache"),
     ("agent/state.rs", 5, "the user's agent CLI state (bounded regular-file reads) and ralph's private copies of it; the agent's copy is read through untrusted_dir"),
@@ -245,7 +245,7 @@ const OWN_PATHS: [(&str, usize, &str); 28] = [
         2,
         "the worktree's admin folder in the common git dir; the host's paths",
     ),
-    ("process/sandbox/mod.rs", 2, "~/.cache and the caches the environment names, made for a setup; the empty file hidden files are shown as, in ralph's own scrub folder"),
+    ("process/sandbox/mod.rs", 3, "~/.cache and the caches the environment names, made for a setup; the empty file hidden files are shown as, in ralph's own scrub folder, removed at exit"),
     ("process/sandbox/places.rs", 1, "agents' state folders, made when missing"),
     ("process/sandbox/host.rs", 2, "/proc/sys and the git configurations shown scrubbed"),
     (
@@ -262,6 +262,11 @@ const OWN_PATHS: [(&str, usize, &str); 28] = [
         "workspace/ledger_push.rs",
         7,
         "the ledger's own worktree, the checkouts' folder it is made in, and .ralph/events",
+    ),
+    (
+        "workspace/leftovers.rs",
+        2,
+        "the checkouts' folder, ralph's own: listed, and removed once empty",
     ),
     (
         "workspace/memory.rs",
