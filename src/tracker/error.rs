@@ -19,60 +19,110 @@ pub enum Forge {
     Forgejo,
 }
 
+/// What ralph knows of one forge, for its messages, hints and git: one value a forge, in place of
+/// a `match` a fact.
+#[derive(Debug)]
+pub struct ForgeInfo {
+    /// The name in messages.
+    pub name: &'static str,
+    /// The variables a token is read from, for messages.
+    pub token_vars: &'static str,
+    /// What a token needs, for hints.
+    pub token_needs: &'static str,
+    /// The variable that points ralph at the server, for hints.
+    pub server_var: &'static str,
+    /// How to name the repository, for hints.
+    pub repo_hint: &'static str,
+    /// The user name git sends with the token in HTTP basic authentication. GitHub takes
+    /// `x-access-token`; GitLab takes any name with a personal, project or group access token
+    /// (`oauth2` also with an OAuth token); Forgejo takes any name when the password is a token.
+    pub git_user: &'static str,
+    /// What to do without a token.
+    pub no_token: &'static str,
+    /// What to do about a server address that is no API root.
+    pub bad_api_url: &'static str,
+    /// How to make a token anew, after "create a new one".
+    pub renew: &'static str,
+    /// What a 404 may mean besides a wrong number.
+    pub not_found: &'static str,
+}
+
+static GITHUB: ForgeInfo = ForgeInfo {
+    name: "GitHub",
+    token_vars: "GITHUB_TOKEN (or GH_TOKEN)",
+    token_needs: "the `repo` scope (classic token) or Issues and Pull requests: Read and write (fine-grained token) on this repository",
+    server_var: "GITHUB_API_URL",
+    repo_hint: "pass --repo OWNER/NAME, set GITHUB_REPOSITORY, or add a GitHub `origin` remote",
+    git_user: "x-access-token",
+    no_token: "set GITHUB_TOKEN (or GH_TOKEN) to a token that can write issues and pull requests, or run `gh auth login`; use --tracker local to work offline",
+    bad_api_url: "set GITHUB_API_URL to the API root, e.g. https://api.github.com or https://HOST/api/v3, or unset it",
+    renew: "(it needs issues and pull requests write access) and export it as GITHUB_TOKEN",
+    not_found: "check the issue number and the repository (--repo OWNER/NAME); GitHub also answers 404 when the token cannot see a private repository",
+};
+
+static GITLAB: ForgeInfo = ForgeInfo {
+    name: "GitLab",
+    token_vars: "GITLAB_TOKEN",
+    token_needs: "the `api` scope and at least the Developer role in the project (a project access token, or a personal access token)",
+    server_var: "GITLAB_URL",
+    repo_hint: "pass --repo GROUP/PROJECT (subgroups too: GROUP/SUB/PROJECT), or add an `origin` remote on the GitLab server; in GitLab CI, CI_PROJECT_PATH names it",
+    git_user: "oauth2",
+    no_token: "set GITLAB_TOKEN to a token with the `api` scope and at least the Developer role in the project (a project access token, or a personal access token); use --tracker local to work offline",
+    bad_api_url: "set GITLAB_URL to the server's address, e.g. https://gitlab.example.com, or unset it",
+    renew: "with the `api` scope and at least the Developer role in the project (a project access token, or a personal access token)",
+    not_found: "check the issue number and the project (--repo GROUP/PROJECT); GitLab also answers 404 when the token cannot see a private project",
+};
+
+static FORGEJO: ForgeInfo = ForgeInfo {
+    name: "Forgejo",
+    token_vars: "FORGEJO_TOKEN (or GITEA_TOKEN)",
+    token_needs: "the scopes write:issue, write:repository and read:user (Settings → Applications → Access tokens) and write access to the repository",
+    server_var: "FORGEJO_URL",
+    repo_hint: "pass --repo OWNER/NAME, or add an `origin` remote on the Forgejo server; in Forgejo Actions, GITHUB_REPOSITORY names it",
+    git_user: "x-access-token",
+    no_token: "set FORGEJO_TOKEN (or GITEA_TOKEN) to a token with the scopes write:issue, write:repository and read:user (Settings → Applications → Access tokens) and write access to the repository; use --tracker local to work offline",
+    bad_api_url: "set FORGEJO_URL to the server's address, e.g. https://forgejo.example.com, or unset it",
+    renew: "with the scopes write:issue, write:repository and read:user (Settings → Applications → Access tokens) and write access to the repository",
+    not_found: "check the issue number and the repository (--repo OWNER/NAME); Forgejo also answers 404 when the token cannot see a private repository",
+};
+
 impl Forge {
+    /// What ralph knows of this forge.
+    pub fn info(self) -> &'static ForgeInfo {
+        match self {
+            Forge::Github => &GITHUB,
+            Forge::Gitlab => &GITLAB,
+            Forge::Forgejo => &FORGEJO,
+        }
+    }
+
     /// The name in messages.
     pub fn name(self) -> &'static str {
-        match self {
-            Forge::Github => "GitHub",
-            Forge::Gitlab => "GitLab",
-            Forge::Forgejo => "Forgejo",
-        }
+        self.info().name
     }
 
     /// The variables a token is read from, for messages.
     pub fn token_vars(self) -> &'static str {
-        match self {
-            Forge::Github => "GITHUB_TOKEN (or GH_TOKEN)",
-            Forge::Gitlab => "GITLAB_TOKEN",
-            Forge::Forgejo => "FORGEJO_TOKEN (or GITEA_TOKEN)",
-        }
+        self.info().token_vars
     }
 
     /// What a token needs, for hints.
     pub fn token_needs(self) -> &'static str {
-        match self {
-            Forge::Github => "the `repo` scope (classic token) or Issues and Pull requests: Read and write (fine-grained token) on this repository",
-            Forge::Gitlab => "the `api` scope and at least the Developer role in the project (a project access token, or a personal access token)",
-            Forge::Forgejo => "the scopes write:issue, write:repository and read:user (Settings → Applications → Access tokens) and write access to the repository",
-        }
+        self.info().token_needs
     }
 
     /// The variable that points ralph at the server, for hints.
     pub fn server_var(self) -> &'static str {
-        match self {
-            Forge::Github => "GITHUB_API_URL",
-            Forge::Gitlab => "GITLAB_URL",
-            Forge::Forgejo => "FORGEJO_URL",
-        }
+        self.info().server_var
     }
 
-    /// How to name the repository, for hints.
     fn repo_hint(self) -> &'static str {
-        match self {
-            Forge::Github => "pass --repo OWNER/NAME, set GITHUB_REPOSITORY, or add a GitHub `origin` remote",
-            Forge::Gitlab => "pass --repo GROUP/PROJECT (subgroups too: GROUP/SUB/PROJECT), or add an `origin` remote on the GitLab server; in GitLab CI, CI_PROJECT_PATH names it",
-            Forge::Forgejo => "pass --repo OWNER/NAME, or add an `origin` remote on the Forgejo server; in Forgejo Actions, GITHUB_REPOSITORY names it",
-        }
+        self.info().repo_hint
     }
 
-    /// The user name git sends with the token in HTTP basic authentication. GitHub takes
-    /// `x-access-token`; GitLab takes any name with a personal, project or group access token
-    /// (`oauth2` also with an OAuth token); Forgejo takes any name when the password is a token.
+    /// The user name git sends with the token ([`ForgeInfo::git_user`]).
     pub fn git_user(self) -> &'static str {
-        match self {
-            Forge::Github | Forge::Forgejo => "x-access-token",
-            Forge::Gitlab => "oauth2",
-        }
+        self.info().git_user
     }
 }
 
@@ -184,19 +234,15 @@ impl TrackerError {
     /// What the user can do about it.
     pub fn hint(&self) -> Option<String> {
         Some(match self {
-            TrackerError::NoToken { forge: Forge::Github, .. } => "set GITHUB_TOKEN (or GH_TOKEN) to a token that can write issues and pull requests, or run `gh auth login`; use --tracker local to work offline".into(),
-            TrackerError::NoToken { forge, .. } => format!("set {} to a token with {}; use --tracker local to work offline", forge.token_vars(), forge.token_needs()),
+            TrackerError::NoToken { forge, .. } => forge.info().no_token.into(),
             TrackerError::JobTokenOnly => "add a project access token (role Developer, scope `api`) as a masked CI/CD variable named GITLAB_TOKEN: ralph uses it for the API and the push".into(),
             TrackerError::NoRepository { forge, .. } => forge.repo_hint().into(),
-            TrackerError::BadApiUrl { forge: Forge::Github, .. } => "set GITHUB_API_URL to the API root, e.g. https://api.github.com or https://HOST/api/v3, or unset it".into(),
-            TrackerError::BadApiUrl { forge, .. } => format!("set {} to the server's address, e.g. https://{}.example.com, or unset it", forge.server_var(), forge.name().to_ascii_lowercase()),
-            TrackerError::BadCredentials { forge: Forge::Github, source_name } => format!("the token from {source_name} is invalid, expired or revoked: create a new one (it needs issues and pull requests write access) and export it as GITHUB_TOKEN"),
-            TrackerError::BadCredentials { forge, source_name } => format!("the token from {source_name} is invalid, expired or revoked: create a new one with {}", forge.token_needs()),
+            TrackerError::BadApiUrl { forge, .. } => forge.info().bad_api_url.into(),
+            TrackerError::BadCredentials { forge, source_name } => format!("the token from {source_name} is invalid, expired or revoked: create a new one {}", forge.info().renew),
             TrackerError::PullRequestsNotAllowed { .. } => "a maintainer can open the pull request from that link; to let ralph open them, allow it under Settings → Actions → General → Workflow permissions → \"Allow GitHub Actions to create and approve pull requests\" (in an organisation, its Actions settings must allow it too)".into(),
             TrackerError::Forbidden { forge, .. } => format!("the token needs {}", forge.token_needs()),
             TrackerError::NotFound { forge: None, .. } => "local issues are markdown files .ralph/issues/N.md (front matter with title, labels, state); see docs/configuration.md#local-issues".into(),
-            TrackerError::NotFound { forge: Some(Forge::Gitlab), .. } => "check the issue number and the project (--repo GROUP/PROJECT); GitLab also answers 404 when the token cannot see a private project".into(),
-            TrackerError::NotFound { forge: Some(forge), .. } => format!("check the issue number and the repository (--repo OWNER/NAME); {forge} also answers 404 when the token cannot see a private repository"),
+            TrackerError::NotFound { forge: Some(forge), .. } => forge.info().not_found.into(),
             TrackerError::RateLimited { .. } => "wait until the reset time, or use a token with a higher rate limit".into(),
             TrackerError::Http { forge, status, .. } if *status >= 500 => format!("{forge} seems to be having trouble: try again later"),
             TrackerError::Connection { forge, .. } => format!("check the network connection and {}", forge.server_var()),

@@ -16,6 +16,7 @@ pub mod gitlab;
 pub mod local;
 pub mod pulls;
 pub mod rest;
+pub mod shaped;
 pub mod workflow;
 
 use crate::config::TrackerKind;
@@ -26,7 +27,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-pub use self::error::{Forge, TrackerError};
+pub use self::error::{Forge, ForgeInfo, TrackerError};
 
 /// Whether an issue is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -306,8 +307,6 @@ pub trait IssueTracker: Send + Sync {
     }
 }
 
-/// Opens the tracker the settings name. For GitHub this finds the repository, the API URL
-/// and the token (running `gh auth token` if needed); nothing is sent over the network yet.
 /// Text as ralph posts it (a comment, a pull request's title and body): without terminal escape
 /// sequences or control characters — a check's coloured output would show as `[31m` noise.
 pub fn posted(text: &str) -> String {
@@ -327,6 +326,8 @@ pub fn push_token(settings: &Settings) -> Option<GitToken> {
     token.map(|t| GitToken::new(forge.git_user(), t.secret))
 }
 
+/// Opens the tracker the settings name. For GitHub this finds the repository, the API URL
+/// and the token (running `gh auth token` if needed); nothing is sent over the network yet.
 pub async fn open(settings: &Settings) -> Result<Box<dyn IssueTracker>> {
     match settings.tracker {
         TrackerKind::Local => Ok(Box::new(local::LocalTracker::new(
@@ -336,7 +337,7 @@ pub async fn open(settings: &Settings) -> Result<Box<dyn IssueTracker>> {
             let repo = discover::repository(settings.repo.clone(), &settings.root).await?;
             let api = discover::api_url()?;
             let token = discover::token(&api).await?;
-            Ok(Box::new(github::GithubTracker::new(
+            Ok(Box::new(github::tracker(
                 &api,
                 repo,
                 token,
@@ -345,7 +346,7 @@ pub async fn open(settings: &Settings) -> Result<Box<dyn IssueTracker>> {
         }
         TrackerKind::Forgejo => {
             let (place, token) = forgejo::discover::find(settings).await?;
-            Ok(Box::new(forgejo::ForgejoTracker::new(
+            Ok(Box::new(forgejo::tracker(
                 &place,
                 token,
                 rest::RetryPolicy::default(),

@@ -44,7 +44,7 @@ async fn server() -> (MockServer, ForgejoTracker) {
         web: server.uri(),
         repo: "acme/widgets".parse().unwrap(),
     };
-    let t = ForgejoTracker::new(
+    let t = ralph::tracker::forgejo::tracker(
         &place,
         Token::new(TOKEN, TokenSource::Var("FORGEJO_TOKEN")),
         crate::common::fast_policy(),

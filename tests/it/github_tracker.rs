@@ -28,7 +28,7 @@ fn tracker_at(uri: &str) -> GithubTracker {
 }
 
 fn tracker_with(uri: &str, policy: RetryPolicy) -> GithubTracker {
-    GithubTracker::new(
+    ralph::tracker::github::tracker(
         uri,
         "octo-org/octo-repo".parse().unwrap(),
         Token::new(TOKEN, TokenSource::GithubToken),

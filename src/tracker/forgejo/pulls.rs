@@ -1,18 +1,14 @@
-//! [`PullRequestTracker`] over Forgejo's API v1: pull requests from ralph's branches of the
-//! repository itself (not forks'), their reviews (`REQUEST_CHANGES`, `COMMENT`, `APPROVED`),
-//! each review's comments on lines of the diff, and the conversation; the commit statuses of a
-//! commit as CI (Forgejo Actions reports its jobs so); and a failing job's log, read from the
-//! job's page on the same server (`…/actions/runs/R/jobs/J/logs`) — the API has no job logs.
+//! What Forgejo reads its own way about a pull request: its reviews (`REQUEST_CHANGES`,
+//! `COMMENT`, `APPROVED`) with each review's comments on lines of the diff; the commit statuses
+//! of a commit as CI (Forgejo Actions reports its jobs so); and a failing job's log, read from
+//! the job's page on the same server (`…/actions/runs/R/jobs/J/logs`) — the API has no job logs.
 
-use super::super::github::wire::{ours, Comment, Pull, Review, User};
-use super::super::pulls::{
-    review_verdict, status_state, CiCheck, Feedback, FeedbackKind, PullFacts, PullRequestTracker,
-};
-use super::super::rest::{segment, Request};
-use super::super::{IssueTracker, Result, TrackerError};
-use super::{ForgejoTracker, PAGE};
+use crate::tracker::pulls::{review_verdict, status_state, CiCheck, Feedback, FeedbackKind};
+use crate::tracker::rest::{segment, Request};
+use crate::tracker::shaped::wire::{Review, User};
+use crate::tracker::shaped::ShapedTracker;
+use crate::tracker::{Forge, Result, TrackerError};
 use ::http::Method;
-use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
@@ -76,181 +72,117 @@ fn job_page(web: &str, url: &str) -> bool {
     )
 }
 
-impl ForgejoTracker {
-    fn pr_subject(&self, number: u64) -> String {
-        format!("pull request #{number} in {}", self.repo)
-    }
-
-    /// Its submitted reviews (drafts and dismissed ones left out), with their line comments.
-    async fn reviews(&self, number: u64) -> Result<Vec<Feedback>> {
-        let reviews: Vec<ForgejoReview> = self
-            .api
-            .get_all(
-                self.path(&format!("/pulls/{number}/reviews?limit={PAGE}")),
-                &format!("read the reviews of pull request #{number}"),
-                &self.pr_subject(number),
-            )
-            .await?;
-        let mut out = Vec::new();
-        for r in reviews.into_iter().filter(|r| !r.dismissed) {
-            let (id, count) = (r.review.id, r.comments_count);
-            let Some(at) = r.review.submitted_at else {
-                continue;
-            };
-            out.push(Feedback {
-                id: format!("review-{id}"),
-                author: r.review.user.map(|u| u.login),
-                at,
-                body: r.review.body.unwrap_or_default(),
-                kind: FeedbackKind::Review {
-                    verdict: review_verdict(&r.review.state),
+/// Its submitted reviews (drafts and dismissed ones left out), with their line comments.
+pub(super) async fn reviews(t: &ShapedTracker, number: u64) -> Result<Vec<Feedback>> {
+    let reviews: Vec<ForgejoReview> = t
+        .api
+        .get_all(
+            t.paged(&format!("/pulls/{number}/reviews")),
+            &format!("read the reviews of pull request #{number}"),
+            &t.pr_subject(number),
+        )
+        .await?;
+    let mut out = Vec::new();
+    for r in reviews.into_iter().filter(|r| !r.dismissed) {
+        let (id, count) = (r.review.id, r.comments_count);
+        let Some(at) = r.review.submitted_at else {
+            continue;
+        };
+        out.push(Feedback {
+            id: format!("review-{id}"),
+            author: r.review.user.map(|u| u.login),
+            at,
+            body: r.review.body.unwrap_or_default(),
+            kind: FeedbackKind::Review {
+                verdict: review_verdict(&r.review.state),
+            },
+        });
+        if count > 0 {
+            let lines: Vec<LineComment> = t
+                .api
+                .get(
+                    t.path(&format!("/pulls/{number}/reviews/{id}/comments")),
+                    format!("read the comments of review {id}"),
+                    t.pr_subject(number),
+                )
+                .await?;
+            out.extend(lines.into_iter().map(|c| Feedback {
+                id: format!("inline-{}", c.id),
+                author: c.user.map(|u| u.login),
+                at: c.created_at,
+                body: c.body.unwrap_or_default(),
+                kind: FeedbackKind::Inline {
+                    path: c.path,
+                    line: c.position.filter(|p| *p > 0).or(c.original_position),
                 },
-            });
-            if count > 0 {
-                let lines: Vec<LineComment> = self
-                    .api
-                    .get(
-                        self.path(&format!("/pulls/{number}/reviews/{id}/comments")),
-                        format!("read the comments of review {id}"),
-                        self.pr_subject(number),
-                    )
-                    .await?;
-                out.extend(lines.into_iter().map(|c| Feedback {
-                    id: format!("inline-{}", c.id),
-                    author: c.user.map(|u| u.login),
-                    at: c.created_at,
-                    body: c.body.unwrap_or_default(),
-                    kind: FeedbackKind::Inline {
-                        path: c.path,
-                        line: c.position.filter(|p| *p > 0).or(c.original_position),
-                    },
-                }));
-            }
+            }));
         }
-        Ok(out)
     }
+    Ok(out)
 }
 
-#[async_trait]
-impl PullRequestTracker for ForgejoTracker {
-    async fn pull_requests(&self, head_prefix: &str) -> Result<Vec<PullFacts>> {
-        let pulls: Vec<Pull> = self
-            .api
-            .get_all(
-                self.path(&format!("/pulls?state=all&sort=recentupdate&limit={PAGE}")),
-                "list the pull requests",
-                &format!("pull requests of {}", self.repo),
+/// The commit statuses of `sha`.
+pub(super) async fn ci(t: &ShapedTracker, sha: &str) -> Result<Vec<CiCheck>> {
+    let combined: CombinedStatus = t
+        .api
+        .get(
+            t.path(&format!("/commits/{}/status", segment(sha))),
+            format!("read the commit statuses of {sha}"),
+            format!("commit {sha} in {}", t.repo),
+        )
+        .await?;
+    Ok(combined
+        .statuses
+        .into_iter()
+        .map(|s| CiCheck {
+            name: s.context,
+            state: status_state(&s.status),
+            job: None,
+            url: s.target_url,
+            log: None,
+        })
+        .collect())
+}
+
+/// The raw log of the Actions job whose page the check links to, on this server only (the
+/// token goes nowhere else).
+pub(super) async fn job_log(t: &ShapedTracker, check: &CiCheck) -> Result<String> {
+    let url = check.url.as_deref().unwrap_or_default();
+    if !job_page(&t.web, url) {
+        return Err(TrackerError::NotFound {
+            what: format!(
+                "a log of `{}` (its link is no Actions job here)",
+                check.name
+            ),
+            forge: Some(Forge::Forgejo),
+        });
+    }
+    let reply = t
+        .api
+        .send(
+            Request::new(
+                Method::GET,
+                format!("{}/logs", url.trim_end_matches('/')),
+                format!("read the log of `{}`", check.name),
             )
-            .await?;
-        Ok(ours(pulls, head_prefix, &self.repo.to_string())
-            .into_iter()
-            .map(PullFacts::from)
-            .collect())
+            .subject(format!("the log of `{}`", check.name)),
+        )
+        .await?;
+    let html = reply
+        .headers
+        .get(::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.contains("html"));
+    if html {
+        return Err(TrackerError::NotFound {
+            what: format!(
+                "the log of `{}` (the server answered with a web page)",
+                check.name
+            ),
+            forge: Some(Forge::Forgejo),
+        });
     }
-
-    async fn pull_request(&self, number: u64) -> Result<PullFacts> {
-        let pull: Pull = self
-            .api
-            .get(
-                self.path(&format!("/pulls/{number}")),
-                format!("read pull request #{number}"),
-                self.pr_subject(number),
-            )
-            .await?;
-        Ok(pull.into())
-    }
-
-    async fn feedback(&self, number: u64) -> Result<Vec<Feedback>> {
-        let mut out = self.reviews(number).await?;
-        let comments: Vec<Comment> = self
-            .api
-            .get_all(
-                self.path(&format!("/issues/{number}/comments?limit={PAGE}")),
-                &format!("read the comments of pull request #{number}"),
-                &self.pr_subject(number),
-            )
-            .await?;
-        out.extend(comments.into_iter().map(|c| Feedback {
-            id: format!("comment-{}", c.id),
-            author: c.user.map(|u| u.login),
-            at: c.created_at,
-            body: c.body.unwrap_or_default(),
-            kind: FeedbackKind::Conversation,
-        }));
-        out.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
-        Ok(out)
-    }
-
-    async fn ci(&self, sha: &str) -> Result<Vec<CiCheck>> {
-        let combined: CombinedStatus = self
-            .api
-            .get(
-                self.path(&format!("/commits/{}/status", segment(sha))),
-                format!("read the commit statuses of {sha}"),
-                format!("commit {sha} in {}", self.repo),
-            )
-            .await?;
-        Ok(combined
-            .statuses
-            .into_iter()
-            .map(|s| CiCheck {
-                name: s.context,
-                state: status_state(&s.status),
-                job: None,
-                url: s.target_url,
-                log: None,
-            })
-            .collect())
-    }
-
-    /// The raw log of the Actions job whose page the check links to, on this server only (the
-    /// token goes nowhere else).
-    async fn job_log(&self, check: &CiCheck) -> Result<String> {
-        let url = check.url.as_deref().unwrap_or_default();
-        if !job_page(&self.web, url) {
-            return Err(TrackerError::NotFound {
-                what: format!(
-                    "a log of `{}` (its link is no Actions job here)",
-                    check.name
-                ),
-                forge: Some(super::Forge::Forgejo),
-            });
-        }
-        let reply = self
-            .api
-            .send(
-                Request::new(
-                    Method::GET,
-                    format!("{}/logs", url.trim_end_matches('/')),
-                    format!("read the log of `{}`", check.name),
-                )
-                .subject(format!("the log of `{}`", check.name)),
-            )
-            .await?;
-        let html = reply
-            .headers
-            .get(::http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| t.contains("html"));
-        if html {
-            return Err(TrackerError::NotFound {
-                what: format!(
-                    "the log of `{}` (the server answered with a web page)",
-                    check.name
-                ),
-                forge: Some(super::Forge::Forgejo),
-            });
-        }
-        Ok(String::from_utf8_lossy(&reply.body).into_owned())
-    }
-
-    async fn comment_on_pull(&self, number: u64, body: &str) -> Result<()> {
-        IssueTracker::comment(self, number, body).await
-    }
-
-    async fn label_pull(&self, number: u64, labels: &[String]) -> Result<()> {
-        IssueTracker::add_labels(self, number, labels).await
-    }
+    Ok(String::from_utf8_lossy(&reply.body).into_owned())
 }
 
 #[cfg(test)]

@@ -1,18 +1,15 @@
-//! [`PullRequestTracker`] over the GitHub REST API: pull requests (`/pulls`), their reviews,
-//! inline review comments and conversation comments, the check runs and commit statuses of a
-//! commit, and an Actions job's log. The pull request, review and comment shapes (Forgejo's too)
-//! are in `wire`; the check runs' are here, lenient alike.
+//! What GitHub reads its own way about a pull request: its reviews and their inline comments,
+//! the check runs and commit statuses of a commit, and an Actions job's log. The pull request,
+//! review and comment shapes are the shared `wire`'s; the check runs' are here, lenient alike.
 
-use super::super::pulls::{
-    check_run_state, review_verdict, status_state, CiCheck, Feedback, FeedbackKind, PullFacts,
-    PullRequestTracker,
+use crate::tracker::pulls::{
+    check_run_state, review_verdict, status_state, CiCheck, Feedback, FeedbackKind,
 };
-use super::super::rest::{segment, Request};
-use super::super::{IssueTracker, Result};
-use super::wire::{ours, Comment, Pull, Review, User};
-use super::GithubTracker;
+use crate::tracker::rest::{segment, Request};
+use crate::tracker::shaped::wire::{Review, User};
+use crate::tracker::shaped::ShapedTracker;
+use crate::tracker::{Forge, Result, TrackerError};
 use ::http::Method;
-use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
@@ -73,173 +70,120 @@ struct Status {
     target_url: Option<String>,
 }
 
-impl GithubTracker {
-    fn pulls_subject(&self) -> String {
-        format!("pull requests of {}", self.repo)
-    }
-
-    /// Every page of `<under>/{number}/<list>` of a pull request (`what` names it in errors).
-    async fn list<T: serde::de::DeserializeOwned>(
-        &self,
-        number: u64,
-        under: &str,
-        list: &str,
-        what: &str,
-    ) -> Result<Vec<T>> {
-        self.api
-            .get_all(
-                self.path(&format!("{under}/{number}/{list}?per_page=100")),
-                &format!("read the {what} of pull request #{number}"),
-                &format!("pull request #{number} in {}", self.repo),
-            )
-            .await
-    }
+/// Every page of `<under>/{number}/<list>` of a pull request (`what` names it in errors).
+async fn list<T: serde::de::DeserializeOwned>(
+    t: &ShapedTracker,
+    number: u64,
+    under: &str,
+    list: &str,
+    what: &str,
+) -> Result<Vec<T>> {
+    t.api
+        .get_all(
+            t.paged(&format!("{under}/{number}/{list}")),
+            &format!("read the {what} of pull request #{number}"),
+            &t.pr_subject(number),
+        )
+        .await
 }
 
-#[async_trait]
-impl PullRequestTracker for GithubTracker {
-    async fn pull_requests(&self, head_prefix: &str) -> Result<Vec<PullFacts>> {
-        let pulls: Vec<Pull> = self
-            .api
-            .get_all(
-                self.path("/pulls?state=all&sort=updated&direction=desc&per_page=100"),
-                "list the pull requests",
-                &self.pulls_subject(),
-            )
-            .await?;
-        Ok(ours(pulls, head_prefix, &self.repo.to_string())
-            .into_iter()
-            .map(PullFacts::from)
-            .collect())
-    }
-
-    async fn pull_request(&self, number: u64) -> Result<PullFacts> {
-        let pull: Pull = self
-            .api
-            .get(
-                self.path(&format!("/pulls/{number}")),
-                format!("read pull request #{number}"),
-                format!("pull request #{number} in {}", self.repo),
-            )
-            .await?;
-        Ok(pull.into())
-    }
-
-    async fn feedback(&self, number: u64) -> Result<Vec<Feedback>> {
-        let reviews: Vec<Review> = self.list(number, "/pulls", "reviews", "reviews").await?;
-        let inline: Vec<InlineComment> = self
-            .list(number, "/pulls", "comments", "review comments")
-            .await?;
-        let comments: Vec<Comment> = self.list(number, "/issues", "comments", "comments").await?;
-        let mut out: Vec<Feedback> = Vec::new();
-        for r in reviews {
-            // A pending review is the reviewer's draft: not submitted, not feedback yet.
-            let Some(at) = r.submitted_at else { continue };
-            out.push(Feedback {
-                id: format!("review-{}", r.id),
-                author: r.user.map(|u| u.login),
-                at,
-                body: r.body.unwrap_or_default(),
-                kind: FeedbackKind::Review {
-                    verdict: review_verdict(&r.state),
-                },
-            });
-        }
-        out.extend(inline.into_iter().map(|c| Feedback {
-            id: format!("inline-{}", c.id),
-            author: c.user.map(|u| u.login),
-            at: c.created_at,
-            body: c.body.unwrap_or_default(),
-            kind: FeedbackKind::Inline {
-                path: c.path,
-                line: c.line.or(c.original_line),
+/// The submitted reviews (a pending one is the reviewer's draft) and the inline comments.
+pub(super) async fn reviews(t: &ShapedTracker, number: u64) -> Result<Vec<Feedback>> {
+    let reviews: Vec<Review> = list(t, number, "/pulls", "reviews", "reviews").await?;
+    let inline: Vec<InlineComment> =
+        list(t, number, "/pulls", "comments", "review comments").await?;
+    let mut out: Vec<Feedback> = Vec::new();
+    for r in reviews {
+        let Some(at) = r.submitted_at else { continue };
+        out.push(Feedback {
+            id: format!("review-{}", r.id),
+            author: r.user.map(|u| u.login),
+            at,
+            body: r.body.unwrap_or_default(),
+            kind: FeedbackKind::Review {
+                verdict: review_verdict(&r.state),
             },
-        }));
-        out.extend(comments.into_iter().map(|c| Feedback {
-            id: format!("comment-{}", c.id),
-            author: c.user.map(|u| u.login),
-            at: c.created_at,
-            body: c.body.unwrap_or_default(),
-            kind: FeedbackKind::Conversation,
-        }));
-        out.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.id.cmp(&b.id)));
-        Ok(out)
+        });
     }
+    out.extend(inline.into_iter().map(|c| Feedback {
+        id: format!("inline-{}", c.id),
+        author: c.user.map(|u| u.login),
+        at: c.created_at,
+        body: c.body.unwrap_or_default(),
+        kind: FeedbackKind::Inline {
+            path: c.path,
+            line: c.line.or(c.original_line),
+        },
+    }));
+    Ok(out)
+}
 
-    async fn ci(&self, sha: &str) -> Result<Vec<CiCheck>> {
-        let subject = format!("commit {sha} in {}", self.repo);
-        let sha = segment(sha);
-        let runs: CheckRuns = self
-            .api
-            .get(
-                self.path(&format!("/commits/{sha}/check-runs?per_page=100")),
-                format!("read the check runs of {sha}"),
-                subject.clone(),
+/// The check runs (an Actions job's is the job) and the commit statuses of `sha`.
+pub(super) async fn ci(t: &ShapedTracker, sha: &str) -> Result<Vec<CiCheck>> {
+    let subject = format!("commit {sha} in {}", t.repo);
+    let sha = segment(sha);
+    let runs: CheckRuns = t
+        .api
+        .get(
+            t.paged(&format!("/commits/{sha}/check-runs")),
+            format!("read the check runs of {sha}"),
+            subject.clone(),
+        )
+        .await?;
+    let combined: CombinedStatus = t
+        .api
+        .get(
+            t.paged(&format!("/commits/{sha}/status")),
+            format!("read the commit statuses of {sha}"),
+            subject,
+        )
+        .await?;
+    let mut out: Vec<CiCheck> = runs
+        .check_runs
+        .into_iter()
+        .map(|r| {
+            let actions = r
+                .app
+                .as_ref()
+                .and_then(|a| a.slug.as_deref())
+                .is_none_or(|s| s == "github-actions");
+            CiCheck {
+                state: check_run_state(&r.status, r.conclusion.as_deref()),
+                job: actions.then_some(r.id),
+                name: r.name,
+                url: r.html_url,
+                log: None,
+            }
+        })
+        .collect();
+    out.extend(combined.statuses.into_iter().map(|s| CiCheck {
+        name: s.context,
+        state: status_state(&s.state),
+        job: None,
+        url: s.target_url,
+        log: None,
+    }));
+    Ok(out)
+}
+
+/// The log of the Actions job a check run is.
+pub(super) async fn job_log(t: &ShapedTracker, check: &CiCheck) -> Result<String> {
+    let Some(job) = check.job else {
+        return Err(TrackerError::NotFound {
+            what: format!("a job log of `{}` (not a GitHub Actions job)", check.name),
+            forge: Some(Forge::Github),
+        });
+    };
+    let reply = t
+        .api
+        .send(
+            Request::new(
+                Method::GET,
+                t.path(&format!("/actions/jobs/{job}/logs")),
+                format!("read the log of job {job}"),
             )
-            .await?;
-        let combined: CombinedStatus = self
-            .api
-            .get(
-                self.path(&format!("/commits/{sha}/status?per_page=100")),
-                format!("read the commit statuses of {sha}"),
-                subject,
-            )
-            .await?;
-        let mut out: Vec<CiCheck> = runs
-            .check_runs
-            .into_iter()
-            .map(|r| {
-                let actions = r
-                    .app
-                    .as_ref()
-                    .and_then(|a| a.slug.as_deref())
-                    .is_none_or(|s| s == "github-actions");
-                CiCheck {
-                    state: check_run_state(&r.status, r.conclusion.as_deref()),
-                    job: actions.then_some(r.id),
-                    name: r.name,
-                    url: r.html_url,
-                    log: None,
-                }
-            })
-            .collect();
-        out.extend(combined.statuses.into_iter().map(|s| CiCheck {
-            name: s.context,
-            state: status_state(&s.state),
-            job: None,
-            url: s.target_url,
-            log: None,
-        }));
-        Ok(out)
-    }
-
-    async fn job_log(&self, check: &CiCheck) -> Result<String> {
-        let Some(job) = check.job else {
-            return Err(super::super::TrackerError::NotFound {
-                what: format!("a job log of `{}` (not a GitHub Actions job)", check.name),
-                forge: Some(super::super::Forge::Github),
-            });
-        };
-        let reply = self
-            .api
-            .send(
-                Request::new(
-                    Method::GET,
-                    self.path(&format!("/actions/jobs/{job}/logs")),
-                    format!("read the log of job {job}"),
-                )
-                .subject(format!("job {job} in {}", self.repo)),
-            )
-            .await?;
-        Ok(String::from_utf8_lossy(&reply.body).into_owned())
-    }
-
-    /// A pull request is an issue on GitHub: the issue's comments and labels are its own.
-    async fn comment_on_pull(&self, number: u64, body: &str) -> Result<()> {
-        IssueTracker::comment(self, number, body).await
-    }
-
-    async fn label_pull(&self, number: u64, labels: &[String]) -> Result<()> {
-        IssueTracker::add_labels(self, number, labels).await
-    }
+            .subject(format!("job {job} in {}", t.repo)),
+        )
+        .await?;
+    Ok(String::from_utf8_lossy(&reply.body).into_owned())
 }

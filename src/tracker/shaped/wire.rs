@@ -1,7 +1,7 @@
-//! The GitHub REST objects ralph reads, as lenient serde structs: only the fields used, every
-//! optional field defaulted, so an API that adds or omits fields does not break ralph. Forgejo's
-//! API v1 answers in the same shapes (issues, labels, comments, pull requests and their
-//! reviews), so its tracker reads them with these too.
+//! The objects of GitHub's REST API ralph reads, as lenient serde structs: only the fields used,
+//! every optional field defaulted, so an API that adds or omits fields does not break ralph.
+//! Forgejo's API v1 (Gitea's, Codeberg's) answers in the same shapes — issues, labels,
+//! comments, pull requests and their reviews — so one reading serves both.
 
 use super::super::pulls::{PullFacts, PullState};
 use super::super::{Issue, IssueState, PullRequest};
@@ -85,8 +85,11 @@ impl From<WireIssue> for Issue {
     }
 }
 
-#[derive(Debug, Deserialize)]
+/// A repository label; Forgejo applies it by its `id` (GitHub by name, and sends one too).
+#[derive(Debug, Clone, Deserialize)]
 pub struct WireLabel {
+    #[serde(default)]
+    pub id: u64,
     pub name: String,
     #[serde(default)]
     pub color: String,
