@@ -15,8 +15,8 @@ use super::discover::Token;
 use super::pulls::{CiCheck, Feedback};
 use super::rest::{self, Api, RetryPolicy};
 use super::shaped::wire::{User, WireLabel};
-use super::shaped::{Dialect, Shape, ShapedTracker};
-use super::{Forge, Labeled, Result};
+use super::shaped::{Applied, Dialect, Shape, ShapedTracker};
+use super::{Forge, Result};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -52,6 +52,7 @@ static SHAPE: Shape = Shape {
     assigns_by_edit: true,
     filters_by_head: false,
     forbidden_is_stranger: true,
+    label_log: "timeline",
 };
 
 /// A tracker for the repository at `place`, authenticated with `token`.
@@ -84,35 +85,14 @@ impl Dialect for Forgejo {
         &SHAPE
     }
 
-    /// The last timeline entry that added the label (`type` `label`, `body` `1`).
-    async fn label_applied(
-        &self,
-        t: &ShapedTracker,
-        number: u64,
-        label: &str,
-    ) -> Result<Option<Labeled>> {
-        let timeline: Vec<TimelineEntry> = t
-            .api
-            .get_all(
-                t.paged(&format!("/issues/{number}/timeline")),
-                &format!("read the timeline of issue #{number}"),
-                &t.issue_subject(number),
-            )
-            .await?;
-        Ok(timeline
-            .into_iter()
-            .filter(|e| {
-                e.kind == "label"
-                    && e.body.as_deref() == Some("1")
-                    && e.label
-                        .as_ref()
-                        .is_some_and(|l| l.name.eq_ignore_ascii_case(label))
-            })
-            .map(|e| Labeled {
-                by: e.user.map(|u| u.login),
-                at: e.created_at,
-            })
-            .next_back())
+    /// A timeline entry that added a label (`type` `label`, `body` `1`).
+    fn applied(&self, entry: serde_json::Value) -> Option<Applied> {
+        let e: TimelineEntry = serde_json::from_value(entry).ok()?;
+        (e.kind == "label" && e.body.as_deref() == Some("1")).then_some(Applied {
+            label: e.label?.name,
+            by: e.user.map(|u| u.login),
+            at: e.created_at,
+        })
     }
 
     async fn reviews(&self, t: &ShapedTracker, number: u64) -> Result<Vec<Feedback>> {

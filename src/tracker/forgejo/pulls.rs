@@ -3,13 +3,12 @@
 //! of a commit as CI (Forgejo Actions reports its jobs so); and a failing job's log, read from
 //! the job's page on the same server (`…/actions/runs/R/jobs/J/logs`) — the API has no job logs.
 
-use crate::tracker::pulls::{review_verdict, status_state, CiCheck, Feedback, FeedbackKind};
+use crate::tracker::pulls::{review_verdict, CiCheck, Feedback, FeedbackKind};
 use crate::tracker::rest::{segment, Request};
-use crate::tracker::shaped::wire::{Review, User};
+use crate::tracker::shaped::wire::{CombinedStatus, LineComment, Review};
 use crate::tracker::shaped::ShapedTracker;
 use crate::tracker::{Forge, Result, TrackerError};
 use ::http::Method;
-use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 /// A review as Forgejo lists it: GitHub's fields and how many line comments it holds.
@@ -21,42 +20,6 @@ struct ForgejoReview {
     comments_count: u64,
     #[serde(default)]
     dismissed: bool,
-}
-
-/// A review's comment on a line (`GET …/pulls/{n}/reviews/{id}/comments`).
-#[derive(Debug, Deserialize)]
-struct LineComment {
-    id: u64,
-    #[serde(default)]
-    user: Option<User>,
-    #[serde(default)]
-    body: Option<String>,
-    #[serde(default)]
-    path: String,
-    /// The line in the new file (0 when it is on the old side).
-    #[serde(default)]
-    position: Option<u64>,
-    #[serde(default)]
-    original_position: Option<u64>,
-    created_at: DateTime<Utc>,
-}
-
-/// `GET …/commits/{sha}/status`.
-#[derive(Debug, Deserialize)]
-struct CombinedStatus {
-    #[serde(default)]
-    statuses: Vec<Status>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Status {
-    #[serde(default)]
-    context: String,
-    /// `pending`, `success`, `error`, `failure` or `warning`.
-    #[serde(default, alias = "state")]
-    status: String,
-    #[serde(default)]
-    target_url: Option<String>,
 }
 
 /// Whether `url` is the page of an Actions job (`…/actions/runs/R/jobs/J`) on the server `web`.
@@ -106,16 +69,7 @@ pub(super) async fn reviews(t: &ShapedTracker, number: u64) -> Result<Vec<Feedba
                     t.pr_subject(number),
                 )
                 .await?;
-            out.extend(lines.into_iter().map(|c| Feedback {
-                id: format!("inline-{}", c.id),
-                author: c.user.map(|u| u.login),
-                at: c.created_at,
-                body: c.body.unwrap_or_default(),
-                kind: FeedbackKind::Inline {
-                    path: c.path,
-                    line: c.position.filter(|p| *p > 0).or(c.original_position),
-                },
-            }));
+            out.extend(lines.into_iter().map(Feedback::from));
         }
     }
     Ok(out)
@@ -131,17 +85,7 @@ pub(super) async fn ci(t: &ShapedTracker, sha: &str) -> Result<Vec<CiCheck>> {
             format!("commit {sha} in {}", t.repo),
         )
         .await?;
-    Ok(combined
-        .statuses
-        .into_iter()
-        .map(|s| CiCheck {
-            name: s.context,
-            state: status_state(&s.status),
-            job: None,
-            url: s.target_url,
-            log: None,
-        })
-        .collect())
+    Ok(combined.statuses.into_iter().map(CiCheck::from).collect())
 }
 
 /// The raw log of the Actions job whose page the check links to, on this server only (the

@@ -15,8 +15,8 @@ use super::discover::Token;
 use super::pulls::{CiCheck, Feedback};
 use super::rest::{self, Api};
 use super::shaped::wire::WireEvent;
-use super::shaped::{Dialect, Shape, ShapedTracker};
-use super::{Forge, Labeled, NewPullRequest, Result, TrackerError};
+use super::shaped::{Applied, Dialect, Shape, ShapedTracker};
+use super::{Forge, NewPullRequest, Result, TrackerError};
 use crate::settings::RepoSlug;
 use async_trait::async_trait;
 
@@ -47,6 +47,7 @@ static SHAPE: Shape = Shape {
     assigns_by_edit: false,
     filters_by_head: true,
     forbidden_is_stranger: false,
+    label_log: "events",
 };
 
 /// A tracker for `repo` on the GitHub API at `api_url`, authenticated with `token`.
@@ -85,34 +86,14 @@ impl Dialect for Github {
         &SHAPE
     }
 
-    /// The last `labeled` event of the label, from the issue's events.
-    async fn label_applied(
-        &self,
-        t: &ShapedTracker,
-        number: u64,
-        label: &str,
-    ) -> Result<Option<Labeled>> {
-        let events: Vec<WireEvent> = t
-            .api
-            .get_all(
-                t.paged(&format!("/issues/{number}/events")),
-                &format!("read the events of issue #{number}"),
-                &t.issue_subject(number),
-            )
-            .await?;
-        Ok(events
-            .into_iter()
-            .filter(|e| {
-                e.event == "labeled"
-                    && e.label
-                        .as_ref()
-                        .is_some_and(|l| l.name.eq_ignore_ascii_case(label))
-            })
-            .map(|e| Labeled {
-                by: e.actor.map(|a| a.login),
-                at: e.created_at,
-            })
-            .next_back())
+    /// A `labeled` event.
+    fn applied(&self, entry: serde_json::Value) -> Option<Applied> {
+        let e: WireEvent = serde_json::from_value(entry).ok()?;
+        (e.event == "labeled").then_some(Applied {
+            label: e.label?.name,
+            by: e.actor.map(|a| a.login),
+            at: e.created_at,
+        })
     }
 
     async fn reviews(&self, t: &ShapedTracker, number: u64) -> Result<Vec<Feedback>> {

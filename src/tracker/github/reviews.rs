@@ -2,32 +2,13 @@
 //! the check runs and commit statuses of a commit, and an Actions job's log. The pull request,
 //! review and comment shapes are the shared `wire`'s; the check runs' are here, lenient alike.
 
-use crate::tracker::pulls::{
-    check_run_state, review_verdict, status_state, CiCheck, Feedback, FeedbackKind,
-};
+use crate::tracker::pulls::{check_run_state, review_verdict, CiCheck, Feedback, FeedbackKind};
 use crate::tracker::rest::{segment, Request};
-use crate::tracker::shaped::wire::{Review, User};
+use crate::tracker::shaped::wire::{CombinedStatus, LineComment, Review};
 use crate::tracker::shaped::ShapedTracker;
 use crate::tracker::{Forge, Result, TrackerError};
 use ::http::Method;
-use chrono::{DateTime, Utc};
 use serde::Deserialize;
-
-#[derive(Debug, Deserialize)]
-struct InlineComment {
-    id: u64,
-    #[serde(default)]
-    user: Option<User>,
-    #[serde(default)]
-    body: Option<String>,
-    #[serde(default)]
-    path: String,
-    #[serde(default)]
-    line: Option<u64>,
-    #[serde(default)]
-    original_line: Option<u64>,
-    created_at: DateTime<Utc>,
-}
 
 #[derive(Debug, Deserialize)]
 struct CheckRuns {
@@ -56,20 +37,6 @@ struct App {
     slug: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
-struct CombinedStatus {
-    #[serde(default)]
-    statuses: Vec<Status>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Status {
-    context: String,
-    state: String,
-    #[serde(default)]
-    target_url: Option<String>,
-}
-
 /// Every page of `<under>/{number}/<list>` of a pull request (`what` names it in errors).
 async fn list<T: serde::de::DeserializeOwned>(
     t: &ShapedTracker,
@@ -90,8 +57,7 @@ async fn list<T: serde::de::DeserializeOwned>(
 /// The submitted reviews (a pending one is the reviewer's draft) and the inline comments.
 pub(super) async fn reviews(t: &ShapedTracker, number: u64) -> Result<Vec<Feedback>> {
     let reviews: Vec<Review> = list(t, number, "/pulls", "reviews", "reviews").await?;
-    let inline: Vec<InlineComment> =
-        list(t, number, "/pulls", "comments", "review comments").await?;
+    let inline: Vec<LineComment> = list(t, number, "/pulls", "comments", "review comments").await?;
     let mut out: Vec<Feedback> = Vec::new();
     for r in reviews {
         let Some(at) = r.submitted_at else { continue };
@@ -105,16 +71,7 @@ pub(super) async fn reviews(t: &ShapedTracker, number: u64) -> Result<Vec<Feedba
             },
         });
     }
-    out.extend(inline.into_iter().map(|c| Feedback {
-        id: format!("inline-{}", c.id),
-        author: c.user.map(|u| u.login),
-        at: c.created_at,
-        body: c.body.unwrap_or_default(),
-        kind: FeedbackKind::Inline {
-            path: c.path,
-            line: c.line.or(c.original_line),
-        },
-    }));
+    out.extend(inline.into_iter().map(Feedback::from));
     Ok(out)
 }
 
@@ -156,13 +113,7 @@ pub(super) async fn ci(t: &ShapedTracker, sha: &str) -> Result<Vec<CiCheck>> {
             }
         })
         .collect();
-    out.extend(combined.statuses.into_iter().map(|s| CiCheck {
-        name: s.context,
-        state: status_state(&s.state),
-        job: None,
-        url: s.target_url,
-        log: None,
-    }));
+    out.extend(combined.statuses.into_iter().map(CiCheck::from));
     Ok(out)
 }
 

@@ -43,6 +43,15 @@ pub struct Shape {
     pub filters_by_head: bool,
     /// The permission endpoint answers 403, not only 404, for a user who is no collaborator.
     pub forbidden_is_stranger: bool,
+    /// The list under an issue that says who changed its labels (`events`, `timeline`).
+    pub label_log: &'static str,
+}
+
+/// One entry of an issue's label log that added a label.
+pub struct Applied {
+    pub label: String,
+    pub by: Option<String>,
+    pub at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// What a forge of GitHub's shape reads its own way.
@@ -50,13 +59,9 @@ pub struct Shape {
 pub trait Dialect: Send + Sync {
     fn shape(&self) -> &'static Shape;
 
-    /// Who applied `label` to issue `number` last, and when.
-    async fn label_applied(
-        &self,
-        t: &ShapedTracker,
-        number: u64,
-        label: &str,
-    ) -> Result<Option<Labeled>>;
+    /// The label an entry of an issue's label log ([`Shape::label_log`]) added, if it added
+    /// one.
+    fn applied(&self, entry: serde_json::Value) -> Option<Applied>;
 
     /// A pull request's submitted reviews and their comments on lines of the diff.
     async fn reviews(&self, t: &ShapedTracker, number: u64) -> Result<Vec<Feedback>>;
@@ -459,7 +464,21 @@ impl IssueTracker for ShapedTracker {
     }
 
     async fn label_applied(&self, number: u64, label: &str) -> Result<Option<Labeled>> {
-        self.dialect.label_applied(self, number, label).await
+        let log = self.shape().label_log;
+        let entries: Vec<serde_json::Value> = self
+            .api
+            .get_all(
+                self.paged(&format!("/issues/{number}/{log}")),
+                &format!("read the {log} of issue #{number}"),
+                &self.issue_subject(number),
+            )
+            .await?;
+        Ok(entries
+            .into_iter()
+            .filter_map(|e| self.dialect.applied(e))
+            .filter(|a| a.label.eq_ignore_ascii_case(label))
+            .map(|a| Labeled { by: a.by, at: a.at })
+            .next_back())
     }
 
     async fn repository(&self) -> Result<RepoFacts> {

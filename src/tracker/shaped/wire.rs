@@ -3,7 +3,7 @@
 //! Forgejo's API v1 (Gitea's, Codeberg's) answers in the same shapes — issues, labels,
 //! comments, pull requests and their reviews — so one reading serves both.
 
-use super::super::pulls::{PullFacts, PullState};
+use super::super::pulls::{status_state, CiCheck, Feedback, FeedbackKind, PullFacts, PullState};
 use super::super::{Issue, IssueState, PullRequest};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -307,6 +307,71 @@ pub struct Comment {
     #[serde(default)]
     pub body: Option<String>,
     pub created_at: DateTime<Utc>,
+}
+
+/// A comment on a line of a pull request's diff: GitHub's review comment (`line`,
+/// `original_line`), or Forgejo's comment of a review (`position`, `original_position`, 0 on
+/// the old side).
+#[derive(Debug, Deserialize)]
+pub struct LineComment {
+    pub id: u64,
+    #[serde(default)]
+    pub user: Option<User>,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub path: String,
+    #[serde(default, alias = "position")]
+    pub line: Option<u64>,
+    #[serde(default, alias = "original_position")]
+    pub original_line: Option<u64>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<LineComment> for Feedback {
+    fn from(c: LineComment) -> Feedback {
+        Feedback {
+            id: format!("inline-{}", c.id),
+            author: c.user.map(|u| u.login),
+            at: c.created_at,
+            body: c.body.unwrap_or_default(),
+            kind: FeedbackKind::Inline {
+                path: c.path,
+                line: c.line.filter(|l| *l > 0).or(c.original_line),
+            },
+        }
+    }
+}
+
+/// `GET …/commits/{sha}/status`: a commit's statuses.
+#[derive(Debug, Deserialize)]
+pub struct CombinedStatus {
+    #[serde(default)]
+    pub statuses: Vec<CommitStatus>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CommitStatus {
+    #[serde(default)]
+    pub context: String,
+    /// `pending`, `success`, `error`, `failure` (Forgejo: `warning` too), as GitHub's `state`
+    /// or Forgejo's `status`.
+    #[serde(default, alias = "status")]
+    pub state: String,
+    #[serde(default)]
+    pub target_url: Option<String>,
+}
+
+impl From<CommitStatus> for CiCheck {
+    fn from(s: CommitStatus) -> CiCheck {
+        CiCheck {
+            name: s.context,
+            state: status_state(&s.state),
+            job: None,
+            url: s.target_url,
+            log: None,
+        }
+    }
 }
 
 #[cfg(test)]
