@@ -6,7 +6,7 @@
 //! the timeline, and (`pulls`) reviews with their line comments, commit statuses as CI
 //! and a job's log from its page. `discover` finds the server, repository and token.
 
-pub mod discover;
+pub use super::discover::forgejo as discover;
 mod pulls;
 
 pub use super::shaped::ShapedTracker as ForgejoTracker;

@@ -9,7 +9,7 @@
 //! by id where GitHub takes logins: the ids ralph meets (its own, label events', notes'
 //! authors) are remembered, so a login costs a lookup (`/users?username=`) only once.
 
-pub mod discover;
+pub use super::discover::gitlab as discover;
 mod pulls;
 mod wire;
 

@@ -5,11 +5,9 @@
 //! with the fix, since GitLab's job token cannot use the issue, note or merge request APIs.
 //! Pure over what it is given ([`place`]); [`find`] asks git for the remote when needed.
 
-use super::super::discover::{
-    check_url, first_token, origin_url, parse_remote, Token, TokenSource,
-};
-use super::super::{Forge, Result, TrackerError};
+use super::{check_url, first_token, origin_url, parse_remote, Token, TokenSource};
 use crate::settings::{RepoSlug, Settings};
+use crate::tracker::{Forge, Result, TrackerError};
 
 /// gitlab.com, when nothing names another server.
 pub const DEFAULT_SERVER: &str = "https://gitlab.com";
@@ -133,15 +131,7 @@ pub async fn find(settings: &Settings) -> Result<(Place, Token)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k: &str| {
-            pairs
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| (*v).to_owned())
-        }
-    }
+    use crate::tracker::discover::env;
 
     #[test]
     fn gitlab_ci_names_the_server_and_the_nested_project() {

@@ -7,11 +7,9 @@
 //! (what ralph's action passes) — never outside them, where it is a GitHub token. Pure over
 //! what it is given ([`place`]); [`find`] asks git for the remote when needed.
 
-use super::super::discover::{
-    check_url, first_token, flat, origin_url, parse_remote, Token, TokenSource,
-};
-use super::super::{Forge, Result, TrackerError};
+use super::{check_url, first_token, flat, origin_url, parse_remote, Token, TokenSource};
 use crate::settings::{RepoSlug, Settings};
+use crate::tracker::{Forge, Result, TrackerError};
 
 /// The server and repository the Forgejo tracker works with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,15 +144,7 @@ pub async fn find(settings: &Settings) -> Result<(Place, Token)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k: &str| {
-            pairs
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| (*v).to_owned())
-        }
-    }
+    use crate::tracker::discover::env;
 
     #[test]
     fn forgejo_actions_name_the_server_repository_and_token() {

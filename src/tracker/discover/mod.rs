@@ -1,9 +1,12 @@
-//! Finding what a tracker needs from the environment. For GitHub: the repository (`--repo`,
-//! then `GITHUB_REPOSITORY`, then the `origin` remote, https or ssh), the API base URL
-//! (`GITHUB_API_URL`) and the token (`GITHUB_TOKEN`, `GH_TOKEN`, then `gh auth token`). What
+//! Finding what a tracker needs from the environment, for every forge in one place. For GitHub
+//! (here): the repository (`--repo`, then `GITHUB_REPOSITORY`, then the `origin` remote, https
+//! or ssh), the API base URL (`GITHUB_API_URL`) and the token (`GITHUB_TOKEN`, `GH_TOKEN`, then
+//! `gh auth token`). GitLab's and Forgejo's rules are in `gitlab` and `forgejo` beside it. What
 //! every forge shares: a token and where it came from, a checked server URL, and the `origin`
-//! remote taken apart into its host and path (GitLab's and Forgejo's own rules are in their
-//! modules).
+//! remote taken apart into its host and path.
+
+pub mod forgejo;
+pub mod gitlab;
 
 use super::{Forge, Result, TrackerError};
 use crate::process::{self, Cmd};
@@ -275,6 +278,19 @@ pub fn parse_remote_url(url: &str) -> Option<RepoSlug> {
     let name = parts.next()?;
     let owner = parts.next()?;
     format!("{owner}/{name}").parse().ok()
+}
+
+/// A process environment of `pairs` only, for the tests of every forge's discovery.
+#[cfg(test)]
+pub(super) fn env(
+    pairs: &'static [(&'static str, &'static str)],
+) -> impl Fn(&str) -> Option<String> {
+    move |k: &str| {
+        pairs
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| (*v).to_owned())
+    }
 }
 
 #[cfg(test)]
