@@ -32,7 +32,7 @@ pub(super) async fn token_findings(f: &mut Findings, t: &dyn IssueTracker) {
                     token.missing.join(", ")
                 ),
             );
-            f.hint("create a token with the `api` scope (it covers issues, notes, merge requests and the push) and the Developer role");
+            f.hint(token.renew.clone());
         }
         Ok(Some(token)) => f.add(
             "tracker",

@@ -212,6 +212,8 @@ pub struct TokenFacts {
     /// When it expires (`YYYY-MM-DD`), if ever.
     pub expires: Option<String>,
     pub active: bool,
+    /// What a token that lacks a scope should be made with instead.
+    pub renew: String,
 }
 
 /// What a tracker can tell about the repository before a competition starts.
@@ -284,7 +286,8 @@ pub trait IssueTracker: Send + Sync {
     }
 
     /// What the tracker can tell of its token beyond the permission (`ralph doctor`): its
-    /// scopes, where the forge lists them (GitLab); `None` elsewhere.
+    /// scopes, where the forge lists them (GitLab) or answers which one a request lacks
+    /// (Forgejo); `None` elsewhere.
     async fn token_facts(&self) -> Result<Option<TokenFacts>> {
         Ok(None)
     }

@@ -278,3 +278,38 @@ async fn a_failing_commit_status_feeds_a_revision_its_log_then_the_merge_is_sett
         1
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_reads_the_tokens_scopes_by_requests_that_change_nothing() {
+    let fake = FakeForgejo::start().await;
+    let repo = forgejo_repo("Add greet");
+    let mut cmd = ralph(&fake, &repo);
+    cmd.args(["doctor", "12", "--json"]);
+    let out = run(cmd).await;
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let token = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == "token")
+        .unwrap_or_else(|| panic!("no token finding: {report:#}"))
+        .clone();
+    assert_eq!(token["status"], "ok", "{token}");
+    assert!(
+        token["detail"]
+            .as_str()
+            .unwrap()
+            .contains("scopes read:user, write:issue, write:repository"),
+        "{token}"
+    );
+    // The probes changed nothing.
+    let f = fake.forge();
+    assert!(f.issues[&12]["body"].as_str().is_some());
+    let changed: Vec<String> = fake
+        .calls()
+        .await
+        .into_iter()
+        .filter(|c| !c.starts_with("GET") && !c.contains("/0"))
+        .collect();
+    assert!(changed.is_empty(), "{changed:?}");
+}

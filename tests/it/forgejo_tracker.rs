@@ -340,3 +340,52 @@ async fn errors_name_forgejo_and_never_the_token() {
     let err = t.issue(3).await.unwrap_err();
     assert_eq!(err.to_string(), "issue #3 in acme/widgets not found");
 }
+
+/// Forgejo shows no token its scopes: each scope ralph needs is asked for by a request that
+/// changes nothing, and the one Forgejo names in its refusal is missing.
+#[tokio::test]
+async fn the_tokens_scopes_are_told_by_requests_that_change_nothing() {
+    let (server, t) = server().await;
+    Mock::given(method("GET"))
+        .and(path("/api/v1/user"))
+        .respond_with(ok(json!({"id": 3, "login": "ralph-bot"})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path(format!("{REPO}/issues/0")))
+        .respond_with(error(
+            403,
+            "token does not have at least one of required scope(s): [write:issue]",
+        ))
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path(format!("{REPO}/pulls/0")))
+        .respond_with(error(404, "The target couldn't be found."))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let facts = t.token_facts().await.unwrap().unwrap();
+    assert_eq!(facts.name, "FORGEJO_TOKEN");
+    assert_eq!(facts.scopes, ["read:user", "write:repository"]);
+    assert_eq!(facts.missing, ["write:issue"]);
+    assert!(facts.renew.contains("write:issue"), "{}", facts.renew);
+    // Nothing but the three probes was sent.
+    let sent: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.url.path()))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            "GET /api/v1/user",
+            &format!("PATCH {REPO}/issues/0"),
+            &format!("PATCH {REPO}/pulls/0")
+        ]
+    );
+}

@@ -13,10 +13,11 @@ pub use super::shaped::ShapedTracker as ForgejoTracker;
 
 use super::discover::Token;
 use super::pulls::{CiCheck, Feedback};
-use super::rest::{self, Api, RetryPolicy};
+use super::rest::{self, Api, Request, RetryPolicy};
 use super::shaped::wire::{User, WireLabel};
 use super::shaped::{Applied, Dialect, Shape, ShapedTracker};
-use super::{Forge, Result};
+use super::{Forge, Result, TokenFacts, TrackerError};
+use ::http::Method;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
@@ -93,6 +94,50 @@ impl Dialect for Forgejo {
             by: e.user.map(|u| u.login),
             at: e.created_at,
         })
+    }
+
+    /// Forgejo shows no token its own scopes, but names the scope a request lacks before it
+    /// does anything ("token does not have at least one of required scope(s)"), the level by
+    /// the request's method: each scope ralph needs is asked for by a request that changes
+    /// nothing — reading the token's user, editing issue 0 and pull request 0, which do not
+    /// exist.
+    async fn token_facts(&self, t: &ShapedTracker) -> Result<Option<TokenFacts>> {
+        let probes = [
+            ("read:user", "/user".to_owned()),
+            ("write:issue", t.path("/issues/0")),
+            ("write:repository", t.path("/pulls/0")),
+        ];
+        let (mut scopes, mut missing) = (Vec::new(), Vec::new());
+        for (scope, path) in probes {
+            let action = format!("check the token's {scope} scope");
+            let asked = if scope.starts_with("read:") {
+                t.api.send(Request::new(Method::GET, path, action)).await
+            } else {
+                let nothing = serde_json::json!({});
+                let subject = "the token's scopes";
+                t.api
+                    .send_json(Method::PATCH, path, &nothing, action, subject)
+                    .await
+            };
+            match asked {
+                Err(TrackerError::Forbidden { message, .. })
+                    if message.contains("required scope") =>
+                {
+                    missing.push(scope.to_owned())
+                }
+                Err(e @ TrackerError::BadCredentials { .. }) => return Err(e),
+                // Past the scope check: the request was the token's to make.
+                _ => scopes.push(scope.to_owned()),
+            }
+        }
+        Ok(Some(TokenFacts {
+            name: t.api.token_source().to_owned(),
+            scopes,
+            missing,
+            expires: None,
+            active: true,
+            renew: format!("create a token {}", Forge::Forgejo.info().renew),
+        }))
     }
 
     async fn reviews(&self, t: &ShapedTracker, number: u64) -> Result<Vec<Feedback>> {

@@ -473,6 +473,7 @@ impl IssueTracker for GitlabTracker {
             missing,
             expires: t.expires_at,
             active: t.active,
+            renew: "create a token with the `api` scope (it covers issues, notes, merge requests and the push) and the Developer role".into(),
         }))
     }
 }

@@ -152,6 +152,11 @@ impl Api {
         }
     }
 
+    /// Where the token came from (`FORGEJO_TOKEN`), for messages.
+    pub fn token_source(&self) -> &str {
+        &self.token_source
+    }
+
     /// The client of `endpoint`: its URL checked (http or https, a host), the token's header
     /// marked sensitive, ralph's user agent and timeouts; `token_source` names the token in
     /// errors.

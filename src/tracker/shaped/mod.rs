@@ -15,7 +15,7 @@ use super::pulls::{CiCheck, Feedback};
 use super::rest::{segment, Api, Request};
 use super::{
     Forge, Issue, IssueQuery, IssueState, IssueTracker, LabelAction, LabelSpec, Labeled,
-    NewPullRequest, Permission, PullRequest, RepoFacts, Result, TrackerError,
+    NewPullRequest, Permission, PullRequest, RepoFacts, Result, TokenFacts, TrackerError,
 };
 use crate::settings::RepoSlug;
 use ::http::Method;
@@ -71,6 +71,11 @@ pub trait Dialect: Send + Sync {
 
     /// The log of a failing check's job.
     async fn job_log(&self, t: &ShapedTracker, check: &CiCheck) -> Result<String>;
+
+    /// What the forge tells of the token's scopes ([`IssueTracker::token_facts`]).
+    async fn token_facts(&self, _t: &ShapedTracker) -> Result<Option<TokenFacts>> {
+        Ok(None)
+    }
 
     /// What a refusal to open a pull request means on this forge, where it means more than the
     /// error says (GitHub Actions may be forbidden to open one).
@@ -461,6 +466,10 @@ impl IssueTracker for ShapedTracker {
             .into_iter()
             .find(|p| p.head.name == branch)
             .map(PullRequest::from))
+    }
+
+    async fn token_facts(&self) -> Result<Option<TokenFacts>> {
+        self.dialect.token_facts(self).await
     }
 
     async fn label_applied(&self, number: u64, label: &str) -> Result<Option<Labeled>> {
