@@ -72,7 +72,7 @@ fn input_tokens(usage: Option<&Value>) -> u64 {
 }
 
 /// Folds one streamed event into the answer so far.
-pub fn apply_event(event: &SseEvent, c: &mut Collected) -> Result<(), String> {
+fn apply_event(event: &SseEvent, c: &mut Collected) -> Result<(), String> {
     let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
         return Ok(());
     };
@@ -108,7 +108,7 @@ pub fn apply_event(event: &SseEvent, c: &mut Collected) -> Result<(), String> {
 }
 
 /// The text and usage of a non-streamed answer.
-pub fn parse_message(body: &Value) -> Collected {
+fn parse_message(body: &Value) -> Collected {
     let text = body
         .get("content")
         .and_then(Value::as_array)

@@ -17,9 +17,9 @@ use serde_json::Value;
 use std::path::Path;
 
 /// Tools for roles that only read the repository.
-pub const READ_ONLY_TOOLS: &str = "Read,Glob,Grep";
+const READ_ONLY_TOOLS: &str = "Read,Glob,Grep";
 /// Tools for the implementer.
-pub const EDIT_TOOLS: &str = "Read,Glob,Grep,Edit,Write,Bash";
+const EDIT_TOOLS: &str = "Read,Glob,Grep,Edit,Write,Bash";
 
 /// Claude Code, as an [`AgentCli`].
 pub struct Claude;

@@ -170,7 +170,7 @@ fn error_message(body: &str) -> String {
 
 /// Reads server-sent events from a byte stream fed in chunks.
 #[derive(Debug, Default)]
-pub struct SseReader {
+struct SseReader {
     buf: String,
     event: Option<String>,
     data: Vec<String>,

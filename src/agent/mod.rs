@@ -210,7 +210,7 @@ pub trait Backend: Send + Sync {
 
 /// The program a `claude` or `codex` agent runs: `RALPH_CLAUDE_BIN` / `RALPH_CODEX_BIN`, else the
 /// CLI's own name on `PATH`.
-pub fn cli_program(kind: BackendKind) -> String {
+fn cli_program(kind: BackendKind) -> String {
     let (var, name) = match kind {
         BackendKind::Codex => (crate::env::RALPH_CODEX_BIN, "codex"),
         _ => (crate::env::RALPH_CLAUDE_BIN, "claude"),

@@ -80,7 +80,7 @@ fn usage_of(v: &Value) -> Option<Usage> {
 
 /// Folds one streamed chunk into the answer so far (`[DONE]` and non-JSON lines carry
 /// nothing).
-pub fn apply_chunk(event: &SseEvent, c: &mut Collected) -> Result<(), String> {
+fn apply_chunk(event: &SseEvent, c: &mut Collected) -> Result<(), String> {
     let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
         return Ok(());
     };
@@ -103,7 +103,7 @@ pub fn apply_chunk(event: &SseEvent, c: &mut Collected) -> Result<(), String> {
 }
 
 /// The text and usage of a non-streamed answer.
-pub fn parse_completion(body: &Value) -> Collected {
+fn parse_completion(body: &Value) -> Collected {
     let text = body
         .pointer("/choices/0/message/content")
         .and_then(Value::as_str)

@@ -135,7 +135,7 @@ pub struct Asked<T> {
 }
 
 /// The prompt of the repair retry: the original, then what was wrong.
-pub fn repair_prompt(original: &str, error: &str) -> String {
+fn repair_prompt(original: &str, error: &str) -> String {
     format!(
         "{original}\n\n---\nYour previous answer could not be used: {error}\n\
          Answer again. End your response with the complete JSON object for this role, \

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 /// Each captured stream keeps at most this much (head and tail): a bot printing a gigabyte
 /// costs ralph 16 MiB.
-pub const MAX_AGENT_OUTPUT: usize = 16 << 20;
+const MAX_AGENT_OUTPUT: usize = 16 << 20;
 
 /// The command for one call: `program args…` in the call's working directory, with the
 /// protocol environment, the prompt on stdin and the call's timeout, confined as an agent that

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// How many of the latest rounds judged in both orders the flip rate looks at.
-pub const FLIP_WINDOW: usize = 20;
+const FLIP_WINDOW: usize = 20;
 
 /// The decision figures of the leaderboard.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -339,7 +339,7 @@ fn check_seating(s: &Seating) -> Result<(), String> {
 
 /// A number for a message: as written for ordinary magnitudes, in exponent form for huge or
 /// tiny ones (`1e308`, not 309 digits).
-pub fn compact(v: f64) -> String {
+fn compact(v: f64) -> String {
     if v != 0.0 && v.is_finite() && !(1e-4..1e9).contains(&v.abs()) {
         format!("{v:e}")
     } else {

@@ -41,7 +41,7 @@ use std::io;
 use std::path::PathBuf;
 
 /// How many of the latest events the leaderboard shows.
-pub const RECENT_LIMIT: usize = 10;
+const RECENT_LIMIT: usize = 10;
 
 /// One line of the "recent events" list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

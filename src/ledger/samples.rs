@@ -37,7 +37,7 @@ pub struct Chosen {
 }
 
 /// Every implemented proposal against passing ralph's checks.
-pub fn check_samples(events: &[Event]) -> Vec<Sample> {
+fn check_samples(events: &[Event]) -> Vec<Sample> {
     events
         .iter()
         .filter(|e| e.outcome.is_implementation())
@@ -60,7 +60,7 @@ pub fn check_samples(events: &[Event]) -> Vec<Sample> {
 /// Every settled pull request against being merged and kept: its winner's proposal scores (the
 /// newest passing winner's event of the issue by that bot) and whether it was merged and not
 /// reverted.
-pub fn merge_samples(events: &[Event]) -> Vec<Sample> {
+fn merge_samples(events: &[Event]) -> Vec<Sample> {
     // Pull request → (issue, bot, merged, reverted, closed).
     let mut prs: BTreeMap<u64, (u64, &str, bool, bool, bool)> = BTreeMap::new();
     for e in events {

@@ -127,9 +127,9 @@ pub struct Rating {
 }
 
 /// Prior mean of a new bot's skill.
-pub const RATING_MU: f64 = 25.0;
+const RATING_MU: f64 = 25.0;
 /// Prior standard deviation: μ / 3, so a new bot's conservative rating is 0.
-pub const RATING_SIGMA: f64 = 25.0 / 3.0;
+const RATING_SIGMA: f64 = 25.0 / 3.0;
 /// Performance noise β = σ₀ / 2.
 const RATING_BETA: f64 = RATING_SIGMA / 2.0;
 /// Lower bound of the variance shrink factor, keeping σ positive.

@@ -15,7 +15,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// The largest event file read: an event is about 1 KB, so anything near this is not one.
-pub const MAX_EVENT_BYTES: u64 = 1 << 20;
+const MAX_EVENT_BYTES: u64 = 1 << 20;
 
 /// A file in the event directory, as the directory listing shows it — no `stat`. Event files
 /// are immutable (written atomically under a new name, never overwritten), so the name is all

@@ -97,7 +97,7 @@ fn ids<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
 }
 
 /// The canonical form of a requirement id: a bare number `n` is `<prefix>n`.
-pub fn normalise_id(id: &str, prefix: &str) -> String {
+fn normalise_id(id: &str, prefix: &str) -> String {
     if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
         format!("{prefix}{}", id.trim_start_matches('0').max("0"))
     } else {

@@ -57,7 +57,7 @@ pub struct Explained {
 }
 
 /// `n / (n + half)`: 0 for nothing, 0.5 at `half`, approaching but never reaching 1.
-pub fn saturate(n: f64, half: f64) -> f64 {
+fn saturate(n: f64, half: f64) -> f64 {
     if n <= 0.0 {
         0.0
     } else {

@@ -181,7 +181,7 @@ impl SeatDraw {
 }
 
 /// The seed of round `round`'s draw in a run seeded `seed`: a replan draws afresh.
-pub fn round_seed(seed: u64, round: u32) -> u64 {
+fn round_seed(seed: u64, round: u32) -> u64 {
     crate::mix::finalize(seed ^ u64::from(round).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 

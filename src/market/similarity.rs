@@ -9,7 +9,7 @@ use super::Proposal;
 use std::collections::BTreeSet;
 
 /// The text compared: summary and pseudo-code, normalised.
-pub fn comparable_text(p: &Proposal) -> String {
+fn comparable_text(p: &Proposal) -> String {
     normalise_text(&format!("{}\n{}", p.approach_summary, p.pseudo_code))
 }
 

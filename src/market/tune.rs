@@ -40,7 +40,7 @@ pub struct Sample {
 }
 
 /// How many outcomes the pull toward the current weights is worth (see [`Options::lambda`]).
-pub const PRIOR_OUTCOMES: usize = 240;
+const PRIOR_OUTCOMES: usize = 240;
 
 /// How to fit: the pull toward the current weights and the number of folds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

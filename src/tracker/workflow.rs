@@ -6,7 +6,6 @@ use super::{Issue, IssueState, LabelSpec};
 
 pub const LABEL_RALPH: &str = "ralph";
 pub const LABEL_IN_REFINEMENT: &str = "in-refinement";
-pub const LABEL_READY: &str = "ready";
 pub const LABEL_IN_PROGRESS: &str = "in-progress";
 pub const LABEL_ATTENTION: &str = "attention-needed";
 pub const LABEL_BACKLOG_REVIEW: &str = "backlog-review";
@@ -77,7 +76,7 @@ pub fn topic_labels(issue: &Issue, ready_label: &str) -> Vec<String> {
 
 /// Whether ralph may pick up an issue from the queue: open, labelled ready, not a pull
 /// request, not `in-progress` or `attention-needed`, and assigned to nobody or only to `me`.
-pub fn is_queueable(issue: &Issue, ready_label: &str, me: Option<&str>) -> bool {
+fn is_queueable(issue: &Issue, ready_label: &str, me: Option<&str>) -> bool {
     issue.state == IssueState::Open
         && !issue.is_pull_request
         && issue.has_label(ready_label)

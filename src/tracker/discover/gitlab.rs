@@ -10,7 +10,7 @@ use crate::settings::{RepoSlug, Settings};
 use crate::tracker::{Forge, Result, TrackerError};
 
 /// gitlab.com, when nothing names another server.
-pub const DEFAULT_SERVER: &str = "https://gitlab.com";
+const DEFAULT_SERVER: &str = "https://gitlab.com";
 
 /// The server and project the GitLab tracker works with.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The public GitHub API.
-pub const DEFAULT_API_URL: &str = "https://api.github.com";
+const DEFAULT_API_URL: &str = "https://api.github.com";
 
 /// Where a token came from: named in errors so the user knows which one to fix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +65,7 @@ pub fn api_url() -> Result<String> {
 }
 
 /// Checks a GitHub API base URL (see [`check_url`]); unset or blank is the public API.
-pub fn api_url_from(value: Option<&str>) -> Result<String> {
+fn api_url_from(value: Option<&str>) -> Result<String> {
     match value.map(str::trim) {
         None | Some("") => Ok(DEFAULT_API_URL.to_owned()),
         Some(v) => check_url(Forge::Github, crate::env::GITHUB_API_URL, v),
@@ -272,7 +272,7 @@ pub fn parse_remote(url: &str) -> Option<Remote> {
 
 /// OWNER/NAME from a git remote URL (see [`parse_remote`]). The last two path segments are
 /// taken, so GitHub Enterprise paths work too.
-pub fn parse_remote_url(url: &str) -> Option<RepoSlug> {
+fn parse_remote_url(url: &str) -> Option<RepoSlug> {
     let remote = parse_remote(url)?;
     let mut parts = remote.path.rsplit('/');
     let name = parts.next()?;

@@ -20,7 +20,7 @@
 use chrono::{DateTime, Utc};
 
 /// The marker after which ralph appends comments; the body ends before it.
-pub const COMMENTS_MARKER: &str = "<!-- ralph comments -->";
+const COMMENTS_MARKER: &str = "<!-- ralph comments -->";
 
 /// A parsed issue file.
 #[derive(Debug, Clone, PartialEq, Eq)]

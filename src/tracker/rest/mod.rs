@@ -508,7 +508,7 @@ pub fn client(headers: HeaderMap) -> std::result::Result<reqwest::Client, String
 }
 
 /// A header value holding a secret: marked sensitive, so it is never logged.
-pub fn secret_header(value: &str) -> Option<http::HeaderValue> {
+fn secret_header(value: &str) -> Option<http::HeaderValue> {
     let mut v = http::HeaderValue::try_from(value).ok()?;
     v.set_sensitive(true);
     Some(v)
