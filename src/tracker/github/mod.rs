@@ -6,19 +6,16 @@
 //! transport until ralph used nothing of it but its raw `_get`/`_post`; its models were never
 //! used, and it brought 38 crates of its own.)
 
-mod reviews;
+mod dialect;
 
 pub use super::rest::RetryPolicy;
 pub use super::shaped::ShapedTracker as GithubTracker;
 
 use super::discover::Token;
-use super::pulls::{CiCheck, Feedback};
 use super::rest::{self, Api};
-use super::shaped::wire::WireEvent;
-use super::shaped::{Applied, Dialect, Shape, ShapedTracker};
-use super::{Forge, NewPullRequest, Result, TrackerError};
+use super::shaped::{Shape, ShapedTracker};
+use super::{Forge, Result};
 use crate::settings::RepoSlug;
-use async_trait::async_trait;
 
 /// The web address of the GitHub server whose API is at `api_url`: `GITHUB_SERVER_URL` when
 /// Actions sets it, else `https://github.com` for api.github.com, else the API's address
@@ -78,55 +75,4 @@ pub fn tracker(
     };
     let api = Api::connect(endpoint, policy, token.source.to_string())?;
     Ok(ShapedTracker::new(api, repo, web_url(api_url), &Github))
-}
-
-#[async_trait]
-impl Dialect for Github {
-    fn shape(&self) -> &'static Shape {
-        &SHAPE
-    }
-
-    /// A `labeled` event.
-    fn applied(&self, entry: serde_json::Value) -> Option<Applied> {
-        let e: WireEvent = serde_json::from_value(entry).ok()?;
-        (e.event == "labeled").then_some(Applied {
-            label: e.label?.name,
-            by: e.actor.map(|a| a.login),
-            at: e.created_at,
-        })
-    }
-
-    async fn reviews(&self, t: &ShapedTracker, number: u64) -> Result<Vec<Feedback>> {
-        reviews::reviews(t, number).await
-    }
-
-    async fn ci(&self, t: &ShapedTracker, sha: &str) -> Result<Vec<CiCheck>> {
-        reviews::ci(t, sha).await
-    }
-
-    async fn job_log(&self, t: &ShapedTracker, check: &CiCheck) -> Result<String> {
-        reviews::job_log(t, check).await
-    }
-
-    /// A repository (or organisation) that forbids Actions to open pull requests.
-    fn pull_refused(
-        &self,
-        t: &ShapedTracker,
-        pr: &NewPullRequest,
-        e: &TrackerError,
-    ) -> Option<TrackerError> {
-        match e {
-            TrackerError::Forbidden { message, .. }
-                if message.contains("not permitted to create or approve pull requests") =>
-            {
-                Some(TrackerError::PullRequestsNotAllowed {
-                    compare: format!(
-                        "{}/{}/{}/compare/{}...{}?expand=1",
-                        t.web, t.repo.owner, t.repo.name, pr.base, pr.head
-                    ),
-                })
-            }
-            _ => None,
-        }
-    }
 }
