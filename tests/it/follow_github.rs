@@ -303,6 +303,15 @@ async fn a_maintainers_changes_requested_review_gets_one_revision_and_one_reply(
     assert_commits_inert(&repo, 2);
     let replies = comments(&server).await;
     assert_eq!(replies.len(), 1, "{replies:?}");
+    // Every body ralph posted: the agents' words in it act nowhere.
+    let own = |a: &String| a == "#12" || a.starts_with("@maintainer");
+    for b in &replies {
+        assert!(crate::gitlab_loop::acting_parts(b).iter().all(own), "{b}");
+    }
+    eprintln!(
+        "GitHub, hostile implementer and reviser: {} reply and 2 commits, none acting",
+        replies.len()
+    );
     assert!(replies[0].starts_with("<!-- ralph:follow answered: review-80 -->"));
     assert!(replies[0].contains("(@maintainer)"), "{}", replies[0]);
     let prompt = std::fs::read_to_string(repo.tools.join("revision.prompt")).unwrap();

@@ -206,6 +206,17 @@ async fn a_maintainers_review_is_answered_and_a_readers_ignored() {
     let replies = &f.comments[&13];
     assert_eq!(replies.len(), 1);
     let reply = replies[0]["body"].as_str().unwrap();
+    // Every body ralph left on the pull request: the agents' words in it act nowhere.
+    let bodies = [f.pulls[&13]["body"].as_str().unwrap(), reply];
+    for b in bodies {
+        // ralph's own words act: its `Fixes #12`, and the reviewer its reply answers.
+        let own = |a: &String| a == "#12" || a.starts_with("@maintainer");
+        assert!(acting_parts(b).iter().all(own), "{b}");
+    }
+    eprintln!(
+        "Forgejo, hostile implementer and reviser: {} bodies and 2 commits, none acting",
+        bodies.len()
+    );
     let marker = reply.lines().next().unwrap();
     assert!(marker.starts_with("<!-- ralph:follow answered:"), "{reply}");
     assert!(

@@ -376,6 +376,20 @@ async fn a_maintainers_diff_note_is_answered_on_the_merge_request_and_a_reporter
         .map(|n| n["body"].as_str().unwrap())
         .collect();
     assert_eq!(replies.len(), 1, "{replies:?}");
+    // Every body ralph left on the merge request: the agents' words in it act nowhere.
+    let description = lab.mrs[&7]["description"].as_str().unwrap();
+    let bodies: Vec<&str> = std::iter::once(description)
+        .chain(replies.iter().copied())
+        .collect();
+    for b in &bodies {
+        // ralph's own words act: its `Fixes #12`, and the reviewer its reply answers.
+        let own = |a: &String| a == "#12" || a.starts_with("@maintainer");
+        assert!(acting_parts(b).iter().all(own), "{b}");
+    }
+    eprintln!(
+        "GitLab, hostile implementer and reviser: {} bodies and 2 commits, none acting",
+        bodies.len()
+    );
     assert!(
         replies[0].starts_with("<!-- ralph:follow answered: inline-"),
         "{}",
