@@ -1,5 +1,4 @@
-//! Forgejo's [`Dialect`]: who applied a label (an entry of the issue's timeline); the token's
-//! scopes, asked for by requests that change nothing; a pull request's reviews
+//! Forgejo's [`Dialect`]: the token's scopes, asked for by requests that change nothing; a pull request's reviews
 //! (`REQUEST_CHANGES`, `COMMENT`, `APPROVED`) with each review's comments on lines of the diff;
 //! the commit statuses of a commit as CI (Forgejo Actions reports its jobs so); and a failing
 //! job's log, read from the job's page on the same server (`…/actions/runs/R/jobs/J/logs`) —
@@ -8,12 +7,11 @@
 use super::Forgejo;
 use crate::tracker::pulls::{review_verdict, CiCheck, Feedback, FeedbackKind};
 use crate::tracker::rest::{segment, Request};
-use crate::tracker::shaped::wire::{CombinedStatus, LineComment, Review, User, WireLabel};
-use crate::tracker::shaped::{Applied, Dialect, Shape, ShapedTracker};
+use crate::tracker::shaped::wire::{CombinedStatus, LineComment, Review};
+use crate::tracker::shaped::{Dialect, Shape, ShapedTracker};
 use crate::tracker::{Forge, Result, TokenFacts, TrackerError};
 use ::http::Method;
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 /// A review as Forgejo lists it: GitHub's fields and how many line comments it holds.
@@ -40,36 +38,10 @@ fn job_page(web: &str, url: &str) -> bool {
     )
 }
 
-/// An entry of an issue's timeline (`GET …/issues/{n}/timeline`): a label change is `type`
-/// `label`, with `body` `1` when it was added.
-#[derive(Debug, Deserialize)]
-struct TimelineEntry {
-    #[serde(default, rename = "type")]
-    kind: String,
-    #[serde(default)]
-    body: Option<String>,
-    #[serde(default)]
-    label: Option<WireLabel>,
-    #[serde(default)]
-    user: Option<User>,
-    #[serde(default)]
-    created_at: Option<DateTime<Utc>>,
-}
-
 #[async_trait]
 impl Dialect for Forgejo {
     fn shape(&self) -> &'static Shape {
         &super::SHAPE
-    }
-
-    /// A timeline entry that added a label (`type` `label`, `body` `1`).
-    fn applied(&self, entry: serde_json::Value) -> Option<Applied> {
-        let e: TimelineEntry = serde_json::from_value(entry).ok()?;
-        (e.kind == "label" && e.body.as_deref() == Some("1")).then_some(Applied {
-            label: e.label?.name,
-            by: e.user.map(|u| u.login),
-            at: e.created_at,
-        })
     }
 
     /// Forgejo shows no token its own scopes, but names the scope a request lacks before it
@@ -214,6 +186,7 @@ impl Dialect for Forgejo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tracker::shaped::wire::LabelLogEntry;
     use serde_json::json;
 
     #[test]
@@ -244,14 +217,14 @@ mod tests {
 
     #[test]
     fn a_timeline_label_entry_reads() {
-        let e: TimelineEntry = serde_json::from_value(json!({
+        let e: LabelLogEntry = serde_json::from_value(json!({
             "id": 9, "type": "label", "body": "1", "created_at": "2026-11-02T10:00:00+01:00",
             "user": {"id": 3, "login": "maintainer", "username": "maintainer"},
             "label": {"id": 5, "name": "ready", "color": "0e8a16", "description": "", "url": "u"}
         }))
         .unwrap();
-        assert_eq!(e.kind, "label");
-        assert_eq!(e.label.unwrap().id, 5);
+        assert_eq!(e.kind(), "label");
+        assert_eq!(e.label.unwrap().name, "ready");
         assert_eq!(e.user.unwrap().login, "maintainer");
         assert_eq!(
             crate::tracker::Permission::from_github("owner"),

@@ -32,6 +32,7 @@ static SHAPE: Shape = Shape {
     filters_by_head: false,
     forbidden_is_stranger: true,
     label_log: "timeline",
+    label_added: ("label", Some("1")),
 };
 
 /// A tracker for the repository at `place`, authenticated with `token`.

@@ -1,4 +1,4 @@
-//! GitHub's [`Dialect`]: who applied a label (a `labeled` event), a pull request's reviews and
+//! GitHub's [`Dialect`]: a pull request's reviews and
 //! their inline comments, the check runs and commit statuses of a commit, an Actions job's log,
 //! and the refusal to let Actions open pull requests. The pull request, review and comment
 //! shapes are the shared `wire`'s; the check runs' are here, lenient alike.
@@ -6,8 +6,8 @@
 use super::Github;
 use crate::tracker::pulls::{check_run_state, review_verdict, CiCheck, Feedback, FeedbackKind};
 use crate::tracker::rest::{segment, Request};
-use crate::tracker::shaped::wire::{CombinedStatus, LineComment, Review, WireEvent};
-use crate::tracker::shaped::{Applied, Dialect, Shape, ShapedTracker};
+use crate::tracker::shaped::wire::{CombinedStatus, LineComment, Review};
+use crate::tracker::shaped::{Dialect, Shape, ShapedTracker};
 use crate::tracker::{Forge, NewPullRequest, Result, TrackerError};
 use ::http::Method;
 use async_trait::async_trait;
@@ -61,16 +61,6 @@ async fn list<T: serde::de::DeserializeOwned>(
 impl Dialect for Github {
     fn shape(&self) -> &'static Shape {
         &super::SHAPE
-    }
-
-    /// A `labeled` event.
-    fn applied(&self, entry: serde_json::Value) -> Option<Applied> {
-        let e: WireEvent = serde_json::from_value(entry).ok()?;
-        (e.event == "labeled").then_some(Applied {
-            label: e.label?.name,
-            by: e.actor.map(|a| a.login),
-            at: e.created_at,
-        })
     }
 
     /// A repository (or organisation) that forbids Actions to open pull requests.

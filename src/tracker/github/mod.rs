@@ -45,6 +45,7 @@ static SHAPE: Shape = Shape {
     filters_by_head: true,
     forbidden_is_stranger: false,
     label_log: "events",
+    label_added: ("labeled", None),
 };
 
 /// A tracker for `repo` on the GitHub API at `api_url`, authenticated with `token`.

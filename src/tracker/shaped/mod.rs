@@ -10,7 +10,9 @@
 mod pulls;
 pub(super) mod wire;
 
-use self::wire::{User, WireComment, WireIssue, WireLabel, WirePermission, WirePull, WireRepo};
+use self::wire::{
+    LabelLogEntry, User, WireComment, WireIssue, WireLabel, WirePermission, WirePull, WireRepo,
+};
 use super::pulls::{CiCheck, Feedback};
 use super::rest::{segment, Api, Request};
 use super::{
@@ -45,23 +47,15 @@ pub struct Shape {
     pub forbidden_is_stranger: bool,
     /// The list under an issue that says who changed its labels (`events`, `timeline`).
     pub label_log: &'static str,
-}
-
-/// One entry of an issue's label log that added a label.
-pub struct Applied {
-    pub label: String,
-    pub by: Option<String>,
-    pub at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The kind of an entry of it that adds a label, and the body that says so where the kind
+    /// also removes one (Forgejo's `label` entry, body `1`).
+    pub label_added: (&'static str, Option<&'static str>),
 }
 
 /// What a forge of GitHub's shape reads its own way.
 #[async_trait]
 pub trait Dialect: Send + Sync {
     fn shape(&self) -> &'static Shape;
-
-    /// The label an entry of an issue's label log ([`Shape::label_log`]) added, if it added
-    /// one.
-    fn applied(&self, entry: serde_json::Value) -> Option<Applied>;
 
     /// A pull request's submitted reviews and their comments on lines of the diff.
     async fn reviews(&self, t: &ShapedTracker, number: u64) -> Result<Vec<Feedback>>;
@@ -474,7 +468,7 @@ impl IssueTracker for ShapedTracker {
 
     async fn label_applied(&self, number: u64, label: &str) -> Result<Option<Labeled>> {
         let log = self.shape().label_log;
-        let entries: Vec<serde_json::Value> = self
+        let entries: Vec<LabelLogEntry> = self
             .api
             .get_all(
                 self.paged(&format!("/issues/{number}/{log}")),
@@ -482,11 +476,20 @@ impl IssueTracker for ShapedTracker {
                 &self.issue_subject(number),
             )
             .await?;
+        let (added, body) = self.shape().label_added;
         Ok(entries
             .into_iter()
-            .filter_map(|e| self.dialect.applied(e))
-            .filter(|a| a.label.eq_ignore_ascii_case(label))
-            .map(|a| Labeled { by: a.by, at: a.at })
+            .filter(|e| {
+                e.kind() == added
+                    && (body.is_none() || e.body.as_deref() == body)
+                    && e.label
+                        .as_ref()
+                        .is_some_and(|l| l.name.eq_ignore_ascii_case(label))
+            })
+            .map(|e| Labeled {
+                by: e.actor.or(e.user).map(|u| u.login),
+                at: e.created_at,
+            })
             .next_back())
     }
 

@@ -126,16 +126,31 @@ impl From<WirePull> for PullRequest {
     }
 }
 
-/// An issue event (`GET /repos/{o}/{r}/issues/{n}/events`).
+/// An entry of an issue's label log: a GitHub issue event (`…/issues/{n}/events`: `event`,
+/// `actor`) or a Forgejo timeline entry (`…/issues/{n}/timeline`: `type`, `body`, `user`).
 #[derive(Debug, Deserialize)]
-pub struct WireEvent {
-    pub event: String,
+pub struct LabelLogEntry {
+    #[serde(default)]
+    pub event: Option<String>,
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub body: Option<String>,
     #[serde(default)]
     pub actor: Option<User>,
+    #[serde(default)]
+    pub user: Option<User>,
     #[serde(default)]
     pub label: Option<LabelName>,
     #[serde(default)]
     pub created_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl LabelLogEntry {
+    /// Its kind (`labeled`, `label`…), whichever field the forge names it by.
+    pub fn kind(&self) -> &str {
+        self.event.as_deref().or(self.kind.as_deref()).unwrap_or("")
+    }
 }
 
 /// An issue comment, as far as ralph reads it.
