@@ -12,6 +12,7 @@
 
 use super::repo::{blocking, open, refuse};
 use super::WorkspaceError;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// Where checkouts were made inside the repository before they moved out of it.
@@ -269,6 +270,28 @@ pub(super) fn remove_path(path: &Path) -> std::io::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// An exclusive lock on the worktree registrations of the repository at `root`, held while
+/// ralph adds or removes one, across processes: git reads every registration when it adds a
+/// worktree, and one that another ralph process is writing that moment — its `commondir` not
+/// there yet — fails the add ("failed to read .git/worktrees/3-read/commondir"), as two
+/// competitions at once found. A file in the common git dir, which no agent or check can write;
+/// released when dropped. Blocks: call it off the async runtime.
+pub(super) fn lock_registrations(root: &Path) -> Result<File, WorkspaceError> {
+    let fail = |e: std::io::Error| WorkspaceError::Git {
+        message: format!("cannot lock the repository's worktree registrations: {e}"),
+        source: None,
+    };
+    let common = common_dir(root).unwrap_or_else(|| root.join(".git"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(common.join("ralph-worktrees.lock"))
+        .map_err(fail)?;
+    file.lock().map_err(fail)?;
+    Ok(file)
 }
 
 /// Makes room for a checkout at `path`: whatever is there removed ([`remove_path`]), the

@@ -55,6 +55,7 @@ pub async fn create_worktree(
     let (pre, remote) = (pre.clone(), remote.to_owned());
     let path = checkouts.join(pre.issue.to_string());
     blocking("making the worktree", move || {
+        let _registrations = super::checkout::lock_registrations(&pre.root)?;
         let wt = add_worktree(&pre, &path, &remote)?;
         give_own_git(&wt)?;
         Ok(wt)
@@ -155,6 +156,7 @@ pub fn reset_worktree(wt: &Worktree) -> Result<(), WorkspaceError> {
 
 /// Removes the worktree (the branch stays).
 pub fn remove_worktree(root: &Path, wt: &Worktree) -> Result<(), WorkspaceError> {
+    let _registrations = super::checkout::lock_registrations(root)?;
     let repo = open(root)?;
     super::checkout::remove_path(&wt.path).map_err(|e| WorkspaceError::Git {
         message: format!("cannot remove {}: {e}", wt.path.display()),
@@ -185,9 +187,11 @@ pub fn remove_worktree(root: &Path, wt: &Worktree) -> Result<(), WorkspaceError>
 /// alone.
 pub async fn add_detached(root: &Path, path: &Path, rev: &str) -> Result<Worktree, WorkspaceError> {
     let _ = remove_detached(root, path).await;
-    let made = path.to_owned();
-    blocking("making a checkout's folder", move || {
-        super::checkout::make_room(&made)
+    let (made, at) = (path.to_owned(), root.to_owned());
+    let _registrations = blocking("making a checkout's folder", move || {
+        let lock = super::checkout::lock_registrations(&at)?;
+        super::checkout::make_room(&made)?;
+        Ok(lock)
     })
     .await?;
     let out = run_git(git_cmd(root).args([
@@ -230,6 +234,11 @@ pub async fn add_detached(root: &Path, path: &Path, rev: &str) -> Result<Worktre
 
 /// Removes a worktree made by [`add_detached`].
 pub async fn remove_detached(root: &Path, path: &Path) -> Result<(), WorkspaceError> {
+    let at = root.to_owned();
+    let _registrations = blocking("waiting for the worktree registrations", move || {
+        super::checkout::lock_registrations(&at)
+    })
+    .await?;
     // git refuses a checkout whose `.git` is a folder of its own: the folder goes whole, and
     // its registration below.
     run_git(git_cmd(root).args(["worktree", "remove", "--force", &path.to_string_lossy()])).await?;

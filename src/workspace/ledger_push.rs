@@ -123,6 +123,12 @@ pub async fn push_events(
     remove_worktree(root, &tmp).await;
     let deadline = Instant::now() + target.deadline;
     fetch_branch(root, target, &url, deadline).await?;
+    let at = root.to_owned();
+    let registrations =
+        super::repo::blocking("waiting for the worktree registrations", move || {
+            super::checkout::lock_registrations(&at)
+        })
+        .await?;
     let added = git(
         root,
         &[
@@ -137,6 +143,7 @@ pub async fn push_events(
         "",
     )
     .await?;
+    drop(registrations);
     if !added.success() {
         return Err(fail(format!(
             "cannot make a worktree for the ledger: {}",

@@ -77,6 +77,7 @@ pub async fn remove_issue(root: &Path, dir: &Path, issue: u64) -> Result<Leftove
 }
 
 fn remove_issue_in(root: &Path, dir: &Path, issue: u64) -> Result<Leftover, WorkspaceError> {
+    let _registrations = super::checkout::lock_registrations(root)?;
     let repo = open(root)?;
     let found = leftovers(root, dir)?
         .into_iter()

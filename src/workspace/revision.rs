@@ -126,6 +126,7 @@ pub async fn revision_worktree(
         commit.to_owned(),
     );
     blocking("making the revision's worktree", move || {
+        let _registrations = super::checkout::lock_registrations(&root)?;
         let wt = add_revision_worktree(&root, &path, &name, &branch, &commit)?;
         super::git::give_own_git(&wt)?;
         Ok(wt)

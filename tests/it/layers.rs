@@ -250,8 +250,8 @@ const OWN_PATHS: [(&str, usize, &str); 29] = [
     ("process/sandbox/host.rs", 2, "/proc/sys and the git configurations shown scrubbed"),
     (
         "workspace/checkout.rs",
-        7,
-        "the checkouts' folders, ralph's own, and those earlier versions made under .ralph/worktrees: listed, made, removed whole (never followed)",
+        9,
+        "the checkouts' folders, ralph's own, and those earlier versions made under .ralph/worktrees: listed, made, removed whole (never followed); the worktree registrations' lock in the common git dir",
     ),
     (
         "workspace/git.rs",
