@@ -208,13 +208,7 @@ fn sweep_in(
         done.kept
             .push(format!("{shown}/{label}: a run is still working in it"));
     }
-    let names = repo
-        .worktrees()
-        .map_err(|e| WorkspaceError::git("listing worktrees", e))?;
-    for name in names.iter().flatten() {
-        let Ok(w) = repo.find_worktree(name) else {
-            continue;
-        };
+    for (_, w) in registrations(&repo)? {
         let path = w.path().to_owned();
         let label = path_label(dir, &path);
         if !path.starts_with(dir) || left.contains(&label) {
@@ -229,10 +223,7 @@ fn sweep_in(
             continue;
         }
         let _ = remove_path(&path);
-        let mut prune = git2::WorktreePruneOptions::new();
-        prune.valid(true).working_tree(false);
-        w.prune(Some(&mut prune))
-            .map_err(|e| WorkspaceError::git("forgetting a checkout", e))?;
+        forget(&w)?;
         done.removed.push(format!("{shown}/{label}"));
     }
     // Folders no registration names (a run killed while making one) go too.
@@ -253,8 +244,30 @@ fn sweep_in(
     Ok(done)
 }
 
+/// The repository's worktree registrations, by name.
+pub(super) fn registrations(
+    repo: &git2::Repository,
+) -> Result<Vec<(String, git2::Worktree)>, WorkspaceError> {
+    let names = repo
+        .worktrees()
+        .map_err(|e| WorkspaceError::git("listing worktrees", e))?;
+    Ok(names
+        .iter()
+        .flatten()
+        .filter_map(|n| Some((n.to_owned(), repo.find_worktree(n).ok()?)))
+        .collect())
+}
+
+/// Forgets the registration `w` (its folder is the caller's to remove).
+pub(super) fn forget(w: &git2::Worktree) -> Result<(), WorkspaceError> {
+    let mut prune = git2::WorktreePruneOptions::new();
+    prune.valid(true).working_tree(false);
+    w.prune(Some(&mut prune))
+        .map_err(|e| WorkspaceError::git("forgetting a checkout", e))
+}
+
 /// The first name of `path` under `dir` (`3` for `.ralph/worktrees/3`).
-fn path_label(dir: &Path, path: &Path) -> String {
+pub(super) fn path_label(dir: &Path, path: &Path) -> String {
     path.strip_prefix(dir)
         .ok()
         .and_then(|p| p.components().next())

@@ -4,7 +4,7 @@
 //! branch is checked out in ralph's registration of the checkout (`git branch -D` refuses), and
 //! the checkout has a git directory of its own (`git worktree remove` refuses it).
 
-use super::checkout::remove_path;
+use super::checkout::{forget, path_label, registrations, remove_path};
 use super::repo::{blocking, open};
 use super::WorkspaceError;
 use git2::BranchType;
@@ -95,28 +95,17 @@ fn remove_issue_in(root: &Path, dir: &Path, issue: u64) -> Result<Leftover, Work
             ));
         }
     }
-    let names = repo
-        .worktrees()
-        .map_err(|e| WorkspaceError::git("listing worktrees", e))?;
-    for name in names.iter().flatten() {
-        let Ok(w) = repo.find_worktree(name) else {
-            continue;
-        };
+    for (name, w) in registrations(&repo)? {
         let path = w.path().to_owned();
         // A checkout on one of the branches (`ralph follow`'s `pr-34`) holds it too.
-        let registration = repo.commondir().join("worktrees").join(name);
+        let registration = repo.commondir().join("worktrees").join(&name);
         let on_branch = git2::Repository::open(&registration)
             .ok()
             .and_then(|r| r.head().ok().and_then(|h| h.shorthand().map(str::to_owned)))
             .is_some_and(|b| found.branches.contains(&b));
         let ours = on_branch
             || match path.strip_prefix(dir) {
-                Ok(rest) => {
-                    rest.components()
-                        .next()
-                        .and_then(|c| issue_of_label(&c.as_os_str().to_string_lossy()))
-                        == Some(issue)
-                }
+                Ok(_) => issue_of_label(&path_label(dir, &path)) == Some(issue),
                 // Registered elsewhere: ralph's own name for a competition's checkout.
                 Err(_) => {
                     name == format!("ralph-{issue}") || name.starts_with(&format!("ralph-{issue}-"))
@@ -131,10 +120,7 @@ fn remove_issue_in(root: &Path, dir: &Path, issue: u64) -> Result<Leftover, Work
                 source: None,
             })?;
         }
-        let mut prune = git2::WorktreePruneOptions::new();
-        prune.valid(true).working_tree(false);
-        w.prune(Some(&mut prune))
-            .map_err(|e| WorkspaceError::git("forgetting a checkout", e))?;
+        forget(&w)?;
     }
     // Folders no registration names (a run killed while making one).
     for path in &found.checkouts {

@@ -172,23 +172,29 @@ fn avas_failing_test_is_named_with_its_difference_and_c8_measures_coverage() {
     );
 }
 
+/// A crate with one integration test, `tests/basic.rs::adds`.
+const CALC_CRATE: [(&str, &str); 4] = [
+    (
+        "Cargo.toml",
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+    ),
+    (
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+    ),
+    (
+        "tests/basic.rs",
+        "#[test]\nfn adds() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n",
+    ),
+    (".gitignore", ".ralph/worktrees/\n.ralph/runs/\ntarget/\n"),
+];
+
 #[test]
 fn a_rust_changes_new_test_file_runs_first_as_its_target_and_its_failure_is_the_verdict() {
     if !ralph::process::on_path("cargo") {
         return eprintln!("skipped: cargo is not installed");
     }
-    let files = [
-        (
-            "Cargo.toml",
-            "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
-        ),
-        ("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"),
-        (
-            "tests/basic.rs",
-            "#[test]\nfn adds() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n",
-        ),
-        (".gitignore", ".ralph/worktrees/\n.ralph/runs/\ntarget/\n"),
-    ];
+    let files = CALC_CRATE;
     // The change's test expects a `halve` that rounds up; the library has none that does.
     let adds = implementer(
         "printf 'pub fn halve(n: i32) -> i32 {\\n    n / 2\\n}\\n' >> src/lib.rs\nprintf '#[test]\\nfn rounds_up() {\\n    assert_eq!(calc::halve(3), 2, \"halve(3) rounds up\");\\n}\\n' > tests/halves.rs",
@@ -220,18 +226,7 @@ fn an_edited_test_that_fails_again_alone_is_the_first_runs_verdict() {
     if !ralph::process::on_path("cargo") {
         return eprintln!("skipped: cargo is not installed");
     }
-    let files = [
-        (
-            "Cargo.toml",
-            "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
-        ),
-        ("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"),
-        (
-            "tests/basic.rs",
-            "#[test]\nfn adds() {\n    assert_eq!(calc::add(1, 2), 3);\n}\n",
-        ),
-        (".gitignore", ".ralph/worktrees/\n.ralph/runs/\ntarget/\n"),
-    ];
+    let files = CALC_CRATE;
     let edits = implementer(
         "printf '#[test]\\nfn adds() {\\n    assert_eq!(calc::add(2, 2), 5, \"two and two\");\\n}\\n' > tests/basic.rs",
     );
