@@ -16,17 +16,20 @@ pub async fn run(ctx: &Context, issue: u64, yes: bool) -> Result<Exit> {
             .with_hint("wait for it to end, or stop it (Ctrl-C), then run this again")
             .into());
     }
-    let checkouts = super::reset::checkouts_of(ctx);
-    let found = match &checkouts {
-        Some(dir) => crate::workspace::leftovers(&ctx.root, dir)?
-            .into_iter()
-            .find(|l| l.issue == issue),
-        None => None,
-    }
-    .unwrap_or(crate::workspace::Leftover {
-        issue,
-        ..Default::default()
-    });
+    let Some(dir) = super::reset::checkouts_of(ctx) else {
+        return Err(UserError::usage(
+            "cannot tell where ralph's checkouts of this repository are: there is no home folder",
+        )
+        .with_hint("set `[workspace] root` in .ralph/config.toml")
+        .into());
+    };
+    let found = crate::workspace::leftovers(&ctx.root, &dir)?
+        .into_iter()
+        .find(|l| l.issue == issue)
+        .unwrap_or(crate::workspace::Leftover {
+            issue,
+            ..Default::default()
+        });
     let state = ctx.ralph_dir.join("runs").join(issue.to_string());
     let remote = match ctx.settings() {
         Ok(s) => s.config.git.remote.clone(),
@@ -48,11 +51,7 @@ pub async fn run(ctx: &Context, issue: u64, yes: bool) -> Result<Exit> {
         parts.push(format!(
             "{} checkout(s) in {}",
             found.checkouts.len(),
-            checkouts
-                .as_deref()
-                .map(Path::display)
-                .map(|d| d.to_string())
-                .unwrap_or_default()
+            dir.display()
         ));
     }
     if state.exists() {
@@ -73,10 +72,7 @@ pub async fn run(ctx: &Context, issue: u64, yes: bool) -> Result<Exit> {
         ctx.printer.status("Nothing deleted.");
         return Ok(Exit::Success);
     }
-    let removed = match &checkouts {
-        Some(dir) => crate::workspace::remove_issue(&ctx.root, dir, issue).await?,
-        None => found,
-    };
+    let removed = crate::workspace::remove_issue(&ctx.root, &dir, issue).await?;
     let cleared = state.exists();
     if cleared {
         std::fs::remove_dir_all(&state)

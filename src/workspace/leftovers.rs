@@ -95,6 +95,9 @@ fn remove_issue_in(root: &Path, dir: &Path, issue: u64) -> Result<Leftover, Work
             ));
         }
     }
+    // What each registration is, before anything is removed: a worktree of the user's on one
+    // of the branches stops the reset whole.
+    let mut mine = Vec::new();
     for (name, w) in registrations(&repo)? {
         let path = w.path().to_owned();
         // A checkout on one of the branches (`ralph follow`'s `pr-34`) holds it too.
@@ -103,18 +106,29 @@ fn remove_issue_in(root: &Path, dir: &Path, issue: u64) -> Result<Leftover, Work
             .ok()
             .and_then(|r| r.head().ok().and_then(|h| h.shorthand().map(str::to_owned)))
             .is_some_and(|b| found.branches.contains(&b));
-        let ours = on_branch
-            || match path.strip_prefix(dir) {
-                Ok(_) => issue_of_label(&path_label(dir, &path)) == Some(issue),
-                // Registered elsewhere: ralph's own name for a competition's checkout.
-                Err(_) => {
-                    name == format!("ralph-{issue}") || name.starts_with(&format!("ralph-{issue}-"))
-                }
-            };
-        if !ours {
-            continue;
+        let inside = path.starts_with(dir);
+        // Registered elsewhere: ralph's own name for a competition's checkout.
+        let named =
+            name == format!("ralph-{issue}") || name.starts_with(&format!("ralph-{issue}-"));
+        let labelled = inside && issue_of_label(&path_label(dir, &path)) == Some(issue);
+        if on_branch && !inside && !named {
+            return Err(super::repo::refuse(
+                format!(
+                    "a branch of #{issue} is checked out in a worktree that is not ralph's: {}",
+                    path.display()
+                ),
+                format!(
+                    "remove it first (`git worktree remove {}`), or switch it to another branch",
+                    path.display()
+                ),
+            ));
         }
-        if path.starts_with(dir) {
+        if on_branch || labelled || named {
+            mine.push((w, path, inside));
+        }
+    }
+    for (w, path, inside) in mine {
+        if inside {
             remove_path(&path).map_err(|e| WorkspaceError::Git {
                 message: format!("cannot remove {}: {e}", path.display()),
                 source: None,

@@ -317,6 +317,32 @@ fn reset_issue_is_the_way_out_of_a_finished_run() {
     let out = run(repo.ralph().args(["reset", "--issue", "3"]));
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(checkout.is_dir());
+    // A worktree of the user's own on the branch stops it whole, before anything is removed.
+    let mine = repo.tools.join("mine");
+    git(
+        &repo.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-f",
+            &mine.to_string_lossy(),
+            &branch,
+        ],
+    );
+    let out = run(repo.ralph().args(["reset", "--issue", "3", "--yes"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("is checked out in a worktree that is not ralph's"),
+        "{}",
+        out.stderr
+    );
+    assert!(checkout.is_dir() && mine.is_dir());
+    git(
+        &repo.root,
+        &["worktree", "remove", "--force", &mine.to_string_lossy()],
+    );
     let out = run(repo
         .ralph()
         .args(["reset", "--issue", "3", "--yes", "--json"]));
