@@ -45,7 +45,22 @@
 //! pull request, regret (the oracle's merges minus the policy's) after 100, 300 and 1000
 //! issues, the share of issues that seated `drift_e` before and after its drift, and how many
 //! issues after the drift the policy took to seat it in at least half of 20 consecutive issues. `RALPH_BENCH_MEMORY` tries another `memory` for the ledger
-//! policies.
+//! policies. Merges and the cost per merged pull request also carry their 95% interval over the
+//! worlds (mean ± 1.96 standard errors).
+//!
+//! # Three markets
+//!
+//! Every policy meets three markets, each with the same issues and draws:
+//!
+//! - `priced by skill`: the table above, where the better bots cost more;
+//! - `price unrelated to skill`: the same bots and skills, the prices shuffled (`cheap_a` $1.00,
+//!   `mid_a` $0.005, `strong_a` $0.02, `fast_b` $0.60, `big_b` $0.05, `docs_c` $0.30, `local_d`
+//!   $0.15, `drift_e` $0.10);
+//! - `a bot that fails half its calls`: the first market, but `big_b`'s call fails in half its
+//!   rounds (drawn apart from the rounds' draws, so the other markets' numbers do not move):
+//!   its cost is paid and it delivers nothing, neither a proposal to judge nor an event.
+//!
+//! `RALPH_BENCH_MARKETS=1` runs the first market only.
 
 use ralph::ledger::seats::seat_records;
 use ralph::ledger::{fold, Event, FoldParams};
@@ -63,6 +78,7 @@ const NOTICE_WINDOW: usize = 20;
 
 /// A bot of the market: id, price per proposal, skill on each label (before the world's
 /// offsets).
+#[derive(Clone)]
 struct Bot {
     id: &'static str,
     price: f64,
@@ -84,6 +100,43 @@ const MARKET: [Bot; 8] = [
     bot("drift_e", 0.30, [0.15; 3]),
 ];
 const DRIFTER: usize = 7;
+/// The bot that fails half its calls in the third market (`big_b`).
+const FLAKY: usize = 4;
+
+/// Which market a world is of.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    PricedBySkill,
+    PriceUnrelated,
+    HalfFailing,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::PricedBySkill => "priced by skill",
+            Kind::PriceUnrelated => "price unrelated to skill",
+            Kind::HalfFailing => "a bot that fails half its calls (big_b)",
+        }
+    }
+
+    /// The market's bots: the table's, with the prices shuffled where they are unrelated.
+    fn bots(self) -> Vec<Bot> {
+        const SHUFFLED: [f64; 8] = [1.00, 0.005, 0.02, 0.60, 0.05, 0.30, 0.15, 0.10];
+        MARKET
+            .iter()
+            .enumerate()
+            .map(|(i, b)| Bot {
+                price: if self == Kind::PriceUnrelated {
+                    SHUFFLED[i]
+                } else {
+                    b.price
+                },
+                ..b.clone()
+            })
+            .collect()
+    }
+}
 const DRIFTED: f64 = 0.70;
 
 fn unit(rng: &mut SplitMix64) -> f64 {
@@ -116,10 +169,12 @@ struct World {
     skill: Vec<[f64; 3]>,
     issues: Vec<Issue>,
     seed: u64,
+    kind: Kind,
+    bots: Vec<Bot>,
 }
 
 impl World {
-    fn new(seed: u64) -> World {
+    fn new(seed: u64, kind: Kind) -> World {
         let mut rng = SplitMix64::new(seed);
         let skill = MARKET
             .iter()
@@ -135,7 +190,26 @@ impl World {
             skill,
             issues,
             seed,
+            kind,
+            bots: kind.bots(),
         }
+    }
+
+    /// Bot `b`'s price for a proposal of round `draws`.
+    fn cost(&self, b: usize, draws: &Draws) -> f64 {
+        self.bots[b].price * draws.cost[b]
+    }
+
+    /// Whether bot `b`'s call fails in round `round` of issue `at` (the third market's flaky
+    /// bot, half the time), drawn apart from the rounds' draws.
+    fn fails(&self, b: usize, at: usize, round: u32) -> bool {
+        if self.kind != Kind::HalfFailing || b != FLAKY {
+            return false;
+        }
+        let mut rng = SplitMix64::new(ralph::mix::finalize(
+            self.seed ^ 0xFA11 ^ ((at as u64) << 8 | u64::from(round)),
+        ));
+        unit(&mut rng) < 0.5
     }
 
     /// Bot `b`'s true skill on `label` at issue `at`.
@@ -319,7 +393,7 @@ impl<'w> Market<'w> {
             let draws = &self.world.issues[at].rounds[round as usize - 1];
             spent += seated
                 .iter()
-                .map(|&b| MARKET[b].price * draws.cost[b])
+                .map(|&b| self.world.cost(b, draws))
                 .sum::<f64>();
             for &b in &seated {
                 self.run.seats[b] += 1;
@@ -347,6 +421,18 @@ impl<'w> Market<'w> {
         let world = self.world;
         let issue = &world.issues[at];
         let draws = &issue.rounds[usize::from(phase == Phase::Replan)];
+        let round = if phase == Phase::Initial { 1 } else { 2 };
+        // Every seated bot's call is paid; one that fails delivers nothing.
+        self.run.cost += seated.iter().map(|&b| world.cost(b, draws)).sum::<f64>();
+        let delivered: Vec<usize> = seated
+            .iter()
+            .copied()
+            .filter(|&b| !world.fails(b, at, round))
+            .collect();
+        if delivered.is_empty() {
+            return (false, false);
+        }
+        let seated = &delivered[..];
         let quality =
             |b: usize| (world.skill(b, issue.label, at) + draws.quality[b]).clamp(0.0, 1.0);
         let winner = *seated
@@ -368,12 +454,11 @@ impl<'w> Market<'w> {
             all_bots: seated.iter().map(|&b| self.ids[b].clone()).collect(),
             resubmitted_same: Vec::new(),
         };
-        let round = if phase == Phase::Initial { 1 } else { 2 };
         // What each seated bot's proposal cost, as the competition adds it to the seating.
         let seating = seating.map(|mut s| {
             for d in s.bots.iter_mut().filter(|d| d.seated) {
                 let b = self.ids.iter().position(|id| *id == d.bot_id).unwrap();
-                d.spent_usd = Some(MARKET[b].price * draws.cost[b]);
+                d.spent_usd = Some(self.world.cost(b, draws));
             }
             s
         });
@@ -381,7 +466,7 @@ impl<'w> Market<'w> {
             let b = self.ids.iter().position(|id| *id == award.bot_id).unwrap();
             let mut e = self.event(at, &award.bot_id, award.outcome, award.weight_delta);
             e.round = Some(round);
-            e.cost_usd = Some(MARKET[b].price * draws.cost[b]);
+            e.cost_usd = Some(self.world.cost(b, draws));
             e.seating = seating.clone();
             self.events.push(e);
         }
@@ -395,11 +480,6 @@ impl<'w> Market<'w> {
             let e = self.event(at, &self.ids[winner].clone(), outcome, delta);
             self.events.push(e);
         }
-        let cost: f64 = seated
-            .iter()
-            .map(|&b| MARKET[b].price * draws.cost[b])
-            .sum();
-        self.run.cost += cost;
         (passed, merged)
     }
 
@@ -433,9 +513,23 @@ fn mean(values: impl Iterator<Item = f64>) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
+/// The mean of `values` and half its 95% interval over the worlds (1.96 standard errors).
+fn interval(values: &[f64]) -> (f64, f64) {
+    let m = mean(values.iter().copied());
+    let n = values.len() as f64;
+    let var = values.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (m, 1.96 * (var / n).sqrt())
+}
+
 fn row(policy: Policy, runs: &[Run], oracle: &[Run]) {
-    let merged = mean(runs.iter().map(|r| f64::from(r.merged())));
+    let per_world: Vec<f64> = runs.iter().map(|r| f64::from(r.merged())).collect();
+    let (merged, merged_ci) = interval(&per_world);
     let cost = mean(runs.iter().map(|r| r.cost));
+    let per_merge: Vec<f64> = runs
+        .iter()
+        .map(|r| r.cost / f64::from(r.merged().max(1)))
+        .collect();
+    let (_, per_merge_ci) = interval(&per_merge);
     let regret_at = |n: usize| -> Vec<f64> {
         runs.iter()
             .zip(oracle)
@@ -479,7 +573,7 @@ fn row(policy: Policy, runs: &[Run], oracle: &[Run]) {
         )
     };
     println!(
-        "{:<48} {merged:>7.1} {cost:>9.2} {:>9.3} {} {split}  {drift}",
+        "{:<48} {merged:>7.1} ±{merged_ci:<5.1} {cost:>9.2} {:>7.3} ±{per_merge_ci:<6.3} {} {split}  {drift}",
         policy.name(),
         cost / merged,
         regret.join(" ")
@@ -499,14 +593,8 @@ fn shares(name: &str, runs: &[Run]) {
     println!("  {name}: {}", each.join(" · "));
 }
 
-fn main() {
-    let started = Instant::now();
-    let worlds = env("RALPH_BENCH_WORLDS").unwrap_or(12u64).max(1);
-    let worlds: Vec<World> = (0..worlds).map(|w| World::new(0x5EA7_0000 + w)).collect();
-    println!(
-        "seating benchmark: {} worlds of {ISSUES} issues, 8 bots, {SEATS} seats; drift_e 0.15 → {DRIFTED} at issue {DRIFT_AT}\n",
-        worlds.len()
-    );
+/// Every policy on `worlds`: the table, and the shares of seats.
+fn market(worlds: &[World]) {
     let policies = [
         Policy::All,
         Policy::TopWeight,
@@ -540,11 +628,11 @@ fn main() {
         .collect();
     let oracle = runs.last().unwrap();
     println!(
-        "{:<48} {:>7} {:>9} {:>9} {:>7} {:>7} {:>7} {:<6} {:<12}  drift_e noticed after",
+        "{:<48} {:>14} {:>9} {:>14} {:>7} {:>7} {:>7} {:<6} {:<12}  drift_e noticed after",
         "policy",
-        "merged",
+        "merged ±95%",
         "cost $",
-        "$/merged",
+        "$/merged ±95%",
         "reg@100",
         "reg@300",
         "reg@1k",
@@ -557,6 +645,27 @@ fn main() {
     println!("\nshare of seats (all rounds):");
     for (p, r) in policies.iter().zip(&runs).skip(1) {
         shares(&p.name(), r);
+    }
+}
+
+fn main() {
+    let started = Instant::now();
+    let count = env("RALPH_BENCH_WORLDS").unwrap_or(12u64).max(1);
+    let kinds = [Kind::PricedBySkill, Kind::PriceUnrelated, Kind::HalfFailing];
+    let markets = env("RALPH_BENCH_MARKETS")
+        .unwrap_or(kinds.len())
+        .clamp(1, kinds.len());
+    for kind in &kinds[..markets] {
+        let worlds: Vec<World> = (0..count)
+            .map(|w| World::new(0x5EA7_0000 + w, *kind))
+            .collect();
+        println!(
+            "seating benchmark, market {}: {} worlds of {ISSUES} issues, 8 bots, {SEATS} seats; drift_e 0.15 → {DRIFTED} at issue {DRIFT_AT}\n",
+            kind.name(),
+            worlds.len()
+        );
+        market(&worlds);
+        println!();
     }
     println!("\ntook {:.1} s", started.elapsed().as_secs_f64());
 }
