@@ -232,13 +232,6 @@ impl Baseline {
             .is_some_and(|c| c.status == CheckStatus::Passed)
     }
 
-    /// Every test the check `name` named here, passing or failing, when its runner names them.
-    pub fn known_tests(&self, name: &str) -> Option<std::collections::BTreeSet<String>> {
-        let t = self.check(name)?.measure.tests.as_ref()?;
-        t.by_name
-            .then(|| t.passed.iter().chain(&t.failed).cloned().collect())
-    }
-
     fn check(&self, name: &str) -> Option<&BaseCheck> {
         self.checks.iter().find(|c| c.name == name)
     }

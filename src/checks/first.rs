@@ -57,6 +57,8 @@ pub async fn run(
             .flatten()?;
         Some((i, spec, command))
     })?;
+    // Without the base's names a failing test cannot be told new, broken or flaky.
+    base.passed_tests(&spec.name)?;
     let once = CheckSpec {
         command: command.clone(),
         ..spec.clone()

@@ -67,7 +67,8 @@ pub fn leftovers(root: &Path, dir: &Path) -> Result<Vec<Leftover>, WorkspaceErro
 /// Removes what the runs on `issue` left: its checkouts in `dir` and their registrations, the
 /// registrations of its checkouts elsewhere (an earlier version's, or a folder already gone),
 /// then its local branches. What it removed; refused, removing nothing, when one of the
-/// branches is the repository's own current branch.
+/// branches is the repository's own current branch or is checked out in a worktree of the
+/// user's.
 pub async fn remove_issue(root: &Path, dir: &Path, issue: u64) -> Result<Leftover, WorkspaceError> {
     let (root, dir) = (root.to_owned(), dir.to_owned());
     blocking("removing an issue's checkouts and branch", move || {
@@ -127,21 +128,21 @@ fn remove_issue_in(root: &Path, dir: &Path, issue: u64) -> Result<Leftover, Work
             mine.push((w, path, inside));
         }
     }
+    let remove = |path: &Path| {
+        remove_path(path).map_err(|e| WorkspaceError::Git {
+            message: format!("cannot remove {}: {e}", path.display()),
+            source: None,
+        })
+    };
     for (w, path, inside) in mine {
         if inside {
-            remove_path(&path).map_err(|e| WorkspaceError::Git {
-                message: format!("cannot remove {}: {e}", path.display()),
-                source: None,
-            })?;
+            remove(&path)?;
         }
         forget(&w)?;
     }
     // Folders no registration names (a run killed while making one).
     for path in &found.checkouts {
-        remove_path(path).map_err(|e| WorkspaceError::Git {
-            message: format!("cannot remove {}: {e}", path.display()),
-            source: None,
-        })?;
+        remove(path)?;
     }
     let _ = std::fs::remove_dir(dir);
     for name in &found.branches {

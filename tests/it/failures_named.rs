@@ -189,65 +189,49 @@ const CALC_CRATE: [(&str, &str); 4] = [
     (".gitignore", ".ralph/worktrees/\n.ralph/runs/\ntarget/\n"),
 ];
 
-#[test]
-fn a_rust_changes_new_test_file_runs_first_as_its_target_and_its_failure_is_the_verdict() {
+/// A competition on [`CALC_CRATE`] whose implementer runs `script`: its first run of the
+/// change's own tests (`command`) is the verdict, failing `test`, and the bots are told `why`.
+fn first_run_decides(script: &str, command: &str, test: &str, why: &str) {
     if !ralph::process::on_path("cargo") {
         return eprintln!("skipped: cargo is not installed");
     }
-    let files = CALC_CRATE;
-    // The change's test expects a `halve` that rounds up; the library has none that does.
-    let adds = implementer(
-        "printf 'pub fn halve(n: i32) -> i32 {\\n    n / 2\\n}\\n' >> src/lib.rs\nprintf '#[test]\\nfn rounds_up() {\\n    assert_eq!(calc::halve(3), 2, \"halve(3) rounds up\");\\n}\\n' > tests/halves.rs",
-    );
+    let change = implementer(script);
     let repo = repo(
-        &files,
+        &CALC_CRATE,
         "[checks]\ntest = \"cargo test\"\n",
-        &adds,
+        &change,
         None,
         |_| {},
     );
     let out = run(repo.ralph().args(["compete", "3"]));
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stderr.contains(
-            "the change's own tests, run first alone (`cargo test --test halves`), fail: `tests/halves.rs::rounds_up`"
-        ),
-        "{}",
-        out.stderr
-    );
+    let verdict = format!("the change's own tests, run first alone (`{command}`), fail: `{test}`");
+    assert!(out.stderr.contains(&verdict), "{}", out.stderr);
     let prompt = std::fs::read_to_string(repo.tools.join("alpha.prompt")).unwrap();
-    assert!(prompt.contains("halve(3) rounds up"), "{prompt}");
+    assert!(prompt.contains(why), "{prompt}");
+}
+
+#[test]
+fn a_rust_changes_new_test_file_runs_first_as_its_target_and_its_failure_is_the_verdict() {
+    // The change's test expects a `halve` that rounds up; the library has none that does.
+    first_run_decides(
+        "printf 'pub fn halve(n: i32) -> i32 {\\n    n / 2\\n}\\n' >> src/lib.rs\nprintf '#[test]\\nfn rounds_up() {\\n    assert_eq!(calc::halve(3), 2, \"halve(3) rounds up\");\\n}\\n' > tests/halves.rs",
+        "cargo test --test halves",
+        "tests/halves.rs::rounds_up",
+        "halve(3) rounds up",
+    );
 }
 
 /// A test the base had and passed, edited by the change so that it fails, fails again when run
 /// alone: it is the change's doing, and the verdict of the first run.
 #[test]
 fn an_edited_test_that_fails_again_alone_is_the_first_runs_verdict() {
-    if !ralph::process::on_path("cargo") {
-        return eprintln!("skipped: cargo is not installed");
-    }
-    let files = CALC_CRATE;
-    let edits = implementer(
+    first_run_decides(
         "printf '#[test]\\nfn adds() {\\n    assert_eq!(calc::add(2, 2), 5, \"two and two\");\\n}\\n' > tests/basic.rs",
+        "cargo test --test basic",
+        "tests/basic.rs::adds",
+        "two and two",
     );
-    let repo = repo(
-        &files,
-        "[checks]\ntest = \"cargo test\"\n",
-        &edits,
-        None,
-        |_| {},
-    );
-    let out = run(repo.ralph().args(["compete", "3"]));
-    assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stderr.contains(
-            "the change's own tests, run first alone (`cargo test --test basic`), fail: `tests/basic.rs::adds`"
-        ),
-        "{}",
-        out.stderr
-    );
-    let prompt = std::fs::read_to_string(repo.tools.join("alpha.prompt")).unwrap();
-    assert!(prompt.contains("two and two"), "{prompt}");
 }
 
 /// Where `.ci/run` installs node-tap; why not where it is not.

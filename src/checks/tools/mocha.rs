@@ -40,10 +40,7 @@ impl Tool for Mocha {
                 super::jest::test_file,
             );
         }
-        let ours = !files.is_empty()
-            && files
-                .iter()
-                .all(|f| super::jest::test_file(f) && !f.starts_with('-'));
+        let ours = super::tool::test_files(files, super::jest::test_file);
         let mut words = vec!["--ignore", "**", "--ignore", "./**"];
         for f in files {
             words.extend(["--file", f]);

@@ -645,6 +645,10 @@ pub(crate) fn append_files(
     test_file: fn(&str) -> bool,
 ) -> Option<String> {
     let tail = uses.tail.filter(|t| t.tool == tool)?;
-    let ours = !files.is_empty() && files.iter().all(|f| test_file(f) && !f.starts_with('-'));
-    ours.then(|| tail.append(command, files))
+    test_files(files, test_file).then(|| tail.append(command, files))
+}
+
+/// Whether `files` are some, and all test files a runner can be given (none an option).
+pub(crate) fn test_files(files: &[&str], test_file: fn(&str) -> bool) -> bool {
+    !files.is_empty() && files.iter().all(|f| test_file(f) && !f.starts_with('-'))
 }

@@ -36,11 +36,7 @@ pub fn place(
     configured: Option<&str>,
     origin: Option<&str>,
 ) -> Result<Place> {
-    let set = |name: &str| {
-        get(name)
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
-    };
+    let set = |name: &str| super::value(get, name);
     let actions = in_actions(get);
     let remote = origin.and_then(parse_remote);
     let from_actions = || {

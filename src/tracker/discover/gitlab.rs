@@ -30,11 +30,7 @@ pub fn place(
     configured: Option<&str>,
     origin: Option<&str>,
 ) -> Result<Place> {
-    let set = |name: &str| {
-        get(name)
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
-    };
+    let set = |name: &str| super::value(get, name);
     let remote = origin.and_then(parse_remote);
     let (api, web) = if let Some(url) = set(crate::env::GITLAB_URL) {
         let web = check_url(Forge::Gitlab, crate::env::GITLAB_URL, &url)?;

@@ -280,6 +280,13 @@ fn parse_remote_url(url: &str) -> Option<RepoSlug> {
     format!("{owner}/{name}").parse().ok()
 }
 
+/// The variable `name` of the environment `get`, trimmed; `None` when unset or empty.
+fn value(get: &impl Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    get(name)
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
 /// A process environment of `pairs` only, for the tests of every forge's discovery.
 #[cfg(test)]
 pub(super) fn env(
