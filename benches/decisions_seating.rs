@@ -138,6 +138,8 @@ impl Kind {
     }
 }
 const DRIFTED: f64 = 0.70;
+/// A value of a merge so high that every seat pays: the draw before seats were priced.
+const FILL: f64 = 1e9;
 
 fn unit(rng: &mut SplitMix64) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
@@ -240,7 +242,12 @@ fn round_draws(rng: &mut SplitMix64) -> Draws {
 enum Policy {
     All,
     TopWeight,
-    Thompson { cap: Option<f64>, memory: bool },
+    Thompson {
+        cap: Option<f64>,
+        memory: bool,
+        /// `value_per_merge`; `None`: every seat filled (the draw before seats were priced).
+        value: Option<f64>,
+    },
     Random,
     Oracle,
 }
@@ -250,8 +257,12 @@ impl Policy {
         match self {
             Policy::All => "every bot, every round (no seats)".into(),
             Policy::TopWeight => "top 3 by ledger weight".into(),
-            Policy::Thompson { cap, memory } => format!(
-                "seats = 3 (Thompson){}{}",
+            Policy::Thompson { cap, memory, value } => format!(
+                "{}{}{}",
+                match value {
+                    Some(v) => format!("seats ≤ 3 priced, value_per_merge ${v:.0}"),
+                    None => "seats = 3 (Thompson)".to_owned(),
+                },
                 cap.map(|c| format!(", max_cost_per_issue ${c:.2}"))
                     .unwrap_or_default(),
                 if memory { "" } else { ", no memory" }
@@ -271,6 +282,8 @@ struct Run {
     /// Whether the drifting bot had a seat, per issue (any round).
     drifter_seated: Vec<bool>,
     seats: Vec<u32>,
+    /// Rounds by how many bots were seated (0 to 3): first rounds, then replans.
+    counts: [[u32; SEATS as usize + 1]; 2],
 }
 
 impl Run {
@@ -306,8 +319,22 @@ impl<'w> Market<'w> {
         if let Some(m) = env("RALPH_BENCH_MEMORY") {
             params.memory = m;
         }
+        if let Some(s) = env("RALPH_BENCH_STALE") {
+            params.stale_after = s;
+        }
+        if let Some(o) = env("RALPH_BENCH_ODDS") {
+            params.drift_odds = o;
+        }
+        if let Some(w) = env("RALPH_BENCH_WINDOW") {
+            params.drift_window = w;
+        }
         if let Policy::Thompson { memory: false, .. } = policy {
             params.memory = 1.0;
+        }
+        // The draw before seats were priced knew neither departures nor idle bots.
+        if let Policy::Thompson { value: None, .. } = policy {
+            params.drift_odds = f64::INFINITY;
+            params.stale_after = u32::MAX;
         }
         Market {
             world,
@@ -344,13 +371,15 @@ impl<'w> Market<'w> {
                 }
                 (order[..SEATS as usize].to_vec(), None)
             }
-            Policy::Thompson { cap, .. } => {
+            Policy::Thompson { cap, value, .. } => {
                 let labels = vec![LABELS[label].to_owned()];
                 let refs: Vec<&Event> = self.events.iter().collect();
                 let records = seat_records(&self.params, &self.ids, &refs, &labels);
                 let candidates: Vec<_> = records.iter().map(|r| r.candidate(None)).collect();
                 let ask = SeatAsk {
                     seats: SEATS,
+                    value_per_merge: value.unwrap_or(FILL),
+                    stale_after: self.params.stale_after,
                     budget_usd: cap.map(|c| (c - spent).max(0.0)),
                     seed: ralph::mix::finalize(self.world.seed ^ (at as u64 + 1)),
                     round,
@@ -388,6 +417,7 @@ impl<'w> Market<'w> {
         for (round, phase) in [(1u32, Phase::Initial), (2, Phase::Replan)] {
             let (seated, seating) = self.seat(at, round, spent);
             if seated.is_empty() {
+                self.run.counts[round as usize - 1][0] += 1;
                 return false;
             }
             let draws = &self.world.issues[at].rounds[round as usize - 1];
@@ -398,6 +428,7 @@ impl<'w> Market<'w> {
             for &b in &seated {
                 self.run.seats[b] += 1;
             }
+            self.run.counts[round as usize - 1][seated.len().min(SEATS as usize)] += 1;
             if seated.contains(&DRIFTER) {
                 self.run.drifter_seated[at] = true;
             }
@@ -580,6 +611,93 @@ fn row(policy: Policy, runs: &[Run], oracle: &[Run]) {
     );
 }
 
+/// The goals of the priced seats against every bot, in the same run: cost per merged pull
+/// request at most half, merges at least every bot's less one standard error, regret after
+/// every issue at most every bot's, the drift noticed within 10 issues.
+fn goals(name: &str, every: &[Run], priced: &[Run], oracle: &[Run]) {
+    let merged =
+        |runs: &[Run]| -> Vec<f64> { runs.iter().map(|r| f64::from(r.merged())).collect() };
+    let per_merge = |runs: &[Run]| {
+        mean(runs.iter().map(|r| r.cost)) / mean(runs.iter().map(|r| f64::from(r.merged())))
+    };
+    let (every_merged, ci) = interval(&merged(every));
+    let se = ci / 1.96;
+    let (priced_merged, _) = interval(&merged(priced));
+    let regret = |runs: &[Run]| {
+        mean(
+            runs.iter()
+                .zip(oracle)
+                .map(|(r, o)| f64::from(o.merged()) - f64::from(r.merged())),
+        )
+    };
+    let ratio = per_merge(priced) / per_merge(every);
+    let noticed: Vec<f64> = priced
+        .iter()
+        .filter_map(Run::noticed)
+        .map(|n| n as f64)
+        .collect();
+    let drift = (noticed.len() == priced.len()).then(|| mean(noticed.into_iter()));
+    let mark = |ok: bool| if ok { "met" } else { "NOT met" };
+    println!("\ngoals of `{name}` against every bot:");
+    println!(
+        "  cost per merged PR {ratio:.2}× every bot's (≤ 0.5×): {}",
+        mark(ratio <= 0.5)
+    );
+    println!(
+        "  merged {priced_merged:.1} against {every_merged:.1} − {se:.1} (one standard error): {}",
+        mark(priced_merged >= every_merged - se)
+    );
+    println!(
+        "  regret after {ISSUES} issues {:.1} against every bot's {:.1}: {}",
+        regret(priced),
+        regret(every),
+        mark(regret(priced) <= regret(every))
+    );
+    println!(
+        "  drift noticed after {} (≤ 10): {}",
+        drift.map_or("never, in some world".to_owned(), |d| format!(
+            "{d:.0} issues"
+        )),
+        mark(drift.is_some_and(|d| d <= 10.0))
+    );
+}
+
+/// How many bots the rounds seated: the share of first rounds and of replans with 1, 2 or 3.
+fn counts(name: &str, runs: &[Run]) {
+    let part = |round: usize| {
+        let total: u32 = runs
+            .iter()
+            .map(|r| r.counts[round].iter().sum::<u32>())
+            .sum();
+        let each: Vec<String> = (0..=SEATS as usize)
+            .filter(|&n| n > 0 || runs.iter().any(|r| r.counts[round][0] > 0))
+            .map(|n| {
+                let k: u32 = runs.iter().map(|r| r.counts[round][n]).sum();
+                format!(
+                    "{n}: {:.0}%",
+                    100.0 * f64::from(k) / f64::from(total.max(1))
+                )
+            })
+            .collect();
+        let mean = runs
+            .iter()
+            .flat_map(|r| {
+                r.counts[round]
+                    .iter()
+                    .enumerate()
+                    .map(|(n, k)| (n as u32 * k, *k))
+            })
+            .fold((0, 0), |(s, t), (a, b)| (s + a, t + b));
+        format!(
+            "{} ({:.2} a round, {} rounds)",
+            each.join(" · "),
+            f64::from(mean.0) / f64::from(mean.1.max(1)),
+            total
+        )
+    };
+    println!("  {name}: first rounds {} | replans {}", part(0), part(1));
+}
+
 fn shares(name: &str, runs: &[Run]) {
     let total: f64 = mean(runs.iter().map(|r| r.seats.iter().sum::<u32>() as f64));
     let each: Vec<String> = MARKET
@@ -595,28 +713,33 @@ fn shares(name: &str, runs: &[Run]) {
 
 /// Every policy on `worlds`: the table, and the shares of seats.
 fn market(worlds: &[World]) {
-    let policies = [
-        Policy::All,
-        Policy::TopWeight,
-        Policy::Thompson {
-            cap: None,
-            memory: true,
-        },
-        Policy::Thompson {
-            cap: Some(2.0),
-            memory: true,
-        },
-        Policy::Thompson {
-            cap: Some(1.0),
-            memory: true,
-        },
-        Policy::Thompson {
-            cap: None,
-            memory: false,
-        },
-        Policy::Random,
-        Policy::Oracle,
-    ];
+    let fill = |cap: Option<f64>, memory: bool| Policy::Thompson {
+        cap,
+        memory,
+        value: None,
+    };
+    let priced = |value: f64, cap: Option<f64>| Policy::Thompson {
+        cap,
+        memory: true,
+        value: Some(value),
+    };
+    let values: Vec<f64> = std::env::var("RALPH_BENCH_VALUES")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![tables().seating.value_per_merge]);
+    let mut policies = vec![Policy::All, Policy::TopWeight];
+    if std::env::var("RALPH_BENCH_NEW_ONLY").is_err() {
+        policies.extend([
+            fill(None, true),
+            fill(Some(2.0), true),
+            fill(Some(1.0), true),
+            fill(None, false),
+            Policy::Random,
+        ]);
+    }
+    policies.extend(values.iter().map(|&v| priced(v, None)));
+    policies.push(priced(values[0], Some(1.0)));
+    policies.push(Policy::Oracle);
     let runs: Vec<Vec<Run>> = policies
         .iter()
         .map(|&p| {
@@ -641,6 +764,24 @@ fn market(worlds: &[World]) {
     );
     for (p, r) in policies.iter().zip(&runs) {
         row(*p, r, oracle);
+    }
+    if let Some(at) = policies.iter().position(|p| {
+        matches!(
+            p,
+            Policy::Thompson {
+                value: Some(_),
+                cap: None,
+                ..
+            }
+        )
+    }) {
+        goals(&policies[at].name(), &runs[0], &runs[at], oracle);
+    }
+    println!("\nseats per round:");
+    for (p, r) in policies.iter().zip(&runs) {
+        if matches!(p, Policy::Thompson { .. }) {
+            counts(&p.name(), r);
+        }
     }
     println!("\nshare of seats (all rounds):");
     for (p, r) in policies.iter().zip(&runs).skip(1) {

@@ -145,13 +145,18 @@ pub fn seating(
                 alpha: if sure { 1e6 } else { 1.0 },
                 beta: if sure { 1.0 } else { 1e6 },
                 history: 1,
+                idle: 0,
+                departed: None,
                 cost_usd: None,
+                cost_estimate_usd: None,
                 unavailable: None,
             }
         })
         .collect();
     let ask = SeatAsk {
         seats: seated.len() as u32,
+        value_per_merge: 10.0,
+        stale_after: 8,
         budget_usd: None,
         seed,
         round: 1,

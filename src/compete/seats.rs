@@ -7,7 +7,7 @@ use super::agents::Agents;
 use crate::agent::accounts::Accounts;
 use crate::agent::Role;
 use crate::config::Config;
-use crate::ledger::seats::seat_records;
+use crate::ledger::seats::{proposal_tokens, seat_records, SeatRecord};
 use crate::ledger::{Event, Loaded};
 use crate::market::seating::{draw, SeatAsk, Seating};
 use crate::market::tables;
@@ -43,6 +43,7 @@ pub fn seat(input: &SeatInput<'_>) -> Option<Seating> {
     let events: Vec<&Event> = input.ledger.events.iter().map(|l| &l.event).collect();
     let bots = config.bot_ids();
     let records = seat_records(&tables().seating, &bots, &events, &labels);
+    let tokens = proposal_tokens(&events);
     let candidates: Vec<_> = records
         .iter()
         .map(|r| {
@@ -52,19 +53,56 @@ pub fn seat(input: &SeatInput<'_>) -> Option<Seating> {
                 .iter()
                 .find(|a| a.name == r.bot_id)
                 .and_then(|a| a.backend.as_ref().err().cloned());
-            r.candidate(unavailable)
+            let mut candidate = r.candidate(unavailable);
+            if r.cost_per_proposal.is_none() {
+                candidate.cost_estimate_usd = estimate(config, &records, &r.bot_id, tokens);
+            }
+            candidate
         })
         .collect();
     Some(draw(
         &candidates,
         &SeatAsk {
             seats,
+            value_per_merge: config
+                .marketplace
+                .value_per_merge
+                .unwrap_or(tables().seating.value_per_merge),
+            stale_after: tables().seating.stale_after,
             budget_usd: budget(config, input.accounts),
             seed: input.seed,
             round: input.round,
             labels,
         },
     ))
+}
+
+/// What a proposal of `bot`, which has no measured cost of its own, should cost by what its
+/// backend and model are known to cost: the mean measure of the other bots on the same
+/// backend and model; else its configured `price` for the ledger's mean tokens per proposal;
+/// else nothing is known.
+pub fn estimate(
+    config: &Config,
+    records: &[SeatRecord],
+    bot: &str,
+    tokens: Option<(f64, f64)>,
+) -> Option<f64> {
+    let agent = |id: &str| config.bots.iter().find(|b| b.id == id).map(|b| &b.agent);
+    let own = agent(bot)?;
+    let peers: Vec<f64> = records
+        .iter()
+        .filter(|r| r.bot_id != bot)
+        .filter(|r| {
+            agent(&r.bot_id).is_some_and(|a| a.backend == own.backend && a.model == own.model)
+        })
+        .filter_map(|r| r.cost_per_proposal)
+        .collect();
+    if !peers.is_empty() {
+        return Some(peers.iter().sum::<f64>() / peers.len() as f64);
+    }
+    let (input, output) = tokens?;
+    own.price
+        .map(|p| p.cost(input.round() as u64, 0, output.round() as u64))
 }
 
 /// What the round's proposals may cost: what is left of `[marketplace] max_cost_per_issue`
@@ -182,6 +220,35 @@ mod tests {
             "{warning}"
         );
         assert!(!warning.contains(", b"), "b has a price: {warning}");
+    }
+
+    #[test]
+    fn a_newcomer_is_priced_from_its_backend_and_model() {
+        let c = config(
+            "[[bots]]\nid = \"a\"\nbackend = \"claude\"\nmodel = \"m\"\n[[bots]]\nid = \"b\"\nbackend = \"claude\"\nmodel = \"m\"\n[[bots]]\nid = \"c\"\nbackend = \"claude\"\nmodel = \"other\"\nprice = { input_per_mtok = 3.0, output_per_mtok = 15.0 }\n",
+        );
+        let record = |id: &str, cost: Option<f64>| SeatRecord {
+            bot_id: id.to_owned(),
+            alpha: 1.0,
+            beta: 1.0,
+            history: 0,
+            departed: None,
+            idle: 0,
+            cost_per_proposal: cost,
+            proposal_cost_usd: 0.0,
+            seats_won: 0,
+            merged: 0,
+        };
+        let records = [record("a", Some(0.4)), record("b", None), record("c", None)];
+        // The same backend and model: what the other bot's proposals cost.
+        assert_eq!(estimate(&c, &records, "b", None), Some(0.4));
+        // Another model with a price: the ledger's mean proposal at that price.
+        let priced = estimate(&c, &records, "c", Some((10_000.0, 2_000.0))).unwrap();
+        assert!((priced - 0.06).abs() < 1e-12, "{priced}");
+        // No peer, no tokens measured yet, or no price: nothing is known.
+        assert_eq!(estimate(&c, &records, "c", None), None);
+        let unpriced = [record("a", None), record("b", None), record("c", None)];
+        assert_eq!(estimate(&c, &unpriced, "b", Some((1.0, 1.0))), None);
     }
 
     #[test]

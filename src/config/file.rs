@@ -109,6 +109,7 @@ pub(super) struct MarketplaceFile {
     pub seats: Option<i64>,
     pub seed: Option<i64>,
     pub max_cost_per_issue: Option<f64>,
+    pub value_per_merge: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

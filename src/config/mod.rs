@@ -133,6 +133,9 @@ pub struct MarketplaceConfig {
     /// US dollars the proposals of one issue may cost, all its rounds together: the seats of
     /// a round fit in what is left.
     pub max_cost_per_issue: Option<f64>,
+    /// What a merged pull request is worth, in US dollars: the seats are priced against it.
+    /// `None`: `scoring/seating.toml`'s `value_per_merge`.
+    pub value_per_merge: Option<f64>,
 }
 
 /// Caps on one `ralph compete` run: when one is reached the run stops cleanly, keeping its

@@ -77,7 +77,8 @@ pub(super) fn resolve(file: ConfigFile, path: &Path) -> Result<Config, ConfigErr
             audit_rate: audit_rate(&src, m.audit_rate)?,
             seats: seats(&src, &m, bots.len())?,
             seed: seed(&src, m.seed)?,
-            max_cost_per_issue: max_cost_per_issue(&src, m.max_cost_per_issue)?,
+            max_cost_per_issue: dollars(&src, "max_cost_per_issue", m.max_cost_per_issue)?,
+            value_per_merge: dollars(&src, "value_per_merge", m.value_per_merge)?,
         },
         scoring_weights,
         defaults: agents.defaults,
@@ -476,11 +477,11 @@ fn seed(src: &Source<'_>, value: Option<i64>) -> Result<Option<u64>, ConfigError
     }
 }
 
-/// `[marketplace] max_cost_per_issue`: a positive number of US dollars.
-fn max_cost_per_issue(src: &Source<'_>, value: Option<f64>) -> Result<Option<f64>, ConfigError> {
+/// `[marketplace] max_cost_per_issue` and `value_per_merge`: a positive number of US dollars.
+fn dollars(src: &Source<'_>, key: &str, value: Option<f64>) -> Result<Option<f64>, ConfigError> {
     match value {
         Some(v) if !(v.is_finite() && v > 0.0) => Err(src.invalid(
-            "marketplace.max_cost_per_issue",
+            &format!("marketplace.{key}"),
             format!("= {v} is out of range: allowed a positive number of US dollars"),
         )),
         v => Ok(v),

@@ -15,9 +15,13 @@
 //! its proposals cost: the seating's `spent_usd` for every seated bot, else its events'
 //! `cost_usd`, each round once.
 
+mod advice;
+
 use super::event::Event;
 use crate::market::seating::{Candidate, Seating};
 use crate::market::{Outcome, SeatingParams};
+use advice::advise;
+pub use advice::{SeatAdvice, ADVICE_ROUNDS};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -30,6 +34,10 @@ pub struct SeatRecord {
     pub beta: f64,
     /// Observations under any label.
     pub history: u32,
+    /// How many of its latest placings departed from its earlier record, which was set aside.
+    pub departed: Option<u32>,
+    /// Seated rounds since it was last seated or placed.
+    pub idle: u32,
     /// The mean of its latest `cost_window` proposals that reported a cost.
     pub cost_per_proposal: Option<f64>,
     /// Every known cost of its proposals.
@@ -48,7 +56,10 @@ impl SeatRecord {
             alpha: self.alpha,
             beta: self.beta,
             history: self.history,
+            idle: self.idle,
+            departed: self.departed,
             cost_usd: self.cost_per_proposal,
+            cost_estimate_usd: None,
             unavailable,
         }
     }
@@ -65,6 +76,9 @@ pub struct SeatBoard {
     pub bots: Vec<SeatStanding>,
     /// The latest round's draw.
     pub latest: Option<LatestSeating>,
+    /// What the latest seated rounds cost against every bot, and who earned no seat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advice: Option<SeatAdvice>,
 }
 
 /// One bot's seats.
@@ -127,11 +141,13 @@ fn placing(outcome: Outcome) -> Option<bool> {
     }
 }
 
-/// One observation of a bot: won or lost, how much it weighs, and the issue it is about.
+/// One observation of a bot: won or lost, how much it weighs, the issue it is about, and
+/// whether it is a round's placing (else a pull request that settled).
 struct Observation {
     win: bool,
     weight: f64,
     issue: u64,
+    placing: bool,
 }
 
 /// Everything gathered about the configured bots in one pass over the events.
@@ -142,6 +158,8 @@ struct Gathered<'a> {
     costs: HashMap<&'a str, Vec<f64>>,
     seats: HashMap<&'a str, u32>,
     merged: HashMap<&'a str, u32>,
+    /// The number of seated rounds gathered when each bot was last seated or placed.
+    last_seen: HashMap<&'a str, u32>,
     /// The topic labels of every issue a seating named.
     labels: HashMap<u64, &'a [String]>,
     rounds: u32,
@@ -184,8 +202,9 @@ fn gather<'a>(params: &SeatingParams, events: &[&'a Event]) -> Gathered<'a> {
         let key = round_key(e);
         let (bot, issue) = (e.bot_id.as_str(), e.issue_number);
         if let Some(win) = placing(e.outcome) {
+            g.last_seen.insert(bot, g.rounds);
             if key.is_none_or(|k| once.insert((k, bot))) {
-                g.observe(bot, win, 1.0, issue);
+                g.observe(bot, win, 1.0, issue, true);
             }
             if let Some(cost) = e.cost_usd {
                 if key.is_none_or(|k| costed.insert((k, bot))) {
@@ -195,11 +214,11 @@ fn gather<'a>(params: &SeatingParams, events: &[&'a Event]) -> Gathered<'a> {
         }
         match e.outcome {
             Outcome::Merged => {
-                g.observe(bot, true, params.merge_weight, issue);
+                g.observe(bot, true, params.merge_weight, issue, false);
                 *g.merged.entry(bot).or_default() += 1;
             }
             Outcome::ClosedUnmerged | Outcome::Reverted => {
-                g.observe(bot, false, params.merge_weight, issue)
+                g.observe(bot, false, params.merge_weight, issue, false)
             }
             _ => {}
         }
@@ -208,11 +227,13 @@ fn gather<'a>(params: &SeatingParams, events: &[&'a Event]) -> Gathered<'a> {
 }
 
 impl<'a> Gathered<'a> {
-    fn observe(&mut self, bot: &'a str, win: bool, weight: f64, issue: u64) {
-        self.observations
-            .entry(bot)
-            .or_default()
-            .push(Observation { win, weight, issue });
+    fn observe(&mut self, bot: &'a str, win: bool, weight: f64, issue: u64, placing: bool) {
+        self.observations.entry(bot).or_default().push(Observation {
+            win,
+            weight,
+            issue,
+            placing,
+        });
     }
 
     /// A round with its seating: a seat won by every seated bot, and a loss for each seated
@@ -221,8 +242,9 @@ impl<'a> Gathered<'a> {
         self.rounds += 1;
         for b in seating.seated() {
             *self.seats.entry(&b.bot_id).or_default() += 1;
+            self.last_seen.insert(&b.bot_id, self.rounds);
             if !placed.contains(b.bot_id.as_str()) {
-                self.observe(&b.bot_id, false, 1.0, issue);
+                self.observe(&b.bot_id, false, 1.0, issue, true);
             }
         }
     }
@@ -243,10 +265,14 @@ impl<'a> Gathered<'a> {
         }
     }
 
-    fn record(&self, params: &SeatingParams, bot: &str, labels: &[String]) -> SeatRecord {
+    /// Beta(α, β) from `seen`: 1 + weighted wins, 1 + weighted losses, the newest last.
+    fn posterior(
+        &self,
+        params: &SeatingParams,
+        seen: &[Observation],
+        labels: &[String],
+    ) -> (f64, f64) {
         let (mut alpha, mut beta) = (1.0, 1.0);
-        let empty = Vec::new();
-        let seen = self.observations.get(bot).unwrap_or(&empty);
         let n = seen.len();
         for (k, o) in seen.iter().enumerate() {
             let age = (n - 1 - k) as i32;
@@ -257,6 +283,49 @@ impl<'a> Gathered<'a> {
                 beta += w;
             }
         }
+        (alpha, beta)
+    }
+
+    /// Where the bot's record starts to count, and how many of its latest placings depart
+    /// from what came before (none: they do not). Its latest `drift_window` placings (or
+    /// fewer) depart when they are `drift_odds` times likelier for a bot of unknown chance
+    /// (a uniform prior) than for the bot its earlier record describes (its posterior mean):
+    /// a new model under the same id. Then the earlier record is set aside and the bot is
+    /// explored afresh.
+    fn departure(
+        &self,
+        params: &SeatingParams,
+        seen: &[Observation],
+        labels: &[String],
+    ) -> (usize, Option<u32>) {
+        let placings: Vec<usize> = (0..seen.len()).filter(|&k| seen[k].placing).collect();
+        let mut best: Option<(f64, usize, u32)> = None;
+        for len in 1..=params.drift_window.min(placings.len()) {
+            let split = placings[placings.len() - len];
+            if split == 0 {
+                break;
+            }
+            let (a, b) = self.posterior(params, &seen[..split], labels);
+            let mean = a / (a + b);
+            let wins = placings[placings.len() - len..]
+                .iter()
+                .filter(|&&k| seen[k].win)
+                .count();
+            let odds = fresh_likelihood(wins, len)
+                / (mean.powi(wins as i32) * (1.0 - mean).powi((len - wins) as i32));
+            if odds >= params.drift_odds && best.is_none_or(|(o, ..)| odds > o) {
+                best = Some((odds, split, len as u32));
+            }
+        }
+        best.map_or((0, None), |(_, split, len)| (split, Some(len)))
+    }
+
+    fn record(&self, params: &SeatingParams, bot: &str, labels: &[String]) -> SeatRecord {
+        let empty = Vec::new();
+        let all = self.observations.get(bot).unwrap_or(&empty);
+        let n = all.len();
+        let (start, departed) = self.departure(params, all, labels);
+        let (alpha, beta) = self.posterior(params, &all[start..], labels);
         let costs = self.costs.get(bot).map_or(&[][..], |c| &c[..]);
         let latest = &costs[costs.len().saturating_sub(params.cost_window)..];
         SeatRecord {
@@ -264,6 +333,8 @@ impl<'a> Gathered<'a> {
             alpha,
             beta,
             history: n as u32,
+            departed,
+            idle: self.rounds - self.last_seen.get(bot).copied().unwrap_or(0),
             cost_per_proposal: (!latest.is_empty())
                 .then(|| latest.iter().sum::<f64>() / latest.len() as f64),
             proposal_cost_usd: costs.iter().sum(),
@@ -271,6 +342,13 @@ impl<'a> Gathered<'a> {
             merged: self.merged.get(bot).copied().unwrap_or(0),
         }
     }
+}
+
+/// The chance of `wins` in `n` rounds in a given order for a bot whose chance is unknown
+/// (uniform): `wins! (n − wins)! / (n + 1)!`.
+fn fresh_likelihood(wins: usize, n: usize) -> f64 {
+    let factorial = |k: usize| (1..=k).map(|i| i as f64).product::<f64>();
+    factorial(wins) * factorial(n - wins) / factorial(n + 1)
 }
 
 /// Every configured bot's record (in `bots` order) for an issue with the topic `labels`
@@ -285,26 +363,41 @@ pub fn seat_records(
     bots.iter().map(|b| g.record(params, b, labels)).collect()
 }
 
+/// The mean tokens of a proposal, input and output, over the round events that carry them;
+/// `None` before any did. What a newcomer with a configured price is estimated to spend.
+pub fn proposal_tokens(events: &[&Event]) -> Option<(f64, f64)> {
+    let sized: Vec<_> = events
+        .iter()
+        .filter(|e| placing(e.outcome).is_some())
+        .filter_map(|e| e.tokens.as_ref())
+        .collect();
+    let n = sized.len() as f64;
+    (!sized.is_empty()).then(|| {
+        let input: u64 = sized.iter().map(|t| t.input).sum();
+        let output: u64 = sized.iter().map(|t| t.output).sum();
+        (input as f64 / n, output as f64 / n)
+    })
+}
+
 /// The leaderboard's seats: every configured bot's seats won, posterior over every label,
 /// cost per proposal and per merged pull request, and the latest draw.
 pub fn board(seats: u32, params: &SeatingParams, bots: &[String], events: &[&Event]) -> SeatBoard {
     let g = gather(params, events);
-    let mut standings: Vec<SeatStanding> = bots
-        .iter()
-        .map(|b| {
-            let r = g.record(params, b, &[]);
-            SeatStanding {
-                posterior_mean: r.alpha / (r.alpha + r.beta),
-                cost_per_merged_pr: (r.merged > 0 && r.proposal_cost_usd > 0.0)
-                    .then(|| r.proposal_cost_usd / f64::from(r.merged)),
-                bot_id: r.bot_id,
-                seats_won: r.seats_won,
-                alpha: r.alpha,
-                beta: r.beta,
-                history: r.history,
-                cost_per_proposal: r.cost_per_proposal,
-                merged: r.merged,
-            }
+    let records: Vec<SeatRecord> = bots.iter().map(|b| g.record(params, b, &[])).collect();
+    let advice = advise(&records, events);
+    let mut standings: Vec<SeatStanding> = records
+        .into_iter()
+        .map(|r| SeatStanding {
+            posterior_mean: r.alpha / (r.alpha + r.beta),
+            cost_per_merged_pr: (r.merged > 0 && r.proposal_cost_usd > 0.0)
+                .then(|| r.proposal_cost_usd / f64::from(r.merged)),
+            bot_id: r.bot_id,
+            seats_won: r.seats_won,
+            alpha: r.alpha,
+            beta: r.beta,
+            history: r.history,
+            cost_per_proposal: r.cost_per_proposal,
+            merged: r.merged,
         })
         .collect();
     standings.sort_by(|a, b| {
@@ -324,6 +417,7 @@ pub fn board(seats: u32, params: &SeatingParams, bots: &[String], events: &[&Eve
         rounds: g.rounds,
         bots: standings,
         latest,
+        advice,
     }
 }
 

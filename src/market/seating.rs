@@ -1,11 +1,14 @@
 //! Seats (`[marketplace] seats`, docs/specification.md §8.6): which of the configured bots
 //! propose in a round. Each bot's chance of winning *and delivering* is a Beta posterior that
-//! `ledger::seats` builds from the events; the draw is Thompson sampling — one sample from every
-//! posterior, the best samples seated — so a bot that keeps losing is seated ever less, yet
-//! never never, while a bot without any history gets a seat to be explored. Under a money cap
-//! the seats are the ones that give the best chance that a seated bot delivers within it,
-//! counted with each bot's measured cost per proposal. Pure: the inputs come in, the seating
-//! comes out with every input and reason in it, and the seed makes it reproducible.
+//! `ledger::seats` builds from the events; the draw is Thompson sampling — one sample θ from
+//! every posterior — priced: seat by seat, the bot whose seat adds the most is seated, its
+//! worth being the value of a merged pull request × θ × the chance that no bot seated so far
+//! delivers, less its cost per proposal; seating stops when the next seat would not pay, when
+//! `seats` are taken, or when a cap has no room. So a round takes one seat when the ledger is
+//! sure of a bot and more when it is not; a bot that keeps losing is seated ever less, yet
+//! never never; a cheap bot as good as a dear one takes the seat; a bot without any history is
+//! seated to be explored. Pure: the inputs come in, the seating comes out with every input
+//! and reason in it, and the seed makes it reproducible.
 
 use crate::mix::SplitMix64;
 use serde::{Deserialize, Serialize};
@@ -20,8 +23,17 @@ pub struct Candidate {
     /// Observations of the bot under any label (rounds it was seated in, pull requests that
     /// settled): 0 makes it a newcomer.
     pub history: u32,
+    /// Seated rounds since it was last seated.
+    pub idle: u32,
+    /// How many of its latest rounds departed from its earlier record, which the posterior
+    /// sets aside (`ledger::seats`).
+    pub departed: Option<u32>,
     /// Its measured cost per proposal, in US dollars, when a proposal of it reported one.
     pub cost_usd: Option<f64>,
+    /// What a proposal of it should cost by what its backend and model are known to cost
+    /// (its configured price, or another bot's measure on the same backend and model): the
+    /// price it counts until it has a measure of its own.
+    pub cost_estimate_usd: Option<f64>,
     /// Why it cannot propose at all (its backend could not be built): never seated.
     pub unavailable: Option<String>,
 }
@@ -29,8 +41,13 @@ pub struct Candidate {
 /// What one round's draw is asked for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeatAsk {
-    /// `[marketplace] seats`.
+    /// `[marketplace] seats`: the most a round seats.
     pub seats: u32,
+    /// What a merged pull request is worth, in US dollars (`[marketplace] value_per_merge`):
+    /// the rate at which a chance of a merge is weighed against a bot's price.
+    pub value_per_merge: f64,
+    /// A bot idle for this many seated rounds is explored (`scoring/seating.toml`).
+    pub stale_after: u32,
     /// What the round's proposals may cost at most, when a cap applies.
     pub budget_usd: Option<f64>,
     /// The run's seed: the round's draw is seeded from it and `round`.
@@ -58,6 +75,10 @@ pub struct Seating {
     /// What the seated bots' proposals could cost, when a cap applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_usd: Option<f64>,
+    /// What a merged pull request was taken to be worth; none in the seatings of the ralph
+    /// that always filled every seat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_per_merge: Option<f64>,
     /// Every configured bot: the seated ones in the order they were seated, then the others,
     /// best sample first, then those that cannot start.
     pub bots: Vec<SeatDraw>,
@@ -87,6 +108,10 @@ pub struct SeatDraw {
     pub cost_assumed: bool,
     pub seated: bool,
     pub reason: SeatReason,
+    /// What its seat was worth: the value of a merge × the chance it added that a seated bot
+    /// delivers, when it was seated, or would have added after the last seat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worth_usd: Option<f64>,
     /// What its proposal cost this round, once known (after the proposals): how the ledger
     /// measures the cost of a seated bot that earned no event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -97,11 +122,12 @@ pub struct SeatDraw {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SeatReason {
-    /// Seated without any history: a newcomer is explored.
+    /// Seated to be explored: a newcomer, or a bot that had no seat for `stale_after` rounds.
     Exploring,
-    /// Seated by its sample (and, under a cap, its cost).
+    /// Seated by its sample and its price: its seat adds more than it costs.
     Drawn,
-    /// Not seated: other bots drew better.
+    /// Not seated: the seats went to bots whose seat added more, or what its own would add is
+    /// worth less than its price.
     Outdrawn,
     /// Not seated: its sample would have seated it, the money would not.
     OverBudget,
@@ -120,31 +146,33 @@ impl Seating {
         self.seated().any(|b| b.bot_id == bot)
     }
 
-    /// `seated: 3 of 8 — alpha 0.62, gamma 0.55, delta (exploring)`, the samples the bots
-    /// drew; under a cap `seated: 2 of 8 within $1.00 — alpha 0.62 $0.40, …`.
+    /// `seated: 2 of 8 (at most 3) — alpha 0.62 $0.40, delta ≈$0.00 (exploring)`: the
+    /// samples the bots drew and their prices; under a cap `seated: 2 of 8 within $1.00 — …`.
     pub fn line(&self) -> String {
         let within = self
             .budget_usd
             .map(|b| format!(" within ${b:.2}"))
             .unwrap_or_default();
-        let priced = self.budget_usd.is_some();
+        let count = self.seated().count();
+        let most = if (count as u32) < self.seats && (count as u32) < self.of {
+            format!(" (at most {})", self.seats)
+        } else {
+            String::new()
+        };
+        let priced = self.priced();
         let each: Vec<String> = self.seated().map(|b| b.describe(priced)).collect();
         let who = if each.is_empty() {
             "nobody".to_owned()
         } else {
             each.join(", ")
         };
-        format!(
-            "seated: {} of {}{within} — {who}",
-            self.seated().count(),
-            self.of
-        )
+        format!("seated: {count} of {}{most}{within} — {who}", self.of)
     }
 
-    /// `not seated: beta 0.41, epsilon 0.70 (over budget), zeta (cannot start)`; `None` when
-    /// every bot was seated.
+    /// `not seated: beta 0.41 $0.60 (adds $0.12), epsilon 0.70 $1.20 (over budget), zeta
+    /// (cannot start)`; `None` when every bot was seated.
     pub fn left_out_line(&self) -> Option<String> {
-        let priced = self.budget_usd.is_some();
+        let priced = self.priced();
         let each: Vec<String> = self
             .bots
             .iter()
@@ -153,10 +181,20 @@ impl Seating {
             .collect();
         (!each.is_empty()).then(|| format!("not seated: {}", each.join(", ")))
     }
+
+    /// Whether prices bore on the draw: a cap, or a bot whose price is more than nothing.
+    fn priced(&self) -> bool {
+        self.budget_usd.is_some()
+            || self
+                .bots
+                .iter()
+                .any(|b| b.cost_usd.is_some_and(|c| c > 0.0))
+    }
 }
 
 impl SeatDraw {
-    /// `alpha 0.62`, `delta (exploring)`, `beta 0.70 $1.20 (over budget)`.
+    /// `alpha 0.62`, `delta (exploring)`, `beta 0.70 $1.20 (over budget)`, `gamma 0.20 $0.30
+    /// (adds $0.12)` when its seat would not pay.
     fn describe(&self, priced: bool) -> String {
         let mut out = self.bot_id.clone();
         if self.reason != SeatReason::Exploring {
@@ -170,10 +208,18 @@ impl SeatDraw {
                 out.push_str(&format!(" {assumed}${c:.2}"));
             }
         }
+        let pays = match (self.worth_usd, self.cost_usd) {
+            (Some(worth), Some(cost)) => worth > cost,
+            _ => true,
+        };
         match self.reason {
             SeatReason::Exploring => out.push_str(" (exploring)"),
             SeatReason::OverBudget => out.push_str(" (over budget)"),
             SeatReason::Unavailable => out.push_str(" (cannot start)"),
+            SeatReason::Outdrawn if !pays => {
+                let worth = self.worth_usd.unwrap_or(0.0);
+                out.push_str(&format!(" (adds ${worth:.2})"));
+            }
             SeatReason::Drawn | SeatReason::Outdrawn => {}
         }
         out
@@ -198,31 +244,68 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
         })
         .collect();
     let mut notes = Vec::new();
-    let priced = prices(candidates, ask.budget_usd, &mut notes);
-    let budget = ask.budget_usd.filter(|_| priced.is_some());
-    let k = ask.seats as usize;
-    let plan = Plan::new(candidates, &samples, k);
-    if k >= plan.available.len() && !plan.available.is_empty() {
+    let costs = prices(candidates, &mut notes);
+    let any_known = candidates
+        .iter()
+        .any(|c| c.cost_usd.is_some() || c.cost_estimate_usd.is_some());
+    if ask.budget_usd.is_some() && !any_known {
+        notes.push(
+            "no bot's cost per proposal is known yet: the cost cap cannot shape the seats"
+                .to_owned(),
+        );
+    }
+    let budget = ask.budget_usd.filter(|_| any_known);
+    let plan = Plan::new(candidates, &samples, ask);
+    for c in candidates {
+        if let Some(n) = c.departed {
+            notes.push(format!(
+                "{}: its latest {n} round(s) depart from its record, which is set aside: it is explored afresh",
+                c.bot_id
+            ));
+        }
+    }
+    let choose = |budget: Option<f64>| plan.choose(&samples, &costs, ask.value_per_merge, budget);
+    let free = choose(None);
+    let chosen = if budget.is_some() {
+        choose(budget)
+    } else {
+        free.clone()
+    };
+    if chosen.seated.len() == plan.available.len() && !plan.available.is_empty() {
         notes.push("every bot that can start has a seat".to_owned());
     }
-    let seated = match (budget, &priced) {
-        (Some(budget), Some(costs)) => {
-            within_budget(&plan.exploring, &plan.rest, &samples, costs, k, budget)
-        }
-        _ => plan.free.clone(),
-    };
-    let costs = priced.unwrap_or_else(|| measured(candidates));
     let unseated = plan
         .available
         .iter()
         .copied()
-        .filter(|i| !seated.contains(i));
+        .filter(|i| !chosen.seated.contains(i));
     let cannot = (0..candidates.len()).filter(|&i| samples[i].is_none());
-    let order: Vec<usize> = seated
+    let order: Vec<usize> = chosen
+        .seated
         .iter()
         .copied()
         .chain(unseated)
         .chain(cannot)
+        .collect();
+    let bots = order
+        .into_iter()
+        .map(|i| {
+            let reason = plan.reason(i, samples[i], &chosen.seated, &free.seated);
+            SeatDraw {
+                bot_id: candidates[i].bot_id.clone(),
+                alpha: candidates[i].alpha,
+                beta: candidates[i].beta,
+                mean: candidates[i].alpha / (candidates[i].alpha + candidates[i].beta),
+                sample: samples[i],
+                history: candidates[i].history,
+                cost_usd: costs[i].0,
+                cost_assumed: costs[i].1,
+                seated: chosen.seated.contains(&i),
+                reason,
+                worth_usd: chosen.worth[i],
+                spent_usd: None,
+            }
+        })
         .collect();
     Seating {
         seats: ask.seats,
@@ -231,25 +314,32 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
         round: ask.round,
         labels: ask.labels.clone(),
         budget_usd: budget,
-        bots: order
-            .into_iter()
-            .map(|i| plan.describe(&candidates[i], i, samples[i], costs[i], &seated))
-            .collect(),
+        value_per_merge: Some(ask.value_per_merge),
+        bots,
         notes,
     }
 }
 
-/// How a round's seats go before any money is counted: the bots that can start, best sample
-/// first; the newcomers explored; the rest; and the seats their samples alone would take.
+/// The bots that can start, best sample first; the newcomers to explore; the rest; the seats
+/// there are at most.
 struct Plan {
     available: Vec<usize>,
     exploring: Vec<usize>,
     rest: Vec<usize>,
-    free: Vec<usize>,
+    most: usize,
+}
+
+/// A choice of seats: the seated in the order they were seated, and what each bot's seat was
+/// worth (the value of a merge × the chance it adds), for every bot that can start.
+#[derive(Clone)]
+struct Chosen {
+    seated: Vec<usize>,
+    worth: Vec<Option<f64>>,
 }
 
 impl Plan {
-    fn new(candidates: &[Candidate], samples: &[Option<f64>], k: usize) -> Plan {
+    fn new(candidates: &[Candidate], samples: &[Option<f64>], ask: &SeatAsk) -> Plan {
+        let most = ask.seats as usize;
         let sample = |i: usize| samples[i].unwrap_or(f64::NEG_INFINITY);
         let mut available: Vec<usize> = (0..candidates.len())
             .filter(|&i| samples[i].is_some())
@@ -257,11 +347,22 @@ impl Plan {
         available.sort_by(|a, b| sample(*b).total_cmp(&sample(*a)).then(a.cmp(b)));
         // Newcomers are explored first, but while any bot has a history one seat stays drawn.
         let anyone_known = available.iter().any(|&i| candidates[i].history > 0);
-        let explore = if anyone_known { k.saturating_sub(1) } else { k };
+        let explore = if anyone_known {
+            most.saturating_sub(1)
+        } else {
+            most
+        };
+        // The newcomers, then the bot idle longest past `stale_after`, one a round.
+        let stale = available
+            .iter()
+            .copied()
+            .filter(|&i| candidates[i].history > 0 && candidates[i].idle >= ask.stale_after)
+            .max_by_key(|&i| (candidates[i].idle, std::cmp::Reverse(i)));
         let exploring: Vec<usize> = available
             .iter()
             .copied()
             .filter(|&i| candidates[i].history == 0)
+            .chain(stale)
             .take(explore)
             .collect();
         let rest: Vec<usize> = available
@@ -269,192 +370,116 @@ impl Plan {
             .copied()
             .filter(|i| !exploring.contains(i))
             .collect();
-        let free = exploring
-            .iter()
-            .chain(rest.iter().take(k.saturating_sub(exploring.len())))
-            .copied()
-            .collect();
         Plan {
             available,
             exploring,
             rest,
-            free,
+            most,
         }
     }
 
-    /// Candidate `c` (index `i`) in the record, with why it was seated or not.
-    fn describe(
+    /// The seats, as many as pay: the newcomers to explore, each while its price fits what
+    /// is left of `budget`; then, one at a time, the bot whose seat adds the most — `value` ×
+    /// its sample × the chance that no bot seated so far delivers, less its price — while
+    /// that is more than nothing (the first seat is taken whatever it adds), it fits, and a
+    /// seat is left. Each bot's worth is what its seat added when it was taken, or would add
+    /// after the last.
+    fn choose(
         &self,
-        c: &Candidate,
+        samples: &[Option<f64>],
+        costs: &[(Option<f64>, bool)],
+        value: f64,
+        budget: Option<f64>,
+    ) -> Chosen {
+        let theta = |i: usize| samples[i].unwrap_or(0.0).clamp(0.0, 1.0);
+        let cost = |i: usize| costs[i].0.unwrap_or(0.0);
+        let mut left = budget.unwrap_or(f64::INFINITY);
+        let mut seated: Vec<usize> = Vec::new();
+        let mut worth = vec![None; samples.len()];
+        let mut miss = 1.0;
+        let mut take = |i: usize, seated: &mut Vec<usize>, left: &mut f64, miss: &mut f64| {
+            worth[i] = Some(value * theta(i) * *miss);
+            *left -= cost(i);
+            *miss *= 1.0 - theta(i);
+            seated.push(i);
+        };
+        for &i in &self.exploring {
+            if cost(i) <= left + 1e-12 {
+                take(i, &mut seated, &mut left, &mut miss);
+            }
+        }
+        while seated.len() < self.most {
+            let gain = |i: usize| value * theta(i) * miss - cost(i);
+            let best = self
+                .rest
+                .iter()
+                .copied()
+                .filter(|i| !seated.contains(i) && cost(*i) <= left + 1e-12)
+                .max_by(|a, b| {
+                    gain(*a)
+                        .total_cmp(&gain(*b))
+                        .then(theta(*a).total_cmp(&theta(*b)))
+                        .then(b.cmp(a))
+                });
+            match best {
+                Some(i) if gain(i) > 0.0 || seated.is_empty() => {
+                    take(i, &mut seated, &mut left, &mut miss)
+                }
+                _ => break,
+            }
+        }
+        for &i in &self.available {
+            if !seated.contains(&i) {
+                worth[i] = Some(value * theta(i) * miss);
+            }
+        }
+        Chosen { seated, worth }
+    }
+
+    /// Why bot `i` was seated or not, `free` being the seats had there been no cap.
+    fn reason(
+        &self,
         i: usize,
         sample: Option<f64>,
-        (cost_usd, cost_assumed): (Option<f64>, bool),
         seated: &[usize],
-    ) -> SeatDraw {
-        let reason = match (seated.contains(&i), sample) {
+        free: &[usize],
+    ) -> SeatReason {
+        match (seated.contains(&i), sample) {
             (_, None) => SeatReason::Unavailable,
             (true, _) if self.exploring.contains(&i) => SeatReason::Exploring,
             (true, _) => SeatReason::Drawn,
-            (false, _) if self.free.contains(&i) => SeatReason::OverBudget,
+            (false, _) if free.contains(&i) => SeatReason::OverBudget,
             (false, _) => SeatReason::Outdrawn,
-        };
-        SeatDraw {
-            bot_id: c.bot_id.clone(),
-            alpha: c.alpha,
-            beta: c.beta,
-            mean: c.alpha / (c.alpha + c.beta),
-            sample,
-            history: c.history,
-            cost_usd,
-            cost_assumed,
-            seated: seated.contains(&i),
-            reason,
-            spent_usd: None,
         }
     }
 }
 
-/// Each candidate's measured cost, not assumed.
-fn measured(candidates: &[Candidate]) -> Vec<(Option<f64>, bool)> {
-    candidates.iter().map(|c| (c.cost_usd, false)).collect()
-}
-
-/// The cost each candidate counts under a cap: its own measure; for a newcomer without one,
-/// nothing, so that it is seated once and its cost learnt rather than guessed out for ever;
-/// for a bot with a history but no measure (its backend reports no cost), the lowest of the
-/// others' (`true`: assumed). `None` when there is no cap, or when no bot's cost is known yet
-/// (said in `notes`): then the cap cannot shape the seats.
-fn prices(
-    candidates: &[Candidate],
-    budget: Option<f64>,
-    notes: &mut Vec<String>,
-) -> Option<Vec<(Option<f64>, bool)>> {
-    budget?;
-    let known: Vec<f64> = candidates
+/// The cost per proposal each candidate counts, and whether it is assumed rather than its
+/// own measure: its measure; else what its backend and model are known to cost; for a
+/// newcomer without either, nothing, so that it is seated and its cost learnt rather than
+/// guessed out for ever; for a bot with a history but no measure (its backend reports no
+/// cost), the lowest of the others' measures (nothing when none is known, said in `notes`).
+fn prices(candidates: &[Candidate], notes: &mut Vec<String>) -> Vec<(Option<f64>, bool)> {
+    let lowest = candidates
         .iter()
         .filter(|c| c.unavailable.is_none())
         .filter_map(|c| c.cost_usd)
-        .collect();
-    if known.is_empty() {
+        .reduce(f64::min);
+    if lowest.is_none() && candidates.iter().all(|c| c.cost_estimate_usd.is_none()) {
         notes.push(
-            "no bot's cost per proposal is known yet: the cost cap cannot shape the seats"
+            "no bot's cost per proposal is known yet: every seat that adds a chance is taken"
                 .to_owned(),
         );
-        return None;
     }
-    let lowest = known.iter().copied().fold(f64::INFINITY, f64::min);
-    Some(
-        candidates
-            .iter()
-            .map(|c| match c.cost_usd {
-                Some(cost) => (Some(cost), false),
-                None if c.history == 0 => (Some(0.0), true),
-                None => (Some(lowest), true),
-            })
-            .collect(),
-    )
-}
-
-/// The seats within `budget`: the newcomers to explore first, each while its cost fits, then
-/// the `rest` that give the best chance that a seated bot delivers. That chance,
-/// `1 − Π (1 − θᵢ)` over the seated samples θ, is largest where `Σ −ln(1 − θᵢ)` is, so the
-/// choice is a knapsack with additive values.
-fn within_budget(
-    exploring: &[usize],
-    rest: &[usize],
-    samples: &[Option<f64>],
-    costs: &[(Option<f64>, bool)],
-    k: usize,
-    budget: f64,
-) -> Vec<usize> {
-    let cost = |i: usize| costs[i].0.unwrap_or(0.0);
-    let mut left = budget;
-    let mut seated = Vec::new();
-    for &i in exploring {
-        if cost(i) <= left {
-            left -= cost(i);
-            seated.push(i);
-        }
-    }
-    let value = |i: usize| {
-        let theta = samples[i].unwrap_or(0.0).clamp(1e-9, 1.0 - 1e-9);
-        -(1.0 - theta).ln()
-    };
-    let items: Vec<(f64, f64)> = rest.iter().map(|&i| (value(i), cost(i))).collect();
-    let mut chosen: Vec<usize> = knapsack(&items, k.saturating_sub(seated.len()), left)
-        .into_iter()
-        .map(|at| rest[at])
-        .collect();
-    // `rest` is in sample order: keep it.
-    chosen.sort_by_key(|i| rest.iter().position(|r| r == i));
-    seated.extend(chosen);
-    seated
-}
-
-/// Steps the budget is counted in by [`knapsack`]: costs are rounded up to a step, so what
-/// is chosen never costs more than the budget.
-const BUDGET_STEPS: usize = 1000;
-
-/// The indices of at most `k` of `items` (value, cost) whose costs sum to at most `budget`,
-/// with the largest total value, the cheapest of equals: a 0/1 knapsack with a bound on the
-/// number of items, by dynamic programming over [`BUDGET_STEPS`] steps of the budget.
-pub fn knapsack(items: &[(f64, f64)], k: usize, budget: f64) -> Vec<usize> {
-    let k = k.min(items.len());
-    if k == 0 || budget.is_nan() || budget < 0.0 {
-        return Vec::new();
-    }
-    let steps = BUDGET_STEPS;
-    let step = budget / steps as f64;
-    let units: Vec<Option<usize>> = items
+    candidates
         .iter()
-        .map(|&(_, c)| {
-            if c <= 0.0 {
-                Some(0)
-            } else if step <= 0.0 || c > budget {
-                None
-            } else {
-                Some(((c / step) - 1e-9).ceil().max(0.0) as usize).filter(|u| *u <= steps)
-            }
+        .map(|c| match (c.cost_usd, c.cost_estimate_usd) {
+            (Some(cost), _) => (Some(cost), false),
+            (None, Some(estimate)) => (Some(estimate), true),
+            (None, None) if c.history == 0 => (Some(0.0), true),
+            (None, None) => (Some(lowest.unwrap_or(0.0)), true),
         })
-        .collect();
-    let width = steps + 1;
-    let at = |j: usize, b: usize| j * width + b;
-    let mut best = vec![f64::NEG_INFINITY; (k + 1) * width];
-    best[at(0, 0)] = 0.0;
-    let mut took = vec![false; items.len() * (k + 1) * width];
-    for (i, &(value, _)) in items.iter().enumerate() {
-        let Some(u) = units[i] else { continue };
-        for j in (1..=k.min(i + 1)).rev() {
-            for b in (u..=steps).rev() {
-                let from = best[at(j - 1, b - u)];
-                if from.is_finite() && from + value > best[at(j, b)] + 1e-12 {
-                    best[at(j, b)] = from + value;
-                    took[(i * (k + 1) + j) * width + b] = true;
-                }
-            }
-        }
-    }
-    // The best value, then the fewest steps spent, then the fewest items.
-    let mut end = (0, 0);
-    for b in 0..=steps {
-        for j in 0..=k {
-            let (v, e) = (best[at(j, b)], best[at(end.0, end.1)]);
-            if v > e + 1e-12 {
-                end = (j, b);
-            }
-        }
-    }
-    let (mut j, mut b) = end;
-    let mut chosen = Vec::new();
-    for i in (0..items.len()).rev() {
-        if j > 0 && took[(i * (k + 1) + j) * width + b] {
-            chosen.push(i);
-            b -= units[i].unwrap_or(0);
-            j -= 1;
-        }
-    }
-    chosen.reverse();
-    chosen
+        .collect()
 }
 
 /// A uniform draw in (0, 1].

@@ -43,6 +43,16 @@ pub struct SeatingParams {
     pub memory: f64,
     /// How many of a bot's latest costed proposals give its cost per proposal.
     pub cost_window: usize,
+    /// What a merged pull request is worth, in US dollars, unless `[marketplace]
+    /// value_per_merge` says.
+    pub value_per_merge: f64,
+    /// How many of a bot's latest placings are tested for departing from its record.
+    pub drift_window: usize,
+    /// How many times likelier the latest placings must be for a bot of unknown chance than
+    /// for the bot the record describes, for the record to be set aside.
+    pub drift_odds: f64,
+    /// After this many seated rounds without a seat, a bot is explored.
+    pub stale_after: u32,
 }
 
 /// `scoring/proposal.toml`.
@@ -214,6 +224,14 @@ fn check_seating(p: &SeatingParams) -> Result<(), String> {
     }
     if p.cost_window == 0 {
         return Err("`cost_window` must be at least 1".into());
+    }
+    if p.drift_window == 0 || p.drift_odds.is_nan() || p.drift_odds <= 1.0 || p.stale_after == 0 {
+        return Err(
+            "`drift_window` and `stale_after` must be at least 1, `drift_odds` more than 1".into(),
+        );
+    }
+    if !(p.value_per_merge.is_finite() && p.value_per_merge > 0.0) {
+        return Err("`value_per_merge` must be a positive number of US dollars".into());
     }
     Ok(())
 }

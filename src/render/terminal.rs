@@ -81,7 +81,7 @@ fn seats(board: &SeatBoard, paint: Paint) -> String {
     let mut out = format!(
         "\n{}\n",
         paint.bold(&format!(
-            "Seats ({} per round; {} round{} drawn)",
+            "Seats (at most {} per round; {} round{} drawn)",
             board.seats,
             board.rounds,
             plural(u64::from(board.rounds))
@@ -122,6 +122,11 @@ fn seats(board: &SeatBoard, paint: Paint) -> String {
         ));
         if let Some(line) = s.left_out_line() {
             out.push_str(&format!("    {}\n", paint.dim(&line)));
+        }
+    }
+    if let Some(advice) = &board.advice {
+        for line in advice.lines() {
+            out.push_str(&format!("  {line}\n"));
         }
     }
     out

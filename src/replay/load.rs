@@ -71,7 +71,12 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
         let read = if is_rec {
             read_recording(&file).map(|r| vec![Input::Recorded(Box::new(r))])
         } else {
-            read_report(&file).map(|rounds| rounds.into_iter().map(Input::Report).collect())
+            read_report(&file).map(|rounds| {
+                rounds
+                    .into_iter()
+                    .map(|r| Input::Report(Box::new(r)))
+                    .collect()
+            })
         };
         match read {
             Ok(inputs) => loaded.rounds.extend(inputs.into_iter().map(|input| Round {

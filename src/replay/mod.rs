@@ -51,7 +51,7 @@ pub enum Input {
     /// The round's scoring inputs (`--record`): everything is recomputed.
     Recorded(Box<RecordedRound>),
     /// A round of a kept run report: its six scores per proposal are re-weighted.
-    Report(ReportRound),
+    Report(Box<ReportRound>),
 }
 
 impl Input {

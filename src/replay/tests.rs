@@ -358,7 +358,7 @@ fn a_round_with_seats_is_replayed_with_the_same_seats() {
     let mut report = report_round();
     report.seating = Some(seating.clone());
     let replayed = replay_round(
-        &round(Input::Report(report)),
+        &round(Input::Report(Box::new(report))),
         &options(default_weights(), 1),
     );
     assert_eq!(replayed.seating.as_ref(), Some(&seating));
@@ -366,7 +366,7 @@ fn a_round_with_seats_is_replayed_with_the_same_seats() {
     assert_eq!(json["seating"]["seats"], 2);
     // Without seats the replay's document has no such key.
     let plain = replay_round(
-        &round(Input::Report(report_round())),
+        &round(Input::Report(Box::new(report_round()))),
         &options(default_weights(), 1),
     );
     assert!(serde_json::to_value(&plain)
@@ -377,7 +377,7 @@ fn a_round_with_seats_is_replayed_with_the_same_seats() {
 
 #[test]
 fn report_rounds_are_re_weighted_from_their_scores() {
-    let r = round(Input::Report(report_round()));
+    let r = round(Input::Report(Box::new(report_round())));
     let same = replay_round(&r, &options(default_weights(), 1));
     assert_eq!(same.method, Method::Reweighted);
     assert!(!same.ranking_changed && !same.winner_changed);
@@ -411,9 +411,9 @@ fn a_report_round_also_recorded_is_replayed_from_the_recording() {
     let mut other = report.clone();
     other.round = 2;
     let rounds = vec![
-        round(Input::Report(report)),
+        round(Input::Report(Box::new(report))),
         round(Input::Recorded(Box::new(rec))),
-        round(Input::Report(other)),
+        round(Input::Report(Box::new(other))),
     ];
     let (kept, dropped) = drop_recorded_reports(rounds);
     assert_eq!(dropped, 1);
@@ -424,7 +424,7 @@ fn a_report_round_also_recorded_is_replayed_from_the_recording() {
 
 #[test]
 fn a_tie_at_the_top_is_named_as_one() {
-    let r = round(Input::Report(report_round()));
+    let r = round(Input::Report(Box::new(report_round())));
     // Only technical quality counts: both proposals have 0.6.
     let level = Scores {
         technical_quality: 1.0,

@@ -6,6 +6,10 @@ fn params() -> SeatingParams {
         other_labels: 0.5,
         memory: 1.0,
         cost_window: 20,
+        value_per_merge: 10.0,
+        drift_window: 3,
+        drift_odds: 10.0,
+        stale_after: 8,
     }
 }
 
@@ -127,8 +131,14 @@ fn issues_sharing_a_label_count_fully_the_rest_half() {
 
 #[test]
 fn memory_bounds_the_evidence_so_a_loser_keeps_a_chance_and_a_change_shows() {
+    // Memory alone: no departure test.
     let p = SeatingParams {
         memory: 0.9,
+        drift_odds: f64::INFINITY,
+        ..params()
+    };
+    let never = SeatingParams {
+        drift_odds: f64::INFINITY,
         ..params()
     };
     let losses: Vec<Event> = (0..200)
@@ -144,7 +154,7 @@ fn memory_bounds_the_evidence_so_a_loser_keeps_a_chance_and_a_change_shows() {
     changed.extend((200..210).map(|i| ev(i, 1, "a", Outcome::Success, None)));
     let refs: Vec<&Event> = changed.iter().collect();
     let fresh = &seat_records(&p, &["a".into()], &refs, &[])[0];
-    let stale = &seat_records(&params(), &["a".into()], &refs, &[])[0];
+    let stale = &seat_records(&never, &["a".into()], &refs, &[])[0];
     let mean = |r: &SeatRecord| r.alpha / (r.alpha + r.beta);
     assert!(
         mean(fresh) > 0.45 && mean(stale) < 0.06,
@@ -152,6 +162,81 @@ fn memory_bounds_the_evidence_so_a_loser_keeps_a_chance_and_a_change_shows() {
         mean(fresh),
         mean(stale)
     );
+}
+
+/// `a`'s record: `before` rounds (true: won), then `after`, with no forgetting.
+fn departed(before: &[bool], after: &[bool]) -> SeatRecord {
+    let outcome = |won: bool| {
+        if won {
+            Outcome::Success
+        } else {
+            Outcome::NotSelected
+        }
+    };
+    let events: Vec<Event> = before
+        .iter()
+        .chain(after)
+        .enumerate()
+        .map(|(i, &won)| ev(i as u64, 1, "a", outcome(won), None))
+        .collect();
+    let refs: Vec<&Event> = events.iter().collect();
+    seat_records(&params(), &["a".into()], &refs, &[]).remove(0)
+}
+
+#[test]
+fn latest_rounds_that_depart_from_the_record_set_it_aside() {
+    let lost = vec![false; 40];
+    // A bot that lost forty rounds wins one: a win is 0.5 likely for a bot of unknown chance
+    // and 1/42 for this record — 21 times likelier: the record is set aside.
+    let r = departed(&lost, &[true]);
+    assert_eq!(r.departed, Some(1));
+    assert_eq!(
+        (r.alpha, r.beta),
+        (2.0, 1.0),
+        "only the departing round counts"
+    );
+    assert_eq!(r.history, 41, "the history is still the bot's");
+    // Two wins after the losses: both are kept, the likelier departure.
+    let r = departed(&lost, &[true, true]);
+    assert_eq!((r.departed, r.alpha, r.beta), (Some(2), 3.0, 1.0));
+    // A bot that wins one round in ten wins again: 0.5 against about 0.1 is not 10 to 1.
+    let tenth: Vec<bool> = (0..40).map(|i| i % 10 == 0).collect();
+    let r = departed(&tenth, &[true]);
+    assert_eq!(r.departed, None);
+    assert_eq!((r.alpha, r.beta), (6.0, 37.0));
+    // A bot that won nine rounds in ten loses three in a row: it changed too.
+    let strong: Vec<bool> = (0..40).map(|i| i % 10 != 0).collect();
+    let r = departed(&strong, &[false, false, false]);
+    assert_eq!((r.departed, r.alpha, r.beta), (Some(3), 1.0, 4.0));
+    // Losing once is what a strong bot does now and then.
+    assert_eq!(departed(&strong, &[false]).departed, None);
+    // Nothing before the latest rounds: nothing to depart from.
+    assert_eq!(departed(&[], &[true, true]).departed, None);
+}
+
+#[test]
+fn a_bot_is_idle_for_the_seated_rounds_since_its_last_seat() {
+    let events = vec![
+        {
+            let mut e = ev(1, 1, "a", Outcome::Success, None);
+            e.seating = Some(seating(1, &["a", "b"], &[]));
+            e
+        },
+        ev(1, 1, "b", Outcome::NotSelected, None),
+        {
+            let mut e = ev(2, 1, "a", Outcome::Success, None);
+            e.seating = Some(seating(2, &["a"], &[]));
+            e
+        },
+        {
+            let mut e = ev(3, 1, "a", Outcome::Failure, None);
+            e.seating = Some(seating(3, &["a"], &[]));
+            e
+        },
+    ];
+    let r = records(&events, &[]);
+    assert_eq!((r[0].idle, r[1].idle), (0, 2));
+    assert_eq!(r[2].idle, 3, "never seated: every seated round");
 }
 
 #[test]

@@ -7,7 +7,10 @@ fn bot(id: &str, alpha: f64, beta: f64, history: u32, cost: Option<f64>) -> Cand
         alpha,
         beta,
         history,
+        idle: 0,
+        departed: None,
         cost_usd: cost,
+        cost_estimate_usd: None,
         unavailable: None,
     }
 }
@@ -15,6 +18,8 @@ fn bot(id: &str, alpha: f64, beta: f64, history: u32, cost: Option<f64>) -> Cand
 fn ask(seats: u32, seed: u64) -> SeatAsk {
     SeatAsk {
         seats,
+        value_per_merge: 1e9,
+        stale_after: 8,
         budget_usd: None,
         seed,
         round: 1,
@@ -267,54 +272,150 @@ fn beta_samples_have_the_posterior_mean() {
     }
 }
 
-/// The best value of a subset by brute force, with every cost rounded up to a thousandth of
-/// the budget as the knapsack counts it.
-fn brute(items: &[(f64, f64)], k: usize, budget: f64) -> (f64, f64) {
-    let step = budget / 1000.0;
-    let units = |c: f64| {
-        if c <= 0.0 {
-            0.0
-        } else {
-            ((c / step) - 1e-9).ceil()
-        }
-    };
-    let mut best = (0.0, 0.0);
-    for mask in 0u32..(1 << items.len()) {
-        let picked: Vec<usize> = (0..items.len()).filter(|i| mask & (1 << i) != 0).collect();
-        let cost: f64 = picked.iter().map(|&i| items[i].1).sum();
-        let steps: f64 = picked.iter().map(|&i| units(items[i].1)).sum();
-        if picked.len() > k || cost > budget || steps > 1000.0 {
-            continue;
-        }
-        let value: f64 = picked.iter().map(|&i| items[i].0).sum();
-        if value > best.0 + 1e-9 {
-            best = (value, cost);
-        }
+/// An ask that prices the seats at `value` a merge.
+fn priced(seats: u32, seed: u64, value: f64) -> SeatAsk {
+    SeatAsk {
+        value_per_merge: value,
+        ..ask(seats, seed)
     }
-    best
+}
+
+#[test]
+fn a_cheap_bot_as_good_as_a_dear_one_takes_the_seat() {
+    let field = vec![
+        bot("dear", 20.0, 20.0, 40, Some(2.0)),
+        bot("cheap", 20.0, 20.0, 40, Some(0.1)),
+    ];
+    let cheap = (0..500)
+        .filter(|&seed| draw(&field, &priced(1, seed, 10.0)).is_seated("cheap"))
+        .count();
+    // The dear one wins only when its sample is higher by its $1.90 more over $10 a merge.
+    assert!(cheap > 450, "{cheap} of 500");
+    // Filled regardless of price (a merge worth a fortune), the samples alone decide.
+    let filled = (0..500)
+        .filter(|&seed| draw(&field, &priced(1, seed, 1e9)).is_seated("cheap"))
+        .count();
+    assert!((150..350).contains(&filled), "{filled} of 500");
+}
+
+#[test]
+fn seats_are_taken_while_they_pay_one_when_the_ledger_is_sure() {
+    // One bot that almost always delivers, two middling ones; $1 a proposal, $10 a merge.
+    let sure = vec![
+        bot("sure", 900.0, 100.0, 1000, Some(1.0)),
+        bot("m1", 50.0, 50.0, 100, Some(1.0)),
+        bot("m2", 50.0, 50.0, 100, Some(1.0)),
+    ];
+    // After `sure`, a middling bot adds 10 × 0.5 × 0.1 = $0.50 for $1: not worth it.
+    for seed in 0..100 {
+        let s = draw(&sure, &priced(3, seed, 10.0));
+        assert_eq!(seated(&s), ["sure"], "{}", s.line());
+        assert!(
+            s.line().starts_with("seated: 1 of 3 (at most 3) — sure 0.")
+                && s.line().ends_with(" $1.00"),
+            "{}",
+            s.line()
+        );
+        let left = s.left_out_line().unwrap();
+        assert!(
+            left.contains("m1 0.") && left.contains("$1.00 (adds $0."),
+            "{left}"
+        );
+        let m1 = s.bots.iter().find(|b| b.bot_id == "m1").unwrap();
+        assert_eq!(m1.reason, SeatReason::Outdrawn);
+        assert!(m1.worth_usd.unwrap() < 1.0);
+    }
+    // Unsure of everyone, more seats pay: 10 × 0.5 × 0.5 = $2.50 for the second.
+    let unsure = vec![
+        bot("u1", 5.0, 5.0, 8, Some(1.0)),
+        bot("u2", 5.0, 5.0, 8, Some(1.0)),
+        bot("u3", 5.0, 5.0, 8, Some(1.0)),
+    ];
+    let mean_seats = |field: &[Candidate]| {
+        (0..400)
+            .map(|seed| draw(field, &priced(3, seed, 10.0)).seated().count())
+            .sum::<usize>() as f64
+            / 400.0
+    };
+    assert!(mean_seats(&unsure) > 2.0, "{}", mean_seats(&unsure));
+    // Nothing pays for itself: the round still has its one seat, the best of a bad lot.
+    let dear = vec![
+        bot("x", 1.0, 9.0, 10, Some(5.0)),
+        bot("y", 1.0, 9.0, 10, Some(6.0)),
+    ];
+    let s = draw(&dear, &priced(2, 1, 10.0));
+    assert_eq!(seated(&s), ["x"], "{}", s.line());
+    // Without any known cost every seat that adds a chance is taken, and the notes say why.
+    let unknown = vec![bot("p", 9.0, 1.0, 10, None), bot("q", 9.0, 1.0, 10, None)];
+    let s = draw(&unknown, &priced(2, 1, 10.0));
+    assert_eq!(s.seated().count(), 2);
+    assert!(
+        s.notes.iter().any(|n| n.contains("no bot's cost")),
+        "{:?}",
+        s.notes
+    );
+}
+
+#[test]
+fn a_newcomer_counts_what_its_backend_and_model_are_known_to_cost() {
+    let mut new = bot("new", 1.0, 1.0, 0, None);
+    new.cost_estimate_usd = Some(0.8);
+    let field = vec![bot("a", 5.0, 5.0, 10, Some(0.3)), new];
+    let mut a = priced(2, 3, 10.0);
+    a.budget_usd = Some(0.5);
+    let s = draw(&field, &a);
+    let n = s.bots.iter().find(|b| b.bot_id == "new").unwrap();
+    assert_eq!((n.cost_usd, n.cost_assumed), (Some(0.8), true));
+    assert!(
+        !n.seated,
+        "its estimate does not fit the $0.50 left: {}",
+        s.line()
+    );
+    assert_eq!(n.reason, SeatReason::OverBudget);
+    a.budget_usd = Some(2.0);
+    let s = draw(&field, &a);
+    assert!(s.is_seated("new"), "{}", s.line());
+    assert!(s.line().contains("new ≈$0.80 (exploring)"), "{}", s.line());
+}
+
+#[test]
+fn a_bot_idle_too_long_is_explored_one_a_round() {
+    let mut field = vec![
+        bot("a", 40.0, 10.0, 50, None),
+        bot("b", 40.0, 10.0, 50, None),
+        bot("idle1", 1.0, 30.0, 30, None),
+        bot("idle2", 1.0, 30.0, 30, None),
+    ];
+    field[2].idle = 8;
+    field[3].idle = 9;
+    for seed in 0..50 {
+        let s = draw(&field, &ask(2, seed));
+        assert!(s.is_seated("idle2"), "{}", s.line());
+        assert!(!s.is_seated("idle1"), "one a round: {}", s.line());
+        let d = s.bots.iter().find(|b| b.bot_id == "idle2").unwrap();
+        assert_eq!(d.reason, SeatReason::Exploring);
+    }
+    // Below `stale_after` it is not.
+    field[3].idle = 7;
+    field[2].idle = 0;
+    assert!(rate(&field, 2, "idle2", 200) < 0.05);
+}
+
+#[test]
+fn a_departed_record_is_said() {
+    let mut field = vec![bot("a", 5.0, 5.0, 10, None), bot("b", 2.0, 1.0, 40, None)];
+    field[1].departed = Some(1);
+    let s = draw(&field, &ask(1, 1));
+    assert!(
+        s.notes
+            .iter()
+            .any(|n| n.starts_with("b: its latest 1 round(s) depart from its record")),
+        "{:?}",
+        s.notes
+    );
 }
 
 proptest! {
-    /// The knapsack never overspends or takes too many, and finds the best value of the
-    /// costs as it counts them (each rounded up to a thousandth of the budget).
-    #[test]
-    fn the_knapsack_is_exact_on_its_grid(
-        items in proptest::collection::vec((0.01f64..3.0, 0u32..150), 0..9),
-        k in 0usize..6,
-        dollars in 0u32..4,
-    ) {
-        let items: Vec<(f64, f64)> = items.iter().map(|&(v, c)| (v, f64::from(c) / 100.0)).collect();
-        let budget = f64::from(dollars);
-        let chosen = knapsack(&items, k, budget);
-        let cost: f64 = chosen.iter().map(|&i| items[i].1).sum();
-        let value: f64 = chosen.iter().map(|&i| items[i].0).sum();
-        prop_assert!(chosen.len() <= k);
-        prop_assert!(cost <= budget + 1e-9);
-        prop_assert!(chosen.windows(2).all(|w| w[0] < w[1]));
-        let (best, _) = brute(&items, k, budget);
-        prop_assert!((value - best).abs() < 1e-9, "{value} vs {best}");
-    }
-
     /// Under any cap the seats fit it, and there are never more seats than asked.
     #[test]
     fn seats_fit_the_cap(
