@@ -46,7 +46,8 @@ pub struct SeatAsk {
     /// What a merged pull request is worth, in US dollars (`[marketplace] value_per_merge`):
     /// the rate at which a chance of a merge is weighed against a bot's price.
     pub value_per_merge: f64,
-    /// A bot idle for this many seated rounds is explored (`scoring/seating.toml`).
+    /// A bot idle for this many seated rounds has its sample drawn from its record held
+    /// loosely (`scoring/seating.toml`).
     pub stale_after: u32,
     /// What the round's proposals may cost at most, when a cap applies.
     pub budget_usd: Option<f64>,
@@ -122,7 +123,7 @@ pub struct SeatDraw {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SeatReason {
-    /// Seated to be explored: a newcomer, or a bot that had no seat for `stale_after` rounds.
+    /// Seated without any history: a newcomer is explored.
     Exploring,
     /// Seated by its sample and its price: its seat adds more than it costs.
     Drawn,
@@ -238,9 +239,10 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
     let samples: Vec<Option<f64>> = candidates
         .iter()
         .map(|c| {
+            let (alpha, beta) = held(c, ask.stale_after);
             c.unavailable
                 .is_none()
-                .then(|| beta_sample(&mut rng, c.alpha, c.beta))
+                .then(|| beta_sample(&mut rng, alpha, beta))
         })
         .collect();
     let mut notes = Vec::new();
@@ -255,7 +257,7 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
         );
     }
     let budget = ask.budget_usd.filter(|_| any_known);
-    let plan = Plan::new(candidates, &samples, ask);
+    let plan = Plan::new(candidates, &samples, ask.seats as usize);
     for c in candidates {
         if let Some(n) = c.departed {
             notes.push(format!(
@@ -320,6 +322,17 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
     }
 }
 
+/// The posterior a bot's sample is drawn from: its own; for a bot idle `stale_after` seated
+/// rounds or more, one with the same mean held as loosely as two observations, so that the
+/// draw tries it again when its price allows — a bot passed over can have changed.
+fn held(c: &Candidate, stale_after: u32) -> (f64, f64) {
+    if c.history == 0 || c.idle < stale_after {
+        return (c.alpha, c.beta);
+    }
+    let mean = c.alpha / (c.alpha + c.beta);
+    (1.0 + 2.0 * mean, 1.0 + 2.0 * (1.0 - mean))
+}
+
 /// The bots that can start, best sample first; the newcomers to explore; the rest; the seats
 /// there are at most.
 struct Plan {
@@ -338,8 +351,7 @@ struct Chosen {
 }
 
 impl Plan {
-    fn new(candidates: &[Candidate], samples: &[Option<f64>], ask: &SeatAsk) -> Plan {
-        let most = ask.seats as usize;
+    fn new(candidates: &[Candidate], samples: &[Option<f64>], most: usize) -> Plan {
         let sample = |i: usize| samples[i].unwrap_or(f64::NEG_INFINITY);
         let mut available: Vec<usize> = (0..candidates.len())
             .filter(|&i| samples[i].is_some())
@@ -352,17 +364,10 @@ impl Plan {
         } else {
             most
         };
-        // The newcomers, then the bot idle longest past `stale_after`, one a round.
-        let stale = available
-            .iter()
-            .copied()
-            .filter(|&i| candidates[i].history > 0 && candidates[i].idle >= ask.stale_after)
-            .max_by_key(|&i| (candidates[i].idle, std::cmp::Reverse(i)));
         let exploring: Vec<usize> = available
             .iter()
             .copied()
             .filter(|&i| candidates[i].history == 0)
-            .chain(stale)
             .take(explore)
             .collect();
         let rest: Vec<usize> = available

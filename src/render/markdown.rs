@@ -271,15 +271,17 @@ pub fn checks_line(checks: &[CheckReport], separator: &str) -> String {
 }
 
 /// A round's seats (`[marketplace] seats`) in a sentence: who was seated and why, who was
-/// not, and what the numbers are.
+/// not, and what the numbers are. Prices are written `USD 0.25`: `$0` would be a GitLab
+/// snippet reference, which `inert` breaks.
 pub fn seats_line(s: &crate::market::seating::Seating) -> String {
+    let usd = |line: String| inert(&line.replace('$', "USD "));
     let left_out = s
         .left_out_line()
-        .map(|l| format!(" · {}", inert(&l)))
+        .map(|l| format!(" · {}", usd(l)))
         .unwrap_or_default();
     format!(
-        "**Seats** — {}{left_out}. _Each number is the chance of winning and delivering the bot drew this round from its record in the ledger (Thompson sampling, seed {}); a bot with no record is seated to explore it._\n",
-        inert(&s.line()),
+        "**Seats** — {}{left_out}. _Each number is the chance of winning and delivering the bot drew this round from its record in the ledger (Thompson sampling, seed {}), each price its cost per proposal; a bot is seated while the chance it adds is worth its price, and a bot with no record is seated to explore it._\n",
+        usd(s.line()),
         s.seed
     )
 }

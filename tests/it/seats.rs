@@ -123,13 +123,15 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
     );
     assert_eq!(seating["seed"], 42);
     assert_eq!(seating["labels"], serde_json::json!(["bug"]));
+    // alpha is sure to deliver and the others lost every round: a second drawn seat would
+    // not pay for its $0.25 at $15 a merge. theta, new, is explored.
     let who = seated(seating);
-    assert_eq!(who.len(), 3, "{seating}");
+    assert_eq!(who.len(), 2, "{seating}");
     assert!(who.contains("alpha") && who.contains("theta"), "{who:?}");
     assert_eq!(reason(seating, "theta"), "exploring");
     assert_eq!(reason(seating, "alpha"), "drawn");
     let out_of_seat: Vec<&str> = BOTS.iter().copied().filter(|b| !who.contains(*b)).collect();
-    assert_eq!(out_of_seat.len(), 5);
+    assert_eq!(out_of_seat.len(), 6);
     for bot in &out_of_seat {
         assert_eq!(reason(seating, bot), "outdrawn");
     }
@@ -163,16 +165,21 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
         .into_iter()
         .filter(|e| e["run_id"] == report["run_id"])
         .collect();
-    assert_eq!(events.len(), 3, "{:?}", outcomes(&events));
+    assert_eq!(events.len(), 2, "{:?}", outcomes(&events));
     for e in &events {
         assert!(who.contains(e["bot_id"].as_str().unwrap()));
         assert_eq!(&e["seating"], seating);
     }
 
     // The terminal and the pull request body say who was seated and why.
-    let line = "seated: 3 of 8 — ";
+    let line = "seated: 2 of 8 (at most 3) — ";
     assert!(out.stderr.contains(&format!("- {line}")), "{}", out.stderr);
-    assert!(out.stderr.contains("theta (exploring)"), "{}", out.stderr);
+    assert!(out.stderr.contains("$0.25 (adds $0."), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("theta ≈$0.25 (exploring)"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("- not seated: "), "{}", out.stderr);
     let body = repo.pull_request_body().unwrap();
     let seats_line = body
@@ -183,7 +190,11 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
         seats_line.starts_with(&format!("**Seats** — {line}")),
         "{seats_line}"
     );
-    assert!(seats_line.contains("theta (exploring)"), "{seats_line}");
+    assert!(
+        seats_line.contains("theta ≈USD 0.25 (exploring)"),
+        "{seats_line}"
+    );
+    assert!(seats_line.contains("(adds USD 0."), "{seats_line}");
     assert!(
         seats_line.contains("Thompson sampling, seed 42"),
         "{seats_line}"
@@ -217,13 +228,30 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
     assert!(row("alpha")["cost_per_merged_pr"].as_f64().is_some());
     let text = run(repo.ralph().arg("leaderboard"));
     assert!(
-        text.stdout.contains("Seats (3 per round; 1 round drawn)"),
+        text.stdout
+            .contains("Seats (at most 3 per round; 1 round drawn)"),
         "{}",
         text.stdout
     );
     assert!(
         text.stdout
-            .contains("Latest: issue #3 round 1: seated: 3 of 8 — "),
+            .contains("Latest: issue #3 round 1: seated: 2 of 8 (at most 3) — "),
+        "{}",
+        text.stdout
+    );
+    // The advice: what the seats cost against every bot, and who the draw never seated.
+    assert_eq!(seats["advice"]["rounds"], 1);
+    let unearned = seats["advice"]["unearned"].as_array().unwrap();
+    assert!(unearned.iter().any(|b| b == "beta"), "{unearned:?}");
+    assert!(!unearned.iter().any(|b| b == "alpha"), "{unearned:?}");
+    assert!(
+        text.stdout
+            .contains("Over the latest 1 round(s), 1 issue(s): the seats' proposals cost $"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("candidates to remove from `[[bots]]`"),
         "{}",
         text.stdout
     );

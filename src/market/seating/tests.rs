@@ -379,26 +379,29 @@ fn a_newcomer_counts_what_its_backend_and_model_are_known_to_cost() {
 }
 
 #[test]
-fn a_bot_idle_too_long_is_explored_one_a_round() {
+fn a_bot_idle_too_long_is_held_loosely_and_tried_when_its_price_allows() {
+    // Two good bots and one that lost thirty rounds; two seats, everything free.
     let mut field = vec![
-        bot("a", 40.0, 10.0, 50, None),
-        bot("b", 40.0, 10.0, 50, None),
-        bot("idle1", 1.0, 30.0, 30, None),
-        bot("idle2", 1.0, 30.0, 30, None),
+        bot("a", 6.0, 4.0, 50, Some(0.0)),
+        bot("b", 6.0, 4.0, 50, Some(0.0)),
+        bot("idle", 1.0, 30.0, 30, Some(0.0)),
     ];
+    let before = rate(&field, 2, "idle", 2000);
     field[2].idle = 8;
-    field[3].idle = 9;
-    for seed in 0..50 {
-        let s = draw(&field, &ask(2, seed));
-        assert!(s.is_seated("idle2"), "{}", s.line());
-        assert!(!s.is_seated("idle1"), "one a round: {}", s.line());
-        let d = s.bots.iter().find(|b| b.bot_id == "idle2").unwrap();
-        assert_eq!(d.reason, SeatReason::Exploring);
-    }
-    // Below `stale_after` it is not.
-    field[3].idle = 7;
-    field[2].idle = 0;
-    assert!(rate(&field, 2, "idle2", 200) < 0.05);
+    let after = rate(&field, 2, "idle", 2000);
+    assert!(before < 0.01 && after > 0.04, "{before} → {after}");
+    // Dear, it is tried less: its loose sample must pay for its price.
+    field[2].cost_usd = Some(0.5);
+    let priced_rate = (0..2000)
+        .filter(|&seed| draw(&field, &priced(3, seed, 10.0)).is_seated("idle"))
+        .count() as f64
+        / 2000.0;
+    field[2].cost_usd = Some(0.0);
+    let free_rate = (0..2000)
+        .filter(|&seed| draw(&field, &priced(3, seed, 10.0)).is_seated("idle"))
+        .count() as f64
+        / 2000.0;
+    assert!(priced_rate < free_rate, "{priced_rate} < {free_rate}");
 }
 
 #[test]
