@@ -325,6 +325,9 @@ impl<'w> Market<'w> {
         if let Some(o) = env("RALPH_BENCH_ODDS") {
             params.drift_odds = o;
         }
+        if let Some(m) = env("RALPH_BENCH_MISJUDGE") {
+            params.misjudge = m;
+        }
         if let Some(w) = env("RALPH_BENCH_WINDOW") {
             params.drift_window = w;
         }
@@ -380,6 +383,11 @@ impl<'w> Market<'w> {
                     seats: SEATS,
                     value_per_merge: value.unwrap_or(FILL),
                     stale_after: self.params.stale_after,
+                    misjudge: if value.is_some() {
+                        self.params.misjudge
+                    } else {
+                        0.0
+                    },
                     budget_usd: cap.map(|c| (c - spent).max(0.0)),
                     seed: ralph::mix::finalize(self.world.seed ^ (at as u64 + 1)),
                     round,

@@ -157,6 +157,7 @@ pub fn seating(
         seats: seated.len() as u32,
         value_per_merge: 10.0,
         stale_after: 8,
+        misjudge: 0.0,
         budget_usd: None,
         seed,
         round: 1,

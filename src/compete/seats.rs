@@ -69,12 +69,30 @@ pub fn seat(input: &SeatInput<'_>) -> Option<Seating> {
                 .value_per_merge
                 .unwrap_or(tables().seating.value_per_merge),
             stale_after: tables().seating.stale_after,
+            misjudge: misjudge(&events),
             budget_usd: budget(config, input.accounts),
             seed: input.seed,
             round: input.round,
             labels,
         },
     ))
+}
+
+/// Audited rounds with a passing proposal among the top two that the ledger needs before its
+/// selection efficiency replaces `scoring/seating.toml`'s `misjudge`.
+pub const MIN_AUDITS: u64 = 10;
+
+/// The chance that the judges pick a failing proposal over one that delivers: 1 − the
+/// selection efficiency the ledger's audits measured (`[marketplace] audit_rate`) once
+/// [`MIN_AUDITS`] rounds had a passing proposal among their top two; else the table's.
+pub fn misjudge(events: &[&Event]) -> f64 {
+    let audits = crate::ledger::decisions::decisions(events.iter().copied()).audits;
+    match audits.selection_efficiency {
+        Some(efficiency) if audits.either_passed >= MIN_AUDITS => {
+            (1.0 - efficiency).clamp(0.0, 1.0)
+        }
+        _ => tables().seating.misjudge,
+    }
 }
 
 /// What a proposal of `bot`, which has no measured cost of its own, should cost by what its
@@ -249,6 +267,38 @@ mod tests {
         assert_eq!(estimate(&c, &records, "c", None), None);
         let unpriced = [record("a", None), record("b", None), record("c", None)];
         assert_eq!(estimate(&c, &unpriced, "b", Some((1.0, 1.0))), None);
+    }
+
+    #[test]
+    fn the_audits_measure_what_one_more_proposal_risks_once_there_are_enough() {
+        use crate::ledger::AuditOutcome;
+        use crate::market::Outcome;
+        let round = |n: usize, winner_passed: bool| {
+            let outcome = if winner_passed {
+                Outcome::Success
+            } else {
+                Outcome::Failure
+            };
+            let mut e = Event::new(n as u64, "a", outcome, 0.0);
+            e.run_id = Some(format!("r{n}"));
+            e.round = Some(1);
+            e.audit = Some(AuditOutcome {
+                runner_up: "b".into(),
+                proposal_scores: None,
+                passed: true,
+                attempts: 1,
+                cost_usd: None,
+                tokens: None,
+                duration_ms: None,
+            });
+            e
+        };
+        // Twelve audited rounds where the runner-up passed; the winner failed in three.
+        let events: Vec<Event> = (0..12).map(|n| round(n, n % 4 != 0)).collect();
+        let refs: Vec<&Event> = events.iter().collect();
+        assert!((misjudge(&refs) - 0.25).abs() < 1e-12);
+        // Too few: the table's.
+        assert_eq!(misjudge(&refs[..5]), tables().seating.misjudge);
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! propose in a round. Each bot's chance of winning *and delivering* is a Beta posterior that
 //! `ledger::seats` builds from the events; the draw is Thompson sampling — one sample θ from
 //! every posterior — priced: seat by seat, the bot whose seat adds the most is seated, its
-//! worth being the value of a merged pull request × θ × the chance that no bot seated so far
-//! delivers, less its cost per proposal; seating stops when the next seat would not pay, when
-//! `seats` are taken, or when a cap has no room. So a round takes one seat when the ledger is
-//! sure of a bot and more when it is not; a bot that keeps losing is seated ever less, yet
-//! never never; a cheap bot as good as a dear one takes the seat; a bot without any history is
-//! seated to be explored. Pure: the inputs come in, the seating comes out with every input
+//! worth being the value of a merged pull request × (θ × the chance that no bot seated so far
+//! delivers, less the chance the judges wrongly prefer it to one that does), less its cost per
+//! proposal; seating stops when the next seat would not pay, when `seats` are taken, or when a
+//! cap has no room. So a round takes one seat when the ledger is sure of a bot and more when
+//! it is not; a bot that keeps losing is seated ever less, yet never never; a cheap bot as
+//! good as a dear one takes the seat; a bot without any history is seated to be explored, and
+//! the bot longest without a seat is tried in the last one when that pays. Pure: the inputs come in, the seating comes out with every input
 //! and reason in it, and the seed makes it reproducible.
 
 use crate::mix::SplitMix64;
@@ -46,6 +47,10 @@ pub struct SeatAsk {
     /// What a merged pull request is worth, in US dollars (`[marketplace] value_per_merge`):
     /// the rate at which a chance of a merge is weighed against a bot's price.
     pub value_per_merge: f64,
+    /// The chance that the judges pick a proposal that fails over one that would deliver:
+    /// what one more proposal risks (`scoring/seating.toml`, or what the ledger's audits
+    /// measured).
+    pub misjudge: f64,
     /// A bot idle for this many seated rounds has its sample drawn from its record held
     /// loosely (`scoring/seating.toml`).
     pub stale_after: u32,
@@ -123,7 +128,7 @@ pub struct SeatDraw {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SeatReason {
-    /// Seated without any history: a newcomer is explored.
+    /// Seated to be explored: a newcomer, or the bot longest without a seat tried in the last.
     Exploring,
     /// Seated by its sample and its price: its seat adds more than it costs.
     Drawn,
@@ -219,7 +224,8 @@ impl SeatDraw {
             SeatReason::Unavailable => out.push_str(" (cannot start)"),
             SeatReason::Outdrawn if !pays => {
                 let worth = self.worth_usd.unwrap_or(0.0);
-                out.push_str(&format!(" (adds ${worth:.2})"));
+                let sign = if worth < 0.0 { "−" } else { "" };
+                out.push_str(&format!(" (adds {sign}${:.2})", worth.abs()));
             }
             SeatReason::Drawn | SeatReason::Outdrawn => {}
         }
@@ -257,7 +263,7 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
         );
     }
     let budget = ask.budget_usd.filter(|_| any_known);
-    let plan = Plan::new(candidates, &samples, ask.seats as usize);
+    let plan = Plan::new(candidates, &samples, ask);
     for c in candidates {
         if let Some(n) = c.departed {
             notes.push(format!(
@@ -266,7 +272,8 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
             ));
         }
     }
-    let choose = |budget: Option<f64>| plan.choose(&samples, &costs, ask.value_per_merge, budget);
+    let rate = (ask.value_per_merge, ask.misjudge);
+    let choose = |budget: Option<f64>| plan.choose(&samples, &costs, rate, budget);
     let free = choose(None);
     let chosen = if budget.is_some() {
         choose(budget)
@@ -324,7 +331,7 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
 
 /// The posterior a bot's sample is drawn from: its own; for a bot idle `stale_after` seated
 /// rounds or more, one with the same mean held as loosely as two observations, so that the
-/// draw tries it again when its price allows — a bot passed over can have changed.
+/// draw can try it again — a bot passed over can have changed.
 fn held(c: &Candidate, stale_after: u32) -> (f64, f64) {
     if c.history == 0 || c.idle < stale_after {
         return (c.alpha, c.beta);
@@ -338,6 +345,8 @@ fn held(c: &Candidate, stale_after: u32) -> (f64, f64) {
 struct Plan {
     available: Vec<usize>,
     exploring: Vec<usize>,
+    /// The bot idle longest past `stale_after`, to be tried in the last seat.
+    stale: Option<usize>,
     rest: Vec<usize>,
     most: usize,
 }
@@ -351,7 +360,8 @@ struct Chosen {
 }
 
 impl Plan {
-    fn new(candidates: &[Candidate], samples: &[Option<f64>], most: usize) -> Plan {
+    fn new(candidates: &[Candidate], samples: &[Option<f64>], ask: &SeatAsk) -> Plan {
+        let most = ask.seats as usize;
         let sample = |i: usize| samples[i].unwrap_or(f64::NEG_INFINITY);
         let mut available: Vec<usize> = (0..candidates.len())
             .filter(|&i| samples[i].is_some())
@@ -375,51 +385,64 @@ impl Plan {
             .copied()
             .filter(|i| !exploring.contains(i))
             .collect();
+        let stale = rest
+            .iter()
+            .copied()
+            .filter(|&i| candidates[i].idle >= ask.stale_after)
+            .max_by_key(|&i| (candidates[i].idle, std::cmp::Reverse(i)));
         Plan {
             available,
             exploring,
+            stale,
             rest,
             most,
         }
     }
 
     /// The seats, as many as pay: the newcomers to explore, each while its price fits what
-    /// is left of `budget`; then, one at a time, the bot whose seat adds the most — `value` ×
-    /// its sample × the chance that no bot seated so far delivers, less its price — while
-    /// that is more than nothing (the first seat is taken whatever it adds), it fits, and a
-    /// seat is left. Each bot's worth is what its seat added when it was taken, or would add
-    /// after the last.
+    /// is left of `budget`; then, one at a time, the bot whose seat adds the most, less its
+    /// price, while that is more than nothing (the first seat is taken whatever it adds), it
+    /// fits, and a seat is left. What a seat adds is `value` × (its sample θ × the chance
+    /// `miss` that no bot seated so far delivers, less `misjudge` × the chance that one does ×
+    /// 1 − θ): a proposal rescues the round the others would lose, but it may also be picked
+    /// over one that delivers and fail. Last, the bot longest idle past `stale_after` takes
+    /// the last seat (in place of the last drawn bot when every seat is taken) when what it
+    /// would add there pays for its price. Each bot's worth is what its seat added when it was
+    /// taken, or would add after the last.
     fn choose(
         &self,
         samples: &[Option<f64>],
         costs: &[(Option<f64>, bool)],
-        value: f64,
+        rate: (f64, f64),
         budget: Option<f64>,
     ) -> Chosen {
+        let (value, misjudge) = rate;
         let theta = |i: usize| samples[i].unwrap_or(0.0).clamp(0.0, 1.0);
+        let adds = |i: usize, miss: f64| {
+            value * (theta(i) * miss - misjudge * (1.0 - miss) * (1.0 - theta(i)))
+        };
         let cost = |i: usize| costs[i].0.unwrap_or(0.0);
-        let mut left = budget.unwrap_or(f64::INFINITY);
+        let budget = budget.unwrap_or(f64::INFINITY);
         let mut seated: Vec<usize> = Vec::new();
         let mut worth = vec![None; samples.len()];
-        let mut miss = 1.0;
-        let mut take = |i: usize, seated: &mut Vec<usize>, left: &mut f64, miss: &mut f64| {
-            worth[i] = Some(value * theta(i) * *miss);
-            *left -= cost(i);
-            *miss *= 1.0 - theta(i);
-            seated.push(i);
-        };
+        // The chance that no seated bot delivers, and the money left.
+        let miss = |seated: &[usize]| seated.iter().map(|&i| 1.0 - theta(i)).product::<f64>();
+        let left = |seated: &[usize]| budget - seated.iter().map(|&i| cost(i)).sum::<f64>();
+        let fits = |i: usize, seated: &[usize]| cost(i) <= left(seated) + 1e-12;
         for &i in &self.exploring {
-            if cost(i) <= left + 1e-12 {
-                take(i, &mut seated, &mut left, &mut miss);
+            if fits(i, &seated) {
+                worth[i] = Some(adds(i, miss(&seated)));
+                seated.push(i);
             }
         }
         while seated.len() < self.most {
-            let gain = |i: usize| value * theta(i) * miss - cost(i);
+            let m = miss(&seated);
+            let gain = |i: usize| adds(i, m) - cost(i);
             let best = self
                 .rest
                 .iter()
                 .copied()
-                .filter(|i| !seated.contains(i) && cost(*i) <= left + 1e-12)
+                .filter(|&i| !seated.contains(&i) && fits(i, &seated) && Some(i) != self.stale)
                 .max_by(|a, b| {
                     gain(*a)
                         .total_cmp(&gain(*b))
@@ -428,14 +451,29 @@ impl Plan {
                 });
             match best {
                 Some(i) if gain(i) > 0.0 || seated.is_empty() => {
-                    take(i, &mut seated, &mut left, &mut miss)
+                    worth[i] = Some(adds(i, m));
+                    seated.push(i);
                 }
                 _ => break,
             }
         }
+        // The idle bot, held loosely, takes the last seat when its own would pay there.
+        if let Some(s) = self.stale {
+            let mut with = seated.clone();
+            if with.len() >= self.most && with.len() > self.exploring.len() {
+                with.pop();
+            }
+            let m = miss(&with);
+            if with.len() < self.most && fits(s, &with) && adds(s, m) > cost(s) {
+                worth[s] = Some(adds(s, m));
+                with.push(s);
+                seated = with;
+            }
+        }
+        let m = miss(&seated);
         for &i in &self.available {
             if !seated.contains(&i) {
-                worth[i] = Some(value * theta(i) * miss);
+                worth[i] = Some(adds(i, m));
             }
         }
         Chosen { seated, worth }
@@ -451,7 +489,9 @@ impl Plan {
     ) -> SeatReason {
         match (seated.contains(&i), sample) {
             (_, None) => SeatReason::Unavailable,
-            (true, _) if self.exploring.contains(&i) => SeatReason::Exploring,
+            (true, _) if self.exploring.contains(&i) || self.stale == Some(i) => {
+                SeatReason::Exploring
+            }
             (true, _) => SeatReason::Drawn,
             (false, _) if free.contains(&i) => SeatReason::OverBudget,
             (false, _) => SeatReason::Outdrawn,

@@ -46,6 +46,9 @@ pub struct SeatingParams {
     /// What a merged pull request is worth, in US dollars, unless `[marketplace]
     /// value_per_merge` says.
     pub value_per_merge: f64,
+    /// The chance that the judges pick a failing proposal over one that delivers, until the
+    /// ledger's audits measure it.
+    pub misjudge: f64,
     /// How many of a bot's latest placings are tested for departing from its record.
     pub drift_window: usize,
     /// How many times likelier the latest placings must be for a bot of unknown chance than
@@ -229,6 +232,9 @@ fn check_seating(p: &SeatingParams) -> Result<(), String> {
         return Err(
             "`drift_window` and `stale_after` must be at least 1, `drift_odds` more than 1".into(),
         );
+    }
+    if !(0.0..=1.0).contains(&p.misjudge) {
+        return Err("`misjudge` must be within [0, 1]".into());
     }
     if !(p.value_per_merge.is_finite() && p.value_per_merge > 0.0) {
         return Err("`value_per_merge` must be a positive number of US dollars".into());

@@ -174,7 +174,7 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
     // The terminal and the pull request body say who was seated and why.
     let line = "seated: 2 of 8 (at most 3) — ";
     assert!(out.stderr.contains(&format!("- {line}")), "{}", out.stderr);
-    assert!(out.stderr.contains("$0.25 (adds $0."), "{}", out.stderr);
+    assert!(out.stderr.contains("$0.25 (adds −$0."), "{}", out.stderr);
     assert!(
         out.stderr.contains("theta ≈$0.25 (exploring)"),
         "{}",
@@ -194,7 +194,7 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
         seats_line.contains("theta ≈USD 0.25 (exploring)"),
         "{seats_line}"
     );
-    assert!(seats_line.contains("(adds USD 0."), "{seats_line}");
+    assert!(seats_line.contains("(adds −USD 0."), "{seats_line}");
     assert!(
         seats_line.contains("Thompson sampling, seed 42"),
         "{seats_line}"

@@ -10,6 +10,7 @@ fn params() -> SeatingParams {
         drift_window: 3,
         drift_odds: 10.0,
         stale_after: 8,
+        misjudge: 0.05,
     }
 }
 
