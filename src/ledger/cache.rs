@@ -19,7 +19,7 @@ use std::path::Path;
 /// Bumped whenever the cached structure or the fingerprint changes, so old caches are
 /// recomputed. 3: the fingerprint is the names alone (1 had each file's size and mtime), and
 /// the state has the decision figures.
-const CACHE_VERSION: u32 = 4;
+const CACHE_VERSION: u32 = 5;
 
 #[derive(Serialize, Deserialize)]
 struct CacheFile {

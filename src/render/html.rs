@@ -117,11 +117,18 @@ fn seats(state: &LedgerState) -> Option<Value> {
             l.seating.line()
         ))
     });
+    let advice: Vec<String> = board
+        .advice
+        .iter()
+        .flat_map(|a| a.lines())
+        .map(|l| sanitize(&l))
+        .collect();
     Some(context! {
         per_round => board.seats,
         rounds => board.rounds,
         bots => Value::from(minijinja::value::Serde(&bots)),
         latest => latest,
+        advice => advice,
     })
 }
 
@@ -494,12 +501,19 @@ mod tests {
         let state = Ledger::build_state(&params, &loaded);
         let page = render(&state, "octo/repo", "2026-02-02T00:00:00Z".parse().unwrap());
         assert!(
-            page.contains("<h2>Seats (1 per round; 1 drawn)</h2>"),
+            page.contains("<h2>Seats (at most 1 per round; 1 drawn)</h2>"),
             "{page}"
         );
         assert!(page.contains("<tr><td>a</td><td>1</td><td>0.67</td><td>1</td><td>$0.25</td>"));
         assert!(
             page.contains("<p>Latest: issue #3 round 1: seated: 1 of 2 — a "),
+            "{page}"
+        );
+        // The advice over the latest seated rounds follows the latest draw.
+        assert!(
+            page.contains(
+                "<p>Over the latest 1 round(s), 1 issue(s): the seats&#x27; proposals cost $"
+            ),
             "{page}"
         );
     }

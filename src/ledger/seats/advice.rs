@@ -24,7 +24,8 @@ pub struct SeatAdvice {
     /// Pull requests of those issues that were merged.
     pub merged: u32,
     /// What every bot that could start would have cost in those rounds: each seated bot what
-    /// it spent, each other its cost per proposal now; `None` when a bot's cost is unknown.
+    /// it spent, each other its cost per proposal now, else what the round's draw counted for
+    /// it; `None` when a bot's cost is unknown.
     pub every_bot_usd: Option<f64>,
     /// The bots whose cost is unknown, so that `every_bot_usd` could not be counted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -80,7 +81,7 @@ pub fn advise(records: &[SeatRecord], events: &[&Event]) -> Option<SeatAdvice> {
             if let Some(c) = cost {
                 spent += c;
             }
-            match cost.or_else(|| cost_now(&b.bot_id)) {
+            match cost.or_else(|| cost_now(&b.bot_id)).or(b.cost_usd) {
                 Some(c) => every += c,
                 None => {
                     unpriced.insert(b.bot_id.clone());
