@@ -299,13 +299,29 @@ impl<'a> Gathered<'a> {
         labels: &[String],
     ) -> (usize, Option<u32>) {
         let placings: Vec<usize> = (0..seen.len()).filter(|&k| seen[k].placing).collect();
+        // The posterior of every prefix `seen[..k]`, in one pass: each newer observation
+        // leaves the older ones `memory` of their weight.
+        let mut prefix = Vec::with_capacity(seen.len() + 1);
+        let (mut wins, mut losses) = (0.0, 0.0);
+        prefix.push((wins, losses));
+        for o in seen {
+            let w = o.weight * self.label_weight(params, o.issue, labels);
+            wins *= params.memory;
+            losses *= params.memory;
+            if o.win {
+                wins += w;
+            } else {
+                losses += w;
+            }
+            prefix.push((wins, losses));
+        }
         let mut best: Option<(f64, usize, u32)> = None;
         for len in 1..=params.drift_window.min(placings.len()) {
             let split = placings[placings.len() - len];
             if split == 0 {
                 break;
             }
-            let (a, b) = self.posterior(params, &seen[..split], labels);
+            let (a, b) = (1.0 + prefix[split].0, 1.0 + prefix[split].1);
             let mean = a / (a + b);
             let wins = placings[placings.len() - len..]
                 .iter()

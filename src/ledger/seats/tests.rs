@@ -216,6 +216,39 @@ fn latest_rounds_that_depart_from_the_record_set_it_aside() {
 }
 
 #[test]
+fn a_longer_window_waits_for_more_evidence_and_keeps_it() {
+    let p = SeatingParams {
+        drift_window: 10,
+        drift_odds: 50.0,
+        ..params()
+    };
+    let record = |after: &[bool]| {
+        let events: Vec<Event> = (0..40)
+            .map(|_| false)
+            .chain(after.iter().copied())
+            .enumerate()
+            .map(|(i, won)| {
+                let outcome = if won {
+                    Outcome::Success
+                } else {
+                    Outcome::NotSelected
+                };
+                ev(i as u64, 1, "a", outcome, None)
+            })
+            .collect();
+        let refs: Vec<&Event> = events.iter().collect();
+        seat_records(&p, &["a".into()], &refs, &[]).remove(0)
+    };
+    // One win after forty losses is 21 to 1: not yet.
+    assert_eq!(record(&[true]).departed, None);
+    // Two in three is: and a loss between the wins does not undo it.
+    let r = record(&[true, false, true]);
+    assert_eq!((r.departed, r.alpha, r.beta), (Some(3), 3.0, 2.0));
+    let r = record(&[true, false, true, false, true, true]);
+    assert_eq!(r.departed, Some(6));
+}
+
+#[test]
 fn a_bot_is_idle_for_the_seated_rounds_since_its_last_seat() {
     let events = vec![
         {
