@@ -512,8 +512,7 @@ fn prices(candidates: &[Candidate], notes: &mut Vec<String>) -> Vec<(Option<f64>
         .reduce(f64::min);
     if lowest.is_none() && candidates.iter().all(|c| c.cost_estimate_usd.is_none()) {
         notes.push(
-            "no bot's cost per proposal is known yet: every seat that adds a chance is taken"
-                .to_owned(),
+            "no bot's cost per proposal is known yet: the seats are priced at nothing".to_owned(),
         );
     }
     candidates

@@ -346,7 +346,7 @@ fn seats_are_taken_while_they_pay_one_when_the_ledger_is_sure() {
     ];
     let s = draw(&dear, &priced(2, 1, 10.0));
     assert_eq!(seated(&s), ["x"], "{}", s.line());
-    // Without any known cost every seat that adds a chance is taken, and the notes say why.
+    // Without any known cost each seat costs nothing, and the notes say why.
     let unknown = vec![bot("p", 9.0, 1.0, 10, None), bot("q", 9.0, 1.0, 10, None)];
     let s = draw(&unknown, &priced(2, 1, 10.0));
     assert_eq!(s.seated().count(), 2);
