@@ -245,10 +245,11 @@ fn seats_seed_and_the_cost_per_issue_are_checked() {
     assert_eq!(c.fold_params().seats, None);
     let c = Config::from_toml(
         Path::new("config.toml"),
-        "[marketplace]\nnum_bots = 5\nseats = 2\nseed = 7\nmax_cost_per_issue = 1.5\n",
+        "[marketplace]\nnum_bots = 5\nseats = 2\nseed = 7\nmax_cost_per_issue = 1.5\nvalue_per_merge = 40.0\n",
     )
     .unwrap();
     assert_eq!(c.marketplace.seats, Some(2));
+    assert_eq!(c.marketplace.value_per_merge, Some(40.0));
     assert_eq!(c.marketplace.seed, Some(7));
     assert_eq!(c.marketplace.max_cost_per_issue, Some(1.5));
     assert_eq!(c.fold_params().seats, Some(2));
@@ -265,6 +266,10 @@ fn seats_seed_and_the_cost_per_issue_are_checked() {
         (
             "[marketplace]\nmax_cost_per_issue = 0",
             "positive number of US dollars",
+        ),
+        (
+            "[marketplace]\nvalue_per_merge = -1",
+            "`marketplace.value_per_merge` = -1 is out of range: allowed a positive number of US dollars",
         ),
         ("[marketplace]\nseat = 2", "seat"),
     ] {
