@@ -168,6 +168,23 @@ pub fn seating(
     s
 }
 
+/// A bot's seat record with a uniform posterior, `history` observations and its measured
+/// cost per proposal.
+pub fn seat_record(bot: &str, history: u32, cost: Option<f64>) -> crate::ledger::seats::SeatRecord {
+    crate::ledger::seats::SeatRecord {
+        bot_id: bot.to_owned(),
+        alpha: 1.0,
+        beta: 1.0,
+        history,
+        departed: None,
+        idle: 0,
+        cost_per_proposal: cost,
+        proposal_cost_usd: 0.0,
+        seats_won: 0,
+        merged: 0,
+    }
+}
+
 /// The settings of a repository at `root` with the local tracker and the configuration `config`.
 pub fn settings(root: &std::path::Path, config: &str) -> crate::settings::Settings {
     use crate::config::{Config, ConfigSource, TrackerKind};

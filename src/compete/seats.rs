@@ -245,18 +245,7 @@ mod tests {
         let c = config(
             "[[bots]]\nid = \"a\"\nbackend = \"claude\"\nmodel = \"m\"\n[[bots]]\nid = \"b\"\nbackend = \"claude\"\nmodel = \"m\"\n[[bots]]\nid = \"c\"\nbackend = \"claude\"\nmodel = \"other\"\nprice = { input_per_mtok = 3.0, output_per_mtok = 15.0 }\n",
         );
-        let record = |id: &str, cost: Option<f64>| SeatRecord {
-            bot_id: id.to_owned(),
-            alpha: 1.0,
-            beta: 1.0,
-            history: 0,
-            departed: None,
-            idle: 0,
-            cost_per_proposal: cost,
-            proposal_cost_usd: 0.0,
-            seats_won: 0,
-            merged: 0,
-        };
+        let record = |id: &str, cost| crate::fixtures::seat_record(id, 0, cost);
         let records = [record("a", Some(0.4)), record("b", None), record("c", None)];
         // The same backend and model: what the other bot's proposals cost.
         assert_eq!(estimate(&c, &records, "b", None), Some(0.4));

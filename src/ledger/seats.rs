@@ -265,42 +265,15 @@ impl<'a> Gathered<'a> {
         }
     }
 
-    /// Beta(α, β) from `seen`: 1 + weighted wins, 1 + weighted losses, the newest last.
-    fn posterior(
+    /// The weighted wins and losses of every prefix `seen[..k]`, in one pass, the newest
+    /// last: each newer observation leaves the older ones `memory` of their weight. Beta(α, β)
+    /// of a prefix is 1 + its wins, 1 + its losses.
+    fn prefixes(
         &self,
         params: &SeatingParams,
         seen: &[Observation],
         labels: &[String],
-    ) -> (f64, f64) {
-        let (mut alpha, mut beta) = (1.0, 1.0);
-        let n = seen.len();
-        for (k, o) in seen.iter().enumerate() {
-            let age = (n - 1 - k) as i32;
-            let w = o.weight * self.label_weight(params, o.issue, labels) * params.memory.powi(age);
-            if o.win {
-                alpha += w;
-            } else {
-                beta += w;
-            }
-        }
-        (alpha, beta)
-    }
-
-    /// Where the bot's record starts to count, and how many of its latest placings depart
-    /// from what came before (none: they do not). Its latest `drift_window` placings (or
-    /// fewer) depart when they are `drift_odds` times likelier for a bot of unknown chance
-    /// (a uniform prior) than for the bot its earlier record describes (its posterior mean):
-    /// a new model under the same id. Then the earlier record is set aside and the bot is
-    /// explored afresh.
-    fn departure(
-        &self,
-        params: &SeatingParams,
-        seen: &[Observation],
-        labels: &[String],
-    ) -> (usize, Option<u32>) {
-        let placings: Vec<usize> = (0..seen.len()).filter(|&k| seen[k].placing).collect();
-        // The posterior of every prefix `seen[..k]`, in one pass: each newer observation
-        // leaves the older ones `memory` of their weight.
+    ) -> Vec<(f64, f64)> {
         let mut prefix = Vec::with_capacity(seen.len() + 1);
         let (mut wins, mut losses) = (0.0, 0.0);
         prefix.push((wins, losses));
@@ -315,6 +288,21 @@ impl<'a> Gathered<'a> {
             }
             prefix.push((wins, losses));
         }
+        prefix
+    }
+
+    /// Where the bot's record starts to count, and how many of its latest placings depart
+    /// from what came before (none: they do not), `prefix` being `seen`'s prefixes. A run of
+    /// its latest placings, of at most `drift_window`, departs when it is `drift_odds` times
+    /// likelier for a bot of unknown chance (a uniform prior) than for the bot its earlier
+    /// record describes (its posterior mean): a new model under the same id. Then the earlier
+    /// record is set aside and the bot is explored afresh; the likeliest run counts.
+    fn departure(
+        params: &SeatingParams,
+        seen: &[Observation],
+        prefix: &[(f64, f64)],
+    ) -> (usize, Option<u32>) {
+        let placings: Vec<usize> = (0..seen.len()).filter(|&k| seen[k].placing).collect();
         let mut best: Option<(f64, usize, u32)> = None;
         for len in 1..=params.drift_window.min(placings.len()) {
             let split = placings[placings.len() - len];
@@ -340,8 +328,14 @@ impl<'a> Gathered<'a> {
         let empty = Vec::new();
         let all = self.observations.get(bot).unwrap_or(&empty);
         let n = all.len();
-        let (start, departed) = self.departure(params, all, labels);
-        let (alpha, beta) = self.posterior(params, &all[start..], labels);
+        let prefix = self.prefixes(params, all, labels);
+        let (start, departed) = Self::departure(params, all, &prefix);
+        let (wins, losses) = if start == 0 {
+            prefix[n]
+        } else {
+            self.prefixes(params, &all[start..], labels)[n - start]
+        };
+        let (alpha, beta) = (1.0 + wins, 1.0 + losses);
         let costs = self.costs.get(bot).map_or(&[][..], |c| &c[..]);
         let latest = &costs[costs.len().saturating_sub(params.cost_window)..];
         SeatRecord {

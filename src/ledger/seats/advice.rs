@@ -152,18 +152,7 @@ mod tests {
     use crate::market::seating::SeatDraw;
 
     fn record(bot: &str, cost: Option<f64>) -> SeatRecord {
-        SeatRecord {
-            bot_id: bot.to_owned(),
-            alpha: 1.0,
-            beta: 1.0,
-            history: 3,
-            departed: None,
-            idle: 0,
-            cost_per_proposal: cost,
-            proposal_cost_usd: 0.0,
-            seats_won: 0,
-            merged: 0,
-        }
+        crate::fixtures::seat_record(bot, 3, cost)
     }
 
     /// A round of issue `issue` seating `seated` (each with what it spent) among a, b, c;
