@@ -10,7 +10,9 @@
 //! them, which writes a worktree into the user's repository): read-only roles get Read, Glob and
 //! Grep; the implementer adds Edit, Write and Bash, with edits accepted.
 
-use super::cli::{endpoint_of, jsonl_events, AgentCli, CliBackend, CliError, Transcript};
+use super::cli::{
+    endpoint_of, jsonl_events, AgentCli, CliBackend, CliError, ModelSettings, Transcript,
+};
 use super::{Role, Usage};
 use serde::Deserialize;
 use serde_json::Value;
@@ -35,11 +37,11 @@ impl AgentCli for Claude {
     const SANDBOX_ENV: &'static [(&'static str, &'static str)] =
         &[("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")];
 
-    fn args(role: Role, model: Option<&str>, extra: &[String]) -> Vec<String> {
+    fn args(role: Role, model: &ModelSettings, extra: &[String]) -> Vec<String> {
         let mut args = ["-p", "--output-format", "stream-json", "--verbose"]
             .map(String::from)
             .to_vec();
-        if let Some(m) = model {
+        if let Some(m) = &model.model {
             args.extend(["--model".into(), m.to_owned()]);
         }
         let tools = if role.edits() {
@@ -87,7 +89,7 @@ impl AgentCli for Claude {
     }
 
     /// `ANTHROPIC_BASE_URL`, else Anthropic's API and the hosts its login is refreshed at.
-    fn endpoints(_home: Option<&Path>) -> Vec<String> {
+    fn endpoints(_home: Option<&Path>, _model: &ModelSettings) -> Vec<String> {
         match endpoint_of(crate::env::non_empty("ANTHROPIC_BASE_URL")) {
             Some(own) => vec![own],
             None => [

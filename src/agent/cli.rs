@@ -1,10 +1,17 @@
-//! An agent CLI as a backend: what Claude Code ([`claude`](super::claude)) and Codex
-//! ([`codex`](super::codex)) share. Both are started as the configured command's program and
-//! leading arguments, then ralph's own arguments for the role, then the user's `args`; both get
-//! their own keys, endpoints and state (a private copy for the call in the sandbox), the prompt
-//! on stdin, and print a transcript — read line by line for the live view as it arrives, and
-//! whole when the call ends, when the CLI's own report of an error beats the exit code. What
-//! sets one CLI apart — its name, its arguments, how its transcript reads, the variables and
+//! An agent CLI as a backend: what Claude Code ([`claude`](super::claude)), Codex
+//! ([`codex`](super::codex)), Gemini CLI ([`gemini`](super::gemini)), Qwen Code
+//! ([`qwen`](super::qwen)), OpenCode ([`opencode`](super::opencode)) and Aider
+//! ([`aider`](super::aider)) share. Each is started as the configured command's program and
+//! leading arguments, then ralph's own arguments for the role, then the user's `args`; each gets
+//! its own keys, endpoints and state, the prompt on stdin, and prints a transcript — read line
+//! by line for the live view as it arrives, and whole when the call ends, when the CLI's own
+//! report of an error beats the exit code.
+//!
+//! State comes two ways. Claude Code and Codex keep a login the user made: in the sandbox a call
+//! gets a private copy of it. The other four take a key from the environment: every call, sandbox
+//! or not, gets a fresh home of its own holding only the settings ralph writes (no telemetry, no
+//! update check, no retries that outlast the call, the model's address), thrown away after it.
+//! What sets one CLI apart — its name, its arguments, how its transcript reads, the variables and
 //! hosts it needs — is its [`AgentCli`], in its own file.
 
 use super::state::CallState;
@@ -25,10 +32,29 @@ pub trait AgentCli: Send + Sync + 'static {
     const REPORTS_COST: bool;
     /// Variables a call in the sandbox runs with, unless the user set them.
     const SANDBOX_ENV: &'static [(&'static str, &'static str)] = &[];
+    /// Each call gets a fresh home ([`AgentCli::home_files`], [`AgentCli::call_env`]) instead of
+    /// the user's state.
+    const FRESH_HOME: bool = false;
 
-    /// ralph's arguments for `role` with the configured `model`, and the user's `extra` ones
+    /// ralph's arguments for `role` with the configured model, and the user's `extra` ones
     /// where the CLI takes them (after the command's leading arguments).
-    fn args(role: Role, model: Option<&str>, extra: &[String]) -> Vec<String>;
+    fn args(role: Role, model: &ModelSettings, extra: &[String]) -> Vec<String>;
+
+    /// The files of a call's fresh home: (path relative to it, contents); `prompt` is the
+    /// call's, for a CLI that reads it from a file.
+    fn home_files(
+        _role: Role,
+        _model: &ModelSettings,
+        _prompt: &str,
+    ) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
+    /// The variables a call with a fresh home at `home` (as the CLI sees it) runs with: where
+    /// its state goes, the key under the name the CLI reads, the model's address.
+    fn call_env(_role: Role, _model: &ModelSettings, _home: &Path) -> Vec<(String, String)> {
+        Vec::new()
+    }
 
     /// Reads a whole transcript.
     fn parse(stdout: &str) -> Result<Transcript, CliError>;
@@ -43,13 +69,72 @@ pub trait AgentCli: Send + Sync + 'static {
 
     /// Where it calls its model: the sandbox lets it reach only that, and
     /// `[sandbox.network] agents_allow`.
-    fn endpoints(home: Option<&Path>) -> Vec<String>;
+    fn endpoints(home: Option<&Path>, model: &ModelSettings) -> Vec<String>;
+}
+
+/// What an agent's configuration tells its CLI: the model, and where and with which key it
+/// reaches it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelSettings {
+    /// `model`, as the CLI names it.
+    pub model: Option<String>,
+    /// `base_url`: a self-hosted or OpenAI-compatible server.
+    pub base_url: Option<String>,
+    /// `api_key_env`: the variable of ralph's environment holding the key, passed to the CLI
+    /// under the name it reads.
+    pub key_var: Option<String>,
+}
+
+impl ModelSettings {
+    /// The key `api_key_env` names, when it is set here.
+    pub fn key(&self) -> Option<String> {
+        self.key_var.as_deref().and_then(crate::env::non_empty)
+    }
 }
 
 /// The host (and port) of `url` as the sandbox's allowlist names it, when it is a URL.
 pub fn endpoint_of(url: Option<String>) -> Option<String> {
     url.and_then(|u| crate::process::egress::endpoint(&u))
         .map(|r| r.text())
+}
+
+/// Where a model is served: `base_url`'s host, else its vendor's API, read from the provider
+/// the model's name starts with (`anthropic/…`, `openrouter/…`) or its family (`claude-…`,
+/// `gpt-…`, `gemini-…`); none for a name ralph does not know (`[sandbox.network]
+/// agents_allow` then names the host).
+pub fn model_hosts(model: &ModelSettings) -> Vec<String> {
+    if let Some(own) = endpoint_of(model.base_url.clone()) {
+        return vec![own];
+    }
+    const VENDORS: [(&[&str], &str); 8] = [
+        (
+            &["anthropic", "claude", "sonnet", "opus", "haiku"],
+            "api.anthropic.com",
+        ),
+        (
+            &["openai", "gpt", "o1", "o3", "o4", "chatgpt"],
+            "api.openai.com",
+        ),
+        (&["google", "gemini"], "generativelanguage.googleapis.com"),
+        (&["openrouter"], "openrouter.ai"),
+        (&["groq"], "api.groq.com"),
+        (&["deepseek"], "api.deepseek.com"),
+        (&["mistral", "codestral"], "api.mistral.ai"),
+        (&["xai", "grok"], "api.x.ai"),
+    ];
+    let Some(name) = model.model.as_deref().map(str::to_ascii_lowercase) else {
+        return Vec::new();
+    };
+    let family = name
+        .split(['/', '-', ':', '.'])
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    VENDORS
+        .iter()
+        .find(|(names, _)| names.contains(&family.as_str()))
+        .map(|(_, host)| vec![(*host).to_owned()])
+        .unwrap_or_default()
 }
 
 /// A backend that runs the agent CLI `C`.
@@ -60,7 +145,7 @@ pub struct CliBackend<C> {
     leading: Vec<String>,
     /// `args`, where `C` puts them among ralph's.
     extra: Vec<String>,
-    model: Option<String>,
+    model: ModelSettings,
     cli: PhantomData<fn() -> C>,
 }
 
@@ -80,15 +165,25 @@ impl<C: AgentCli> CliBackend<C> {
             program,
             leading,
             extra: extra.to_vec(),
-            model,
+            model: ModelSettings {
+                model,
+                ..ModelSettings::default()
+            },
             cli: PhantomData,
         }
+    }
+
+    /// The same backend reaching its model at `base_url` with the key in `key_var`.
+    pub fn reaching(mut self, base_url: Option<String>, key_var: Option<String>) -> CliBackend<C> {
+        self.model.base_url = base_url;
+        self.model.key_var = key_var;
+        self
     }
 
     /// The arguments for a role.
     pub fn args(&self, role: Role) -> Vec<String> {
         let mut args = self.leading.clone();
-        args.extend(C::args(role, self.model.as_deref(), &self.extra));
+        args.extend(C::args(role, &self.model, &self.extra));
         args
     }
 
@@ -101,7 +196,8 @@ impl<C: AgentCli> CliBackend<C> {
         };
         let mut cmd = agent_cmd(&self.program, &self.args(call.role), call, &view, &[])
             .own_env(C::own_env(home))
-            .hosts(C::endpoints(home));
+            .own_env(self.model.key_var.clone())
+            .hosts(C::endpoints(home, &self.model));
         if let Some(state) = private {
             for (k, v) in &state.env {
                 cmd = cmd.env(k, v);
@@ -128,7 +224,7 @@ impl<C: AgentCli> CliBackend<C> {
 #[async_trait]
 impl<C: AgentCli> Backend for CliBackend<C> {
     fn describe(&self) -> String {
-        match &self.model {
+        match &self.model.model {
             Some(m) => format!("{} ({m})", C::NAME),
             None => C::NAME.into(),
         }
@@ -143,9 +239,20 @@ impl<C: AgentCli> Backend for CliBackend<C> {
         let home = crate::env::non_empty("HOME").map(PathBuf::from);
         // In the sandbox the CLI's state is a private copy for this call alone.
         let sandboxed = crate::process::sandbox::current().is_some_and(|s| s.status().active);
-        let private = sandboxed
-            .then(|| CallState::copy(C::NAME, home.as_deref()))
-            .flatten();
+        let private = if C::FRESH_HOME {
+            let files = C::home_files(call.role, &self.model, &call.prompt);
+            let state =
+                CallState::fresh(C::NAME, &files, sandboxed).map_err(|e| AgentError::Start {
+                    backend: backend.clone(),
+                    message: format!("could not make its private home: {e}"),
+                })?;
+            let at = state.shown[0].1.clone();
+            Some(state.with_env(C::call_env(call.role, &self.model, &at)))
+        } else {
+            sandboxed
+                .then(|| CallState::copy(C::NAME, home.as_deref()))
+                .flatten()
+        };
         let cmd = self.command(call, home.as_deref(), private.as_ref());
         let out = run_agent_output(&backend, &cmd, call).await;
         if let Some(kept) = private
@@ -257,7 +364,49 @@ impl CliError {
     }
 }
 
-/// The error of a CLI that reported one: a credentials error for 401/403, else the message.
+/// An API error a CLI put in its answer's text (Gemini CLI, Qwen Code):
+/// `[API Error: 429 Rate limit reached…]` or `[API Error: {"error":{"code":401,…}}]`, as its
+/// HTTP status, when it names one, and its message.
+pub fn api_error_in(text: &str) -> Option<(Option<u16>, String)> {
+    let start = text.find("[API Error:")?;
+    let inner = text[start + "[API Error:".len()..].trim_start();
+    let inner = inner.rfind(']').map_or(inner, |end| &inner[..end]).trim();
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(inner) {
+        let e = v.get("error").unwrap_or(&v);
+        let status = e
+            .get("code")
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|c| u16::try_from(c).ok());
+        if let Some(message) = e.get("message").and_then(serde_json::Value::as_str) {
+            return Some((status, message.to_owned()));
+        }
+    }
+    let digits: String = inner.chars().take_while(char::is_ascii_digit).collect();
+    match digits.parse::<u16>() {
+        Ok(status) if (100..600).contains(&status) => {
+            Some((Some(status), inner[digits.len()..].trim().to_owned()))
+        }
+        _ => Some((None, inner.to_owned())),
+    }
+}
+
+/// What an HTTP status of the model API means for the call, in ralph's words.
+pub fn status_reason(status: u16, message: &str) -> &'static str {
+    match status {
+        400 | 422 => "the model API refused the request",
+        401 | 403 => "the credentials were rejected",
+        402 => "the account is out of credit",
+        404 => "the model was not found",
+        408 | 504 => "the model API timed out",
+        429 if message.to_ascii_lowercase().contains("quota") => "out of quota",
+        429 => "rate limited",
+        500..=599 => "the model API failed",
+        _ => "the model API answered an error",
+    }
+}
+
+/// The error of a CLI that reported one: a credentials error for 401/403, else the message
+/// with what its status means.
 fn reported_error(backend: &str, e: CliError) -> AgentError {
     match e.status {
         Some(401 | 403) => AgentError::Auth {
@@ -266,7 +415,11 @@ fn reported_error(backend: &str, e: CliError) -> AgentError {
         },
         Some(status) => AgentError::Reported {
             backend: backend.to_owned(),
-            message: format!("HTTP {status}: {}", e.message),
+            message: format!(
+                "{} (HTTP {status}): {}",
+                status_reason(status, &e.message),
+                e.message
+            ),
         },
         None => AgentError::Reported {
             backend: backend.to_owned(),
@@ -313,6 +466,60 @@ mod tests {
             (b.program.as_str(), b.describe()),
             ("/opt/claude", "claude (opus)".into())
         );
+    }
+
+    #[test]
+    fn a_models_host_is_its_base_url_or_its_vendors() {
+        let m = |model: &str, url: Option<&str>| ModelSettings {
+            model: Some(model.into()),
+            base_url: url.map(String::from),
+            key_var: None,
+        };
+        assert_eq!(
+            model_hosts(&m("x", Some("https://llm.corp.test:8443/v1"))),
+            ["llm.corp.test:8443"]
+        );
+        assert_eq!(
+            model_hosts(&m("anthropic/claude-sonnet-4-5", None)),
+            ["api.anthropic.com"]
+        );
+        assert_eq!(model_hosts(&m("sonnet", None)), ["api.anthropic.com"]);
+        assert_eq!(model_hosts(&m("gpt-4.1", None)), ["api.openai.com"]);
+        assert_eq!(
+            model_hosts(&m("openrouter/qwen/qwen3-coder", None)),
+            ["openrouter.ai"]
+        );
+        assert_eq!(
+            model_hosts(&m("gemini/gemini-2.5-pro", None)),
+            ["generativelanguage.googleapis.com"]
+        );
+        assert!(model_hosts(&m("mystery-7b", None)).is_empty());
+        assert!(model_hosts(&ModelSettings::default()).is_empty());
+    }
+
+    #[test]
+    fn api_errors_in_text_name_their_status() {
+        let gemini = r#"[API Error: {"error":{"code":401,"message":"API key not valid.","status":"UNAUTHENTICATED"}}]"#;
+        assert_eq!(
+            api_error_in(gemini),
+            Some((Some(401), "API key not valid.".into()))
+        );
+        let qwen = "[API Error: 429 Rate limit reached for m (quota)]\nPossible quota limitations";
+        assert_eq!(
+            api_error_in(qwen),
+            Some((Some(429), "Rate limit reached for m (quota)".into()))
+        );
+        assert_eq!(
+            api_error_in("[API Error: Model stream ended without a finish reason.]"),
+            Some((None, "Model stream ended without a finish reason.".into()))
+        );
+        assert_eq!(api_error_in("an answer about API errors"), None);
+        assert_eq!(
+            status_reason(429, "Resource has been exhausted (e.g. check quota)"),
+            "out of quota"
+        );
+        assert_eq!(status_reason(429, "slow down"), "rate limited");
+        assert_eq!(status_reason(404, ""), "the model was not found");
     }
 
     #[test]
@@ -364,7 +571,7 @@ mod tests {
         let e = reply("codex", &output(1, ""), overloaded).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "codex reported an error: HTTP 529: overloaded"
+            "codex reported an error: the model API failed (HTTP 529): overloaded"
         );
         let missing = |_: &str| Err(CliError::missing("no result"));
         let e = reply("claude", &output(0, ""), missing).unwrap_err();

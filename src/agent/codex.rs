@@ -6,7 +6,9 @@
 //! kept as a warning; the call fails on `turn.failed`, or when no agent message arrived. Bots and
 //! the arbiter run in a read-only sandbox, the implementer in a workspace-write one.
 
-use super::cli::{endpoint_of, jsonl_events, AgentCli, CliBackend, CliError, Transcript};
+use super::cli::{
+    endpoint_of, jsonl_events, AgentCli, CliBackend, CliError, ModelSettings, Transcript,
+};
 use super::{Role, Usage};
 use serde::Deserialize;
 use serde_json::Value;
@@ -23,9 +25,9 @@ impl AgentCli for Codex {
     const REPORTS_COST: bool = false;
 
     /// `args` go before the `-` that reads the prompt.
-    fn args(role: Role, model: Option<&str>, extra: &[String]) -> Vec<String> {
+    fn args(role: Role, model: &ModelSettings, extra: &[String]) -> Vec<String> {
         let mut args: Vec<String> = vec!["exec".into(), "--json".into()];
-        if let Some(m) = model {
+        if let Some(m) = &model.model {
             args.extend(["-m".into(), m.to_owned()]);
         }
         let sandbox = if role.edits() {
@@ -70,7 +72,7 @@ impl AgentCli for Codex {
 
     /// The provider its `config.toml` names (or `OPENAI_BASE_URL`), else OpenAI's API and, for
     /// a ChatGPT login, ChatGPT and its auth host.
-    fn endpoints(home: Option<&Path>) -> Vec<String> {
+    fn endpoints(home: Option<&Path>, _model: &ModelSettings) -> Vec<String> {
         let configured = config(home).and_then(|c| {
             let name = c.get("model_provider")?.as_str()?.to_owned();
             let url = c

@@ -1,26 +1,34 @@
 //! Talking to models (docs/specification.md §4). Every model call is a *role* (`extract`,
 //! `propose`, `judge`, `implement`, `verify`) run by a *backend*; [`Backend`] is the one narrow
 //! interface: send one prompt, get the response text and its accounting back. The backends are
-//! subprocess CLIs ([`command`], [`claude`], [`codex`]), HTTP APIs ([`anthropic`], [`openai`]) and
+//! subprocess CLIs ([`command`], and the agent CLIs [`clis`] lists: [`claude`], [`codex`],
+//! [`gemini`], [`qwen`], [`opencode`], [`aider`]), HTTP APIs ([`anthropic`], [`openai`]) and
 //! recorded answers ([`replay`]). [`protocol`] turns response text into a role's typed answer.
 
 pub mod accounts;
+pub mod aider;
 pub mod anthropic;
 pub mod claude;
 mod cli;
+pub mod clis;
 pub mod codex;
 pub mod command;
 pub mod fanout;
+pub mod gemini;
 mod http;
 pub mod openai;
+pub mod opencode;
 pub mod prompts;
 pub mod protocol;
+pub mod qwen;
 pub mod replay;
 pub mod state;
 mod subprocess;
 
 use crate::config::{AgentConfig, BackendKind};
 use async_trait::async_trait;
+pub use cli::ModelSettings;
+pub use clis::{agent_endpoints, cli_endpoints, cli_env, needed_clis, NeededCli, CLIS};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -208,92 +216,6 @@ pub trait Backend: Send + Sync {
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError>;
 }
 
-/// The program a `claude` or `codex` agent runs: `RALPH_CLAUDE_BIN` / `RALPH_CODEX_BIN`, else the
-/// CLI's own name on `PATH`.
-fn cli_program(kind: BackendKind) -> String {
-    let (var, name) = match kind {
-        BackendKind::Codex => (crate::env::RALPH_CODEX_BIN, "codex"),
-        _ => (crate::env::RALPH_CLAUDE_BIN, "claude"),
-    };
-    crate::env::get(var).unwrap_or_else(|| name.into())
-}
-
-/// The variables of ralph's environment the agent CLI `cli` (`claude`, `codex`) needs (names
-/// and globs): its own settings and API key, which no other agent, check or setup gets.
-pub fn cli_env(cli: &str, home: Option<&Path>) -> Vec<String> {
-    use cli::AgentCli;
-    match cli {
-        claude::Claude::NAME => claude::Claude::own_env(home),
-        codex::Codex::NAME => codex::Codex::own_env(home),
-        _ => Vec::new(),
-    }
-}
-
-/// Where the agent CLI `cli` calls its model: the sandbox lets it reach only that, and
-/// `[sandbox.network] agents_allow`.
-pub fn cli_endpoints(cli: &str, home: Option<&Path>) -> Vec<String> {
-    use cli::AgentCli;
-    match cli {
-        claude::Claude::NAME => claude::Claude::endpoints(home),
-        codex::Codex::NAME => codex::Codex::endpoints(home),
-        _ => Vec::new(),
-    }
-}
-
-/// An agent CLI a configuration runs: which backend, the program ralph starts, the npm package
-/// that provides it, and the agents that use it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct NeededCli {
-    pub backend: &'static str,
-    pub program: String,
-    pub package: &'static str,
-    pub agents: Vec<String>,
-}
-
-/// The agent CLIs `config` runs (for the Action, which installs them): one entry per backend
-/// and program, in the order the agents come (bots, arbiter, judges, implementer).
-pub fn needed_clis(config: &crate::config::Config) -> Vec<NeededCli> {
-    let named = config
-        .bots
-        .iter()
-        .map(|b| (b.id.clone(), &b.agent))
-        .chain([("arbiter".to_owned(), &config.arbiter)])
-        .chain(
-            config
-                .judges
-                .iter()
-                .enumerate()
-                .map(|(i, j)| (format!("judge {}", i + 1), j)),
-        )
-        .chain([("implementer".to_owned(), &config.implementer)]);
-    let mut out: Vec<NeededCli> = Vec::new();
-    for (name, agent) in named {
-        let (backend, package) = match agent.backend {
-            BackendKind::Claude => ("claude", "@anthropic-ai/claude-code"),
-            BackendKind::Codex => ("codex", "@openai/codex"),
-            _ => continue,
-        };
-        let program = agent
-            .command
-            .first()
-            .cloned()
-            .unwrap_or_else(|| cli_program(agent.backend));
-        match out
-            .iter_mut()
-            .find(|c| c.backend == backend && c.program == program)
-        {
-            Some(c) => c.agents.push(name),
-            None => out.push(NeededCli {
-                backend,
-                program,
-                package,
-                agents: vec![name],
-            }),
-        }
-    }
-    out
-}
-
 /// Whether an agent configured so can start here, without starting it: its program is
 /// installed, its API key is set (unless a keyless `base_url`), its recordings exist. `Err`
 /// says what is missing and how to fix it.
@@ -307,28 +229,12 @@ pub fn can_start(config: &AgentConfig, root: &Path) -> Result<(), String> {
         }
     };
     match config.backend {
-        kind @ (BackendKind::Claude | BackendKind::Codex) => {
-            let p = config
-                .command
-                .first()
-                .cloned()
-                .unwrap_or_else(|| cli_program(kind));
-            if on_path(&program(&p)) {
-                Ok(())
-            } else {
-                let (cli, package, var) = match kind {
-                    BackendKind::Codex => ("the Codex CLI", "@openai/codex", "RALPH_CODEX_BIN"),
-                    _ => (
-                        "the Claude Code CLI",
-                        "@anthropic-ai/claude-code",
-                        "RALPH_CLAUDE_BIN",
-                    ),
-                };
-                Err(format!(
-                    "`{p}` ({cli}) is not installed: `npm install -g {package}`, or set {var} to the program"
-                ))
-            }
-        }
+        kind @ (BackendKind::Claude
+        | BackendKind::Codex
+        | BackendKind::Gemini
+        | BackendKind::Qwen
+        | BackendKind::Opencode
+        | BackendKind::Aider) => clis::can_start(kind, config, &program),
         BackendKind::Command => match config.command.first() {
             Some(p) if on_path(&program(p)) => Ok(()),
             Some(p) => Err(format!(
@@ -399,18 +305,12 @@ pub fn build(config: &AgentConfig, root: &Path) -> Result<Arc<dyn Backend>, Agen
     let model = config.model.clone();
     Ok(match config.backend {
         BackendKind::Command => Arc::new(command::CommandBackend::new(config.command.clone())?),
-        BackendKind::Claude => Arc::new(claude::ClaudeBackend::new(
-            cli_program(BackendKind::Claude),
-            &config.command,
-            &config.args,
-            model,
-        )),
-        BackendKind::Codex => Arc::new(codex::CodexBackend::new(
-            cli_program(BackendKind::Codex),
-            &config.command,
-            &config.args,
-            model,
-        )),
+        kind @ (BackendKind::Claude
+        | BackendKind::Codex
+        | BackendKind::Gemini
+        | BackendKind::Qwen
+        | BackendKind::Opencode
+        | BackendKind::Aider) => clis::build(kind, config),
         BackendKind::Replay => {
             let dir = config.dir.clone().ok_or_else(|| AgentError::Config {
                 message: "backend = \"replay\" needs `dir`".into(),

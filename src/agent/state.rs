@@ -140,6 +140,44 @@ impl CallState {
         })
     }
 
+    /// A fresh home for one call of `cli` holding only `files` (paths relative to it): shown
+    /// in the sandbox at `/tmp/.ralph-<cli>-home` (its private `/tmp`), else where it is.
+    pub fn fresh(
+        cli: &str,
+        files: &[(&'static str, String)],
+        sandboxed: bool,
+    ) -> std::io::Result<CallState> {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("ralph-{cli}-home-"))
+            .tempdir()?;
+        let home = dir.path().join("home");
+        std::fs::create_dir(&home)?;
+        for (rel, contents) in files {
+            let path = home.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            crate::fsutil::write_atomic(&path, contents.as_bytes())?;
+        }
+        let at = if sandboxed {
+            PathBuf::from(format!("/tmp/.ralph-{cli}-home"))
+        } else {
+            home.clone()
+        };
+        Ok(CallState {
+            dir,
+            shown: vec![(home, at)],
+            env: Vec::new(),
+            login: None,
+        })
+    }
+
+    /// The same state, the call also running with `env`.
+    pub fn with_env(mut self, env: Vec<(String, String)>) -> CallState {
+        self.env.extend(env);
+        self
+    }
+
     /// After the call: a login the CLI refreshed goes back to the user's file (see the module
     /// doc for when); returns what was done, for the log.
     pub fn keep_refreshed_login(&self, cli: &str) -> Option<String> {

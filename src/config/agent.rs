@@ -177,21 +177,16 @@ fn check_backend_keys(
             Ok(())
         }
     };
-    const HTTP: &[BackendKind] = &[BackendKind::Anthropic, BackendKind::Openai];
-    const CLI: &[BackendKind] = &[BackendKind::Claude, BackendKind::Codex];
-    only_for(
-        "command",
-        own.command.is_some(),
-        &[
-            BackendKind::Command,
-            BackendKind::Claude,
-            BackendKind::Codex,
-        ],
-    )?;
+    use BackendKind::*;
+    const CLI: &[BackendKind] = &[Claude, Codex, Gemini, Qwen, Opencode, Aider];
+    // The HTTP APIs, and the CLIs that take their model's address and key from ralph.
+    const REACHED: &[BackendKind] = &[Anthropic, Openai, Gemini, Qwen, Opencode, Aider];
+    let command = [&[Command][..], CLI].concat();
+    only_for("command", own.command.is_some(), &command)?;
     only_for("args", own.args.is_some(), CLI)?;
-    only_for("dir", own.dir.is_some(), &[BackendKind::Replay])?;
-    only_for("base_url", own.base_url.is_some(), HTTP)?;
-    only_for("api_key_env", own.api_key_env.is_some(), HTTP)?;
+    only_for("dir", own.dir.is_some(), &[Replay])?;
+    only_for("base_url", own.base_url.is_some(), REACHED)?;
+    only_for("api_key_env", own.api_key_env.is_some(), REACHED)?;
     Ok(())
 }
 

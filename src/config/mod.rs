@@ -45,6 +45,10 @@ pub enum TrackerKind {
 pub enum BackendKind {
     Claude,
     Codex,
+    Gemini,
+    Qwen,
+    Opencode,
+    Aider,
     Command,
     Anthropic,
     Openai,
@@ -56,6 +60,10 @@ impl BackendKind {
         match self {
             BackendKind::Claude => "claude",
             BackendKind::Codex => "codex",
+            BackendKind::Gemini => "gemini",
+            BackendKind::Qwen => "qwen",
+            BackendKind::Opencode => "opencode",
+            BackendKind::Aider => "aider",
             BackendKind::Command => "command",
             BackendKind::Anthropic => "anthropic",
             BackendKind::Openai => "openai",
@@ -71,7 +79,8 @@ pub struct AgentConfig {
     pub model: Option<String>,
     /// Program and arguments for `backend = "command"`.
     pub command: Vec<String>,
-    /// API base URL for `anthropic` / `openai`.
+    /// API base URL for `anthropic` / `openai`, and the model's address for `gemini`, `qwen`,
+    /// `opencode` and `aider`.
     pub base_url: Option<String>,
     pub timeout_secs: u64,
     /// Recorded responses for `backend = "replay"`.
@@ -80,7 +89,7 @@ pub struct AgentConfig {
     pub api_key_env: Option<String>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f64>,
-    /// claude / codex: arguments appended to ralph's.
+    /// The agent CLIs: arguments appended to ralph's.
     pub args: Vec<String>,
     /// What the model costs, for backends that report no cost.
     pub price: Option<Price>,

@@ -132,9 +132,9 @@ fn writable_detail(extra: &[String]) -> String {
 /// setup command (names only, never values), sandbox or not.
 fn environment_finding(f: &mut Findings, settings: &Settings) {
     let home = crate::env::non_empty("HOME").map(std::path::PathBuf::from);
-    let own: Vec<String> = ["claude", "codex"]
+    let own: Vec<String> = crate::agent::CLIS
         .iter()
-        .flat_map(|cli| crate::agent::cli_env(cli, home.as_deref()))
+        .flat_map(|cli| crate::agent::cli_env(cli.program, home.as_deref()))
         .collect();
     let policy = settings.config.sandbox.env_policy();
     let names: Vec<std::ffi::OsString> = std::env::vars_os().map(|(k, _)| k).collect();
@@ -240,7 +240,6 @@ fn hidden_programs_finding(
 fn network_finding(f: &mut Findings, settings: &Settings, st: &crate::process::sandbox::Status) {
     let n = &settings.config.sandbox.network;
     let home = crate::env::non_empty("HOME").map(std::path::PathBuf::from);
-    let own = |cli: &str| crate::agent::cli_endpoints(cli, home.as_deref());
     let list = |open: bool, own: Vec<String>, allow: &[String]| {
         if open {
             return "OPEN (any host)".to_owned();
@@ -253,14 +252,15 @@ fn network_finding(f: &mut Findings, settings: &Settings, st: &crate::process::s
         }
     };
     let c = &settings.config;
-    let backends: std::collections::BTreeSet<&str> = c
+    let agents: std::collections::BTreeSet<String> = c
         .bots
         .iter()
         .map(|b| &b.agent)
         .chain([&c.arbiter, &c.implementer])
-        .map(|a| a.backend.as_str())
+        .chain(&c.judges)
+        .flat_map(|a| crate::agent::agent_endpoints(a, home.as_deref()))
         .collect();
-    let agents: Vec<String> = backends.iter().flat_map(|b| own(b)).collect();
+    let agents: Vec<String> = agents.into_iter().collect();
     let registries = crate::checks::environment::registries(
         &crate::checks::project::Project::read(&settings.root),
     );

@@ -1,6 +1,7 @@
 //! What an agent is doing, read from its stream one line at a time as it arrives: Claude Code's
 //! stream-json (each tool use with its file or command, text being written, the result) and
-//! Codex's JSON events (commands run, files changed, messages). Pure: a line in, at most one
+//! Codex's JSON events (commands run, files changed, messages), Gemini CLI's and OpenCode's JSON
+//! events (tools used, text written; Qwen Code's stream reads as Claude Code's). Pure: a line in, at most one
 //! short activity out; lines that say nothing new give `None`. The final answer and the
 //! accounting are parsed from the whole stream afterwards, as before.
 
@@ -42,14 +43,18 @@ fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 /// A tool use of Claude Code: `Edit src/lib.rs`, `Bash: cargo test`, `Grep greet`.
 fn tool_use(item: &Value, workdir: &str) -> String {
     let name = text(item, "name").unwrap_or("tool");
-    let input = item.get("input").cloned().unwrap_or(Value::Null);
-    let detail = ["file_path", "path", "notebook_path"]
+    tool_call(name, item.get("input").unwrap_or(&Value::Null), workdir)
+}
+
+/// A tool called with `input`, named by its file, its command or its pattern.
+fn tool_call(name: &str, input: &Value, workdir: &str) -> String {
+    let detail = ["file_path", "filePath", "path", "dir_path", "notebook_path"]
         .iter()
-        .find_map(|k| text(&input, k))
+        .find_map(|k| text(input, k))
         .map(|p| short_path(p, workdir))
-        .or_else(|| text(&input, "command").map(|c| format!(": {c}")))
-        .or_else(|| text(&input, "pattern").map(String::from))
-        .or_else(|| text(&input, "description").map(String::from))
+        .or_else(|| text(input, "command").map(|c| format!(": {c}")))
+        .or_else(|| text(input, "pattern").map(String::from))
+        .or_else(|| text(input, "description").map(String::from))
         .unwrap_or_default();
     let sep = if detail.starts_with(':') || detail.is_empty() {
         ""
@@ -94,6 +99,55 @@ pub fn claude(line: &str, workdir: &str) -> Option<String> {
                 .then(|| "a tool call failed; carrying on".to_owned())
         }
         "result" => Some("finished".to_owned()),
+        _ => None,
+    }
+}
+
+/// The activity of one line of `gemini --output-format stream-json`.
+pub fn gemini(line: &str, workdir: &str) -> Option<String> {
+    let event: Value = serde_json::from_str(line.trim()).ok()?;
+    match text(&event, "type")? {
+        "init" => Some(match text(&event, "model") {
+            Some(model) => one_line(&format!("started ({model})")),
+            None => "started".to_owned(),
+        }),
+        "tool_use" => Some(tool_call(
+            text(&event, "tool_name").unwrap_or("tool"),
+            event.get("parameters").unwrap_or(&Value::Null),
+            workdir,
+        )),
+        "tool_result" if text(&event, "status") == Some("error") => {
+            Some("a tool call failed; carrying on".to_owned())
+        }
+        "message" if text(&event, "role") == Some("assistant") => text(&event, "content")
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| one_line(&format!("writing: {t}"))),
+        "result" => Some("finished".to_owned()),
+        _ => None,
+    }
+}
+
+/// The activity of one line of `opencode run --format json`.
+pub fn opencode(line: &str, workdir: &str) -> Option<String> {
+    let event: Value = serde_json::from_str(line.trim()).ok()?;
+    let part = event.get("part");
+    match text(&event, "type")? {
+        "step_start" => Some("thinking".to_owned()),
+        "tool_use" => {
+            let part = part?;
+            if part.pointer("/state/status").and_then(Value::as_str) == Some("error") {
+                return Some("a tool call failed; carrying on".to_owned());
+            }
+            Some(tool_call(
+                text(part, "tool").unwrap_or("tool"),
+                part.pointer("/state/input").unwrap_or(&Value::Null),
+                workdir,
+            ))
+        }
+        "text" => text(part?, "text")
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| one_line(&format!("writing: {t}"))),
+        "error" => Some("failed".to_owned()),
         _ => None,
     }
 }

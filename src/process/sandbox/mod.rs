@@ -327,9 +327,9 @@ impl Sandbox {
             .chain(hide.iter().map(|h| expand(h, home.as_deref())))
             .collect();
         hidden.dedup();
-        let agent_state: Vec<PathBuf> = ["claude", "codex"]
+        let agent_state: Vec<PathBuf> = crate::agent::CLIS
             .iter()
-            .flat_map(|b| agent_state(b, home.as_deref()))
+            .flat_map(|b| agent_state(b.program, home.as_deref()))
             .collect();
         let (program, mechanism, reason) = match mode {
             Mode::Off => (None, None, Some("`[sandbox] mode = \"off\"`".to_owned())),

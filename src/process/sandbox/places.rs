@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The user's credential files, relative to `HOME`: hidden from every confined process. The
 /// forges' CLIs keep their tokens there too: `gh` and `hub` (GitHub), `glab` and
 /// python-gitlab (GitLab), `tea` (Forgejo, Gitea).
-pub const CREDENTIALS: [&str; 23] = [
+pub const CREDENTIALS: [&str; 29] = [
     ".config/gh",
     ".config/glab-cli",
     ".config/tea",
@@ -33,6 +33,13 @@ pub const CREDENTIALS: [&str; 23] = [
     ".m2/settings.xml",
     ".gradle/gradle.properties",
     ".config/hub",
+    // The agent CLIs that run with a fresh home per call keep keys in their own state.
+    ".gemini",
+    ".qwen",
+    ".config/opencode",
+    ".local/share/opencode",
+    ".aider",
+    ".aider.conf.yml",
 ];
 
 /// Host paths (not under `HOME`) hidden from every confined process: sockets that hand out a
