@@ -105,6 +105,9 @@ impl AgentCli for OpenCode {
             ("XDG_STATE_HOME".into(), at(".local/state")),
             ("XDG_CACHE_HOME".into(), at(".cache")),
             ("npm_config_cache".into(), at(".npm")),
+            // It installs its plugin package into the config folder on every start: never
+            // from the network here (it runs without it).
+            ("npm_config_offline".into(), "true".into()),
         ];
         for var in [
             "OPENCODE_DISABLE_MODELS_FETCH",

@@ -44,6 +44,7 @@ mod judged_once;
 mod layers;
 mod ledger_push;
 mod model_server;
+mod more_clis;
 mod order_audit;
 mod progress;
 mod real_clis;

@@ -1,11 +1,13 @@
 //! A local model server for the real agent CLIs: the Anthropic Messages API (what Claude Code
-//! calls) and the OpenAI Responses API (what Codex calls), both streaming server-sent events.
+//! calls), the OpenAI Responses API (what Codex calls), OpenAI Chat Completions (what Qwen Code,
+//! OpenCode and Aider call; streamed or not, as asked) and Gemini's `streamGenerateContent`
+//! (what Gemini CLI calls).
 //! A test gives it a script — a function from what was asked (the role, read from ralph's
 //! prompt, and whether a tool's result came back) to a reply — and it records every request.
 
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
-use wiremock::matchers::{method, path};
+use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// What the server is asked, as far as a script needs to know.
@@ -81,6 +83,8 @@ struct Responder {
 enum Api {
     Anthropic,
     Responses,
+    Chat,
+    Gemini,
 }
 
 impl Respond for Responder {
@@ -103,11 +107,22 @@ impl Respond for Responder {
                 });
                 (role_of(&text), after)
             }
+            Api::Chat => {
+                let last = body["messages"].as_array().and_then(|m| m.last().cloned());
+                let after = last.is_some_and(|m| m["role"] == "tool");
+                (role_of(&text), after)
+            }
+            Api::Gemini => {
+                let last = body["contents"].as_array().and_then(|c| c.last().cloned());
+                let after = last.is_some_and(|c| c.to_string().contains("\"functionResponse\""));
+                (role_of(&text), after)
+            }
         };
         self.requests
             .lock()
             .unwrap()
             .push(json!({"role": role, "after_tool": after_tool, "body": body.clone()}));
+        let asked_body = body.clone();
         let asked = Asked {
             role,
             bot: (role == "propose").then(|| bot_of(&text)).flatten(),
@@ -122,11 +137,15 @@ impl Respond for Responder {
             (_, Reply::Error(status, message)) => ResponseTemplate::new(status).set_body_json(
                 match self.api {
                     Api::Anthropic => json!({"type": "error", "error": {"type": error_type(status), "message": message}}),
-                    Api::Responses => json!({"error": {"message": message, "type": error_type(status), "param": null, "code": null}}),
+                    Api::Responses | Api::Chat => json!({"error": {"message": message, "type": error_type(status), "param": null, "code": null}}),
+                    Api::Gemini => json!({"error": {"code": status, "message": message, "status": gemini_status(status)}}),
                 },
             ),
             (Api::Anthropic, r) => sse(&anthropic_events(&r)),
             (Api::Responses, r) => sse(&responses_events(&r)),
+            (Api::Chat, r) if asked_stream(&asked_body) => data_sse(&chat_chunks(&r), true),
+            (Api::Chat, r) => ResponseTemplate::new(200).set_body_json(chat_completion(&r)),
+            (Api::Gemini, r) => data_sse(&[gemini_chunk(&r)], false),
         };
         template.set_delay(delay)
     }
@@ -141,6 +160,97 @@ fn error_type(status: u16) -> &'static str {
         529 => "overloaded_error",
         _ => "api_error",
     }
+}
+
+fn gemini_status(status: u16) -> &'static str {
+    match status {
+        400 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        429 => "RESOURCE_EXHAUSTED",
+        _ => "INTERNAL",
+    }
+}
+
+/// Whether a Chat Completions request asked for a stream.
+fn asked_stream(body: &Value) -> bool {
+    body["stream"].as_bool().unwrap_or(false)
+}
+
+/// Server-sent events with `data:` lines only (Chat Completions, Gemini); Chat Completions'
+/// end in `[DONE]`.
+fn data_sse(events: &[Value], done: bool) -> ResponseTemplate {
+    let mut body = String::new();
+    for data in events {
+        body.push_str(&format!("data: {data}\n\n"));
+    }
+    if done {
+        body.push_str("data: [DONE]\n\n");
+    }
+    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
+}
+
+/// The message of a Chat Completions reply: its text, or its tool calls.
+fn chat_message(reply: &Reply) -> (Value, &'static str) {
+    match reply {
+        Reply::Text(t) => (json!({"role": "assistant", "content": t}), "stop"),
+        Reply::Tools(calls) => {
+            let calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, input))| json!({"index": i, "id": format!("call_{i}"), "type": "function",
+                    "function": {"name": name, "arguments": input.to_string()}}))
+                .collect();
+            (json!({"role": "assistant", "content": null, "tool_calls": calls}), "tool_calls")
+        }
+        Reply::Error(..) | Reply::After(..) => unreachable!("errors and delays are not streamed"),
+    }
+}
+
+const CHAT_USAGE: fn() -> Value =
+    || json!({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120});
+
+/// A streamed Chat Completions reply: the message as one delta, its finish reason, the usage.
+fn chat_chunks(reply: &Reply) -> Vec<Value> {
+    let (message, finish) = chat_message(reply);
+    let chunk = |delta: Value, finish: Value, usage: Value| {
+        json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": "test-model",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], "usage": usage})
+    };
+    vec![
+        chunk(message, Value::Null, Value::Null),
+        chunk(json!({}), json!(finish), Value::Null),
+        json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": "test-model",
+               "choices": [], "usage": CHAT_USAGE()}),
+    ]
+}
+
+/// A Chat Completions reply, not streamed.
+fn chat_completion(reply: &Reply) -> Value {
+    let (mut message, finish) = chat_message(reply);
+    if let Some(calls) = message["tool_calls"].as_array_mut() {
+        for c in calls {
+            c.as_object_mut().map(|o| o.remove("index"));
+        }
+    }
+    json!({"id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": "test-model",
+           "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": CHAT_USAGE()})
+}
+
+/// A Gemini `GenerateContentResponse`: text, or function calls.
+fn gemini_chunk(reply: &Reply) -> Value {
+    let parts: Vec<Value> = match reply {
+        Reply::Text(t) => vec![json!({"text": t})],
+        Reply::Tools(calls) => calls
+            .iter()
+            .map(|(name, input)| json!({"functionCall": {"name": name, "args": input}}))
+            .collect(),
+        Reply::Error(..) | Reply::After(..) => unreachable!("errors and delays are not streamed"),
+    };
+    json!({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+           "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 20, "totalTokenCount": 120},
+           "modelVersion": "test-model"})
 }
 
 fn sse(events: &[(String, Value)]) -> ResponseTemplate {
@@ -234,6 +344,20 @@ impl ModelServer {
                 .mount(&server)
                 .await;
         }
+        for (route, api) in [
+            (r"^/v1/chat/completions$", Api::Chat),
+            (r"^/v1beta/models/[^/]+:(stream)?[gG]enerateContent$", Api::Gemini),
+        ] {
+            Mock::given(method("POST"))
+                .and(path_regex(route))
+                .respond_with(Responder {
+                    api,
+                    script: script.clone(),
+                    requests: requests.clone(),
+                })
+                .mount(&server)
+                .await;
+        }
         // Anything else (a probe) is not there.
         Mock::given(method("HEAD"))
             .respond_with(ResponseTemplate::new(404))
@@ -258,13 +382,21 @@ impl ModelServer {
     }
 }
 
-/// The tool names a Messages or Responses request offered the model.
+/// The tool names a Messages, Responses, Chat Completions or Gemini request offered the model.
 pub fn tool_names(body: &Value) -> Vec<String> {
     let mut names: Vec<String> = body["tools"]
         .as_array()
         .map(|t| {
             t.iter()
-                .filter_map(|t| t["name"].as_str().map(String::from))
+                .flat_map(|t| match t["functionDeclarations"].as_array() {
+                    Some(decls) => decls.iter().filter_map(|d| d["name"].as_str().map(String::from)).collect(),
+                    None => t["name"]
+                        .as_str()
+                        .or(t["function"]["name"].as_str())
+                        .map(String::from)
+                        .into_iter()
+                        .collect::<Vec<_>>(),
+                })
                 .collect()
         })
         .unwrap_or_default();

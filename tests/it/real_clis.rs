@@ -646,7 +646,7 @@ fn list(dir: &Path) -> Vec<String> {
 /// Where the tests' repositories and homes go: the target's own temporary folder, unless the
 /// checkout is itself under the system's temporary folder (a clone in `/tmp`), then a folder in
 /// the user's cache.
-fn outside_tmp() -> PathBuf {
+pub(crate) fn outside_tmp() -> PathBuf {
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let temp = std::env::temp_dir();
     if !target.starts_with(&temp) && !target.starts_with("/tmp") {

@@ -1,0 +1,259 @@
+//! The other agent CLIs teams run — Gemini CLI, Qwen Code and OpenCode from npm, Aider from
+//! PyPI — driven by ralph against a local model server (Gemini's API for Gemini CLI, OpenAI
+//! Chat Completions for the others; never a real API): a whole competition on each, through
+//! the binary and — where bubblewrap works — the sandbox, with one bot whose model tries to
+//! write while proposing; the tools each role was offered; the user's own state of each CLI
+//! untouched; and a 401 and a 429 reported with their reason.
+//!
+//! `.ci/run` installs pinned versions: the npm ones beside Claude Code and Codex in
+//! `target/agent-clis` (`RALPH_TEST_AGENT_CLIS`), Aider in a venv, `target/ci-tools/aider`
+//! (`RALPH_TEST_AIDER`). A CLI that is not there makes its test say why it is skipped.
+
+use crate::common::git;
+use crate::compete::{run, Repo, Setup, ISSUE};
+use crate::model_server::{greet_answers, tool_names, Asked, ModelServer, Reply};
+use crate::real_clis::outside_tmp;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// The versions `.ci/run` installs.
+const VERSIONS: [(&str, &str); 4] = [
+    ("gemini", "@google/gemini-cli@0.61.0"),
+    ("qwen", "@qwen-code/qwen-code@0.15.10"),
+    ("opencode", "opencode-ai@1.18.33"),
+    ("aider", "aider-chat==0.86.2"),
+];
+
+const LIB: &str = "add() { echo $(($1 + $2)); }\ngreet() { echo \"Hello, $1!\"; }\n";
+
+/// The variable the tests' key is in (`api_key_env`).
+const KEY_VAR: &str = "RALPH_TEST_MODEL_KEY";
+
+/// The program of `cli`, or `None` (with the reason printed).
+fn program(cli: &str) -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = if cli == "aider" {
+        std::env::var_os("RALPH_TEST_AIDER")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target/ci-tools/aider"))
+            .join("bin/aider")
+    } else {
+        std::env::var_os("RALPH_TEST_AGENT_CLIS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target/agent-clis"))
+            .join("node_modules/.bin")
+            .join(cli)
+    };
+    if path.exists() {
+        return Some(path);
+    }
+    let package = VERSIONS.iter().find(|(c, _)| *c == cli).map(|(_, p)| *p);
+    eprintln!(
+        "skipping: {cli} is not installed at {} (`.ci/run` installs {} there when its registry is reachable)",
+        path.display(),
+        package.unwrap_or(cli)
+    );
+    None
+}
+
+/// The model's address as each CLI is configured with it.
+fn base_url(cli: &str, server: &str) -> String {
+    match cli {
+        "gemini" => server.to_owned(),
+        _ => format!("{server}/v1"),
+    }
+}
+
+fn config(cli: &str, program: &Path, server: &str) -> String {
+    format!(
+        "tracker = \"local\"\nmax_iterations = 2\n[marketplace]\nbase_budget_per_bot = 1\n[defaults]\nbackend = \"{cli}\"\nmodel = \"test-model\"\ncommand = [\"{}\"]\nbase_url = \"{}\"\napi_key_env = \"{KEY_VAR}\"\ntimeout_secs = 240\n[[bots]]\nid = \"smart_bot_1\"\n[[bots]]\nid = \"smart_bot_2\"\n[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"sh test.sh\"\n[git]\nauthor = \"ralph <ralph@example.com>\"\n",
+        program.display(),
+        base_url(cli, server)
+    )
+}
+
+/// The tool call that writes `lib.sh` in each CLI's vocabulary (Aider has none: it edits
+/// the files its reply names).
+fn write_tool(cli: &str, path: &str, content: &str) -> (String, Value) {
+    match cli {
+        "opencode" => (
+            "write".into(),
+            json!({"filePath": path, "content": content}),
+        ),
+        _ => (
+            "write_file".into(),
+            json!({"file_path": path, "content": content}),
+        ),
+    }
+}
+
+/// Aider's reply that writes a whole file (`file\n```\ncontent```), then ralph's answer.
+fn aider_edit(path: &str, content: &str, answer: &str) -> Reply {
+    Reply::Text(format!("{path}\n```\n{content}```\n\n{answer}"))
+}
+
+/// The greet competition's answers on `cli`, with smart_bot_2 first trying to write ROGUE.md
+/// while proposing.
+fn script(cli: &'static str) -> impl Fn(&Asked) -> Reply {
+    move |asked| {
+        let rogue = asked.role == "propose"
+            && asked.bot.as_deref() == Some("smart_bot_2")
+            && !asked.after_tool;
+        let lib = workdir_path(asked, "lib.sh");
+        // Qwen Code writes a file only after reading it in the same session.
+        let tool_turns = asked.body["messages"]
+            .as_array()
+            .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+        match (cli, asked.role, asked.after_tool) {
+            ("qwen", "implement", _) if tool_turns == 0 => {
+                Reply::Tools(vec![("read_file".into(), json!({"file_path": lib}))])
+            }
+            ("qwen", "implement", _) if tool_turns == 1 => {
+                Reply::Tools(vec![write_tool(cli, &lib, LIB)])
+            }
+            ("aider", "implement", _) => aider_edit(
+                "lib.sh",
+                LIB,
+                "```json\n{\"summary\": \"added greet\", \"checkboxes_completed\": [\"req_1\"]}\n```",
+            ),
+            ("aider", _, _) if rogue => {
+                let Reply::Text(answer) = greet_answers(asked, &|| write_tool(cli, &lib, LIB))
+                else {
+                    unreachable!()
+                };
+                aider_edit("ROGUE.md", "rogue\n", &answer)
+            }
+            (_, _, _) if rogue => {
+                let rogue = workdir_path(asked, "ROGUE.md");
+                Reply::Tools(vec![write_tool(cli, &rogue, "rogue\n")])
+            }
+            _ => greet_answers(asked, &|| write_tool(cli, &lib, LIB)),
+        }
+    }
+}
+
+/// `name` in the checkout the request names (Qwen Code takes absolute paths only; each CLI
+/// tells its model its working directory), else relative.
+fn workdir_path(asked: &Asked, name: &str) -> String {
+    let text = asked.body.to_string();
+    let marker = "/ralph/checkouts/";
+    let Some(i) = text.find(marker) else {
+        return name.to_owned();
+    };
+    let start = text[..i]
+        .rfind(|c: char| c == '"' || c.is_whitespace() || c == ':')
+        .map_or(0, |s| s + 1);
+    let rest = &text[i..];
+    let end = rest
+        .find(|c: char| c == '"' || c == '\\' || c == '`' || c.is_whitespace())
+        .unwrap_or(rest.len());
+    let dir = format!("{}{}", &text[start..i], &rest[..end]);
+    format!("{}/{name}", dir.trim_end_matches(['/', '.', ',']))
+}
+
+/// Runs a competition of two bots on `cli` and checks what the run left behind.
+async fn compete_on(cli: &'static str) {
+    let Some(program) = program(cli) else { return };
+    let repo = Repo::with(Setup {
+        issues: &[(3, ISSUE)],
+        under: Some(&outside_tmp()),
+        ..Setup::default()
+    });
+    let server = ModelServer::start(script(cli)).await;
+    std::fs::write(
+        repo.root.join(".ralph/config.toml"),
+        config(cli, &program, &server.uri()),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = tokio::task::spawn_blocking({
+        let mut cmd = repo.ralph();
+        cmd.env(KEY_VAR, "sk-test-0000")
+            .args(["compete", "3", "--json"]);
+        move || run(&mut cmd)
+    })
+    .await
+    .unwrap();
+    eprintln!("{cli}: the competition took {:.1}s", started.elapsed().as_secs_f64());
+    if out.code != 0 {
+        // What the implementer's model was told after its tool call.
+        let all = server.requests.lock().unwrap().clone();
+        let roles: Vec<String> = all.iter().map(|r| format!("{}{}", r["role"], if r["after_tool"] == true { "+tool" } else { "" })).collect();
+        eprintln!("{cli}: requests {roles:?}");
+        for r in server.of("implement") {
+            let messages = &r["body"]["messages"];
+            let last = messages.as_array().and_then(|m| m.last()).unwrap_or(&r["body"]["contents"]);
+            eprintln!("{cli} implement, after a tool: {}: {last}", r["after_tool"]);
+        }
+    }
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["outcome"], "complete", "{}\n{report}", out.stderr);
+    assert_eq!(
+        report["sandbox"]["active"],
+        crate::security::bubblewrap().is_ok(),
+        "{}",
+        report["sandbox"]
+    );
+    assert!(
+        report.get("network_refused").is_none(),
+        "{cli} reached only its model: {}",
+        report["network_refused"]
+    );
+    let lib = git(&repo.remote, &["show", "ralph/3-add-a-greet-function:lib.sh"]);
+    assert!(lib.contains("greet()"), "{cli} edited the worktree: {lib}");
+    // Both proposals counted; the rogue one wrote nothing.
+    assert_eq!(report["rounds"][0]["proposals"].as_array().unwrap().len(), 2, "{report}");
+    assert!(!repo.root.join("ROGUE.md").exists(), "{cli} wrote while proposing");
+    let branch_files = git(&repo.remote, &["ls-tree", "-r", "--name-only", "ralph/3-add-a-greet-function"]);
+    assert!(!branch_files.contains("ROGUE.md"), "{branch_files}");
+    assert!(!branch_files.contains(".aider"), "Aider's history stayed in its home: {branch_files}");
+    // The user's own state of the CLI (HOME is the test's) was never made or touched.
+    for state in [".gemini", ".qwen", ".config/opencode", ".local/share/opencode", ".aider"] {
+        assert!(!repo.tools.join(state).exists(), "{cli} left {state} in HOME");
+    }
+    // Every model request came here, with the key from `api_key_env`.
+    for role in ["extract", "propose", "judge", "implement", "verify"] {
+        assert!(!server.of(role).is_empty(), "{cli}: no {role} request");
+    }
+    let offered = |role: &str| tool_names(&server.of(role)[0]["body"]);
+    let writes = |tools: &[String]| {
+        tools
+            .iter()
+            .any(|t| ["write_file", "write", "edit", "replace", "run_shell_command", "bash"].contains(&t.as_str()))
+    };
+    if cli != "aider" {
+        for role in ["extract", "propose", "judge", "verify"] {
+            let tools = offered(role);
+            // OpenCode offers its tools and refuses them by its permissions.
+            assert!(cli == "opencode" || !writes(&tools), "{cli} {role}: {tools:?}");
+        }
+        assert!(writes(&offered("implement")), "{cli}: {:?}", offered("implement"));
+    }
+    let rounds = &report["rounds"][0];
+    eprintln!(
+        "{cli}: tokens {} cost {}",
+        report["total"]["tokens"], report["total"]["cost_usd"]
+    );
+    assert!(rounds["proposals"][0].is_object());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_competition_on_the_real_gemini_cli() {
+    compete_on("gemini").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_competition_on_the_real_qwen_code() {
+    compete_on("qwen").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_competition_on_the_real_opencode() {
+    compete_on("opencode").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_competition_on_the_real_aider() {
+    compete_on("aider").await;
+}
