@@ -11,7 +11,8 @@
 //! Aider runs no command it suggests, commits nothing (ralph does), adds nothing to
 //! `.gitignore`, scrapes no URL and checks for no update. Every call has a fresh home: its
 //! history files (which Aider would otherwise write into the checkout) and `~/.aider` go there,
-//! and the prompt is a file in it. The key is passed under the variable the model's vendor
+//! and the prompt is a file in it; its output is not wrapped (`COLUMNS`), and the price list it
+//! would download on every start is litellm's own. The key is passed under the variable the model's vendor
 //! reads (`OPENAI_API_KEY` for a `base_url`, which Aider reaches as an OpenAI-compatible API
 //! with the model `openai/<model>`).
 
@@ -27,6 +28,8 @@ pub type AiderBackend = CliBackend<Aider>;
 
 /// The prompt, in the call's home.
 const PROMPT_FILE: &str = "prompt.md";
+/// What ralph tells Aider of the model, in the call's home.
+const METADATA_FILE: &str = "model-metadata.json";
 
 /// The key variable of each vendor Aider reaches, by the family of the model's name.
 const VENDOR_KEYS: [(&[&str], &str); 6] = [
@@ -108,12 +111,23 @@ impl AgentCli for Aider {
         args
     }
 
-    fn home_files(
-        _role: Role,
-        _model: &ModelSettings,
-        prompt: &str,
-    ) -> Vec<(&'static str, String)> {
-        vec![(PROMPT_FILE, prompt.to_owned())]
+    fn home_files(role: Role, model: &ModelSettings, prompt: &str) -> Vec<(&'static str, String)> {
+        let _ = role;
+        // Aider fetches litellm's price list on every start unless its cache has one, or the
+        // model has an entry of its own: ralph's entries stand in for both, and litellm's
+        // shipped list (which Aider asks first) answers for the models it knows.
+        let mut metadata = serde_json::Map::new();
+        if let Some(id) = model_id(model) {
+            metadata.insert(id, serde_json::json!({"mode": "chat"}));
+        }
+        vec![
+            (PROMPT_FILE, prompt.to_owned()),
+            (
+                ".aider/caches/model_prices_and_context_window.json",
+                "{\"ralph\": {}}\n".to_owned(),
+            ),
+            (METADATA_FILE, format!("{}\n", serde_json::Value::Object(metadata))),
+        ]
     }
 
     fn call_env(_role: Role, model: &ModelSettings, home: &Path) -> Vec<(String, String)> {
@@ -123,8 +137,12 @@ impl AgentCli for Aider {
             ("AIDER_MESSAGE_FILE".into(), at(PROMPT_FILE)),
             ("AIDER_CHAT_HISTORY_FILE".into(), at("chat.history.md")),
             ("AIDER_INPUT_HISTORY_FILE".into(), at("input.history")),
+            ("AIDER_MODEL_METADATA_FILE".into(), at(METADATA_FILE)),
             // litellm's price list as shipped, not fetched on every start.
             ("LITELLM_LOCAL_MODEL_COST_MAP".into(), "True".into()),
+            // Its output is wrapped at the terminal's width, 80 without one: JSON strings
+            // would break.
+            ("COLUMNS".into(), "100000".into()),
         ];
         if let Some(key) = model.key() {
             env.push((key_name(model).into(), key));

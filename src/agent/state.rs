@@ -428,3 +428,22 @@ mod tests {
         assert!(state.shown[0].0.join("config.toml").is_file());
     }
 }
+
+#[cfg(test)]
+mod fresh_tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_home_holds_its_files_in_their_folders() {
+        let files = [
+            ("prompt.md", "p".to_owned()),
+            (".aider/caches/x.json", "{}".to_owned()),
+        ];
+        let state = CallState::fresh("aider", &files, false).unwrap();
+        let (copy, at) = &state.shown[0];
+        assert_eq!(copy, at, "shown where it is without a sandbox");
+        assert_eq!(std::fs::read_to_string(copy.join(".aider/caches/x.json")).unwrap(), "{}");
+        let sandboxed = CallState::fresh("aider", &files, true).unwrap();
+        assert_eq!(sandboxed.shown[0].1, Path::new("/tmp/.ralph-aider-home"));
+    }
+}

@@ -111,10 +111,11 @@ fn script(cli: &'static str) -> impl Fn(&Asked) -> Reply {
             ("qwen", "implement", _) if tool_turns == 1 => {
                 Reply::Tools(vec![write_tool(cli, &lib, LIB)])
             }
+            // In Aider's whole-file format every fence is a file: the summary goes unfenced.
             ("aider", "implement", _) => aider_edit(
                 "lib.sh",
                 LIB,
-                "```json\n{\"summary\": \"added greet\", \"checkboxes_completed\": [\"req_1\"]}\n```",
+                "{\"summary\": \"added greet\", \"checkboxes_completed\": [\"req_1\"]}",
             ),
             ("aider", _, _) if rogue => {
                 let Reply::Text(answer) = greet_answers(asked, &|| write_tool(cli, &lib, LIB))
