@@ -126,7 +126,10 @@ impl AgentCli for Aider {
                 ".aider/caches/model_prices_and_context_window.json",
                 "{\"ralph\": {}}\n".to_owned(),
             ),
-            (METADATA_FILE, format!("{}\n", serde_json::Value::Object(metadata))),
+            (
+                METADATA_FILE,
+                format!("{}\n", serde_json::Value::Object(metadata)),
+            ),
         ]
     }
 

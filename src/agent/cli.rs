@@ -70,6 +70,12 @@ pub trait AgentCli: Send + Sync + 'static {
     /// Where it calls its model: the sandbox lets it reach only that, and
     /// `[sandbox.network] agents_allow`.
     fn endpoints(home: Option<&Path>, model: &ModelSettings) -> Vec<String>;
+
+    /// The HTTP status an exit code stands for, for a CLI that exits with the API's status
+    /// (Gemini CLI: the status modulo 256) when its transcript does not name it.
+    fn exit_status(_code: i32) -> Option<u16> {
+        None
+    }
 }
 
 /// What an agent's configuration tells its CLI: the model, and where and with which key it
@@ -262,7 +268,15 @@ impl<C: AgentCli> Backend for CliBackend<C> {
             tracing::info!("{kept}");
         }
         drop(private);
-        reply(&backend, &out?, C::parse)
+        let out = out?;
+        reply(&backend, &out, |stdout| {
+            C::parse(stdout).map_err(|mut e| {
+                if e.reported && e.status.is_none() {
+                    e.status = out.code.and_then(C::exit_status);
+                }
+                e
+            })
+        })
     }
 }
 

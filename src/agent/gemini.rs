@@ -102,6 +102,14 @@ impl AgentCli for Gemini {
             .or_else(|| endpoint_of(crate::env::non_empty("GOOGLE_GEMINI_BASE_URL")));
         vec![own.unwrap_or_else(|| GOOGLE_API.to_owned())]
     }
+
+    /// It exits with the API error's status modulo 256 (a 429 is 173); its own failures use
+    /// small codes (41 for authentication settings, 42 for input, 52 for configuration).
+    fn exit_status(code: i32) -> Option<u16> {
+        [400, 401, 403, 404, 429, 500, 503]
+            .into_iter()
+            .find(|s| i32::from(*s) % 256 == code)
+    }
 }
 
 /// One line of `gemini --output-format stream-json`: the events ralph reads, typed.
@@ -243,6 +251,14 @@ mod tests {
             parse_stream(plain).unwrap_err(),
             CliError::reported("disk full", None)
         );
+    }
+
+    #[test]
+    fn its_exit_code_names_the_status() {
+        assert_eq!(Gemini::exit_status(173), Some(429));
+        assert_eq!(Gemini::exit_status(145), Some(401));
+        assert_eq!(Gemini::exit_status(1), None);
+        assert_eq!(Gemini::exit_status(41), None);
     }
 
     #[test]

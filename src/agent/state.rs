@@ -442,7 +442,10 @@ mod fresh_tests {
         let state = CallState::fresh("aider", &files, false).unwrap();
         let (copy, at) = &state.shown[0];
         assert_eq!(copy, at, "shown where it is without a sandbox");
-        assert_eq!(std::fs::read_to_string(copy.join(".aider/caches/x.json")).unwrap(), "{}");
+        assert_eq!(
+            std::fs::read_to_string(copy.join(".aider/caches/x.json")).unwrap(),
+            "{}"
+        );
         let sandboxed = CallState::fresh("aider", &files, true).unwrap();
         assert_eq!(sandboxed.shown[0].1, Path::new("/tmp/.ralph-aider-home"));
     }

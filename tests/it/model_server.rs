@@ -199,10 +199,15 @@ fn chat_message(reply: &Reply) -> (Value, &'static str) {
             let calls: Vec<Value> = calls
                 .iter()
                 .enumerate()
-                .map(|(i, (name, input))| json!({"index": i, "id": format!("call_{i}"), "type": "function",
-                    "function": {"name": name, "arguments": input.to_string()}}))
+                .map(|(i, (name, input))| {
+                    json!({"index": i, "id": format!("call_{i}"), "type": "function",
+                    "function": {"name": name, "arguments": input.to_string()}})
+                })
                 .collect();
-            (json!({"role": "assistant", "content": null, "tool_calls": calls}), "tool_calls")
+            (
+                json!({"role": "assistant", "content": null, "tool_calls": calls}),
+                "tool_calls",
+            )
         }
         Reply::Error(..) | Reply::After(..) => unreachable!("errors and delays are not streamed"),
     }
@@ -346,7 +351,10 @@ impl ModelServer {
         }
         for (route, api) in [
             (r"^/v1/chat/completions$", Api::Chat),
-            (r"^/v1beta/models/[^/]+:(stream)?[gG]enerateContent$", Api::Gemini),
+            (
+                r"^/v1beta/models/[^/]+:(stream)?[gG]enerateContent$",
+                Api::Gemini,
+            ),
         ] {
             Mock::given(method("POST"))
                 .and(path_regex(route))
@@ -389,7 +397,10 @@ pub fn tool_names(body: &Value) -> Vec<String> {
         .map(|t| {
             t.iter()
                 .flat_map(|t| match t["functionDeclarations"].as_array() {
-                    Some(decls) => decls.iter().filter_map(|d| d["name"].as_str().map(String::from)).collect(),
+                    Some(decls) => decls
+                        .iter()
+                        .filter_map(|d| d["name"].as_str().map(String::from))
+                        .collect(),
                     None => t["name"]
                         .as_str()
                         .or(t["function"]["name"].as_str())

@@ -13,8 +13,11 @@ use crate::common::git;
 use crate::compete::{run, Repo, Setup, ISSUE};
 use crate::model_server::{greet_answers, tool_names, Asked, ModelServer, Reply};
 use crate::real_clis::outside_tmp;
+use ralph::agent::{AgentCall, AgentError, Phase, Role};
+use ralph::config::AgentConfig;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The versions `.ci/run` installs.
 const VERSIONS: [(&str, &str); 4] = [
@@ -175,15 +178,30 @@ async fn compete_on(cli: &'static str) {
     })
     .await
     .unwrap();
-    eprintln!("{cli}: the competition took {:.1}s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "{cli}: the competition took {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
     if out.code != 0 {
         // What the implementer's model was told after its tool call.
         let all = server.requests.lock().unwrap().clone();
-        let roles: Vec<String> = all.iter().map(|r| format!("{}{}", r["role"], if r["after_tool"] == true { "+tool" } else { "" })).collect();
+        let roles: Vec<String> = all
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}{}",
+                    r["role"],
+                    if r["after_tool"] == true { "+tool" } else { "" }
+                )
+            })
+            .collect();
         eprintln!("{cli}: requests {roles:?}");
         for r in server.of("implement") {
             let messages = &r["body"]["messages"];
-            let last = messages.as_array().and_then(|m| m.last()).unwrap_or(&r["body"]["contents"]);
+            let last = messages
+                .as_array()
+                .and_then(|m| m.last())
+                .unwrap_or(&r["body"]["contents"]);
             eprintln!("{cli} implement, after a tool: {}: {last}", r["after_tool"]);
         }
     }
@@ -201,17 +219,47 @@ async fn compete_on(cli: &'static str) {
         "{cli} reached only its model: {}",
         report["network_refused"]
     );
-    let lib = git(&repo.remote, &["show", "ralph/3-add-a-greet-function:lib.sh"]);
+    let lib = git(
+        &repo.remote,
+        &["show", "ralph/3-add-a-greet-function:lib.sh"],
+    );
     assert!(lib.contains("greet()"), "{cli} edited the worktree: {lib}");
     // Both proposals counted; the rogue one wrote nothing.
-    assert_eq!(report["rounds"][0]["proposals"].as_array().unwrap().len(), 2, "{report}");
-    assert!(!repo.root.join("ROGUE.md").exists(), "{cli} wrote while proposing");
-    let branch_files = git(&repo.remote, &["ls-tree", "-r", "--name-only", "ralph/3-add-a-greet-function"]);
+    assert_eq!(
+        report["rounds"][0]["proposals"].as_array().unwrap().len(),
+        2,
+        "{report}"
+    );
+    assert!(
+        !repo.root.join("ROGUE.md").exists(),
+        "{cli} wrote while proposing"
+    );
+    let branch_files = git(
+        &repo.remote,
+        &[
+            "ls-tree",
+            "-r",
+            "--name-only",
+            "ralph/3-add-a-greet-function",
+        ],
+    );
     assert!(!branch_files.contains("ROGUE.md"), "{branch_files}");
-    assert!(!branch_files.contains(".aider"), "Aider's history stayed in its home: {branch_files}");
+    assert!(
+        !branch_files.contains(".aider"),
+        "Aider's history stayed in its home: {branch_files}"
+    );
     // The user's own state of the CLI (HOME is the test's) was never made or touched.
-    for state in [".gemini", ".qwen", ".config/opencode", ".local/share/opencode", ".aider"] {
-        assert!(!repo.tools.join(state).exists(), "{cli} left {state} in HOME");
+    for state in [
+        ".gemini",
+        ".qwen",
+        ".config/opencode",
+        ".local/share/opencode",
+        ".aider",
+    ] {
+        assert!(
+            !repo.tools.join(state).exists(),
+            "{cli} left {state} in HOME"
+        );
     }
     // Every model request came here, with the key from `api_key_env`.
     for role in ["extract", "propose", "judge", "implement", "verify"] {
@@ -219,24 +267,138 @@ async fn compete_on(cli: &'static str) {
     }
     let offered = |role: &str| tool_names(&server.of(role)[0]["body"]);
     let writes = |tools: &[String]| {
-        tools
-            .iter()
-            .any(|t| ["write_file", "write", "edit", "replace", "run_shell_command", "bash"].contains(&t.as_str()))
+        tools.iter().any(|t| {
+            [
+                "write_file",
+                "write",
+                "edit",
+                "replace",
+                "run_shell_command",
+                "bash",
+            ]
+            .contains(&t.as_str())
+        })
     };
     if cli != "aider" {
         for role in ["extract", "propose", "judge", "verify"] {
             let tools = offered(role);
             // OpenCode offers its tools and refuses them by its permissions.
-            assert!(cli == "opencode" || !writes(&tools), "{cli} {role}: {tools:?}");
+            assert!(
+                cli == "opencode" || !writes(&tools),
+                "{cli} {role}: {tools:?}"
+            );
         }
-        assert!(writes(&offered("implement")), "{cli}: {:?}", offered("implement"));
+        assert!(
+            writes(&offered("implement")),
+            "{cli}: {:?}",
+            offered("implement")
+        );
     }
-    let rounds = &report["rounds"][0];
+    // Each CLI reported its tokens (the server's usage, or Aider's count).
+    let total = &report["total"];
     eprintln!(
-        "{cli}: tokens {} cost {}",
-        report["total"]["tokens"], report["total"]["cost_usd"]
+        "{cli}: {} calls, {} input and {} output tokens, cost {}",
+        total["calls"], total["input_tokens"], total["output_tokens"], total["cost_usd"]
     );
-    assert!(rounds["proposals"][0].is_object());
+    assert!(total["input_tokens"].as_u64().unwrap_or(0) > 0, "{total}");
+    assert!(total["output_tokens"].as_u64().unwrap_or(0) > 0, "{total}");
+}
+
+/// An agent on `cli` against `server`, as `[[bots]]` configures it.
+fn agent(cli: &str, program: &Path, server: &str) -> AgentConfig {
+    let file: toml::Table = config(cli, program, server).parse().unwrap();
+    let d = &file["defaults"];
+    AgentConfig {
+        backend: serde_json::from_value(json!(cli)).unwrap(),
+        model: Some("test-model".into()),
+        command: vec![program.to_string_lossy().into_owned()],
+        base_url: d["base_url"].as_str().map(String::from),
+        timeout_secs: 240,
+        dir: None,
+        api_key_env: Some(KEY_VAR.into()),
+        max_tokens: None,
+        temperature: None,
+        args: vec![],
+        price: None,
+    }
+}
+
+fn call(role: Role, workdir: &Path, prompt: &str) -> AgentCall {
+    AgentCall {
+        role,
+        prompt: prompt.to_owned(),
+        workdir: workdir.to_owned(),
+        bot_id: Some("smart_bot_1".into()),
+        issue: 3,
+        round: 1,
+        phase: Phase::Initial,
+        timeout: Duration::from_secs(240),
+        attempt: 0,
+        speaker: None,
+        variant: None,
+        activity: None,
+    }
+}
+
+/// A 401 and a 429 from the model, through each CLI: the credentials error, and the rate
+/// limit named as such, in the CLI's own words (each CLI retries a 429 its own way first:
+/// about 25 s for Gemini CLI, 70 to 85 s for the others).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clis_401_and_429_come_through_with_their_reason() {
+    let dir = tempfile::tempdir_in(outside_tmp()).unwrap();
+    std::env::set_var(KEY_VAR, "sk-test-0000");
+    let server = ModelServer::start(|asked: &Asked| match asked.body.to_string() {
+        t if t.contains("CASE-401") => Reply::Error(401, "Incorrect API key provided (test 401)"),
+        t if t.contains("CASE-429") => {
+            Reply::Error(429, "Rate limit reached for test-model (test 429)")
+        }
+        _ => Reply::Text("```json\n{\"ok\": true}\n```".into()),
+    })
+    .await;
+    let prompt = "You are smart_bot_1, one of several independent engineers. Propose.";
+    let mut runs = Vec::new();
+    for (cli, _) in VERSIONS {
+        let Some(program) = program(cli) else {
+            continue;
+        };
+        let backend = ralph::agent::clis::build(
+            serde_json::from_value(json!(cli)).unwrap(),
+            &agent(cli, &program, &server.uri()),
+        );
+        let workdir = dir.path().to_owned();
+        runs.push(tokio::spawn(async move {
+            let ask = |case: &str| call(Role::Propose, &workdir, &format!("{prompt} CASE-{case}"));
+            let ok = backend.call(&ask("ok")).await;
+            let e401 = backend.call(&ask("401")).await;
+            let e429 = backend.call(&ask("429")).await;
+            (cli, ok, e401, e429)
+        }));
+    }
+    for run in runs {
+        let (cli, ok, e401, e429) = run.await.unwrap();
+        let ok = ok.unwrap_or_else(|e| panic!("{cli}: {e}"));
+        assert!(ok.text.contains("\"ok\""), "{cli}: {}", ok.text);
+        match e401 {
+            Err(AgentError::Auth { message, .. }) => {
+                assert!(
+                    message.contains("HTTP 401") && message.contains("test 401"),
+                    "{cli}: {message}"
+                )
+            }
+            other => panic!("{cli} 401: {other:?}"),
+        }
+        match e429 {
+            Err(e @ AgentError::Reported { .. }) => {
+                let text = e.to_string();
+                assert!(
+                    text.contains("(HTTP 429)") && text.contains("test 429"),
+                    "{cli}: {text}"
+                );
+                eprintln!("{cli}: {text}");
+            }
+            other => panic!("{cli} 429: {other:?}"),
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
