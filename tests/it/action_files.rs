@@ -32,6 +32,10 @@ fn the_action_has_the_documented_inputs_and_outputs() {
         "refine-write",
         "claude-code-version",
         "codex-version",
+        "gemini-cli-version",
+        "qwen-code-version",
+        "opencode-version",
+        "aider-version",
         "sandbox",
     ] {
         assert!(

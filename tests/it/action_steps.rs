@@ -499,7 +499,8 @@ async fn a_dry_run_writes_nothing_and_skips_the_ledger() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_clis_the_configuration_runs_are_installed_at_the_pinned_versions() {
     let repo = repository();
-    // A configuration with a claude bot and a codex implementer; neither CLI is installed.
+    // A configuration with a claude, a gemini and an aider bot and a codex implementer; none
+    // of the CLIs is installed.
     let config_path = repo.root.join(".ralph/config.toml");
     let config = std::fs::read_to_string(&config_path).unwrap();
     let mut lines: Vec<String> = Vec::new();
@@ -511,6 +512,12 @@ async fn the_agent_clis_the_configuration_runs_are_installed_at_the_pinned_versi
         if line == "[arbiter]" {
             lines.push(
                 "[[bots]]\nid = \"claude-bot\"\nbackend = \"claude\"\nmodel = \"sonnet\"".into(),
+            );
+            lines.push(
+                "[[bots]]\nid = \"gemini-bot\"\nbackend = \"gemini\"\nmodel = \"gemini-2.5-pro\"".into(),
+            );
+            lines.push(
+                "[[bots]]\nid = \"aider-bot\"\nbackend = \"aider\"\nmodel = \"sonnet\"".into(),
             );
         }
         if in_implementer && line.starts_with("command = ") {
@@ -530,7 +537,16 @@ async fn the_agent_clis_the_configuration_runs_are_installed_at_the_pinned_versi
         r#"echo "$@" >> "$RUNNER_TEMP/npm.calls"
 prefix=""; while [ $# -gt 0 ]; do case "$1" in --prefix) prefix=$2; shift;; esac; shift; done
 mkdir -p "$prefix/node_modules/.bin"
-for p in claude codex; do printf '#!/bin/sh\necho fake\n' > "$prefix/node_modules/.bin/$p"; chmod +x "$prefix/node_modules/.bin/$p"; done"#,
+for p in claude codex gemini; do printf '#!/bin/sh\necho fake\n' > "$prefix/node_modules/.bin/$p"; chmod +x "$prefix/node_modules/.bin/$p"; done"#,
+    );
+    // A stand-in python3 whose venv's pip records its arguments and provides aider.
+    crate::common::script(
+        &npm_dir,
+        "python3",
+        r##"[ "$1 $2" = "-m venv" ] || exit 3
+mkdir -p "$3/bin"
+printf '#!/bin/sh\necho "$@" >> "$RUNNER_TEMP/pip.calls"\nprintf "#!/bin/sh\\necho fake\\n" > "%s/bin/aider"; chmod +x "%s/bin/aider"\n' "$3" "$3" > "$3/bin/pip"
+chmod +x "$3/bin/pip""##,
     );
     runner.path.push(npm_dir.display().to_string());
     // Keep a system `claude` or `codex` out of the way.
@@ -540,6 +556,12 @@ for p in claude codex; do printf '#!/bin/sh\necho fake\n' > "$prefix/node_module
     runner
         .env
         .insert("RALPH_CODEX_BIN".into(), "ralph-test-codex".into());
+    runner
+        .env
+        .insert("RALPH_GEMINI_BIN".into(), "ralph-test-gemini".into());
+    runner
+        .env
+        .insert("RALPH_AIDER_BIN".into(), "ralph-test-aider".into());
     runner.stop_after = Some("Install the agent CLIs".into());
     let tmp = runner.files.path().join("tmp");
     let r = runner.run();
@@ -550,7 +572,16 @@ for p in claude codex; do printf '#!/bin/sh\necho fake\n' > "$prefix/node_module
         "{calls}"
     );
     assert!(calls.contains("@openai/codex@0.170.0"), "{calls}");
+    assert!(calls.contains("@google/gemini-cli@0.61.0"), "{calls}");
     assert!(calls.contains("--no-audit"), "{calls}");
+    // Aider from PyPI, in a venv; only its program goes on PATH.
+    let pip = std::fs::read_to_string(tmp.join("pip.calls")).unwrap();
+    assert!(pip.contains("aider-chat==0.86.2"), "{pip}");
+    assert!(
+        r.path_additions.iter().any(|p| p.ends_with("agent-bin")),
+        "{:?}",
+        r.path_additions
+    );
     assert!(
         r.path_additions
             .iter()
