@@ -19,6 +19,7 @@ use serde::Serialize;
 
 mod candidates;
 mod checkouts;
+mod clis;
 mod forge;
 mod rehearse;
 mod sandbox;
@@ -89,6 +90,7 @@ pub async fn examine(
     let facts = tracker_checks(&mut f, settings, tracker).await;
     let base = git_checks(&mut f, settings, &facts).await;
     agent_checks(&mut f, settings);
+    clis::cli_checks(&mut f, settings).await;
     check_checks(&mut f, settings).await;
     sandbox_checks(&mut f, settings).await;
     if let (Some(n), Ok(t)) = (issue, tracker) {

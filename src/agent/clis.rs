@@ -250,21 +250,8 @@ pub struct NeededCli {
 /// The agent CLIs `config` runs (for the Action, which installs them): one entry per backend
 /// and program, in the order the agents come (bots, arbiter, judges, implementer).
 pub fn needed_clis(config: &crate::config::Config) -> Vec<NeededCli> {
-    let named = config
-        .bots
-        .iter()
-        .map(|b| (b.id.clone(), &b.agent))
-        .chain([("arbiter".to_owned(), &config.arbiter)])
-        .chain(
-            config
-                .judges
-                .iter()
-                .enumerate()
-                .map(|(i, j)| (format!("judge {}", i + 1), j)),
-        )
-        .chain([("implementer".to_owned(), &config.implementer)]);
     let mut out: Vec<NeededCli> = Vec::new();
-    for (name, agent) in named {
+    for (name, agent) in agents_of(config) {
         let (Some(info), Some(program)) = (info(agent.backend), program_of(agent)) else {
             continue;
         };
@@ -284,6 +271,88 @@ pub fn needed_clis(config: &crate::config::Config) -> Vec<NeededCli> {
         }
     }
     out
+}
+
+/// What was found of an agent CLI on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Found {
+    /// Where the program is; `None`: not installed.
+    pub path: Option<String>,
+    /// What `program --version` printed (its first line), or why it could not say.
+    pub version: Result<String, String>,
+    /// The hosts its agents may reach under the egress policy (their models' and
+    /// `[sandbox.network] agents_allow`'s).
+    pub reach: Vec<String>,
+}
+
+/// Looks for the program of `cli` (relative to `root` when it is a relative path) and asks it
+/// its version, with a throwaway `HOME` so that the question leaves nothing behind.
+pub async fn find(cli: &NeededCli, config: &crate::config::Config, root: &Path) -> Found {
+    let program = if cli.program.contains('/') && !Path::new(&cli.program).is_absolute() {
+        root.join(&cli.program).to_string_lossy().into_owned()
+    } else {
+        cli.program.clone()
+    };
+    let home = crate::env::non_empty("HOME").map(std::path::PathBuf::from);
+    let mut reach: Vec<String> = agents_of(config)
+        .filter(|(name, a)| cli.agents.contains(name) && info(a.backend).is_some())
+        .flat_map(|(_, a)| agent_endpoints(a, home.as_deref()))
+        .chain(config.sandbox.network.agents.allow.iter().cloned())
+        .collect();
+    reach.sort();
+    reach.dedup();
+    let Some(path) = crate::process::find_on_path(&program) else {
+        return Found {
+            path: None,
+            version: Err("not installed".into()),
+            reach,
+        };
+    };
+    let version = match tempfile::tempdir() {
+        Ok(scratch) => {
+            let cmd = crate::process::Cmd::new(&path)
+                .arg("--version")
+                .env("HOME", scratch.path())
+                .current_dir(scratch.path())
+                .timeout(std::time::Duration::from_secs(30));
+            match crate::process::run(&cmd).await {
+                Ok(out) if out.success() => Ok(out
+                    .stdout
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim()
+                    .to_owned()),
+                Ok(out) => Err(format!("`--version` failed: {}", out.tail(3))),
+                Err(e) => Err(format!("`--version` could not run: {e}")),
+            }
+        }
+        Err(e) => Err(format!("no scratch folder to ask its version in: {e}")),
+    };
+    Found {
+        path: Some(path.display().to_string()),
+        version,
+        reach,
+    }
+}
+
+/// Every agent of a configuration, named as [`needed_clis`] names them.
+fn agents_of(
+    config: &crate::config::Config,
+) -> impl Iterator<Item = (String, &AgentConfig)> + '_ {
+    config
+        .bots
+        .iter()
+        .map(|b| (b.id.clone(), &b.agent))
+        .chain([("arbiter".to_owned(), &config.arbiter)])
+        .chain(
+            config
+                .judges
+                .iter()
+                .enumerate()
+                .map(|(i, j)| (format!("judge {}", i + 1), j)),
+        )
+        .chain([("implementer".to_owned(), &config.implementer)])
 }
 
 #[cfg(test)]

@@ -378,7 +378,7 @@ pub async fn run(cli: Cli, printer: Printer) -> Result<Exit> {
         Command::Ready(args) => ready::run(&ctx, args).await,
         Command::Spec(args) => spec::run(&ctx, args).await,
         Command::Queue(args) => queue::run(&ctx, args).await,
-        Command::Config(args) => config::run(&ctx, args),
+        Command::Config(args) => config::run(&ctx, args).await,
         Command::Refine(args) => refine::run(&ctx, args).await,
         Command::Tune(args) => tune::run(&ctx, args),
         Command::Replay(args) => replay::run(&ctx, args),

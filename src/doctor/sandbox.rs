@@ -106,7 +106,7 @@ fn mechanism_finding(f: &mut Findings, st: &crate::process::sandbox::Status) {
 /// `[sandbox] writable` (`extra`).
 fn writable_detail(extra: &[String]) -> String {
     let mut writable = String::from(
-        "the checkout (with its own git directory; the repository stays read-only), a private /tmp; agents: a private copy of their CLI's state for each call (~/.claude, ~/.claude.json, ~/.codex are never written); setup on the base: ",
+        "the checkout (with its own git directory; the repository stays read-only), a private /tmp; agents: a private copy of their CLI's state for each call (~/.claude, ~/.claude.json, ~/.codex are never written), or a fresh home of their own (Gemini CLI, Qwen Code, OpenCode, Aider: ~/.gemini, ~/.qwen, OpenCode's folders and ~/.aider are neither read nor written); setup on the base: ",
     );
     writable.push_str(
         &crate::process::sandbox::CACHES
