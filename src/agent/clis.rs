@@ -337,9 +337,7 @@ pub async fn find(cli: &NeededCli, config: &crate::config::Config, root: &Path) 
 }
 
 /// Every agent of a configuration, named as [`needed_clis`] names them.
-fn agents_of(
-    config: &crate::config::Config,
-) -> impl Iterator<Item = (String, &AgentConfig)> + '_ {
+fn agents_of(config: &crate::config::Config) -> impl Iterator<Item = (String, &AgentConfig)> + '_ {
     config
         .bots
         .iter()

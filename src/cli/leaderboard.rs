@@ -5,6 +5,7 @@
 use super::Context;
 use crate::error::Exit;
 use crate::fsutil::write_atomic;
+use crate::ledger::backends::BackendStanding;
 use crate::ledger::{
     ArbiterHealth, BotStanding, CacheUse, EventSummary, Ledger, LedgerState, Skipped,
 };
@@ -61,11 +62,19 @@ pub fn run(ctx: &Context, args: LeaderboardArgs) -> Result<Exit> {
             .status(&format!("Wrote the HTML leaderboard to {}", path.display()));
     }
 
+    // Per backend, from what the configuration runs each bot with now.
+    let backends = crate::ledger::backends::by_backend(&state.bots, |id| {
+        let bot = settings.config.bots.iter().find(|b| b.id == id)?;
+        Some(bot.agent.backend.as_str().to_owned())
+    });
     if ctx.printer.json_mode() {
-        ctx.printer.json(&json(&state, cache))?;
+        ctx.printer.json(&json(&state, &backends, cache))?;
     } else {
-        ctx.printer
-            .data(&render::terminal::leaderboard(&state, ctx.printer.paint()))?;
+        let mut text = render::terminal::leaderboard(&state, ctx.printer.paint());
+        if state.event_count > 0 {
+            text.push_str(&render::terminal::backends(&backends, ctx.printer.paint()));
+        }
+        ctx.printer.data(&text)?;
         if !settings.ralph_dir.is_dir() {
             ctx.printer.status(&format!(
                 "No .ralph directory in {}: showing the default bots. `ralph init` creates one.",
@@ -91,13 +100,20 @@ struct LeaderboardJson<'a> {
     /// With `[marketplace] seats`: seats won, posteriors, costs, the latest draw.
     #[serde(skip_serializing_if = "Option::is_none")]
     seating: Option<&'a crate::ledger::seats::SeatBoard>,
+    /// The bots grouped by the backend the configuration runs them with.
+    backends: &'a [BackendStanding],
     /// `hit` (no event file was read), `rebuilt` or `uncached`.
     cache: &'static str,
 }
 
-fn json(state: &LedgerState, cache: CacheUse) -> LeaderboardJson<'_> {
+fn json<'a>(
+    state: &'a LedgerState,
+    backends: &'a [BackendStanding],
+    cache: CacheUse,
+) -> LeaderboardJson<'a> {
     LeaderboardJson {
         bots: &state.bots,
+        backends,
         total_budget_pool: state.total_budget_pool,
         event_count: state.event_count,
         skipped: &state.skipped,

@@ -6,6 +6,7 @@
 //! (the evidence a round's seats are drawn from) are pure;
 //! `store` and `cache` do the file I/O.
 
+pub mod backends;
 mod budget;
 mod cache;
 pub mod decisions;

@@ -46,6 +46,40 @@ fn merges(state: &LedgerState, paint: Paint) -> String {
     )
 }
 
+/// The bots grouped by backend, when there is more than one: rounds won and lost, the
+/// success rate with its 90% interval, merged pull requests and the weight each group holds.
+pub fn backends(groups: &[crate::ledger::backends::BackendStanding], paint: Paint) -> String {
+    if groups.len() < 2 {
+        return String::new();
+    }
+    let mut table = Table::new(&[
+        ("backend", Align::Left),
+        ("bots", Align::Right),
+        ("won", Align::Right),
+        ("lost", Align::Right),
+        ("success rate (90%)", Align::Right),
+        ("merged", Align::Right),
+        ("weight", Align::Right),
+    ]);
+    for g in groups {
+        let r = &g.success_rate;
+        table.row(vec![
+            g.backend.clone(),
+            g.bots.len().to_string(),
+            g.successes.to_string(),
+            g.failures.to_string(),
+            format!("{:.2} ({:.2}–{:.2})", r.mean, r.low, r.high),
+            g.merged.to_string(),
+            format!("{:.3}", g.weight),
+        ]);
+    }
+    format!(
+        "\n{}\n{}",
+        paint.bold("By backend"),
+        table.render("  ", paint, |_, _, s| s.to_owned())
+    )
+}
+
 /// The leaderboard: bots by weight, retired bots, and the latest events.
 pub fn leaderboard(state: &LedgerState, paint: Paint) -> String {
     let active = state.bots.iter().filter(|b| !b.retired).count();

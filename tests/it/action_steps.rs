@@ -514,7 +514,8 @@ async fn the_agent_clis_the_configuration_runs_are_installed_at_the_pinned_versi
                 "[[bots]]\nid = \"claude-bot\"\nbackend = \"claude\"\nmodel = \"sonnet\"".into(),
             );
             lines.push(
-                "[[bots]]\nid = \"gemini-bot\"\nbackend = \"gemini\"\nmodel = \"gemini-2.5-pro\"".into(),
+                "[[bots]]\nid = \"gemini-bot\"\nbackend = \"gemini\"\nmodel = \"gemini-2.5-pro\""
+                    .into(),
             );
             lines.push(
                 "[[bots]]\nid = \"aider-bot\"\nbackend = \"aider\"\nmodel = \"sonnet\"".into(),

@@ -420,3 +420,96 @@ async fn a_competition_on_the_real_opencode() {
 async fn a_competition_on_the_real_aider() {
     compete_on("aider").await;
 }
+
+/// One competition with a bot on each of the six agent CLIs — Claude Code, Codex, Gemini CLI,
+/// Qwen Code, OpenCode and Aider — against one local server speaking each one's API, seats
+/// drawn from the ledger across them; then the leaderboard per bot and per backend.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mixed_field_of_six_clis_competes_and_is_ranked_per_backend() {
+    let Some(npm_bin) = crate::real_clis::clis() else {
+        return;
+    };
+    let (Some(gemini), Some(qwen), Some(opencode), Some(aider)) = (
+        program("gemini"),
+        program("qwen"),
+        program("opencode"),
+        program("aider"),
+    ) else {
+        return;
+    };
+    let repo = Repo::with(Setup {
+        issues: &[(3, ISSUE)],
+        under: Some(&outside_tmp()),
+        ..Setup::default()
+    });
+    let server = ModelServer::start(|asked: &Asked| {
+        let lib = workdir_path(asked, "lib.sh");
+        greet_answers(asked, &|| write_tool("gemini", &lib, LIB))
+    })
+    .await;
+    let uri = server.uri();
+    let bot = |id: &str, backend: &str, model: &str, program: &Path, url: Option<String>| {
+        let url = url.map_or(String::new(), |u| {
+            format!("base_url = \"{u}\"\napi_key_env = \"{KEY_VAR}\"\n")
+        });
+        format!(
+            "[[bots]]\nid = \"{id}\"\nbackend = \"{backend}\"\nmodel = \"{model}\"\ncommand = [\"{}\"]\n{url}",
+            program.display()
+        )
+    };
+    let config = [
+        format!(
+            "tracker = \"local\"\nmax_iterations = 1\n[marketplace]\nbase_budget_per_bot = 1\nseats = 6\n[defaults]\ntimeout_secs = 240\n[arbiter]\nbackend = \"gemini\"\nmodel = \"test-model\"\ncommand = [\"{0}\"]\nbase_url = \"{uri}\"\napi_key_env = \"{KEY_VAR}\"\n[implementer]\nbackend = \"gemini\"\nmodel = \"test-model\"\ncommand = [\"{0}\"]\nbase_url = \"{uri}\"\napi_key_env = \"{KEY_VAR}\"\n",
+            gemini.display()
+        ),
+        bot("on_claude", "claude", "sonnet", &npm_bin.join("claude"), None),
+        bot("on_codex", "codex", "gpt-5.5", &npm_bin.join("codex"), None),
+        bot("on_gemini", "gemini", "test-model", &gemini, Some(uri.clone())),
+        bot("on_qwen", "qwen", "test-model", &qwen, Some(format!("{uri}/v1"))),
+        bot("on_opencode", "opencode", "test-model", &opencode, Some(format!("{uri}/v1"))),
+        bot("on_aider", "aider", "test-model", &aider, Some(format!("{uri}/v1"))),
+        "[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"sh test.sh\"\n[git]\nauthor = \"ralph <ralph@example.com>\"\n".to_owned(),
+    ]
+    .concat();
+    std::fs::write(repo.root.join(".ralph/config.toml"), config).unwrap();
+    let codex_home = crate::real_clis::codex_home(&repo.tools, &uri);
+    let out = tokio::task::spawn_blocking({
+        let mut cmd = repo.ralph();
+        for (k, v) in crate::real_clis::claude_env(&uri, &repo.tools) {
+            cmd.env(k, v);
+        }
+        cmd.env(KEY_VAR, "sk-test-0000")
+            .env("CODEX_HOME", &codex_home)
+            .env("MOCK_API_KEY", "sk-mock-0000")
+            .args(["compete", "3", "--json"]);
+        move || run(&mut cmd)
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(report["outcome"], "complete", "{report}");
+    // Every bot proposed, each through its own CLI.
+    let bots: Vec<&str> = report["rounds"][0]["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["bot_id"].as_str())
+        .collect();
+    assert_eq!(bots.len(), 6, "{bots:?}\n{}", out.stderr);
+    assert!(out.stderr.contains("seated: 6 of 6"), "{}", out.stderr);
+    let board = run(repo.ralph().args(["leaderboard", "--json"]));
+    let board: Value = serde_json::from_str(&board.stdout).unwrap();
+    let backends: Vec<&str> = board["backends"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["backend"].as_str())
+        .collect();
+    for b in ["claude", "codex", "gemini", "qwen", "opencode", "aider"] {
+        assert!(backends.contains(&b), "{b}: {backends:?}");
+    }
+    let text = run(repo.ralph().arg("leaderboard"));
+    assert!(text.stdout.contains("By backend"), "{}", text.stdout);
+    eprintln!("{}", text.stdout);
+}

@@ -24,7 +24,7 @@ const CLAUDE_VERSION: &str = "2.1.330";
 const CODEX_VERSION: &str = "0.169.0";
 
 /// The folder holding `node_modules/.bin/{claude,codex}`, or `None` (with the reason printed).
-fn clis() -> Option<PathBuf> {
+pub(crate) fn clis() -> Option<PathBuf> {
     let dir = std::env::var_os("RALPH_TEST_AGENT_CLIS")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agent-clis"));
@@ -41,7 +41,7 @@ fn clis() -> Option<PathBuf> {
 }
 
 /// What Claude Code needs to talk to the local server and nothing else.
-fn claude_env(server: &str, home: &Path) -> Vec<(String, String)> {
+pub(crate) fn claude_env(server: &str, home: &Path) -> Vec<(String, String)> {
     [
         ("ANTHROPIC_BASE_URL", server.to_owned()),
         ("ANTHROPIC_API_KEY", "sk-ant-test-0000".to_owned()),
@@ -57,7 +57,7 @@ fn claude_env(server: &str, home: &Path) -> Vec<(String, String)> {
 }
 
 /// A throwaway `CODEX_HOME` whose provider is the local server.
-fn codex_home(dir: &Path, server: &str) -> PathBuf {
+pub(crate) fn codex_home(dir: &Path, server: &str) -> PathBuf {
     let home = dir.join("codex-home");
     std::fs::create_dir_all(&home).unwrap();
     std::fs::write(
