@@ -111,8 +111,7 @@ impl AgentCli for Aider {
         args
     }
 
-    fn home_files(role: Role, model: &ModelSettings, prompt: &str) -> Vec<(&'static str, String)> {
-        let _ = role;
+    fn home_files(_role: Role, model: &ModelSettings, prompt: &str) -> Vec<(&'static str, String)> {
         // Aider fetches litellm's price list on every start unless its cache has one, or the
         // model has an entry of its own: ralph's entries stand in for both, and litellm's
         // shipped list (which Aider asks first) answers for the models it knows.
@@ -381,6 +380,19 @@ mod tests {
             (1212, 12, 310)
         );
         assert_eq!(t.warnings.len(), 1);
+    }
+
+    #[test]
+    fn its_lines_say_what_it_does() {
+        assert_eq!(
+            Aider::activity("Applied edit to src/lib.rs", "/w").as_deref(),
+            Some("edited src/lib.rs")
+        );
+        assert_eq!(
+            Aider::activity("Retrying in 0.5 seconds...", "/w").as_deref(),
+            Some("retrying the model API")
+        );
+        assert_eq!(Aider::activity("Aider v0.86.2", "/w"), None);
     }
 
     #[test]

@@ -271,6 +271,47 @@ mod tests {
     }
 
     #[test]
+    fn gemini_events_name_tools_and_text() {
+        let init = r#"{"type":"init","session_id":"s","model":"gemini-3-pro"}"#;
+        assert_eq!(
+            gemini(init, "/w").as_deref(),
+            Some("started (gemini-3-pro)")
+        );
+        let tool = r#"{"type":"tool_use","tool_name":"write_file","tool_id":"t","parameters":{"file_path":"/w/src/a.py","content":"x"}}"#;
+        assert_eq!(gemini(tool, "/w").as_deref(), Some("write_file src/a.py"));
+        let shell = r#"{"type":"tool_use","tool_name":"run_shell_command","parameters":{"command":"pytest -q"}}"#;
+        assert_eq!(
+            gemini(shell, "/w").as_deref(),
+            Some("run_shell_command: pytest -q")
+        );
+        let failed = r#"{"type":"tool_result","tool_id":"t","status":"error"}"#;
+        assert_eq!(
+            gemini(failed, "/w").as_deref(),
+            Some("a tool call failed; carrying on")
+        );
+        let text = r#"{"type":"message","role":"assistant","content":"Done","delta":true}"#;
+        assert_eq!(gemini(text, "/w").as_deref(), Some("writing: Done"));
+        let user = r#"{"type":"message","role":"user","content":"the prompt"}"#;
+        assert_eq!(gemini(user, "/w"), None);
+    }
+
+    #[test]
+    fn opencode_events_name_tools_and_text() {
+        let tool = r#"{"type":"tool_use","part":{"tool":"edit","state":{"status":"completed","input":{"filePath":"/w/lib.sh"}}}}"#;
+        assert_eq!(opencode(tool, "/w").as_deref(), Some("edit lib.sh"));
+        let denied =
+            r#"{"type":"tool_use","part":{"tool":"write","state":{"status":"error","input":{}}}}"#;
+        assert_eq!(
+            opencode(denied, "/w").as_deref(),
+            Some("a tool call failed; carrying on")
+        );
+        let text = r#"{"type":"text","part":{"text":"the plan"}}"#;
+        assert_eq!(opencode(text, "/w").as_deref(), Some("writing: the plan"));
+        assert_eq!(opencode(r#"{"type":"step_finish","part":{}}"#, "/w"), None);
+        assert_eq!(opencode("not json", "/w"), None);
+    }
+
+    #[test]
     fn codex_events_name_commands_and_files() {
         let started = r#"{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"bash -lc 'cargo test'","status":"in_progress"}}"#;
         assert_eq!(codex(started, "/w").as_deref(), Some("$ cargo test"));

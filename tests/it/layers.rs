@@ -207,7 +207,7 @@ const OWN_PATHS: [(&str, usize, &str); 29] = [
     ("process/egress/proxy.rs", 3, "the network gates' sockets in ralph's own folder, and the folder, removed at exit"),
     ("checks/confined.rs", 1, "ralph's own build caches and scratch folders, made before a check starts"),
     ("checks/environment.rs", 1, "the worktree's private cache folder under .ralph/cache"),
-    ("agent/state.rs", 5, "the user's agent CLI state (bounded regular-file reads) and ralph's private copies of it; the agent's copy is read through untrusted_dir"),
+    ("agent/state.rs", 7, "the user's agent CLI state (bounded regular-file reads), ralph's private copies of it and the fresh homes it makes (folders in its own temporary folder); the agent's copy is read through untrusted_dir"),
     ("process/gitconfig.rs", 1, "the repository's and the user's git configuration (a bounded regular-file read)"),
     (
         "agent/codex.rs",

@@ -10,6 +10,8 @@ mod action_field;
 mod action_files;
 mod action_steps;
 mod agent_backends;
+#[path = "../support/agent_clis.rs"]
+mod agent_clis;
 mod checkout;
 mod checks_field;
 mod checks_here;

@@ -34,29 +34,16 @@ const KEY_VAR: &str = "RALPH_TEST_MODEL_KEY";
 
 /// The program of `cli`, or `None` (with the reason printed).
 fn program(cli: &str) -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let path = if cli == "aider" {
-        std::env::var_os("RALPH_TEST_AIDER")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target/ci-tools/aider"))
-            .join("bin/aider")
-    } else {
-        std::env::var_os("RALPH_TEST_AGENT_CLIS")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target/agent-clis"))
-            .join("node_modules/.bin")
-            .join(cli)
-    };
-    if path.exists() {
-        return Some(path);
-    }
-    let package = VERSIONS.iter().find(|(c, _)| *c == cli).map(|(_, p)| *p);
-    eprintln!(
-        "skipping: {cli} is not installed at {} (`.ci/run` installs {} there when its registry is reachable)",
-        path.display(),
-        package.unwrap_or(cli)
-    );
-    None
+    crate::agent_clis::installed(cli)
+        .map_err(|path| {
+            let package = VERSIONS.iter().find(|(c, _)| *c == cli).map(|(_, p)| *p);
+            eprintln!(
+                "skipping: {cli} is not installed at {} (`.ci/run` installs {} there when its registry is reachable)",
+                path.display(),
+                package.unwrap_or(cli)
+            );
+        })
+        .ok()
 }
 
 /// The model's address as each CLI is configured with it.

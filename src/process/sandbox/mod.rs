@@ -327,9 +327,13 @@ impl Sandbox {
             .chain(hide.iter().map(|h| expand(h, home.as_deref())))
             .collect();
         hidden.dedup();
-        let agent_state: Vec<PathBuf> = crate::agent::CLIS
+        // The CLIs whose own state a call may use (a private copy of it): the others run with
+        // a fresh home and their state is hidden with the credentials.
+        let mut stateful: Vec<&str> = AGENT_STATE.iter().map(|(cli, ..)| *cli).collect();
+        stateful.dedup();
+        let agent_state: Vec<PathBuf> = stateful
             .iter()
-            .flat_map(|b| agent_state(b.program, home.as_deref()))
+            .flat_map(|b| agent_state(b, home.as_deref()))
             .collect();
         let (program, mechanism, reason) = match mode {
             Mode::Off => (None, None, Some("`[sandbox] mode = \"off\"`".to_owned())),
