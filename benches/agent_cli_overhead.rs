@@ -163,8 +163,21 @@ async fn measure(server: &str, workdir: &Path, calls: usize, label: &str) {
     }
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
+fn main() {
+    // In the sandbox ralph's network forwarder is the running binary, started again.
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(ralph::process::egress::forward::SUBCOMMAND) {
+        std::process::exit(ralph::process::egress::forward::main(&args[2..]));
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(bench());
+}
+
+async fn bench() {
     let calls: usize = std::env::var("RALPH_BENCH_CALLS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -187,7 +200,8 @@ async fn main() {
         &[],
         &[],
     )
-    .await;
+    .await
+    .with_network(&ralph::config::Config::default().sandbox.network);
     if sandbox.status().active {
         ralph::process::sandbox::install(sandbox);
         measure(
