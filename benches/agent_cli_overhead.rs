@@ -106,8 +106,11 @@ async fn measure(server: &str, workdir: &Path, calls: usize, label: &str) {
             println!("  {name:<9} not installed: skipped");
             continue;
         };
+        // With a throwaway HOME: Gemini CLI writes its state even to say its version.
         let version = std::process::Command::new(&program)
             .arg("--version")
+            .env("HOME", workdir)
+            .env_remove("GEMINI_CLI_HOME")
             .output()
             .map(|o| {
                 String::from_utf8_lossy(&o.stdout)

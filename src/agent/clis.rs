@@ -310,11 +310,16 @@ pub async fn find(cli: &NeededCli, config: &crate::config::Config, root: &Path) 
     };
     let version = match tempfile::tempdir() {
         Ok(scratch) => {
-            let cmd = crate::process::Cmd::new(&path)
+            let mut cmd = crate::process::Cmd::new(&path)
                 .arg("--version")
                 .env("HOME", scratch.path())
                 .current_dir(scratch.path())
                 .timeout(std::time::Duration::from_secs(30));
+            // Gemini CLI writes its project list even to say its version: nothing may move
+            // its state back to the user's.
+            for var in STATE_VARS {
+                cmd = cmd.env_remove(var);
+            }
             match crate::process::run(&cmd).await {
                 Ok(out) if out.success() => Ok(out
                     .stdout
@@ -335,6 +340,18 @@ pub async fn find(cli: &NeededCli, config: &crate::config::Config, root: &Path) 
         reach,
     }
 }
+
+/// The variables that move an agent CLI's state away from `HOME`.
+const STATE_VARS: [&str; 8] = [
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "QWEN_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+];
 
 /// Every agent of a configuration, named as [`needed_clis`] names them.
 fn agents_of(config: &crate::config::Config) -> impl Iterator<Item = (String, &AgentConfig)> + '_ {
