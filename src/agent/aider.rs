@@ -16,7 +16,9 @@
 //! reads (`OPENAI_API_KEY` for a `base_url`, which Aider reaches as an OpenAI-compatible API
 //! with the model `openai/<model>`).
 
-use super::cli::{model_hosts, AgentCli, CliBackend, CliError, ModelSettings, Transcript};
+use super::cli::{
+    model_family, model_hosts, AgentCli, CliBackend, CliError, ModelSettings, Transcript,
+};
 use super::Role;
 use std::path::Path;
 
@@ -58,15 +60,10 @@ fn key_name(model: &ModelSettings) -> &'static str {
     if model.base_url.is_some() {
         return "OPENAI_API_KEY";
     }
-    let name = model
-        .model
-        .as_deref()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let family = name.split(['/', '-', ':', '.']).next().unwrap_or_default();
+    let family = model_family(model).unwrap_or_default();
     VENDOR_KEYS
         .iter()
-        .find(|(families, _)| families.contains(&family))
+        .find(|(families, _)| families.contains(&family.as_str()))
         .map_or("OPENAI_API_KEY", |(_, key)| key)
 }
 

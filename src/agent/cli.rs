@@ -128,19 +128,21 @@ pub fn model_hosts(model: &ModelSettings) -> Vec<String> {
         (&["mistral", "codestral"], "api.mistral.ai"),
         (&["xai", "grok"], "api.x.ai"),
     ];
-    let Some(name) = model.model.as_deref().map(str::to_ascii_lowercase) else {
+    let Some(family) = model_family(model) else {
         return Vec::new();
     };
-    let family = name
-        .split(['/', '-', ':', '.'])
-        .next()
-        .unwrap_or_default()
-        .to_owned();
     VENDORS
         .iter()
         .find(|(names, _)| names.contains(&family.as_str()))
         .map(|(_, host)| vec![(*host).to_owned()])
         .unwrap_or_default()
+}
+
+/// The provider or family a model's name starts with, lower-cased: `anthropic` of
+/// `anthropic/claude-sonnet-4-5`, `gpt` of `gpt-4.1`.
+pub fn model_family(model: &ModelSettings) -> Option<String> {
+    let name = model.model.as_deref()?.to_ascii_lowercase();
+    name.split(['/', '-', ':', '.']).next().map(str::to_owned)
 }
 
 /// A backend that runs the agent CLI `C`.
