@@ -43,6 +43,11 @@ pub fn run(ctx: &Context, args: LeaderboardArgs) -> Result<Exit> {
     })?;
     tracing::debug!(?cache, events = state.event_count, "ledger state");
 
+    // Per backend, from what the configuration runs each bot with now.
+    let backends = crate::ledger::backends::by_backend(&state.bots, |id| {
+        let bot = settings.config.bots.iter().find(|b| b.id == id)?;
+        Some(bot.agent.backend.as_str().to_owned())
+    });
     if let Some(path) = &args.html {
         let name = settings
             .repo
@@ -55,18 +60,13 @@ pub fn run(ctx: &Context, args: LeaderboardArgs) -> Result<Exit> {
                     .map(|n| n.to_string_lossy().into_owned())
             })
             .unwrap_or_else(|| "repository".to_owned());
-        let page = render::html::render(&state, &name, chrono::Utc::now());
+        let page = render::html::render(&state, &backends, &name, chrono::Utc::now());
         write_atomic(path, page.as_bytes())
             .with_context(|| format!("cannot write the HTML report to {}", path.display()))?;
         ctx.printer
             .status(&format!("Wrote the HTML leaderboard to {}", path.display()));
     }
 
-    // Per backend, from what the configuration runs each bot with now.
-    let backends = crate::ledger::backends::by_backend(&state.bots, |id| {
-        let bot = settings.config.bots.iter().find(|b| b.id == id)?;
-        Some(bot.agent.backend.as_str().to_owned())
-    });
     if ctx.printer.json_mode() {
         ctx.printer.json(&json(&state, &backends, cache))?;
     } else {

@@ -152,8 +152,28 @@ struct Recent {
 }
 
 /// The whole page.
-pub fn render(state: &LedgerState, repository: &str, generated: DateTime<Utc>) -> String {
+pub fn render(
+    state: &LedgerState,
+    backends: &[crate::ledger::backends::BackendStanding],
+    repository: &str,
+    generated: DateTime<Utc>,
+) -> String {
     let standings = standings(state);
+    let backends: Vec<_> = backends
+        .iter()
+        .map(|g| {
+            let r = &g.success_rate;
+            context! {
+                backend => sanitize(&g.backend),
+                bots => g.bots.iter().map(|b| sanitize(b)).collect::<Vec<_>>().join(", "),
+                won => g.successes,
+                lost => g.failures,
+                rate => format!("{:.2} [{:.2}–{:.2}]", r.mean, r.low, r.high),
+                merged => g.merged,
+                weight => format!("{:.3}", g.weight),
+            }
+        })
+        .collect();
     let skill: Vec<Skill> = state
         .bots
         .iter()
@@ -198,6 +218,7 @@ pub fn render(state: &LedgerState, repository: &str, generated: DateTime<Utc>) -
                 generated => generated.format("%Y-%m-%d %H:%M UTC").to_string(),
                 standings => Value::from(minijinja::value::Serde(&standings)),
                 skill => Value::from(minijinja::value::Serde(&skill)),
+                backends => Value::from(minijinja::value::Serde(&backends)),
                 merges => Value::from(minijinja::value::Serde(&merges(state))),
                 seats => seats(state),
                 arbiter_health => state.arbiter_health.describe(),
@@ -462,7 +483,12 @@ mod tests {
             fold(&params, loaded.events.iter().map(|l| &l.event)).event_count,
             1
         );
-        let page = render(&state, "octo/repo", "2026-02-02T00:00:00Z".parse().unwrap());
+        let page = render(
+            &state,
+            &[],
+            "octo/repo",
+            "2026-02-02T00:00:00Z".parse().unwrap(),
+        );
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.contains("<svg"));
         assert_eq!(page.matches("<polyline").count(), 2);
@@ -499,11 +525,32 @@ mod tests {
             skipped: vec![],
         };
         let state = Ledger::build_state(&params, &loaded);
-        let page = render(&state, "octo/repo", "2026-02-02T00:00:00Z".parse().unwrap());
+        let page = render(
+            &state,
+            &[],
+            "octo/repo",
+            "2026-02-02T00:00:00Z".parse().unwrap(),
+        );
         assert!(
             page.contains("<h2>Seats (at most 1 per round; 1 drawn)</h2>"),
             "{page}"
         );
+        assert!(
+            !page.contains("By backend"),
+            "one backend or none: no table"
+        );
+        let backends = crate::ledger::backends::by_backend(&state.bots, |id| {
+            Some(if id == "a" { "gemini" } else { "<aider>" }.to_owned())
+        });
+        let page = render(
+            &state,
+            &backends,
+            "octo/repo",
+            "2026-02-02T00:00:00Z".parse().unwrap(),
+        );
+        assert!(page.contains("<h2>By backend</h2>"), "{page}");
+        assert!(page.contains("<tr><td>gemini</td><td>a</td><td>1</td><td>0</td><td>0.67 ["));
+        assert!(page.contains("&lt;aider&gt;") && !page.contains("<aider>"));
         assert!(page.contains("<tr><td>a</td><td>1</td><td>0.67</td><td>1</td><td>$0.25</td>"));
         assert!(
             page.contains("<p>Latest: issue #3 round 1: seated: 1 of 2 — a "),
