@@ -409,10 +409,11 @@ async fn a_competition_on_the_real_aider() {
 }
 
 /// One competition with a bot on each of the six agent CLIs — Claude Code, Codex, Gemini CLI,
-/// Qwen Code, OpenCode and Aider — against one local server speaking each one's API, seats
-/// drawn from the ledger across them; then the leaderboard per bot and per backend.
+/// Qwen Code, OpenCode and Aider — and on each of the two HTTP APIs (Messages, Chat
+/// Completions), against one local server speaking each one's API, seats drawn from the ledger
+/// across them; then the leaderboard per bot and per backend.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_mixed_field_of_six_clis_competes_and_is_ranked_per_backend() {
+async fn a_mixed_field_of_six_clis_and_two_apis_competes_and_is_ranked_per_backend() {
     let Some(npm_bin) = crate::real_clis::clis() else {
         return;
     };
@@ -446,7 +447,7 @@ async fn a_mixed_field_of_six_clis_competes_and_is_ranked_per_backend() {
     };
     let config = [
         format!(
-            "tracker = \"local\"\nmax_iterations = 1\n[marketplace]\nbase_budget_per_bot = 1\nseats = 6\n[defaults]\ntimeout_secs = 240\n[arbiter]\nbackend = \"gemini\"\nmodel = \"test-model\"\ncommand = [\"{0}\"]\nbase_url = \"{uri}\"\napi_key_env = \"{KEY_VAR}\"\n[implementer]\nbackend = \"gemini\"\nmodel = \"test-model\"\ncommand = [\"{0}\"]\nbase_url = \"{uri}\"\napi_key_env = \"{KEY_VAR}\"\n",
+            "tracker = \"local\"\nmax_iterations = 1\n[marketplace]\nbase_budget_per_bot = 1\nseats = 8\n[defaults]\ntimeout_secs = 240\n[arbiter]\nbackend = \"gemini\"\nmodel = \"test-model\"\ncommand = [\"{0}\"]\nbase_url = \"{uri}\"\napi_key_env = \"{KEY_VAR}\"\n[implementer]\nbackend = \"gemini\"\nmodel = \"test-model\"\ncommand = [\"{0}\"]\nbase_url = \"{uri}\"\napi_key_env = \"{KEY_VAR}\"\n",
             gemini.display()
         ),
         bot("on_claude", "claude", "sonnet", &npm_bin.join("claude"), None),
@@ -455,6 +456,8 @@ async fn a_mixed_field_of_six_clis_competes_and_is_ranked_per_backend() {
         bot("on_qwen", "qwen", "test-model", &qwen, Some(format!("{uri}/v1"))),
         bot("on_opencode", "opencode", "test-model", &opencode, Some(format!("{uri}/v1"))),
         bot("on_aider", "aider", "test-model", &aider, Some(format!("{uri}/v1"))),
+        format!("[[bots]]\nid = \"on_anthropic\"\nbackend = \"anthropic\"\nmodel = \"claude-test\"\nbase_url = \"{uri}\"\napi_key_env = \"{KEY_VAR}\"\n"),
+        format!("[[bots]]\nid = \"on_openai\"\nbackend = \"openai\"\nmodel = \"test-model\"\nbase_url = \"{uri}/v1\"\napi_key_env = \"{KEY_VAR}\"\n"),
         "[checks]\nsyntax = \"sh -n lib.sh\"\ntest = \"sh test.sh\"\n[git]\nauthor = \"ralph <ralph@example.com>\"\n".to_owned(),
     ]
     .concat();
@@ -483,8 +486,8 @@ async fn a_mixed_field_of_six_clis_competes_and_is_ranked_per_backend() {
         .iter()
         .filter_map(|p| p["bot_id"].as_str())
         .collect();
-    assert_eq!(bots.len(), 6, "{bots:?}\n{}", out.stderr);
-    assert!(out.stderr.contains("seated: 6 of 6"), "{}", out.stderr);
+    assert_eq!(bots.len(), 8, "{bots:?}\n{}", out.stderr);
+    assert!(out.stderr.contains("seated: 8 of 8"), "{}", out.stderr);
     let board = run(repo.ralph().args(["leaderboard", "--json"]));
     let board: Value = serde_json::from_str(&board.stdout).unwrap();
     let backends: Vec<&str> = board["backends"]
@@ -493,7 +496,16 @@ async fn a_mixed_field_of_six_clis_competes_and_is_ranked_per_backend() {
         .iter()
         .filter_map(|b| b["backend"].as_str())
         .collect();
-    for b in ["claude", "codex", "gemini", "qwen", "opencode", "aider"] {
+    for b in [
+        "claude",
+        "codex",
+        "gemini",
+        "qwen",
+        "opencode",
+        "aider",
+        "anthropic",
+        "openai",
+    ] {
         assert!(backends.contains(&b), "{b}: {backends:?}");
     }
     let text = run(repo.ralph().arg("leaderboard"));
