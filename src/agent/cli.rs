@@ -245,7 +245,8 @@ impl<C: AgentCli> Backend for CliBackend<C> {
     async fn call(&self, call: &AgentCall) -> Result<AgentReply, AgentError> {
         let backend = self.describe();
         let home = crate::env::non_empty("HOME").map(PathBuf::from);
-        // In the sandbox the CLI's state is a private copy for this call alone.
+        // A fresh home for this call alone, or — in the sandbox — a private copy of the CLI's
+        // state (its login).
         let sandboxed = crate::process::sandbox::current().is_some_and(|s| s.status().active);
         let private = if C::FRESH_HOME {
             let files = C::home_files(call.role, &self.model, &call.prompt);

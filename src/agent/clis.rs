@@ -199,6 +199,14 @@ pub fn can_start(
             info.product
         ));
     }
+    if let Some(var) = &config.api_key_env {
+        if crate::env::non_empty(var).is_none() {
+            return Err(format!(
+                "`api_key_env` names {var}, which is not set here: set it to the key of {}'s model",
+                info.product
+            ));
+        }
+    }
     if crate::process::on_path(&resolve(&p)) {
         Ok(())
     } else {
@@ -373,6 +381,42 @@ fn agents_of(config: &crate::config::Config) -> impl Iterator<Item = (String, &A
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_agent_cannot_start_without_its_model_or_its_named_key() {
+        let mut config = AgentConfig {
+            backend: BackendKind::Aider,
+            model: None,
+            command: vec!["/bin/sh".into()],
+            base_url: None,
+            timeout_secs: 60,
+            dir: None,
+            api_key_env: None,
+            max_tokens: None,
+            temperature: None,
+            args: vec![],
+            price: None,
+        };
+        let resolve = |p: &str| p.to_owned();
+        let e = can_start(BackendKind::Aider, &config, &resolve).unwrap_err();
+        assert!(e.starts_with("Aider needs `model`"), "{e}");
+        config.model = Some("sonnet".into());
+        config.api_key_env = Some("RALPH_TEST_UNSET_KEY_9".into());
+        std::env::remove_var("RALPH_TEST_UNSET_KEY_9");
+        let e = can_start(BackendKind::Aider, &config, &resolve).unwrap_err();
+        assert!(
+            e.contains("RALPH_TEST_UNSET_KEY_9, which is not set"),
+            "{e}"
+        );
+        config.api_key_env = None;
+        assert_eq!(can_start(BackendKind::Aider, &config, &resolve), Ok(()));
+        config.command = vec!["/nonexistent/aider".into()];
+        let e = can_start(BackendKind::Aider, &config, &resolve).unwrap_err();
+        assert!(
+            e.contains("`pipx install aider-chat`, or set RALPH_AIDER_BIN"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn every_cli_backend_has_one_entry_and_a_distinct_program() {
