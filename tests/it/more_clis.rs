@@ -1,9 +1,9 @@
 //! The other agent CLIs teams run — Gemini CLI, Qwen Code and OpenCode from npm, Aider from
 //! PyPI — driven by ralph against a local model server (Gemini's API for Gemini CLI, OpenAI
 //! Chat Completions for the others; never a real API): a whole competition on each, through
-//! the binary and — where bubblewrap works — the sandbox, with one bot whose model tries to
-//! write while proposing; the tools each role was offered; the user's own state of each CLI
-//! untouched; and a 401 and a 429 reported with their reason.
+//! the binary and — where bubblewrap works — the sandbox, required, with one bot whose model
+//! tries to write while proposing; the tools each role was offered; the user's own state of
+//! each CLI untouched; and a 401 and a 429 reported with their reason.
 //!
 //! `.ci/run` installs pinned versions: the npm ones beside Claude Code and Codex in
 //! `target/agent-clis` (`RALPH_TEST_AGENT_CLIS`), Aider in a venv, `target/ci-tools/aider`
@@ -159,6 +159,10 @@ async fn compete_on(cli: &'static str) {
     let started = std::time::Instant::now();
     let out = tokio::task::spawn_blocking({
         let mut cmd = repo.ralph();
+        // Where bubblewrap works, the sandbox is required: a run without it fails.
+        if crate::security::bubblewrap().is_ok() {
+            cmd.env("RALPH_SANDBOX", "required");
+        }
         cmd.env(KEY_VAR, "sk-test-0000")
             .args(["compete", "3", "--json"]);
         move || run(&mut cmd)
@@ -467,6 +471,10 @@ async fn a_mixed_field_of_six_clis_and_two_apis_competes_and_is_ranked_per_backe
         let mut cmd = repo.ralph();
         for (k, v) in crate::real_clis::claude_env(&uri, &repo.tools) {
             cmd.env(k, v);
+        }
+        // Where bubblewrap works, the sandbox is required: a run without it fails.
+        if crate::security::bubblewrap().is_ok() {
+            cmd.env("RALPH_SANDBOX", "required");
         }
         cmd.env(KEY_VAR, "sk-test-0000")
             .env("CODEX_HOME", &codex_home)
