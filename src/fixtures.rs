@@ -186,6 +186,23 @@ pub fn seat_record(bot: &str, history: u32, cost: Option<f64>) -> crate::ledger:
 }
 
 /// The settings of a repository at `root` with the local tracker and the configuration `config`.
+/// An agent of `backend` with nothing else set (a 60 s timeout).
+pub fn agent_config(backend: crate::config::BackendKind) -> crate::config::AgentConfig {
+    crate::config::AgentConfig {
+        backend,
+        model: None,
+        command: vec![],
+        base_url: None,
+        timeout_secs: 60,
+        dir: None,
+        api_key_env: None,
+        max_tokens: None,
+        temperature: None,
+        args: vec![],
+        price: None,
+    }
+}
+
 pub fn settings(root: &std::path::Path, config: &str) -> crate::settings::Settings {
     use crate::config::{Config, ConfigSource, TrackerKind};
     crate::settings::Settings {

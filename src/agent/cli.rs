@@ -138,6 +138,14 @@ pub fn model_hosts(model: &ModelSettings) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Where a CLI that reads its address from `var` calls its model: `base_url`'s host, else
+/// `var`'s in ralph's environment, else `default`.
+pub fn address_or(model: &ModelSettings, var: &str, default: &str) -> Vec<String> {
+    let own =
+        endpoint_of(model.base_url.clone()).or_else(|| endpoint_of(crate::env::non_empty(var)));
+    vec![own.unwrap_or_else(|| default.to_owned())]
+}
+
 /// The provider or family a model's name starts with, lower-cased: `anthropic` of
 /// `anthropic/claude-sonnet-4-5`, `gpt` of `gpt-4.1`.
 pub fn model_family(model: &ModelSettings) -> Option<String> {

@@ -384,19 +384,8 @@ mod tests {
 
     #[test]
     fn an_agent_cannot_start_without_its_model_or_its_named_key() {
-        let mut config = AgentConfig {
-            backend: BackendKind::Aider,
-            model: None,
-            command: vec!["/bin/sh".into()],
-            base_url: None,
-            timeout_secs: 60,
-            dir: None,
-            api_key_env: None,
-            max_tokens: None,
-            temperature: None,
-            args: vec![],
-            price: None,
-        };
+        let mut config = crate::fixtures::agent_config(BackendKind::Aider);
+        config.command = vec!["/bin/sh".into()];
         let resolve = |p: &str| p.to_owned();
         let e = can_start(BackendKind::Aider, &config, &resolve).unwrap_err();
         assert!(e.starts_with("Aider needs `model`"), "{e}");

@@ -12,7 +12,7 @@
 //! model's address from `base_url` (else `GOOGLE_GEMINI_BASE_URL`, else Google's API).
 
 use super::cli::{
-    api_error_in, endpoint_of, jsonl_events, AgentCli, CliBackend, CliError, ModelSettings,
+    address_or, api_error_in, jsonl_events, AgentCli, CliBackend, CliError, ModelSettings,
     Transcript,
 };
 use super::{Role, Usage};
@@ -98,9 +98,7 @@ impl AgentCli for Gemini {
     }
 
     fn endpoints(_home: Option<&Path>, model: &ModelSettings) -> Vec<String> {
-        let own = endpoint_of(model.base_url.clone())
-            .or_else(|| endpoint_of(crate::env::non_empty("GOOGLE_GEMINI_BASE_URL")));
-        vec![own.unwrap_or_else(|| GOOGLE_API.to_owned())]
+        address_or(model, "GOOGLE_GEMINI_BASE_URL", GOOGLE_API)
     }
 
     /// It exits with the API error's status modulo 256 (a 429 is 173); its own failures use

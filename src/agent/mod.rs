@@ -362,21 +362,7 @@ mod tests {
         assert_eq!((u.total_tokens(), u.cost_usd), (17, Some(0.5)));
     }
 
-    fn agent(backend: BackendKind) -> AgentConfig {
-        AgentConfig {
-            backend,
-            model: None,
-            command: vec![],
-            base_url: None,
-            timeout_secs: 60,
-            dir: None,
-            api_key_env: None,
-            max_tokens: None,
-            temperature: None,
-            args: vec![],
-            price: None,
-        }
-    }
+    use crate::fixtures::agent_config as agent;
 
     #[test]
     fn every_backend_kind_builds_or_says_what_is_missing() {

@@ -14,7 +14,7 @@
 //! `OPENAI_API_KEY` (or `api_key_env`), the address from `base_url` (else `OPENAI_BASE_URL`).
 
 use super::cli::Transcript;
-use super::cli::{api_error_in, endpoint_of, AgentCli, CliBackend, CliError, ModelSettings};
+use super::cli::{address_or, api_error_in, AgentCli, CliBackend, CliError, ModelSettings};
 use super::Role;
 use serde_json::json;
 use std::path::Path;
@@ -100,9 +100,7 @@ impl AgentCli for Qwen {
     }
 
     fn endpoints(_home: Option<&Path>, model: &ModelSettings) -> Vec<String> {
-        let own = endpoint_of(model.base_url.clone())
-            .or_else(|| endpoint_of(crate::env::non_empty("OPENAI_BASE_URL")));
-        vec![own.unwrap_or_else(|| "api.openai.com".to_owned())]
+        address_or(model, "OPENAI_BASE_URL", "api.openai.com")
     }
 }
 

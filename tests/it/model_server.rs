@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
-use wiremock::matchers::{method, path, path_regex};
+use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 /// What the server is asked, as far as a script needs to know.
@@ -336,20 +336,8 @@ impl ModelServer {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let script: Arc<Script> = Arc::new(script);
         for (route, api) in [
-            ("/v1/messages", Api::Anthropic),
-            ("/v1/responses", Api::Responses),
-        ] {
-            Mock::given(method("POST"))
-                .and(path(route))
-                .respond_with(Responder {
-                    api,
-                    script: script.clone(),
-                    requests: requests.clone(),
-                })
-                .mount(&server)
-                .await;
-        }
-        for (route, api) in [
+            (r"^/v1/messages$", Api::Anthropic),
+            (r"^/v1/responses$", Api::Responses),
             (r"^/v1/chat/completions$", Api::Chat),
             (
                 r"^/v1beta/models/[^/]+:(stream)?[gG]enerateContent$",

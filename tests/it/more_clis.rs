@@ -13,11 +13,10 @@ use crate::common::git;
 use crate::compete::{run, Repo, Setup, ISSUE};
 use crate::model_server::{greet_answers, tool_names, Asked, ModelServer, Reply};
 use crate::real_clis::outside_tmp;
-use ralph::agent::{AgentCall, AgentError, Phase, Role};
+use ralph::agent::{AgentError, Role};
 use ralph::config::AgentConfig;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The versions `.ci/run` installs.
 const VERSIONS: [(&str, &str); 4] = [
@@ -314,23 +313,6 @@ fn agent(cli: &str, program: &Path, server: &str) -> AgentConfig {
     }
 }
 
-fn call(role: Role, workdir: &Path, prompt: &str) -> AgentCall {
-    AgentCall {
-        role,
-        prompt: prompt.to_owned(),
-        workdir: workdir.to_owned(),
-        bot_id: Some("smart_bot_1".into()),
-        issue: 3,
-        round: 1,
-        phase: Phase::Initial,
-        timeout: Duration::from_secs(240),
-        attempt: 0,
-        speaker: None,
-        variant: None,
-        activity: None,
-    }
-}
-
 /// A 401 and a 429 from the model, through each CLI: the credentials error, and the rate
 /// limit named as such, in the CLI's own words (each CLI retries a 429 its own way first:
 /// about 25 s for Gemini CLI, 70 to 85 s for the others).
@@ -358,7 +340,9 @@ async fn the_clis_401_and_429_come_through_with_their_reason() {
         );
         let workdir = dir.path().to_owned();
         runs.push(tokio::spawn(async move {
-            let ask = |case: &str| call(Role::Propose, &workdir, &format!("{prompt} CASE-{case}"));
+            let ask = |case: &str| {
+                crate::real_clis::call(Role::Propose, &workdir, &format!("{prompt} CASE-{case}"))
+            };
             let ok = backend.call(&ask("ok")).await;
             let e401 = backend.call(&ask("401")).await;
             let e429 = backend.call(&ask("429")).await;

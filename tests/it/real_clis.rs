@@ -268,7 +268,7 @@ async fn a_competition_on_the_real_codex() {
     );
 }
 
-fn call(role: Role, workdir: &Path, prompt: &str) -> AgentCall {
+pub(crate) fn call(role: Role, workdir: &Path, prompt: &str) -> AgentCall {
     AgentCall {
         role,
         prompt: prompt.to_owned(),
