@@ -338,6 +338,9 @@ impl<'w> Market<'w> {
         if let Some(m) = env("RALPH_BENCH_MISJUDGE") {
             params.misjudge = m;
         }
+        if let Some(o) = env("RALPH_BENCH_SUSPECT") {
+            params.suspect_odds = o;
+        }
         if let Some(w) = env("RALPH_BENCH_WINDOW") {
             params.drift_window = w;
         }
@@ -347,6 +350,7 @@ impl<'w> Market<'w> {
         // The draw before seats were priced knew neither departures nor idle bots.
         if let Policy::Thompson { value: None, .. } = policy {
             params.drift_odds = f64::INFINITY;
+            params.suspect_odds = f64::INFINITY;
             params.stale_after = u32::MAX;
         }
         Market {
@@ -393,6 +397,8 @@ impl<'w> Market<'w> {
                     seats: SEATS,
                     value_per_merge: value.unwrap_or(FILL),
                     stale_after: self.params.stale_after,
+                    suspect_odds: self.params.suspect_odds,
+                    anchor: value.is_some(),
                     misjudge: if value.is_some() {
                         self.params.misjudge
                     } else {

@@ -69,6 +69,8 @@ pub fn seat(input: &SeatInput<'_>) -> Option<Seating> {
                 .value_per_merge
                 .unwrap_or(tables().seating.value_per_merge),
             stale_after: tables().seating.stale_after,
+            suspect_odds: tables().seating.suspect_odds,
+            anchor: true,
             misjudge: misjudge(&events),
             budget_usd: budget(config, input.accounts),
             seed: input.seed,

@@ -36,6 +36,9 @@ pub struct SeatRecord {
     pub history: u32,
     /// How many of its latest placings departed from its earlier record, which was set aside.
     pub departed: Option<u32>,
+    /// How many times likelier its latest placings are for a bot of unknown chance than for
+    /// the bot its record describes, where they beat the record (1: they do not).
+    pub surprise: f64,
     /// Seated rounds since it was last seated or placed.
     pub idle: u32,
     /// The mean of its latest `cost_window` proposals that reported a cost.
@@ -58,6 +61,7 @@ impl SeatRecord {
             history: self.history,
             idle: self.idle,
             departed: self.departed,
+            surprise: self.surprise,
             cost_usd: self.cost_per_proposal,
             cost_estimate_usd: None,
             unavailable,
@@ -301,9 +305,10 @@ impl<'a> Gathered<'a> {
         params: &SeatingParams,
         seen: &[Observation],
         prefix: &[(f64, f64)],
-    ) -> (usize, Option<u32>) {
+    ) -> (usize, Option<u32>, f64) {
         let placings: Vec<usize> = (0..seen.len()).filter(|&k| seen[k].placing).collect();
         let mut best: Option<(f64, usize, u32)> = None;
+        let mut surprise = 1.0f64;
         for len in 1..=params.drift_window.min(placings.len()) {
             let split = placings[placings.len() - len];
             if split == 0 {
@@ -317,11 +322,20 @@ impl<'a> Gathered<'a> {
                 .count();
             let odds = fresh_likelihood(wins, len)
                 / (mean.powi(wins as i32) * (1.0 - mean).powi((len - wins) as i32));
+            // Only a run better than the record departs: a bot that got worse keeps its seats
+            // long enough for its record to say so, and a strong bot's bad run is no new model.
+            if (wins as f64) <= mean * len as f64 {
+                continue;
+            }
+            surprise = surprise.max(odds);
             if odds >= params.drift_odds && best.is_none_or(|(o, ..)| odds > o) {
                 best = Some((odds, split, len as u32));
             }
         }
-        best.map_or((0, None), |(_, split, len)| (split, Some(len)))
+        match best {
+            Some((_, split, len)) => (split, Some(len), 1.0),
+            None => (0, None, surprise),
+        }
     }
 
     fn record(&self, params: &SeatingParams, bot: &str, labels: &[String]) -> SeatRecord {
@@ -329,7 +343,7 @@ impl<'a> Gathered<'a> {
         let all = self.observations.get(bot).unwrap_or(&empty);
         let n = all.len();
         let prefix = self.prefixes(params, all, labels);
-        let (start, departed) = Self::departure(params, all, &prefix);
+        let (start, departed, surprise) = Self::departure(params, all, &prefix);
         let (wins, losses) = if start == 0 {
             prefix[n]
         } else {
@@ -344,6 +358,7 @@ impl<'a> Gathered<'a> {
             beta,
             history: n as u32,
             departed,
+            surprise,
             idle: self.rounds - self.last_seen.get(bot).copied().unwrap_or(0),
             cost_per_proposal: (!latest.is_empty())
                 .then(|| latest.iter().sum::<f64>() / latest.len() as f64),

@@ -29,6 +29,9 @@ pub struct Candidate {
     /// How many of its latest rounds departed from its earlier record, which the posterior
     /// sets aside (`ledger::seats`).
     pub departed: Option<u32>,
+    /// How many times likelier its latest placings are for a bot of unknown chance than for
+    /// its record, where they beat it (1: they do not): a bot that may have changed.
+    pub surprise: f64,
     /// Its measured cost per proposal, in US dollars, when a proposal of it reported one.
     pub cost_usd: Option<f64>,
     /// What a proposal of it should cost by what its backend and model are known to cost
@@ -52,8 +55,15 @@ pub struct SeatAsk {
     /// measured).
     pub misjudge: f64,
     /// A bot idle for this many seated rounds has its sample drawn from its record held
-    /// loosely (`scoring/seating.toml`).
+    /// loosely and is tried again in the last seat (`scoring/seating.toml`).
     pub stale_after: u32,
+    /// A bot whose latest placings beat its record this many times to 1 (its `surprise`) is
+    /// held loosely too, and tried again before the idle ones (`scoring/seating.toml`).
+    pub suspect_odds: f64,
+    /// Whether the first drawn seat goes to the bot whose seat is worth most by its record
+    /// (ralph's draw); without, every seat is drawn by the samples (the draw before anchors,
+    /// which the seating benchmark keeps as a row).
+    pub anchor: bool,
     /// What the round's proposals may cost at most, when a cap applies.
     pub budget_usd: Option<f64>,
     /// The run's seed: the round's draw is seeded from it and `round`.
@@ -245,7 +255,7 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
     let samples: Vec<Option<f64>> = candidates
         .iter()
         .map(|c| {
-            let (alpha, beta) = held(c, ask.stale_after);
+            let (alpha, beta) = held(c, ask);
             c.unavailable
                 .is_none()
                 .then(|| beta_sample(&mut rng, alpha, beta))
@@ -299,7 +309,7 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
     let bots = order
         .into_iter()
         .map(|i| {
-            let reason = plan.reason(i, samples[i], &chosen.seated, &free.seated);
+            let reason = plan.reason(i, samples[i], &chosen, &free.seated);
             SeatDraw {
                 bot_id: candidates[i].bot_id.clone(),
                 alpha: candidates[i].alpha,
@@ -329,34 +339,47 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
     }
 }
 
-/// The posterior a bot's sample is drawn from: its own; for a bot idle `stale_after` seated
-/// rounds or more, one with the same mean held as loosely as two observations, so that the
-/// draw can try it again — a bot passed over can have changed.
-fn held(c: &Candidate, stale_after: u32) -> (f64, f64) {
-    if c.history == 0 || c.idle < stale_after {
+/// The posterior a bot's sample is drawn from: its own; for a bot that may have changed — idle
+/// `stale_after` seated rounds or more, or a suspect (its latest placings beat its record
+/// `suspect_odds` to 1) — a uniform prior and two observations at its mean, so that the
+/// draw can try it again: a bot passed over can have changed.
+fn held(c: &Candidate, ask: &SeatAsk) -> (f64, f64) {
+    if c.history == 0 || !(c.idle >= ask.stale_after || suspect(c, ask)) {
         return (c.alpha, c.beta);
     }
     let mean = c.alpha / (c.alpha + c.beta);
     (1.0 + 2.0 * mean, 1.0 + 2.0 * (1.0 - mean))
 }
 
-/// The bots that can start, best sample first; the newcomers to explore; the rest; the seats
-/// there are at most.
+/// Whether a bot with a history has latest placings that beat its record `suspect_odds` to 1.
+fn suspect(c: &Candidate, ask: &SeatAsk) -> bool {
+    c.history > 0 && c.surprise >= ask.suspect_odds
+}
+
+/// The bots that can start, best sample first; the newcomers to explore; the rest; the bots to
+/// try again; the seats there are at most.
 struct Plan {
     available: Vec<usize>,
     exploring: Vec<usize>,
-    /// The bot idle longest past `stale_after`, to be tried in the last seat.
-    stale: Option<usize>,
+    /// The bots that may have changed, to be tried in the last seat: the suspects, most
+    /// surprising first, then the bots idle past `stale_after`, longest idle first.
+    tried: Vec<usize>,
     rest: Vec<usize>,
     most: usize,
+    /// Each bot's posterior mean, by its own record.
+    mean: Vec<f64>,
+    /// Whether the first drawn seat goes to the best by record.
+    anchor: bool,
 }
 
-/// A choice of seats: the seated in the order they were seated, and what each bot's seat was
-/// worth (the value of a merge × the chance it adds), for every bot that can start.
+/// A choice of seats: the seated in the order they were seated, what each bot's seat was
+/// worth (the value of a merge × the chance it adds), for every bot that can start, and the
+/// bot tried again in the last seat, if one was.
 #[derive(Clone)]
 struct Chosen {
     seated: Vec<usize>,
     worth: Vec<Option<f64>>,
+    tried: Option<usize>,
 }
 
 impl Plan {
@@ -385,30 +408,47 @@ impl Plan {
             .copied()
             .filter(|i| !exploring.contains(i))
             .collect();
-        let stale = rest
+        let mut suspects: Vec<usize> = rest
             .iter()
             .copied()
-            .filter(|&i| candidates[i].idle >= ask.stale_after)
-            .max_by_key(|&i| (candidates[i].idle, std::cmp::Reverse(i)));
+            .filter(|&i| suspect(&candidates[i], ask))
+            .collect();
+        suspects.sort_by(|&a, &b| {
+            let surprise = |i: usize| candidates[i].surprise;
+            surprise(b).total_cmp(&surprise(a)).then(a.cmp(&b))
+        });
+        let mut idle: Vec<usize> = rest
+            .iter()
+            .copied()
+            .filter(|&i| candidates[i].idle >= ask.stale_after && !suspects.contains(&i))
+            .collect();
+        idle.sort_by_key(|&i| (std::cmp::Reverse(candidates[i].idle), i));
         Plan {
             available,
             exploring,
-            stale,
+            tried: suspects.into_iter().chain(idle).collect(),
             rest,
             most,
+            mean: candidates
+                .iter()
+                .map(|c| c.alpha / (c.alpha + c.beta))
+                .collect(),
+            anchor: ask.anchor,
         }
     }
 
-    /// The seats, as many as pay: the newcomers to explore, each while its price fits what
-    /// is left of `budget`; then, one at a time, the bot whose seat adds the most, less its
-    /// price, while that is more than nothing (the first seat is taken whatever it adds), it
-    /// fits, and a seat is left. What a seat adds is `value` × (its sample θ × the chance
-    /// `miss` that no bot seated so far delivers, less `misjudge` × the chance that one does ×
-    /// 1 − θ): a proposal rescues the round the others would lose, but it may also be picked
-    /// over one that delivers and fail. Last, the bot longest idle past `stale_after` takes
-    /// the last seat (in place of the last drawn bot when every seat is taken) when what it
-    /// would add there pays for its price. Each bot's worth is what its seat added when it was
-    /// taken, or would add after the last.
+    /// The seats, as many as pay. First the newcomers to explore, each while its price fits
+    /// what is left of `budget`. Then the round's anchor: the bot whose seat is worth most by
+    /// its record — `value` × its posterior mean, less its price — so that the round is never
+    /// gambled on a sample. Then, one at a time, the bot whose seat adds the most by its
+    /// sample, less its price, while that is more than nothing, it fits, and a seat is left.
+    /// What a seat adds is `value` × (its sample θ × the chance `miss` that no bot seated so far
+    /// delivers, less `misjudge` × the chance that one does × 1 − θ): a proposal rescues the
+    /// round the others would lose, but it may also be picked over one that delivers and
+    /// fail. Last, the first bot to try again that is not seated yet takes the last seat (in
+    /// place of the last drawn bot when every seat is taken) when what it would add there pays
+    /// for its price. Each bot's worth is what its seat added when it was taken, or would add
+    /// after the last.
     fn choose(
         &self,
         samples: &[Option<f64>],
@@ -435,6 +475,24 @@ impl Plan {
                 seated.push(i);
             }
         }
+        let net = |i: usize| value * self.mean[i] - cost(i);
+        let anchor = self
+            .rest
+            .iter()
+            .copied()
+            .filter(|_| self.anchor)
+            .filter(|&i| fits(i, &seated))
+            .max_by(|a, b| {
+                net(*a)
+                    .total_cmp(&net(*b))
+                    .then(self.mean[*a].total_cmp(&self.mean[*b]))
+                    .then(b.cmp(a))
+            });
+        if let Some(i) = anchor.filter(|_| seated.len() < self.most) {
+            worth[i] = Some(adds(i, miss(&seated)));
+            seated.push(i);
+        }
+        let tried = self.tried.iter().copied().find(|i| !seated.contains(i));
         while seated.len() < self.most {
             let m = miss(&seated);
             let gain = |i: usize| adds(i, m) - cost(i);
@@ -442,7 +500,7 @@ impl Plan {
                 .rest
                 .iter()
                 .copied()
-                .filter(|&i| !seated.contains(&i) && fits(i, &seated) && Some(i) != self.stale)
+                .filter(|&i| !seated.contains(&i) && fits(i, &seated) && Some(i) != tried)
                 .max_by(|a, b| {
                     gain(*a)
                         .total_cmp(&gain(*b))
@@ -457,17 +515,21 @@ impl Plan {
                 _ => break,
             }
         }
-        // The idle bot, held loosely, takes the last seat when its own would pay there.
-        if let Some(s) = self.stale {
+        // The bot to try again, held loosely, takes the last seat when its own would pay
+        // there; never the anchor's or a newcomer's.
+        let mut was_tried = None;
+        if let Some(t) = tried {
+            let kept = self.exploring.len() + usize::from(anchor.is_some());
             let mut with = seated.clone();
-            if with.len() >= self.most && with.len() > self.exploring.len() {
+            if with.len() >= self.most && with.len() > kept {
                 with.pop();
             }
             let m = miss(&with);
-            if with.len() < self.most && fits(s, &with) && adds(s, m) > cost(s) {
-                worth[s] = Some(adds(s, m));
-                with.push(s);
+            if with.len() < self.most && fits(t, &with) && adds(t, m) > cost(t) {
+                worth[t] = Some(adds(t, m));
+                with.push(t);
                 seated = with;
+                was_tried = Some(t);
             }
         }
         let m = miss(&seated);
@@ -476,20 +538,18 @@ impl Plan {
                 worth[i] = Some(adds(i, m));
             }
         }
-        Chosen { seated, worth }
+        Chosen {
+            seated,
+            worth,
+            tried: was_tried,
+        }
     }
 
     /// Why bot `i` was seated or not, `free` being the seats had there been no cap.
-    fn reason(
-        &self,
-        i: usize,
-        sample: Option<f64>,
-        seated: &[usize],
-        free: &[usize],
-    ) -> SeatReason {
-        match (seated.contains(&i), sample) {
+    fn reason(&self, i: usize, sample: Option<f64>, chosen: &Chosen, free: &[usize]) -> SeatReason {
+        match (chosen.seated.contains(&i), sample) {
             (_, None) => SeatReason::Unavailable,
-            (true, _) if self.exploring.contains(&i) || self.stale == Some(i) => {
+            (true, _) if self.exploring.contains(&i) || chosen.tried == Some(i) => {
                 SeatReason::Exploring
             }
             (true, _) => SeatReason::Drawn,

@@ -56,6 +56,9 @@ pub struct SeatingParams {
     pub drift_odds: f64,
     /// After this many seated rounds without a seat, a bot is explored.
     pub stale_after: u32,
+    /// A bot whose latest placings are this many times likelier for a bot of unknown chance
+    /// than for its record, where they beat it, is tried again before the idle ones.
+    pub suspect_odds: f64,
 }
 
 /// `scoring/proposal.toml`.
@@ -228,9 +231,16 @@ fn check_seating(p: &SeatingParams) -> Result<(), String> {
     if p.cost_window == 0 {
         return Err("`cost_window` must be at least 1".into());
     }
-    if p.drift_window == 0 || p.drift_odds.is_nan() || p.drift_odds <= 1.0 || p.stale_after == 0 {
+    if p.drift_window == 0
+        || p.drift_odds.is_nan()
+        || p.drift_odds <= 1.0
+        || p.stale_after == 0
+        || p.suspect_odds.is_nan()
+        || p.suspect_odds <= 1.0
+        || p.suspect_odds > p.drift_odds
+    {
         return Err(
-            "`drift_window` and `stale_after` must be at least 1, `drift_odds` more than 1".into(),
+            "`drift_window` and `stale_after` must be at least 1, `suspect_odds` more than 1 and at most `drift_odds`".into(),
         );
     }
     if !(0.0..=1.0).contains(&p.misjudge) {

@@ -10,6 +10,7 @@ fn params() -> SeatingParams {
         drift_window: 3,
         drift_odds: 10.0,
         stale_after: 8,
+        suspect_odds: 2.0,
         misjudge: 0.05,
     }
 }
