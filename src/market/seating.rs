@@ -1,15 +1,19 @@
 //! Seats (`[marketplace] seats`, docs/specification.md §8.6): which of the configured bots
 //! propose in a round. Each bot's chance of winning *and delivering* is a Beta posterior that
-//! `ledger::seats` builds from the events; the draw is Thompson sampling — one sample θ from
-//! every posterior — priced: seat by seat, the bot whose seat adds the most is seated, its
-//! worth being the value of a merged pull request × (θ × the chance that no bot seated so far
-//! delivers, less the chance the judges wrongly prefer it to one that does), less its cost per
-//! proposal; seating stops when the next seat would not pay, when `seats` are taken, or when a
-//! cap has no room. So a round takes one seat when the ledger is sure of a bot and more when
-//! it is not; a bot that keeps losing is seated ever less, yet never never; a cheap bot as
-//! good as a dear one takes the seat; a bot without any history is seated to be explored, and
-//! the bot longest without a seat is tried in the last one when that pays. Pure: the inputs come in, the seating comes out with every input
-//! and reason in it, and the seed makes it reproducible.
+//! `ledger::seats` builds from the events. The round's first drawn seat is its anchor: the bot
+//! whose seat is worth most by its record (the value of a merged pull request × its posterior
+//! mean, less its cost per proposal), so that a round is never gambled on a lucky sample. The
+//! other seats are Thompson sampling, priced: one sample θ from every posterior, and seat by
+//! seat the bot whose seat adds the most is seated, its worth being the value of a merge × (θ ×
+//! the chance that no bot seated so far delivers, less the chance the judges wrongly prefer it
+//! to one that does), less its cost per proposal; seating stops when the next seat would not
+//! pay, when `seats` are taken, or when a cap has no room. So a round takes one seat when the
+//! ledger is sure of a bot and more when it is not; a bot that keeps losing is seated ever less,
+//! yet never never; a cheap bot as good as a dear one takes the seat; a bot without any history
+//! is seated to be explored; and two bots that may have changed — the most surprising suspect
+//! and the bot longest without a seat — are tried in the last seats when that pays. Pure: the
+//! inputs come in, the seating comes out with every input and reason in it, and the seed makes
+//! it reproducible.
 
 use crate::mix::SplitMix64;
 use serde::{Deserialize, Serialize};
@@ -138,9 +142,10 @@ pub struct SeatDraw {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SeatReason {
-    /// Seated to be explored: a newcomer, or the bot longest without a seat tried in the last.
+    /// Seated to be explored: a newcomer, or a suspect or idle bot tried in a last seat.
     Exploring,
-    /// Seated by its sample and its price: its seat adds more than it costs.
+    /// Seated by its record (the anchor) or by its sample and its price: its seat adds more
+    /// than it costs.
     Drawn,
     /// Not seated: the seats went to bots whose seat added more, or what its own would add is
     /// worth less than its price.
@@ -361,9 +366,10 @@ fn suspect(c: &Candidate, ask: &SeatAsk) -> bool {
 struct Plan {
     available: Vec<usize>,
     exploring: Vec<usize>,
-    /// The bots that may have changed, to be tried in the last seat: the suspects, most
-    /// surprising first, then the bots idle past `stale_after`, longest idle first.
-    tried: Vec<usize>,
+    /// The bots that may have changed, to be tried in the last seats: the suspects, most
+    /// surprising first, and the bots idle past `stale_after`, longest idle first.
+    suspects: Vec<usize>,
+    idle: Vec<usize>,
     rest: Vec<usize>,
     most: usize,
     /// Each bot's posterior mean, by its own record.
@@ -374,12 +380,12 @@ struct Plan {
 
 /// A choice of seats: the seated in the order they were seated, what each bot's seat was
 /// worth (the value of a merge × the chance it adds), for every bot that can start, and the
-/// bot tried again in the last seat, if one was.
+/// bots tried again in the last seats.
 #[derive(Clone)]
 struct Chosen {
     seated: Vec<usize>,
     worth: Vec<Option<f64>>,
-    tried: Option<usize>,
+    tried: Vec<usize>,
 }
 
 impl Plan {
@@ -390,7 +396,7 @@ impl Plan {
             .filter(|&i| samples[i].is_some())
             .collect();
         available.sort_by(|a, b| sample(*b).total_cmp(&sample(*a)).then(a.cmp(b)));
-        // Newcomers are explored first, but while any bot has a history one seat stays drawn.
+        // Newcomers are explored first, but while any bot has a history the anchor has a seat.
         let anyone_known = available.iter().any(|&i| candidates[i].history > 0);
         let explore = if anyone_known {
             most.saturating_sub(1)
@@ -426,7 +432,8 @@ impl Plan {
         Plan {
             available,
             exploring,
-            tried: suspects.into_iter().chain(idle).collect(),
+            suspects,
+            idle,
             rest,
             most,
             mean: candidates
@@ -492,7 +499,15 @@ impl Plan {
             worth[i] = Some(adds(i, miss(&seated)));
             seated.push(i);
         }
-        let tried = self.tried.iter().copied().find(|i| !seated.contains(i));
+        // The most surprising suspect and the longest idle bot, each to be tried again.
+        let suspect = self.suspects.iter().copied().find(|i| !seated.contains(i));
+        let idle = self
+            .idle
+            .iter()
+            .copied()
+            .find(|i| !seated.contains(i) && Some(*i) != suspect);
+        let to_try: Vec<usize> = suspect.into_iter().chain(idle).collect();
+        let kept = seated.len();
         while seated.len() < self.most {
             let m = miss(&seated);
             let gain = |i: usize| adds(i, m) - cost(i);
@@ -500,7 +515,7 @@ impl Plan {
                 .rest
                 .iter()
                 .copied()
-                .filter(|&i| !seated.contains(&i) && fits(i, &seated) && Some(i) != tried)
+                .filter(|&i| !seated.contains(&i) && fits(i, &seated) && !to_try.contains(&i))
                 .max_by(|a, b| {
                     gain(*a)
                         .total_cmp(&gain(*b))
@@ -515,21 +530,22 @@ impl Plan {
                 _ => break,
             }
         }
-        // The bot to try again, held loosely, takes the last seat when its own would pay
-        // there; never the anchor's or a newcomer's.
-        let mut was_tried = None;
-        if let Some(t) = tried {
-            let kept = self.exploring.len() + usize::from(anchor.is_some());
+        // Each bot to try again, held loosely, takes a last seat — in place of the last drawn
+        // bot when every seat is taken, never the anchor's or a newcomer's — when what it
+        // would add there pays for its price.
+        let mut tried = Vec::new();
+        for t in to_try {
+            let drawn = seated.len() - kept - tried.len();
             let mut with = seated.clone();
-            if with.len() >= self.most && with.len() > kept {
-                with.pop();
+            if with.len() >= self.most && drawn > 0 {
+                with.remove(kept + drawn - 1);
             }
             let m = miss(&with);
             if with.len() < self.most && fits(t, &with) && adds(t, m) > cost(t) {
                 worth[t] = Some(adds(t, m));
                 with.push(t);
                 seated = with;
-                was_tried = Some(t);
+                tried.push(t);
             }
         }
         let m = miss(&seated);
@@ -541,7 +557,7 @@ impl Plan {
         Chosen {
             seated,
             worth,
-            tried: was_tried,
+            tried,
         }
     }
 
@@ -549,7 +565,7 @@ impl Plan {
     fn reason(&self, i: usize, sample: Option<f64>, chosen: &Chosen, free: &[usize]) -> SeatReason {
         match (chosen.seated.contains(&i), sample) {
             (_, None) => SeatReason::Unavailable,
-            (true, _) if self.exploring.contains(&i) || chosen.tried == Some(i) => {
+            (true, _) if self.exploring.contains(&i) || chosen.tried.contains(&i) => {
                 SeatReason::Exploring
             }
             (true, _) => SeatReason::Drawn,

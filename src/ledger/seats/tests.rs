@@ -206,12 +206,17 @@ fn latest_rounds_that_depart_from_the_record_set_it_aside() {
     let r = departed(&tenth, &[true]);
     assert_eq!(r.departed, None);
     assert_eq!((r.alpha, r.beta), (6.0, 37.0));
-    // A bot that won nine rounds in ten loses three in a row: it changed too.
+    // But it is a suspect: its win is 0.5 / (6 / 43) ≈ 3.6 times likelier for a changed bot.
+    assert!((r.surprise - 0.5 / (6.0 / 43.0)).abs() < 1e-9, "{}", r.surprise);
+    // A bot that won nine rounds in ten loses three in a row: only a run better than the
+    // record departs — a bot that got worse is still seated, and its record says so soon
+    // enough — and a worse run is no surprise either.
     let strong: Vec<bool> = (0..40).map(|i| i % 10 != 0).collect();
     let r = departed(&strong, &[false, false, false]);
-    assert_eq!((r.departed, r.alpha, r.beta), (Some(3), 1.0, 4.0));
-    // Losing once is what a strong bot does now and then.
-    assert_eq!(departed(&strong, &[false]).departed, None);
+    assert_eq!((r.departed, r.surprise), (None, 1.0));
+    assert_eq!((r.alpha, r.beta), (37.0, 8.0));
+    // A departed record leaves no suspicion behind: the bot is explored afresh already.
+    assert_eq!(departed(&lost, &[true]).surprise, 1.0);
     // Nothing before the latest rounds: nothing to depart from.
     assert_eq!(departed(&[], &[true, true]).departed, None);
 }

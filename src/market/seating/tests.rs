@@ -295,11 +295,87 @@ fn a_cheap_bot_as_good_as_a_dear_one_takes_the_seat() {
         .count();
     // The dear one wins only when its sample is higher by its $1.90 more over $10 a merge.
     assert!(cheap > 450, "{cheap} of 500");
-    // Filled regardless of price (a merge worth a fortune), the samples alone decide.
+    // The one seat is the round's anchor, the better by record: as good, the cheaper, always.
+    assert_eq!(cheap, 500);
+    // Filled regardless of price (a merge worth a fortune) and without the anchor (the draw
+    // before anchors), the samples alone decide.
     let filled = (0..500)
-        .filter(|&seed| draw(&field, &priced(1, seed, 1e9)).is_seated("cheap"))
+        .filter(|&seed| {
+            let a = SeatAsk {
+                anchor: false,
+                ..priced(1, seed, 1e9)
+            };
+            draw(&field, &a).is_seated("cheap")
+        })
         .count();
     assert!((150..350).contains(&filled), "{filled} of 500");
+}
+
+#[test]
+fn the_anchor_is_the_best_bot_by_record_not_by_a_lucky_sample() {
+    // A bot known to deliver 60% of the time, and a newcomer-like one that could be anything.
+    let field = vec![
+        bot("known", 60.0, 40.0, 100, Some(0.5)),
+        bot("vague", 1.2, 1.0, 2, Some(0.5)),
+    ];
+    for seed in 0..300 {
+        let s = draw(&field, &priced(2, seed, 10.0));
+        let first = s.seated().next().unwrap();
+        assert_eq!(first.bot_id, "known", "{}", s.line());
+        assert_eq!(first.reason, SeatReason::Drawn);
+    }
+    // Without the anchor, one seat goes to the vague bot whenever its sample is higher.
+    let vague = (0..300)
+        .filter(|&seed| {
+            let a = SeatAsk {
+                anchor: false,
+                ..priced(1, seed, 10.0)
+            };
+            draw(&field, &a).is_seated("vague")
+        })
+        .count();
+    assert!((60..200).contains(&vague), "{vague} of 300");
+    // A dear bot anchors only while its record pays for its price: $10 × (0.6 − 0.55) < $1.
+    let dear = vec![
+        bot("dear", 60.0, 40.0, 100, Some(1.5)),
+        bot("cheap", 55.0, 45.0, 100, Some(0.5)),
+    ];
+    let s = draw(&dear, &priced(1, 1, 10.0));
+    assert_eq!(seated(&s), ["cheap"], "{}", s.line());
+}
+
+#[test]
+fn a_suspect_is_tried_before_the_idle_ones_and_both_when_seats_allow() {
+    // Two good bots; one idle for long; one whose latest placings beat its weak record.
+    let mut field = vec![
+        bot("a", 60.0, 40.0, 100, Some(0.1)),
+        bot("b", 55.0, 45.0, 100, Some(0.1)),
+        bot("idle", 2.0, 30.0, 30, Some(0.1)),
+        bot("suspect", 3.0, 30.0, 32, Some(0.1)),
+    ];
+    field[2].idle = 8;
+    field[3].surprise = 5.0;
+    let (mut suspect, mut idle) = (0, 0);
+    for seed in 0..300 {
+        let s = draw(&field, &priced(2, seed, 10.0));
+        assert_eq!(s.seated().next().unwrap().bot_id, "a", "{}", s.line());
+        assert!(!s.is_seated("idle"), "two seats: the suspect goes first: {}", s.line());
+        if let Some(d) = s.bots.iter().find(|b| b.bot_id == "suspect" && b.seated) {
+            assert_eq!(d.reason, SeatReason::Exploring);
+            suspect += 1;
+        }
+        let s = draw(&field, &priced(3, seed, 10.0));
+        idle += usize::from(s.is_seated("idle") && s.is_seated("suspect"));
+    }
+    assert!(suspect > 150, "the suspect is held loosely and tried: {suspect} of 300");
+    assert!(idle > 100, "with three seats both are tried: {idle} of 300");
+    // Below `suspect_odds` it is no suspect: its own record keeps it out.
+    field[3].surprise = 1.5;
+    field[2].idle = 0;
+    let tried = (0..300)
+        .filter(|&seed| draw(&field, &priced(2, seed, 10.0)).is_seated("suspect"))
+        .count();
+    assert!(tried < 10, "{tried}");
 }
 
 #[test]
