@@ -374,7 +374,9 @@ struct Plan {
     most: usize,
     /// Each bot's posterior mean, by its own record.
     mean: Vec<f64>,
-    /// Whether the first drawn seat goes to the best by record.
+    /// Whether the first drawn seat goes to the best by record (`SeatAsk::anchor`, and more
+    /// than one seat: a single seat is drawn by the samples, so that the others are still
+    /// tried).
     anchor: bool,
 }
 
@@ -487,7 +489,7 @@ impl Plan {
             .rest
             .iter()
             .copied()
-            .filter(|_| self.anchor)
+            .filter(|_| self.anchor && self.most > 1)
             .filter(|&i| fits(i, &seated))
             .max_by(|a, b| {
                 net(*a)

@@ -206,8 +206,13 @@ fn latest_rounds_that_depart_from_the_record_set_it_aside() {
     let r = departed(&tenth, &[true]);
     assert_eq!(r.departed, None);
     assert_eq!((r.alpha, r.beta), (6.0, 37.0));
-    // But it is a suspect: its win is 0.5 / (6 / 43) ≈ 3.6 times likelier for a changed bot.
-    assert!((r.surprise - 0.5 / (6.0 / 43.0)).abs() < 1e-9, "{}", r.surprise);
+    // But it is a suspect: its win is 0.5 / (5 / 42) = 4.2 times likelier for a changed bot
+    // than for its record before it (Beta(5, 37)).
+    assert!(
+        (r.surprise - 0.5 / (5.0 / 42.0)).abs() < 1e-9,
+        "{}",
+        r.surprise
+    );
     // A bot that won nine rounds in ten loses three in a row: only a run better than the
     // record departs — a bot that got worse is still seated, and its record says so soon
     // enough — and a worse run is no surprise either.
