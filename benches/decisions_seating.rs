@@ -32,13 +32,15 @@
 //! - the 3 bots of highest ledger weight (ralph's own fold of the events this market writes);
 //! - `seats = 3` (Thompson): the draw before seats were priced — every seat filled by the best
 //!   samples from the evidence of `ledger::seats`, its label weighting and its memory, with
-//!   neither departures nor idle bots (a merge worth $10⁹, `drift_odds` infinite);
+//!   neither anchor, departures, suspects nor idle bots (a merge worth $10⁹, `drift_odds`
+//!   and `suspect_odds` infinite);
 //! - the same with `max_cost_per_issue = $2.00`, and with `$1.00` (the replan gets what the
 //!   first round left);
 //! - the same without memory (`memory = 1`), to show what forgetting is for;
-//! - `seats ≤ 3 priced`: ralph's draw as it is — priced at `value_per_merge` (the table's, or
-//!   each of `RALPH_BENCH_VALUES`, comma-separated), with `misjudge`, departures and the idle
-//!   bot tried in the last seat (`scoring/seating.toml`) — and the same under a $1.00 cap;
+//! - `seats ≤ 3 priced`: ralph's draw as it is — the anchor by record, the other seats priced
+//!   at `value_per_merge` (the table's, or each of `RALPH_BENCH_VALUES`, comma-separated), with
+//!   `misjudge`, departures, and a suspect and an idle bot tried in the last seats
+//!   (`scoring/seating.toml`) — and the same under a $1.00 cap;
 //! - 3 bots at random, for reference;
 //! - the oracle: the 3 bots of highest true skill for the issue's label (it knows the drift).
 //!
@@ -49,9 +51,9 @@
 //! pull request, regret (the oracle's merges minus the policy's) after 100, 300 and 1000
 //! issues, the share of issues that seated `drift_e` before and after its drift, and how many
 //! issues after the drift the policy took to seat it in at least half of 20 consecutive issues. `RALPH_BENCH_MEMORY` tries another `memory` for the ledger
-//! policies; `RALPH_BENCH_STALE`, `RALPH_BENCH_ODDS`, `RALPH_BENCH_WINDOW` and
-//! `RALPH_BENCH_MISJUDGE` another `stale_after`, `drift_odds`, `drift_window` and `misjudge`
-//! for the priced ones; `RALPH_BENCH_NEW_ONLY` leaves out the draw before prices, the caps
+//! policies; `RALPH_BENCH_STALE`, `RALPH_BENCH_ODDS`, `RALPH_BENCH_SUSPECT`,
+//! `RALPH_BENCH_WINDOW` and `RALPH_BENCH_MISJUDGE` another `stale_after`, `drift_odds`,
+//! `suspect_odds`, `drift_window` and `misjudge` for the priced ones; `RALPH_BENCH_NEW_ONLY` leaves out the draw before prices, the caps
 //! and the random seats. Each market then says whether the priced draw met its goals against
 //! every bot (cost per merged pull request at most half, merges at least every bot's less one
 //! standard error, regret after 1000 issues at most every bot's, the drift noticed within 10

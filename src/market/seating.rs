@@ -11,7 +11,8 @@
 //! ledger is sure of a bot and more when it is not; a bot that keeps losing is seated ever less,
 //! yet never never; a cheap bot as good as a dear one takes the seat; a bot without any history
 //! is seated to be explored; and two bots that may have changed — the most surprising suspect
-//! and the bot longest without a seat — are tried in the last seats when that pays. Pure: the
+//! (else the bot longest without a seat) and the bot longest without a seat — are tried in the
+//! last seats when that pays. Pure: the
 //! inputs come in, the seating comes out with every input and reason in it, and the seed makes
 //! it reproducible.
 
@@ -367,7 +368,8 @@ struct Plan {
     available: Vec<usize>,
     exploring: Vec<usize>,
     /// The bots that may have changed, to be tried in the last seats: the suspects, most
-    /// surprising first, and the bots idle past `stale_after`, longest idle first.
+    /// surprising first, and the bots idle past `stale_after` (no suspect among them),
+    /// longest idle first.
     suspects: Vec<usize>,
     idle: Vec<usize>,
     rest: Vec<usize>,
@@ -454,10 +456,10 @@ impl Plan {
     /// What a seat adds is `value` × (its sample θ × the chance `miss` that no bot seated so far
     /// delivers, less `misjudge` × the chance that one does × 1 − θ): a proposal rescues the
     /// round the others would lose, but it may also be picked over one that delivers and
-    /// fail. Last, the first bot to try again that is not seated yet takes the last seat (in
-    /// place of the last drawn bot when every seat is taken) when what it would add there pays
-    /// for its price. Each bot's worth is what its seat added when it was taken, or would add
-    /// after the last.
+    /// fail. Last, two bots to try again — the most surprising suspect, else the longest idle
+    /// bot, and the longest idle bot after it — each take a last seat (in place of the last
+    /// drawn bot when every seat is taken) when what it would add there pays for its price.
+    /// Each bot's worth is what its seat added when it was taken, or would add after the last.
     fn choose(
         &self,
         samples: &[Option<f64>],
@@ -501,14 +503,14 @@ impl Plan {
             worth[i] = Some(adds(i, miss(&seated)));
             seated.push(i);
         }
-        // The most surprising suspect and the longest idle bot, each to be tried again.
+        // Two bots to try again: the most surprising suspect, else the longest idle bot; and
+        // the longest idle bot after it.
         let suspect = self.suspects.iter().copied().find(|i| !seated.contains(i));
-        let idle = self
-            .idle
-            .iter()
-            .copied()
-            .find(|i| !seated.contains(i) && Some(*i) != suspect);
-        let to_try: Vec<usize> = suspect.into_iter().chain(idle).collect();
+        let mut idle = self.idle.iter().copied().filter(|i| !seated.contains(i));
+        let to_try: Vec<usize> = match suspect {
+            Some(s) => std::iter::once(s).chain(idle.next()).collect(),
+            None => idle.take(2).collect(),
+        };
         let kept = seated.len();
         while seated.len() < self.most {
             let m = miss(&seated);

@@ -543,6 +543,23 @@ fn a_bot_idle_too_long_is_tried_in_the_last_seat_when_it_would_pay_there() {
             assert!(d.worth_usd.unwrap() > 0.1);
         }
     }
+    // Without a suspect, two idle bots are tried when the seats allow: the longest idle first.
+    let mut two = field.clone();
+    two.push(bot("idle2", 1.0, 30.0, 30, Some(0.1)));
+    two[3].idle = 6;
+    let (mut first, mut both) = (0, 0);
+    for seed in 0..300 {
+        let s = draw(&two, &priced(3, seed, 10.0));
+        first += usize::from(s.is_seated("idle"));
+        both += usize::from(s.is_seated("idle") && s.is_seated("idle2"));
+        let s = draw(&two, &priced(2, seed, 10.0));
+        assert!(
+            !(s.is_seated("idle") && s.is_seated("idle2")),
+            "{}",
+            s.line()
+        );
+    }
+    assert!(first > 150 && both > 50, "{first} {both}");
     // Dear, it is tried less: what it adds must pay for its price.
     field[2].cost_usd = Some(1.5);
     let dear = tried(&field);
