@@ -296,6 +296,15 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
     } else {
         free.clone()
     };
+    for &i in &chosen.tried {
+        let c = &candidates[i];
+        if suspect(c, ask) {
+            notes.push(format!(
+                "{}: its latest rounds beat its record {:.1} to 1: it is tried again",
+                c.bot_id, c.surprise
+            ));
+        }
+    }
     if chosen.seated.len() == plan.available.len() && !plan.available.is_empty() {
         notes.push("every bot that can start has a seat".to_owned());
     }

@@ -379,6 +379,11 @@ fn a_suspect_is_tried_before_the_idle_ones_and_both_when_seats_allow() {
         {
             assert_eq!(d.reason, SeatReason::Exploring);
         }
+        let said = s
+            .notes
+            .iter()
+            .any(|n| n == "suspect: its latest rounds beat its record 5.0 to 1: it is tried again");
+        assert_eq!(said, s.is_seated("suspect"), "{:?}", s.notes);
         suspect += usize::from(s.is_seated("suspect"));
         idle += usize::from(s.is_seated("idle"));
         let s = draw(&field, &priced(3, seed, 10.0));
@@ -546,7 +551,7 @@ fn a_bot_idle_too_long_is_tried_in_the_last_seat_when_it_would_pay_there() {
     // Without a suspect, two idle bots are tried when the seats allow: the longest idle first.
     let mut two = field.clone();
     two.push(bot("idle2", 1.0, 30.0, 30, Some(0.1)));
-    two[3].idle = 6;
+    two[3].idle = 8;
     let (mut first, mut both) = (0, 0);
     for seed in 0..300 {
         let s = draw(&two, &priced(3, seed, 10.0));
