@@ -177,8 +177,18 @@ pub fn announce(printer: &Printer, seating: &Seating) {
     }
 }
 
-/// Why a round with no seat ends: the money left pays for no bot's proposal.
+/// Why a round with no seat ends: no bot can start (each says why), or the money left pays
+/// for no bot's proposal.
 pub fn no_seat(seating: &Seating) -> String {
+    let all_down = !seating.bots.is_empty()
+        && seating
+            .bots
+            .iter()
+            .all(|b| b.reason == crate::market::seating::SeatReason::Unavailable);
+    if all_down {
+        return "no bot could be seated: none of them can start (`ralph doctor` says why for each)"
+            .to_owned();
+    }
     let left = seating
         .budget_usd
         .map_or_else(|| "nothing".to_owned(), |b| format!("${b:.2}"));
@@ -195,6 +205,25 @@ mod tests {
 
     fn config(text: &str) -> Config {
         Config::from_toml(std::path::Path::new("config.toml"), text).unwrap()
+    }
+
+    #[test]
+    fn a_round_without_a_seat_says_whether_no_bot_can_start_or_no_money_is_left() {
+        let mut s = crate::fixtures::seating(&["a", "b"], &[], &[], 1);
+        s.budget_usd = Some(0.05);
+        for b in &mut s.bots {
+            b.seated = false;
+            b.reason = crate::market::seating::SeatReason::OverBudget;
+        }
+        assert!(no_seat(&s).contains("cost caps ($0.05)"), "{}", no_seat(&s));
+        for b in &mut s.bots {
+            b.reason = crate::market::seating::SeatReason::Unavailable;
+        }
+        assert!(
+            no_seat(&s).contains("none of them can start"),
+            "{}",
+            no_seat(&s)
+        );
     }
 
     fn spend(accounts: &mut Accounts, who: &str, role: Role, cost: f64) {
