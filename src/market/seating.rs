@@ -12,9 +12,8 @@
 //! yet never never; a cheap bot as good as a dear one takes the seat; a bot without any history
 //! is seated to be explored; and two bots that may have changed — the most surprising suspect
 //! (else the bot longest without a seat) and the bot longest without a seat — are tried in the
-//! last seats when that pays. Pure: the
-//! inputs come in, the seating comes out with every input and reason in it, and the seed makes
-//! it reproducible.
+//! last seats when that pays. Pure: the inputs come in, the seating comes out with every input
+//! and reason in it, and the seed makes it reproducible.
 
 use crate::mix::SplitMix64;
 use serde::{Deserialize, Serialize};
