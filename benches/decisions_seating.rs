@@ -408,6 +408,8 @@ impl<'w> Market<'w> {
                     },
                     budget_usd: cap.map(|c| (c - spent).max(0.0)),
                     seed: ralph::mix::finalize(self.world.seed ^ (at as u64 + 1)),
+                    // The seed differs per issue already: 0 leaves it as it is.
+                    issue: 0,
                     round,
                     labels,
                 };

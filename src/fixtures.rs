@@ -163,6 +163,7 @@ pub fn seating(
         misjudge: 0.0,
         budget_usd: None,
         seed,
+        issue: 0,
         round: 1,
         labels: labels.iter().map(|l| l.to_string()).collect(),
     };

@@ -74,6 +74,7 @@ pub fn seat(input: &SeatInput<'_>) -> Option<Seating> {
             misjudge: misjudge(&events),
             budget_usd: budget(config, input.accounts),
             seed: input.seed,
+            issue: input.issue.number,
             round: input.round,
             labels,
         },

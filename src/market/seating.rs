@@ -71,8 +71,11 @@ pub struct SeatAsk {
     pub anchor: bool,
     /// What the round's proposals may cost at most, when a cap applies.
     pub budget_usd: Option<f64>,
-    /// The run's seed: the round's draw is seeded from it and `round`.
+    /// The run's seed: the round's draw is seeded from it, `issue` and `round`.
     pub seed: u64,
+    /// The issue's number, so that runs with one configured seed draw afresh per issue (0
+    /// leaves the seed as it is).
+    pub issue: u64,
     pub round: u32,
     /// The issue's topic labels, which the posteriors were weighed by (recorded only).
     pub labels: Vec<String>,
@@ -249,14 +252,18 @@ impl SeatDraw {
     }
 }
 
-/// The seed of round `round`'s draw in a run seeded `seed`: a replan draws afresh.
-fn round_seed(seed: u64, round: u32) -> u64 {
-    crate::mix::finalize(seed ^ u64::from(round).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+/// The seed of round `round`'s draw for issue `issue` in a run seeded `seed`: a replan draws
+/// afresh, and so does another issue under the same configured seed.
+fn round_seed(seed: u64, issue: u64, round: u32) -> u64 {
+    crate::mix::finalize(
+        seed ^ u64::from(round).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ issue.wrapping_mul(0xC2B2_AE3D_27D4_EB4F),
+    )
 }
 
 /// Draws the round's seats from the candidates (in configuration order).
 pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
-    let mut rng = SplitMix64::new(round_seed(ask.seed, ask.round));
+    let mut rng = SplitMix64::new(round_seed(ask.seed, ask.issue, ask.round));
     // One sample per bot that can start, in configuration order: the seed fixes them all.
     let samples: Vec<Option<f64>> = candidates
         .iter()

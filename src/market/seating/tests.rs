@@ -26,6 +26,7 @@ fn ask(seats: u32, seed: u64) -> SeatAsk {
         misjudge: 0.0,
         budget_usd: None,
         seed,
+        issue: 0,
         round: 1,
         labels: vec!["bug".into()],
     }
@@ -120,6 +121,31 @@ fn a_seed_reproduces_the_draw_and_a_replan_draws_afresh() {
     assert_ne!(
         first.bots.iter().map(|b| b.sample).collect::<Vec<_>>(),
         second.bots.iter().map(|b| b.sample).collect::<Vec<_>>()
+    );
+    // Under one configured seed another issue draws afresh, and the same issue the same.
+    let on = |issue: u64| {
+        let a = SeatAsk {
+            issue,
+            ..ask(3, 42)
+        };
+        draw(&field, &a)
+            .bots
+            .iter()
+            .map(|b| b.sample)
+            .collect::<Vec<_>>()
+    };
+    assert_ne!(on(7), on(8));
+    assert_eq!(on(7), on(7));
+    assert_eq!(
+        draw(
+            &field,
+            &SeatAsk {
+                issue: 7,
+                ..ask(3, 42)
+            }
+        )
+        .seed,
+        42
     );
     // Recorded and read back, it is the same seating.
     let json = serde_json::to_string(&first).unwrap();
