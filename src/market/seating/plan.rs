@@ -104,7 +104,7 @@ impl Plan {
                 .iter()
                 .map(|c| c.alpha / (c.alpha + c.beta))
                 .collect(),
-            anchor: ask.anchor,
+            anchor: ask.anchor && most > 1,
         }
     }
 
@@ -151,15 +151,14 @@ impl Plan {
             .rest
             .iter()
             .copied()
-            .filter(|_| self.anchor && self.most > 1)
-            .filter(|&i| fits(i, &seated))
+            .filter(|&i| self.anchor && seated.len() < self.most && fits(i, &seated))
             .max_by(|a, b| {
                 net(*a)
                     .total_cmp(&net(*b))
                     .then(self.mean[*a].total_cmp(&self.mean[*b]))
                     .then(b.cmp(a))
             });
-        if let Some(i) = anchor.filter(|_| seated.len() < self.most) {
+        if let Some(i) = anchor {
             worth[i] = Some(adds(i, miss(&seated)));
             seated.push(i);
         }

@@ -36,12 +36,24 @@ fn seated(s: &Seating) -> Vec<&str> {
     s.seated().map(|b| b.bot_id.as_str()).collect()
 }
 
+/// How many of the draws asked by `ask` for seeds `0..n` seat `who`.
+fn seated_in(candidates: &[Candidate], who: &str, n: u64, ask: impl Fn(u64) -> SeatAsk) -> usize {
+    (0..n)
+        .filter(|&seed| draw(candidates, &ask(seed)).is_seated(who))
+        .count()
+}
+
 /// How often `who` is seated over `n` seeds.
 fn rate(candidates: &[Candidate], seats: u32, who: &str, n: u64) -> f64 {
-    let hits = (0..n)
-        .filter(|&seed| draw(candidates, &ask(seats, seed)).is_seated(who))
-        .count();
-    hits as f64 / n as f64
+    seated_in(candidates, who, n, |seed| ask(seats, seed)) as f64 / n as f64
+}
+
+/// An ask of the draw before anchors: every seat by the samples.
+fn unanchored(seats: u32, seed: u64, value: f64) -> SeatAsk {
+    SeatAsk {
+        anchor: false,
+        ..priced(seats, seed, value)
+    }
 }
 
 #[test]
@@ -316,9 +328,7 @@ fn a_cheap_bot_as_good_as_a_dear_one_takes_the_seat() {
         bot("dear", 20.0, 20.0, 40, Some(2.0)),
         bot("cheap", 20.0, 20.0, 40, Some(0.1)),
     ];
-    let cheap = (0..500)
-        .filter(|&seed| draw(&field, &priced(1, seed, 10.0)).is_seated("cheap"))
-        .count();
+    let cheap = seated_in(&field, "cheap", 500, |seed| priced(1, seed, 10.0));
     // The dear one wins only when its sample is higher by its $1.90 more over $10 a merge.
     assert!(cheap > 450, "{cheap} of 500");
     // With two seats the first is the round's anchor, the better by record: as good, the
@@ -329,15 +339,7 @@ fn a_cheap_bot_as_good_as_a_dear_one_takes_the_seat() {
     }
     // Filled regardless of price (a merge worth a fortune) and without the anchor (the draw
     // before anchors), the samples alone decide.
-    let filled = (0..500)
-        .filter(|&seed| {
-            let a = SeatAsk {
-                anchor: false,
-                ..priced(1, seed, 1e9)
-            };
-            draw(&field, &a).is_seated("cheap")
-        })
-        .count();
+    let filled = seated_in(&field, "cheap", 500, |seed| unanchored(1, seed, 1e9));
     assert!((150..350).contains(&filled), "{filled} of 500");
 }
 
@@ -355,15 +357,7 @@ fn the_anchor_is_the_best_bot_by_record_not_by_a_lucky_sample() {
         assert_eq!(first.reason, SeatReason::Drawn);
     }
     // Without the anchor, one seat goes to the vague bot whenever its sample is higher.
-    let vague = (0..300)
-        .filter(|&seed| {
-            let a = SeatAsk {
-                anchor: false,
-                ..priced(1, seed, 10.0)
-            };
-            draw(&field, &a).is_seated("vague")
-        })
-        .count();
+    let vague = seated_in(&field, "vague", 300, |seed| unanchored(1, seed, 10.0));
     assert!((60..200).contains(&vague), "{vague} of 300");
     // A dear bot anchors only while its record pays for its price: $10 × (0.6 − 0.55) < $1.
     let dear = vec![
@@ -373,9 +367,7 @@ fn the_anchor_is_the_best_bot_by_record_not_by_a_lucky_sample() {
     let s = draw(&dear, &priced(2, 1, 10.0));
     assert_eq!(s.seated().next().unwrap().bot_id, "cheap", "{}", s.line());
     // A single seat has no anchor: it is drawn by the samples, so that the others are tried.
-    let one = (0..300)
-        .filter(|&seed| draw(&field, &priced(1, seed, 10.0)).is_seated("vague"))
-        .count();
+    let one = seated_in(&field, "vague", 300, |seed| priced(1, seed, 10.0));
     assert!(one > 30, "{one} of 300");
 }
 
@@ -426,9 +418,7 @@ fn a_suspect_is_tried_before_the_idle_ones_and_both_when_seats_allow() {
     // Below `suspect_odds` it is no suspect: its own record keeps it out.
     field[3].surprise = 1.5;
     field[2].idle = 0;
-    let tried = (0..300)
-        .filter(|&seed| draw(&field, &priced(2, seed, 10.0)).is_seated("suspect"))
-        .count();
+    let tried = seated_in(&field, "suspect", 300, |seed| priced(2, seed, 10.0));
     assert!(tried < 10, "{tried}");
 }
 
@@ -555,11 +545,7 @@ fn a_bot_idle_too_long_is_tried_in_the_last_seat_when_it_would_pay_there() {
         bot("b", 6.0, 4.0, 50, Some(0.1)),
         bot("idle", 1.0, 30.0, 30, Some(0.1)),
     ];
-    let tried = |field: &[Candidate]| {
-        (0..1000)
-            .filter(|&seed| draw(field, &priced(2, seed, 10.0)).is_seated("idle"))
-            .count()
-    };
+    let tried = |field: &[Candidate]| seated_in(field, "idle", 1000, |seed| priced(2, seed, 10.0));
     assert!(tried(&field) < 10, "{}", tried(&field));
     // Idle for `stale_after` rounds, its record is held loosely and it is tried in the last
     // seat, as an exploration, whenever what it would add there pays for it.
