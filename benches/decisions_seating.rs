@@ -31,8 +31,8 @@
 //! - every bot in every round (what ralph does without `seats`);
 //! - the 3 bots of highest ledger weight (ralph's own fold of the events this market writes);
 //! - `seats = 3` (Thompson): the draw before seats were priced — every seat filled by the best
-//!   samples from the evidence of `ledger::seats`, its label weighting and its memory, with
-//!   neither anchor, departures, suspects nor idle bots (a merge worth $10⁹, `drift_odds`
+//!   samples from the evidence of `ledger::seats`, its label weighting and its memory (0.95, as
+//!   it was), with neither anchor, departures, suspects nor idle bots (a merge worth $10⁹, `drift_odds`
 //!   and `suspect_odds` infinite);
 //! - the same with `max_cost_per_issue = $2.00`, and with `$1.00` (the replan gets what the
 //!   first round left);
@@ -47,7 +47,8 @@
 //! Every policy's rounds write the events ralph writes (`market::awards`, the deltas of
 //! `scoring/deltas.toml`, each proposal's cost, the seating; `merged`/`closed_unmerged` after
 //! a passing round), and the ledger policies read them back. Figures are means over
-//! `RALPH_BENCH_WORLDS` worlds (default 12): merged pull requests, proposal cost, cost per merged
+//! `RALPH_BENCH_WORLDS` worlds (default 48, shared among the cores; `RALPH_BENCH_FIRST_WORLD`
+//! = N plays others, from the N-th on): merged pull requests, proposal cost, cost per merged
 //! pull request, regret (the oracle's merges minus the policy's) after 100, 300 and 1000
 //! issues, the share of issues that seated `drift_e` before and after its drift, and how many
 //! issues after the drift the policy took to seat it in at least half of 20 consecutive issues. `RALPH_BENCH_MEMORY` tries another `memory` for the ledger
@@ -56,8 +57,8 @@
 //! `suspect_odds`, `drift_window` and `misjudge` for the priced ones; `RALPH_BENCH_NEW_ONLY` leaves out the draw before prices, the caps
 //! and the random seats. Each market then says whether the priced draw met its goals against
 //! every bot (cost per merged pull request at most half, merges at least every bot's less one
-//! standard error, regret after 1000 issues at most every bot's, the drift noticed within 10
-//! issues) and how many bots each policy seated per round, first rounds and replans apart. Merges and the cost per merged pull request also carry their 95% interval over the
+//! standard error, regret after 1000 issues at most every bot's — with the difference of the two
+//! over the same worlds and its standard error —, the drift noticed within 10 issues) and how many bots each policy seated per round, first rounds and replans apart. Merges and the cost per merged pull request also carry their 95% interval over the
 //! worlds (mean ± 1.96 standard errors).
 //!
 //! # Three markets
@@ -150,6 +151,8 @@ impl Kind {
     }
 }
 const DRIFTED: f64 = 0.70;
+/// The memory of the draw before seats were priced.
+const OLD_MEMORY: f64 = 0.95;
 /// A value of a merge so high that every seat pays: the draw before seats were priced.
 const FILL: f64 = 1e9;
 
@@ -349,8 +352,17 @@ impl<'w> Market<'w> {
         if let Policy::Thompson { memory: false, .. } = policy {
             params.memory = 1.0;
         }
-        // The draw before seats were priced knew neither departures nor idle bots.
-        if let Policy::Thompson { value: None, .. } = policy {
+        // The draw before seats were priced knew neither departures nor idle bots, and
+        // forgot faster (its memory was 0.95).
+        if let Policy::Thompson {
+            value: None,
+            memory,
+            ..
+        } = policy
+        {
+            if memory && env::<f64>("RALPH_BENCH_MEMORY").is_none() {
+                params.memory = OLD_MEMORY;
+            }
             params.drift_odds = f64::INFINITY;
             params.suspect_odds = f64::INFINITY;
             params.stale_after = u32::MAX;
@@ -668,17 +680,25 @@ fn goals(name: &str, every: &[Run], priced: &[Run], oracle: &[Run]) {
     let mark = |ok: bool| if ok { "met" } else { "NOT met" };
     println!("\ngoals of `{name}` against every bot:");
     println!(
-        "  cost per merged PR {ratio:.2}× every bot's (≤ 0.5×): {}",
+        "  cost per merged PR {ratio:.3}× every bot's (≤ 0.5×): {}",
         mark(ratio <= 0.5)
     );
     println!(
         "  merged {priced_merged:.1} against {every_merged:.1} − {se:.1} (one standard error): {}",
         mark(priced_merged >= every_merged - se)
     );
+    // The same worlds under both policies: the difference per world, and its standard error.
+    let differences: Vec<f64> = every
+        .iter()
+        .zip(priced)
+        .map(|(e, p)| f64::from(e.merged()) - f64::from(p.merged()))
+        .collect();
+    let (difference, difference_ci) = interval(&differences);
     println!(
-        "  regret after {ISSUES} issues {:.1} against every bot's {:.1}: {}",
+        "  regret after {ISSUES} issues {:.1} against every bot's {:.1} (the difference over the same worlds {difference:+.1} ± {:.1} se): {}",
         regret(priced),
         regret(every),
+        difference_ci / 1.96,
         mark(regret(priced) <= regret(every))
     );
     println!(
@@ -739,6 +759,29 @@ fn shares(name: &str, runs: &[Run]) {
     println!("  {name}: {}", each.join(" · "));
 }
 
+/// One policy over `worlds`, the worlds shared among the machine's cores; the runs in the
+/// worlds' order.
+fn play_worlds(worlds: &[World], policy: Policy) -> Vec<Run> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunk = worlds.len().div_ceil(cores).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = worlds
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|w| Market::new(w, policy).play_all())
+                        .collect::<Vec<Run>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a world's run panicked"))
+            .collect()
+    })
+}
+
 /// Every policy on `worlds`: the table, and the shares of seats.
 fn market(worlds: &[World]) {
     let fill = |cap: Option<f64>, memory: bool| Policy::Thompson {
@@ -768,15 +811,7 @@ fn market(worlds: &[World]) {
     policies.extend(values.iter().map(|&v| priced(v, None)));
     policies.push(priced(values[0], Some(1.0)));
     policies.push(Policy::Oracle);
-    let runs: Vec<Vec<Run>> = policies
-        .iter()
-        .map(|&p| {
-            worlds
-                .iter()
-                .map(|w| Market::new(w, p).play_all())
-                .collect()
-        })
-        .collect();
+    let runs: Vec<Vec<Run>> = policies.iter().map(|&p| play_worlds(worlds, p)).collect();
     let oracle = runs.last().unwrap();
     println!(
         "{:<48} {:>14} {:>9} {:>14} {:>7} {:>7} {:>7} {:<6} {:<12}  drift_e noticed after",
@@ -819,14 +854,16 @@ fn market(worlds: &[World]) {
 
 fn main() {
     let started = Instant::now();
-    let count = env("RALPH_BENCH_WORLDS").unwrap_or(12u64).max(1);
+    let count = env("RALPH_BENCH_WORLDS").unwrap_or(48u64).max(1);
+    // Other worlds than the default ones, to check settings chosen on those.
+    let first: u64 = env("RALPH_BENCH_FIRST_WORLD").unwrap_or(0);
     let kinds = [Kind::PricedBySkill, Kind::PriceUnrelated, Kind::HalfFailing];
     let markets = env("RALPH_BENCH_MARKETS")
         .unwrap_or(kinds.len())
         .clamp(1, kinds.len());
     for kind in &kinds[..markets] {
         let worlds: Vec<World> = (0..count)
-            .map(|w| World::new(0x5EA7_0000 + w, *kind))
+            .map(|w| World::new(0x5EA7_0000 + first + w, *kind))
             .collect();
         println!(
             "seating benchmark, market {}: {} worlds of {ISSUES} issues, 8 bots, {SEATS} seats; drift_e 0.15 → {DRIFTED} at issue {DRIFT_AT}\n",

@@ -338,7 +338,7 @@ mod tests {
         assert!(t.specialists.iter().any(|s| s.name == "rust"));
         assert!(RUBRIC.contains("technical_quality") && RUBRIC.contains("innovation"));
         assert_eq!(t.seating.merge_weight, 2.0);
-        assert_eq!((t.seating.other_labels, t.seating.memory), (0.5, 0.95));
+        assert_eq!((t.seating.other_labels, t.seating.memory), (0.5, 0.98));
         assert_eq!(t.seating.cost_window, 20);
     }
 }
