@@ -58,8 +58,10 @@
 //! and the random seats. Each market then says whether the priced draw met its goals against
 //! every bot (cost per merged pull request at most half, merges at least every bot's less one
 //! standard error, regret after 1000 issues at most every bot's — with the difference of the two
-//! over the same worlds and its standard error —, the drift noticed within 10 issues) and how many bots each policy seated per round, first rounds and replans apart. Merges and the cost per merged pull request also carry their 95% interval over the
-//! worlds (mean ± 1.96 standard errors).
+//! over the same worlds and its standard error —, the drift noticed within 10 issues) and how
+//! many bots each policy seated per round, first rounds and replans apart. Merges and the cost
+//! per merged pull request also carry their 95% interval over the worlds (mean ± 1.96 standard
+//! errors).
 //!
 //! # Three markets
 //!
@@ -687,7 +689,8 @@ fn goals(name: &str, every: &[Run], priced: &[Run], oracle: &[Run]) {
         "  merged {priced_merged:.1} against {every_merged:.1} − {se:.1} (one standard error): {}",
         mark(priced_merged >= every_merged - se)
     );
-    // The same worlds under both policies: the difference per world, and its standard error.
+    // The same worlds under both policies: the priced draw's regret less every bot's (every
+    // bot's merges less the draw's) per world, and its standard error.
     let differences: Vec<f64> = every
         .iter()
         .zip(priced)
@@ -695,7 +698,7 @@ fn goals(name: &str, every: &[Run], priced: &[Run], oracle: &[Run]) {
         .collect();
     let (difference, difference_ci) = interval(&differences);
     println!(
-        "  regret after {ISSUES} issues {:.1} against every bot's {:.1} (the difference over the same worlds {difference:+.1} ± {:.1} se): {}",
+        "  regret after {ISSUES} issues {:.1} against every bot's {:.1} (less every bot's over the same worlds: {difference:+.1} ± {:.1} se): {}",
         regret(priced),
         regret(every),
         difference_ci / 1.96,
