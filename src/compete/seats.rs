@@ -9,7 +9,7 @@ use crate::agent::Role;
 use crate::config::Config;
 use crate::ledger::seats::{proposal_tokens, seat_records, SeatRecord};
 use crate::ledger::{Event, Loaded};
-use crate::market::seating::{draw, SeatAsk, Seating};
+use crate::market::seating::{draw, SeatAsk, SeatReason, Seating};
 use crate::market::tables;
 use crate::output::Printer;
 use crate::tracker::workflow::topic_labels;
@@ -185,7 +185,7 @@ pub fn no_seat(seating: &Seating) -> String {
         && seating
             .bots
             .iter()
-            .all(|b| b.reason == crate::market::seating::SeatReason::Unavailable);
+            .all(|b| b.reason == SeatReason::Unavailable);
     if all_down {
         return "no bot could be seated: none of them can start (`ralph doctor` says why for each)"
             .to_owned();
@@ -214,11 +214,11 @@ mod tests {
         s.budget_usd = Some(0.05);
         for b in &mut s.bots {
             b.seated = false;
-            b.reason = crate::market::seating::SeatReason::OverBudget;
+            b.reason = SeatReason::OverBudget;
         }
         assert!(no_seat(&s).contains("cost caps ($0.05)"), "{}", no_seat(&s));
         for b in &mut s.bots {
-            b.reason = crate::market::seating::SeatReason::Unavailable;
+            b.reason = SeatReason::Unavailable;
         }
         assert!(
             no_seat(&s).contains("none of them can start"),

@@ -320,13 +320,13 @@ impl<'a> Gathered<'a> {
                 .iter()
                 .filter(|&&k| seen[k].win)
                 .count();
-            let odds = fresh_likelihood(wins, len)
-                / (mean.powi(wins as i32) * (1.0 - mean).powi((len - wins) as i32));
             // Only a run better than the record departs: a bot that got worse keeps its seats
             // long enough for its record to say so, and a strong bot's bad run is no new model.
             if (wins as f64) <= mean * len as f64 {
                 continue;
             }
+            let odds = fresh_likelihood(wins, len)
+                / (mean.powi(wins as i32) * (1.0 - mean).powi((len - wins) as i32));
             surprise = surprise.max(odds);
             if odds >= params.drift_odds && best.is_none_or(|(o, ..)| odds > o) {
                 best = Some((odds, split, len as u32));
