@@ -77,7 +77,7 @@
 //!
 //! `RALPH_BENCH_MARKETS=1` runs the first market only.
 
-use ralph::ledger::seats::seat_records;
+use ralph::ledger::seats::{seat_records, tuned_value};
 use ralph::ledger::{fold, Event, FoldParams};
 use ralph::market::seating::{draw, SeatAsk, Seating};
 use ralph::market::{awards, tables, Outcome, Phase, RoundFacts, SeatingParams};
@@ -264,6 +264,8 @@ enum Policy {
         memory: bool,
         /// `value_per_merge`; `None`: every seat filled (the draw before seats were priced).
         value: Option<f64>,
+        /// The value the ledger tunes once it can (`value_per_merge` unset), `value` until then.
+        tuned: bool,
     },
     Random,
     Oracle,
@@ -274,9 +276,15 @@ impl Policy {
         match self {
             Policy::All => "every bot, every round (no seats)".into(),
             Policy::TopWeight => "top 3 by ledger weight".into(),
-            Policy::Thompson { cap, memory, value } => format!(
+            Policy::Thompson {
+                cap,
+                memory,
+                value,
+                tuned,
+            } => format!(
                 "{}{}{}",
                 match value {
+                    Some(_) if tuned => "seats ≤ 3 priced, value tuned by the ledger".to_owned(),
                     Some(v) => format!("seats ≤ 3 priced, value_per_merge ${v:.0}"),
                     None => "seats = 3 (Thompson)".to_owned(),
                 },
@@ -301,6 +309,8 @@ struct Run {
     seats: Vec<u32>,
     /// Rounds by how many bots were seated (0 to 3): first rounds, then replans.
     counts: [[u32; SEATS as usize + 1]; 2],
+    /// The value of a merge each issue's first round was priced at.
+    values: Vec<f64>,
 }
 
 impl Run {
@@ -344,6 +354,9 @@ impl<'w> Market<'w> {
         }
         if let Some(m) = env("RALPH_BENCH_MISJUDGE") {
             params.misjudge = m;
+        }
+        if let Some(t) = env("RALPH_BENCH_TOLERANCE") {
+            params.value_tolerance = t;
         }
         if let Some(o) = env("RALPH_BENCH_SUSPECT") {
             params.suspect_odds = o;
@@ -404,10 +417,21 @@ impl<'w> Market<'w> {
                 }
                 (order[..SEATS as usize].to_vec(), None)
             }
-            Policy::Thompson { cap, value, .. } => {
+            Policy::Thompson {
+                cap, value, tuned, ..
+            } => {
                 let labels = vec![LABELS[label].to_owned()];
                 let refs: Vec<&Event> = self.events.iter().collect();
                 let records = seat_records(&self.params, &self.ids, &refs, &labels);
+                // As ralph does without `[marketplace] value_per_merge`.
+                let value = value.map(|v| {
+                    tuned
+                        .then(|| {
+                            tuned_value(&self.params, &self.ids, &refs, SEATS, self.params.misjudge)
+                        })
+                        .flatten()
+                        .map_or(v, |t| t.value_usd)
+                });
                 let candidates: Vec<_> = records.iter().map(|r| r.candidate(None)).collect();
                 let ask = SeatAsk {
                     seats: SEATS,
@@ -458,6 +482,10 @@ impl<'w> Market<'w> {
         let mut spent = 0.0;
         for (round, phase) in [(1u32, Phase::Initial), (2, Phase::Replan)] {
             let (seated, seating) = self.seat(at, round, spent);
+            if round == 1 {
+                let value = seating.as_ref().and_then(|s| s.value_per_merge);
+                self.run.values.push(value.unwrap_or(f64::NAN));
+            }
             if seated.is_empty() {
                 self.run.counts[round as usize - 1][0] += 1;
                 return false;
@@ -791,11 +819,19 @@ fn market(worlds: &[World]) {
         cap,
         memory,
         value: None,
+        tuned: false,
     };
     let priced = |value: f64, cap: Option<f64>| Policy::Thompson {
         cap,
         memory: true,
         value: Some(value),
+        tuned: false,
+    };
+    let tuned = Policy::Thompson {
+        cap: None,
+        memory: true,
+        value: Some(tables().seating.value_per_merge),
+        tuned: true,
     };
     let values: Vec<f64> = std::env::var("RALPH_BENCH_VALUES")
         .ok()
@@ -812,6 +848,7 @@ fn market(worlds: &[World]) {
         ]);
     }
     policies.extend(values.iter().map(|&v| priced(v, None)));
+    policies.push(tuned);
     policies.push(priced(values[0], Some(1.0)));
     policies.push(Policy::Oracle);
     let runs: Vec<Vec<Run>> = policies.iter().map(|&p| play_worlds(worlds, p)).collect();
@@ -831,17 +868,27 @@ fn market(worlds: &[World]) {
     for (p, r) in policies.iter().zip(&runs) {
         row(*p, r, oracle);
     }
-    if let Some(at) = policies.iter().position(|p| {
-        matches!(
+    for (at, p) in policies.iter().enumerate() {
+        if matches!(
             p,
             Policy::Thompson {
                 value: Some(_),
                 cap: None,
                 ..
             }
-        )
-    }) {
-        goals(&policies[at].name(), &runs[0], &runs[at], oracle);
+        ) {
+            goals(&p.name(), &runs[0], &runs[at], oracle);
+        }
+    }
+    println!("\nthe value of a merge the ledger tuned (mean over the worlds, at issue 30, 100, 300, 1000):");
+    for (p, r) in policies.iter().zip(&runs) {
+        if let Policy::Thompson { tuned: true, .. } = p {
+            let at: Vec<String> = [30, 100, 300, ISSUES]
+                .iter()
+                .map(|&n| format!("${:.2}", mean(r.iter().map(|run| run.values[n - 1]))))
+                .collect();
+            println!("  {}: {}", p.name(), at.join(" · "));
+        }
     }
     println!("\nseats per round:");
     for (p, r) in policies.iter().zip(&runs) {

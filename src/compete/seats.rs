@@ -7,8 +7,9 @@ use super::agents::Agents;
 use crate::agent::accounts::Accounts;
 use crate::agent::Role;
 use crate::config::Config;
-use crate::ledger::seats::{proposal_tokens, seat_records, SeatRecord};
+use crate::ledger::seats::{proposal_tokens, seat_records, tuned_value, SeatRecord};
 use crate::ledger::{Event, Loaded};
+use crate::market::seating::value::ValueFit;
 use crate::market::seating::{draw, SeatAsk, SeatReason, Seating};
 use crate::market::tables;
 use crate::output::Printer;
@@ -60,25 +61,48 @@ pub fn seat(input: &SeatInput<'_>) -> Option<Seating> {
             candidate
         })
         .collect();
-    Some(draw(
+    let misjudge = misjudge(&events);
+    let (value_per_merge, value_tuned) = value_per_merge(config, &events, seats, misjudge);
+    let mut seating = draw(
         &candidates,
         &SeatAsk {
             seats,
-            value_per_merge: config
-                .marketplace
-                .value_per_merge
-                .unwrap_or(tables().seating.value_per_merge),
+            value_per_merge,
             stale_after: tables().seating.stale_after,
             suspect_odds: tables().seating.suspect_odds,
             anchor: true,
-            misjudge: misjudge(&events),
+            misjudge,
             budget_usd: budget(config, input.accounts),
             seed: input.seed,
             issue: input.issue.number,
             round: input.round,
             labels,
         },
-    ))
+    );
+    if let Some(fit) = value_tuned {
+        seating.notes.insert(0, fit.line());
+        seating.value_tuned = Some(fit);
+    }
+    Some(seating)
+}
+
+/// What a merged pull request is worth to the draw: `[marketplace] value_per_merge`; else,
+/// once the ledger has [`crate::ledger::seats::MIN_VALUE_ROUNDS`] seated rounds, the value it tunes from its latest
+/// ones (with how); else `scoring/seating.toml`'s.
+pub fn value_per_merge(
+    config: &Config,
+    events: &[&Event],
+    seats: u32,
+    misjudge: f64,
+) -> (f64, Option<ValueFit>) {
+    if let Some(value) = config.marketplace.value_per_merge {
+        return (value, None);
+    }
+    let params = tables().seating;
+    match tuned_value(&params, &config.bot_ids(), events, seats, misjudge) {
+        Some(fit) => (fit.value_usd, Some(fit)),
+        None => (params.value_per_merge, None),
+    }
 }
 
 /// Audited rounds with a passing proposal among the top two that the ledger needs before its
@@ -320,6 +344,44 @@ mod tests {
         assert!((misjudge(&refs) - 0.25).abs() < 1e-12);
         // Too few: the table's.
         assert_eq!(misjudge(&refs[..5]), tables().seating.misjudge);
+    }
+
+    #[test]
+    fn the_value_of_a_merge_is_the_configured_one_else_the_ledgers_once_it_can() {
+        use crate::market::Outcome;
+        let round = |issue: u64, bot: &str, outcome: Outcome, cost: f64| {
+            let mut e = Event::new(issue, bot, outcome, 0.0);
+            e.run_id = Some(format!("run-{issue}"));
+            e.round = Some(1);
+            e.cost_usd = Some(cost);
+            e.seating = Some(crate::fixtures::seating(&["a", "b"], &["a", "b"], &[], 1));
+            e
+        };
+        let events: Vec<Event> = (1..=40)
+            .flat_map(|n| {
+                [
+                    round(n, "a", Outcome::Success, 1.0),
+                    round(n, "b", Outcome::NotSelected, 0.2),
+                ]
+            })
+            .collect();
+        let refs: Vec<&Event> = events.iter().collect();
+        let bots = "[defaults]\nbackend = \"command\"\ncommand = [\"sh\"]\n[[bots]]\nid = \"a\"\n[[bots]]\nid = \"b\"\n[marketplace]\nseats = 2\n";
+        let set = config(&format!("{bots}value_per_merge = 40.0\n"));
+        assert_eq!(value_per_merge(&set, &refs, 2, 0.05), (40.0, None));
+        let unset = config(bots);
+        let few = &refs[..2 * (crate::ledger::seats::MIN_VALUE_ROUNDS - 1)];
+        assert_eq!(
+            value_per_merge(&unset, few, 2, 0.05),
+            (tables().seating.value_per_merge, None)
+        );
+        let (value, fit) = value_per_merge(&unset, &refs, 2, 0.05);
+        let fit = fit.expect("tuned from 40 rounds");
+        assert_eq!(fit.value_usd, value);
+        assert_eq!(fit.rounds, 40);
+        assert!(fit
+            .line()
+            .contains("tuned over the latest 40 seated rounds"));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 //! `cost_usd`, each round once.
 
 mod advice;
+mod value;
 
 use super::event::Event;
 use crate::market::seating::{Candidate, Seating};
@@ -24,6 +25,7 @@ use advice::advise;
 pub use advice::{SeatAdvice, ADVICE_ROUNDS};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
+pub use value::{tuned_value, MIN_VALUE_ROUNDS, VALUE_ROUNDS};
 
 /// One bot's record as the draw sees it.
 #[derive(Debug, Clone, PartialEq)]

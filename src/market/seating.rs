@@ -103,6 +103,9 @@ pub struct Seating {
     /// that always filled every seat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_per_merge: Option<f64>,
+    /// When the ledger tuned `value_per_merge` (it was not configured): how, over which rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_tuned: Option<value::ValueFit>,
     /// Every configured bot: the seated ones in the order they were seated, then the others,
     /// best sample first, then those that cannot start.
     pub bots: Vec<SeatDraw>,
@@ -356,6 +359,7 @@ pub fn draw(candidates: &[Candidate], ask: &SeatAsk) -> Seating {
         labels: ask.labels.clone(),
         budget_usd: budget,
         value_per_merge: Some(ask.value_per_merge),
+        value_tuned: None,
         bots,
         notes,
     }
@@ -434,3 +438,4 @@ pub fn beta_sample(rng: &mut SplitMix64, alpha: f64, beta: f64) -> f64 {
 mod plan;
 #[cfg(test)]
 mod tests;
+pub mod value;

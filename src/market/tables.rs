@@ -46,6 +46,9 @@ pub struct SeatingParams {
     /// What a merged pull request is worth, in US dollars, unless `[marketplace]
     /// value_per_merge` says.
     pub value_per_merge: f64,
+    /// Without `[marketplace] value_per_merge`, once the ledger has enough seated rounds: the
+    /// share of the merges of seats at any price that the tuned value may give up.
+    pub value_tolerance: f64,
     /// The chance that the judges pick a failing proposal over one that delivers, until the
     /// ledger's audits measure it.
     pub misjudge: f64,
@@ -248,6 +251,9 @@ fn check_seating(p: &SeatingParams) -> Result<(), String> {
     }
     if !(p.value_per_merge.is_finite() && p.value_per_merge > 0.0) {
         return Err("`value_per_merge` must be a positive number of US dollars".into());
+    }
+    if !(0.0..1.0).contains(&p.value_tolerance) {
+        return Err("`value_tolerance` must be within [0, 1)".into());
     }
     Ok(())
 }

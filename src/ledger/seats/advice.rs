@@ -193,6 +193,7 @@ mod tests {
             labels: Vec::new(),
             budget_usd: None,
             value_per_merge: Some(10.0),
+            value_tuned: None,
             bots,
             notes: Vec::new(),
         });
