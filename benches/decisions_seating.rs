@@ -41,6 +41,10 @@
 //!   at `value_per_merge` (the table's, or each of `RALPH_BENCH_VALUES`, comma-separated), with
 //!   `misjudge`, departures, and a suspect and an idle bot tried in the last seats
 //!   (`scoring/seating.toml`) — and the same under a $1.00 cap;
+//! - `seats ≤ 3 priced, value tuned by the ledger`: the same draw as ralph runs it without
+//!   `[marketplace] value_per_merge` — the table's value until 30 rounds carry their seating,
+//!   then in every round the value the ledger tunes from its latest 200 (`ledger::seats::
+//!   tuned_value`, within `value_tolerance`; `RALPH_BENCH_TOLERANCE` tries another);
 //! - 3 bots at random, for reference;
 //! - the oracle: the 3 bots of highest true skill for the issue's label (it knows the drift).
 //!
@@ -59,13 +63,14 @@
 //! every bot (cost per merged pull request at most half, merges at least every bot's less one
 //! standard error, regret after 1000 issues at most every bot's — with the difference of the two
 //! over the same worlds and its standard error —, the drift noticed within 10 issues) and how
-//! many bots each policy seated per round, first rounds and replans apart. Merges and the cost
+//! many bots each policy seated per round, first rounds and replans apart; and the value the
+//! ledger tuned, at issues 30, 100, 300 and 1000. Merges and the cost
 //! per merged pull request also carry their 95% interval over the worlds (mean ± 1.96 standard
 //! errors).
 //!
-//! # Three markets
+//! # Four markets
 //!
-//! Every policy meets three markets, each with the same issues and draws:
+//! Every policy meets four markets, each with the same issues and draws:
 //!
 //! - `priced by skill`: the table above, where the better bots cost more;
 //! - `price unrelated to skill`: the same bots and skills, the prices shuffled (`cheap_a` $1.00,
@@ -73,9 +78,11 @@
 //!   $0.15, `drift_e` $0.10);
 //! - `a bot that fails half its calls`: the first market, but `big_b`'s call fails in half its
 //!   rounds (drawn apart from the rounds' draws, so the other markets' numbers do not move):
-//!   its cost is paid and it delivers nothing, neither a proposal to judge nor an event.
+//!   its cost is paid and it delivers nothing, neither a proposal to judge nor an event;
+//! - `every price five times`: the first market with every price × 5 (`strong_a` $5.00 a
+//!   proposal), where a value of a merge chosen for the first market's prices is too low.
 //!
-//! `RALPH_BENCH_MARKETS=1` runs the first market only.
+//! `RALPH_BENCH_MARKETS=N` runs the first N markets only.
 
 use ralph::ledger::seats::{seat_records, tuned_value};
 use ralph::ledger::{fold, Event, FoldParams};
@@ -124,6 +131,7 @@ enum Kind {
     PricedBySkill,
     PriceUnrelated,
     HalfFailing,
+    Dear,
 }
 
 impl Kind {
@@ -132,6 +140,7 @@ impl Kind {
             Kind::PricedBySkill => "priced by skill",
             Kind::PriceUnrelated => "price unrelated to skill",
             Kind::HalfFailing => "a bot that fails half its calls (big_b)",
+            Kind::Dear => "priced by skill, every price five times",
         }
     }
 
@@ -142,10 +151,10 @@ impl Kind {
             .iter()
             .enumerate()
             .map(|(i, b)| Bot {
-                price: if self == Kind::PriceUnrelated {
-                    SHUFFLED[i]
-                } else {
-                    b.price
+                price: match self {
+                    Kind::PriceUnrelated => SHUFFLED[i],
+                    Kind::Dear => 5.0 * b.price,
+                    _ => b.price,
                 },
                 ..b.clone()
             })
@@ -907,7 +916,12 @@ fn main() {
     let count = env("RALPH_BENCH_WORLDS").unwrap_or(48u64).max(1);
     // Other worlds than the default ones, to check settings chosen on those.
     let first: u64 = env("RALPH_BENCH_FIRST_WORLD").unwrap_or(0);
-    let kinds = [Kind::PricedBySkill, Kind::PriceUnrelated, Kind::HalfFailing];
+    let kinds = [
+        Kind::PricedBySkill,
+        Kind::PriceUnrelated,
+        Kind::HalfFailing,
+        Kind::Dear,
+    ];
     let markets = env("RALPH_BENCH_MARKETS")
         .unwrap_or(kinds.len())
         .clamp(1, kinds.len());

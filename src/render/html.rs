@@ -117,6 +117,12 @@ fn seats(state: &LedgerState) -> Option<Value> {
             l.seating.line()
         ))
     });
+    // The value of a merge the latest draw was priced at, when the ledger tuned it.
+    let value = board
+        .latest
+        .as_ref()
+        .and_then(|l| l.seating.value_tuned.as_ref())
+        .map(|v| sanitize(&format!("In the latest draw, {}.", v.line())));
     let advice: Vec<String> = board
         .advice
         .iter()
@@ -128,6 +134,7 @@ fn seats(state: &LedgerState) -> Option<Value> {
         rounds => board.rounds,
         bots => Value::from(minijinja::value::Serde(&bots)),
         latest => latest,
+        value => value,
         advice => advice,
     })
 }
@@ -516,7 +523,17 @@ mod tests {
         let mut e = crate::ledger::Event::new(3, "a", Outcome::Success, 0.1);
         e.round = Some(1);
         e.cost_usd = Some(0.25);
-        e.seating = Some(crate::fixtures::seating(&["a", "b"], &["a"], &[], 1));
+        let mut seating = crate::fixtures::seating(&["a", "b"], &["a"], &[], 1);
+        seating.value_tuned = Some(crate::market::seating::value::ValueFit {
+            rounds: 40,
+            value_usd: 12.5,
+            tolerance: 0.005,
+            merges: 20.0,
+            cost_usd: 10.0,
+            any_price_merges: 20.05,
+            any_price_cost_usd: 25.0,
+        });
+        e.seating = Some(seating);
         let loaded = Loaded {
             events: vec![LoadedEvent {
                 file: e.file_name(),
@@ -554,6 +571,10 @@ mod tests {
         assert!(page.contains("<tr><td>a</td><td>1</td><td>0.67</td><td>1</td><td>$0.25</td>"));
         assert!(
             page.contains("<p>Latest: issue #3 round 1: seated: 1 of 2 — a "),
+            "{page}"
+        );
+        assert!(
+            page.contains("<p>In the latest draw, a merge is taken to be worth $12.50 (tuned over the latest 40 seated rounds: there, seats at that value make 99.8% of the merges of seats at any price for 40% of the money; `[marketplace] value_per_merge` sets a value).</p>"),
             "{page}"
         );
         // The advice over the latest seated rounds follows the latest draw.

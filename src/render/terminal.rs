@@ -157,6 +157,10 @@ fn seats(board: &SeatBoard, paint: Paint) -> String {
         if let Some(line) = s.left_out_line() {
             out.push_str(&format!("    {}\n", paint.dim(&line)));
         }
+        if let Some(value) = &s.value_tuned {
+            let line = format!("In the latest draw, {}.", value.line());
+            out.push_str(&format!("    {}\n", paint.dim(&line)));
+        }
     }
     if let Some(advice) = &board.advice {
         for line in advice.lines() {

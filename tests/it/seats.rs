@@ -124,7 +124,8 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
     assert_eq!(seating["seed"], 42);
     assert_eq!(seating["labels"], serde_json::json!(["bug"]));
     // alpha is sure to deliver and the others lost every round: a second drawn seat would
-    // not pay for its $0.25 at $15 a merge. theta, new, is explored.
+    // not pay for its $0.25 at the default $19 a merge (no earlier round carried its
+    // seating, so the ledger has none to tune it from). theta, new, is explored.
     let who = seated(seating);
     assert_eq!(who.len(), 2, "{seating}");
     assert!(who.contains("alpha") && who.contains("theta"), "{who:?}");
@@ -282,6 +283,99 @@ fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
         .collect();
     assert_eq!(replayed_bots, who);
     assert_eq!(recorded["summary"]["winners_changed"], 0);
+    repo.assert_no_token();
+}
+
+/// Forty earlier issues with two seated bots each (the events carry their seating): `alpha`
+/// ($1.00 a proposal) wins and delivers three in five, `beta` ($0.10) the others.
+fn seated_history(repo: &Repo) {
+    let dir = repo.root.join(".ralph/events");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut n = 0;
+    for issue in 100..140u64 {
+        let draw = |bot: &str, cost: f64, seated: bool| {
+            serde_json::json!({
+                "bot_id": bot, "alpha": 2.0, "beta": 2.0, "mean": 0.5, "sample": 0.5,
+                "history": 1, "cost_usd": cost, "seated": seated,
+                "reason": if seated { "drawn" } else { "outdrawn" },
+            })
+        };
+        let mut bots = vec![draw("alpha", 1.0, true), draw("beta", 0.1, true)];
+        bots.extend(BOTS[2..].iter().map(|b| draw(b, 0.1, false)));
+        let seating = serde_json::json!({
+            "seats": 3, "of": 8, "seed": 1, "round": 1, "labels": ["bug"],
+            "value_per_merge": 19.0, "bots": bots,
+        });
+        let alpha_wins = issue % 5 < 3;
+        for (bot, won, cost) in [("alpha", alpha_wins, 1.0), ("beta", !alpha_wins, 0.1)] {
+            n += 1;
+            let outcome = if won { "success" } else { "not_selected" };
+            let (name, body) = event(n, issue, bot, outcome);
+            let mut body: Value = serde_json::from_str(&body).unwrap();
+            body["cost_usd"] = serde_json::json!(cost);
+            body["seating"] = seating.clone();
+            std::fs::write(dir.join(name), body.to_string()).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_ledger_of_seated_rounds_tunes_the_value_of_a_merge_unless_one_is_set() {
+    let issue = issue();
+    let repo = Repo::with(Setup {
+        bots: &BOTS,
+        issues: &[(3, &issue)],
+        marketplace_keys: "seats = 3\nseed = 42\n",
+        ..Setup::default()
+    });
+    seated_history(&repo);
+
+    let out = run(repo.ralph().args(["compete", "3", "--json"]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let seating = &report["rounds"][0]["seating"];
+    let tuned = &seating["value_tuned"];
+    assert_eq!(tuned["rounds"], 40, "{seating}");
+    let value = tuned["value_usd"].as_f64().unwrap();
+    assert_eq!(seating["value_per_merge"].as_f64(), Some(value));
+    // The dear bot that wins three in five keeps its seat beside the cheap one from about
+    // $1.00 / 0.35 on: the least value at which its merges are kept. The six that never
+    // competed say nothing of what a seat adds.
+    assert!(value > 2.0 && value < 4.0, "{tuned}");
+    assert!(
+        tuned["merges"].as_f64().unwrap() >= 0.995 * tuned["any_price_merges"].as_f64().unwrap(),
+        "{tuned}"
+    );
+    let said =
+        format!("a merge is taken to be worth ${value:.2} (tuned over the latest 40 seated rounds");
+    assert!(
+        out.stderr.contains(&format!("- seats: {said}")),
+        "{}",
+        out.stderr
+    );
+    let board = run(repo.ralph().arg("leaderboard"));
+    assert!(
+        board
+            .stdout
+            .contains(&format!("In the latest draw, {said}")),
+        "{}",
+        board.stdout
+    );
+
+    // A value the team sets is the value.
+    let set = Repo::with(Setup {
+        bots: &BOTS,
+        issues: &[(3, &issue)],
+        marketplace_keys: "seats = 3\nseed = 42\nvalue_per_merge = 50.0\n",
+        ..Setup::default()
+    });
+    seated_history(&set);
+    let out = run(set.ralph().args(["compete", "3", "--dry-run", "--json"]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let report: Value = serde_json::from_str(&out.stdout).unwrap();
+    let seating = &report["rounds"][0]["seating"];
+    assert_eq!(seating["value_per_merge"], 50.0);
+    assert!(seating.get("value_tuned").is_none(), "{seating}");
     repo.assert_no_token();
 }
 

@@ -1,8 +1,8 @@
 //! The value of a merge the ledger tunes when `[marketplace] value_per_merge` is not set
 //! (docs/ledger.md#seats): the latest [`VALUE_ROUNDS`] seated rounds, each with the bots that
-//! could start in it as the ledger knows them now — their posterior for the round's labels and
-//! their cost per proposal — fitted by `market::seating::value`. Pure: from the events, in
-//! fold order.
+//! could start in it and have a history, as the ledger knows them now — their posterior for
+//! the round's labels and their cost per proposal (else what the round counted) — fitted by
+//! `market::seating::value`. Pure: from the events, in fold order.
 
 use super::{gather, Gathered, SeatRecord};
 use crate::ledger::Event;
@@ -52,7 +52,10 @@ pub fn tuned_value(
                 .iter()
                 .filter(|b| b.reason != SeatReason::Unavailable)
                 .filter_map(|b| {
-                    let r = records.iter().find(|r| r.bot_id == b.bot_id)?;
+                    // A bot without a history says nothing of what a seat adds.
+                    let r = records
+                        .iter()
+                        .find(|r| r.bot_id == b.bot_id && r.history > 0)?;
                     Some(Offer {
                         theta: r.alpha / (r.alpha + r.beta),
                         cost: r.cost_per_proposal.or(b.cost_usd).unwrap_or(0.0),
