@@ -317,6 +317,19 @@ fn check_seating(s: &Seating) -> Result<(), String> {
             "seating.labels has {label:?}, with a control character"
         ));
     }
+    if let Some(v) = &s.value_tuned {
+        let numbers = [
+            v.value_usd,
+            v.tolerance,
+            v.merges,
+            v.cost_usd,
+            v.any_price_merges,
+            v.any_price_cost_usd,
+        ];
+        if !numbers.iter().all(|x| x.is_finite() && *x >= 0.0) {
+            return Err("seating.value_tuned has a negative number or none".to_owned());
+        }
+    }
     for b in &s.bots {
         if !valid_bot_id(&b.bot_id) {
             return Err(format!(
@@ -499,6 +512,7 @@ mod tests {
 
     #[test]
     fn a_seating_is_checked_like_the_rest() {
+        use crate::market::seating::value::ValueFit;
         let mut e = parse_event("x-smart_bot_2-success.json", PROTOTYPE.as_bytes()).unwrap();
         e.seating = Some(crate::fixtures::seating(
             &["smart_bot_2", "smart_bot_3"],
@@ -518,6 +532,26 @@ mod tests {
         assert!(bad(&|s| s.labels.push("a\u{1b}[31m".into())).contains("control character"));
         assert!(bad(&|s| s.bots[0].sample = Some(1.5)).contains("out of range"));
         assert!(bad(&|s| s.bots[0].cost_usd = Some(-1.0)).contains("out of range"));
+        let tuned = crate::market::seating::value::ValueFit {
+            rounds: 30,
+            value_usd: 12.0,
+            tolerance: 0.005,
+            merges: 10.0,
+            cost_usd: 5.0,
+            any_price_merges: 10.0,
+            any_price_cost_usd: 9.0,
+        };
+        let mut with = e.clone();
+        with.seating.as_mut().unwrap().value_tuned = Some(tuned);
+        assert_eq!(
+            parse_event(name, &serde_json::to_vec(&with).unwrap()).unwrap(),
+            with
+        );
+        assert!(bad(&|s| s.value_tuned = Some(ValueFit {
+            value_usd: -3.0,
+            ..tuned
+        }))
+        .contains("value_tuned has a negative number"));
     }
 
     #[test]

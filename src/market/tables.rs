@@ -346,5 +346,6 @@ mod tests {
         assert_eq!(t.seating.merge_weight, 2.0);
         assert_eq!((t.seating.other_labels, t.seating.memory), (0.5, 0.98));
         assert_eq!(t.seating.cost_window, 20);
+        assert_eq!(t.seating.value_tolerance, 0.005);
     }
 }
