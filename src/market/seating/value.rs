@@ -142,7 +142,8 @@ pub fn frontier(rounds: &[Vec<Offer>], seats: usize, value: f64, misjudge: f64) 
 }
 
 /// The least value on the grid at which the seats keep all but `tolerance` (a share) of the
-/// merges that seats at any price would make over `rounds`; `None` without a round.
+/// merges that seats at any price would make over `rounds`; `None` without a round, or when
+/// the seats at any price would cost nothing (no cost is known: there is nothing to trade).
 pub fn fit_value(
     rounds: &[Vec<Offer>],
     seats: usize,
@@ -153,6 +154,9 @@ pub fn fit_value(
         return None;
     }
     let any_price = frontier(rounds, seats, f64::INFINITY, misjudge);
+    if any_price.cost <= 0.0 {
+        return None;
+    }
     let enough = any_price.merges * (1.0 - tolerance);
     let tuned = grid()
         .map(|v| frontier(rounds, seats, v, misjudge))
@@ -257,10 +261,10 @@ mod tests {
     fn nothing_to_fit() {
         assert_eq!(fit_value(&[], 3, 0.05, 0.01), None);
         assert_eq!(fit_value(&[vec![offer(0.5, 1.0)]], 0, 0.05, 0.01), None);
-        // A round without a bot merges nothing at any value.
-        let fit = fit_value(&[vec![]], 3, 0.05, 0.01).unwrap();
-        assert_eq!(fit.merges, 0.0);
-        assert_eq!(fit.value_usd, 1.0);
+        // A round without a bot, or bots that cost nothing: there is nothing to trade.
+        assert_eq!(fit_value(&[vec![]], 3, 0.05, 0.01), None);
+        let free = vec![vec![offer(0.5, 0.0), offer(0.4, 0.0)]; 4];
+        assert_eq!(fit_value(&free, 3, 0.05, 0.01), None);
     }
 
     #[test]
