@@ -1,7 +1,8 @@
 //! A round's seats (docs/specification.md §8.6), with `[marketplace] seats`: each bot's record
-//! from the ledger for the topic labels (`ledger::seats`), what is left of the cost
-//! caps, the draw (`market::seating`), and the lines that say who was seated and why. Without
-//! `seats` nothing here runs and every bot proposes.
+//! from the ledger for the topic labels (`ledger::seats`), the value of a merge (the
+//! configured one, else the one the ledger tunes), what is left of the cost caps, the draw
+//! (`market::seating`), and the lines that say who was seated and why. Without `seats` nothing
+//! here runs and every bot proposes.
 
 use super::agents::Agents;
 use crate::agent::accounts::Accounts;
@@ -87,8 +88,8 @@ pub fn seat(input: &SeatInput<'_>) -> Option<Seating> {
 }
 
 /// What a merged pull request is worth to the draw: `[marketplace] value_per_merge`; else,
-/// once the ledger has [`crate::ledger::seats::MIN_VALUE_ROUNDS`] seated rounds, the value it tunes from its latest
-/// ones (with how); else `scoring/seating.toml`'s.
+/// once the ledger has [`crate::ledger::seats::MIN_VALUE_ROUNDS`] seated rounds, the value it
+/// tunes from its latest ones (with how); else `scoring/seating.toml`'s.
 pub fn value_per_merge(
     config: &Config,
     events: &[&Event],
