@@ -43,8 +43,9 @@
 //!   (`scoring/seating.toml`) — and the same under a $1.00 cap;
 //! - `seats ≤ 3 priced, value tuned by the ledger`: the same draw as ralph runs it without
 //!   `[marketplace] value_per_merge` — the table's value until 30 rounds carry their seating,
-//!   then in every round the value the ledger tunes from its latest 200 (`ledger::seats::
-//!   tuned_value`, within `value_tolerance`; `RALPH_BENCH_TOLERANCE` tries another);
+//!   then in every round the value the ledger tunes from its latest 200
+//!   (`ledger::seats::tuned_value`, within `value_tolerance`; `RALPH_BENCH_TOLERANCE` tries
+//!   another);
 //! - 3 bots at random, for reference;
 //! - the oracle: the 3 bots of highest true skill for the label (it knows the drift).
 //!
