@@ -340,6 +340,18 @@ impl<'a> Gathered<'a> {
         }
     }
 
+    /// Every bot's record (in `bots` order) for an issue with the topic `labels`.
+    fn records(
+        &self,
+        params: &SeatingParams,
+        bots: &[String],
+        labels: &[String],
+    ) -> Vec<SeatRecord> {
+        bots.iter()
+            .map(|b| self.record(params, b, labels))
+            .collect()
+    }
+
     fn record(&self, params: &SeatingParams, bot: &str, labels: &[String]) -> SeatRecord {
         let empty = Vec::new();
         let all = self.observations.get(bot).unwrap_or(&empty);
@@ -386,8 +398,7 @@ pub fn seat_records(
     events: &[&Event],
     labels: &[String],
 ) -> Vec<SeatRecord> {
-    let g = gather(params, events);
-    bots.iter().map(|b| g.record(params, b, labels)).collect()
+    gather(params, events).records(params, bots, labels)
 }
 
 /// The mean tokens of a proposal, input and output, over the round events that carry them;
@@ -410,7 +421,7 @@ pub fn proposal_tokens(events: &[&Event]) -> Option<(f64, f64)> {
 /// cost per proposal and per merged pull request, and the latest draw.
 pub fn board(seats: u32, params: &SeatingParams, bots: &[String], events: &[&Event]) -> SeatBoard {
     let g = gather(params, events);
-    let records: Vec<SeatRecord> = bots.iter().map(|b| g.record(params, b, &[])).collect();
+    let records = g.records(params, bots, &[]);
     let advice = advise(&records, events);
     let mut standings: Vec<SeatStanding> = records
         .into_iter()

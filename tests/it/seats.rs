@@ -17,6 +17,17 @@ fn issue() -> String {
     ISSUE.replace("labels: [ready]", "labels: [ready, bug]")
 }
 
+/// A repository with the eight command bots, issue 3 and the `[marketplace]` keys `keys`.
+fn eight_bots(keys: &str) -> Repo {
+    let issue = issue();
+    Repo::with(Setup {
+        bots: &BOTS,
+        issues: &[(3, &issue)],
+        marketplace_keys: keys,
+        ..Setup::default()
+    })
+}
+
 /// One event file of an earlier run.
 fn event(n: usize, issue: u64, bot: &str, outcome: &str) -> (String, String) {
     let stamp = format!("2026-01-01T00-00-{:02}-{:06}Z", n / 1000, n % 1000);
@@ -79,13 +90,7 @@ fn reason<'a>(seating: &'a Value, bot: &str) -> &'a str {
 
 #[test]
 fn eight_bots_three_seats_name_the_seated_and_why_everywhere() {
-    let issue = issue();
-    let repo = Repo::with(Setup {
-        bots: &BOTS,
-        issues: &[(3, &issue)],
-        marketplace_keys: "seats = 3\nseed = 42\n",
-        ..Setup::default()
-    });
+    let repo = eight_bots("seats = 3\nseed = 42\n");
     history(&repo);
 
     // The dry run with the configuration's seed: three seats, reproducibly.
@@ -321,13 +326,7 @@ fn seated_history(repo: &Repo) {
 
 #[test]
 fn a_ledger_of_seated_rounds_tunes_the_value_of_a_merge_unless_one_is_set() {
-    let issue = issue();
-    let repo = Repo::with(Setup {
-        bots: &BOTS,
-        issues: &[(3, &issue)],
-        marketplace_keys: "seats = 3\nseed = 42\n",
-        ..Setup::default()
-    });
+    let repo = eight_bots("seats = 3\nseed = 42\n");
     seated_history(&repo);
 
     let out = run(repo.ralph().args(["compete", "3", "--json"]));
@@ -363,12 +362,7 @@ fn a_ledger_of_seated_rounds_tunes_the_value_of_a_merge_unless_one_is_set() {
     );
 
     // A value the team sets is the value.
-    let set = Repo::with(Setup {
-        bots: &BOTS,
-        issues: &[(3, &issue)],
-        marketplace_keys: "seats = 3\nseed = 42\nvalue_per_merge = 50.0\n",
-        ..Setup::default()
-    });
+    let set = eight_bots("seats = 3\nseed = 42\nvalue_per_merge = 50.0\n");
     seated_history(&set);
     let out = run(set.ralph().args(["compete", "3", "--dry-run", "--json"]));
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);

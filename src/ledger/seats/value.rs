@@ -4,7 +4,7 @@
 //! the round's labels and their cost per proposal (else what the round counted) — fitted by
 //! `market::seating::value`. Pure: from the events, in fold order.
 
-use super::{gather, Gathered, SeatRecord};
+use super::{gather, SeatRecord};
 use crate::ledger::Event;
 use crate::market::seating::value::{fit_value, Offer, ValueFit};
 use crate::market::seating::SeatReason;
@@ -47,7 +47,7 @@ pub fn tuned_value(
         .map(|s| {
             let records = known
                 .entry(&s.labels[..])
-                .or_insert_with(|| records(&g, params, bots, &s.labels));
+                .or_insert_with(|| g.records(params, bots, &s.labels));
             s.bots
                 .iter()
                 .filter(|b| b.reason != SeatReason::Unavailable)
@@ -65,15 +65,6 @@ pub fn tuned_value(
         })
         .collect();
     fit_value(&offers, seats as usize, misjudge, params.value_tolerance)
-}
-
-fn records(
-    g: &Gathered<'_>,
-    params: &SeatingParams,
-    bots: &[String],
-    labels: &[String],
-) -> Vec<SeatRecord> {
-    bots.iter().map(|b| g.record(params, b, labels)).collect()
 }
 
 #[cfg(test)]

@@ -19,13 +19,13 @@ pub struct Offer {
 
 /// What the seats would have merged and cost over the rounds, at one value of a merge.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Frontier {
+struct Frontier {
     /// The value of a merge; infinite: seats at any price.
-    pub value: f64,
+    value: f64,
     /// Expected merges, one round's chance that its winner delivers summed over the rounds.
-    pub merges: f64,
+    merges: f64,
     /// What the seated proposals would cost, in US dollars.
-    pub cost: f64,
+    cost: f64,
 }
 
 /// The tuned value, and what the seats would merge and cost at it and at any price, over the
@@ -70,7 +70,7 @@ fn grid() -> impl Iterator<Item = f64> {
 /// seat adds most, `value` × (θ × miss − `misjudge` × (1 − miss) × (1 − θ)) less its cost, while
 /// that is more than nothing. Returns the chance that the round's winner delivers, and the
 /// seats' cost.
-pub fn round_at(bots: &[Offer], seats: usize, value: f64, misjudge: f64) -> (f64, f64) {
+fn round_at(bots: &[Offer], seats: usize, value: f64, misjudge: f64) -> (f64, f64) {
     let theta = |o: &Offer| o.theta.clamp(0.0, 1.0);
     let adds = |o: &Offer, miss: f64| theta(o) * miss - misjudge * (1.0 - miss) * (1.0 - theta(o));
     // At any price (an infinite value) a seat pays when it adds a chance; else by its net.
@@ -129,7 +129,7 @@ fn chance(bots: &[Offer], taken: &[bool], misjudge: f64) -> f64 {
 }
 
 /// What the seats would merge and cost over `rounds` at `value`.
-pub fn frontier(rounds: &[Vec<Offer>], seats: usize, value: f64, misjudge: f64) -> Frontier {
+fn frontier(rounds: &[Vec<Offer>], seats: usize, value: f64, misjudge: f64) -> Frontier {
     let (merges, cost) = rounds
         .iter()
         .map(|bots| round_at(bots, seats, value, misjudge))
