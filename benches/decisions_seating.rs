@@ -42,10 +42,10 @@
 //!   `misjudge`, departures, and a suspect and an idle bot tried in the last seats
 //!   (`scoring/seating.toml`) — and the same under a $1.00 cap;
 //! - `seats ≤ 3 priced, value tuned by the ledger`: the same draw as ralph runs it without
-//!   `[marketplace] value_per_merge` — the table's value until 30 rounds carry their seating,
+//!   `[marketplace] value_per_merge` — the table's value until 10 rounds carry their seating,
 //!   then in every round the value the ledger tunes from its latest 200
-//!   (`ledger::seats::tuned_value`, within `value_tolerance`; `RALPH_BENCH_TOLERANCE` tries
-//!   another);
+//!   (`ledger::seats::tuned_value`: `value_multiple` times what a merge costs when every bot
+//!   proposes; `RALPH_BENCH_MULTIPLE` tries another);
 //! - 3 bots at random, for reference;
 //! - the oracle: the 3 bots of highest true skill for the label (it knows the drift).
 //!
@@ -365,8 +365,8 @@ impl<'w> Market<'w> {
         if let Some(m) = env("RALPH_BENCH_MISJUDGE") {
             params.misjudge = m;
         }
-        if let Some(t) = env("RALPH_BENCH_TOLERANCE") {
-            params.value_tolerance = t;
+        if let Some(m) = env("RALPH_BENCH_MULTIPLE") {
+            params.value_multiple = m;
         }
         if let Some(o) = env("RALPH_BENCH_SUSPECT") {
             params.suspect_odds = o;

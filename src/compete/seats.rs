@@ -380,9 +380,10 @@ mod tests {
         let fit = fit.expect("tuned from 40 rounds");
         assert_eq!(fit.value_usd, value);
         assert_eq!(fit.rounds, 40);
+        assert_eq!(fit.multiple, tables().seating.value_multiple);
         assert!(fit
             .line()
-            .contains("tuned over the latest 40 seated rounds"));
+            .contains("a merge costs when every bot proposes, over the latest 40 seated rounds"));
     }
 
     #[test]

@@ -320,11 +320,11 @@ fn check_seating(s: &Seating) -> Result<(), String> {
     if let Some(v) = &s.value_tuned {
         let numbers = [
             v.value_usd,
-            v.tolerance,
+            v.multiple,
             v.merges,
             v.cost_usd,
-            v.any_price_merges,
-            v.any_price_cost_usd,
+            v.every_bot_merges,
+            v.every_bot_cost_usd,
         ];
         if !numbers.iter().all(|x| x.is_finite() && *x >= 0.0) {
             return Err("seating.value_tuned has a negative number or none".to_owned());
@@ -535,11 +535,11 @@ mod tests {
         let tuned = crate::market::seating::value::ValueFit {
             rounds: 30,
             value_usd: 12.0,
-            tolerance: 0.005,
+            multiple: 5.0,
             merges: 10.0,
             cost_usd: 5.0,
-            any_price_merges: 10.0,
-            any_price_cost_usd: 9.0,
+            every_bot_merges: 10.0,
+            every_bot_cost_usd: 24.0,
         };
         let mut with = e.clone();
         with.seating.as_mut().unwrap().value_tuned = Some(tuned);

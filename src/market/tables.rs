@@ -47,8 +47,8 @@ pub struct SeatingParams {
     /// value_per_merge` says.
     pub value_per_merge: f64,
     /// Without `[marketplace] value_per_merge`, once the ledger has enough seated rounds: the
-    /// share of the merges of seats at any price that the tuned value may give up.
-    pub value_tolerance: f64,
+    /// tuned value of a merge is this many times what a merge costs when every bot proposes.
+    pub value_multiple: f64,
     /// The chance that the judges pick a failing proposal over one that delivers, until the
     /// ledger's audits measure it.
     pub misjudge: f64,
@@ -252,8 +252,10 @@ fn check_seating(p: &SeatingParams) -> Result<(), String> {
     if !(p.value_per_merge.is_finite() && p.value_per_merge > 0.0) {
         return Err("`value_per_merge` must be a positive number of US dollars".into());
     }
-    if !(0.0..1.0).contains(&p.value_tolerance) {
-        return Err("`value_tolerance` must be within [0, 1)".into());
+    if !(p.value_multiple.is_finite() && p.value_multiple >= 1.0) {
+        return Err(
+            "`value_multiple` must be a number of at least 1 (a merge worth less than it costs seats nobody)".into(),
+        );
     }
     Ok(())
 }
@@ -346,6 +348,6 @@ mod tests {
         assert_eq!(t.seating.merge_weight, 2.0);
         assert_eq!((t.seating.other_labels, t.seating.memory), (0.5, 0.98));
         assert_eq!(t.seating.cost_window, 20);
-        assert_eq!(t.seating.value_tolerance, 0.005);
+        assert_eq!(t.seating.value_multiple, 5.0);
     }
 }

@@ -527,11 +527,11 @@ mod tests {
         seating.value_tuned = Some(crate::market::seating::value::ValueFit {
             rounds: 40,
             value_usd: 12.5,
-            tolerance: 0.005,
+            multiple: 5.0,
             merges: 20.0,
             cost_usd: 10.0,
-            any_price_merges: 20.05,
-            any_price_cost_usd: 25.0,
+            every_bot_merges: 20.0,
+            every_bot_cost_usd: 50.0,
         });
         e.seating = Some(seating);
         let loaded = Loaded {
@@ -574,7 +574,7 @@ mod tests {
             "{page}"
         );
         assert!(
-            page.contains("<p>In the latest draw, a merge is taken to be worth $12.50 (tuned over the latest 40 seated rounds: there, seats at that value make 99.8% of the merges of seats at any price for 40% of the money; `[marketplace] value_per_merge` sets a value).</p>"),
+            page.contains("<p>In the latest draw, a merge is taken to be worth $12.50 (5 × the $2.50 a merge costs when every bot proposes, over the latest 40 seated rounds; at this value the seats make 100.0% of those merges for 20% of the money; `[marketplace] value_per_merge` sets a value).</p>"),
             "{page}"
         );
         // The advice over the latest seated rounds follows the latest draw.

@@ -337,16 +337,22 @@ fn a_ledger_of_seated_rounds_tunes_the_value_of_a_merge_unless_one_is_set() {
     assert_eq!(tuned["rounds"], 40, "{seating}");
     let value = tuned["value_usd"].as_f64().unwrap();
     assert_eq!(seating["value_per_merge"].as_f64(), Some(value));
-    // The dear bot that wins three in five keeps its seat beside the cheap one from about
-    // $1.00 / 0.35 on: the least value at which its merges are kept. The six that never
-    // competed say nothing of what a seat adds.
-    assert!(value > 2.0 && value < 4.0, "{tuned}");
+    // Five times what a merge costs when every bot with a record proposes (the two seated,
+    // $1.10 a round for a chance of about 0.76 that the winner delivers): about $7.25, at
+    // which the dear bot that wins three in five keeps its seat beside the cheap one. The six
+    // that never competed say nothing of what a seat adds.
+    assert_eq!(tuned["multiple"], 5.0, "{tuned}");
+    let number = |k: &str| tuned[k].as_f64().unwrap();
+    let per_merge = number("every_bot_cost_usd") / number("every_bot_merges");
+    assert!((value - 5.0 * per_merge).abs() < 1e-9, "{tuned}");
+    assert!(value > 6.5 && value < 8.0, "{tuned}");
     assert!(
-        tuned["merges"].as_f64().unwrap() >= 0.995 * tuned["any_price_merges"].as_f64().unwrap(),
+        (number("merges") - number("every_bot_merges")).abs() < 1e-9,
         "{tuned}"
     );
-    let said =
-        format!("a merge is taken to be worth ${value:.2} (tuned over the latest 40 seated rounds");
+    let said = format!(
+        "a merge is taken to be worth ${value:.2} (5 × the ${per_merge:.2} a merge costs when every bot proposes, over the latest 40 seated rounds"
+    );
     assert!(
         out.stderr.contains(&format!("- seats: {said}")),
         "{}",

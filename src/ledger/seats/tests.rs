@@ -7,7 +7,7 @@ fn params() -> SeatingParams {
         memory: 1.0,
         cost_window: 20,
         value_per_merge: 10.0,
-        value_tolerance: 0.005,
+        value_multiple: 5.0,
         drift_window: 3,
         drift_odds: 10.0,
         stale_after: 8,

@@ -1,8 +1,9 @@
 //! The value of a merge the ledger tunes when `[marketplace] value_per_merge` is not set
 //! (docs/ledger.md#seats): the latest [`VALUE_ROUNDS`] seated rounds, each with the bots that
 //! could start in it and have a history, as the ledger knows them now — their posterior for
-//! the round's labels and their cost per proposal (else what the round counted) — fitted by
-//! `market::seating::value`. Pure: from the events, in fold order.
+//! the round's labels and their cost per proposal (else what the round counted) — priced by
+//! `market::seating::value`: `value_multiple` times what a merge costs there with every seat
+//! that adds a chance. Pure: from the events, in fold order.
 
 use super::{gather, SeatRecord};
 use crate::ledger::Event;
@@ -16,7 +17,7 @@ pub const VALUE_ROUNDS: usize = 200;
 
 /// Seated rounds the ledger needs before its tuned value replaces `scoring/seating.toml`'s
 /// `value_per_merge`.
-pub const MIN_VALUE_ROUNDS: usize = 30;
+pub const MIN_VALUE_ROUNDS: usize = 10;
 
 /// The value of a merge tuned from the latest seated rounds of `events` for `seats` seats and
 /// the judges' `misjudge`; `None` before [`MIN_VALUE_ROUNDS`] rounds carried their seating.
@@ -64,7 +65,7 @@ pub fn tuned_value(
                 .collect()
         })
         .collect();
-    fit_value(&offers, seats as usize, misjudge, params.value_tolerance)
+    fit_value(&offers, seats as usize, misjudge, params.value_multiple)
 }
 
 #[cfg(test)]
@@ -116,15 +117,20 @@ mod tests {
     }
 
     #[test]
-    fn the_value_is_the_least_at_which_both_bots_keep_their_seats() {
+    fn the_value_is_the_multiple_of_what_a_merge_costs_when_both_bots_propose() {
         let fit = tuned(&rounds(MIN_VALUE_ROUNDS as u64)).unwrap();
         assert_eq!(fit.rounds, MIN_VALUE_ROUNDS as u32);
-        // About 0.6 and 0.4: the dear strong bot's seat beside the cheap one pays from about
-        // $1.00 / (0.6 × 0.6 − 0.05 × 0.4 × 0.4) ≈ $2.84 on, and a lower value loses its merges.
-        assert!(fit.value_usd > 2.5 && fit.value_usd < 3.5, "{fit:?}");
-        assert!((fit.merges - fit.any_price_merges).abs() < 1e-9, "{fit:?}");
-        assert!((fit.cost_usd - 30.0 * 1.1).abs() < 1e-9, "{fit:?}");
-        assert_eq!(fit.tolerance, params().value_tolerance);
+        assert_eq!(fit.multiple, params().value_multiple);
+        // Both bots propose: $1.10 a round for a chance of about 0.76 that the winner
+        // delivers (0.6 and 0.4, the misjudge risk taken off).
+        assert!((fit.every_bot_cost_usd - MIN_VALUE_ROUNDS as f64 * 1.1).abs() < 1e-9, "{fit:?}");
+        let per_merge = fit.every_bot_cost_usd / fit.every_bot_merges;
+        assert!(per_merge > 1.3 && per_merge < 1.6, "{fit:?}");
+        assert!((fit.value_usd - fit.multiple * per_merge).abs() < 1e-9, "{fit:?}");
+        // At that value the dear strong bot's seat beside the cheap one pays (from about
+        // $1.00 / (0.6 × 0.6 − 0.05 × 0.4 × 0.4) ≈ $2.84 on).
+        assert!((fit.merges - fit.every_bot_merges).abs() < 1e-9, "{fit:?}");
+        assert!((fit.cost_usd - fit.every_bot_cost_usd).abs() < 1e-9, "{fit:?}");
     }
 
     #[test]

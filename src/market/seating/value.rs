@@ -1,10 +1,11 @@
 //! What a merged pull request is worth to the seats when `[marketplace] value_per_merge` is not
-//! set, tuned from the ledger (docs/ledger.md#seats): the least value at which the seats, as
-//! the ledger now knows every bot (its posterior of winning and delivering, its cost per
-//! proposal), would keep all but `tolerance` of the merges that seating at any price would
-//! make, over the latest seated rounds. The value is the exchange rate of merges and dollars;
-//! the ledger cannot know what a merge is worth to a team, but it can find the price at which
-//! one more seat stops adding merges worth having: the same merges for the least money. Pure.
+//! set, tuned from the ledger (docs/ledger.md#seats): `value_multiple` times what a merge costs
+//! when every bot proposes, over the latest seated rounds, as the ledger now knows every bot
+//! (its posterior of winning and delivering, its cost per proposal). The value is the exchange
+//! rate of merges and dollars: the ledger cannot know what a merge is worth to a team, but it
+//! knows what a merge cost before seats were priced, and one rate for every round buys the most
+//! merges for the money. So the rate follows the price level of the bots, and not which of
+//! them is strong this month. Pure.
 
 use serde::{Deserialize, Serialize};
 
@@ -20,49 +21,57 @@ pub struct Offer {
 /// What the seats would have merged and cost over the rounds, at one value of a merge.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Frontier {
-    /// The value of a merge; infinite: seats at any price.
-    value: f64,
     /// Expected merges, one round's chance that its winner delivers summed over the rounds.
     merges: f64,
     /// What the seated proposals would cost, in US dollars.
     cost: f64,
 }
 
-/// The tuned value, and what the seats would merge and cost at it and at any price, over the
-/// rounds it was fitted to (recorded on the round's seating).
+/// The tuned value, and what the seats would merge and cost at it and with every bot
+/// proposing, over the rounds it was tuned on (recorded on the round's seating).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ValueFit {
-    /// The rounds it was fitted to.
+    /// The rounds it was tuned on.
     pub rounds: u32,
     /// The value of a merge, in US dollars.
     pub value_usd: f64,
-    /// The share of the merges of seats at any price it may give up.
-    pub tolerance: f64,
+    /// How many times what a merge costs when every bot proposes the value is
+    /// (`scoring/seating.toml`'s `value_multiple`); 0 on a seating recorded before it was.
+    #[serde(default)]
+    pub multiple: f64,
+    /// Expected merges and cost of the seats at this value.
     pub merges: f64,
     pub cost_usd: f64,
-    pub any_price_merges: f64,
-    pub any_price_cost_usd: f64,
+    /// Expected merges and cost with every bot proposing; 0 on a seating recorded before.
+    #[serde(default)]
+    pub every_bot_merges: f64,
+    #[serde(default)]
+    pub every_bot_cost_usd: f64,
 }
 
 impl ValueFit {
-    /// `a merge is taken to be worth $12.16 (tuned over the latest 200 seated rounds: there,
-    /// seats at that value make 99.6% of the merges of seats at any price for 48% of the
-    /// money; `[marketplace] value_per_merge` sets a value)`.
+    /// `a merge is taken to be worth $16.20 (5 × the $3.24 a merge costs when every bot
+    /// proposes, over the latest 200 seated rounds; at this value the seats make 99.1% of those
+    /// merges for 48% of the money; `[marketplace] value_per_merge` sets a value)`.
     pub fn line(&self) -> String {
         let share = |a: f64, b: f64| if b > 0.0 { 100.0 * a / b } else { 100.0 };
+        // A seating recorded before the multiple was says only where it was tuned.
+        if !(self.multiple > 0.0 && self.every_bot_merges > 0.0) {
+            return format!(
+                "a merge is taken to be worth ${:.2} (tuned over the latest {} seated rounds; `[marketplace] value_per_merge` sets a value)",
+                self.value_usd, self.rounds
+            );
+        }
         format!(
-            "a merge is taken to be worth ${:.2} (tuned over the latest {} seated rounds: there, seats at that value make {:.1}% of the merges of seats at any price for {:.0}% of the money; `[marketplace] value_per_merge` sets a value)",
+            "a merge is taken to be worth ${:.2} ({} × the ${:.2} a merge costs when every bot proposes, over the latest {} seated rounds; at this value the seats make {:.1}% of those merges for {:.0}% of the money; `[marketplace] value_per_merge` sets a value)",
             self.value_usd,
+            self.multiple,
+            self.every_bot_cost_usd / self.every_bot_merges,
             self.rounds,
-            share(self.merges, self.any_price_merges),
-            share(self.cost_usd, self.any_price_cost_usd),
+            share(self.merges, self.every_bot_merges),
+            share(self.cost_usd, self.every_bot_cost_usd),
         )
     }
-}
-
-/// The values tried, in US dollars: from $1 up, each 5% more than the last, to about $100,000.
-fn grid() -> impl Iterator<Item = f64> {
-    (0..=236).map(|k| 1.05f64.powi(k))
 }
 
 /// The seats one round would take at `value`, as the draw takes them by record: the anchor
@@ -134,46 +143,49 @@ fn frontier(rounds: &[Vec<Offer>], seats: usize, value: f64, misjudge: f64) -> F
         .iter()
         .map(|bots| round_at(bots, seats, value, misjudge))
         .fold((0.0, 0.0), |(m, c), (dm, dc)| (m + dm, c + dc));
-    Frontier {
-        value,
-        merges,
-        cost,
-    }
+    Frontier { merges, cost }
 }
 
-/// The least value on the grid at which the seats keep all but `tolerance` (a share) of the
-/// merges that seats at any price would make over `rounds`; `None` without a round, or when
-/// the seats at any price would cost nothing (no cost is known: there is nothing to trade).
+/// What every bot proposing would merge and cost over `rounds`.
+fn every_bot(rounds: &[Vec<Offer>], misjudge: f64) -> Frontier {
+    rounds.iter().fold(
+        Frontier {
+            merges: 0.0,
+            cost: 0.0,
+        },
+        |f, bots| Frontier {
+            merges: f.merges + chance(bots, &vec![true; bots.len()], misjudge),
+            cost: f.cost + bots.iter().map(|o| o.cost).sum::<f64>(),
+        },
+    )
+}
+
+/// `multiple` times what a merge costs over `rounds` when every bot proposes, and what the
+/// `seats` would merge and cost at that value; `None` without a round or a seat, or when every
+/// bot would merge nothing or cost nothing (no cost is known: there is nothing to trade).
 pub fn fit_value(
     rounds: &[Vec<Offer>],
     seats: usize,
     misjudge: f64,
-    tolerance: f64,
+    multiple: f64,
 ) -> Option<ValueFit> {
     if rounds.is_empty() || seats == 0 {
         return None;
     }
-    let any_price = frontier(rounds, seats, f64::INFINITY, misjudge);
-    if any_price.cost <= 0.0 {
+    let every = every_bot(rounds, misjudge);
+    if every.cost <= 0.0 || every.merges <= 0.0 {
         return None;
     }
-    let enough = any_price.merges * (1.0 - tolerance);
-    let tuned = grid()
-        .map(|v| frontier(rounds, seats, v, misjudge))
-        .find(|f| f.merges >= enough - 1e-9)
-        // Beyond the grid's last value every seat that adds a chance pays: call it that.
-        .unwrap_or(Frontier {
-            value: grid().last().unwrap_or(1.0),
-            ..any_price
-        });
+    let value = multiple * every.cost / every.merges;
+    let tuned = frontier(rounds, seats, value, misjudge);
     Some(ValueFit {
         rounds: rounds.len() as u32,
-        value_usd: tuned.value,
-        tolerance,
+        value_usd: value,
+        multiple,
         merges: tuned.merges,
         cost_usd: tuned.cost,
-        any_price_merges: any_price.merges,
-        any_price_cost_usd: any_price.cost,
+        every_bot_merges: every.merges,
+        every_bot_cost_usd: every.cost,
     })
 }
 
@@ -229,60 +241,87 @@ mod tests {
     }
 
     #[test]
-    fn the_fit_is_the_least_value_that_keeps_the_merges() {
+    fn the_value_is_the_multiple_of_what_a_merge_costs_when_every_bot_proposes() {
         let rounds = vec![vec![offer(0.5, 0.0), offer(0.5, 1.0)]; 10];
-        let fit = fit_value(&rounds, 2, 0.0, 0.01).unwrap();
+        // Both bots propose: 0.75 of a merge for $1 a round, $4/3 a merge.
+        let fit = fit_value(&rounds, 2, 0.0, 2.0).unwrap();
         assert_eq!(fit.rounds, 10);
-        assert!((fit.any_price_merges - 7.5).abs() < 1e-9);
-        assert!((fit.any_price_cost_usd - 10.0).abs() < 1e-9);
-        // The second seat pays from $4 on: the least grid value above it.
-        assert!(fit.value_usd > 4.0 && fit.value_usd < 4.0 * 1.05 + 1e-9);
-        assert!((fit.merges - 7.5).abs() < 1e-9);
-        // Giving up a third of the merges, the anchor alone will do, at the grid's first value.
-        let fit = fit_value(&rounds, 2, 0.0, 0.34).unwrap();
-        assert_eq!(fit.value_usd, 1.0);
+        assert_eq!(fit.multiple, 2.0);
+        assert!((fit.every_bot_merges - 7.5).abs() < 1e-9);
+        assert!((fit.every_bot_cost_usd - 10.0).abs() < 1e-9);
+        assert!((fit.value_usd - 8.0 / 3.0).abs() < 1e-9);
+        // The second seat pays above $4: at $2.67 the anchor sits alone.
         assert!((fit.merges - 5.0).abs() < 1e-9);
         assert_eq!(fit.cost_usd, 0.0);
+        // At four times, $5.33: both sit.
+        let fit = fit_value(&rounds, 2, 0.0, 4.0).unwrap();
+        assert!((fit.value_usd - 16.0 / 3.0).abs() < 1e-9);
+        assert!((fit.merges - 7.5).abs() < 1e-9);
+        assert!((fit.cost_usd - 10.0).abs() < 1e-9);
     }
 
     #[test]
-    fn the_fit_follows_the_price_level() {
+    fn every_bot_counts_even_one_that_no_seat_would_take() {
+        // A weak dear bot: its misjudge risk takes more than it adds, and its price counts.
+        let rounds = vec![vec![offer(0.9, 1.0), offer(0.1, 3.0)]; 2];
+        let fit = fit_value(&rounds, 2, 0.2, 1.0).unwrap();
+        let merges = 0.9 + 0.1 * 0.1 - 0.2 * 0.9 * 0.9;
+        assert!((fit.every_bot_merges - 2.0 * merges).abs() < 1e-12);
+        assert!((fit.value_usd - 4.0 / merges).abs() < 1e-9);
+        // At that value only the strong bot sits: more merges than every bot, for a quarter.
+        assert!((fit.merges - 1.8).abs() < 1e-12);
+        assert!((fit.cost_usd - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_value_follows_the_price_level_not_the_order_of_the_bots() {
         let cheap = vec![vec![offer(0.6, 0.1), offer(0.4, 0.1), offer(0.3, 0.1)]; 5];
-        let dear: Vec<Vec<Offer>> = cheap
-            .iter()
-            .map(|r| r.iter().map(|o| offer(o.theta, o.cost * 10.0)).collect())
-            .collect();
-        let a = fit_value(&cheap, 3, 0.05, 0.005).unwrap().value_usd;
-        let b = fit_value(&dear, 3, 0.05, 0.005).unwrap().value_usd;
-        assert!(b / a > 9.0 && b / a < 11.1, "{a} {b}");
+        let scaled = |k: f64| -> Vec<Vec<Offer>> {
+            cheap
+                .iter()
+                .map(|r| r.iter().rev().map(|o| offer(o.theta, o.cost * k)).collect())
+                .collect()
+        };
+        let a = fit_value(&cheap, 3, 0.05, 5.0).unwrap();
+        let b = fit_value(&scaled(10.0), 3, 0.05, 5.0).unwrap();
+        assert!((b.value_usd / a.value_usd - 10.0).abs() < 1e-9, "{a:?} {b:?}");
+        // The same seats at either price level.
+        assert!((a.merges - b.merges).abs() < 1e-9);
+        let c = fit_value(&scaled(1.0), 3, 0.05, 5.0).unwrap();
+        assert!((c.value_usd - a.value_usd).abs() < 1e-9 && (c.merges - a.merges).abs() < 1e-9);
     }
 
     #[test]
     fn nothing_to_fit() {
-        assert_eq!(fit_value(&[], 3, 0.05, 0.01), None);
-        assert_eq!(fit_value(&[vec![offer(0.5, 1.0)]], 0, 0.05, 0.01), None);
-        // A round without a bot, or bots that cost nothing: there is nothing to trade.
-        assert_eq!(fit_value(&[vec![]], 3, 0.05, 0.01), None);
+        assert_eq!(fit_value(&[], 3, 0.05, 5.0), None);
+        assert_eq!(fit_value(&[vec![offer(0.5, 1.0)]], 0, 0.05, 5.0), None);
+        // A round without a bot, bots that cost nothing, or bots that never deliver: there is
+        // nothing to trade.
+        assert_eq!(fit_value(&[vec![]], 3, 0.05, 5.0), None);
         let free = vec![vec![offer(0.5, 0.0), offer(0.4, 0.0)]; 4];
-        assert_eq!(fit_value(&free, 3, 0.05, 0.01), None);
+        assert_eq!(fit_value(&free, 3, 0.05, 5.0), None);
+        let hopeless = vec![vec![offer(0.0, 1.0)]; 4];
+        assert_eq!(fit_value(&hopeless, 3, 0.05, 5.0), None);
     }
 
     #[test]
-    fn the_line_says_the_value_and_what_it_keeps() {
+    fn the_line_says_the_value_and_where_it_comes_from() {
         let rounds = vec![vec![offer(0.5, 0.0), offer(0.5, 1.0)]; 10];
-        let line = fit_value(&rounds, 2, 0.0, 0.34).unwrap().line();
+        let line = fit_value(&rounds, 2, 0.0, 2.0).unwrap().line();
         assert!(
-            line.starts_with("a merge is taken to be worth $1.00 (tuned over the latest 10 seated rounds: there, seats at that value make 66.7% of the merges of seats at any price for 0% of the money;"),
+            line.starts_with("a merge is taken to be worth $2.67 (2 × the $1.33 a merge costs when every bot proposes, over the latest 10 seated rounds; at this value the seats make 66.7% of those merges for 0% of the money;"),
             "{line}"
         );
     }
 
     #[test]
-    fn a_value_beyond_the_grid_is_its_last() {
-        // The second bot adds a chance of 1e-6 for $1: only a value of $10⁶ pays for it.
-        let rounds = vec![vec![offer(0.999_999, 0.0), offer(0.5, 1.0)]; 3];
-        let fit = fit_value(&rounds, 2, 0.0, 0.0).unwrap();
-        assert!(fit.value_usd > 90_000.0, "{}", fit.value_usd);
-        assert!((fit.merges - fit.any_price_merges).abs() < 1e-12);
+    fn a_seating_recorded_before_the_multiple_still_reads() {
+        let old = r#"{"rounds":40,"value_usd":9.91,"tolerance":0.005,"merges":30.0,"cost_usd":12.0,"any_price_merges":30.1,"any_price_cost_usd":12.5}"#;
+        let fit: ValueFit = serde_json::from_str(old).unwrap();
+        assert_eq!((fit.rounds, fit.value_usd, fit.multiple), (40, 9.91, 0.0));
+        assert_eq!(
+            fit.line(),
+            "a merge is taken to be worth $9.91 (tuned over the latest 40 seated rounds; `[marketplace] value_per_merge` sets a value)"
+        );
     }
 }
