@@ -123,14 +123,23 @@ mod tests {
         assert_eq!(fit.multiple, params().value_multiple);
         // Both bots propose: $1.10 a round for a chance of about 0.76 that the winner
         // delivers (0.6 and 0.4, the misjudge risk taken off).
-        assert!((fit.every_bot_cost_usd - MIN_VALUE_ROUNDS as f64 * 1.1).abs() < 1e-9, "{fit:?}");
+        assert!(
+            (fit.every_bot_cost_usd - MIN_VALUE_ROUNDS as f64 * 1.1).abs() < 1e-9,
+            "{fit:?}"
+        );
         let per_merge = fit.every_bot_cost_usd / fit.every_bot_merges;
         assert!(per_merge > 1.3 && per_merge < 1.6, "{fit:?}");
-        assert!((fit.value_usd - fit.multiple * per_merge).abs() < 1e-9, "{fit:?}");
+        assert!(
+            (fit.value_usd - fit.multiple * per_merge).abs() < 1e-9,
+            "{fit:?}"
+        );
         // At that value the dear strong bot's seat beside the cheap one pays (from about
         // $1.00 / (0.6 × 0.6 − 0.05 × 0.4 × 0.4) ≈ $2.84 on).
         assert!((fit.merges - fit.every_bot_merges).abs() < 1e-9, "{fit:?}");
-        assert!((fit.cost_usd - fit.every_bot_cost_usd).abs() < 1e-9, "{fit:?}");
+        assert!(
+            (fit.cost_usd - fit.every_bot_cost_usd).abs() < 1e-9,
+            "{fit:?}"
+        );
     }
 
     #[test]

@@ -284,7 +284,10 @@ mod tests {
         };
         let a = fit_value(&cheap, 3, 0.05, 5.0).unwrap();
         let b = fit_value(&scaled(10.0), 3, 0.05, 5.0).unwrap();
-        assert!((b.value_usd / a.value_usd - 10.0).abs() < 1e-9, "{a:?} {b:?}");
+        assert!(
+            (b.value_usd / a.value_usd - 10.0).abs() < 1e-9,
+            "{a:?} {b:?}"
+        );
         // The same seats at either price level.
         assert!((a.merges - b.merges).abs() < 1e-9);
         let c = fit_value(&scaled(1.0), 3, 0.05, 5.0).unwrap();
