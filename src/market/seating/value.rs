@@ -82,14 +82,7 @@ impl ValueFit {
 fn round_at(bots: &[Offer], seats: usize, value: f64, misjudge: f64) -> (f64, f64) {
     let theta = |o: &Offer| o.theta.clamp(0.0, 1.0);
     let adds = |o: &Offer, miss: f64| theta(o) * miss - misjudge * (1.0 - miss) * (1.0 - theta(o));
-    // At any price (an infinite value) a seat pays when it adds a chance; else by its net.
-    let net = |chance: f64, cost: f64| {
-        if value.is_finite() {
-            value * chance - cost
-        } else {
-            chance
-        }
-    };
+    let net = |chance: f64, cost: f64| value * chance - cost;
     let mut taken = vec![false; bots.len()];
     let (mut miss, mut cost) = (1.0, 0.0);
     for seat in 0..seats.min(bots.len()) {
@@ -220,22 +213,22 @@ mod tests {
     }
 
     #[test]
-    fn the_misjudge_risk_can_make_a_seat_a_loss_at_any_price() {
+    fn the_misjudge_risk_can_make_a_free_seat_a_loss() {
         // With one bot at 0.9, a 0.1 bot adds 0.1 × 0.1 − 0.2 × 0.9 × 0.9 < 0.
         let bots = [offer(0.9, 0.0), offer(0.1, 0.0)];
-        let (chance, _) = round_at(&bots, 2, f64::INFINITY, 0.2);
+        let (chance, _) = round_at(&bots, 2, 1e6, 0.2);
         assert_eq!(chance, 0.9);
-        let (chance, _) = round_at(&bots, 2, f64::INFINITY, 0.0);
+        let (chance, _) = round_at(&bots, 2, 1e6, 0.0);
         assert!((chance - 0.91).abs() < 1e-12);
     }
 
     #[test]
     fn the_same_seats_have_the_same_chance_whoever_anchors() {
         let bots = [offer(0.6, 1.0), offer(0.4, 0.1)];
-        // At $3.50 the cheap bot anchors and the dear one pays beside it; at any price the
+        // At $3.50 the cheap bot anchors and the dear one pays beside it; at $1,000,000 the
         // dear one anchors. The same two seats: the same chance.
         let cheap_first = round_at(&bots, 2, 3.5, 0.05);
-        let dear_first = round_at(&bots, 2, f64::INFINITY, 0.05);
+        let dear_first = round_at(&bots, 2, 1e6, 0.05);
         assert_eq!(cheap_first, dear_first);
         assert!((cheap_first.0 - (0.6 + 0.4 * 0.4 - 0.05 * 0.6 * 0.6)).abs() < 1e-12);
     }
