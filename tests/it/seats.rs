@@ -338,7 +338,7 @@ fn a_ledger_of_seated_rounds_tunes_the_value_of_a_merge_unless_one_is_set() {
     let value = tuned["value_usd"].as_f64().unwrap();
     assert_eq!(seating["value_per_merge"].as_f64(), Some(value));
     // Five times what a merge costs when every bot with a record proposes (the two seated,
-    // $1.10 a round for a chance of about 0.76 that the winner delivers): about $7.25, at
+    // $1.10 a round for a chance of about 0.76 that the winner delivers): between $6.50 and $8, at
     // which the dear bot that wins three in five keeps its seat beside the cheap one. The six
     // that never competed say nothing of what a seat adds.
     assert_eq!(tuned["multiple"], 5.0, "{tuned}");
