@@ -254,7 +254,7 @@ fn check_seating(p: &SeatingParams) -> Result<(), String> {
     }
     if !(p.value_multiple.is_finite() && p.value_multiple >= 1.0) {
         return Err(
-            "`value_multiple` must be a number of at least 1 (a merge worth less than it costs seats nobody)".into(),
+            "`value_multiple` must be a number of at least 1: the tuned value of a merge is that many times what a merge costs when every bot proposes".into(),
         );
     }
     Ok(())

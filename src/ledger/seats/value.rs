@@ -2,8 +2,8 @@
 //! (docs/ledger.md#seats): the latest [`VALUE_ROUNDS`] seated rounds, each with the bots that
 //! could start in it and have a history, as the ledger knows them now — their posterior for
 //! the round's labels and their cost per proposal (else what the round counted) — priced by
-//! `market::seating::value`: `value_multiple` times what a merge costs there with every seat
-//! that adds a chance. Pure: from the events, in fold order.
+//! `market::seating::value`: `value_multiple` times what a merge costs there when every bot
+//! proposes. Pure: from the events, in fold order.
 
 use super::{gather, SeatRecord};
 use crate::ledger::Event;
